@@ -1,0 +1,11 @@
+/** One jest run for the whole workspace: pure specs, component tests and end-to-end tests. */
+module.exports = {
+  testEnvironment: 'node',
+  roots: ['<rootDir>/packages', '<rootDir>/services', '<rootDir>/test'],
+  testMatch: ['**/*.spec.ts', '**/*.test.ts'],
+  transform: { '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022' } }] },
+  globalSetup: '<rootDir>/packages/testkit/src/global-setup.ts',
+  globalTeardown: '<rootDir>/packages/testkit/src/global-teardown.ts',
+  testTimeout: 60000,
+  maxWorkers: 2,
+};

@@ -1,0 +1,2 @@
+export * from './broker';
+export * from './topology';

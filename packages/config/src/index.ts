@@ -1,0 +1,80 @@
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+
+export type Env = Record<string, string | undefined>;
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n  ${problems.join('\n  ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/**
+ * Resolves `<NAME>_FILE` variants (Kubernetes secrets mounted as files): when `NAME` is unset and
+ * `NAME_FILE` names a file, its content (trailing newline removed) becomes the value of `NAME`.
+ */
+function resolveFileVariants(keys: string[], env: Env, problems: string[]): Env {
+  const resolved: Env = { ...env };
+  for (const key of keys) {
+    const file = env[`${key}_FILE`];
+    if (resolved[key] !== undefined || !file) continue;
+    try {
+      resolved[key] = readFileSync(file, 'utf8').replace(/\r?\n$/, '');
+    } catch (error) {
+      problems.push(`${key}_FILE: cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+    }
+  }
+  return resolved;
+}
+
+/** Validates the environment against a schema; throws a ConfigError naming every bad variable. */
+export function loadConfig<S extends z.ZodObject>(schema: S, env: Env = process.env): z.infer<S> {
+  const problems: string[] = [];
+  const resolved = resolveFileVariants(Object.keys(schema.shape), env, problems);
+  // Empty strings count as unset, so `FOO=` falls back to the default instead of failing.
+  const input = Object.fromEntries(
+    Object.keys(schema.shape).map((key) => [key, resolved[key] === '' ? undefined : resolved[key]]),
+  );
+  const result = schema.safeParse(input);
+  if (!result.success) {
+    for (const issue of result.error.issues) problems.push(`${issue.path.join('.')}: ${issue.message}`);
+  }
+  if (problems.length > 0 || !result.success) throw new ConfigError(problems);
+  return result.data;
+}
+
+/** Like loadConfig, but a bad value stops the process with a message naming the variable. */
+export function loadConfigOrExit<S extends z.ZodObject>(schema: S, env: Env = process.env): z.infer<S> {
+  try {
+    return loadConfig(schema, env);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    process.stderr.write(`${error.message}\n`);
+    process.exit(78); // EX_CONFIG
+  }
+}
+
+export const envBoolean = z
+  .enum(['true', 'false', '1', '0'])
+  .transform((value) => value === 'true' || value === '1');
+
+/** Variables every service reads. Each service extends this with its own. */
+export function serviceEnvSchema(defaults: { port: number; database: string }) {
+  return z.object({
+    NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
+    LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    HOST: z.string().default('127.0.0.1'),
+    PORT: z.coerce.number().int().min(0).max(65535).default(defaults.port),
+    MONGO_URL: z
+      .string()
+      .regex(/^mongodb(\+srv)?:\/\//, 'must be a mongodb:// URL')
+      .default('mongodb://pack:pack@127.0.0.1:27017/?authMechanism=PLAIN'),
+    MONGO_DB: z.string().regex(/^[A-Za-z0-9_-]+$/).default(defaults.database),
+    AMQP_URL: z.string().regex(/^amqps?:\/\//, 'must be an amqp:// URL').default('amqp://guest:guest@127.0.0.1:5672'),
+    BROKER_NAMESPACE: z.string().regex(/^[a-z0-9_.-]+$/).default('pack'),
+    PACK_INTERNAL_SECRET: z.string().min(32, 'must be at least 32 characters (shared by the gateway and services)'),
+    BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(1024 * 1024),
+  });
+}
+export type ServiceEnv = z.infer<ReturnType<typeof serviceEnvSchema>>;

@@ -1,0 +1,14 @@
+import { z } from 'zod';
+
+/** CloudEvents 1.0 attributes plus the platform's correlation id extension. */
+export const envelopeSchema = z.object({
+  specversion: z.literal('1.0'),
+  id: z.string().min(1),
+  source: z.string().min(1),
+  type: z.string().regex(/^[a-z_]+(\.[a-z_]+)+\.v\d+$/, 'type must look like domain.entity.action.vN'),
+  time: z.string().datetime(),
+  datacontenttype: z.literal('application/json'),
+  correlationid: z.string().min(1),
+  data: z.unknown(),
+});
+export type Envelope<T = unknown> = Omit<z.infer<typeof envelopeSchema>, 'data'> & { data: T };

@@ -1,0 +1,154 @@
+import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import { envelopeSchema, type Envelope } from './envelope';
+
+/** A versioned event type and the zod schema of its payload. */
+export interface EventDefinition<T extends string = string, S extends z.ZodType = z.ZodType> {
+  readonly type: T;
+  readonly schema: S;
+}
+
+function defineEvent<T extends string, S extends z.ZodType>(type: T, schema: S): EventDefinition<T, S> {
+  return { type, schema };
+}
+
+const serviceRef = z.object({
+  id: z.number().int(),
+  name: z.string(),
+  owner: z.object({ id: z.number().int(), name: z.string() }),
+});
+
+export const CHANGE_INSTANCE_STATES = [
+  'PENDING',
+  'APPROVED',
+  'REJECTED',
+  'IN_PROGRESS',
+  'COMPLETED',
+  'FAILED',
+  'CANCELLED',
+] as const;
+export const changeInstanceStateSchema = z.enum(CHANGE_INSTANCE_STATES);
+export type ChangeInstanceState = z.infer<typeof changeInstanceStateSchema>;
+
+const changeInstanceFields = {
+  change_instance_id: z.number().int(),
+  service_item_id: z.number().int(),
+  declaration_id: z.number().int(),
+  consumer_id: z.number().int(),
+  service: serviceRef,
+  state: changeInstanceStateSchema,
+};
+
+export const STAGES = ['CONFIG', 'VERIFY', 'EXECUTION'] as const;
+export const stageSchema = z.enum(STAGES);
+export type Stage = z.infer<typeof stageSchema>;
+
+export const STAGE_STATES = ['SCHEDULED', 'WAITING_FOR_RESPONSE', 'OK', 'FAILED'] as const;
+export const stageStateSchema = z.enum(STAGE_STATES);
+
+const chatMessage = z.object({ role: z.enum(['system', 'user', 'assistant']), content: z.string() });
+const usage = z.object({ input_tokens: z.number().int().nonnegative(), output_tokens: z.number().int().nonnegative() });
+
+export const events = {
+  changeInstanceCreated: defineEvent(
+    'catalog.change_instance.created.v1',
+    z.object({ ...changeInstanceFields, auto_approved: z.boolean() }),
+  ),
+  changeInstanceStateChanged: defineEvent(
+    'catalog.change_instance.state_changed.v1',
+    z.object({ ...changeInstanceFields, old_state: changeInstanceStateSchema }),
+  ),
+  changeInstanceValidationDecided: defineEvent(
+    'pipeline.change_instance.validation_decided.v1',
+    z.object({
+      change_instance_id: z.number().int(),
+      decision: z.enum(['approve', 'reject']),
+      reasons: z.array(z.string()),
+    }),
+  ),
+  settingsChanged: defineEvent(
+    'settings.general_settings.changed.v1',
+    z.object({ groups: z.array(z.string()), version: z.number().int(), changed_by: z.number().int().nullable() }),
+  ),
+  llmGenerateRequested: defineEvent(
+    'llm.generate.requested.v1',
+    z.object({
+      request_id: z.string(),
+      llm_model_id: z.number().int(),
+      messages: z.array(chatMessage),
+      response_schema: z.string().nullable(),
+      reply_to: z.object({ pipeline_id: z.number().int(), stage: stageSchema, run: z.number().int() }).nullable(),
+    }),
+  ),
+  llmGenerateCompleted: defineEvent(
+    'llm.generate.completed.v1',
+    z.object({
+      request_id: z.string(),
+      llm_model_id: z.number().int(),
+      ok: z.boolean(),
+      output: z.string().nullable(),
+      error: z.string().nullable(),
+      usage: usage.nullable(),
+      cost: z.string().nullable(),
+      reply_to: z.object({ pipeline_id: z.number().int(), stage: stageSchema, run: z.number().int() }).nullable(),
+    }),
+  ),
+  pipelineStageChanged: defineEvent(
+    'pipeline.stage.changed.v1',
+    z.object({
+      pipeline_id: z.number().int(),
+      service_item_id: z.number().int(),
+      stage: stageSchema,
+      state: stageStateSchema,
+    }),
+  ),
+} as const;
+
+export type EventName = keyof typeof events;
+export type EventData<D extends EventDefinition> = z.infer<D['schema']>;
+
+const byType = new Map<string, EventDefinition>(Object.values(events).map((d) => [d.type, d]));
+
+export function eventDefinitionFor(type: string): EventDefinition | undefined {
+  return byType.get(type);
+}
+
+export interface EnvelopeOptions {
+  source: string;
+  correlationId: string;
+  id?: string;
+  time?: Date;
+}
+
+/** Builds a CloudEvents envelope; the payload is validated against the event's schema. */
+export function createEnvelope<D extends EventDefinition>(
+  definition: D,
+  data: EventData<D>,
+  options: EnvelopeOptions,
+): Envelope<EventData<D>> {
+  return {
+    specversion: '1.0',
+    id: options.id ?? randomUUID(),
+    source: options.source,
+    type: definition.type,
+    time: (options.time ?? new Date()).toISOString(),
+    datacontenttype: 'application/json',
+    correlationid: options.correlationId,
+    data: definition.schema.parse(data) as EventData<D>,
+  };
+}
+
+export type ParseResult =
+  | { ok: true; envelope: Envelope }
+  | { ok: false; reason: string };
+
+/** Validates an incoming message: the envelope, a known type and the payload for that type. */
+export function parseEnvelope(raw: unknown): ParseResult {
+  const envelope = envelopeSchema.safeParse(raw);
+  if (!envelope.success) return { ok: false, reason: `invalid envelope: ${z.prettifyError(envelope.error)}` };
+  const definition = byType.get(envelope.data.type);
+  if (!definition) return { ok: false, reason: `unknown event type ${envelope.data.type}` };
+  const data = definition.schema.safeParse(envelope.data.data);
+  if (!data.success) return { ok: false, reason: `invalid ${definition.type} payload: ${z.prettifyError(data.error)}` };
+  return { ok: true, envelope: { ...envelope.data, data: data.data } };
+}

@@ -1,0 +1,5 @@
+export * from './identity';
+export * from './secrets';
+export * from './envelope';
+export * from './events';
+export * from './settings';

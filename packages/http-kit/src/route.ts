@@ -1,0 +1,60 @@
+import type { Request, Response } from 'express';
+import type { z } from 'zod';
+import type { Principal, Role } from '@pack/contracts';
+import type { Logger } from '@pack/logging';
+
+/** Who may call a route: anyone, any signed-in user, or the listed roles. */
+export type Access = 'public' | 'authenticated' | readonly Role[];
+export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
+
+export interface Reply {
+  status?: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+type Infer<S> = S extends z.ZodType ? z.infer<S> : undefined;
+
+export interface HandlerInput<P, Q, B, A extends Access> {
+  params: Infer<P>;
+  query: Infer<Q>;
+  body: Infer<B>;
+  principal: A extends 'public' ? Principal | null : Principal;
+  req: Request;
+  res: Response;
+  log: Logger;
+}
+
+/**
+ * A route is declared once: path, access, request schemas and response schemas. Validation,
+ * authorization and (later) the OpenAPI document all come from this one declaration.
+ */
+export interface RouteSpec<
+  P extends z.ZodType | undefined = z.ZodType | undefined,
+  Q extends z.ZodType | undefined = z.ZodType | undefined,
+  B extends z.ZodType | undefined = z.ZodType | undefined,
+  A extends Access = Access,
+> {
+  method: HttpMethod;
+  /** Express path, trailing slash included as in the public API: `/v1/core/tokens/:id/`. */
+  path: string;
+  summary: string;
+  access: A;
+  params?: P;
+  query?: Q;
+  body?: B;
+  responses: Record<number, { description: string; schema?: z.ZodType }>;
+  handler: (input: HandlerInput<P, Q, B, A>) => Promise<Reply> | Reply;
+}
+
+export type AnyRoute = RouteSpec<z.ZodType | undefined, z.ZodType | undefined, z.ZodType | undefined, Access>;
+
+/** Identity helper that keeps the handler's input types inferred from the schemas. */
+export function route<
+  P extends z.ZodType | undefined = undefined,
+  Q extends z.ZodType | undefined = undefined,
+  B extends z.ZodType | undefined = undefined,
+  A extends Access = Access,
+>(spec: RouteSpec<P, Q, B, A>): AnyRoute {
+  return spec as unknown as AnyRoute;
+}

@@ -1,0 +1,3 @@
+export * from './context';
+export * from './redact';
+export * from './logger';

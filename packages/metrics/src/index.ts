@@ -1,0 +1,33 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+export { Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+/** One registry per service instance (tests run several services in one process). */
+export function createMetrics(service: string) {
+  const registry = new Registry();
+  registry.setDefaultLabels({ service });
+  collectDefaultMetrics({ register: registry });
+
+  const httpDuration = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'HTTP request duration by route template, method and status',
+    labelNames: ['method', 'route', 'status_code'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
+
+  return {
+    registry,
+    httpDuration,
+    counter<L extends string>(name: string, help: string, labelNames: readonly L[] = []) {
+      return new Counter<L>({ name, help, labelNames, registers: [registry] });
+    },
+    gauge<L extends string>(name: string, help: string, labelNames: readonly L[] = []) {
+      return new Gauge<L>({ name, help, labelNames, registers: [registry] });
+    },
+    histogram<L extends string>(name: string, help: string, labelNames: readonly L[] = [], buckets?: number[]) {
+      return new Histogram<L>({ name, help, labelNames, registers: [registry], ...(buckets ? { buckets } : {}) });
+    },
+  };
+}
+export type Metrics = ReturnType<typeof createMetrics>;

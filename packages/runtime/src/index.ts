@@ -1,0 +1,160 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Request, RequestHandler } from 'express';
+import { Broker, type ConsumerSpec } from '@pack/broker';
+import type { ServiceEnv } from '@pack/config';
+import type { Principal } from '@pack/contracts';
+import { connectMongo, mapDatabaseError, OutboxRelay, type Mongo } from '@pack/db';
+import { AppError, createHttpApp, type AnyRoute } from '@pack/http-kit';
+import { createLogger, type DestinationStream, type Logger } from '@pack/logging';
+import { createMetrics, type Metrics } from '@pack/metrics';
+
+export interface ServiceContext<C extends ServiceEnv> {
+  config: C;
+  logger: Logger;
+  metrics: Metrics;
+  mongo: Mongo;
+  broker: Broker;
+  outbox: OutboxRelay;
+}
+
+export interface ServiceParts {
+  routes: readonly AnyRoute[];
+  consumers?: readonly ConsumerSpec[];
+  authenticate?: (req: Request) => Promise<Principal | null>;
+  fallback?: RequestHandler;
+  /** Extra readiness checks beyond the database and the broker. */
+  readiness?: () => Promise<Record<string, boolean>>;
+  /** Runs once the HTTP server listens (timers, caches); its result runs at shutdown. */
+  onStart?: () => Promise<(() => Promise<void>) | void>;
+}
+
+export interface ServiceDefinition<C extends ServiceEnv> {
+  name: string;
+  version: string;
+  /** Collections whose documents carry outbox arrays (see @pack/db outbox). */
+  outboxCollections?: readonly string[];
+  /** False for a service that neither publishes nor consumes (the gateway). */
+  usesBroker?: boolean;
+  setup: (context: ServiceContext<C>) => Promise<ServiceParts> | ServiceParts;
+}
+
+export interface RunningService<C extends ServiceEnv> {
+  url: string;
+  port: number;
+  context: ServiceContext<C>;
+  /** Resolves once the database is connected and onStart has run. */
+  started: Promise<void>;
+  stop(): Promise<void>;
+}
+
+export interface StartOptions {
+  logDestination?: DestinationStream;
+}
+
+/** Starts a service: it listens at once and reports not-ready until MongoDB and RabbitMQ answer. */
+export async function startService<C extends ServiceEnv>(
+  definition: ServiceDefinition<C>,
+  config: C,
+  options: StartOptions = {},
+): Promise<RunningService<C>> {
+  const logger = createLogger({
+    service: definition.name,
+    version: definition.version,
+    level: config.LOG_LEVEL,
+    destination: options.logDestination,
+  });
+  const metrics = createMetrics(definition.name);
+  const mongo = connectMongo({ url: config.MONGO_URL, dbName: config.MONGO_DB, logger, metrics });
+  const broker = new Broker({ url: config.AMQP_URL, namespace: config.BROKER_NAMESPACE, service: definition.name, logger, metrics });
+  const outbox = new OutboxRelay({
+    connection: mongo.connection,
+    broker,
+    logger,
+    metrics,
+    collections: definition.outboxCollections ?? [],
+  });
+  const context: ServiceContext<C> = { config, logger, metrics, mongo, broker, outbox };
+  const parts = await definition.setup(context);
+  for (const consumer of parts.consumers ?? []) broker.consume(consumer);
+  const usesBroker = definition.usesBroker ?? true;
+  if (usesBroker) broker.start();
+
+  const app = createHttpApp({
+    service: definition.name,
+    logger,
+    metrics,
+    routes: parts.routes,
+    internalSecret: config.PACK_INTERNAL_SECRET,
+    bodyLimitBytes: config.BODY_LIMIT_BYTES,
+    authenticate: parts.authenticate,
+    fallback: parts.fallback,
+    validateResponses: config.NODE_ENV === 'test',
+    mapError: (error) => mapDatabaseError(error) as AppError | undefined,
+    readiness: async () => ({
+      database: await mongo.isReady(),
+      ...(usesBroker ? { broker: broker.isReady() } : {}),
+      ...(parts.readiness ? await parts.readiness() : {}),
+    }),
+  });
+
+  const server: Server = await new Promise((resolve, reject) => {
+    const listening = app.listen(config.PORT, config.HOST, () => resolve(listening));
+    listening.once('error', reject);
+  });
+  server.keepAliveTimeout = 65_000;
+  const port = (server.address() as AddressInfo).port;
+  const url = `http://${config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST}:${port}`;
+  logger.info({ url }, 'listening');
+
+  let stopStarted: (() => Promise<void>) | void = undefined;
+  const started = mongo.connected.then(async () => {
+    if (usesBroker) outbox.start();
+    stopStarted = parts.onStart ? await parts.onStart() : undefined;
+  });
+  started.catch((error: unknown) => logger.error({ err: error }, 'start-up step failed'));
+
+  return {
+    url,
+    port,
+    context,
+    started,
+    async stop() {
+      await started.catch(() => undefined);
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      });
+      if (stopStarted) await stopStarted();
+      await outbox.stop();
+      await broker.close();
+      await mongo.close();
+      logger.flush();
+    },
+  };
+}
+
+/** Entry point of a service process: start, then stop gracefully on SIGTERM or SIGINT. */
+export function runMain<C extends ServiceEnv>(definition: ServiceDefinition<C>, config: C): void {
+  startService(definition, config)
+    .then((service) => {
+      let stopping = false;
+      const shutdown = (signal: string) => {
+        if (stopping) return;
+        stopping = true;
+        service.context.logger.info({ signal }, 'shutting down');
+        const force = setTimeout(() => process.exit(1), 25_000);
+        force.unref();
+        service
+          .stop()
+          .then(() => process.exit(0))
+          .catch(() => process.exit(1));
+      };
+      process.on('SIGTERM', () => shutdown('SIGTERM'));
+      process.on('SIGINT', () => shutdown('SIGINT'));
+    })
+    .catch((error: unknown) => {
+      process.stderr.write(`${definition.name} failed to start: ${String(error)}\n`);
+      process.exit(1);
+    });
+}

@@ -1,0 +1,156 @@
+import { randomBytes } from 'node:crypto';
+import net from 'node:net';
+import { Writable } from 'node:stream';
+import amqp from 'amqplib';
+import mongoose from 'mongoose';
+
+export const TEST_INTERNAL_SECRET = 'test-internal-secret-0123456789abcdef';
+
+/** A name no other test (or earlier run) uses: databases, broker namespaces, usernames. */
+export function uniqueName(prefix: string): string {
+  return `${prefix}_${Date.now().toString(36)}${randomBytes(3).toString('hex')}`.toLowerCase();
+}
+
+/** Environment for a service under test: its own database and broker namespace, port 0. */
+export function testEnv(service: string, overrides: Record<string, string> = {}): Record<string, string> {
+  const mongoUrl = process.env.MONGO_URL;
+  const amqpUrl = process.env.AMQP_URL;
+  if (!mongoUrl || !amqpUrl) throw new Error('MONGO_URL and AMQP_URL are not set: run the tests through jest (globalSetup)');
+  return {
+    NODE_ENV: 'test',
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    HOST: '127.0.0.1',
+    PORT: '0',
+    MONGO_URL: mongoUrl,
+    AMQP_URL: amqpUrl,
+    MONGO_DB: uniqueName(`t_${service.replace(/-/g, '_')}`),
+    BROKER_NAMESPACE: uniqueName('t'),
+    PACK_INTERNAL_SECRET: TEST_INTERNAL_SECRET,
+    ...overrides,
+  };
+}
+
+export async function waitFor<T>(
+  probe: () => Promise<T | undefined | null | false> | T | undefined | null | false,
+  { timeoutMs = 15_000, intervalMs = 50, what = 'condition' } = {},
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const value = await probe();
+      if (value) return value;
+    } catch (error) {
+      last = error;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
+}
+
+/** Collects log lines in memory so a test can read exactly what a service logged. */
+export class LogCapture extends Writable {
+  readonly lines: string[] = [];
+  override _write(chunk: Buffer, _encoding: string, callback: () => void): void {
+    this.lines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
+    callback();
+  }
+  get text(): string {
+    return this.lines.join('\n');
+  }
+  records(): Record<string, unknown>[] {
+    return this.lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+  }
+}
+
+/**
+ * A TCP proxy in front of a real server that a test can cut and restore, to simulate an outage
+ * of RabbitMQ or MongoDB for one service without disturbing any other test.
+ */
+export class TcpProxy {
+  private server?: net.Server;
+  private readonly sockets = new Set<net.Socket>();
+  private down = false;
+  port = 0;
+
+  constructor(
+    private readonly targetHost: string,
+    private readonly targetPort: number,
+  ) {}
+
+  static forUrl(url: string): TcpProxy {
+    const parsed = new URL(url);
+    const defaultPort = parsed.protocol.startsWith('amqp') ? 5672 : 27017;
+    return new TcpProxy(parsed.hostname, Number(parsed.port || defaultPort));
+  }
+
+  /** The same URL, pointing at the proxy. */
+  rewrite(url: string): string {
+    const parsed = new URL(url);
+    parsed.hostname = '127.0.0.1';
+    parsed.port = String(this.port);
+    return parsed.toString();
+  }
+
+  async start(): Promise<this> {
+    this.server = net.createServer((client) => {
+      if (this.down) {
+        client.destroy();
+        return;
+      }
+      const upstream = net.connect(this.targetPort, this.targetHost);
+      this.sockets.add(client).add(upstream);
+      const drop = () => {
+        client.destroy();
+        upstream.destroy();
+        this.sockets.delete(client);
+        this.sockets.delete(upstream);
+      };
+      client.on('error', drop).on('close', drop);
+      upstream.on('error', drop).on('close', drop);
+      client.pipe(upstream).pipe(client);
+    });
+    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+    this.port = (this.server.address() as net.AddressInfo).port;
+    return this;
+  }
+
+  /** Drops every open connection and refuses new ones until restore(). */
+  cut(): void {
+    this.down = true;
+    for (const socket of this.sockets) socket.destroy();
+    this.sockets.clear();
+  }
+
+  restore(): void {
+    this.down = false;
+  }
+
+  async stop(): Promise<void> {
+    this.cut();
+    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+  }
+}
+
+/** Removes what a test created, so repeated runs leave nothing behind. */
+export async function dropDatabase(mongoUrl: string, dbName: string): Promise<void> {
+  const connection = await mongoose.createConnection(mongoUrl, { dbName, serverSelectionTimeoutMS: 5000 }).asPromise();
+  try {
+    await connection.dropDatabase();
+  } finally {
+    await connection.close();
+  }
+}
+
+export async function deleteQueues(amqpUrl: string, queues: readonly string[]): Promise<void> {
+  const connection = await amqp.connect(amqpUrl);
+  try {
+    for (const queue of queues) {
+      const channel = await connection.createChannel();
+      await channel.deleteQueue(queue).catch(() => undefined);
+      await channel.close().catch(() => undefined);
+    }
+  } finally {
+    await connection.close();
+  }
+}

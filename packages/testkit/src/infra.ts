@@ -1,0 +1,59 @@
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
+
+export const REPO_ROOT = path.resolve(__dirname, '../../..');
+
+export interface InfraUrls {
+  mongoUrl: string;
+  amqpUrl: string;
+  /** Stops what this process started (containers); local servers are left running. */
+  stop?: () => Promise<void>;
+}
+
+function dockerAnswers(): boolean {
+  try {
+    execFileSync('docker', ['info', '--format', '{{.ServerVersion}}'], { stdio: 'ignore', timeout: 5000 });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function startContainers(): Promise<InfraUrls> {
+  const { MongoDBContainer } = await import('@testcontainers/mongodb');
+  const { RabbitMQContainer } = await import('@testcontainers/rabbitmq');
+  const [mongo, rabbit] = await Promise.all([
+    new MongoDBContainer('mongo:7').start(),
+    new RabbitMQContainer('rabbitmq:3.13-alpine').start(),
+  ]);
+  return {
+    mongoUrl: `${mongo.getConnectionString()}/?directConnection=true`,
+    amqpUrl: rabbit.getAmqpUrl(),
+    stop: async () => {
+      await Promise.all([mongo.stop(), rabbit.stop()]);
+    },
+  };
+}
+
+function startLocal(): InfraUrls {
+  const output = execFileSync('bash', [path.join(REPO_ROOT, 'scripts/infra.sh'), 'up'], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+    timeout: 10 * 60_000,
+  });
+  const value = (name: string) => new RegExp(`^export ${name}='([^']+)'`, 'm').exec(output)?.[1];
+  const mongoUrl = value('MONGO_URL');
+  const amqpUrl = value('AMQP_URL');
+  if (!mongoUrl || !amqpUrl) throw new Error(`scripts/infra.sh up printed no URLs:\n${output}`);
+  return { mongoUrl, amqpUrl };
+}
+
+/**
+ * MONGO_URL / AMQP_URL when set; otherwise containers where a Docker engine answers; otherwise
+ * the local servers of scripts/infra.sh (RabbitMQ from Debian, FerretDB on PostgreSQL).
+ */
+export async function resolveInfra(env = process.env): Promise<InfraUrls> {
+  if (env.MONGO_URL && env.AMQP_URL) return { mongoUrl: env.MONGO_URL, amqpUrl: env.AMQP_URL };
+  if (dockerAnswers()) return startContainers();
+  return startLocal();
+}

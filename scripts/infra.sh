@@ -1,0 +1,398 @@
+#!/usr/bin/env bash
+# Local infrastructure for the pack platform, without Docker.
+#
+#   scripts/infra.sh up      start what does not already answer; prints `export` lines on stdout
+#   scripts/infra.sh down    stop what this script started
+#   scripts/infra.sh status  one line per component
+#   scripts/infra.sh env     only the `export MONGO_URL=... AMQP_URL=...` lines: eval "$(scripts/infra.sh env)"
+#
+# Components:
+#   - PostgreSQL 15: a private cluster (data in $PACK_INFRA_DIR/pg), 127.0.0.1:$PACK_PG_PORT,
+#     role pack/pack (superuser), database "ferretdb" — FerretDB's storage.
+#   - FerretDB v1.24.2 (MongoDB wire protocol on 127.0.0.1:$PACK_MONGO_PORT), built from tools/ferretdb.
+#   - RabbitMQ (the Debian package), 127.0.0.1:$PACK_AMQP_PORT, guest/guest.
+# If MONGO_URL is already set, PostgreSQL and FerretDB are left alone (you bring your own MongoDB);
+# likewise AMQP_URL and RabbitMQ.
+#
+# Settings (environment): PACK_INFRA_DIR (default <repo>/.local/infra), PACK_PG_PORT (54329),
+# PACK_MONGO_PORT (27017), PACK_AMQP_PORT (5672).
+#
+# Progress goes to stderr; stdout carries only the `export` lines (from `up` and `env`).
+set -euo pipefail
+
+SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+REPO_ROOT="$(cd "$SCRIPT_DIR/.." && pwd)"
+
+PACK_INFRA_DIR="${PACK_INFRA_DIR:-$REPO_ROOT/.local/infra}"
+PACK_PG_PORT="${PACK_PG_PORT:-54329}"
+PACK_MONGO_PORT="${PACK_MONGO_PORT:-27017}"
+PACK_AMQP_PORT="${PACK_AMQP_PORT:-5672}"
+
+# Go is usually in /usr/local/go/bin, which a non-login shell (CI) may not have on PATH.
+if ! command -v go >/dev/null 2>&1 && [[ -x /usr/local/go/bin/go ]]; then
+  PATH="/usr/local/go/bin:$PATH"
+fi
+
+BIN_DIR="$PACK_INFRA_DIR/bin"
+LOG_DIR="$PACK_INFRA_DIR/logs"
+RUN_DIR="$PACK_INFRA_DIR/run"
+FERRET_SRC="$REPO_ROOT/tools/ferretdb"
+FERRET_BIN="$BIN_DIR/ferretdb"
+FERRET_PID="$RUN_DIR/ferretdb.pid"
+FERRET_LOG="$LOG_DIR/ferretdb.log"
+RABBIT_MARKER="$RUN_DIR/rabbitmq.started-by-infra"
+
+# ---------------------------------------------------------------------------------------------
+# helpers
+
+log() { printf '[infra] %s\n' "$*" >&2; }
+die() { printf '[infra] ERROR: %s\n' "$*" >&2; exit 1; }
+
+is_root() { [[ "$(id -u)" == 0 ]]; }
+
+# answers PORT: a TCP connect to 127.0.0.1:PORT succeeds (within 2 s).
+answers() {
+  timeout 2 bash -c "exec 3<>/dev/tcp/127.0.0.1/$1" >/dev/null 2>&1
+}
+
+# wait_port PORT SECONDS
+wait_port() {
+  local port=$1 secs=$2 i
+  for ((i = 0; i < secs * 4; i++)); do
+    answers "$port" && return 0
+    sleep 0.25
+  done
+  return 1
+}
+
+# shell single-quote
+sq() { printf "'%s'" "${1//\'/\'\\\'\'}"; }
+
+mongo_url() { printf '%s' "${MONGO_URL:-mongodb://pack:pack@127.0.0.1:${PACK_MONGO_PORT}/?authMechanism=PLAIN}"; }
+amqp_url() { printf '%s' "${AMQP_URL:-amqp://guest:guest@127.0.0.1:${PACK_AMQP_PORT}}"; }
+
+print_env() {
+  printf 'export MONGO_URL=%s\n' "$(sq "$(mongo_url)")"
+  printf 'export AMQP_URL=%s\n' "$(sq "$(amqp_url)")"
+}
+
+# ---------------------------------------------------------------------------------------------
+# PostgreSQL
+#
+# PostgreSQL refuses to run as root, so when this script runs as root, initdb/pg_ctl/psql run as
+# the `postgres` OS user (runuser), and the cluster's folders are owned by it. That user must be
+# able to traverse every parent folder of the data dir. When the infra dir is reachable for it
+# (the usual case: /work/..., /home/... with mode 755), the cluster lives in $PACK_INFRA_DIR/pg.
+# When it is not (e.g. the repo is under /root, mode 700), we do NOT loosen permissions of the
+# user's home folders; instead the cluster lives in a folder owned by postgres under its own home,
+# /var/lib/postgresql/pack-infra/<hash of PACK_INFRA_DIR>/, and $PACK_INFRA_DIR/pg-location
+# records where. When run as a normal user, everything runs directly as that user.
+
+PG_BINDIR=""
+pg_find_bindir() {
+  if [[ -x /usr/lib/postgresql/15/bin/initdb ]]; then
+    PG_BINDIR=/usr/lib/postgresql/15/bin
+  elif command -v pg_config >/dev/null 2>&1 && [[ -x "$(pg_config --bindir)/initdb" ]] &&
+    "$(pg_config --bindir)/initdb" --version | grep -q ' 15\.'; then
+    PG_BINDIR="$(pg_config --bindir)"
+  else
+    die "PostgreSQL 15 not found (expected /usr/lib/postgresql/15/bin); install it: apt-get install -y postgresql-15"
+  fi
+}
+
+PG_USE_RUNUSER=0
+if is_root; then PG_USE_RUNUSER=1; fi
+
+# as_pg CMD...: run a command as the PostgreSQL owner.
+as_pg() {
+  if ((PG_USE_RUNUSER)); then
+    runuser -u postgres -- "$@"
+  else
+    "$@"
+  fi
+}
+
+# The cluster: "$PG_BASE/pg" (data dir) and "$PG_BASE/pg-run" (unix socket, initdb and server log).
+# pg_resolve_base must run (in this shell, not a $(...) subshell) before pg_data/pg_run are used.
+PG_BASE=""
+pg_resolve_base() {
+  [[ -n "$PG_BASE" ]] && return 0
+  mkdir -p "$PACK_INFRA_DIR"
+  PG_BASE="$PACK_INFRA_DIR"
+  if ((PG_USE_RUNUSER)); then
+    id -u postgres >/dev/null 2>&1 || die "running as root but there is no 'postgres' OS user (install postgresql-15)"
+    if ! runuser -u postgres -- test -x "$PACK_INFRA_DIR"; then
+      PG_BASE="/var/lib/postgresql/pack-infra/$(printf '%s' "$PACK_INFRA_DIR" | sha256sum | cut -c1-12)"
+    fi
+  fi
+  # A unix socket path is limited to ~107 bytes; for a very deep checkout, put the pg-run folder
+  # under /tmp instead (still private: 0700, owned by the cluster's owner).
+  if ((${#PG_BASE} > 80)); then
+    PG_RUN_DIR="/tmp/pack-pg-run-$(printf '%s' "$PACK_INFRA_DIR" | sha256sum | cut -c1-12)"
+  else
+    PG_RUN_DIR="$PG_BASE/pg-run"
+  fi
+}
+pg_data() { printf '%s/pg' "$PG_BASE"; }
+pg_run() { printf '%s' "$PG_RUN_DIR"; }
+
+pg_prepare_dirs() {
+  local data run
+  data="$(pg_data)"
+  run="$(pg_run)"
+  mkdir -p "$data" "$run"
+  if ((PG_USE_RUNUSER)); then
+    chown postgres:postgres "$data" "$run"
+    if [[ "$PG_BASE" != "$PACK_INFRA_DIR" ]]; then
+      chown postgres:postgres "$PG_BASE" "$(dirname "$PG_BASE")"
+    fi
+  fi
+  if [[ "$PG_BASE" != "$PACK_INFRA_DIR" ]]; then
+    printf '%s\n' "$data" >"$PACK_INFRA_DIR/pg-location"
+  fi
+  chmod 700 "$data" "$run"
+}
+
+pg_psql() {
+  as_pg "$PG_BINDIR/psql" -X -q -v ON_ERROR_STOP=1 -h "$(pg_run)" -p "$PACK_PG_PORT" -U postgres -d postgres "$@"
+}
+
+pg_running() {
+  local data
+  data="$(pg_data)"
+  [[ -f "$data/postmaster.pid" ]] && as_pg "$PG_BINDIR/pg_ctl" -D "$data" status >/dev/null 2>&1
+}
+
+pg_up() {
+  pg_find_bindir
+  pg_resolve_base
+  pg_prepare_dirs
+  local data run
+  data="$(pg_data)"
+  run="$(pg_run)"
+
+  if answers "$PACK_PG_PORT"; then
+    if pg_running; then
+      log "postgresql: already up on 127.0.0.1:$PACK_PG_PORT"
+    else
+      # e.g. another checkout's cluster: it has the same role/database, so FerretDB can use it.
+      log "postgresql: port $PACK_PG_PORT already answers (not this checkout's cluster); using it as is"
+      return 0
+    fi
+  else
+    if [[ ! -f "$data/PG_VERSION" ]]; then
+      log "postgresql: initdb in $data"
+      # Local (unix socket) connections: trust — the socket lives in a 0700 folder of the owner.
+      # TCP on 127.0.0.1: password (scram-sha-256).
+      as_pg "$PG_BINDIR/initdb" -D "$data" -U postgres -E UTF8 --locale=C.UTF-8 \
+        --auth-local=trust --auth-host=scram-sha-256 >"$run/initdb.log" 2>&1 ||
+        { tail -n 30 "$run/initdb.log" >&2; die "initdb failed"; }
+    fi
+    log "postgresql: starting on 127.0.0.1:$PACK_PG_PORT"
+    # Port, listen address and socket folder are passed at each start, so PACK_PG_PORT may change.
+    if ! as_pg "$PG_BINDIR/pg_ctl" -D "$data" -l "$run/postgresql.log" -w -t 60 \
+      -o "-p $PACK_PG_PORT -k $run -c listen_addresses=127.0.0.1" start >/dev/null; then
+      tail -n 30 "$run/postgresql.log" >&2 || true
+      die "postgresql did not start"
+    fi
+  fi
+
+  # Role and database (idempotent).
+  pg_psql <<'SQL'
+SET password_encryption = 'scram-sha-256';
+SELECT 'CREATE ROLE pack LOGIN SUPERUSER' WHERE NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'pack') \gexec
+ALTER ROLE pack WITH LOGIN SUPERUSER PASSWORD 'pack';
+SELECT 'CREATE DATABASE ferretdb OWNER pack' WHERE NOT EXISTS (SELECT 1 FROM pg_database WHERE datname = 'ferretdb') \gexec
+SQL
+}
+
+pg_down() {
+  pg_resolve_base
+  local data
+  data="$(pg_data)"
+  if [[ -f "$data/postmaster.pid" ]]; then
+    pg_find_bindir
+    log "postgresql: stopping"
+    as_pg "$PG_BINDIR/pg_ctl" -D "$data" -m fast -w -t 60 stop >/dev/null 2>&1 || true
+  else
+    log "postgresql: not running"
+  fi
+}
+
+# ---------------------------------------------------------------------------------------------
+# FerretDB
+
+ferret_build() {
+  [[ -f "$FERRET_SRC/main.go" ]] || die "missing $FERRET_SRC/main.go"
+  local need=0 f
+  if [[ ! -x "$FERRET_BIN" ]]; then
+    need=1
+  else
+    for f in main.go go.mod go.sum; do
+      if [[ -f "$FERRET_SRC/$f" && "$FERRET_SRC/$f" -nt "$FERRET_BIN" ]]; then need=1; fi
+    done
+  fi
+  ((need)) || return 0
+  command -v go >/dev/null 2>&1 || die "go is needed to build FerretDB (tools/ferretdb)"
+  mkdir -p "$BIN_DIR"
+  log "ferretdb: building (go build in tools/ferretdb; the first build takes a few minutes)"
+  # -buildvcs=false: the folder is inside a git repo that may be owned by another user.
+  (cd "$FERRET_SRC" && GOFLAGS="${GOFLAGS:-} -buildvcs=false" go build -o "$FERRET_BIN.tmp" .) ||
+    die "ferretdb build failed"
+  mv -f "$FERRET_BIN.tmp" "$FERRET_BIN"
+}
+
+ferret_pid_alive() {
+  local pid
+  [[ -f "$FERRET_PID" ]] || return 1
+  pid="$(cat "$FERRET_PID")"
+  [[ -n "$pid" ]] && kill -0 "$pid" 2>/dev/null &&
+    tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q ferretdb
+}
+
+ferret_up() {
+  if answers "$PACK_MONGO_PORT"; then
+    log "ferretdb: already answers on 127.0.0.1:$PACK_MONGO_PORT"
+    return 0
+  fi
+  ferret_build
+  mkdir -p "$LOG_DIR" "$RUN_DIR"
+  if ferret_pid_alive; then
+    log "ferretdb: process $(cat "$FERRET_PID") exists but port does not answer; restarting it"
+    kill "$(cat "$FERRET_PID")" 2>/dev/null || true
+    sleep 1
+  fi
+  log "ferretdb: starting on 127.0.0.1:$PACK_MONGO_PORT (log: $FERRET_LOG)"
+  printf '\n==== %s start ====\n' "$(date -Is)" >>"$FERRET_LOG"
+  setsid nohup "$FERRET_BIN" \
+    -listen-addr="127.0.0.1:$PACK_MONGO_PORT" \
+    -postgresql-url="postgres://pack:pack@127.0.0.1:$PACK_PG_PORT/ferretdb" \
+    >>"$FERRET_LOG" 2>&1 </dev/null &
+  echo $! >"$FERRET_PID"
+  if ! wait_port "$PACK_MONGO_PORT" 60; then
+    tail -n 40 "$FERRET_LOG" >&2 || true
+    die "ferretdb does not answer on 127.0.0.1:$PACK_MONGO_PORT"
+  fi
+}
+
+ferret_down() {
+  if ferret_pid_alive; then
+    local pid i
+    pid="$(cat "$FERRET_PID")"
+    log "ferretdb: stopping (pid $pid)"
+    kill "$pid" 2>/dev/null || true
+    for ((i = 0; i < 40; i++)); do
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 0.25
+    done
+    kill -0 "$pid" 2>/dev/null && kill -9 "$pid" 2>/dev/null || true
+  else
+    log "ferretdb: not running (no live pid file)"
+  fi
+  rm -f "$FERRET_PID"
+}
+
+# ---------------------------------------------------------------------------------------------
+# RabbitMQ
+
+rabbit_up() {
+  if answers "$PACK_AMQP_PORT"; then
+    log "rabbitmq: already answers on 127.0.0.1:$PACK_AMQP_PORT"
+    return 0
+  fi
+  if ! command -v rabbitmq-server >/dev/null 2>&1; then
+    if is_root; then
+      log "rabbitmq: installing rabbitmq-server (apt-get)"
+      DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq rabbitmq-server >&2
+    else
+      die "rabbitmq-server is not installed; run: sudo apt-get install -y rabbitmq-server (or set AMQP_URL)"
+    fi
+    # The package's post-install may already have started it.
+    if wait_port "$PACK_AMQP_PORT" 5; then
+      log "rabbitmq: up after install"
+      return 0
+    fi
+  fi
+  # Listen on loopback only (the Debian wrapper's `su rabbitmq` keeps these variables).
+  export RABBITMQ_NODE_IP_ADDRESS=127.0.0.1 RABBITMQ_NODE_PORT="$PACK_AMQP_PORT"
+  log "rabbitmq: starting (rabbitmq-server -detached)"
+  mkdir -p "$RUN_DIR"
+  timeout 60 rabbitmq-server -detached >&2 || die "rabbitmq-server -detached failed"
+  touch "$RABBIT_MARKER"
+  # await_startup fails at once while the node has not registered with epmd yet: retry it.
+  local deadline=$((SECONDS + 120))
+  until timeout 60 rabbitmqctl -q -t 50 await_startup >/dev/null 2>&1; do
+    if ((SECONDS >= deadline)); then
+      tail -n 30 /var/log/rabbitmq/*.log >&2 2>/dev/null || true
+      die "rabbitmq did not start within 120 s"
+    fi
+    sleep 1
+  done
+  wait_port "$PACK_AMQP_PORT" 30 || die "rabbitmq started but 127.0.0.1:$PACK_AMQP_PORT does not answer"
+}
+
+rabbit_down() {
+  if [[ -f "$RABBIT_MARKER" ]]; then
+    log "rabbitmq: stopping (started by this script)"
+    timeout 60 rabbitmqctl -q stop >&2 2>/dev/null || true
+    rm -f "$RABBIT_MARKER"
+  else
+    log "rabbitmq: not started by this script; leaving it alone"
+  fi
+}
+
+# ---------------------------------------------------------------------------------------------
+
+cmd_up() {
+  local t0=$SECONDS
+  mkdir -p "$PACK_INFRA_DIR" "$LOG_DIR" "$RUN_DIR" "$BIN_DIR"
+  if [[ -n "${MONGO_URL:-}" ]]; then
+    log "MONGO_URL is set; not starting PostgreSQL/FerretDB"
+  else
+    pg_up
+    ferret_up
+  fi
+  if [[ -n "${AMQP_URL:-}" ]]; then
+    log "AMQP_URL is set; not starting RabbitMQ"
+  else
+    rabbit_up
+  fi
+  log "up in $((SECONDS - t0)) s"
+  print_env
+}
+
+cmd_down() {
+  ferret_down
+  pg_down
+  rabbit_down
+}
+
+line() { printf '%-11s %-5s %s\n' "$1" "$2" "$3"; }
+updown() { if answers "$1"; then echo up; else echo down; fi; }
+
+cmd_status() {
+  if [[ -n "${MONGO_URL:-}" ]]; then
+    line postgresql n/a "(MONGO_URL set)"
+    line ferretdb n/a "(MONGO_URL set: $MONGO_URL)"
+  else
+    line postgresql "$(updown "$PACK_PG_PORT")" "127.0.0.1:$PACK_PG_PORT"
+    line ferretdb "$(updown "$PACK_MONGO_PORT")" "127.0.0.1:$PACK_MONGO_PORT"
+  fi
+  if [[ -n "${AMQP_URL:-}" ]]; then
+    line rabbitmq n/a "(AMQP_URL set: $AMQP_URL)"
+  else
+    line rabbitmq "$(updown "$PACK_AMQP_PORT")" "127.0.0.1:$PACK_AMQP_PORT"
+  fi
+}
+
+case "${1:-}" in
+  up) cmd_up ;;
+  down) cmd_down ;;
+  status) cmd_status ;;
+  env) print_env ;;
+  *)
+    echo "usage: $0 up|down|status|env" >&2
+    exit 2
+    ;;
+esac

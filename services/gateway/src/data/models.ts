@@ -1,0 +1,54 @@
+import { Schema, type Connection, type Model } from 'mongoose';
+import type { Role } from '@pack/contracts';
+import { ROLES } from '@pack/contracts';
+
+export interface UserRecord {
+  _id: number;
+  username: string;
+  role: Role;
+  created_at: Date;
+}
+
+export interface TokenRecord {
+  _id: number;
+  user_id: number;
+  /** SHA-256 of the token; the token itself is never stored. */
+  token_hash: string;
+  /** First characters of the token, so an admin can tell tokens apart in a list. */
+  prefix: string;
+  created_at: Date;
+  revoked_at: Date | null;
+  /** Increasing number given at revocation; replicas poll for numbers above the last they saw. */
+  revocation_seq: number | null;
+}
+
+const userSchema = new Schema<UserRecord>(
+  {
+    _id: { type: Number, required: true },
+    username: { type: String, required: true, unique: true },
+    role: { type: String, enum: ROLES, required: true },
+    created_at: { type: Date, required: true },
+  },
+  { versionKey: false, collection: 'users' },
+);
+
+const tokenSchema = new Schema<TokenRecord>(
+  {
+    _id: { type: Number, required: true },
+    user_id: { type: Number, required: true, index: true },
+    token_hash: { type: String, required: true, unique: true },
+    prefix: { type: String, required: true },
+    created_at: { type: Date, required: true },
+    revoked_at: { type: Date, default: null },
+    revocation_seq: { type: Number, default: null, index: true },
+  },
+  { versionKey: false, collection: 'api_tokens' },
+);
+
+export function gatewayModels(connection: Connection) {
+  return {
+    users: connection.model('User', userSchema) as Model<UserRecord>,
+    tokens: connection.model('ApiToken', tokenSchema) as Model<TokenRecord>,
+  };
+}
+export type GatewayModels = ReturnType<typeof gatewayModels>;

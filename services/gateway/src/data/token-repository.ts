@@ -1,0 +1,90 @@
+import type { Connection } from 'mongoose';
+import type { Principal, Role } from '@pack/contracts';
+import { nextId } from '@pack/db';
+import type { GatewayModels, TokenRecord, UserRecord } from './models';
+
+export interface TokenListItem {
+  token: TokenRecord;
+  user: UserRecord | undefined;
+}
+
+/** Every database round trip of the gateway goes through here. */
+export class TokenRepository {
+  constructor(
+    private readonly connection: Connection,
+    private readonly models: GatewayModels,
+  ) {}
+
+  /** One indexed equality lookup for the token, one for its user. */
+  async principalForHash(hash: string): Promise<Principal | null> {
+    const token = await this.models.tokens.findOne({ token_hash: hash }, { user_id: 1, revoked_at: 1 }).lean();
+    if (!token || token.revoked_at) return null;
+    const user = await this.models.users.findById(token.user_id).lean();
+    return user ? { id: user._id, username: user.username, role: user.role } : null;
+  }
+
+  async findUser(username: string): Promise<UserRecord | null> {
+    return this.models.users.findOne({ username }).lean();
+  }
+
+  async createUser(username: string, role: Role): Promise<UserRecord> {
+    const user: UserRecord = { _id: await nextId(this.connection, 'users'), username, role, created_at: new Date() };
+    await this.models.users.create(user);
+    return user;
+  }
+
+  async createToken(userId: number, hash: string, prefix: string): Promise<TokenRecord> {
+    const token: TokenRecord = {
+      _id: await nextId(this.connection, 'api_tokens'),
+      user_id: userId,
+      token_hash: hash,
+      prefix,
+      created_at: new Date(),
+      revoked_at: null,
+      revocation_seq: null,
+    };
+    await this.models.tokens.create(token);
+    return token;
+  }
+
+  async list(limit: number, offset: number): Promise<{ count: number; items: TokenListItem[] }> {
+    const [count, tokens] = await Promise.all([
+      this.models.tokens.countDocuments({}),
+      this.models.tokens.find({}, { token_hash: 0 }).sort({ _id: 1 }).skip(offset).limit(limit).lean(),
+    ]);
+    const users = await this.models.users.find({ _id: { $in: [...new Set(tokens.map((t) => t.user_id))] } }).lean();
+    const byId = new Map(users.map((u) => [u._id, u]));
+    return { count, items: tokens.map((token) => ({ token, user: byId.get(token.user_id) })) };
+  }
+
+  /** Marks a token revoked once; returns its hash, or null when there is no such live token. */
+  async revoke(id: number): Promise<{ found: boolean; hash?: string }> {
+    const existing = await this.models.tokens.findById(id, { token_hash: 1, revoked_at: 1 }).lean();
+    if (!existing) return { found: false };
+    if (existing.revoked_at) return { found: true, hash: existing.token_hash };
+    const seq = await nextId(this.connection, 'revocations');
+    await this.models.tokens.updateOne(
+      { _id: id, revoked_at: null },
+      { $set: { revoked_at: new Date(), revocation_seq: seq } },
+    );
+    return { found: true, hash: existing.token_hash };
+  }
+
+  /** Revocations numbered above `afterSeq`, oldest first. */
+  async revokedSince(afterSeq: number): Promise<{ hash: string; seq: number }[]> {
+    const rows = await this.models.tokens
+      .find({ revocation_seq: { $gt: afterSeq } }, { token_hash: 1, revocation_seq: 1 })
+      .sort({ revocation_seq: 1 })
+      .limit(1000)
+      .lean();
+    return rows.map((row) => ({ hash: row.token_hash, seq: row.revocation_seq ?? afterSeq }));
+  }
+
+  async lastRevocationSeq(): Promise<number> {
+    const row = await this.models.tokens
+      .findOne({ revocation_seq: { $ne: null } }, { revocation_seq: 1 })
+      .sort({ revocation_seq: -1 })
+      .lean();
+    return row?.revocation_seq ?? 0;
+  }
+}

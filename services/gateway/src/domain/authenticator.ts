@@ -1,0 +1,85 @@
+import type { Principal, Role } from '@pack/contracts';
+import type { Logger } from '@pack/logging';
+import type { TokenRepository } from '../data/token-repository';
+import { generateToken, hashToken, tokenPrefix } from './token';
+import { TokenCache } from './token-cache';
+import { ConflictError } from '@pack/http-kit';
+
+/**
+ * Authenticates API tokens. A warm token costs no database round trip; every replica polls the
+ * revocation sequence, so a revoked token stops working everywhere within one poll interval.
+ */
+export class Authenticator {
+  private readonly cache = new TokenCache();
+  private lastSeq = 0;
+  private timer?: NodeJS.Timeout;
+  private polling = false;
+
+  constructor(
+    private readonly repository: TokenRepository,
+    private readonly logger: Logger,
+    private readonly pollMs: number,
+  ) {}
+
+  async authenticate(token: string): Promise<Principal | null> {
+    const hash = hashToken(token);
+    const cached = this.cache.get(hash);
+    if (cached !== undefined) return cached;
+    const principal = await this.repository.principalForHash(hash);
+    this.cache.set(hash, principal);
+    return principal;
+  }
+
+  async issue(username: string, role: Role): Promise<{ token: string; tokenId: number; user: Principal }> {
+    let user = await this.repository.findUser(username);
+    if (user && user.role !== role) {
+      throw new ConflictError(`user ${username} exists with role ${user.role}; a token carries its user's role`);
+    }
+    user ??= await this.repository.createUser(username, role);
+    const token = generateToken();
+    const record = await this.repository.createToken(user._id, hashToken(token), tokenPrefix(token));
+    return { token, tokenId: record._id, user: { id: user._id, username: user.username, role: user.role } };
+  }
+
+  async revoke(id: number): Promise<boolean> {
+    const result = await this.repository.revoke(id);
+    if (result.hash) this.cache.evict(result.hash);
+    return result.found;
+  }
+
+  /** Makes sure `token` belongs to an admin called `username` (PACK_ADMIN_TOKEN at start). */
+  async ensureAdminToken(username: string, token: string): Promise<void> {
+    const hash = hashToken(token);
+    if (await this.repository.principalForHash(hash)) return;
+    let user = await this.repository.findUser(username);
+    user ??= await this.repository.createUser(username, 'admin');
+    if (user.role !== 'admin') throw new Error(`user ${username} exists but is not an admin`);
+    await this.repository.createToken(user._id, hash, tokenPrefix(token));
+    this.logger.info({ username }, 'admin token from PACK_ADMIN_TOKEN registered');
+  }
+
+  async startRevocationPolling(): Promise<void> {
+    this.lastSeq = await this.repository.lastRevocationSeq();
+    this.timer = setInterval(() => void this.poll(), this.pollMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+
+  private async poll(): Promise<void> {
+    if (this.polling) return;
+    this.polling = true;
+    try {
+      for (const { hash, seq } of await this.repository.revokedSince(this.lastSeq)) {
+        this.cache.evict(hash);
+        this.lastSeq = Math.max(this.lastSeq, seq);
+      }
+    } catch (error) {
+      this.logger.warn({ err: error }, 'revocation poll failed');
+    } finally {
+      this.polling = false;
+    }
+  }
+}

@@ -1,0 +1,21 @@
+import { upstreamFor } from './routing';
+
+describe('routing table', () => {
+  it.each([
+    ['/v1/core/general_settings/', 'settings'],
+    ['/v1/core/general_settings/generate_ui_schema/', 'settings'],
+    ['/v1/ai/llm_models/test_connection/3/', 'llm-gateway'],
+    ['/v1/external/serviceowner/pack/trigger/service_item/1/config/', 'pipeline-orchestrator'],
+    ['/v1/external/serviceowner/pack/pipelines/latest/service_item/1/', 'pipeline-orchestrator'],
+    ['/v1/external/serviceowner/webhooks/', 'webhook-dispatcher'],
+    ['/v1/catalog/services/', 'catalog'],
+  ])('sends %s to %s', (path, upstream) => {
+    expect(upstreamFor(path)).toBe(upstream);
+  });
+
+  it('owns no other path', () => {
+    expect(upstreamFor('/v1/core/general_settings')).toBeUndefined();
+    expect(upstreamFor('/v2/catalog/services/')).toBeUndefined();
+    expect(upstreamFor('/v1/unknown/')).toBeUndefined();
+  });
+});

@@ -1,0 +1,120 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import type { RequestHandler } from 'express';
+import { Pool, errors as undiciErrors } from 'undici';
+import {
+  BadGatewayError,
+  GatewayTimeoutError,
+  PayloadTooLargeError,
+  principalHeaders,
+  ServiceUnavailableError,
+  UnauthorizedError,
+} from '@pack/http-kit';
+import type { Principal } from '@pack/contracts';
+import type { Logger } from '@pack/logging';
+import { upstreamFor, type Upstream } from '../domain/routing';
+
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'host',
+  'content-length',
+]);
+
+export interface ProxyOptions {
+  upstreams: Record<Upstream, string>;
+  timeoutMs: number;
+  internalSecret: string;
+  bodyLimitBytes: number;
+  logger: Logger;
+  authenticate: (header: string | undefined) => Promise<Principal | null>;
+}
+
+/** What the gateway forwards: never the caller's token, never caller-supplied principal headers. */
+function forwardedHeaders(incoming: IncomingHttpHeaders, extra: Record<string, string>): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(incoming)) {
+    if (value === undefined || HOP_BY_HOP.has(name) || name === 'authorization' || name.startsWith('x-pack-')) continue;
+    headers[name] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  return { ...headers, ...extra };
+}
+
+export function createProxy(options: ProxyOptions): { handler: RequestHandler; close: () => Promise<void> } {
+  const pools = new Map<Upstream, Pool>();
+  const poolFor = (upstream: Upstream) => {
+    let pool = pools.get(upstream);
+    if (!pool) {
+      pool = new Pool(options.upstreams[upstream], { connections: 128, keepAliveTimeout: 30_000, pipelining: 1 });
+      pools.set(upstream, pool);
+    }
+    return pool;
+  };
+
+  const handler: RequestHandler = async (req, res, next) => {
+    const upstream = upstreamFor(req.path);
+    if (!upstream) return next();
+    const principal = await options.authenticate(req.get('authorization'));
+    if (!principal) throw new UnauthorizedError('Send a valid API token as "Authorization: Token <token>".');
+
+    const length = Number(req.headers['content-length'] ?? 0);
+    if (length > options.bodyLimitBytes) throw new PayloadTooLargeError(`request body exceeds ${options.bodyLimitBytes} bytes`);
+    const hasBody = length > 0 || req.headers['transfer-encoding'] !== undefined;
+
+    const headers = forwardedHeaders(req.headers, {
+      ...principalHeaders(options.internalSecret, req.method, req.originalUrl, principal),
+      'x-request-id': req.requestId ?? '',
+      'x-forwarded-for': req.socket.remoteAddress ?? '',
+      ...(hasBody && req.headers['content-length'] ? { 'content-length': req.headers['content-length'] } : {}),
+    });
+
+    let response;
+    try {
+      response = await poolFor(upstream).request({
+        method: req.method as 'GET',
+        path: req.originalUrl,
+        headers,
+        body: hasBody ? req : undefined,
+        headersTimeout: options.timeoutMs,
+        bodyTimeout: options.timeoutMs,
+      });
+    } catch (error) {
+      throw upstreamError(upstream, error);
+    }
+    res.status(response.statusCode);
+    for (const [name, value] of Object.entries(response.headers)) {
+      if (value !== undefined && !HOP_BY_HOP.has(name)) res.setHeader(name, value);
+    }
+    res.setHeader('x-request-id', req.requestId ?? '');
+    try {
+      for await (const chunk of response.body) res.write(chunk);
+      res.end();
+    } catch (error) {
+      options.logger.warn({ err: error, upstream }, 'upstream response broke off');
+      res.destroy();
+    }
+  };
+
+  return {
+    handler,
+    close: async () => {
+      await Promise.all([...pools.values()].map((pool) => pool.close()));
+    },
+  };
+}
+
+function upstreamError(upstream: Upstream, error: unknown) {
+  const code = (error as { code?: string }).code;
+  if (error instanceof undiciErrors.HeadersTimeoutError || error instanceof undiciErrors.BodyTimeoutError) {
+    return new GatewayTimeoutError(`the ${upstream} service did not answer in time`, { cause: error });
+  }
+  if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EHOSTUNREACH') {
+    return new ServiceUnavailableError(`the ${upstream} service is unavailable`, { cause: error });
+  }
+  return new BadGatewayError(`the ${upstream} service failed to answer`, { cause: error });
+}

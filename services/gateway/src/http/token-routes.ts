@@ -1,0 +1,80 @@
+import { z } from 'zod';
+import { roleSchema } from '@pack/contracts';
+import { listQuerySchema, NotFoundError, pageOf, pageSchema, problemSchema, route } from '@pack/http-kit';
+import type { TokenRepository } from '../data/token-repository';
+import type { Authenticator } from '../domain/authenticator';
+
+const userSchema = z.object({ id: z.number().int(), username: z.string(), role: roleSchema });
+const createBody = z.strictObject({
+  username: z
+    .string()
+    .min(1)
+    .max(150)
+    .regex(/^[A-Za-z0-9_.@-]+$/, 'letters, digits and _ . @ - only'),
+  role: roleSchema,
+});
+const tokenView = z.object({
+  id: z.number().int(),
+  prefix: z.string(),
+  user: userSchema.nullable(),
+  created_at: z.string(),
+  revoked_at: z.string().nullable(),
+});
+const idParams = z.object({ id: z.coerce.number().int().positive() });
+const errors = {
+  400: { description: 'Invalid request', schema: problemSchema },
+  401: { description: 'No or unknown token', schema: problemSchema },
+  403: { description: 'Not an admin', schema: problemSchema },
+};
+
+export function tokenRoutes(authenticator: Authenticator, repository: TokenRepository) {
+  return [
+    route({
+      method: 'post',
+      path: '/v1/core/tokens/',
+      summary: 'Create a user (if new) and an API token for it; the token is shown only in this response',
+      access: ['admin'],
+      body: createBody,
+      responses: {
+        201: { description: 'Created', schema: z.object({ id: z.number().int(), token: z.string(), user: userSchema }) },
+        409: { description: 'The user exists with another role', schema: problemSchema },
+        ...errors,
+      },
+      handler: async ({ body }) => {
+        const issued = await authenticator.issue(body.username, body.role);
+        return { status: 201, body: { id: issued.tokenId, token: issued.token, user: issued.user } };
+      },
+    }),
+    route({
+      method: 'get',
+      path: '/v1/core/tokens/',
+      summary: 'List API tokens (never the tokens themselves)',
+      access: ['admin'],
+      query: listQuerySchema,
+      responses: { 200: { description: 'A page of tokens', schema: pageSchema(tokenView) }, ...errors },
+      handler: async ({ query, req }) => {
+        const { count, items } = await repository.list(query.limit, query.offset);
+        const results = items.map(({ token, user }) => ({
+          id: token._id,
+          prefix: token.prefix,
+          user: user ? { id: user._id, username: user.username, role: user.role } : null,
+          created_at: token.created_at.toISOString(),
+          revoked_at: token.revoked_at?.toISOString() ?? null,
+        }));
+        return { body: pageOf(req, query, count, results) };
+      },
+    }),
+    route({
+      method: 'delete',
+      path: '/v1/core/tokens/:id/',
+      summary: 'Revoke an API token; every gateway replica refuses it within a second',
+      access: ['admin'],
+      params: idParams,
+      responses: { 204: { description: 'Revoked' }, 404: { description: 'No such token', schema: problemSchema }, ...errors },
+      handler: async ({ params }) => {
+        if (!(await authenticator.revoke(params.id))) throw new NotFoundError(`token ${params.id} does not exist`);
+        return { status: 204 };
+      },
+    }),
+  ];
+}

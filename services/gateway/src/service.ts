@@ -1,0 +1,51 @@
+import type { ServiceDefinition } from '@pack/runtime';
+import { gatewayModels } from './data/models';
+import { TokenRepository } from './data/token-repository';
+import { Authenticator } from './domain/authenticator';
+import { tokenFromHeader } from './domain/token';
+import { createProxy } from './http/proxy';
+import { tokenRoutes } from './http/token-routes';
+import type { GatewayConfig } from './config';
+
+export { gatewayConfig, type GatewayConfig } from './config';
+
+export const gatewayService: ServiceDefinition<GatewayConfig> = {
+  name: 'gateway',
+  version: '0.1.0',
+  usesBroker: false,
+  setup({ config, mongo, logger }) {
+    const repository = new TokenRepository(mongo.connection, gatewayModels(mongo.connection));
+    const authenticator = new Authenticator(repository, logger, config.REVOCATION_POLL_MS);
+    const authenticateHeader = async (header: string | undefined) => {
+      const token = tokenFromHeader(header);
+      return token ? authenticator.authenticate(token) : null;
+    };
+    const proxy = createProxy({
+      upstreams: {
+        catalog: config.CATALOG_URL,
+        settings: config.SETTINGS_URL,
+        'llm-gateway': config.LLM_GATEWAY_URL,
+        'pipeline-orchestrator': config.PIPELINE_ORCHESTRATOR_URL,
+        'webhook-dispatcher': config.WEBHOOK_DISPATCHER_URL,
+      },
+      timeoutMs: config.UPSTREAM_TIMEOUT_MS,
+      internalSecret: config.PACK_INTERNAL_SECRET,
+      bodyLimitBytes: config.BODY_LIMIT_BYTES,
+      logger,
+      authenticate: authenticateHeader,
+    });
+    return {
+      routes: tokenRoutes(authenticator, repository),
+      authenticate: (req) => authenticateHeader(req.get('authorization')),
+      fallback: proxy.handler,
+      async onStart() {
+        if (config.PACK_ADMIN_TOKEN) await authenticator.ensureAdminToken(config.PACK_ADMIN_USERNAME, config.PACK_ADMIN_TOKEN);
+        await authenticator.startRevocationPolling();
+        return async () => {
+          authenticator.stop();
+          await proxy.close();
+        };
+      },
+    };
+  },
+};
