@@ -7,7 +7,7 @@ import { createProxy } from './http/proxy';
 import { tokenRoutes } from './http/token-routes';
 import type { GatewayConfig } from './config';
 
-export { gatewayConfig, type GatewayConfig } from './config';
+export { gatewayConfig, gatewayEnvSchema, type GatewayConfig } from './config';
 
 export const gatewayService: ServiceDefinition<GatewayConfig> = {
   name: 'gateway',

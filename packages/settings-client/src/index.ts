@@ -1,0 +1,106 @@
+import { request } from 'undici';
+import type { ConsumerSpec } from '@pack/broker';
+import {
+  defaultGeneralSettings,
+  events,
+  generalSettingsSchema,
+  systemPrincipal,
+  type GeneralSettings,
+} from '@pack/contracts';
+import { principalHeaders } from '@pack/http-kit';
+import type { Logger } from '@pack/logging';
+
+export const GENERAL_SETTINGS_PATH = '/v1/core/general_settings/';
+
+export interface SettingsCacheOptions {
+  /** Base URL of the settings service, e.g. http://127.0.0.1:8082 */
+  settingsUrl: string;
+  internalSecret: string;
+  /** Name of the service that holds the cache (names its queue and its principal). */
+  service: string;
+  logger: Logger;
+  retryMs?: number;
+}
+
+/**
+ * The general settings as a service sees them (secrets masked; no service needs a secret
+ * setting). Defaults until the first fetch succeeds; refetched on every settings.changed
+ * event, so a change applies without a restart.
+ */
+export class SettingsCache {
+  private current: GeneralSettings = defaultGeneralSettings();
+  private version = -1;
+  private loaded = false;
+  private timer?: NodeJS.Timeout;
+  private stopped = false;
+  private readonly listeners = new Set<(settings: GeneralSettings) => void>();
+
+  constructor(private readonly options: SettingsCacheOptions) {}
+
+  get(): GeneralSettings {
+    return this.current;
+  }
+
+  isLoaded(): boolean {
+    return this.loaded;
+  }
+
+  onChange(listener: (settings: GeneralSettings) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** First fetch in the background, retrying until it succeeds. */
+  start(): void {
+    this.stopped = false;
+    void this.refreshUntilLoaded();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    clearTimeout(this.timer);
+  }
+
+  /** The queue that keeps this cache fresh; register it with the service's broker. */
+  consumer(): ConsumerSpec {
+    return {
+      name: `${this.options.service}.settings-cache`,
+      events: [events.settingsChanged],
+      handler: async (envelope) => {
+        const data = envelope.data as { version: number };
+        if (data.version <= this.version) return;
+        await this.refresh();
+      },
+    };
+  }
+
+  async refresh(): Promise<void> {
+    const url = new URL(GENERAL_SETTINGS_PATH, this.options.settingsUrl);
+    const response = await request(url, {
+      method: 'GET',
+      headers: principalHeaders(this.options.internalSecret, 'GET', GENERAL_SETTINGS_PATH, systemPrincipal(this.options.service)),
+      headersTimeout: 5000,
+      bodyTimeout: 5000,
+    });
+    const body = (await response.body.json()) as Record<string, unknown>;
+    if (response.statusCode !== 200) throw new Error(`settings service answered ${response.statusCode}`);
+    const version = Number(response.headers['x-settings-version'] ?? 0);
+    const parsed = generalSettingsSchema.parse(body);
+    this.current = parsed;
+    this.version = Math.max(this.version, version);
+    this.loaded = true;
+    for (const listener of this.listeners) listener(parsed);
+  }
+
+  private async refreshUntilLoaded(attempt = 0): Promise<void> {
+    if (this.stopped || this.loaded) return;
+    try {
+      await this.refresh();
+    } catch (error) {
+      const delay = Math.min(5000, (this.options.retryMs ?? 200) * 2 ** attempt);
+      this.options.logger.warn({ err: error, retry_in_ms: delay }, 'settings fetch failed; using defaults meanwhile');
+      this.timer = setTimeout(() => void this.refreshUntilLoaded(attempt + 1), delay);
+      this.timer.unref();
+    }
+  }
+}
