@@ -1,0 +1,3 @@
+export * from './mask';
+export * from './key-ring';
+export * from './secret-box';
