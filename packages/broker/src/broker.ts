@@ -117,10 +117,11 @@ export class Broker {
     this.closing = true;
     clearTimeout(this.reconnectTimer);
     this.ready = false;
-    for (const channel of this.consumerChannels) await channel.close().catch(() => undefined);
+    // A close on a connection that just died never gets its reply: bound every wait.
+    for (const channel of this.consumerChannels) await withinMs(channel.close(), 2000);
     const deadline = Date.now() + 10_000;
     while (this.inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-    await this.connection?.close().catch(() => undefined);
+    if (this.connection) await withinMs(this.connection.close(), 2000);
     this.connection = undefined;
     this.connectedGauge.set(0);
   }
@@ -292,6 +293,22 @@ export class Broker {
       ),
     );
   }
+}
+
+function withinMs(promise: Promise<unknown>, ms: number): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    promise.then(
+      () => {
+        clearTimeout(timer);
+        resolve();
+      },
+      () => {
+        clearTimeout(timer);
+        resolve();
+      },
+    );
+  });
 }
 
 /** The correlation id of the current unit of work, or a new one. */

@@ -1,5 +1,6 @@
 export * from './connection';
 export * from './errors';
+export * from './claims';
 export * from './sequence';
 export * from './outbox';
 export * from './idempotency';

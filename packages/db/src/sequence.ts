@@ -1,13 +1,30 @@
 import type { Connection } from 'mongoose';
+import { claim, isDuplicateKey } from './claims';
 
 /**
- * Integer ids per collection (the public API uses integers). One atomic upserting $inc per id,
- * safe across replicas.
+ * Integer ids per collection (the public API uses integers), unique across replicas on MongoDB
+ * and on FerretDB alike. The counter's `$inc` only proposes a number (FerretDB can hand the same
+ * number to two concurrent callers, see claims.ts); the unique claim `<sequence>:<n>` decides who
+ * gets it, and a loser simply asks for the next number.
  */
 export async function nextId(connection: Connection, sequence: string): Promise<number> {
-  const result = await connection
-    .collection<{ _id: string; seq: number }>('counters')
-    .findOneAndUpdate({ _id: sequence }, { $inc: { seq: 1 } }, { upsert: true, returnDocument: 'after' });
-  if (!result) throw new Error(`sequence ${sequence} returned nothing`);
-  return result.seq;
+  const counters = connection.collection<{ _id: string; seq: number }>('counters');
+  for (let attempt = 0; attempt < 100; attempt += 1) {
+    let proposed: number;
+    try {
+      const result = await counters.findOneAndUpdate(
+        { _id: sequence },
+        { $inc: { seq: 1 } },
+        { upsert: true, returnDocument: 'after' },
+      );
+      if (!result) continue;
+      proposed = result.seq;
+    } catch (error) {
+      // Two first-ever upserts of the counter race to insert it; the loser tries again.
+      if (isDuplicateKey(error)) continue;
+      throw error;
+    }
+    if (await claim(connection, `${sequence}:${proposed}`)) return proposed;
+  }
+  throw new Error(`could not allocate an id for ${sequence}`);
 }

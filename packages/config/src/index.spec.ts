@@ -1,0 +1,44 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { ConfigError, loadConfig, serviceEnvSchema } from './index';
+
+const schema = serviceEnvSchema({ port: 8082, database: 'pack_settings' });
+const secret = 'x'.repeat(32);
+
+describe('loadConfig', () => {
+  it('applies defaults and coerces numbers', () => {
+    const config = loadConfig(schema, { PACK_INTERNAL_SECRET: secret, PORT: '9000' });
+    expect(config.PORT).toBe(9000);
+    expect(config.MONGO_DB).toBe('pack_settings');
+    expect(config.AMQP_URL).toBe('amqp://guest:guest@127.0.0.1:5672');
+  });
+
+  it('names every bad or missing variable', () => {
+    let error: unknown;
+    try {
+      loadConfig(schema, { PORT: 'eighty', MONGO_URL: 'postgres://nope' });
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    const message = (error as ConfigError).message;
+    expect(message).toContain('PORT');
+    expect(message).toContain('MONGO_URL: must be a mongodb:// URL');
+    expect(message).toContain('PACK_INTERNAL_SECRET');
+  });
+
+  it('reads NAME_FILE when NAME is unset (Kubernetes secrets as files)', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'pack-config-'));
+    const file = path.join(dir, 'secret');
+    writeFileSync(file, `${secret}\n`);
+    expect(loadConfig(schema, { PACK_INTERNAL_SECRET_FILE: file }).PACK_INTERNAL_SECRET).toBe(secret);
+    expect(() => loadConfig(schema, { PACK_INTERNAL_SECRET_FILE: path.join(dir, 'missing') })).toThrow(
+      /PACK_INTERNAL_SECRET_FILE: cannot read/,
+    );
+  });
+
+  it('treats an empty variable as unset', () => {
+    expect(loadConfig(schema, { PACK_INTERNAL_SECRET: secret, PORT: '' }).PORT).toBe(8082);
+  });
+});

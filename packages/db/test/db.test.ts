@@ -1,0 +1,220 @@
+import { Schema } from 'mongoose';
+import amqp from 'amqplib';
+import { Broker, topologyNames } from '@pack/broker';
+import { createEnvelope, events, type Envelope } from '@pack/contracts';
+import { ConflictError } from '@pack/http-kit';
+import { createLogger } from '@pack/logging';
+import { createMetrics } from '@pack/metrics';
+import { deleteQueues, dropDatabase, TcpProxy, uniqueName, waitFor } from '@pack/testkit';
+import {
+  claim,
+  releaseClaim,
+  connectMongo,
+  idempotent,
+  mapDatabaseError,
+  nextId,
+  OUTBOX_FIELD,
+  OUTBOX_PENDING_FIELD,
+  OutboxRelay,
+  outboxSchemaFields,
+  withOutbox,
+  type Mongo,
+} from '../src';
+
+const silent = createLogger({ service: 'test', version: '0', level: 'silent' });
+const mongoUrl = () => process.env.MONGO_URL!;
+const amqpUrl = () => process.env.AMQP_URL!;
+
+function changed(version: number) {
+  return createEnvelope(events.settingsChanged, { groups: ['smtp'], version, changed_by: 1 }, { source: 'test', correlationId: `c${version}` });
+}
+
+describe('database kit on a real MongoDB-wire server', () => {
+  let mongo: Mongo;
+  let dbName: string;
+
+  beforeAll(async () => {
+    dbName = uniqueName('t_db');
+    mongo = connectMongo({ url: mongoUrl(), dbName, logger: silent, metrics: createMetrics('db-test') });
+    await mongo.connected;
+  });
+
+  afterAll(async () => {
+    await mongo.close();
+    await dropDatabase(mongoUrl(), dbName);
+  });
+
+  it('gives unique increasing integer ids under concurrency', async () => {
+    const ids = await Promise.all(Array.from({ length: 40 }, () => nextId(mongo.connection, 'things')));
+    expect(new Set(ids).size).toBe(40);
+    expect(Math.min(...ids)).toBe(1);
+    expect(Math.max(...ids)).toBe(40);
+  });
+
+  it('lets exactly one of many concurrent writers win a claim', async () => {
+    const results = await Promise.all(Array.from({ length: 20 }, () => claim(mongo.connection, 'transition:1:v1')));
+    expect(results.filter(Boolean)).toHaveLength(1);
+    await releaseClaim(mongo.connection, 'transition:1:v1');
+    expect(await claim(mongo.connection, 'transition:1:v1')).toBe(true);
+  });
+
+  it('maps a duplicate key to a 409 conflict', async () => {
+    const Model = mongo.connection.model('Unique', new Schema({ name: { type: String, unique: true } }));
+    await Model.init();
+    await Model.create({ name: 'a' });
+    const error = await Model.create({ name: 'a' }).catch((caught: unknown) => caught);
+    const mapped = mapDatabaseError(error);
+    expect(mapped).toBeInstanceOf(ConflictError);
+    expect(mapped?.status).toBe(409);
+    expect(await Model.countDocuments()).toBe(1);
+  });
+
+  it('counts the database commands it sends, by command', async () => {
+    const before = mongo.commandCounts().find ?? 0;
+    await mongo.connection.collection('things').findOne({ _id: 'nothing' as never });
+    await mongo.connection.collection('things').findOne({ _id: 'nothing' as never });
+    expect((mongo.commandCounts().find ?? 0) - before).toBe(2);
+  });
+
+  it('handles a redelivered event once', async () => {
+    const seen: string[] = [];
+    const handler = idempotent(mongo.connection, 'test-consumer', async (envelope) => {
+      seen.push(envelope.id);
+    });
+    const event = changed(1);
+    await handler(event);
+    await handler(event);
+    await handler(changed(2));
+    expect(seen).toEqual([event.id, expect.any(String)]);
+  });
+
+  describe('outbox', () => {
+    const queues: string[] = [];
+    afterAll(async () => {
+      await deleteQueues(amqpUrl(), queues);
+    });
+
+    /** A plain queue bound to the namespace's events, read as a subscriber would. */
+    async function subscriber(namespace: string) {
+      const connection = await amqp.connect(amqpUrl());
+      const channel = await connection.createChannel();
+      const names = topologyNames(namespace);
+      await channel.assertExchange(names.events, 'topic', { durable: true });
+      const queue = `${namespace}.observer`;
+      queues.push(queue);
+      await channel.assertQueue(queue, { durable: true });
+      await channel.bindQueue(queue, names.events, '#');
+      const received: Envelope[] = [];
+      await channel.consume(queue, (message) => {
+        if (!message) return;
+        received.push(JSON.parse(message.content.toString()) as Envelope);
+        channel.ack(message);
+      });
+      return { received, close: () => connection.close() };
+    }
+
+    function relayFor(broker: Broker) {
+      return new OutboxRelay({
+        connection: mongo.connection,
+        broker,
+        logger: silent,
+        metrics: createMetrics('relay'),
+        collections: ['docs'],
+        sweepIntervalMs: 200,
+      });
+    }
+
+    const Doc = () =>
+      mongo.connection.models.Doc ??
+      mongo.connection.model('Doc', new Schema({ _id: Number, value: String, ...outboxSchemaFields }, { collection: 'docs' }));
+
+    it('keeps an event written while RabbitMQ is down and delivers it exactly once when it is back', async () => {
+      const namespace = uniqueName('t');
+      const proxy = await TcpProxy.forUrl(amqpUrl()).start();
+      const broker = new Broker({ url: proxy.rewrite(amqpUrl()), namespace, service: 'test', logger: silent, metrics: createMetrics('b') });
+      const relay = relayFor(broker);
+      const observer = await subscriber(namespace);
+      try {
+        broker.start();
+        await waitFor(() => broker.isReady());
+        relay.start();
+        proxy.cut();
+        await waitFor(() => !broker.isReady());
+
+        // The change and its event: one single-document update.
+        const event = changed(7);
+        await Doc().collection.insertOne({ _id: 1 as never, value: 'old' });
+        await Doc().collection.updateOne({ _id: 1 as never }, withOutbox({ $set: { value: 'new' } }, event));
+        relay.kick();
+        await relay.flush();
+        const pending = await Doc().collection.findOne({ _id: 1 as never });
+        expect(pending).toMatchObject({ value: 'new', [OUTBOX_PENDING_FIELD]: true });
+        expect(pending?.[OUTBOX_FIELD]).toHaveLength(1);
+
+        proxy.restore();
+        await waitFor(() => observer.received.length > 0, { what: 'the event after the broker came back' });
+        await waitFor(async () => {
+          const doc = await Doc().collection.findOne({ _id: 1 as never });
+          return doc?.[OUTBOX_PENDING_FIELD] === false;
+        }, { what: 'the outbox to be cleared' });
+        const cleared = await Doc().collection.findOne({ _id: 1 as never });
+        expect(cleared?.[OUTBOX_FIELD]).toEqual([]);
+        await relay.flush();
+        expect(observer.received.map((e) => e.id)).toEqual([event.id]);
+        expect(observer.received[0]).toEqual(event);
+      } finally {
+        await relay.stop();
+        await broker.close();
+        await observer.close();
+        await proxy.stop();
+      }
+    });
+
+    it('delivers what a crashed process left behind, when the next relay sweeps', async () => {
+      const namespace = uniqueName('t');
+      const observer = await subscriber(namespace);
+      // The "crashed" process wrote two changes with events and never relayed them.
+      const first = changed(1);
+      const second = changed(2);
+      await Doc().collection.insertOne({ _id: 2 as never, value: 'a' });
+      await Doc().collection.updateOne({ _id: 2 as never }, withOutbox({ $set: { value: 'b' } }, first));
+      await Doc().collection.updateOne({ _id: 2 as never }, withOutbox({ $set: { value: 'c' } }, second));
+
+      const broker = new Broker({ url: amqpUrl(), namespace, service: 'test', logger: silent, metrics: createMetrics('b') });
+      const relay = relayFor(broker);
+      try {
+        broker.start();
+        relay.start();
+        await waitFor(() => observer.received.length === 2, { what: 'both events' });
+        expect(observer.received.map((e) => e.id)).toEqual([first.id, second.id]);
+        await waitFor(async () => (await Doc().collection.findOne({ _id: 2 as never }))?.[OUTBOX_PENDING_FIELD] === false);
+      } finally {
+        await relay.stop();
+        await broker.close();
+        await observer.close();
+      }
+    });
+
+    it('relays events that have no owning document from the outbox collection', async () => {
+      const namespace = uniqueName('t');
+      const observer = await subscriber(namespace);
+      const broker = new Broker({ url: amqpUrl(), namespace, service: 'test', logger: silent, metrics: createMetrics('b') });
+      const relay = relayFor(broker);
+      try {
+        broker.start();
+        await waitFor(() => broker.isReady());
+        relay.start();
+        const event = changed(9);
+        await relay.insert(event);
+        await waitFor(() => observer.received.length === 1);
+        expect(observer.received[0]!.id).toBe(event.id);
+        await relay.flush();
+        expect(await mongo.connection.collection('outbox').countDocuments({})).toBe(0);
+      } finally {
+        await relay.stop();
+        await broker.close();
+        await observer.close();
+      }
+    });
+  });
+});

@@ -1,0 +1,161 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { z } from 'zod';
+import { createLogger } from '@pack/logging';
+import { createMetrics } from '@pack/metrics';
+import { LogCapture, TEST_INTERNAL_SECRET } from '@pack/testkit';
+import { ConflictError, createHttpApp, principalHeaders, problemSchema, route } from '../src';
+
+const stored: unknown[] = [];
+const logs = new LogCapture();
+
+const routes = [
+  route({
+    method: 'post',
+    path: '/v1/things/',
+    summary: 'Create a thing',
+    access: ['admin'],
+    body: z.strictObject({ name: z.string().min(1), size: z.number().int().max(10) }),
+    responses: { 201: { description: 'Created', schema: z.object({ name: z.string() }) } },
+    handler: ({ body }) => {
+      stored.push(body);
+      return { status: 201, body: { name: body.name } };
+    },
+  }),
+  route({
+    method: 'get',
+    path: '/v1/things/:id/',
+    summary: 'Read a thing',
+    access: 'authenticated',
+    params: z.object({ id: z.coerce.number().int().positive() }),
+    responses: { 200: { description: 'A thing', schema: z.object({ id: z.number() }) } },
+    handler: ({ params }) => {
+      if (params.id === 9) throw new ConflictError('thing 9 is busy');
+      if (params.id === 13) throw new Error('database password is hunter2');
+      return { body: { id: params.id } };
+    },
+  }),
+];
+
+let server: Server;
+let base: string;
+
+beforeAll(async () => {
+  const app = createHttpApp({
+    service: 'things',
+    logger: createLogger({ service: 'things', version: '0', destination: logs }),
+    metrics: createMetrics('things'),
+    routes,
+    internalSecret: TEST_INTERNAL_SECRET,
+    bodyLimitBytes: 2048,
+    readiness: () => Promise.resolve({ database: true, broker: false }),
+  });
+  server = await new Promise((resolve) => {
+    const s = app.listen(0, '127.0.0.1', () => resolve(s));
+  });
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+
+afterAll(async () => {
+  await new Promise((resolve) => server.close(resolve));
+});
+
+const admin = { id: 1, username: 'root', role: 'admin' as const };
+const consumer = { id: 2, username: 'carol', role: 'consumer' as const };
+
+function call(method: string, path: string, init: { principal?: typeof admin | typeof consumer; body?: string; type?: string; headers?: Record<string, string> } = {}) {
+  return fetch(`${base}${path}`, {
+    method,
+    headers: {
+      ...(init.principal ? principalHeaders(TEST_INTERNAL_SECRET, method, path, init.principal) : {}),
+      ...(init.body !== undefined ? { 'content-type': init.type ?? 'application/json' } : {}),
+      ...init.headers,
+    },
+    body: init.body,
+  });
+}
+
+async function problem(response: Response) {
+  expect(response.headers.get('content-type')).toContain('application/problem+json');
+  const body: unknown = await response.json();
+  expect(problemSchema.safeParse(body).success).toBe(true);
+  return body as z.infer<typeof problemSchema>;
+}
+
+describe('an app made by createHttpApp', () => {
+  beforeEach(() => {
+    stored.length = 0;
+  });
+
+  it('runs a valid request and echoes the caller request id', async () => {
+    const response = await call('POST', '/v1/things/', {
+      principal: admin,
+      body: JSON.stringify({ name: 'a', size: 3 }),
+      headers: { 'x-request-id': 'abc-123' },
+    });
+    expect(response.status).toBe(201);
+    expect(response.headers.get('x-request-id')).toBe('abc-123');
+    expect(await response.json()).toEqual({ name: 'a' });
+    expect(stored).toHaveLength(1);
+  });
+
+  it.each([
+    ['no principal', {}, 401],
+    ['a forged principal', { headers: { 'x-pack-principal': Buffer.from(JSON.stringify(admin)).toString('base64url'), 'x-pack-timestamp': String(Date.now()), 'x-pack-signature': 'forged' } }, 401],
+    ['the wrong role', { principal: consumer }, 403],
+  ])('refuses %s and stores nothing', async (_what, init, status) => {
+    const response = await call('POST', '/v1/things/', { ...init, body: JSON.stringify({ name: 'a', size: 1 }) });
+    expect((await problem(response)).status).toBe(status);
+    expect(stored).toHaveLength(0);
+  });
+
+  it('answers 400 naming each invalid or unknown field, and stores nothing', async () => {
+    const response = await call('POST', '/v1/things/', { principal: admin, body: JSON.stringify({ name: '', size: 11, colour: 'red' }) });
+    const body = await problem(response);
+    expect(body.status).toBe(400);
+    expect(Object.keys(body.errors ?? {}).sort()).toEqual(['colour', 'name', 'size']);
+    expect(body.errors?.colour).toEqual(['unknown field']);
+    expect(stored).toHaveLength(0);
+  });
+
+  it('answers 400 for malformed JSON, 415 for another content type, 413 for a body over the limit', async () => {
+    expect((await problem(await call('POST', '/v1/things/', { principal: admin, body: '{"name": ' }))).status).toBe(400);
+    const wrongType = await problem(await call('POST', '/v1/things/', { principal: admin, body: 'name=a', type: 'application/x-www-form-urlencoded' }));
+    expect(wrongType.status).toBe(415);
+    const big = JSON.stringify({ name: 'x'.repeat(4096), size: 1 });
+    expect((await problem(await call('POST', '/v1/things/', { principal: admin, body: big }))).status).toBe(413);
+    expect(stored).toHaveLength(0);
+  });
+
+  it('validates path parameters and maps taxonomy errors to their status', async () => {
+    expect((await problem(await call('GET', '/v1/things/abc/', { principal: consumer }))).errors).toHaveProperty(['path.id']);
+    const conflict = await problem(await call('GET', '/v1/things/9/', { principal: consumer }));
+    expect(conflict).toMatchObject({ status: 409, detail: 'thing 9 is busy' });
+  });
+
+  it('hides unexpected errors behind an error id that is also logged', async () => {
+    const body = await problem(await call('GET', '/v1/things/13/', { principal: consumer }));
+    expect(body.status).toBe(500);
+    expect(JSON.stringify(body)).not.toContain('hunter2');
+    expect(JSON.stringify(body)).not.toMatch(/at .*\.ts/);
+    expect(body.error_id).toBeTruthy();
+    expect(logs.records().some((line) => line.error_id === body.error_id)).toBe(true);
+  });
+
+  it('answers 404 problem+json for unknown paths (trailing slash is part of the path)', async () => {
+    expect((await problem(await call('GET', '/v1/nothing/'))).status).toBe(404);
+    expect((await problem(await call('GET', '/v1/things/1', { principal: consumer }))).status).toBe(404);
+  });
+
+  it('serves health, readiness with its checks, and metrics labelled by route template', async () => {
+    expect((await fetch(`${base}/healthz`)).status).toBe(200);
+    const ready = await fetch(`${base}/readyz`);
+    expect(ready.status).toBe(503);
+    expect(await ready.json()).toMatchObject({ status: 'not_ready', checks: { database: true, broker: false } });
+    await call('GET', '/v1/things/5/', { principal: consumer });
+    const metrics = await (await fetch(`${base}/metrics`)).text();
+    expect(metrics).toContain('process_cpu_seconds_total');
+    expect(metrics).toMatch(/http_request_duration_seconds_count\{[^}]*route="\/v1\/things\/:id\/"[^}]*status_code="200"/);
+    expect(metrics).not.toContain('route="/v1/things/5/"');
+  });
+});

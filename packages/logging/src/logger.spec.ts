@@ -1,0 +1,50 @@
+import { Writable } from 'node:stream';
+import { createLogger } from './logger';
+import { runWithContext } from './context';
+
+function capture() {
+  const lines: string[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _encoding, callback) {
+      lines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
+      callback();
+    },
+  });
+  return { lines, logger: createLogger({ service: 'svc', version: '1.2.3', destination: stream }) };
+}
+
+const SECRET = 'sk-live-0123456789abcdefghijklmnop';
+
+describe('logger', () => {
+  it('writes JSON lines with service, version and the correlation id of the current work', () => {
+    const { lines, logger } = capture();
+    runWithContext({ correlationId: 'corr-1', requestId: 'req-1' }, () => logger.info({ a: 1 }, 'hello'));
+    expect(JSON.parse(lines[0]!)).toMatchObject({
+      level: 'info',
+      service: 'svc',
+      version: '1.2.3',
+      correlation_id: 'corr-1',
+      request_id: 'req-1',
+      msg: 'hello',
+      a: 1,
+    });
+  });
+
+  it('never lets a secret reach a log line, at any depth or inside message text', () => {
+    const { lines, logger } = capture();
+    logger.info(
+      {
+        req: { headers: { authorization: `Token ${SECRET}`, 'x-api-key': SECRET } },
+        model: { extra_data: { api_key: SECRET, VENDOR1_API_KEY: SECRET, credentials: `Bearer ${SECRET}` } },
+        settings: { ldap: { BIND_PASSWORD: SECRET }, oauth: { CLIENT_SECRET: SECRET, CLIENT_ID: SECRET } },
+        list: [{ token: SECRET }],
+      },
+      `calling with Bearer ${SECRET}`,
+    );
+    logger.error({ err: new Error(`upstream refused Token ${SECRET}`) }, 'failed');
+    expect(lines).toHaveLength(2);
+    for (const line of lines) expect(line).not.toContain(SECRET);
+    expect(lines[0]).toContain('[REDACTED]');
+    expect(JSON.parse(lines[0]!).model.extra_data.api_key).toBe('[REDACTED]');
+  });
+});
