@@ -10,6 +10,8 @@ export interface Stack {
   gateway: string;
   adminToken: string;
   services: RunningService<never>[];
+  /** Base URL of each service behind the gateway, by name (to reach one past the gateway). */
+  urls: Record<string, string>;
   /** Calls the public API with a token (the admin's unless another is given). */
   call(method: string, path: string, options?: { token?: string | null; body?: unknown; headers?: Record<string, string> }): Promise<{ status: number; body: any; headers: Headers }>;
   stop(): Promise<void>;
@@ -31,10 +33,12 @@ export async function startStack(): Promise<Stack> {
   const namespace = uniqueName('e2e');
   const upstreams: Env = {};
   const services: RunningService<never>[] = [];
+  const urls: Record<string, string> = {};
   for (const service of BEHIND_GATEWAY) {
     const running = await service.start(testEnv(service.name, { ...upstreams, BROKER_NAMESPACE: namespace }));
     services.push(running as unknown as RunningService<never>);
     upstreams[service.env] = running.url;
+    urls[service.name] = running.url;
   }
   const gatewayConfig = loadConfig(gatewayEnvSchema, testEnv('gateway', { ...upstreams, PACK_ADMIN_TOKEN: adminToken }));
   const gateway = await startService(gatewayService, gatewayConfig);
@@ -45,6 +49,7 @@ export async function startStack(): Promise<Stack> {
     gateway: gateway.url,
     adminToken,
     services,
+    urls,
     async call(method, path, options = {}) {
       const token = options.token === undefined ? adminToken : options.token;
       const response = await fetch(`${gateway.url}${path}`, {
