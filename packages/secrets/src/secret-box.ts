@@ -61,12 +61,20 @@ export class SecretBox {
     const key = this.ring.keys.get(keyId);
     if (!key) throw new SecretDecryptionError(`no key "${keyId}" in the key ring`, keyId);
     try {
-      const decipher = createDecipheriv(ALGORITHM, key, Buffer.from(iv, 'base64url'), { authTagLength: TAG_BYTES });
+      const decipher = createDecipheriv(ALGORITHM, key, Buffer.from(iv, 'base64url'), {
+        authTagLength: TAG_BYTES,
+      });
       decipher.setAAD(Buffer.from(context, 'utf8'));
       decipher.setAuthTag(Buffer.from(tag, 'base64url'));
-      return Buffer.concat([decipher.update(Buffer.from(ciphertext, 'base64url')), decipher.final()]).toString('utf8');
+      return Buffer.concat([
+        decipher.update(Buffer.from(ciphertext, 'base64url')),
+        decipher.final(),
+      ]).toString('utf8');
     } catch {
-      throw new SecretDecryptionError(`secret does not authenticate under key "${keyId}" (tampered, or another field's value)`, keyId);
+      throw new SecretDecryptionError(
+        `secret does not authenticate under key "${keyId}" (tampered, or another field's value)`,
+        keyId,
+      );
     }
   }
 

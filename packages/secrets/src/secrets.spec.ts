@@ -84,7 +84,12 @@ describe('encryption environment', () => {
     const b = key();
     const one = keyRingFromEnv(loadConfig(schema, { PACK_ENCRYPTION_KEYS: spec('a', a) }));
     expect(one.activeKeyId).toBe('a');
-    const two = keyRingFromEnv(loadConfig(schema, { PACK_ENCRYPTION_KEYS: `${spec('a', a)}, ${spec('b', b)}`, PACK_ENCRYPTION_KEY_ID: 'b' }));
+    const two = keyRingFromEnv(
+      loadConfig(schema, {
+        PACK_ENCRYPTION_KEYS: `${spec('a', a)}, ${spec('b', b)}`,
+        PACK_ENCRYPTION_KEY_ID: 'b',
+      }),
+    );
     expect(two.activeKeyId).toBe('b');
     expect(two.keys.get('a')?.equals(a)).toBe(true);
   });
@@ -95,11 +100,17 @@ describe('encryption environment', () => {
     expect(short).toEqual([expect.stringMatching(/^PACK_ENCRYPTION_KEYS: key "k" must be 32 random bytes/)]);
     expect(short.join()).not.toContain(material);
     expect(problems({})).toEqual([expect.stringMatching(/^PACK_ENCRYPTION_KEYS: is required/)]);
-    expect(problems({ PACK_ENCRYPTION_KEYS: 'no-colon' })[0]).toMatch(/^PACK_ENCRYPTION_KEYS: entry 1 must look like kid:base64/);
-    expect(problems({ PACK_ENCRYPTION_KEYS: `${spec('a', key())},${spec('a', key())}` })[0]).toMatch(/appears twice/);
+    expect(problems({ PACK_ENCRYPTION_KEYS: 'no-colon' })[0]).toMatch(
+      /^PACK_ENCRYPTION_KEYS: entry 1 must look like kid:base64/,
+    );
+    expect(problems({ PACK_ENCRYPTION_KEYS: `${spec('a', key())},${spec('a', key())}` })[0]).toMatch(
+      /appears twice/,
+    );
     expect(problems({ PACK_ENCRYPTION_KEYS: spec('a', key()), PACK_ENCRYPTION_KEY_ID: 'b' })).toEqual([
       'PACK_ENCRYPTION_KEY_ID: names no key of PACK_ENCRYPTION_KEYS',
     ]);
-    expect(problems({ PACK_ENCRYPTION_KEYS: `${spec('a', key())},${spec('b', key())}` })[0]).toMatch(/^PACK_ENCRYPTION_KEY_ID: is required/);
+    expect(problems({ PACK_ENCRYPTION_KEYS: `${spec('a', key())},${spec('b', key())}` })[0]).toMatch(
+      /^PACK_ENCRYPTION_KEY_ID: is required/,
+    );
   });
 });

@@ -1,0 +1,137 @@
+import {
+  defaultGeneralSettings,
+  generalSettingsPatchSchema,
+  generalSettingsSchema,
+  generalSettingsViewSchema,
+  jsonSchemaProblems,
+  SETTINGS_GROUPS,
+} from './settings';
+
+const errorsOf = (body: unknown) => {
+  const result = generalSettingsPatchSchema.safeParse(body);
+  if (result.success) return {};
+  const errors: Record<string, string[]> = {};
+  for (const issue of result.error.issues) {
+    const keys =
+      issue.code === 'unrecognized_keys'
+        ? issue.keys.map((k) => [...issue.path, k].join('.'))
+        : [issue.path.join('.')];
+    for (const key of keys) (errors[key] ??= []).push(issue.message);
+  }
+  return errors;
+};
+
+describe('general settings schemas', () => {
+  it('fill every group of spec 2.8 with documented defaults', () => {
+    const defaults = defaultGeneralSettings();
+    expect(Object.keys(defaults)).toEqual(SETTINGS_GROUPS);
+    expect(SETTINGS_GROUPS).toHaveLength(12);
+    expect(defaults.smtp).toEqual({
+      ENABLED: false,
+      EMAIL_HOST: '',
+      EMAIL_PORT: 587,
+      EMAIL_HOST_USER: '',
+      EMAIL_HOST_PASSWORD: '',
+      EMAIL_USE_TLS: true,
+    });
+    expect(defaults.gui_table.default_filter_states_for_serviceowners).toEqual(['PENDING']);
+    expect(defaults.external_api.webhook_response_retention).toBe(100);
+    expect(generalSettingsSchema.parse(defaults)).toEqual(defaults);
+  });
+
+  it('view schema never carries CLIENT_SECRET', () => {
+    const view = { ...defaultGeneralSettings(), oauth: { ENABLED: false, CLIENT_ID: '' } };
+    expect(generalSettingsViewSchema.parse(view).oauth).toEqual({ ENABLED: false, CLIENT_ID: '' });
+    expect(generalSettingsViewSchema.safeParse(defaultGeneralSettings()).success).toBe(false);
+  });
+
+  it('PATCH takes a partial document and fills in nothing', () => {
+    expect(generalSettingsPatchSchema.parse({ currency: { currency: 'EUR' } })).toEqual({
+      currency: { currency: 'EUR' },
+    });
+    expect(generalSettingsPatchSchema.parse({})).toEqual({});
+  });
+
+  it('PATCH names unknown groups and fields, and refuses the derived flag', () => {
+    expect(errorsOf({ nonexistent: {} })).toEqual({ nonexistent: [expect.any(String)] });
+    expect(errorsOf({ ldap: { PASSWORD: 'x' } })).toEqual({ 'ldap.PASSWORD': [expect.any(String)] });
+    expect(errorsOf({ ai_integration: { show_ai_integration: true } })).toEqual({
+      'ai_integration.show_ai_integration': [expect.stringContaining('derived')],
+    });
+  });
+
+  it('PATCH checks types, ranges, URLs and enumerations', () => {
+    expect(Object.keys(errorsOf({ smtp: { EMAIL_PORT: '25' } }))).toEqual(['smtp.EMAIL_PORT']);
+    expect(errorsOf({ smtp: { EMAIL_PORT: 70000 } })).toEqual({
+      'smtp.EMAIL_PORT': ['must be at most 65535'],
+    });
+    expect(errorsOf({ gui_table: { table_refresh_interval: 1 } })).toEqual({
+      'gui_table.table_refresh_interval': ['must be at least 5 seconds'],
+    });
+    expect(errorsOf({ feedback: { feedback_link: 'javascript:alert(1)' } })).toEqual({
+      'feedback.feedback_link': ['must be an http(s) URL or empty'],
+    });
+    expect(errorsOf({ currency: { currency: 'JPY' } })).toEqual({
+      'currency.currency': ['must be one of USD, EUR, GBP'],
+    });
+    expect(
+      Object.keys(errorsOf({ gui_table: { default_filter_states_for_consumers: ['PENDING', 'DONE'] } })),
+    ).toEqual(['gui_table.default_filter_states_for_consumers.1']);
+    expect(errorsOf({ gui_table: { default_filter_states_for_consumers: ['PENDING', 'PENDING'] } })).toEqual({
+      'gui_table.default_filter_states_for_consumers': ['must not list a state twice'],
+    });
+    expect(errorsOf({ ldap: { SERVER_URI: 'http://ldap.example.com' } })).toEqual({
+      'ldap.SERVER_URI': [expect.stringContaining('ldap://')],
+    });
+    expect(
+      errorsOf({
+        ldap: {
+          SERVER_URI: 'ldaps://a.example.com:636 ldap://b.example.com',
+          BIND_DN: 'cn=admin,dc=example,dc=com',
+        },
+      }),
+    ).toEqual({});
+    expect(errorsOf({ smtp: { EMAIL_HOST: 'mail example' } })).toEqual({
+      'smtp.EMAIL_HOST': ['must be a host name or IP address, or empty'],
+    });
+    expect(errorsOf({ ldap: { BIND_DN: 'admin' } })).toEqual({
+      'ldap.BIND_DN': ['must be a DN such as ou=people,dc=example,dc=com, or empty'],
+    });
+    expect(errorsOf({ smtp: { EMAIL_HOST: 'smtp.example.com' } })).toEqual({});
+    expect(errorsOf({ external_api: { webhook_response_retention: 0 } })).toEqual({
+      'external_api.webhook_response_retention': ['must be at least 1'],
+    });
+    expect(Object.keys(errorsOf({ ldap: null }))).toEqual(['ldap']);
+  });
+
+  it('PATCH accepts a draft-07 catalog schema and refuses one that is not a valid JSON Schema', () => {
+    const valid = {
+      $schema: 'http://json-schema.org/draft-07/schema#',
+      type: 'object',
+      properties: { a: { type: 'string' } },
+    };
+    expect(errorsOf({ ai_integration: { generative_ui_catalog_schema: valid } })).toEqual({});
+    expect(errorsOf({ ai_integration: { generative_ui_catalog_schema: null } })).toEqual({});
+    for (const invalid of [
+      { type: 'nope' },
+      { properties: [] },
+      { $ref: '#/definitions/missing' },
+      { type: 'string', pattern: '(' },
+      { $schema: 'https://json-schema.org/draft/2020-12/schema' },
+    ]) {
+      const errors = errorsOf({ ai_integration: { generative_ui_catalog_schema: invalid } });
+      expect(Object.keys(errors)).toEqual(['ai_integration.generative_ui_catalog_schema']);
+      for (const message of errors['ai_integration.generative_ui_catalog_schema']!)
+        expect(message).toMatch(/^is not a valid JSON Schema: /);
+    }
+    expect(Object.keys(errorsOf({ ai_integration: { generative_ui_catalog_schema: 'text' } }))).toEqual([
+      'ai_integration.generative_ui_catalog_schema',
+    ]);
+  });
+
+  it('jsonSchemaProblems says what is wrong', () => {
+    expect(jsonSchemaProblems({ type: 'object' })).toEqual([]);
+    expect(jsonSchemaProblems([])).toEqual(['must be a JSON Schema object']);
+    expect(jsonSchemaProblems({ type: 'nope' }).join(' ')).toContain('/type');
+  });
+});
