@@ -30,14 +30,32 @@ export const CHANGE_INSTANCE_STATES = [
 export const changeInstanceStateSchema = z.enum(CHANGE_INSTANCE_STATES);
 export type ChangeInstanceState = z.infer<typeof changeInstanceStateSchema>;
 
+/**
+ * What every change-instance event carries, so a consumer (webhooks, pipeline) never has to call
+ * the catalog back: the Service as spec 4.1's webhook body needs it (id, name, owner id and
+ * name, current at the time of the change) and the declaration as JSON text (user JSON may hold
+ * keys that MongoDB-wire stores refuse, DESIGN section 2).
+ */
 const changeInstanceFields = {
   change_instance_id: z.number().int(),
   service_item_id: z.number().int(),
   declaration_id: z.number().int(),
+  /** The submitted declaration, a JSON object serialised as text. */
+  declaration_json: z.string(),
   consumer_id: z.number().int(),
+  consumer_name: z.string(),
   service: serviceRef,
+  /** The state after the change (for `created`: the state it was created in). */
   state: changeInstanceStateSchema,
 };
+
+/** Who made a state change: a user (owner or admin), the AI validator, or the Service's auto-approval. */
+export const changeInstanceActorSchema = z.object({
+  kind: z.enum(['user', 'validator', 'auto_approval']),
+  user_id: z.number().int().nullable(),
+  username: z.string().nullable(),
+});
+export type ChangeInstanceActor = z.infer<typeof changeInstanceActorSchema>;
 
 export const STAGES = ['CONFIG', 'VERIFY', 'EXECUTION'] as const;
 export const stageSchema = z.enum(STAGES);
@@ -50,13 +68,28 @@ const chatMessage = z.object({ role: z.enum(['system', 'user', 'assistant']), co
 const usage = z.object({ input_tokens: z.number().int().nonnegative(), output_tokens: z.number().int().nonnegative() });
 
 export const events = {
+  /**
+   * A consumer submitted a declaration and a Change Instance was created (state PENDING). When
+   * the Service auto-approves, `auto_approved` is true and a state_changed PENDING -> APPROVED
+   * follows, recorded by the same write.
+   */
   changeInstanceCreated: defineEvent(
     'catalog.change_instance.created.v1',
     z.object({ ...changeInstanceFields, auto_approved: z.boolean() }),
   ),
+  /**
+   * A Change Instance moved from `old_state` to `state`. A move to APPROVED makes `declaration_id`
+   * / `declaration_json` the latest approved declaration of the Service Item.
+   */
   changeInstanceStateChanged: defineEvent(
     'catalog.change_instance.state_changed.v1',
-    z.object({ ...changeInstanceFields, old_state: changeInstanceStateSchema }),
+    z.object({
+      ...changeInstanceFields,
+      old_state: changeInstanceStateSchema,
+      /** Why (a rejection's reasons, the validator's reasons); may be empty. */
+      reasons: z.array(z.string()),
+      changed_by: changeInstanceActorSchema,
+    }),
   ),
   changeInstanceValidationDecided: defineEvent(
     'pipeline.change_instance.validation_decided.v1',

@@ -1,0 +1,67 @@
+import { randomUUID } from 'node:crypto';
+import {
+  createEnvelope,
+  events,
+  type ChangeInstanceActor,
+  type ChangeInstanceState,
+  type Envelope,
+} from '@pack/contracts';
+import { currentContext } from '@pack/logging';
+import type { ChangeInstanceRecord } from '../data/models';
+import type { Actor } from './transitions';
+
+export const EVENT_SOURCE = 'catalog';
+
+function options(time: Date) {
+  return { source: EVENT_SOURCE, correlationId: currentContext()?.correlationId ?? randomUUID(), time };
+}
+
+/** The fields every change-instance event shares, taken from the instance as it is after the change. */
+function common(instance: ChangeInstanceRecord, declarationJson: string, state: ChangeInstanceState) {
+  return {
+    change_instance_id: instance._id,
+    service_item_id: instance.service_item_id,
+    declaration_id: instance.declaration_id,
+    declaration_json: declarationJson,
+    consumer_id: instance.consumer_id,
+    consumer_name: instance.consumer_name,
+    service: {
+      id: instance.service_id,
+      name: instance.service_name,
+      owner: { id: instance.service_owner_id, name: instance.service_owner_name },
+    },
+    state,
+  };
+}
+
+export function actorPayload(actor: Actor): ChangeInstanceActor {
+  return actor.kind === 'user'
+    ? { kind: 'user', user_id: actor.userId, username: actor.username }
+    : { kind: actor.kind, user_id: null, username: null };
+}
+
+export function createdEvent(instance: ChangeInstanceRecord, declarationJson: string, autoApproved: boolean, time: Date): Envelope {
+  return createEnvelope(
+    events.changeInstanceCreated,
+    { ...common(instance, declarationJson, 'PENDING'), auto_approved: autoApproved },
+    options(time),
+  );
+}
+
+export function stateChangedEvent(
+  instance: ChangeInstanceRecord,
+  declarationJson: string,
+  change: { from: ChangeInstanceState; to: ChangeInstanceState; reasons: string[]; actor: Actor },
+  time: Date,
+): Envelope {
+  return createEnvelope(
+    events.changeInstanceStateChanged,
+    {
+      ...common(instance, declarationJson, change.to),
+      old_state: change.from,
+      reasons: change.reasons,
+      changed_by: actorPayload(change.actor),
+    },
+    options(time),
+  );
+}

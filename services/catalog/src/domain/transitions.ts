@@ -1,0 +1,62 @@
+import { CHANGE_INSTANCE_STATES, type ChangeInstanceState } from '@pack/contracts';
+
+/**
+ * The Change Instance state machine (docs/decisions/0005-change-instance-states.md).
+ *
+ *   PENDING     -> APPROVED | REJECTED | CANCELLED
+ *   APPROVED    -> IN_PROGRESS | CANCELLED
+ *   IN_PROGRESS -> COMPLETED | FAILED | CANCELLED
+ *   FAILED      -> IN_PROGRESS            (a retry after the pipeline healed the configuration)
+ *   REJECTED, COMPLETED, CANCELLED: final
+ */
+export const TRANSITIONS: Readonly<Record<ChangeInstanceState, readonly ChangeInstanceState[]>> = {
+  PENDING: ['APPROVED', 'REJECTED', 'CANCELLED'],
+  APPROVED: ['IN_PROGRESS', 'CANCELLED'],
+  IN_PROGRESS: ['COMPLETED', 'FAILED', 'CANCELLED'],
+  FAILED: ['IN_PROGRESS'],
+  REJECTED: [],
+  COMPLETED: [],
+  CANCELLED: [],
+};
+
+/** States in which something is still expected to happen; a Service with such instances cannot be deleted. */
+export const ACTIVE_STATES: readonly ChangeInstanceState[] = ['PENDING', 'APPROVED', 'IN_PROGRESS'];
+
+export type Actor =
+  | { kind: 'user'; userId: number; username: string }
+  | { kind: 'validator' }
+  | { kind: 'auto_approval' };
+
+/** Every legal (from, to) pair, in table order. */
+export function legalTransitions(): [ChangeInstanceState, ChangeInstanceState][] {
+  return CHANGE_INSTANCE_STATES.flatMap((from) => TRANSITIONS[from].map((to): [ChangeInstanceState, ChangeInstanceState] => [from, to]));
+}
+
+export type TransitionCheck =
+  | { ok: true }
+  | { ok: false; reason: 'illegal'; detail: string }
+  | { ok: false; reason: 'already_decided'; detail: string };
+
+/**
+ * Whether `actor` may move a Change Instance from `from` to `to`. Users (the Service Owner or an
+ * admin) may take any transition of the table; the validator and auto-approval only decide a
+ * PENDING instance.
+ */
+export function checkTransition(from: ChangeInstanceState, to: ChangeInstanceState, actor: Actor): TransitionCheck {
+  if (actor.kind !== 'user') {
+    if (from !== 'PENDING') return { ok: false, reason: 'already_decided', detail: `the change instance is already ${from}` };
+    if (to !== 'APPROVED' && to !== 'REJECTED') {
+      return { ok: false, reason: 'illegal', detail: `a ${actor.kind} decision can only approve or reject, not move to ${to}` };
+    }
+    return { ok: true };
+  }
+  if (TRANSITIONS[from].includes(to)) return { ok: true };
+  const allowed = TRANSITIONS[from];
+  return {
+    ok: false,
+    reason: 'illegal',
+    detail:
+      `a change instance cannot move from ${from} to ${to}; ` +
+      (allowed.length > 0 ? `from ${from} it can move to ${allowed.join(', ')}` : `${from} is final`),
+  };
+}

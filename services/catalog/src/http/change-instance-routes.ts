@@ -1,0 +1,87 @@
+import { z } from 'zod';
+import { CHANGE_INSTANCE_STATES, changeInstanceStateSchema, type GeneralSettings } from '@pack/contracts';
+import { listQuerySchema, pageOf, pageSchema, route } from '@pack/http-kit';
+import type { ChangeInstances } from '../domain/change-instances';
+import { ALL_STATES_KEYWORD, parseStateParameter, resolveStateFilter } from '../domain/state-filter';
+import { idParams, optionalId, pick } from './common';
+import { changeInstanceDetailView, changeInstanceView, toChangeInstanceDetailView, toChangeInstanceView } from './views';
+
+const listQuery = listQuerySchema.extend({
+  state: z
+    .union([z.string(), z.array(z.string())])
+    .optional()
+    .transform((raw, ctx) => {
+      const parsed = parseStateParameter(raw);
+      if (parsed.invalid.length > 0) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `unknown state ${parsed.invalid.join(', ')}; use ${CHANGE_INSTANCE_STATES.join(', ')} or ${ALL_STATES_KEYWORD}`,
+        });
+        return z.NEVER;
+      }
+      return parsed.states;
+    }),
+  service: optionalId,
+  service_item: optionalId,
+});
+
+const patchBody = z.strictObject({
+  state: changeInstanceStateSchema,
+  /** Why, e.g. a rejection's reasons; kept with the instance and sent with the event. */
+  reasons: z.array(z.string().trim().min(1).max(2000)).max(50).default([]),
+});
+
+/** Header naming the state filter a list applied, so a caller can tell a default filter from an empty result. */
+export const STATE_FILTER_HEADER = 'x-state-filter';
+
+export function changeInstanceRoutes(changeInstances: ChangeInstances, settings: () => GeneralSettings) {
+  return [
+    route({
+      method: 'get',
+      path: '/v1/catalog/change_instances/',
+      summary:
+        'List change instances in the caller scope, newest first; without ?state= the GUI Table Settings default of the caller role applies',
+      access: 'authenticated',
+      query: listQuery,
+      responses: { 200: { description: 'A page of change instances', schema: pageSchema(changeInstanceView) }, ...pick(400, 401) },
+      handler: async ({ principal, query, req }) => {
+        const filter = resolveStateFilter(query.state, principal.role, settings().gui_table);
+        const page = await changeInstances.list(
+          principal,
+          { states: filter.states, service_id: query.service, service_item_id: query.service_item },
+          query.limit,
+          query.offset,
+        );
+        return {
+          body: pageOf(req, query, page.count, page.items.map(toChangeInstanceView)),
+          headers: { [STATE_FILTER_HEADER]: filter.states ? filter.states.join(',') : ALL_STATES_KEYWORD },
+        };
+      },
+    }),
+    route({
+      method: 'get',
+      path: '/v1/catalog/change_instances/:id/',
+      summary: 'Read a change instance with its declaration and history',
+      access: 'authenticated',
+      params: idParams,
+      responses: { 200: { description: 'The change instance', schema: changeInstanceDetailView }, ...pick(400, 401, 404) },
+      handler: async ({ principal, params }) => {
+        const { instance, declaration } = await changeInstances.get(principal, params.id);
+        return { body: toChangeInstanceDetailView(instance, declaration) };
+      },
+    }),
+    route({
+      method: 'patch',
+      path: '/v1/catalog/change_instances/:id/',
+      summary: 'Move a change instance to another state (its Service Owner or an admin); illegal transitions are 409',
+      access: ['admin', 'service_owner'],
+      params: idParams,
+      body: patchBody,
+      responses: { 200: { description: 'The change instance', schema: changeInstanceDetailView }, ...pick(400, 401, 403, 404, 409) },
+      handler: async ({ principal, params, body }) => {
+        const { instance, declaration } = await changeInstances.move(principal, params.id, body.state, body.reasons);
+        return { body: toChangeInstanceDetailView(instance, declaration) };
+      },
+    }),
+  ];
+}

@@ -1,0 +1,61 @@
+import { z } from 'zod';
+import { listQuerySchema, pageOf, pageSchema, route } from '@pack/http-kit';
+import type { ChangeInstances } from '../domain/change-instances';
+import { idParams, optionalId, pick } from './common';
+import { serviceItemView, toServiceItemView } from './views';
+
+const latestApprovedView = z.object({
+  service_item: z.number().int(),
+  service: z.number().int(),
+  change_instance: z.number().int(),
+  declaration_id: z.number().int(),
+  declaration: z.record(z.string(), z.unknown()),
+  approved_at: z.string(),
+});
+
+export function serviceItemRoutes(changeInstances: ChangeInstances) {
+  return [
+    route({
+      method: 'get',
+      path: '/v1/catalog/service_items/',
+      summary: 'List Service Items in the caller scope (a consumer: their own; a service owner: those of their Services)',
+      access: 'authenticated',
+      query: listQuerySchema.extend({ service: optionalId }),
+      responses: { 200: { description: 'A page of Service Items', schema: pageSchema(serviceItemView) }, ...pick(400, 401) },
+      handler: async ({ principal, query, req }) => {
+        const page = await changeInstances.listItems(principal, { service_id: query.service }, query.limit, query.offset);
+        return { body: pageOf(req, query, page.count, page.items.map(toServiceItemView)) };
+      },
+    }),
+    route({
+      method: 'get',
+      path: '/v1/catalog/service_items/:id/',
+      summary: 'Read a Service Item',
+      access: 'authenticated',
+      params: idParams,
+      responses: { 200: { description: 'The Service Item', schema: serviceItemView }, ...pick(400, 401, 404) },
+      handler: async ({ principal, params }) => ({ body: toServiceItemView(await changeInstances.getItem(principal, params.id)) }),
+    }),
+    route({
+      method: 'get',
+      path: '/v1/catalog/service_items/:id/latest_approved_declaration/',
+      summary: 'The latest approved declaration of a Service Item (what the pipeline configures from); 404 before any approval',
+      access: 'authenticated',
+      params: idParams,
+      responses: { 200: { description: 'The declaration', schema: latestApprovedView }, ...pick(400, 401, 404) },
+      handler: async ({ principal, params }) => {
+        const { item, declaration } = await changeInstances.latestApproved(principal, params.id);
+        return {
+          body: {
+            service_item: item._id,
+            service: item.service_id,
+            change_instance: item.latest_approved_change_instance_id ?? 0,
+            declaration_id: declaration._id,
+            declaration: JSON.parse(declaration.content) as Record<string, unknown>,
+            approved_at: (item.latest_approved_at ?? declaration.created_at).toISOString(),
+          },
+        };
+      },
+    }),
+  ];
+}

@@ -1,0 +1,48 @@
+import { z } from 'zod';
+import { route } from '@pack/http-kit';
+import type { ChangeInstances } from '../domain/change-instances';
+import { idParams, pick } from './common';
+import {
+  changeInstanceDetailView,
+  declarationView,
+  serviceItemView,
+  toChangeInstanceDetailView,
+  toDeclarationView,
+  toServiceItemView,
+} from './views';
+
+const submitBody = z.strictObject({
+  declaration: z.record(z.string(), z.unknown(), { error: 'must be a JSON object' }),
+});
+
+export function submissionRoutes(changeInstances: ChangeInstances) {
+  return [
+    route({
+      method: 'post',
+      path: '/v1/catalog/services/:id/declarations/',
+      summary:
+        "Submit a declaration for a Service: updates the consumer's Service Item and creates a Change Instance (approved at once with auto-approval)",
+      access: ['consumer'],
+      params: idParams,
+      body: submitBody,
+      responses: {
+        201: {
+          description: 'Submitted',
+          schema: z.object({ declaration: declarationView, service_item: serviceItemView, change_instance: changeInstanceDetailView }),
+        },
+        ...pick(400, 401, 403, 404),
+      },
+      handler: async ({ principal, params, body }) => {
+        const submission = await changeInstances.submit(principal, params.id, body.declaration);
+        return {
+          status: 201,
+          body: {
+            declaration: toDeclarationView(submission.declaration),
+            service_item: toServiceItemView(submission.item),
+            change_instance: toChangeInstanceDetailView(submission.changeInstance, submission.declaration),
+          },
+        };
+      },
+    }),
+  ];
+}

@@ -1,0 +1,179 @@
+import { z } from 'zod';
+import { changeInstanceStateSchema } from '@pack/contracts';
+import type {
+  ChangeInstanceRecord,
+  DeclarationRecord,
+  ServiceItemRecord,
+  ServiceOwnerRecord,
+  ServiceRecord,
+} from '../data/models';
+import type { ServiceOwnerView } from '../domain/catalog-services';
+
+const iso = (value: Date) => value.toISOString();
+const isoOrNull = (value: Date | null | undefined) => (value ? value.toISOString() : null);
+const userRef = z.object({ id: z.number().int(), name: z.string() });
+
+export const serviceView = z.object({
+  id: z.number().int(),
+  name: z.string(),
+  description: z.string(),
+  owner: userRef,
+  auto_approval: z.boolean(),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+
+export function toServiceView(record: ServiceRecord): z.infer<typeof serviceView> {
+  return {
+    id: record._id,
+    name: record.name,
+    description: record.description ?? '',
+    owner: { id: record.owner_id, name: record.owner_name },
+    auto_approval: record.auto_approval,
+    created_at: iso(record.created_at),
+    updated_at: iso(record.updated_at),
+  };
+}
+
+export const serviceItemView = z.object({
+  id: z.number().int(),
+  service: z.object({ id: z.number().int(), name: z.string() }),
+  consumer: userRef,
+  latest_declaration_id: z.number().int().nullable(),
+  latest_approved_declaration_id: z.number().int().nullable(),
+  latest_approved_change_instance_id: z.number().int().nullable(),
+  latest_approved_at: z.string().nullable(),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+
+export function toServiceItemView(record: ServiceItemRecord): z.infer<typeof serviceItemView> {
+  return {
+    id: record._id,
+    service: { id: record.service_id, name: record.service_name },
+    consumer: { id: record.consumer_id, name: record.consumer_name },
+    latest_declaration_id: record.latest_declaration_id ?? null,
+    latest_approved_declaration_id: record.latest_approved_declaration_id ?? null,
+    latest_approved_change_instance_id: record.latest_approved_change_instance_id ?? null,
+    latest_approved_at: isoOrNull(record.latest_approved_at),
+    created_at: iso(record.created_at),
+    updated_at: iso(record.updated_at),
+  };
+}
+
+const jsonObject = z.record(z.string(), z.unknown());
+
+export const declarationView = z.object({
+  id: z.number().int(),
+  service: z.number().int(),
+  service_item: z.number().int(),
+  consumer: z.number().int(),
+  declaration: jsonObject,
+  created_at: z.string(),
+});
+
+export function toDeclarationView(record: DeclarationRecord): z.infer<typeof declarationView> {
+  return {
+    id: record._id,
+    service: record.service_id,
+    service_item: record.service_item_id,
+    consumer: record.consumer_id,
+    declaration: JSON.parse(record.content) as Record<string, unknown>,
+    created_at: iso(record.created_at),
+  };
+}
+
+export const changeInstanceView = z.object({
+  id: z.number().int(),
+  service: z.object({ id: z.number().int(), name: z.string(), owner: userRef }),
+  service_item: z.number().int(),
+  declaration_id: z.number().int(),
+  consumer: userRef,
+  state: changeInstanceStateSchema,
+  reasons: z.array(z.string()),
+  auto_approved: z.boolean(),
+  approved_at: z.string().nullable(),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+
+const historyView = z.object({
+  from: changeInstanceStateSchema.nullable(),
+  to: changeInstanceStateSchema,
+  at: z.string(),
+  by: z.object({
+    kind: z.enum(['user', 'validator', 'auto_approval']),
+    user_id: z.number().int().nullable(),
+    username: z.string().nullable(),
+  }),
+  reasons: z.array(z.string()),
+});
+
+export const changeInstanceDetailView = changeInstanceView.extend({
+  declaration: jsonObject.nullable(),
+  history: z.array(historyView),
+});
+
+export function toChangeInstanceView(record: ChangeInstanceRecord): z.infer<typeof changeInstanceView> {
+  return {
+    id: record._id,
+    service: { id: record.service_id, name: record.service_name, owner: { id: record.service_owner_id, name: record.service_owner_name } },
+    service_item: record.service_item_id,
+    declaration_id: record.declaration_id,
+    consumer: { id: record.consumer_id, name: record.consumer_name },
+    state: record.state,
+    reasons: record.reasons ?? [],
+    auto_approved: record.auto_approved,
+    approved_at: isoOrNull(record.approved_at),
+    created_at: iso(record.created_at),
+    updated_at: iso(record.updated_at),
+  };
+}
+
+export function toChangeInstanceDetailView(
+  record: ChangeInstanceRecord,
+  declaration: DeclarationRecord | null,
+): z.infer<typeof changeInstanceDetailView> {
+  return {
+    ...toChangeInstanceView(record),
+    declaration: declaration ? (JSON.parse(declaration.content) as Record<string, unknown>) : null,
+    history: (record.history ?? []).map((entry) => ({
+      from: entry.from ?? null,
+      to: entry.to,
+      at: iso(entry.at),
+      by: { kind: entry.by_kind, user_id: entry.by_user_id ?? null, username: entry.by_username ?? null },
+      reasons: entry.reasons ?? [],
+    })),
+  };
+}
+
+export const serviceOwnerView = z.object({
+  id: z.number().int(),
+  username: z.string().nullable(),
+  allow_service_creation: z.boolean(),
+  /** allow_service_creation combined with the global Service Creator switch. */
+  can_create_services: z.boolean(),
+  created_at: z.string().nullable(),
+  updated_at: z.string().nullable(),
+});
+
+export function toServiceOwnerView(view: ServiceOwnerView): z.infer<typeof serviceOwnerView> {
+  return {
+    id: view.id,
+    username: view.username,
+    allow_service_creation: view.allow_service_creation,
+    can_create_services: view.can_create_services,
+    created_at: isoOrNull(view.record?.created_at),
+    updated_at: isoOrNull(view.record?.updated_at),
+  };
+}
+
+export function toServiceOwnerListView(record: ServiceOwnerRecord, globalSwitch: boolean): z.infer<typeof serviceOwnerView> {
+  return toServiceOwnerView({
+    record,
+    id: record._id,
+    username: record.username,
+    allow_service_creation: record.allow_service_creation,
+    can_create_services: globalSwitch && record.allow_service_creation,
+  });
+}

@@ -1,0 +1,22 @@
+import type { ConsumerSpec } from '@pack/broker';
+import { events, type EventData } from '@pack/contracts';
+import { idempotent } from '@pack/db';
+import type { Connection } from 'mongoose';
+import type { ChangeInstances } from '../domain/change-instances';
+
+export const VALIDATION_CONSUMER = 'catalog.validation-decisions';
+
+/**
+ * The Change Instance Validator's decisions (published by the pipeline side). Applied once per
+ * event id; a decision about an instance the Service Owner already decided is dropped.
+ */
+export function validationConsumer(connection: Connection, changeInstances: ChangeInstances): ConsumerSpec {
+  return {
+    name: VALIDATION_CONSUMER,
+    events: [events.changeInstanceValidationDecided],
+    handler: idempotent(connection, VALIDATION_CONSUMER, async (envelope) => {
+      const data = envelope.data as EventData<typeof events.changeInstanceValidationDecided>;
+      await changeInstances.applyValidatorDecision(data.change_instance_id, data.decision, data.reasons);
+    }),
+  };
+}
