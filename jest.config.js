@@ -8,4 +8,5 @@ module.exports = {
   globalTeardown: '<rootDir>/packages/testkit/src/global-teardown.ts',
   testTimeout: 60000,
   maxWorkers: 2,
+  reporters: ['default', '<rootDir>/scripts/jest-summary-reporter.js'],
 };

@@ -16,7 +16,7 @@ export const problemSchema = z.object({
 export type Problem = z.infer<typeof problemSchema>;
 
 export function problemType(code: string): string {
-  return `https://pack.dev/problems/${code.replace(/_/g, '-')}`;
+  return `urn:pack:problem:${code.replace(/_/g, '-')}`;
 }
 
 /** Turns zod issues into `{ "field.path": ["message"] }`, prefixed with where they came from. */

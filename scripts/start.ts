@@ -1,0 +1,104 @@
+/**
+ * `pnpm start`: the whole platform on this machine, in the foreground until Ctrl-C.
+ *
+ * 1. Starts whatever infrastructure is missing (scripts/infra.sh: RabbitMQ, FerretDB on
+ *    PostgreSQL), unless MONGO_URL and AMQP_URL point elsewhere.
+ * 2. Creates local secrets once (.local/dev.env, mode 0600): the internal secret shared by the
+ *    gateway and the services, and an encryption key. Variables already set win.
+ * 3. Starts every service under services/ on its default port, gateway last, and prints the
+ *    gateway URL and, on first start without PACK_ADMIN_TOKEN, a one-time admin token.
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+
+const root = path.resolve(__dirname, '..');
+const local = path.join(root, '.local');
+const devEnvFile = path.join(local, 'dev.env');
+
+function infraEnv(): Record<string, string> {
+  if (process.env.MONGO_URL && process.env.AMQP_URL) return {};
+  const output = execFileSync('bash', [path.join(root, 'scripts/infra.sh'), 'up'], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return Object.fromEntries([...output.matchAll(/^export (\w+)='([^']*)'$/gm)].map((m) => [m[1]!, m[2]!]));
+}
+
+/** Secrets generated on first start and kept, so data encrypted today can be read tomorrow. */
+function localSecrets(): { env: Record<string, string>; newAdminToken?: string } {
+  mkdirSync(local, { recursive: true });
+  const stored: Record<string, string> = existsSync(devEnvFile)
+    ? Object.fromEntries(
+        readFileSync(devEnvFile, 'utf8')
+          .split('\n')
+          .map((line) => /^(\w+)=(.*)$/.exec(line))
+          .filter((m): m is RegExpExecArray => m !== null)
+          .map((m) => [m[1]!, m[2]!]),
+      )
+    : {};
+  let newAdminToken: string | undefined;
+  stored.PACK_INTERNAL_SECRET ??= randomBytes(32).toString('base64url');
+  stored.PACK_ENCRYPTION_KEYS ??= `local1:${randomBytes(32).toString('base64')}`;
+  if (!process.env.PACK_ADMIN_TOKEN && !stored.PACK_ADMIN_TOKEN) {
+    newAdminToken = `pack_${randomBytes(32).toString('base64url')}`;
+    stored.PACK_ADMIN_TOKEN = newAdminToken;
+  }
+  writeFileSync(devEnvFile, `${Object.entries(stored).map(([k, v]) => `${k}=${v}`).join('\n')}\n`, { mode: 0o600 });
+  return { env: stored, newAdminToken };
+}
+
+function services(): string[] {
+  const all = readdirSync(path.join(root, 'services')).filter((name) =>
+    existsSync(path.join(root, 'services', name, 'src/main.ts')),
+  );
+  return [...all.filter((name) => name !== 'gateway'), 'gateway'];
+}
+
+function main(): void {
+  const env = { ...infraEnv() };
+  const secrets = localSecrets();
+  // PORT would give every service the same port: each keeps its default (GATEWAY_PORT moves the gateway).
+  const { PORT: _port, ...inherited } = process.env;
+  const shared = { ...secrets.env, ...env, ...inherited } as Record<string, string>;
+  const children: ChildProcess[] = [];
+  for (const name of services()) {
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'services', name, 'src/main.ts')], {
+      env: { ...shared, MONGO_DB: process.env.MONGO_DB ?? `pack_${name.replace(/-/g, '_')}` },
+      stdio: ['ignore', 'inherit', 'inherit'],
+    });
+    child.on('exit', (code, signal) => {
+      if (!stopping) process.stderr.write(`[start] ${name} exited (${signal ?? code}); stopping everything\n`);
+      shutdown(code ?? 1);
+    });
+    children.push(child);
+  }
+  const port = process.env.GATEWAY_PORT ?? '8080';
+  process.stdout.write(`\n[start] gateway: http://127.0.0.1:${port}\n`);
+  if (secrets.newAdminToken) {
+    process.stdout.write(`[start] one-time admin token (kept in .local/dev.env): ${secrets.newAdminToken}\n`);
+  } else if (!process.env.PACK_ADMIN_TOKEN) {
+    process.stdout.write('[start] admin token: PACK_ADMIN_TOKEN in .local/dev.env\n');
+  }
+  process.stdout.write('[start] Ctrl-C stops the services (the infrastructure keeps running: pnpm infra:down stops it)\n\n');
+
+  let stopping = false;
+  function shutdown(code: number): void {
+    if (stopping) return;
+    stopping = true;
+    for (const child of children) child.kill('SIGTERM');
+    const force = setTimeout(() => {
+      for (const child of children) child.kill('SIGKILL');
+      process.exit(code);
+    }, 30_000);
+    force.unref();
+    void Promise.all(children.map((child) => new Promise((resolve) => (child.exitCode !== null ? resolve(null) : child.on('exit', resolve))))).then(
+      () => process.exit(code),
+    );
+  }
+  process.on('SIGINT', () => shutdown(0));
+  process.on('SIGTERM', () => shutdown(0));
+}
+
+main();
