@@ -1,4 +1,4 @@
-import type { Connection } from 'mongoose';
+import { ConnectionStates, type Connection } from 'mongoose';
 import type { Broker } from '@pack/broker';
 import type { Envelope } from '@pack/contracts';
 import type { Logger } from '@pack/logging';
@@ -117,7 +117,7 @@ export class OutboxRelay {
   }
 
   private async drain(): Promise<void> {
-    if (!this.options.broker.isReady() || this.options.connection.readyState !== 1) return;
+    if (!this.options.broker.isReady() || this.options.connection.readyState !== ConnectionStates.connected) return;
     const batch = this.options.batchSize ?? 100;
     for (const name of this.options.collections) {
       const collection = this.options.connection.collection(name);

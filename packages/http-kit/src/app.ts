@@ -185,7 +185,7 @@ function mount(app: Express, route: AnyRoute, options: HttpAppOptions): void {
       if (req.body === undefined) throw new ValidationError('a JSON request body is required', { errors: { '(body)': ['required'] } });
       body = parsePart(route.body, req.body, 'body');
     }
-    const reply = await route.handler({ params, query, body, principal: principal as Principal, req, res, log: options.logger } as never);
+    const reply = await route.handler({ params, query, body, principal, req, res, log: options.logger });
     if (res.headersSent) return;
     const status = reply.status ?? 200;
     if (options.validateResponses) {

@@ -56,5 +56,5 @@ export function route<
   B extends z.ZodType | undefined = undefined,
   A extends Access = Access,
 >(spec: RouteSpec<P, Q, B, A>): AnyRoute {
-  return spec as unknown as AnyRoute;
+  return spec;
 }

@@ -5,7 +5,7 @@ import { Broker, type ConsumerSpec } from '@pack/broker';
 import type { ServiceEnv } from '@pack/config';
 import type { Principal } from '@pack/contracts';
 import { connectMongo, mapDatabaseError, OutboxRelay, type Mongo } from '@pack/db';
-import { AppError, createHttpApp, type AnyRoute } from '@pack/http-kit';
+import { createHttpApp, type AnyRoute } from '@pack/http-kit';
 import { createLogger, type DestinationStream, type Logger } from '@pack/logging';
 import { createMetrics, type Metrics } from '@pack/metrics';
 
@@ -90,7 +90,7 @@ export async function startService<C extends ServiceEnv>(
     authenticate: parts.authenticate,
     fallback: parts.fallback,
     validateResponses: config.NODE_ENV === 'test',
-    mapError: (error) => mapDatabaseError(error) as AppError | undefined,
+    mapError: mapDatabaseError,
     readiness: async () => ({
       database: await mongo.isReady(),
       ...(usesBroker ? { broker: broker.isReady() } : {}),

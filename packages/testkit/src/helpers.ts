@@ -5,6 +5,8 @@ import amqp from 'amqplib';
 import mongoose from 'mongoose';
 
 export const TEST_INTERNAL_SECRET = 'test-internal-secret-0123456789abcdef';
+/** A fixed encryption key (32 bytes, base64) for tests only; deployments bring their own. */
+export const TEST_ENCRYPTION_KEY = Buffer.from('pack-test-only-encryption-key-32').toString('base64');
 
 /** A name no other test (or earlier run) uses: databases, broker namespaces, usernames. */
 export function uniqueName(prefix: string): string {
@@ -26,6 +28,8 @@ export function testEnv(service: string, overrides: Record<string, string> = {})
     MONGO_DB: uniqueName(`t_${service.replace(/-/g, '_')}`),
     BROKER_NAMESPACE: uniqueName('t'),
     PACK_INTERNAL_SECRET: TEST_INTERNAL_SECRET,
+    PACK_ENCRYPTION_KEYS: `test:${TEST_ENCRYPTION_KEY}`,
+    PACK_ENCRYPTION_KEY_ID: 'test',
     ...overrides,
   };
 }
@@ -43,7 +47,7 @@ export async function waitFor<T>(
     } catch (error) {
       last = error;
     }
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last instanceof Error ? `: ${last.message}` : ''}`);
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
 }

@@ -76,7 +76,7 @@ export function createProxy(options: ProxyOptions): { handler: RequestHandler; c
     let response;
     try {
       response = await poolFor(upstream).request({
-        method: req.method as 'GET',
+        method: req.method,
         path: req.originalUrl,
         headers,
         body: hasBody ? req : undefined,
