@@ -20,7 +20,16 @@ export interface SettingsCacheOptions {
   service: string;
   logger: Logger;
   retryMs?: number;
+  /**
+   * Also revalidate every this many ms (a conditional GET, answered 304 while nothing changed);
+   * 0 turns it off. Replicas of one service share the settings-cache queue, so each event
+   * reaches one of them; the poll bounds how long the others lag. Default 15 s.
+   */
+  pollMs?: number;
 }
+
+/** Response header carrying the version a settings response reflects. */
+export const SETTINGS_VERSION_HEADER = 'x-settings-version';
 
 /**
  * The general settings as a service sees them (secrets masked; no service needs a secret
@@ -29,9 +38,11 @@ export interface SettingsCacheOptions {
  */
 export class SettingsCache {
   private current: GeneralSettings = defaultGeneralSettings();
-  private version = -1;
+  private currentVersion = -1;
+  private etag?: string;
   private loaded = false;
   private timer?: NodeJS.Timeout;
+  private poller?: NodeJS.Timeout;
   private stopped = false;
   private readonly listeners = new Set<(settings: GeneralSettings) => void>();
 
@@ -45,6 +56,11 @@ export class SettingsCache {
     return this.loaded;
   }
 
+  /** The settings version the cache holds (-1 before the first fetch). */
+  version(): number {
+    return this.currentVersion;
+  }
+
   onChange(listener: (settings: GeneralSettings) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
@@ -54,11 +70,19 @@ export class SettingsCache {
   start(): void {
     this.stopped = false;
     void this.refreshUntilLoaded();
+    const pollMs = this.options.pollMs ?? 15_000;
+    if (pollMs > 0) {
+      this.poller = setInterval(() => {
+        this.refresh().catch((error: unknown) => this.options.logger.warn({ err: error }, 'settings revalidation failed'));
+      }, pollMs);
+      this.poller.unref();
+    }
   }
 
   stop(): void {
     this.stopped = true;
     clearTimeout(this.timer);
+    clearInterval(this.poller);
   }
 
   /** The queue that keeps this cache fresh; register it with the service's broker. */
@@ -68,7 +92,7 @@ export class SettingsCache {
       events: [events.settingsChanged],
       handler: async (envelope) => {
         const data = envelope.data as { version: number };
-        if (data.version <= this.version) return;
+        if (data.version <= this.currentVersion) return;
         await this.refresh();
       },
     };
@@ -78,16 +102,27 @@ export class SettingsCache {
     const url = new URL(GENERAL_SETTINGS_PATH, this.options.settingsUrl);
     const response = await request(url, {
       method: 'GET',
-      headers: principalHeaders(this.options.internalSecret, 'GET', GENERAL_SETTINGS_PATH, systemPrincipal(this.options.service)),
+      headers: {
+        ...principalHeaders(this.options.internalSecret, 'GET', GENERAL_SETTINGS_PATH, systemPrincipal(this.options.service)),
+        ...(this.loaded && this.etag ? { 'if-none-match': this.etag } : {}),
+      },
       headersTimeout: 5000,
       bodyTimeout: 5000,
     });
+    if (response.statusCode === 304) {
+      await response.body.dump();
+      return;
+    }
     const body = (await response.body.json()) as Record<string, unknown>;
     if (response.statusCode !== 200) throw new Error(`settings service answered ${response.statusCode}`);
-    const version = Number(response.headers['x-settings-version'] ?? 0);
+    const version = Number(response.headers[SETTINGS_VERSION_HEADER] ?? 0);
     const parsed = generalSettingsSchema.parse(body);
+    // Two refreshes can overlap (an event and the poll): an older answer never replaces a newer one.
+    if (this.loaded && version < this.currentVersion) return;
     this.current = parsed;
-    this.version = Math.max(this.version, version);
+    this.currentVersion = version;
+    const etag = response.headers.etag;
+    this.etag = typeof etag === 'string' ? etag : undefined;
     this.loaded = true;
     for (const listener of this.listeners) listener(parsed);
   }

@@ -1,2 +1,3 @@
 export * from './infra';
 export * from './helpers';
+export * from './call';

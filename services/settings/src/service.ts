@@ -1,15 +1,67 @@
+import { correlationId } from '@pack/broker';
+import { createEnvelope, events, systemPrincipal, type SettingsGroup } from '@pack/contracts';
 import type { ServiceDefinition } from '@pack/runtime';
-import { SettingsRepository } from './data/settings-repository';
+import { keyRingFromEnv, SecretBox, SecretDecryptionError, isEncryptedSecret, type KeyRing } from '@pack/secrets';
+import type { Logger } from '@pack/logging';
+import { SettingsRepository, SETTINGS_COLLECTION } from './data/settings-repository';
+import type { SecretCodec } from './domain/model';
+import { GeneralSettingsUseCases } from './domain/settings-use-cases';
 import { settingsRoutes } from './http/routes';
 import type { SettingsConfig } from './config';
 
 export { settingsEnvSchema, type SettingsConfig } from './config';
+export { SETTINGS_COLLECTION } from './data/settings-repository';
+
+const SERVICE = 'settings';
+
+/** Each secret is bound to its field, so a ciphertext copied into another field does not decrypt. */
+export function settingsSecretContext(group: SettingsGroup, field: string): string {
+  return `general_settings:${group}.${field}`;
+}
+
+function secretCodec(ring: KeyRing, logger: Logger): SecretCodec {
+  const box = new SecretBox(ring);
+  return {
+    seal: (group, field, plaintext) => box.encrypt(plaintext, settingsSecretContext(group, field)),
+    open: (group, field, stored) => {
+      // A value stored before encryption existed is read as is and re-encrypted at start.
+      if (!isEncryptedSecret(stored)) return stored;
+      try {
+        return box.decrypt(stored, settingsSecretContext(group, field));
+      } catch (error) {
+        if (!(error instanceof SecretDecryptionError)) throw error;
+        logger.error({ field: `${group}.${field}`, key_id: error.keyId, reason: error.message }, 'stored secret cannot be decrypted');
+        return null;
+      }
+    },
+    needsReseal: (stored) => !isEncryptedSecret(stored) || box.needsReencryption(stored),
+  };
+}
 
 export const settingsService: ServiceDefinition<SettingsConfig> = {
-  name: 'settings',
-  version: '0.1.0',
-  setup({ mongo }) {
+  name: SERVICE,
+  version: '0.2.0',
+  outboxCollections: [SETTINGS_COLLECTION],
+  setup({ config, mongo, outbox, logger }) {
     const repository = new SettingsRepository(mongo.connection);
-    return { routes: settingsRoutes(repository) };
+    const settings = new GeneralSettingsUseCases({
+      store: repository,
+      codec: secretCodec(keyRingFromEnv(config), logger),
+      logger,
+      maxAttempts: config.SETTINGS_WRITE_ATTEMPTS,
+      newEvent: (data) => createEnvelope(events.settingsChanged, data, { source: SERVICE, correlationId: correlationId() }),
+      committed: (version) => {
+        outbox.kick();
+        repository.pruneSnapshots(version).catch((error: unknown) => logger.warn({ err: error }, 'pruning old settings snapshots failed'));
+      },
+    });
+    return {
+      routes: settingsRoutes(settings),
+      async onStart() {
+        await repository.ensureIndexes();
+        const { version } = await settings.reencryptSecrets(systemPrincipal(SERVICE));
+        logger.info({ settings_version: version }, 'general settings ready');
+      },
+    };
   },
 };

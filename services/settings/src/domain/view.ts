@@ -1,29 +1,27 @@
+import { maskSecret, SECRET_MASK } from '@pack/secrets';
 import {
   deriveAiIntegration,
   SETTINGS_SECRET_FIELDS,
   SETTINGS_WRITE_ONLY_FIELDS,
-  type GeneralSettings,
+  type GeneralSettingsView,
   type SettingsGroup,
 } from '@pack/contracts';
-
-/** At most the last 4 characters of a secret are shown, and only for secrets long enough to hide the rest. */
-export function maskSecret(value: string): string {
-  if (value === '') return '';
-  return value.length >= 12 ? `********${value.slice(-4)}` : '********';
-}
+import type { DecodedSettings } from './decode';
 
 /**
- * What a reader sees: secrets masked, write-only fields omitted, the derived flag computed.
- * The result is a plain object, since write-only fields are removed from the typed document.
+ * What a reader sees: secrets masked (an undecryptable one shows the bare mask), write-only
+ * fields absent, the derived flag computed.
  */
-export function settingsView(settings: GeneralSettings): Record<SettingsGroup, Record<string, unknown>> {
-  const derived = deriveAiIntegration(settings);
+export function settingsView({ settings, unreadable }: DecodedSettings): GeneralSettingsView {
   const view = {} as Record<SettingsGroup, Record<string, unknown>>;
-  for (const [group, fields] of Object.entries(derived) as [SettingsGroup, Record<string, unknown>][]) {
+  for (const [group, fields] of Object.entries(deriveAiIntegration(settings)) as [SettingsGroup, Record<string, unknown>][]) {
     const copy: Record<string, unknown> = { ...fields };
-    for (const name of SETTINGS_SECRET_FIELDS[group] ?? []) copy[name] = maskSecret(String(copy[name] ?? ''));
+    for (const name of SETTINGS_SECRET_FIELDS[group] ?? []) {
+      const value = copy[name];
+      copy[name] = unreadable.has(`${group}.${name}`) ? SECRET_MASK : maskSecret(typeof value === 'string' ? value : '');
+    }
     for (const name of SETTINGS_WRITE_ONLY_FIELDS[group] ?? []) delete copy[name];
     view[group] = copy;
   }
-  return view;
+  return view as GeneralSettingsView;
 }

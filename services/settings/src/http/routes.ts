@@ -1,22 +1,105 @@
 import { z } from 'zod';
-import { problemSchema, route } from '@pack/http-kit';
-import type { SettingsRepository } from '../data/settings-repository';
-import { settingsView } from '../domain/view';
+import { generalSettingsPatchSchema, generalSettingsViewSchema, roleSchema, type Principal } from '@pack/contracts';
+import { listQuerySchema, pageOf, pageSchema, problemSchema, route, type Reply } from '@pack/http-kit';
+import type { GeneralSettingsUseCases, SettingsState } from '../domain/settings-use-cases';
 
-const viewSchema = z.record(z.string(), z.record(z.string(), z.unknown()));
+export const SETTINGS_PATH = '/v1/core/general_settings/';
+/** The version of the settings a response reflects; the settings cache and ETags rely on it. */
+export const VERSION_HEADER = 'x-settings-version';
 
-export function settingsRoutes(repository: SettingsRepository) {
+const auditEntrySchema = z.object({
+  version: z.number().int(),
+  at: z.string(),
+  actor: z.object({ id: z.number().int(), username: z.string(), role: roleSchema }),
+  action: z.enum(['update', 'generate_ui_schema', 'reencrypt']),
+  groups: z.array(z.string()),
+  changes: z.array(
+    z.object({ field: z.string(), secret: z.literal(true).optional(), old: z.unknown().optional(), new: z.unknown().optional() }),
+  ),
+});
+
+const errors = {
+  400: { description: 'Invalid request; `errors` names each field', schema: problemSchema },
+  401: { description: 'No or unknown token', schema: problemSchema },
+  403: { description: 'Not an admin', schema: problemSchema },
+};
+
+const etag = (version: number) => `"settings-v${version}"`;
+
+function stateReply(state: SettingsState): Reply {
+  return {
+    body: state.view,
+    headers: { [VERSION_HEADER]: String(state.version), etag: etag(state.version), 'cache-control': 'private, no-cache' },
+  };
+}
+
+const actorOf = ({ id, username, role }: Principal) => ({ id, username, role });
+
+export function settingsRoutes(settings: GeneralSettingsUseCases) {
   return [
     route({
       method: 'get',
-      path: '/v1/core/general_settings/',
+      path: SETTINGS_PATH,
       summary: 'General settings of every group (secrets masked, CLIENT_SECRET never shown)',
       access: 'authenticated',
       responses: {
-        200: { description: 'The settings document', schema: viewSchema },
-        401: { description: 'No or unknown token', schema: problemSchema },
+        200: { description: 'The settings document', schema: generalSettingsViewSchema },
+        304: { description: 'Unchanged since the version in If-None-Match' },
+        401: errors[401],
       },
-      handler: async () => ({ body: settingsView(await repository.load()) }),
+      handler: async ({ req, principal, log }) => {
+        const state = await settings.read();
+        // Reads are audited in the service log (who read which version), not in the database.
+        log.info({ actor: actorOf(principal), settings_version: state.version }, 'general settings read');
+        const reply = stateReply(state);
+        if (req.get('if-none-match') === etag(state.version)) return { status: 304, headers: reply.headers };
+        return reply;
+      },
+    }),
+    route({
+      method: 'patch',
+      path: SETTINGS_PATH,
+      summary: 'Change any subset of groups and fields; a masked secret sent back keeps the stored one',
+      access: ['admin'],
+      body: generalSettingsPatchSchema,
+      responses: {
+        200: { description: 'The settings after the change', schema: generalSettingsViewSchema },
+        409: { description: 'Too many concurrent changes; try again', schema: problemSchema },
+        ...errors,
+      },
+      handler: async ({ body, principal }) => stateReply(await settings.patch(principal, body)),
+    }),
+    route({
+      method: 'post',
+      path: `${SETTINGS_PATH}generate_ui_schema/`,
+      summary: 'Generate Schema: build the Generative UI Catalog Schema from the component registry and store it',
+      access: ['admin'],
+      responses: {
+        200: { description: 'The settings with the generated catalog schema', schema: generalSettingsViewSchema },
+        409: { description: 'Too many concurrent changes; try again', schema: problemSchema },
+        ...errors,
+      },
+      handler: async ({ principal }) => stateReply(await settings.generateCatalogSchema(principal)),
+    }),
+    route({
+      method: 'get',
+      path: `${SETTINGS_PATH}audit/`,
+      summary: 'Who changed which settings fields when, newest first (never secret values)',
+      access: ['admin'],
+      query: listQuerySchema,
+      responses: { 200: { description: 'A page of changes', schema: pageSchema(auditEntrySchema) }, ...errors },
+      handler: async ({ query, req }) => {
+        const { count, items } = await settings.audit(query.limit, query.offset);
+        const results = items.map((entry) => ({
+          version: entry.version,
+          at: entry.at.toISOString(),
+          actor: entry.actor,
+          action: entry.action,
+          groups: entry.changedGroups,
+          changes: entry.changes,
+        }));
+        return { body: pageOf(req, query, count, results) };
+      },
     }),
   ];
 }

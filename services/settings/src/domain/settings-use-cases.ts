@@ -1,0 +1,121 @@
+import {
+  buildGenUiCatalogSchema,
+  type Envelope,
+  type EventData,
+  type events,
+  type GeneralSettingsPatch,
+  type GeneralSettingsView,
+  type Principal,
+} from '@pack/contracts';
+import { ConflictError } from '@pack/http-kit';
+import type { Logger } from '@pack/logging';
+import { decodeSettings, type DecodedSettings } from './decode';
+import type { AuditEntry, SecretCodec, SettingsAction, SettingsVersion, VersionRecord } from './model';
+import { planPatch, planReencryption, type PlannedChange } from './plan';
+import { settingsView } from './view';
+
+/** Where versions are kept; implemented by the data layer. */
+export interface SettingsStore {
+  /** The newest version (version 0 with nothing stored before the first change). */
+  latest(): Promise<SettingsVersion>;
+  /** Stores a version unless that version number exists already (another writer won); true when stored. */
+  append(record: VersionRecord): Promise<boolean>;
+  history(limit: number, offset: number): Promise<{ count: number; items: AuditEntry[] }>;
+}
+
+export interface SettingsUseCasesOptions {
+  store: SettingsStore;
+  codec: SecretCodec;
+  logger: Logger;
+  newEvent: (data: EventData<typeof events.settingsChanged>) => Envelope;
+  /** Called once a version is stored (the outbox relay publishes its event then). */
+  committed: (version: number) => void;
+  maxAttempts: number;
+}
+
+export interface SettingsState {
+  version: number;
+  view: GeneralSettingsView;
+}
+
+/**
+ * Reading and changing the general settings. A change is computed from the newest version and
+ * stored as the next version number; when another writer took that number first, the change is
+ * computed again from the newer version. Concurrent changes of different fields thus all
+ * survive, and each change is validated against the state it actually applies to.
+ */
+export class GeneralSettingsUseCases {
+  constructor(private readonly options: SettingsUseCasesOptions) {}
+
+  async read(): Promise<SettingsState> {
+    const current = await this.options.store.latest();
+    return { version: current.version, view: settingsView(this.decode(current)) };
+  }
+
+  patch(actor: Principal, patch: GeneralSettingsPatch): Promise<SettingsState> {
+    return this.change(actor, 'update', (current, decoded) => planPatch(current, decoded, patch, this.options.codec));
+  }
+
+  /** Generate Schema: the catalog schema built from the component registry replaces the stored one. */
+  generateCatalogSchema(actor: Principal): Promise<SettingsState> {
+    const schema = buildGenUiCatalogSchema();
+    return this.change(actor, 'generate_ui_schema', (current, decoded) =>
+      planPatch(current, decoded, { ai_integration: { generative_ui_catalog_schema: schema } }, this.options.codec),
+    );
+  }
+
+  /** Moves secrets onto the active key after a rotation; values do not change, so no event. */
+  reencryptSecrets(actor: Principal): Promise<SettingsState> {
+    return this.change(actor, 'reencrypt', (current) => planReencryption(current, this.options.codec));
+  }
+
+  audit(limit: number, offset: number): Promise<{ count: number; items: AuditEntry[] }> {
+    return this.options.store.history(limit, offset);
+  }
+
+  private decode(version: SettingsVersion): DecodedSettings {
+    const decoded = decodeSettings(version.groups, this.options.codec);
+    if (decoded.unreadable.size > 0 || decoded.invalid.size > 0) {
+      this.options.logger.warn(
+        { version: version.version, unreadable: [...decoded.unreadable], invalid: [...decoded.invalid] },
+        'stored settings have undecryptable secrets or invalid values; they read as masked or default',
+      );
+    }
+    return decoded;
+  }
+
+  private async change(
+    actor: Principal,
+    action: SettingsAction,
+    plan: (current: SettingsVersion, decoded: DecodedSettings) => PlannedChange | null,
+  ): Promise<SettingsState> {
+    const { store, maxAttempts } = this.options;
+    for (let attempt = 1; attempt <= maxAttempts; attempt += 1) {
+      const current = await store.latest();
+      const decoded = this.decode(current);
+      const planned = plan(current, decoded);
+      if (!planned) return { version: current.version, view: settingsView(decoded) };
+      const version = current.version + 1;
+      const record: VersionRecord = {
+        version,
+        groups: planned.groups,
+        at: new Date(),
+        actor,
+        action,
+        changedGroups: planned.changedGroups,
+        changes: planned.changes,
+        event:
+          planned.changedGroups.length > 0
+            ? this.options.newEvent({ groups: planned.changedGroups, version, changed_by: actor.id })
+            : undefined,
+      };
+      if (await store.append(record)) {
+        this.options.committed(version);
+        return { version, view: settingsView(this.decode(record)) };
+      }
+      // Another writer stored this version first: back off a little (jittered) and recompute.
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * Math.min(attempt, 5)));
+    }
+    throw new ConflictError('the settings were changed concurrently too often; try again');
+  }
+}
