@@ -9,6 +9,7 @@ import { serviceItemRoutes } from './http/service-item-routes';
 import { serviceOwnerRoutes } from './http/service-owner-routes';
 import { serviceRoutes } from './http/service-routes';
 import { submissionRoutes } from './http/submission-routes';
+import { projectionConsumer } from './messaging/projection-consumer';
 import { validationConsumer } from './messaging/validation-consumer';
 import type { CatalogConfig } from './config';
 
@@ -33,7 +34,6 @@ export const catalogService: ServiceDefinition<CatalogConfig> = {
     const settings = () => cache.get();
     const services = new ServiceCatalog(repository, settings);
     const changeInstances = new ChangeInstances(repository, settings, () => outbox.kick(), logger);
-    const itemSyncs = metrics.counter('catalog_item_syncs_total', 'Service Item updates finished by the sweep');
 
     return {
       routes: [
@@ -43,25 +43,13 @@ export const catalogService: ServiceDefinition<CatalogConfig> = {
         ...changeInstanceRoutes(changeInstances, settings),
         ...serviceOwnerRoutes(services, settings),
       ],
-      consumers: [cache.consumer(), validationConsumer(mongo.connection, changeInstances)],
+      consumers: [cache.consumer(), validationConsumer(mongo.connection, changeInstances), projectionConsumer(changeInstances)],
       async onStart() {
         await ensureIndexes(models);
         cache.start();
-        let sweeping: Promise<void> | undefined;
-        const sweep = () => {
-          sweeping ??= changeInstances
-            .syncPending()
-            .then((count) => itemSyncs.inc(count))
-            .catch((error: unknown) => logger.warn({ err: error }, 'service item sweep failed'))
-            .finally(() => (sweeping = undefined));
-        };
-        sweep();
-        const timer = setInterval(sweep, config.ITEM_SYNC_INTERVAL_MS);
-        timer.unref();
-        return async () => {
-          clearInterval(timer);
+        return () => {
           cache.stop();
-          await sweeping;
+          return Promise.resolve();
         };
       },
     };

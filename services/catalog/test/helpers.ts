@@ -16,6 +16,7 @@ import { principalHeaders } from '@pack/http-kit';
 import { startService, type RunningService } from '@pack/runtime';
 import { deleteQueues, dropDatabase, TEST_INTERNAL_SECRET, testEnv, waitFor } from '@pack/testkit';
 import { catalogEnvSchema, catalogService, type CatalogConfig } from '../src/service';
+import { PROJECTION_CONSUMER } from '../src/messaging/projection-consumer';
 import { VALIDATION_CONSUMER } from '../src/messaging/validation-consumer';
 
 export const admin: Principal = { id: 1, username: 'ada', role: 'admin' };
@@ -24,9 +25,13 @@ export const otherOwner: Principal = { id: 11, username: 'oscar', role: 'service
 export const consumer: Principal = { id: 20, username: 'carla', role: 'consumer' };
 export const otherConsumer: Principal = { id: 21, username: 'conrad', role: 'consumer' };
 
+/** Response bodies are read as a user would read JSON: by field name, untyped. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Json = any;
+
 export interface Reply {
   status: number;
-  body: any;
+  body: Json;
   headers: Headers;
 }
 
@@ -128,7 +133,7 @@ export async function startCatalog(options: StartOptions = {}): Promise<CatalogU
       const names = topologyNames(namespace);
       await deleteQueues(
         amqpUrl,
-        ['catalog.settings-cache', VALIDATION_CONSUMER].flatMap((c) => [names.queue(c), names.retryQueue(c), names.deadLetterQueue(c)]),
+        ['catalog.settings-cache', VALIDATION_CONSUMER, PROJECTION_CONSUMER].flatMap((c) => [names.queue(c), names.retryQueue(c), names.deadLetterQueue(c)]),
       );
     },
   };
@@ -157,7 +162,7 @@ export interface TappedEvent {
   id: string;
   type: string;
   source: string;
-  data: any;
+  data: Json;
 }
 
 /** A queue of our own on the events exchange, to see exactly what the catalog published. */

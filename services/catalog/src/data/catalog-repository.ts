@@ -1,15 +1,15 @@
 import type { Connection } from 'mongoose';
 import type { ChangeInstanceState, Envelope } from '@pack/contracts';
-import { nextId, outboxFields, withOutbox } from '@pack/db';
+import { isDuplicateKey, nextId, outboxFields } from '@pack/db';
 import { ConflictError } from '@pack/http-kit';
 import type {
   CatalogModels,
   ChangeInstanceRecord,
   DeclarationRecord,
-  HistoryEntry,
   ServiceItemRecord,
   ServiceOwnerRecord,
   ServiceRecord,
+  TransitionRecord,
 } from './models';
 
 export interface Page<T> {
@@ -17,31 +17,37 @@ export interface Page<T> {
   items: T[];
 }
 
-export interface ItemFilter {
-  service_owner_id?: number;
+/** Which items or change instances a list may show; `service_ids` empty means none. */
+export interface ScopeFilter {
   consumer_id?: number;
+  service_ids?: readonly number[];
   service_id?: number;
 }
 
-export interface ChangeInstanceFilter extends ItemFilter {
+export interface ChangeInstanceFilter extends ScopeFilter {
   service_item_id?: number;
   /** null or absent: every state. */
   states?: readonly ChangeInstanceState[] | null;
 }
 
-export interface ApprovalMark {
-  seq: number;
-  declarationId: number;
-  changeInstanceId: number;
-  approvedAt: Date;
+/** What a Service Item's transitions say about it. */
+export interface ItemPointers {
+  latest_declaration_id: number | null;
+  latest_submitted_at: Date | null;
+  latest_approved_declaration_id: number | null;
+  latest_approved_change_instance_id: number | null;
+  latest_approved_at: Date | null;
 }
 
 type Sequence = 'services' | 'service_items' | 'declarations' | 'change_instances' | 'approvals';
 
 /**
- * Every database round trip of the catalog goes through here. FerretDB has no transactions, so
- * each method is one single-document write (or a read); the domain orders them so that the write
- * carrying the events is the commit point.
+ * Every database round trip of the catalog goes through here.
+ *
+ * FerretDB v1 applies an update by reading the document and writing it back, so two updates of
+ * one document can lose each other and a conditional update is no guard. The catalog therefore
+ * decides races only with unique inserts (ids, Service Items, transition records) and updates
+ * only documents that have a single writer at a time (docs/decisions/0007).
  */
 export class CatalogRepository {
   constructor(
@@ -63,6 +69,20 @@ export class CatalogRepository {
     return this.models.services.findById(id).lean<ServiceRecord>().exec();
   }
 
+  async findServices(ids: readonly number[]): Promise<Map<number, ServiceRecord>> {
+    if (ids.length === 0) return new Map();
+    const rows = await this.models.services
+      .find({ _id: { $in: [...new Set(ids)] } })
+      .lean<ServiceRecord[]>()
+      .exec();
+    return new Map(rows.map((row) => [row._id, row]));
+  }
+
+  async serviceIdsOwnedBy(ownerId: number): Promise<number[]> {
+    const rows = await this.models.services.find({ owner_id: ownerId }, { _id: 1 }).lean<{ _id: number }[]>().exec();
+    return rows.map((row) => row._id);
+  }
+
   async listServices(filter: { owner_id?: number }, limit: number, offset: number): Promise<Page<ServiceRecord>> {
     const query = filter.owner_id === undefined ? {} : { owner_id: filter.owner_id };
     const [count, items] = await Promise.all([
@@ -72,27 +92,15 @@ export class CatalogRepository {
     return { count, items };
   }
 
+  /** Last writer wins between two concurrent edits of one Service (as for any PATCH of a resource). */
   async updateService(id: number, set: Partial<ServiceRecord>): Promise<ServiceRecord | null> {
     return (await this.models.services.collection
       .findOneAndUpdate({ _id: id as never }, { $set: set }, { returnDocument: 'after' })
       .catch(duplicateName(set.name ?? ''))) as ServiceRecord | null;
   }
 
-  /** Copies a Service's name and owner onto its items and change instances (owner-scoped lists read them). */
-  async propagateService(service: ServiceRecord): Promise<void> {
-    await this.models.serviceItems.collection.updateMany(
-      { service_id: service._id },
-      { $set: { service_name: service.name, service_owner_id: service.owner_id } },
-    );
-    await this.models.changeInstances.collection.updateMany(
-      { service_id: service._id },
-      { $set: { service_name: service.name, service_owner_id: service.owner_id, service_owner_name: service.owner_name } },
-    );
-  }
-
-  async deleteService(id: number): Promise<boolean> {
-    const result = await this.models.services.collection.deleteOne({ _id: id as never });
-    return result.deletedCount === 1;
+  async deleteService(id: number): Promise<void> {
+    await this.models.services.collection.deleteOne({ _id: id as never });
   }
 
   countChangeInstances(serviceId: number, states: readonly ChangeInstanceState[]): Promise<number> {
@@ -107,14 +115,18 @@ export class CatalogRepository {
 
   /** The owner's record, created with `defaultAllow` the first time the catalog meets them. */
   async ensureServiceOwner(id: number, username: string, defaultAllow: boolean): Promise<ServiceOwnerRecord> {
+    const existing = await this.findServiceOwner(id);
+    if (existing) return existing;
     const now = new Date();
-    const record = await this.models.serviceOwners.collection.findOneAndUpdate(
-      { _id: id as never },
-      { $setOnInsert: { username, allow_service_creation: defaultAllow, created_at: now, updated_at: now } },
-      { upsert: true, returnDocument: 'after' },
-    );
-    if (!record) throw new Error(`service owner ${id} upsert returned nothing`);
-    return record as unknown as ServiceOwnerRecord;
+    const record: ServiceOwnerRecord = { _id: id, username, allow_service_creation: defaultAllow, created_at: now, updated_at: now };
+    try {
+      await this.models.serviceOwners.collection.insertOne(record as never);
+      return record;
+    } catch (error) {
+      // A concurrent first request created it: theirs stands.
+      if (!isDuplicateKey(error)) throw error;
+      return (await this.findServiceOwner(id)) ?? record;
+    }
   }
 
   async putServiceOwner(id: number, username: string, allow: boolean): Promise<ServiceOwnerRecord> {
@@ -142,53 +154,33 @@ export class CatalogRepository {
     return this.models.serviceItems.findById(id).lean<ServiceItemRecord>().exec();
   }
 
-  /**
-   * The consumer's item for a Service, created if missing (one upsert; the unique index on
-   * consumer and Service makes a concurrent second creation fail, and the retry finds the first).
-   */
-  async upsertServiceItem(
-    consumer: { id: number; name: string },
-    service: ServiceRecord,
-    newId: () => Promise<number>,
-  ): Promise<ServiceItemRecord> {
-    const existing = await this.models.serviceItems
-      .findOne({ consumer_id: consumer.id, service_id: service._id })
-      .lean<ServiceItemRecord>()
-      .exec();
+  /** The consumer's item for a Service, created if missing; the unique index settles a race. */
+  async ensureServiceItem(consumer: { id: number; name: string }, serviceId: number): Promise<ServiceItemRecord> {
+    const find = () =>
+      this.models.serviceItems.findOne({ consumer_id: consumer.id, service_id: serviceId }).lean<ServiceItemRecord>().exec();
+    const existing = await find();
     if (existing) return existing;
-    const now = new Date();
-    const id = await newId();
-    for (let attempt = 0; ; attempt += 1) {
-      try {
-        const record = await this.models.serviceItems.collection.findOneAndUpdate(
-          { consumer_id: consumer.id, service_id: service._id },
-          {
-            $setOnInsert: {
-              _id: id,
-              consumer_name: consumer.name,
-              service_name: service.name,
-              service_owner_id: service.owner_id,
-              latest_declaration_id: null,
-              latest_approved_declaration_id: null,
-              latest_approved_change_instance_id: null,
-              latest_approved_at: null,
-              latest_approval_seq: 0,
-              created_at: now,
-              updated_at: now,
-            },
-          },
-          { upsert: true, returnDocument: 'after' },
-        );
-        if (!record) throw new Error('service item upsert returned nothing');
-        return record as unknown as ServiceItemRecord;
-      } catch (error) {
-        if (!isDuplicateKey(error) || attempt >= 2) throw error;
-      }
+    const record: ServiceItemRecord = {
+      _id: await this.nextId('service_items'),
+      service_id: serviceId,
+      consumer_id: consumer.id,
+      consumer_name: consumer.name,
+      created_at: new Date(),
+    };
+    try {
+      await this.models.serviceItems.collection.insertOne(record as never);
+      return record;
+    } catch (error) {
+      if (!isDuplicateKey(error)) throw error;
+      const winner = await find();
+      if (!winner) throw error;
+      return winner;
     }
   }
 
-  async listServiceItems(filter: ItemFilter, limit: number, offset: number): Promise<Page<ServiceItemRecord>> {
-    const query = definedOnly(filter);
+  async listServiceItems(filter: ScopeFilter, limit: number, offset: number): Promise<Page<ServiceItemRecord>> {
+    const query = scopeQuery(filter);
+    if (!query) return { count: 0, items: [] };
     const [count, items] = await Promise.all([
       this.models.serviceItems.countDocuments(query),
       this.models.serviceItems.find(query).sort({ _id: -1 }).skip(offset).limit(limit).lean<ServiceItemRecord[]>().exec(),
@@ -196,28 +188,48 @@ export class CatalogRepository {
     return { count, items };
   }
 
-  /** Points the item at a newer declaration; an older one arriving late changes nothing. */
-  async raiseLatestDeclaration(itemId: number, declarationId: number): Promise<void> {
-    await this.models.serviceItems.collection.updateOne(
-      { _id: itemId as never },
-      { $max: { latest_declaration_id: declarationId }, $set: { updated_at: new Date() } },
-    );
-  }
-
-  /** Marks an approval on the item unless a later approval is already there. */
-  async markApproved(itemId: number, mark: ApprovalMark): Promise<void> {
-    await this.models.serviceItems.collection.updateOne(
-      { _id: itemId as never, latest_approval_seq: { $lt: mark.seq } },
-      {
-        $set: {
-          latest_approval_seq: mark.seq,
-          latest_approved_declaration_id: mark.declarationId,
-          latest_approved_change_instance_id: mark.changeInstanceId,
-          latest_approved_at: mark.approvedAt,
-          updated_at: new Date(),
+  /**
+   * Latest and latest approved declaration of each item, from the transition records (two
+   * queries for a whole page): the latest submission is the newest version-1 record, the latest
+   * approval the record with the highest approval number.
+   */
+  async itemPointers(itemIds: readonly number[]): Promise<Map<number, ItemPointers>> {
+    const result = new Map<number, ItemPointers>(
+      itemIds.map((id) => [
+        id,
+        {
+          latest_declaration_id: null,
+          latest_submitted_at: null,
+          latest_approved_declaration_id: null,
+          latest_approved_change_instance_id: null,
+          latest_approved_at: null,
         },
-      },
+      ]),
     );
+    if (itemIds.length === 0) return result;
+    const projection = { service_item_id: 1, declaration_id: 1, change_instance_id: 1, approval_seq: 1, approved_at: 1, created_at: 1 };
+    const items = { service_item_id: itemIds.length === 1 ? itemIds[0] : { $in: [...itemIds] } };
+    const [submissions, approvals] = await Promise.all([
+      this.models.transitions.find({ ...items, version: 1 }, projection).lean<TransitionRecord[]>().exec(),
+      this.models.transitions.find({ ...items, approval_seq: { $gt: 0 } }, projection).lean<TransitionRecord[]>().exec(),
+    ]);
+    const approvalSeq = new Map<number, number>();
+    for (const row of submissions) {
+      const pointers = result.get(row.service_item_id);
+      if (pointers && (pointers.latest_declaration_id ?? 0) < row.declaration_id) {
+        pointers.latest_declaration_id = row.declaration_id;
+        pointers.latest_submitted_at = row.created_at;
+      }
+    }
+    for (const row of approvals) {
+      const pointers = result.get(row.service_item_id);
+      if (!pointers || (approvalSeq.get(row.service_item_id) ?? 0) >= row.approval_seq) continue;
+      approvalSeq.set(row.service_item_id, row.approval_seq);
+      pointers.latest_approved_declaration_id = row.declaration_id;
+      pointers.latest_approved_change_instance_id = row.change_instance_id;
+      pointers.latest_approved_at = row.approved_at;
+    }
+    return result;
   }
 
   // --- Declarations -------------------------------------------------------------------------
@@ -232,9 +244,15 @@ export class CatalogRepository {
 
   // --- Change Instances ---------------------------------------------------------------------
 
-  /** The instance and its events in one insert. */
-  async insertChangeInstance(record: ChangeInstanceRecord, events: Envelope[]): Promise<void> {
-    await this.models.changeInstances.collection.insertOne({ ...record, ...outboxFields(...events) } as never);
+  /** Inserts the view of a new instance; false if it is there already (a roll-forward beat us). */
+  async insertChangeInstance(record: ChangeInstanceRecord): Promise<boolean> {
+    try {
+      await this.models.changeInstances.collection.insertOne(record as never);
+      return true;
+    } catch (error) {
+      if (isDuplicateKey(error)) return false;
+      throw error;
+    }
   }
 
   findChangeInstance(id: number): Promise<ChangeInstanceRecord | null> {
@@ -242,54 +260,60 @@ export class CatalogRepository {
   }
 
   async listChangeInstances(filter: ChangeInstanceFilter, limit: number, offset: number): Promise<Page<ChangeInstanceRecord>> {
-    const { states, ...rest } = filter;
-    const query: Record<string, unknown> = definedOnly(rest);
+    const { states, service_item_id, ...scope } = filter;
+    const query = scopeQuery(scope);
+    if (!query) return { count: 0, items: [] };
+    if (service_item_id !== undefined) query.service_item_id = service_item_id;
     if (states) query.state = states.length === 1 ? states[0] : { $in: [...states] };
     const [count, items] = await Promise.all([
       this.models.changeInstances.countDocuments(query),
-      this.models.changeInstances
-        .find(query, { history: 0 })
-        .sort({ _id: -1 })
-        .skip(offset)
-        .limit(limit)
-        .lean<ChangeInstanceRecord[]>()
-        .exec(),
+      this.models.changeInstances.find(query).sort({ _id: -1 }).skip(offset).limit(limit).lean<ChangeInstanceRecord[]>().exec(),
     ]);
     return { count, items };
   }
 
+  /** Brings the view up to `version`. Only versions in order are applied (see ChangeInstances.rollForward). */
+  async applyToChangeInstance(id: number, set: Partial<ChangeInstanceRecord>): Promise<void> {
+    await this.models.changeInstances.collection.updateOne({ _id: id as never, version: { $lt: set.version ?? 0 } }, { $set: set });
+  }
+
+  // --- Transitions --------------------------------------------------------------------------
+
   /**
-   * Moves an instance from `from` only if it is still there, and records the event with the
-   * change (one conditional single-document update). False when someone else moved it first.
+   * Records a change and its events in one insert. False when that version of the instance is
+   * taken: someone else changed it first.
    */
-  async transition(
-    id: number,
-    from: ChangeInstanceState,
-    set: Partial<ChangeInstanceRecord>,
-    entry: HistoryEntry,
-    event: Envelope,
-  ): Promise<boolean> {
-    const result = await this.models.changeInstances.collection.updateOne(
-      { _id: id as never, state: from },
-      withOutbox({ $set: set, $push: { history: entry } }, event),
-    );
-    return result.matchedCount === 1;
+  async insertTransition(record: TransitionRecord, events: Envelope[]): Promise<boolean> {
+    try {
+      await this.models.transitions.collection.insertOne({ ...record, ...outboxFields(...events) } as never);
+      return true;
+    } catch (error) {
+      if (isDuplicateKey(error)) return false;
+      throw error;
+    }
   }
 
-  async clearItemSync(id: number, approvalSeq: number): Promise<void> {
-    await this.models.changeInstances.collection.updateOne(
-      { _id: id as never, approval_seq: approvalSeq },
-      { $set: { item_sync_pending: false } },
-    );
-  }
-
-  itemSyncsPending(limit: number): Promise<ChangeInstanceRecord[]> {
-    return this.models.changeInstances
-      .find({ item_sync_pending: true }, { history: 0 })
-      .limit(limit)
-      .lean<ChangeInstanceRecord[]>()
+  transitionsOf(changeInstanceId: number, afterVersion = 0): Promise<TransitionRecord[]> {
+    return this.models.transitions
+      .find({ change_instance_id: changeInstanceId, ...(afterVersion > 0 ? { version: { $gt: afterVersion } } : {}) })
+      .sort({ version: 1 })
+      .lean<TransitionRecord[]>()
       .exec();
   }
+}
+
+/** The query of a scope, or null when the scope admits nothing (an owner without Services). */
+function scopeQuery(filter: ScopeFilter): Record<string, unknown> | null {
+  const query: Record<string, unknown> = {};
+  if (filter.consumer_id !== undefined) query.consumer_id = filter.consumer_id;
+  if (filter.service_ids !== undefined) {
+    const allowed = filter.service_id === undefined ? filter.service_ids : filter.service_ids.filter((id) => id === filter.service_id);
+    if (allowed.length === 0) return null;
+    query.service_id = allowed.length === 1 ? allowed[0] : { $in: [...allowed] };
+  } else if (filter.service_id !== undefined) {
+    query.service_id = filter.service_id;
+  }
+  return query;
 }
 
 /** Service names are unique (an index); FerretDB does not name the key, so the error is built here. */
@@ -298,12 +322,4 @@ function duplicateName(name: string) {
     if (isDuplicateKey(error)) throw new ConflictError(`a Service named "${name}" already exists`, { cause: error });
     throw error;
   };
-}
-
-function isDuplicateKey(error: unknown): boolean {
-  return (error as { code?: number } | null)?.code === 11000;
-}
-
-function definedOnly<T extends object>(filter: T): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(filter).filter(([, value]) => value !== undefined));
 }

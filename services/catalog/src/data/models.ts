@@ -6,9 +6,13 @@ export const SERVICES = 'services';
 export const SERVICE_ITEMS = 'service_items';
 export const DECLARATIONS = 'declarations';
 export const CHANGE_INSTANCES = 'change_instances';
+export const TRANSITIONS = 'change_instance_transitions';
 export const SERVICE_OWNERS = 'service_owners';
-/** Only change instances carry events (each change of an instance is one single-document write). */
-export const OUTBOX_COLLECTIONS = [CHANGE_INSTANCES] as const;
+/**
+ * Only transition records carry events. They are inserted once and afterwards written only by
+ * the outbox relay, so no other write can race the relay on them (docs/decisions/0007).
+ */
+export const OUTBOX_COLLECTIONS = [TRANSITIONS] as const;
 
 export interface ServiceRecord {
   _id: number;
@@ -21,23 +25,16 @@ export interface ServiceRecord {
   updated_at: Date;
 }
 
-/** One per consumer and Service; every submission of that consumer for that Service updates it. */
+/**
+ * One per consumer and Service, inserted at the consumer's first submission and never updated:
+ * its latest and latest approved declaration are read from the transition records.
+ */
 export interface ServiceItemRecord {
   _id: number;
   service_id: number;
-  /** Copies of the Service's name and owner, so owner-scoped lists are one indexed equality query. */
-  service_name: string;
-  service_owner_id: number;
   consumer_id: number;
   consumer_name: string;
-  latest_declaration_id: number | null;
-  latest_approved_declaration_id: number | null;
-  latest_approved_change_instance_id: number | null;
-  latest_approved_at: Date | null;
-  /** Sequence number of the approval behind latest_approved_*; a later approval always wins. */
-  latest_approval_seq: number;
   created_at: Date;
-  updated_at: Date;
 }
 
 export interface DeclarationRecord {
@@ -50,19 +47,15 @@ export interface DeclarationRecord {
   created_at: Date;
 }
 
-export interface HistoryEntry {
-  from: ChangeInstanceState | null;
-  to: ChangeInstanceState;
-  at: Date;
-  by_kind: 'user' | 'validator' | 'auto_approval';
-  by_user_id: number | null;
-  by_username: string | null;
-  reasons: string[];
-}
-
+/**
+ * The current state of a Change Instance: a view of its transition records, rolled forward by
+ * the request that made a transition and, should that request die half-way, by the catalog's
+ * own consumer of the transition's event.
+ */
 export interface ChangeInstanceRecord {
   _id: number;
   service_id: number;
+  /** The Service as it was at submission (shown if the Service is deleted later). */
   service_name: string;
   service_owner_id: number;
   service_owner_name: string;
@@ -71,19 +64,49 @@ export interface ChangeInstanceRecord {
   consumer_id: number;
   consumer_name: string;
   state: ChangeInstanceState;
+  /** Number of the latest transition applied; transition 1 is the submission. */
+  version: number;
   reasons: string[];
   auto_approved: boolean;
-  /** 0 until approved; then the approval's sequence number. */
+  /** 0 until approved; then the approval's sequence number (a later approval is a larger one). */
   approval_seq: number;
   approved_at: Date | null;
-  history: HistoryEntry[];
-  /**
-   * Set by the write that creates or approves the instance, cleared once its Service Item shows
-   * it; a sweep finishes what an interrupted request left (the same idea as the outbox).
-   */
-  item_sync_pending: boolean;
   created_at: Date;
   updated_at: Date;
+}
+
+export type ActorKind = 'user' | 'validator' | 'auto_approval';
+
+export interface TransitionStep {
+  from: ChangeInstanceState | null;
+  to: ChangeInstanceState;
+  by_kind: ActorKind;
+  by_user_id: number | null;
+  by_username: string | null;
+  reasons: string[];
+}
+
+/**
+ * One change of a Change Instance, with the events it causes. `_id` is `<instance>:<version>`:
+ * the unique key is what makes two concurrent changes from the same version impossible (on
+ * FerretDB an update is read-then-write, but a unique insert is atomic).
+ */
+export interface TransitionRecord {
+  _id: string;
+  change_instance_id: number;
+  version: number;
+  service_id: number;
+  service_item_id: number;
+  declaration_id: number;
+  /** Usually one step; a submission to an auto-approving Service is two (-> PENDING -> APPROVED). */
+  steps: TransitionStep[];
+  state: ChangeInstanceState;
+  reasons: string[];
+  approval_seq: number;
+  approved_at: Date | null;
+  /** Only on version 1: the instance as created, so it can be rebuilt if its insert never happened. */
+  initial: ChangeInstanceRecord | null;
+  created_at: Date;
 }
 
 /** Per service owner: may they create Services (Service Creator settings, docs/decisions/0006). */
@@ -115,17 +138,9 @@ const serviceItemSchema = new Schema<ServiceItemRecord>(
   {
     _id: { type: Number, required: true },
     service_id: { type: Number, required: true, index: true },
-    service_name: { type: String, required: true },
-    service_owner_id: { type: Number, required: true, index: true },
     consumer_id: { type: Number, required: true, index: true },
     consumer_name: { type: String, required: true },
-    latest_declaration_id: { type: Number, default: null },
-    latest_approved_declaration_id: { type: Number, default: null },
-    latest_approved_change_instance_id: { type: Number, default: null },
-    latest_approved_at: { type: Date, default: null },
-    latest_approval_seq: { type: Number, default: 0 },
     created_at: { type: Date, required: true },
-    updated_at: { type: Date, required: true },
   },
   { ...options, collection: SERVICE_ITEMS },
 );
@@ -143,42 +158,47 @@ const declarationSchema = new Schema<DeclarationRecord>(
   { ...options, collection: DECLARATIONS },
 );
 
-const historySchema = new Schema<HistoryEntry>(
-  {
-    from: { type: String, default: null },
-    to: { type: String, enum: CHANGE_INSTANCE_STATES, required: true },
-    at: { type: Date, required: true },
-    by_kind: { type: String, required: true },
-    by_user_id: { type: Number, default: null },
-    by_username: { type: String, default: null },
-    reasons: { type: [String], default: [] },
-  },
-  { _id: false, versionKey: false },
-);
-
 const changeInstanceSchema = new Schema<ChangeInstanceRecord>(
   {
     _id: { type: Number, required: true },
     service_id: { type: Number, required: true, index: true },
     service_name: { type: String, required: true },
-    service_owner_id: { type: Number, required: true, index: true },
+    service_owner_id: { type: Number, required: true },
     service_owner_name: { type: String, required: true },
     service_item_id: { type: Number, required: true, index: true },
     declaration_id: { type: Number, required: true },
     consumer_id: { type: Number, required: true, index: true },
     consumer_name: { type: String, required: true },
     state: { type: String, enum: CHANGE_INSTANCE_STATES, required: true, index: true },
+    version: { type: Number, required: true },
     reasons: { type: [String], default: [] },
     auto_approved: { type: Boolean, default: false },
     approval_seq: { type: Number, default: 0 },
     approved_at: { type: Date, default: null },
-    history: { type: [historySchema], default: [] },
-    item_sync_pending: { type: Boolean, default: false, index: true },
     created_at: { type: Date, required: true },
     updated_at: { type: Date, required: true },
-    ...outboxSchemaFields,
   },
   { ...options, collection: CHANGE_INSTANCES },
+);
+
+const transitionSchema = new Schema<TransitionRecord>(
+  {
+    _id: { type: String, required: true },
+    change_instance_id: { type: Number, required: true, index: true },
+    version: { type: Number, required: true },
+    service_id: { type: Number, required: true },
+    service_item_id: { type: Number, required: true, index: true },
+    declaration_id: { type: Number, required: true },
+    steps: { type: [Object], default: [] },
+    state: { type: String, required: true },
+    reasons: { type: [String], default: [] },
+    approval_seq: { type: Number, default: 0 },
+    approved_at: { type: Date, default: null },
+    initial: { type: Object, default: null },
+    created_at: { type: Date, required: true },
+    ...outboxSchemaFields,
+  },
+  { ...options, collection: TRANSITIONS },
 );
 
 const serviceOwnerSchema = new Schema<ServiceOwnerRecord>(
@@ -198,6 +218,7 @@ export function catalogModels(connection: Connection) {
     serviceItems: connection.model('ServiceItem', serviceItemSchema) as Model<ServiceItemRecord>,
     declarations: connection.model('Declaration', declarationSchema) as Model<DeclarationRecord>,
     changeInstances: connection.model('ChangeInstance', changeInstanceSchema) as Model<ChangeInstanceRecord>,
+    transitions: connection.model('ChangeInstanceTransition', transitionSchema) as Model<TransitionRecord>,
     serviceOwners: connection.model('ServiceOwner', serviceOwnerSchema) as Model<ServiceOwnerRecord>,
   };
 }

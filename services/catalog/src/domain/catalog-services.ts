@@ -3,7 +3,7 @@ import { ConflictError, ForbiddenError, NotFoundError } from '@pack/http-kit';
 import type { CatalogRepository, Page } from '../data/catalog-repository';
 import type { ServiceOwnerRecord, ServiceRecord } from '../data/models';
 import { canChangeService, canSeeService } from './access';
-import { ACTIVE_STATES } from './transitions';
+import { OPEN_STATES } from './transitions';
 
 export interface OwnerRef {
   id: number;
@@ -76,18 +76,16 @@ export class ServiceCatalog {
     }
     const updated = await this.repository.updateService(service._id, set);
     if (!updated) throw new NotFoundError(`Service ${id} does not exist`);
-    // Always propagate when name or owner were sent, so repeating a request repairs copies
-    // that an interrupted earlier attempt left stale.
-    if (changes.name !== undefined || changes.owner) await this.repository.propagateService(updated);
     return updated;
   }
 
   async remove(principal: Principal, id: number): Promise<void> {
     const service = await this.changeable(principal, id);
-    const active = await this.repository.countChangeInstances(service._id, ACTIVE_STATES);
+    const active = await this.repository.countChangeInstances(service._id, OPEN_STATES);
     if (active > 0) {
       throw new ConflictError(
-        `Service ${id} has ${active} change instance(s) still ${ACTIVE_STATES.join(', ')}; complete, reject or cancel them first`,
+        `Service ${id} has ${active} change instance(s) still ${OPEN_STATES.join(', ')}; ` +
+          'move them to a final state (REJECTED, COMPLETED or CANCELLED) first',
       );
     }
     await this.repository.deleteService(service._id);

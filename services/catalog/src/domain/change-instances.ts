@@ -1,40 +1,63 @@
 import type { ChangeInstanceState, GeneralSettings, Principal } from '@pack/contracts';
 import { ConflictError, ForbiddenError, NotFoundError } from '@pack/http-kit';
 import type { Logger } from '@pack/logging';
-import type { CatalogRepository, ChangeInstanceFilter, Page } from '../data/catalog-repository';
-import type { ChangeInstanceRecord, DeclarationRecord, HistoryEntry, ServiceItemRecord } from '../data/models';
-import { inItemScope, itemScope } from './access';
-import { createdEvent, stateChangedEvent } from './events';
+import type { CatalogRepository, ChangeInstanceFilter, ItemPointers, Page, ScopeFilter } from '../data/catalog-repository';
+import type {
+  ChangeInstanceRecord,
+  DeclarationRecord,
+  ServiceItemRecord,
+  ServiceRecord,
+  TransitionRecord,
+  TransitionStep,
+} from '../data/models';
+import { inItemScope } from './access';
+import { createdEvent, stateChangedEvent, type ServiceRef } from './events';
 import { checkTransition, type Actor } from './transitions';
 
-export interface Submission {
-  declaration: DeclarationRecord;
-  item: ServiceItemRecord;
-  changeInstance: ChangeInstanceRecord;
+export interface HistoryEntry extends TransitionStep {
+  at: Date;
 }
 
 export interface ChangeInstanceDetail {
   instance: ChangeInstanceRecord;
+  service: ServiceRecord | undefined;
   declaration: DeclarationRecord | null;
+  history: HistoryEntry[];
 }
 
-export interface LatestApproved {
+export interface ItemDetail {
   item: ServiceItemRecord;
+  service: ServiceRecord | undefined;
+  pointers: ItemPointers;
+}
+
+export interface Submission {
   declaration: DeclarationRecord;
+  item: ItemDetail;
+  changeInstance: ChangeInstanceDetail;
+}
+
+export interface ListedChangeInstances extends Page<ChangeInstanceRecord> {
+  services: Map<number, ServiceRecord>;
+}
+
+export interface ListedItems extends Page<ServiceItemRecord> {
+  services: Map<number, ServiceRecord>;
+  pointers: Map<number, ItemPointers>;
 }
 
 export type DecisionOutcome = 'applied' | 'ignored';
 
-const MAX_RACE_RETRIES = 3;
+const MAX_RACE_RETRIES = 5;
 
 /**
- * Declarations, Service Items and Change Instances: submission, the state machine, and the
- * Service Item's pointers to its latest and latest approved declaration.
+ * Declarations, Service Items and Change Instances: submission and the state machine.
  *
- * Without transactions, a submission is a sequence of single-document writes whose commit point
- * is the insert of the Change Instance together with its events. The item's pointers are set
- * after that and the instance carries `item_sync_pending` until they are, so an interrupted
- * request is finished by the sweep (`syncPending`) instead of leaving the item stale.
+ * Every change of a Change Instance is one insert of a transition record `<id>:<version>` that
+ * also carries the change's events (the outbox). The unique key decides races between replicas,
+ * the owner and the validator; the insert is the commit point. The `change_instances` document
+ * is a view rolled forward from the records: by the request right after its insert, and by
+ * `rollForward` when someone finds it behind (docs/decisions/0007).
  */
 export class ChangeInstances {
   constructor(
@@ -50,26 +73,23 @@ export class ChangeInstances {
     }
     const service = await this.repository.findService(serviceId);
     if (!service) throw new NotFoundError(`Service ${serviceId} does not exist`);
-    const content = JSON.stringify(declaration);
     const consumer = { id: principal.id, name: principal.username };
-    const item = await this.repository.upsertServiceItem(consumer, service, () => this.repository.nextId('service_items'));
-    const [declarationId, instanceId, approvalSeq] = await Promise.all([
-      this.repository.nextId('declarations'),
-      this.repository.nextId('change_instances'),
-      service.auto_approval ? this.repository.nextId('approvals') : Promise.resolve(0),
-    ]);
+    const item = await this.repository.ensureServiceItem(consumer, service._id);
     const now = new Date();
     const declarationRecord: DeclarationRecord = {
-      _id: declarationId,
+      _id: await this.repository.nextId('declarations'),
       service_id: service._id,
       service_item_id: item._id,
       consumer_id: consumer.id,
-      content,
+      content: JSON.stringify(declaration),
       created_at: now,
     };
     await this.repository.insertDeclaration(declarationRecord);
+    const [instanceId, approvalSeq] = await Promise.all([
+      this.repository.nextId('change_instances'),
+      service.auto_approval ? this.repository.nextId('approvals') : Promise.resolve(0),
+    ]);
 
-    const submitted: HistoryEntry = entry(null, 'PENDING', now, { kind: 'user', userId: consumer.id, username: consumer.name }, []);
     const instance: ChangeInstanceRecord = {
       _id: instanceId,
       service_id: service._id,
@@ -77,83 +97,95 @@ export class ChangeInstances {
       service_owner_id: service.owner_id,
       service_owner_name: service.owner_name,
       service_item_id: item._id,
-      declaration_id: declarationId,
+      declaration_id: declarationRecord._id,
       consumer_id: consumer.id,
       consumer_name: consumer.name,
       state: 'PENDING',
+      version: 1,
       reasons: [],
       auto_approved: service.auto_approval,
       approval_seq: 0,
       approved_at: null,
-      history: [submitted],
-      item_sync_pending: true,
       created_at: now,
       updated_at: now,
     };
-    const written = [createdEvent(instance, content, service.auto_approval, now)];
+    const ref = serviceRef(service, instance);
+    const steps: TransitionStep[] = [step(null, 'PENDING', { kind: 'user', userId: consumer.id, username: consumer.name }, [])];
+    const events = [createdEvent(instance, ref, declarationRecord.content, service.auto_approval, now)];
     if (service.auto_approval) {
       const actor: Actor = { kind: 'auto_approval' };
-      written.push(stateChangedEvent(instance, content, { from: 'PENDING', to: 'APPROVED', reasons: [], actor }, now));
-      Object.assign(instance, {
-        state: 'APPROVED',
-        approval_seq: approvalSeq,
-        approved_at: now,
-        history: [submitted, entry('PENDING', 'APPROVED', now, actor, [])],
-      });
+      steps.push(step('PENDING', 'APPROVED', actor, []));
+      events.push(stateChangedEvent(instance, ref, declarationRecord.content, { from: 'PENDING', to: 'APPROVED', reasons: [], actor }, now));
+      Object.assign(instance, { state: 'APPROVED', approval_seq: approvalSeq, approved_at: now });
     }
-    await this.repository.insertChangeInstance(instance, written);
+    const record: TransitionRecord = {
+      ...transitionOf(instance, 1, steps, now),
+      initial: instance,
+    };
+    if (!(await this.repository.insertTransition(record, events))) {
+      throw new Error(`change instance ${instanceId} exists already: its id was handed out twice`);
+    }
     this.eventsWritten();
-    await this.syncItemQuietly(instance);
-    const current = (await this.repository.findServiceItem(item._id)) ?? item;
-    return { declaration: declarationRecord, item: current, changeInstance: instance };
+    await this.quietly(instance._id, () => this.repository.insertChangeInstance(instance));
+    return {
+      declaration: declarationRecord,
+      item: await this.itemDetail(item, service),
+      changeInstance: { instance, service, declaration: declarationRecord, history: historyOf([record]) },
+    };
   }
 
-  list(principal: Principal, filter: ChangeInstanceFilter, limit: number, offset: number): Promise<Page<ChangeInstanceRecord>> {
-    return this.repository.listChangeInstances({ ...filter, ...itemScope(principal) }, limit, offset);
+  async list(principal: Principal, filter: ChangeInstanceFilter, limit: number, offset: number): Promise<ListedChangeInstances> {
+    const page = await this.repository.listChangeInstances({ ...filter, ...(await this.scope(principal)) }, limit, offset);
+    return { ...page, services: await this.repository.findServices(page.items.map((ci) => ci.service_id)) };
   }
 
   async get(principal: Principal, id: number): Promise<ChangeInstanceDetail> {
-    const instance = await this.visibleInstance(principal, id);
-    return { instance, declaration: await this.repository.findDeclaration(instance.declaration_id) };
+    const { instance, service } = await this.visibleInstance(principal, id);
+    return this.detail(instance, service);
   }
 
-  listItems(principal: Principal, filter: { service_id?: number }, limit: number, offset: number): Promise<Page<ServiceItemRecord>> {
-    return this.repository.listServiceItems({ ...filter, ...itemScope(principal) }, limit, offset);
+  async listItems(principal: Principal, filter: { service_id?: number }, limit: number, offset: number): Promise<ListedItems> {
+    const page = await this.repository.listServiceItems({ ...filter, ...(await this.scope(principal)) }, limit, offset);
+    const ids = page.items.map((item) => item._id);
+    const [services, pointers] = await Promise.all([
+      this.repository.findServices(page.items.map((item) => item.service_id)),
+      this.repository.itemPointers(ids),
+    ]);
+    return { ...page, services, pointers };
   }
 
-  async getItem(principal: Principal, id: number): Promise<ServiceItemRecord> {
+  async getItem(principal: Principal, id: number): Promise<ItemDetail> {
     const item = await this.repository.findServiceItem(id);
-    if (!item || !inItemScope(principal, item)) throw new NotFoundError(`Service Item ${id} does not exist`);
-    return item;
+    const service = item ? ((await this.repository.findService(item.service_id)) ?? undefined) : undefined;
+    if (!item || !inItemScope(principal, item, service?.owner_id)) throw new NotFoundError(`Service Item ${id} does not exist`);
+    return this.itemDetail(item, service);
   }
 
   /** What the pipeline starts from (spec 4, endpoint rule 2). */
-  async latestApproved(principal: Principal, itemId: number): Promise<LatestApproved> {
-    const item = await this.getItem(principal, itemId);
-    const declaration =
-      item.latest_approved_declaration_id === null ? null : await this.repository.findDeclaration(item.latest_approved_declaration_id);
+  async latestApproved(principal: Principal, itemId: number): Promise<{ detail: ItemDetail; declaration: DeclarationRecord }> {
+    const detail = await this.getItem(principal, itemId);
+    const id = detail.pointers.latest_approved_declaration_id;
+    const declaration = id === null ? null : await this.repository.findDeclaration(id);
     if (!declaration) throw new NotFoundError(`Service Item ${itemId} has no approved declaration yet`);
-    return { item, declaration };
+    return { detail, declaration };
   }
 
   /** The Service Owner (or an admin) moves an instance. Moving to the state it is in changes nothing. */
   async move(principal: Principal, id: number, to: ChangeInstanceState, reasons: string[]): Promise<ChangeInstanceDetail> {
-    let instance = await this.visibleInstance(principal, id);
+    const visible = await this.visibleInstance(principal, id);
+    let instance = visible.instance;
     const actor: Actor = { kind: 'user', userId: principal.id, username: principal.username };
-    for (let attempt = 0; ; attempt += 1) {
-      if (instance.state === to) {
-        return { instance, declaration: await this.repository.findDeclaration(instance.declaration_id) };
-      }
+    for (let attempt = 0; attempt <= MAX_RACE_RETRIES; attempt += 1) {
+      if (instance.state === to) return this.detail(instance, visible.service);
       const check = checkTransition(instance.state, to, actor);
       if (!check.ok) throw new ConflictError(check.detail);
-      const result = await this.apply(instance, to, reasons, actor);
-      if (result) return result;
-      // Someone else (another owner session, the validator) moved it first: decide again from
-      // where it is now.
-      const fresh = await this.repository.findChangeInstance(id);
-      if (!fresh || attempt >= MAX_RACE_RETRIES) throw new ConflictError(`change instance ${id} changed meanwhile; try again`);
-      instance = fresh;
+      const changed = await this.change(instance, visible.service, to, reasons, actor);
+      if (changed) return this.detail(changed, visible.service);
+      // Someone else (another session, the validator, another replica) changed it first:
+      // decide again from where it is now.
+      instance = (await this.rollForward(id)) ?? instance;
     }
+    throw new ConflictError(`change instance ${id} keeps changing; try again`);
   }
 
   /** The Change Instance Validator's decision; the Service Owner's own decision wins if it came first. */
@@ -161,7 +193,7 @@ export class ChangeInstances {
     const to: ChangeInstanceState = decision === 'approve' ? 'APPROVED' : 'REJECTED';
     const actor: Actor = { kind: 'validator' };
     for (let attempt = 0; attempt <= MAX_RACE_RETRIES; attempt += 1) {
-      const instance = await this.repository.findChangeInstance(id);
+      const instance = await this.rollForward(id);
       if (!instance) {
         this.logger.warn({ change_instance_id: id }, 'validator decision for an unknown change instance ignored');
         return 'ignored';
@@ -171,85 +203,156 @@ export class ChangeInstances {
         this.logger.info({ change_instance_id: id, state: instance.state, decision }, `validator decision ignored: ${check.detail}`);
         return 'ignored';
       }
-      if (await this.apply(instance, to, reasons, actor)) return 'applied';
+      const service = (await this.repository.findService(instance.service_id)) ?? undefined;
+      if (await this.change(instance, service, to, reasons, actor)) return 'applied';
     }
-    return 'ignored';
+    throw new Error(`change instance ${id} kept changing while the validator decision was applied`);
   }
 
-  /** Finishes the Service Item updates that interrupted requests left (run at start and on an interval). */
-  async syncPending(batch = 100): Promise<number> {
-    const pending = await this.repository.itemSyncsPending(batch);
-    for (const instance of pending) await this.syncItem(instance);
-    return pending.length;
-  }
-
-  private async visibleInstance(principal: Principal, id: number): Promise<ChangeInstanceRecord> {
-    const instance = await this.repository.findChangeInstance(id);
-    if (!instance || !inItemScope(principal, instance)) throw new NotFoundError(`change instance ${id} does not exist`);
+  /**
+   * Brings the view of an instance up to its latest transition (creating it if the submitting
+   * request died before inserting it). Idempotent; null for an instance that does not exist.
+   */
+  async rollForward(id: number): Promise<ChangeInstanceRecord | null> {
+    let instance = await this.repository.findChangeInstance(id);
+    let pending: TransitionRecord[];
+    if (instance) {
+      pending = await this.repository.transitionsOf(id, instance.version);
+    } else {
+      const all = await this.repository.transitionsOf(id);
+      const initial = all[0]?.initial;
+      if (!initial) return null;
+      await this.repository.insertChangeInstance(initial);
+      instance = initial;
+      pending = all.slice(1);
+    }
+    for (const record of pending) {
+      const set = viewChanges(record);
+      await this.repository.applyToChangeInstance(id, set);
+      instance = { ...instance, ...set };
+    }
     return instance;
   }
 
-  /** One conditional write: the new state, its history entry and its event; null if the instance moved first. */
-  private async apply(
+  private async scope(principal: Principal): Promise<ScopeFilter> {
+    switch (principal.role) {
+      case 'admin':
+        return {};
+      case 'consumer':
+        return { consumer_id: principal.id };
+      case 'service_owner':
+        return { service_ids: await this.repository.serviceIdsOwnedBy(principal.id) };
+    }
+  }
+
+  private async visibleInstance(principal: Principal, id: number): Promise<{ instance: ChangeInstanceRecord; service: ServiceRecord | undefined }> {
+    const instance = await this.repository.findChangeInstance(id);
+    const service = instance ? ((await this.repository.findService(instance.service_id)) ?? undefined) : undefined;
+    if (!instance || !inItemScope(principal, instance, service?.owner_id)) throw new NotFoundError(`change instance ${id} does not exist`);
+    return { instance, service };
+  }
+
+  private async detail(instance: ChangeInstanceRecord, service: ServiceRecord | undefined): Promise<ChangeInstanceDetail> {
+    const [declaration, transitions] = await Promise.all([
+      this.repository.findDeclaration(instance.declaration_id),
+      this.repository.transitionsOf(instance._id),
+    ]);
+    return { instance, service, declaration, history: historyOf(transitions) };
+  }
+
+  private async itemDetail(item: ServiceItemRecord, service: ServiceRecord | undefined): Promise<ItemDetail> {
+    const pointers = (await this.repository.itemPointers([item._id])).get(item._id);
+    if (!pointers) throw new Error(`no pointers for Service Item ${item._id}`);
+    return { item, service, pointers };
+  }
+
+  /**
+   * One insert: the next version of the instance with its event. Null when that version is
+   * taken (someone changed the instance first); then nothing was written.
+   */
+  private async change(
     instance: ChangeInstanceRecord,
+    service: ServiceRecord | undefined,
     to: ChangeInstanceState,
     reasons: string[],
     actor: Actor,
-  ): Promise<ChangeInstanceDetail | null> {
+  ): Promise<ChangeInstanceRecord | null> {
     const declaration = await this.repository.findDeclaration(instance.declaration_id);
     const now = new Date();
-    const set: Partial<ChangeInstanceRecord> = { state: to, reasons, updated_at: now };
-    if (to === 'APPROVED') {
-      set.approval_seq = await this.repository.nextId('approvals');
-      set.approved_at = now;
-      set.item_sync_pending = true;
-    }
-    const history = entry(instance.state, to, now, actor, reasons);
-    const event = stateChangedEvent(instance, declaration?.content ?? '{}', { from: instance.state, to, reasons, actor }, now);
-    if (!(await this.repository.transition(instance._id, instance.state, set, history, event))) return null;
+    const changed: ChangeInstanceRecord = { ...instance, state: to, reasons, updated_at: now, version: instance.version + 1 };
+    if (to === 'APPROVED') Object.assign(changed, { approval_seq: await this.repository.nextId('approvals'), approved_at: now });
+    const record = transitionOf(changed, changed.version, [step(instance.state, to, actor, reasons)], now);
+    const event = stateChangedEvent(
+      instance,
+      serviceRef(service, instance),
+      declaration?.content ?? '{}',
+      { from: instance.state, to, reasons, actor },
+      now,
+    );
+    if (!(await this.repository.insertTransition(record, [event]))) return null;
     this.eventsWritten();
-    const updated: ChangeInstanceRecord = { ...instance, ...set, history: [...(instance.history ?? []), history] };
-    if (to === 'APPROVED') await this.syncItemQuietly(updated);
-    return { instance: updated, declaration };
+    await this.quietly(instance._id, () => this.repository.applyToChangeInstance(instance._id, viewChanges(record)));
+    return changed;
   }
 
-  private async syncItem(instance: ChangeInstanceRecord): Promise<void> {
-    await this.repository.raiseLatestDeclaration(instance.service_item_id, instance.declaration_id);
-    if (instance.approval_seq > 0 && instance.approved_at) {
-      await this.repository.markApproved(instance.service_item_id, {
-        seq: instance.approval_seq,
-        declarationId: instance.declaration_id,
-        changeInstanceId: instance._id,
-        approvedAt: instance.approved_at,
-      });
-    }
-    await this.repository.clearItemSync(instance._id, instance.approval_seq);
-  }
-
-  /** The change is committed already; if this follow-up fails, the sweep finishes it. */
-  private async syncItemQuietly(instance: ChangeInstanceRecord): Promise<void> {
+  /** The change is committed already; if updating the view fails, the next roll-forward does it. */
+  private async quietly(id: number, work: () => Promise<unknown>): Promise<void> {
     try {
-      await this.syncItem(instance);
+      await work();
     } catch (error) {
-      this.logger.warn({ err: error, change_instance_id: instance._id }, 'service item update deferred to the sweep');
+      this.logger.warn({ err: error, change_instance_id: id }, 'change instance view update deferred to the roll-forward');
     }
   }
 }
 
-function entry(
-  from: ChangeInstanceState | null,
-  to: ChangeInstanceState,
-  at: Date,
-  actor: Actor,
-  reasons: string[],
-): HistoryEntry {
+/** The Service for an event: as it is now, or as it was at submission if it has been deleted since. */
+function serviceRef(service: ServiceRecord | undefined, instance: ChangeInstanceRecord): ServiceRef {
+  return service
+    ? { id: service._id, name: service.name, owner: { id: service.owner_id, name: service.owner_name } }
+    : { id: instance.service_id, name: instance.service_name, owner: { id: instance.service_owner_id, name: instance.service_owner_name } };
+}
+
+function step(from: ChangeInstanceState | null, to: ChangeInstanceState, actor: Actor, reasons: string[]): TransitionStep {
   return {
     from,
     to,
-    at,
     by_kind: actor.kind,
     by_user_id: actor.kind === 'user' ? actor.userId : null,
     by_username: actor.kind === 'user' ? actor.username : null,
     reasons,
   };
+}
+
+function transitionOf(instance: ChangeInstanceRecord, version: number, steps: TransitionStep[], now: Date): TransitionRecord {
+  const approved = steps.some((s) => s.to === 'APPROVED');
+  return {
+    _id: `${instance._id}:${version}`,
+    change_instance_id: instance._id,
+    version,
+    service_id: instance.service_id,
+    service_item_id: instance.service_item_id,
+    declaration_id: instance.declaration_id,
+    steps,
+    state: instance.state,
+    reasons: instance.reasons,
+    approval_seq: approved ? instance.approval_seq : 0,
+    approved_at: approved ? instance.approved_at : null,
+    initial: null,
+    created_at: now,
+  };
+}
+
+/** What a transition changes in the view (absolute values, so applying it twice is harmless). */
+function viewChanges(record: TransitionRecord): Partial<ChangeInstanceRecord> {
+  return {
+    state: record.state,
+    version: record.version,
+    reasons: record.reasons,
+    updated_at: record.created_at,
+    ...(record.approval_seq > 0 ? { approval_seq: record.approval_seq, approved_at: record.approved_at } : {}),
+  };
+}
+
+function historyOf(records: TransitionRecord[]): HistoryEntry[] {
+  return records.flatMap((record) => record.steps.map((s) => ({ ...s, at: record.created_at })));
 }

@@ -12,12 +12,18 @@ import type { Actor } from './transitions';
 
 export const EVENT_SOURCE = 'catalog';
 
+/** The Service as spec 4.1's webhook body names it. */
+export interface ServiceRef {
+  id: number;
+  name: string;
+  owner: { id: number; name: string };
+}
+
 function options(time: Date) {
   return { source: EVENT_SOURCE, correlationId: currentContext()?.correlationId ?? randomUUID(), time };
 }
 
-/** The fields every change-instance event shares, taken from the instance as it is after the change. */
-function common(instance: ChangeInstanceRecord, declarationJson: string, state: ChangeInstanceState) {
+function common(instance: ChangeInstanceRecord, service: ServiceRef, declarationJson: string, state: ChangeInstanceState) {
   return {
     change_instance_id: instance._id,
     service_item_id: instance.service_item_id,
@@ -25,11 +31,7 @@ function common(instance: ChangeInstanceRecord, declarationJson: string, state: 
     declaration_json: declarationJson,
     consumer_id: instance.consumer_id,
     consumer_name: instance.consumer_name,
-    service: {
-      id: instance.service_id,
-      name: instance.service_name,
-      owner: { id: instance.service_owner_id, name: instance.service_owner_name },
-    },
+    service,
     state,
   };
 }
@@ -40,16 +42,23 @@ export function actorPayload(actor: Actor): ChangeInstanceActor {
     : { kind: actor.kind, user_id: null, username: null };
 }
 
-export function createdEvent(instance: ChangeInstanceRecord, declarationJson: string, autoApproved: boolean, time: Date): Envelope {
+export function createdEvent(
+  instance: ChangeInstanceRecord,
+  service: ServiceRef,
+  declarationJson: string,
+  autoApproved: boolean,
+  time: Date,
+): Envelope {
   return createEnvelope(
     events.changeInstanceCreated,
-    { ...common(instance, declarationJson, 'PENDING'), auto_approved: autoApproved },
+    { ...common(instance, service, declarationJson, 'PENDING'), auto_approved: autoApproved },
     options(time),
   );
 }
 
 export function stateChangedEvent(
   instance: ChangeInstanceRecord,
+  service: ServiceRef,
   declarationJson: string,
   change: { from: ChangeInstanceState; to: ChangeInstanceState; reasons: string[]; actor: Actor },
   time: Date,
@@ -57,7 +66,7 @@ export function stateChangedEvent(
   return createEnvelope(
     events.changeInstanceStateChanged,
     {
-      ...common(instance, declarationJson, change.to),
+      ...common(instance, service, declarationJson, change.to),
       old_state: change.from,
       reasons: change.reasons,
       changed_by: actorPayload(change.actor),

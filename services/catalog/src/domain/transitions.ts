@@ -19,8 +19,8 @@ export const TRANSITIONS: Readonly<Record<ChangeInstanceState, readonly ChangeIn
   CANCELLED: [],
 };
 
-/** States in which something is still expected to happen; a Service with such instances cannot be deleted. */
-export const ACTIVE_STATES: readonly ChangeInstanceState[] = ['PENDING', 'APPROVED', 'IN_PROGRESS'];
+/** States with a way out: something may still happen. A Service with such instances cannot be deleted. */
+export const OPEN_STATES: readonly ChangeInstanceState[] = CHANGE_INSTANCE_STATES.filter((state) => TRANSITIONS[state].length > 0);
 
 export type Actor =
   | { kind: 'user'; userId: number; username: string }

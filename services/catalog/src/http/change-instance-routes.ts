@@ -53,7 +53,7 @@ export function changeInstanceRoutes(changeInstances: ChangeInstances, settings:
           query.offset,
         );
         return {
-          body: pageOf(req, query, page.count, page.items.map(toChangeInstanceView)),
+          body: pageOf(req, query, page.count, page.items.map((ci) => toChangeInstanceView(ci, page.services.get(ci.service_id)))),
           headers: { [STATE_FILTER_HEADER]: filter.states ? filter.states.join(',') : ALL_STATES_KEYWORD },
         };
       },
@@ -65,10 +65,7 @@ export function changeInstanceRoutes(changeInstances: ChangeInstances, settings:
       access: 'authenticated',
       params: idParams,
       responses: { 200: { description: 'The change instance', schema: changeInstanceDetailView }, ...pick(400, 401, 404) },
-      handler: async ({ principal, params }) => {
-        const { instance, declaration } = await changeInstances.get(principal, params.id);
-        return { body: toChangeInstanceDetailView(instance, declaration) };
-      },
+      handler: async ({ principal, params }) => ({ body: toChangeInstanceDetailView(await changeInstances.get(principal, params.id)) }),
     }),
     route({
       method: 'patch',
@@ -78,10 +75,9 @@ export function changeInstanceRoutes(changeInstances: ChangeInstances, settings:
       params: idParams,
       body: patchBody,
       responses: { 200: { description: 'The change instance', schema: changeInstanceDetailView }, ...pick(400, 401, 403, 404, 409) },
-      handler: async ({ principal, params, body }) => {
-        const { instance, declaration } = await changeInstances.move(principal, params.id, body.state, body.reasons);
-        return { body: toChangeInstanceDetailView(instance, declaration) };
-      },
+      handler: async ({ principal, params, body }) => ({
+        body: toChangeInstanceDetailView(await changeInstances.move(principal, params.id, body.state, body.reasons)),
+      }),
     }),
   ];
 }

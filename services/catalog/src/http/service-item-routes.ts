@@ -24,7 +24,8 @@ export function serviceItemRoutes(changeInstances: ChangeInstances) {
       responses: { 200: { description: 'A page of Service Items', schema: pageSchema(serviceItemView) }, ...pick(400, 401) },
       handler: async ({ principal, query, req }) => {
         const page = await changeInstances.listItems(principal, { service_id: query.service }, query.limit, query.offset);
-        return { body: pageOf(req, query, page.count, page.items.map(toServiceItemView)) };
+        const results = page.items.map((item) => toServiceItemView(item, page.services.get(item.service_id), page.pointers.get(item._id)));
+        return { body: pageOf(req, query, page.count, results) };
       },
     }),
     route({
@@ -34,7 +35,10 @@ export function serviceItemRoutes(changeInstances: ChangeInstances) {
       access: 'authenticated',
       params: idParams,
       responses: { 200: { description: 'The Service Item', schema: serviceItemView }, ...pick(400, 401, 404) },
-      handler: async ({ principal, params }) => ({ body: toServiceItemView(await changeInstances.getItem(principal, params.id)) }),
+      handler: async ({ principal, params }) => {
+        const { item, service, pointers } = await changeInstances.getItem(principal, params.id);
+        return { body: toServiceItemView(item, service, pointers) };
+      },
     }),
     route({
       method: 'get',
@@ -44,15 +48,15 @@ export function serviceItemRoutes(changeInstances: ChangeInstances) {
       params: idParams,
       responses: { 200: { description: 'The declaration', schema: latestApprovedView }, ...pick(400, 401, 404) },
       handler: async ({ principal, params }) => {
-        const { item, declaration } = await changeInstances.latestApproved(principal, params.id);
+        const { detail, declaration } = await changeInstances.latestApproved(principal, params.id);
         return {
           body: {
-            service_item: item._id,
-            service: item.service_id,
-            change_instance: item.latest_approved_change_instance_id ?? 0,
+            service_item: detail.item._id,
+            service: detail.item.service_id,
+            change_instance: detail.pointers.latest_approved_change_instance_id ?? 0,
             declaration_id: declaration._id,
             declaration: JSON.parse(declaration.content) as Record<string, unknown>,
-            approved_at: (item.latest_approved_at ?? declaration.created_at).toISOString(),
+            approved_at: (detail.pointers.latest_approved_at ?? declaration.created_at).toISOString(),
           },
         };
       },

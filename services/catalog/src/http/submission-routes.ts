@@ -38,8 +38,8 @@ export function submissionRoutes(changeInstances: ChangeInstances) {
           status: 201,
           body: {
             declaration: toDeclarationView(submission.declaration),
-            service_item: toServiceItemView(submission.item),
-            change_instance: toChangeInstanceDetailView(submission.changeInstance, submission.declaration),
+            service_item: toServiceItemView(submission.item.item, submission.item.service, submission.item.pointers),
+            change_instance: toChangeInstanceDetailView(submission.changeInstance),
           },
         };
       },

@@ -7,7 +7,9 @@ import type {
   ServiceOwnerRecord,
   ServiceRecord,
 } from '../data/models';
+import type { ItemPointers } from '../data/catalog-repository';
 import type { ServiceOwnerView } from '../domain/catalog-services';
+import type { ChangeInstanceDetail } from '../domain/change-instances';
 
 const iso = (value: Date) => value.toISOString();
 const isoOrNull = (value: Date | null | undefined) => (value ? value.toISOString() : null);
@@ -47,17 +49,22 @@ export const serviceItemView = z.object({
   updated_at: z.string(),
 });
 
-export function toServiceItemView(record: ServiceItemRecord): z.infer<typeof serviceItemView> {
+export function toServiceItemView(
+  record: ServiceItemRecord,
+  service: ServiceRecord | undefined,
+  pointers: ItemPointers | undefined,
+): z.infer<typeof serviceItemView> {
   return {
     id: record._id,
-    service: { id: record.service_id, name: record.service_name },
+    // A deleted Service keeps its id; its name is gone with it.
+    service: { id: record.service_id, name: service?.name ?? '' },
     consumer: { id: record.consumer_id, name: record.consumer_name },
-    latest_declaration_id: record.latest_declaration_id ?? null,
-    latest_approved_declaration_id: record.latest_approved_declaration_id ?? null,
-    latest_approved_change_instance_id: record.latest_approved_change_instance_id ?? null,
-    latest_approved_at: isoOrNull(record.latest_approved_at),
+    latest_declaration_id: pointers?.latest_declaration_id ?? null,
+    latest_approved_declaration_id: pointers?.latest_approved_declaration_id ?? null,
+    latest_approved_change_instance_id: pointers?.latest_approved_change_instance_id ?? null,
+    latest_approved_at: isoOrNull(pointers?.latest_approved_at),
     created_at: iso(record.created_at),
-    updated_at: iso(record.updated_at),
+    updated_at: iso(pointers?.latest_submitted_at ?? record.created_at),
   };
 }
 
@@ -114,10 +121,13 @@ export const changeInstanceDetailView = changeInstanceView.extend({
   history: z.array(historyView),
 });
 
-export function toChangeInstanceView(record: ChangeInstanceRecord): z.infer<typeof changeInstanceView> {
+/** The Service as it is now; as it was at submission once it has been deleted. */
+export function toChangeInstanceView(record: ChangeInstanceRecord, service: ServiceRecord | undefined): z.infer<typeof changeInstanceView> {
   return {
     id: record._id,
-    service: { id: record.service_id, name: record.service_name, owner: { id: record.service_owner_id, name: record.service_owner_name } },
+    service: service
+      ? { id: service._id, name: service.name, owner: { id: service.owner_id, name: service.owner_name } }
+      : { id: record.service_id, name: record.service_name, owner: { id: record.service_owner_id, name: record.service_owner_name } },
     service_item: record.service_item_id,
     declaration_id: record.declaration_id,
     consumer: { id: record.consumer_id, name: record.consumer_name },
@@ -130,14 +140,11 @@ export function toChangeInstanceView(record: ChangeInstanceRecord): z.infer<type
   };
 }
 
-export function toChangeInstanceDetailView(
-  record: ChangeInstanceRecord,
-  declaration: DeclarationRecord | null,
-): z.infer<typeof changeInstanceDetailView> {
+export function toChangeInstanceDetailView(detail: ChangeInstanceDetail): z.infer<typeof changeInstanceDetailView> {
   return {
-    ...toChangeInstanceView(record),
-    declaration: declaration ? (JSON.parse(declaration.content) as Record<string, unknown>) : null,
-    history: (record.history ?? []).map((entry) => ({
+    ...toChangeInstanceView(detail.instance, detail.service),
+    declaration: detail.declaration ? (JSON.parse(detail.declaration.content) as Record<string, unknown>) : null,
+    history: detail.history.map((entry) => ({
       from: entry.from ?? null,
       to: entry.to,
       at: iso(entry.at),

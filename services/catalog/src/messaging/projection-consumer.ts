@@ -1,0 +1,22 @@
+import type { ConsumerSpec } from '@pack/broker';
+import { events, type EventData } from '@pack/contracts';
+import type { ChangeInstances } from '../domain/change-instances';
+
+export const PROJECTION_CONSUMER = 'catalog.change-instance-view';
+
+/**
+ * The catalog reads its own change-instance events to roll the change instance view forward.
+ * The request that made a change normally did so already (then this is a cheap no-op); if it
+ * died between recording the change and updating the view, the event, which the outbox
+ * guarantees, finishes the job.
+ */
+export function projectionConsumer(changeInstances: ChangeInstances): ConsumerSpec {
+  return {
+    name: PROJECTION_CONSUMER,
+    events: [events.changeInstanceCreated, events.changeInstanceStateChanged],
+    handler: async (envelope) => {
+      const data = envelope.data as EventData<typeof events.changeInstanceCreated>;
+      await changeInstances.rollForward(data.change_instance_id);
+    },
+  };
+}
