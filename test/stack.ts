@@ -3,7 +3,7 @@ import { loadConfig } from '@pack/config';
 import { gatewayEnvSchema, gatewayService } from '@pack/gateway';
 import { startService, type RunningService } from '@pack/runtime';
 import { settingsEnvSchema, settingsService } from '@pack/settings';
-import { dropDatabase, testEnv, uniqueName } from '@pack/testkit';
+import { stopAndClean, testEnv, uniqueName } from '@pack/testkit';
 
 /** Every service of the platform in this process, with the gateway in front, as a user meets it. */
 export interface Stack {
@@ -71,11 +71,7 @@ export async function startStack(): Promise<Stack> {
       return { status: response.status, body, headers: response.headers };
     },
     async stop() {
-      for (const service of services) await service.stop();
-      for (const service of services) {
-        const { MONGO_URL, MONGO_DB } = service.context.config as { MONGO_URL: string; MONGO_DB: string };
-        await dropDatabase(MONGO_URL, MONGO_DB);
-      }
+      for (const service of services) await stopAndClean(service);
     },
   };
 }

@@ -75,6 +75,15 @@ export class Broker {
     return this.ready;
   }
 
+  /** Every queue this broker declares (tests delete them afterwards). */
+  declaredQueues(): string[] {
+    return this.consumers.flatMap((spec) => [
+      this.names.queue(spec.name),
+      this.names.retryQueue(spec.name),
+      this.names.deadLetterQueue(spec.name),
+    ]);
+  }
+
   /** Calls `listener` each time the broker becomes ready (the outbox relay drains then). */
   onReady(listener: () => void): () => void {
     this.readyListeners.add(listener);

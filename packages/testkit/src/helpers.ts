@@ -158,3 +158,17 @@ export async function deleteQueues(amqpUrl: string, queues: readonly string[]): 
     await connection.close();
   }
 }
+
+interface StoppableService {
+  stop(): Promise<void>;
+  context: { config: { MONGO_URL: string; MONGO_DB: string; AMQP_URL: string }; broker: { declaredQueues(): string[] } };
+}
+
+/** Stops a service started in a test and removes its database and queues. */
+export async function stopAndClean(service: StoppableService): Promise<void> {
+  const { MONGO_URL, MONGO_DB, AMQP_URL } = service.context.config;
+  const queues = service.context.broker.declaredQueues();
+  await service.stop();
+  await dropDatabase(MONGO_URL, MONGO_DB);
+  if (queues.length > 0) await deleteQueues(AMQP_URL, queues);
+}

@@ -1,0 +1,84 @@
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+import { loadConfig, serviceEnvSchema } from '@pack/config';
+import { events } from '@pack/contracts';
+import { route } from '@pack/http-kit';
+import { LogCapture, REPO_ROOT, stopAndClean, TcpProxy, testEnv, waitFor } from '@pack/testkit';
+import { startService, type ServiceDefinition } from '../src';
+
+const schema = serviceEnvSchema({ port: 0, database: 'unused' });
+type Config = ReturnType<typeof schema.parse>;
+
+const definition: ServiceDefinition<Config> = {
+  name: 'probe',
+  version: '0.0.1',
+  setup: ({ logger }) => ({
+    routes: [
+      route({
+        method: 'get',
+        path: '/v1/probe/',
+        summary: 'says hello',
+        access: 'public',
+        responses: { 200: { description: 'hello' } },
+        handler: () => {
+          logger.info('probe called');
+          return { body: { hello: true } };
+        },
+      }),
+    ],
+    consumers: [{ name: 'probe.settings', events: [events.settingsChanged], handler: async () => undefined }],
+  }),
+};
+
+const readiness = async (url: string) => (await (await fetch(`${url}/readyz`)).json()) as { status: string; checks: Record<string, boolean> };
+
+describe('a service started by the runtime', () => {
+  it('listens at once, reports not-ready while MongoDB and RabbitMQ are unreachable, and becomes ready when they answer', async () => {
+    const mongoProxy = await TcpProxy.forUrl(process.env.MONGO_URL!).start();
+    const amqpProxy = await TcpProxy.forUrl(process.env.AMQP_URL!).start();
+    mongoProxy.cut();
+    amqpProxy.cut();
+    const env = testEnv('probe');
+    const service = await startService(
+      definition,
+      loadConfig(schema, { ...env, MONGO_URL: mongoProxy.rewrite(env.MONGO_URL!), AMQP_URL: amqpProxy.rewrite(env.AMQP_URL!) }),
+    );
+    try {
+      expect((await fetch(`${service.url}/healthz`)).status).toBe(200);
+      const down = await fetch(`${service.url}/readyz`);
+      expect(down.status).toBe(503);
+      expect(await down.json()).toMatchObject({ status: 'not_ready', checks: { database: false, broker: false } });
+      mongoProxy.restore();
+      amqpProxy.restore();
+      await waitFor(async () => (await readiness(service.url)).status === 'ready', { timeoutMs: 30_000, what: 'readiness' });
+      expect((await readiness(service.url)).checks).toEqual({ database: true, broker: true });
+    } finally {
+      await stopAndClean(service);
+      await mongoProxy.stop();
+      await amqpProxy.stop();
+    }
+  });
+
+  it('logs JSON lines carrying the request id as correlation id, and stops gracefully', async () => {
+    const logs = new LogCapture();
+    const service = await startService(definition, loadConfig(schema, { ...testEnv('probe'), LOG_LEVEL: 'info' }), { logDestination: logs });
+    await service.started;
+    const response = await fetch(`${service.url}/v1/probe/`, { headers: { 'x-request-id': 'req-777' } });
+    expect(await response.json()).toEqual({ hello: true });
+    await stopAndClean(service);
+    const line = logs.records().find((record) => record.msg === 'probe called');
+    expect(line).toMatchObject({ service: 'probe', version: '0.0.1', correlation_id: 'req-777', request_id: 'req-777' });
+    await expect(fetch(`${service.url}/healthz`)).rejects.toThrow();
+  });
+
+  it('refuses to start with a bad variable, naming it', () => {
+    const result = spawnSync(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'services/gateway/src/main.ts')], {
+      env: { PATH: process.env.PATH, PACK_INTERNAL_SECRET: 'short', MONGO_URL: 'http://nope' },
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    expect(result.status).toBe(78);
+    expect(result.stderr).toContain('PACK_INTERNAL_SECRET: must be at least 32 characters');
+    expect(result.stderr).toContain('MONGO_URL: must be a mongodb:// URL');
+  });
+});
