@@ -29,7 +29,10 @@ export const catalogService: ServiceDefinition<CatalogConfig> = {
       service: 'catalog',
       logger,
     });
-    const settingsApplied = metrics.counter('settings_applied_total', 'General settings documents this replica has applied');
+    const settingsApplied = metrics.counter(
+      'settings_applied_total',
+      'General settings documents this replica has applied',
+    );
     cache.onChange(() => settingsApplied.inc());
     const settings = () => cache.get();
     const services = new ServiceCatalog(repository, settings);
@@ -43,7 +46,11 @@ export const catalogService: ServiceDefinition<CatalogConfig> = {
         ...changeInstanceRoutes(changeInstances, settings),
         ...serviceOwnerRoutes(services, settings),
       ],
-      consumers: [cache.consumer(), validationConsumer(mongo.connection, changeInstances), projectionConsumer(changeInstances)],
+      consumers: [
+        cache.consumer(),
+        validationConsumer(mongo.connection, changeInstances),
+        projectionConsumer(changeInstances),
+      ],
       async onStart() {
         await ensureIndexes(models);
         cache.start();

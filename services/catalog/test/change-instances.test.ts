@@ -2,7 +2,16 @@ import type { ChangeInstanceState } from '@pack/contracts';
 import { waitFor } from '@pack/testkit';
 import { legalTransitions } from '../src/domain/transitions';
 import { VALIDATION_CONSUMER } from '../src/messaging/validation-consumer';
-import { admin, consumer, events, otherOwner, owner, startCatalog, type CatalogUnderTest } from './helpers';
+import {
+  admin,
+  consumer,
+  events,
+  otherOwner,
+  outboxSettled,
+  owner,
+  startCatalog,
+  type CatalogUnderTest,
+} from './helpers';
 
 /** How to reach each state from PENDING through the owner's own moves. */
 const PATH_TO: Record<ChangeInstanceState, ChangeInstanceState[]> = {
@@ -20,12 +29,21 @@ describe('change instance transitions', () => {
   let service: { id: number };
 
   const submit = async (declaration: Record<string, unknown> = { size: 'M' }) => {
-    const reply = await catalog.as(consumer, 'POST', `/v1/catalog/services/${service.id}/declarations/`, { declaration });
+    const reply = await catalog.as(consumer, 'POST', `/v1/catalog/services/${service.id}/declarations/`, {
+      declaration,
+    });
     expect(reply.status).toBe(201);
-    return reply.body as { change_instance: { id: number }; service_item: { id: number }; declaration: { id: number } };
+    return reply.body as {
+      change_instance: { id: number };
+      service_item: { id: number };
+      declaration: { id: number };
+    };
   };
   const move = (id: number, state: string, who = owner, reasons?: string[]) =>
-    catalog.as(who, 'PATCH', `/v1/catalog/change_instances/${id}/`, { state, ...(reasons ? { reasons } : {}) });
+    catalog.as(who, 'PATCH', `/v1/catalog/change_instances/${id}/`, {
+      state,
+      ...(reasons ? { reasons } : {}),
+    });
   const walk = async (id: number, to: ChangeInstanceState) => {
     for (const step of PATH_TO[to]) expect((await move(id, step)).status).toBe(200);
   };
@@ -45,8 +63,14 @@ describe('change instance transitions', () => {
     expect(status).toBe(200);
     expect(body.state).toBe(to);
     expect(body.reasons).toEqual(['checked by olivia']);
-    expect(body.history.at(-1)).toMatchObject({ from, to, by: { kind: 'user', user_id: owner.id, username: owner.username } });
-    expect((await catalog.as(consumer, 'GET', `/v1/catalog/change_instances/${change_instance.id}/`)).body.state).toBe(to);
+    expect(body.history.at(-1)).toMatchObject({
+      from,
+      to,
+      by: { kind: 'user', user_id: owner.id, username: owner.username },
+    });
+    expect(
+      (await catalog.as(consumer, 'GET', `/v1/catalog/change_instances/${change_instance.id}/`)).body.state,
+    ).toBe(to);
   });
 
   it('refuses an illegal transition with 409 naming both states, and changes nothing', async () => {
@@ -80,7 +104,9 @@ describe('change instance transitions', () => {
     const bad = await move(change_instance.id, 'DONE');
     expect(bad.status).toBe(400);
     expect(bad.body.errors.state).toBeDefined();
-    expect((await catalog.as(owner, 'GET', `/v1/catalog/change_instances/${change_instance.id}/`)).body.state).toBe('PENDING');
+    expect(
+      (await catalog.as(owner, 'GET', `/v1/catalog/change_instances/${change_instance.id}/`)).body.state,
+    ).toBe('PENDING');
     expect((await move(change_instance.id, 'APPROVED', admin)).status).toBe(200);
   });
 
@@ -89,11 +115,15 @@ describe('change instance transitions', () => {
     const second = await submit({ version: 2 });
     const item = first.service_item.id;
     expect(second.service_item.id).toBe(item);
-    const latest = () => catalog.as(admin, 'GET', `/v1/catalog/service_items/${item}/latest_approved_declaration/`);
+    const latest = () =>
+      catalog.as(admin, 'GET', `/v1/catalog/service_items/${item}/latest_approved_declaration/`);
     const before = await latest();
 
     await move(second.change_instance.id, 'APPROVED');
-    expect((await latest()).body).toMatchObject({ declaration_id: second.declaration.id, declaration: { version: 2 } });
+    expect((await latest()).body).toMatchObject({
+      declaration_id: second.declaration.id,
+      declaration: { version: 2 },
+    });
     await move(first.change_instance.id, 'APPROVED');
     expect((await latest()).body).toMatchObject({
       declaration_id: first.declaration.id,
@@ -111,17 +141,29 @@ describe('change instance transitions', () => {
 
   it('answers 404 for the latest approved declaration of an item with no approval yet', async () => {
     const other = (await catalog.as(owner, 'POST', '/v1/catalog/services/', { name: 'Firewall rule' })).body;
-    const { body } = await catalog.as(consumer, 'POST', `/v1/catalog/services/${other.id}/declarations/`, { declaration: { port: 443 } });
-    const reply = await catalog.as(owner, 'GET', `/v1/catalog/service_items/${body.service_item.id}/latest_approved_declaration/`);
+    const { body } = await catalog.as(consumer, 'POST', `/v1/catalog/services/${other.id}/declarations/`, {
+      declaration: { port: 443 },
+    });
+    const reply = await catalog.as(
+      owner,
+      'GET',
+      `/v1/catalog/service_items/${body.service_item.id}/latest_approved_declaration/`,
+    );
     expect(reply.status).toBe(404);
     expect(reply.body.detail).toContain('no approved declaration');
   });
 
   describe('Change Instance Validator decisions', () => {
     const processed = (eventId: string) =>
-      waitFor(async () => catalog.collection('processed_events').findOne({ _id: `${VALIDATION_CONSUMER}:${eventId}` as never }), {
-        what: `validator event ${eventId} handled`,
-      });
+      waitFor(
+        async () =>
+          catalog
+            .collection('processed_events')
+            .findOne({ _id: `${VALIDATION_CONSUMER}:${eventId}` as never }),
+        {
+          what: `validator event ${eventId} handled`,
+        },
+      );
 
     it('approves a PENDING change instance with the reasons given', async () => {
       const { change_instance, service_item } = await submit({ size: 'L' });
@@ -133,7 +175,11 @@ describe('change instance transitions', () => {
       await processed(eventId);
       const after = await catalog.as(owner, 'GET', `/v1/catalog/change_instances/${change_instance.id}/`);
       expect(after.body).toMatchObject({ state: 'APPROVED', reasons: ['fits the quota'] });
-      expect(after.body.history.at(-1)).toMatchObject({ from: 'PENDING', to: 'APPROVED', by: { kind: 'validator', user_id: null } });
+      expect(after.body.history.at(-1)).toMatchObject({
+        from: 'PENDING',
+        to: 'APPROVED',
+        by: { kind: 'validator', user_id: null },
+      });
       const item = await catalog.as(consumer, 'GET', `/v1/catalog/service_items/${service_item.id}/`);
       expect(item.body.latest_approved_change_instance_id).toBe(change_instance.id);
     });
@@ -181,7 +227,9 @@ describe('two catalog replicas deciding the same change instance at once', () =>
   beforeAll(async () => {
     first = await startCatalog();
     const config = first.service.context.config;
-    second = await startCatalog({ env: { MONGO_DB: config.MONGO_DB, BROKER_NAMESPACE: config.BROKER_NAMESPACE } });
+    second = await startCatalog({
+      env: { MONGO_DB: config.MONGO_DB, BROKER_NAMESPACE: config.BROKER_NAMESPACE },
+    });
   });
   afterAll(async () => {
     await second.stop();
@@ -191,7 +239,9 @@ describe('two catalog replicas deciding the same change instance at once', () =>
   it('lets exactly one decision win; the other gets 409', async () => {
     const service = (await first.as(owner, 'POST', '/v1/catalog/services/', { name: 'Shared volume' })).body;
     for (let round = 0; round < 5; round += 1) {
-      const { body } = await second.as(consumer, 'POST', `/v1/catalog/services/${service.id}/declarations/`, { declaration: { round } });
+      const { body } = await second.as(consumer, 'POST', `/v1/catalog/services/${service.id}/declarations/`, {
+        declaration: { round },
+      });
       const id = body.change_instance.id as number;
       const replies = await Promise.all([
         first.as(owner, 'PATCH', `/v1/catalog/change_instances/${id}/`, { state: 'APPROVED' }),
@@ -203,5 +253,74 @@ describe('two catalog replicas deciding the same change instance at once', () =>
       expect(stored.body.state).toBe(winner);
       expect(stored.body.history).toHaveLength(2);
     }
+  });
+});
+
+describe('a change whose request stopped before updating the change instance view', () => {
+  let catalog: CatalogUnderTest;
+  beforeAll(async () => {
+    catalog = await startCatalog();
+  });
+  afterAll(async () => {
+    await catalog.stop();
+  });
+
+  const setUp = async () => {
+    const service = (
+      await catalog.as(owner, 'POST', '/v1/catalog/services/', { name: `Crash ${Date.now()}` })
+    ).body;
+    const { body } = await catalog.as(consumer, 'POST', `/v1/catalog/services/${service.id}/declarations/`, {
+      declaration: { a: 1 },
+    });
+    const id = body.change_instance.id as number;
+    expect(
+      (await catalog.as(owner, 'PATCH', `/v1/catalog/change_instances/${id}/`, { state: 'APPROVED' })).status,
+    ).toBe(200);
+    await outboxSettled(catalog);
+    // As if the process had died between recording the approval and updating the view.
+    await catalog
+      .collection('change_instances')
+      .updateOne({ _id: id as never }, { $set: { state: 'PENDING', version: 1 } });
+    expect((await catalog.as(owner, 'GET', `/v1/catalog/change_instances/${id}/`)).body.state).toBe(
+      'PENDING',
+    );
+    return { id, service };
+  };
+
+  it('is caught up by the next move, which decides from the recorded state', async () => {
+    const { id } = await setUp();
+    const moved = await catalog.as(owner, 'PATCH', `/v1/catalog/change_instances/${id}/`, {
+      state: 'IN_PROGRESS',
+    });
+    expect(moved.status).toBe(200);
+    expect(moved.body.history.map((h: { to: string }) => h.to)).toEqual([
+      'PENDING',
+      'APPROVED',
+      'IN_PROGRESS',
+    ]);
+  });
+
+  it('is caught up when the event of the change reaches the catalog', async () => {
+    const { id, service } = await setUp();
+    await catalog.publish(events.changeInstanceStateChanged, {
+      change_instance_id: id,
+      service_item_id: 0,
+      declaration_id: 0,
+      declaration_json: '{}',
+      consumer_id: consumer.id,
+      consumer_name: consumer.username,
+      service: { id: service.id, name: service.name, owner: { id: owner.id, name: owner.username } },
+      state: 'APPROVED',
+      old_state: 'PENDING',
+      reasons: [],
+      changed_by: { kind: 'user', user_id: owner.id, username: owner.username },
+    });
+    await waitFor(
+      async () =>
+        (await catalog.as(owner, 'GET', `/v1/catalog/change_instances/${id}/`)).body.state === 'APPROVED',
+      {
+        what: 'view rolled forward',
+      },
+    );
   });
 });

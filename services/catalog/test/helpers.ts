@@ -12,9 +12,8 @@ import {
   type GeneralSettings,
   type Principal,
 } from '@pack/contracts';
-import { principalHeaders } from '@pack/http-kit';
 import { startService, type RunningService } from '@pack/runtime';
-import { deleteQueues, dropDatabase, TEST_INTERNAL_SECRET, testEnv, waitFor } from '@pack/testkit';
+import { callAs, deleteQueues, dropDatabase, testEnv, waitFor, type CallResult } from '@pack/testkit';
 import { catalogEnvSchema, catalogService, type CatalogConfig } from '../src/service';
 import { PROJECTION_CONSUMER } from '../src/messaging/projection-consumer';
 import { VALIDATION_CONSUMER } from '../src/messaging/validation-consumer';
@@ -25,29 +24,7 @@ export const otherOwner: Principal = { id: 11, username: 'oscar', role: 'service
 export const consumer: Principal = { id: 20, username: 'carla', role: 'consumer' };
 export const otherConsumer: Principal = { id: 21, username: 'conrad', role: 'consumer' };
 
-/** Response bodies are read as a user would read JSON: by field name, untyped. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type Json = any;
-
-export interface Reply {
-  status: number;
-  body: Json;
-  headers: Headers;
-}
-
-/** Calls a service directly with the signed principal headers the gateway would add. */
-export async function callAs(baseUrl: string, principal: Principal | null, method: string, path: string, body?: unknown): Promise<Reply> {
-  const response = await fetch(`${baseUrl}${path}`, {
-    method,
-    headers: {
-      ...(principal ? principalHeaders(TEST_INTERNAL_SECRET, method, path, principal) : {}),
-      ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-    },
-    body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
-  });
-  const text = await response.text();
-  return { status: response.status, body: text ? (JSON.parse(text) as unknown) : undefined, headers: response.headers };
-}
+export type Reply = CallResult;
 
 /**
  * Stands in for the settings service: serves a settings document the test controls and, on
@@ -85,7 +62,9 @@ export interface CatalogUnderTest {
   changeSettings(change: (settings: GeneralSettings) => void): Promise<void>;
   /** Publishes an event onto the catalog's exchange, as another service would. */
   publish<D extends EventDefinition>(definition: D, data: EventData<D>): Promise<string>;
-  collection(name: string): ReturnType<RunningService<CatalogConfig>['context']['mongo']['connection']['collection']>;
+  collection(
+    name: string,
+  ): ReturnType<RunningService<CatalogConfig>['context']['mongo']['connection']['collection']>;
   stop(): Promise<void>;
 }
 
@@ -108,7 +87,9 @@ export async function startCatalog(options: StartOptions = {}): Promise<CatalogU
   const service = await startService(catalogService, config);
   await service.started;
   await waitFor(async () => (await fetch(`${service.url}/readyz`)).status === 200, { what: 'catalog ready' });
-  await waitFor(async () => (await metric(service.url, 'settings_applied_total')) >= 1, { what: 'first settings load' });
+  await waitFor(async () => (await metric(service.url, 'settings_applied_total')) >= 1, {
+    what: 'first settings load',
+  });
   const namespace = config.BROKER_NAMESPACE;
   const amqpUrl = process.env.AMQP_URL!;
 
@@ -121,8 +102,14 @@ export async function startCatalog(options: StartOptions = {}): Promise<CatalogU
       const before = await metric(service.url, 'settings_applied_total');
       change(settings.document);
       settings.version += 1;
-      await publishRaw(amqpUrl, namespace, events.settingsChanged, { groups: ['all'], version: settings.version, changed_by: 1 });
-      await waitFor(async () => (await metric(service.url, 'settings_applied_total')) > before, { what: 'settings applied' });
+      await publishRaw(amqpUrl, namespace, events.settingsChanged, {
+        groups: ['all'],
+        version: settings.version,
+        changed_by: 1,
+      });
+      await waitFor(async () => (await metric(service.url, 'settings_applied_total')) > before, {
+        what: 'settings applied',
+      });
     },
     publish: (definition, data) => publishRaw(amqpUrl, namespace, definition, data),
     collection: (name) => service.context.mongo.connection.collection(name),
@@ -133,13 +120,22 @@ export async function startCatalog(options: StartOptions = {}): Promise<CatalogU
       const names = topologyNames(namespace);
       await deleteQueues(
         amqpUrl,
-        ['catalog.settings-cache', VALIDATION_CONSUMER, PROJECTION_CONSUMER].flatMap((c) => [names.queue(c), names.retryQueue(c), names.deadLetterQueue(c)]),
+        ['catalog.settings-cache', VALIDATION_CONSUMER, PROJECTION_CONSUMER].flatMap((c) => [
+          names.queue(c),
+          names.retryQueue(c),
+          names.deadLetterQueue(c),
+        ]),
       );
     },
   };
 }
 
-export async function publishRaw<D extends EventDefinition>(amqpUrl: string, namespace: string, definition: D, data: EventData<D>): Promise<string> {
+export async function publishRaw<D extends EventDefinition>(
+  amqpUrl: string,
+  namespace: string,
+  definition: D,
+  data: EventData<D>,
+): Promise<string> {
   const envelope = createEnvelope(definition, data, { source: 'test', correlationId: 'test' });
   const connection = await amqp.connect(amqpUrl);
   try {
@@ -162,7 +158,8 @@ export interface TappedEvent {
   id: string;
   type: string;
   source: string;
-  data: Json;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read the payload by field name
+  data: any;
 }
 
 /** A queue of our own on the events exchange, to see exactly what the catalog published. */

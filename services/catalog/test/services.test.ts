@@ -1,3 +1,5 @@
+import { principalHeaders } from '@pack/http-kit';
+import { TEST_INTERNAL_SECRET } from '@pack/testkit';
 import { admin, consumer, otherOwner, owner, startCatalog, type CatalogUnderTest } from './helpers';
 
 describe('catalog Services', () => {
@@ -10,7 +12,10 @@ describe('catalog Services', () => {
   });
 
   it('lets a service owner create a Service they own, and shows it to them', async () => {
-    const created = await catalog.as(owner, 'POST', '/v1/catalog/services/', { name: 'Postgres database', description: 'Managed PG' });
+    const created = await catalog.as(owner, 'POST', '/v1/catalog/services/', {
+      name: 'Postgres database',
+      description: 'Managed PG',
+    });
     expect(created.status).toBe(201);
     expect(created.body).toEqual({
       id: expect.any(Number),
@@ -33,7 +38,9 @@ describe('catalog Services', () => {
     });
     expect(created.status).toBe(201);
     expect(created.body.owner).toEqual({ id: otherOwner.id, name: otherOwner.username });
-    const patched = await catalog.as(otherOwner, 'PATCH', `/v1/catalog/services/${created.body.id}/`, { description: 'Topics' });
+    const patched = await catalog.as(otherOwner, 'PATCH', `/v1/catalog/services/${created.body.id}/`, {
+      description: 'Topics',
+    });
     expect(patched.status).toBe(200);
     expect(patched.body).toMatchObject({ description: 'Topics', auto_approval: true, name: 'Kafka topic' });
   });
@@ -58,58 +65,95 @@ describe('catalog Services', () => {
 
   it("answers 404 for another owner's Service on change or delete, and leaves it unchanged", async () => {
     const [theirs] = (await catalog.as(otherOwner, 'GET', '/v1/catalog/services/')).body.results;
-    const patch = await catalog.as(owner, 'PATCH', `/v1/catalog/services/${theirs.id}/`, { name: 'Hijacked' });
+    const patch = await catalog.as(owner, 'PATCH', `/v1/catalog/services/${theirs.id}/`, {
+      name: 'Hijacked',
+    });
     expect(patch.status).toBe(404);
     expect(patch.headers.get('content-type')).toContain('application/problem+json');
     expect((await catalog.as(owner, 'DELETE', `/v1/catalog/services/${theirs.id}/`)).status).toBe(404);
-    expect((await catalog.as(admin, 'GET', `/v1/catalog/services/${theirs.id}/`)).body.name).toBe('Kafka topic');
+    expect((await catalog.as(admin, 'GET', `/v1/catalog/services/${theirs.id}/`)).body.name).toBe(
+      'Kafka topic',
+    );
   });
 
   it('refuses consumers writing Services (403), callers without a principal (401) and bad bodies (400), storing nothing', async () => {
     const before = (await catalog.as(admin, 'GET', '/v1/catalog/services/')).body.count as number;
     expect((await catalog.as(consumer, 'POST', '/v1/catalog/services/', { name: 'Nope' })).status).toBe(403);
     expect((await catalog.as(null, 'POST', '/v1/catalog/services/', { name: 'Nope' })).status).toBe(401);
-    const bad = await catalog.as(owner, 'POST', '/v1/catalog/services/', { name: '', auto_approval: 'yes', colour: 'red' });
+    const bad = await catalog.as(owner, 'POST', '/v1/catalog/services/', {
+      name: '',
+      auto_approval: 'yes',
+      colour: 'red',
+    });
     expect(bad.status).toBe(400);
     expect(Object.keys(bad.body.errors).sort()).toEqual(['auto_approval', 'colour', 'name']);
-    const notJson = await catalog.as(owner, 'POST', '/v1/catalog/services/', '{"name": ');
+    const notJson = await fetch(`${catalog.url}/v1/catalog/services/`, {
+      method: 'POST',
+      headers: {
+        ...principalHeaders(TEST_INTERNAL_SECRET, 'POST', '/v1/catalog/services/', owner),
+        'content-type': 'application/json',
+      },
+      body: '{"name": ',
+    });
     expect(notJson.status).toBe(400);
     expect((await catalog.as(admin, 'GET', '/v1/catalog/services/')).body.count).toBe(before);
   });
 
   it('refuses a service owner assigning another owner (403) and a duplicate name (409)', async () => {
-    const assign = await catalog.as(owner, 'POST', '/v1/catalog/services/', { name: 'Redis', owner: { id: otherOwner.id, name: 'oscar' } });
+    const assign = await catalog.as(owner, 'POST', '/v1/catalog/services/', {
+      name: 'Redis',
+      owner: { id: otherOwner.id, name: 'oscar' },
+    });
     expect(assign.status).toBe(403);
-    const duplicate = await catalog.as(otherOwner, 'POST', '/v1/catalog/services/', { name: 'Postgres database' });
+    const duplicate = await catalog.as(otherOwner, 'POST', '/v1/catalog/services/', {
+      name: 'Postgres database',
+    });
     expect(duplicate.status).toBe(409);
     expect(duplicate.body.detail).toContain('name');
     const [mine] = (await catalog.as(owner, 'GET', '/v1/catalog/services/')).body.results;
-    expect((await catalog.as(owner, 'PATCH', `/v1/catalog/services/${mine.id}/`, { owner: { id: otherOwner.id, name: 'oscar' } })).status).toBe(
-      403,
-    );
+    expect(
+      (
+        await catalog.as(owner, 'PATCH', `/v1/catalog/services/${mine.id}/`, {
+          owner: { id: otherOwner.id, name: 'oscar' },
+        })
+      ).status,
+    ).toBe(403);
   });
 
   it('deletes a Service without open change instances, and refuses one with a PENDING instance (409)', async () => {
     const busy = (await catalog.as(owner, 'POST', '/v1/catalog/services/', { name: 'Busy service' })).body;
-    const submitted = await catalog.as(consumer, 'POST', `/v1/catalog/services/${busy.id}/declarations/`, { declaration: { size: 'S' } });
+    const submitted = await catalog.as(consumer, 'POST', `/v1/catalog/services/${busy.id}/declarations/`, {
+      declaration: { size: 'S' },
+    });
     expect(submitted.status).toBe(201);
     const refused = await catalog.as(owner, 'DELETE', `/v1/catalog/services/${busy.id}/`);
     expect(refused.status).toBe(409);
     expect(refused.body.detail).toContain('PENDING');
 
-    await catalog.as(owner, 'PATCH', `/v1/catalog/change_instances/${submitted.body.change_instance.id}/`, { state: 'REJECTED' });
+    await catalog.as(owner, 'PATCH', `/v1/catalog/change_instances/${submitted.body.change_instance.id}/`, {
+      state: 'REJECTED',
+    });
     expect((await catalog.as(owner, 'DELETE', `/v1/catalog/services/${busy.id}/`)).status).toBe(204);
     expect((await catalog.as(owner, 'GET', `/v1/catalog/services/${busy.id}/`)).status).toBe(404);
   });
 
   it('copies a renamed Service and a new owner onto its change instances', async () => {
     const service = (await catalog.as(owner, 'POST', '/v1/catalog/services/', { name: 'Queue' })).body;
-    const submitted = await catalog.as(consumer, 'POST', `/v1/catalog/services/${service.id}/declarations/`, { declaration: { q: 1 } });
+    const submitted = await catalog.as(consumer, 'POST', `/v1/catalog/services/${service.id}/declarations/`, {
+      declaration: { q: 1 },
+    });
     const id = submitted.body.change_instance.id as number;
-    await catalog.as(admin, 'PATCH', `/v1/catalog/services/${service.id}/`, { name: 'Message queue', owner: { id: otherOwner.id, name: 'oscar' } });
+    await catalog.as(admin, 'PATCH', `/v1/catalog/services/${service.id}/`, {
+      name: 'Message queue',
+      owner: { id: otherOwner.id, name: 'oscar' },
+    });
     const seen = await catalog.as(otherOwner, 'GET', `/v1/catalog/change_instances/${id}/`);
     expect(seen.status).toBe(200);
-    expect(seen.body.service).toEqual({ id: service.id, name: 'Message queue', owner: { id: otherOwner.id, name: 'oscar' } });
+    expect(seen.body.service).toEqual({
+      id: service.id,
+      name: 'Message queue',
+      owner: { id: otherOwner.id, name: 'oscar' },
+    });
     expect((await catalog.as(owner, 'GET', `/v1/catalog/change_instances/${id}/`)).status).toBe(404);
   });
 });
@@ -130,7 +174,9 @@ describe('Service Creator settings', () => {
     const refused = await catalog.as(owner, 'POST', '/v1/catalog/services/', { name: 'Blocked' });
     expect(refused.status).toBe(403);
     expect(refused.body.detail).toContain('Service Creator');
-    expect((await catalog.as(owner, 'GET', `/v1/catalog/service_owners/${owner.id}/`)).body.can_create_services).toBe(false);
+    expect(
+      (await catalog.as(owner, 'GET', `/v1/catalog/service_owners/${owner.id}/`)).body.can_create_services,
+    ).toBe(false);
     expect((await catalog.as(admin, 'POST', '/v1/catalog/services/', { name: 'By admin' })).status).toBe(201);
 
     await catalog.changeSettings((s) => {
@@ -145,11 +191,18 @@ describe('Service Creator settings', () => {
       s.service_creator.default_allow_service_creation = false;
     });
     // The owner who created a Service above keeps the permission they got then.
-    expect((await catalog.as(owner, 'POST', '/v1/catalog/services/', { name: 'Still allowed' })).status).toBe(201);
+    expect((await catalog.as(owner, 'POST', '/v1/catalog/services/', { name: 'Still allowed' })).status).toBe(
+      201,
+    );
 
     const newcomer = otherOwner;
     const view = await catalog.as(newcomer, 'GET', `/v1/catalog/service_owners/${newcomer.id}/`);
-    expect(view.body).toMatchObject({ id: newcomer.id, allow_service_creation: false, can_create_services: false, created_at: null });
+    expect(view.body).toMatchObject({
+      id: newcomer.id,
+      allow_service_creation: false,
+      can_create_services: false,
+      created_at: null,
+    });
     const refused = await catalog.as(newcomer, 'POST', '/v1/catalog/services/', { name: 'Newcomer service' });
     expect(refused.status).toBe(403);
     expect(refused.body.detail).toContain('administrator can allow');
@@ -158,17 +211,33 @@ describe('Service Creator settings', () => {
       username: newcomer.username,
       allow_service_creation: true,
     });
-    expect(allowed.body).toMatchObject({ id: newcomer.id, allow_service_creation: true, can_create_services: true });
-    expect((await catalog.as(newcomer, 'POST', '/v1/catalog/services/', { name: 'Newcomer service' })).status).toBe(201);
+    expect(allowed.body).toMatchObject({
+      id: newcomer.id,
+      allow_service_creation: true,
+      can_create_services: true,
+    });
+    expect(
+      (await catalog.as(newcomer, 'POST', '/v1/catalog/services/', { name: 'Newcomer service' })).status,
+    ).toBe(201);
 
     const list = await catalog.as(admin, 'GET', '/v1/catalog/service_owners/');
-    expect(list.body.results.map((o: { id: number; allow_service_creation: boolean }) => [o.id, o.allow_service_creation])).toEqual([
+    expect(
+      list.body.results.map((o: { id: number; allow_service_creation: boolean }) => [
+        o.id,
+        o.allow_service_creation,
+      ]),
+    ).toEqual([
       [owner.id, true],
       [newcomer.id, true],
     ]);
     expect((await catalog.as(owner, 'GET', `/v1/catalog/service_owners/${newcomer.id}/`)).status).toBe(404);
-    expect((await catalog.as(owner, 'PUT', `/v1/catalog/service_owners/${owner.id}/`, { username: 'x', allow_service_creation: true })).status).toBe(
-      403,
-    );
+    expect(
+      (
+        await catalog.as(owner, 'PUT', `/v1/catalog/service_owners/${owner.id}/`, {
+          username: 'x',
+          allow_service_creation: true,
+        })
+      ).status,
+    ).toBe(403);
   });
 });

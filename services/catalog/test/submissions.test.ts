@@ -1,4 +1,12 @@
-import { admin, consumer, otherConsumer, otherOwner, owner, startCatalog, type CatalogUnderTest } from './helpers';
+import {
+  admin,
+  consumer,
+  otherConsumer,
+  otherOwner,
+  owner,
+  startCatalog,
+  type CatalogUnderTest,
+} from './helpers';
 
 describe('declaration submissions', () => {
   let catalog: CatalogUnderTest;
@@ -17,15 +25,23 @@ describe('declaration submissions', () => {
   beforeAll(async () => {
     catalog = await startCatalog();
     manual = (await catalog.as(owner, 'POST', '/v1/catalog/services/', { name: 'Virtual machine' })).body;
-    automatic = (await catalog.as(owner, 'POST', '/v1/catalog/services/', { name: 'DNS record', auto_approval: true })).body;
-    unrelated = (await catalog.as(otherOwner, 'POST', '/v1/catalog/services/', { name: 'Object storage' })).body;
+    automatic = (
+      await catalog.as(owner, 'POST', '/v1/catalog/services/', { name: 'DNS record', auto_approval: true })
+    ).body;
+    unrelated = (await catalog.as(otherOwner, 'POST', '/v1/catalog/services/', { name: 'Object storage' }))
+      .body;
   });
   afterAll(async () => {
     await catalog.stop();
   });
 
   it('creates the Service Item, the declaration and a PENDING change instance', async () => {
-    const declaration = { cpu: 4, memory_gb: 16, $schema: 'https://example.test/vm.json', 'disk.size': [[1, 2]] };
+    const declaration = {
+      cpu: 4,
+      memory_gb: 16,
+      $schema: 'https://example.test/vm.json',
+      'disk.size': [[1, 2]],
+    };
     const { status, body } = await submit(manual.id, declaration);
     expect(status).toBe(201);
     expect(body.declaration).toMatchObject({ service: manual.id, consumer: consumer.id, declaration });
@@ -44,14 +60,22 @@ describe('declaration submissions', () => {
       state: 'PENDING',
       auto_approved: false,
       approved_at: null,
-      history: [{ from: null, to: 'PENDING', by: { kind: 'user', user_id: consumer.id, username: consumer.username }, reasons: [] }],
+      history: [
+        {
+          from: null,
+          to: 'PENDING',
+          by: { kind: 'user', user_id: consumer.id, username: consumer.username },
+          reasons: [],
+        },
+      ],
     });
     const read = await catalog.as(owner, 'GET', `/v1/catalog/change_instances/${body.change_instance.id}/`);
     expect(read.body.declaration).toEqual(declaration);
   });
 
   it("updates the consumer's existing Service Item on the next submission, with a new change instance", async () => {
-    const first = (await catalog.as(consumer, 'GET', `/v1/catalog/service_items/?service=${manual.id}`)).body.results[0];
+    const first = (await catalog.as(consumer, 'GET', `/v1/catalog/service_items/?service=${manual.id}`)).body
+      .results[0];
     const { body } = await submit(manual.id, { cpu: 8 });
     expect(body.service_item.id).toBe(first.id);
     expect(body.service_item.latest_declaration_id).toBe(body.declaration.id);
@@ -65,8 +89,14 @@ describe('declaration submissions', () => {
   it('approves at once when the Service has auto_approval, and marks the declaration as latest approved', async () => {
     const { status, body } = await submit(automatic.id, { name: 'www', type: 'A' });
     expect(status).toBe(201);
-    expect(body.change_instance).toMatchObject({ state: 'APPROVED', auto_approved: true, approved_at: expect.any(String) });
-    expect(body.change_instance.history.map((h: { to: string; by: { kind: string } }) => [h.to, h.by.kind])).toEqual([
+    expect(body.change_instance).toMatchObject({
+      state: 'APPROVED',
+      auto_approved: true,
+      approved_at: expect.any(String),
+    });
+    expect(
+      body.change_instance.history.map((h: { to: string; by: { kind: string } }) => [h.to, h.by.kind]),
+    ).toEqual([
       ['PENDING', 'user'],
       ['APPROVED', 'auto_approval'],
     ]);
@@ -75,7 +105,11 @@ describe('declaration submissions', () => {
       latest_approved_declaration_id: body.declaration.id,
       latest_approved_change_instance_id: body.change_instance.id,
     });
-    const latest = await catalog.as(admin, 'GET', `/v1/catalog/service_items/${body.service_item.id}/latest_approved_declaration/`);
+    const latest = await catalog.as(
+      admin,
+      'GET',
+      `/v1/catalog/service_items/${body.service_item.id}/latest_approved_declaration/`,
+    );
     expect(latest.body).toMatchObject({
       service_item: body.service_item.id,
       service: automatic.id,
@@ -100,8 +134,13 @@ describe('declaration submissions', () => {
 
   it('refuses a body without a declaration, or with other fields, with 400 and stores nothing', async () => {
     const before = await counts();
-    expect((await catalog.as(consumer, 'POST', `/v1/catalog/services/${manual.id}/declarations/`, {})).status).toBe(400);
-    const extra = await catalog.as(consumer, 'POST', `/v1/catalog/services/${manual.id}/declarations/`, { declaration: {}, state: 'APPROVED' });
+    expect(
+      (await catalog.as(consumer, 'POST', `/v1/catalog/services/${manual.id}/declarations/`, {})).status,
+    ).toBe(400);
+    const extra = await catalog.as(consumer, 'POST', `/v1/catalog/services/${manual.id}/declarations/`, {
+      declaration: {},
+      state: 'APPROVED',
+    });
     expect(extra.status).toBe(400);
     expect(extra.body.errors).toEqual({ state: ['unknown field'] });
     expect(await counts()).toEqual(before);
@@ -118,7 +157,10 @@ describe('declaration submissions', () => {
   it('lets only consumers submit (403 for owners and admins), and refuses unsigned callers (401)', async () => {
     const before = await counts();
     for (const who of [owner, admin]) expect((await submit(manual.id, { cpu: 1 }, who)).status).toBe(403);
-    expect((await catalog.as(null, 'POST', `/v1/catalog/services/${manual.id}/declarations/`, { declaration: {} })).status).toBe(401);
+    expect(
+      (await catalog.as(null, 'POST', `/v1/catalog/services/${manual.id}/declarations/`, { declaration: {} }))
+        .status,
+    ).toBe(401);
     expect(await counts()).toEqual(before);
   });
 
@@ -129,19 +171,39 @@ describe('declaration submissions', () => {
     const otherInstance = theirs.body.change_instance.id as number;
 
     const mine = await catalog.as(consumer, 'GET', '/v1/catalog/change_instances/?state=ALL');
-    expect(mine.body.results.every((ci: { consumer: { id: number } }) => ci.consumer.id === consumer.id)).toBe(true);
-    expect((await catalog.as(consumer, 'GET', `/v1/catalog/change_instances/${otherInstance}/`)).status).toBe(404);
+    expect(
+      mine.body.results.every((ci: { consumer: { id: number } }) => ci.consumer.id === consumer.id),
+    ).toBe(true);
+    expect((await catalog.as(consumer, 'GET', `/v1/catalog/change_instances/${otherInstance}/`)).status).toBe(
+      404,
+    );
     expect((await catalog.as(consumer, 'GET', `/v1/catalog/service_items/${otherItem}/`)).status).toBe(404);
-    expect((await catalog.as(consumer, 'GET', `/v1/catalog/service_items/${otherItem}/latest_approved_declaration/`)).status).toBe(404);
+    expect(
+      (
+        await catalog.as(
+          consumer,
+          'GET',
+          `/v1/catalog/service_items/${otherItem}/latest_approved_declaration/`,
+        )
+      ).status,
+    ).toBe(404);
 
     const owners = await catalog.as(owner, 'GET', '/v1/catalog/change_instances/?state=ALL');
     expect(owners.body.count).toBe(3);
-    expect(owners.body.results.every((ci: { service: { owner: { id: number } } }) => ci.service.owner.id === owner.id)).toBe(true);
-    expect((await catalog.as(owner, 'GET', `/v1/catalog/change_instances/${otherInstance}/`)).status).toBe(404);
+    expect(
+      owners.body.results.every(
+        (ci: { service: { owner: { id: number } } }) => ci.service.owner.id === owner.id,
+      ),
+    ).toBe(true);
+    expect((await catalog.as(owner, 'GET', `/v1/catalog/change_instances/${otherInstance}/`)).status).toBe(
+      404,
+    );
     expect((await catalog.as(owner, 'GET', '/v1/catalog/service_items/')).body.count).toBe(2);
-    expect((await catalog.as(otherOwner, 'GET', '/v1/catalog/service_items/')).body.results.map((i: { id: number }) => i.id)).toEqual([
-      otherItem,
-    ]);
+    expect(
+      (await catalog.as(otherOwner, 'GET', '/v1/catalog/service_items/')).body.results.map(
+        (i: { id: number }) => i.id,
+      ),
+    ).toEqual([otherItem]);
 
     expect((await catalog.as(admin, 'GET', '/v1/catalog/change_instances/')).body.count).toBe(4);
   });
@@ -149,7 +211,11 @@ describe('declaration submissions', () => {
   it('lists change instances by ?state= and pages them', async () => {
     const approved = await catalog.as(owner, 'GET', '/v1/catalog/change_instances/?state=APPROVED');
     expect(approved.body.results.map((ci: { state: string }) => ci.state)).toEqual(['APPROVED']);
-    const both = await catalog.as(owner, 'GET', '/v1/catalog/change_instances/?state=PENDING,APPROVED&limit=2');
+    const both = await catalog.as(
+      owner,
+      'GET',
+      '/v1/catalog/change_instances/?state=PENDING,APPROVED&limit=2',
+    );
     expect(both.body.count).toBe(3);
     expect(both.body.results).toHaveLength(2);
     expect(both.body.next).toContain('offset=2');
@@ -161,7 +227,10 @@ describe('declaration submissions', () => {
   it('applies the GUI Table Settings default state filter of the caller role when ?state= is absent', async () => {
     // Defaults: owners see PENDING, consumers everything.
     const ownerDefault = await catalog.as(owner, 'GET', '/v1/catalog/change_instances/');
-    expect(ownerDefault.body.results.map((ci: { state: string }) => ci.state)).toEqual(['PENDING', 'PENDING']);
+    expect(ownerDefault.body.results.map((ci: { state: string }) => ci.state)).toEqual([
+      'PENDING',
+      'PENDING',
+    ]);
     expect(ownerDefault.headers.get('x-state-filter')).toBe('PENDING');
     expect((await catalog.as(consumer, 'GET', '/v1/catalog/change_instances/')).body.count).toBe(3);
 
@@ -172,7 +241,9 @@ describe('declaration submissions', () => {
     const consumerDefault = await catalog.as(consumer, 'GET', '/v1/catalog/change_instances/');
     expect(consumerDefault.body.results.map((ci: { state: string }) => ci.state)).toEqual(['APPROVED']);
     expect((await catalog.as(owner, 'GET', '/v1/catalog/change_instances/')).body.count).toBe(3);
-    expect((await catalog.as(consumer, 'GET', '/v1/catalog/change_instances/?state=PENDING')).body.count).toBe(2);
+    expect(
+      (await catalog.as(consumer, 'GET', '/v1/catalog/change_instances/?state=PENDING')).body.count,
+    ).toBe(2);
   });
 
   it('refuses submissions with 403 while the Submission Builder switch is off, and stores nothing', async () => {

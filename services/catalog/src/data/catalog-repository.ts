@@ -79,15 +79,28 @@ export class CatalogRepository {
   }
 
   async serviceIdsOwnedBy(ownerId: number): Promise<number[]> {
-    const rows = await this.models.services.find({ owner_id: ownerId }, { _id: 1 }).lean<{ _id: number }[]>().exec();
+    const rows = await this.models.services
+      .find({ owner_id: ownerId }, { _id: 1 })
+      .lean<{ _id: number }[]>()
+      .exec();
     return rows.map((row) => row._id);
   }
 
-  async listServices(filter: { owner_id?: number }, limit: number, offset: number): Promise<Page<ServiceRecord>> {
+  async listServices(
+    filter: { owner_id?: number },
+    limit: number,
+    offset: number,
+  ): Promise<Page<ServiceRecord>> {
     const query = filter.owner_id === undefined ? {} : { owner_id: filter.owner_id };
     const [count, items] = await Promise.all([
       this.models.services.countDocuments(query),
-      this.models.services.find(query).sort({ _id: 1 }).skip(offset).limit(limit).lean<ServiceRecord[]>().exec(),
+      this.models.services
+        .find(query)
+        .sort({ _id: 1 })
+        .skip(offset)
+        .limit(limit)
+        .lean<ServiceRecord[]>()
+        .exec(),
     ]);
     return { count, items };
   }
@@ -104,7 +117,9 @@ export class CatalogRepository {
   }
 
   countChangeInstances(serviceId: number, states: readonly ChangeInstanceState[]): Promise<number> {
-    return this.models.changeInstances.countDocuments({ service_id: serviceId, state: { $in: [...states] } }).exec();
+    return this.models.changeInstances
+      .countDocuments({ service_id: serviceId, state: { $in: [...states] } })
+      .exec();
   }
 
   // --- Service owners -----------------------------------------------------------------------
@@ -118,7 +133,13 @@ export class CatalogRepository {
     const existing = await this.findServiceOwner(id);
     if (existing) return existing;
     const now = new Date();
-    const record: ServiceOwnerRecord = { _id: id, username, allow_service_creation: defaultAllow, created_at: now, updated_at: now };
+    const record: ServiceOwnerRecord = {
+      _id: id,
+      username,
+      allow_service_creation: defaultAllow,
+      created_at: now,
+      updated_at: now,
+    };
     try {
       await this.models.serviceOwners.collection.insertOne(record as never);
       return record;
@@ -133,7 +154,10 @@ export class CatalogRepository {
     const now = new Date();
     const record = await this.models.serviceOwners.collection.findOneAndUpdate(
       { _id: id as never },
-      { $set: { username, allow_service_creation: allow, updated_at: now }, $setOnInsert: { created_at: now } },
+      {
+        $set: { username, allow_service_creation: allow, updated_at: now },
+        $setOnInsert: { created_at: now },
+      },
       { upsert: true, returnDocument: 'after' },
     );
     if (!record) throw new Error(`service owner ${id} upsert returned nothing`);
@@ -143,7 +167,13 @@ export class CatalogRepository {
   async listServiceOwners(limit: number, offset: number): Promise<Page<ServiceOwnerRecord>> {
     const [count, items] = await Promise.all([
       this.models.serviceOwners.countDocuments({}),
-      this.models.serviceOwners.find({}).sort({ _id: 1 }).skip(offset).limit(limit).lean<ServiceOwnerRecord[]>().exec(),
+      this.models.serviceOwners
+        .find({})
+        .sort({ _id: 1 })
+        .skip(offset)
+        .limit(limit)
+        .lean<ServiceOwnerRecord[]>()
+        .exec(),
     ]);
     return { count, items };
   }
@@ -155,9 +185,15 @@ export class CatalogRepository {
   }
 
   /** The consumer's item for a Service, created if missing; the unique index settles a race. */
-  async ensureServiceItem(consumer: { id: number; name: string }, serviceId: number): Promise<ServiceItemRecord> {
+  async ensureServiceItem(
+    consumer: { id: number; name: string },
+    serviceId: number,
+  ): Promise<ServiceItemRecord> {
     const find = () =>
-      this.models.serviceItems.findOne({ consumer_id: consumer.id, service_id: serviceId }).lean<ServiceItemRecord>().exec();
+      this.models.serviceItems
+        .findOne({ consumer_id: consumer.id, service_id: serviceId })
+        .lean<ServiceItemRecord>()
+        .exec();
     const existing = await find();
     if (existing) return existing;
     const record: ServiceItemRecord = {
@@ -178,12 +214,22 @@ export class CatalogRepository {
     }
   }
 
-  async listServiceItems(filter: ScopeFilter, limit: number, offset: number): Promise<Page<ServiceItemRecord>> {
+  async listServiceItems(
+    filter: ScopeFilter,
+    limit: number,
+    offset: number,
+  ): Promise<Page<ServiceItemRecord>> {
     const query = scopeQuery(filter);
     if (!query) return { count: 0, items: [] };
     const [count, items] = await Promise.all([
       this.models.serviceItems.countDocuments(query),
-      this.models.serviceItems.find(query).sort({ _id: -1 }).skip(offset).limit(limit).lean<ServiceItemRecord[]>().exec(),
+      this.models.serviceItems
+        .find(query)
+        .sort({ _id: -1 })
+        .skip(offset)
+        .limit(limit)
+        .lean<ServiceItemRecord[]>()
+        .exec(),
     ]);
     return { count, items };
   }
@@ -207,11 +253,24 @@ export class CatalogRepository {
       ]),
     );
     if (itemIds.length === 0) return result;
-    const projection = { service_item_id: 1, declaration_id: 1, change_instance_id: 1, approval_seq: 1, approved_at: 1, created_at: 1 };
+    const projection = {
+      service_item_id: 1,
+      declaration_id: 1,
+      change_instance_id: 1,
+      approval_seq: 1,
+      approved_at: 1,
+      created_at: 1,
+    };
     const items = { service_item_id: itemIds.length === 1 ? itemIds[0] : { $in: [...itemIds] } };
     const [submissions, approvals] = await Promise.all([
-      this.models.transitions.find({ ...items, version: 1 }, projection).lean<TransitionRecord[]>().exec(),
-      this.models.transitions.find({ ...items, approval_seq: { $gt: 0 } }, projection).lean<TransitionRecord[]>().exec(),
+      this.models.transitions
+        .find({ ...items, version: 1 }, projection)
+        .lean<TransitionRecord[]>()
+        .exec(),
+      this.models.transitions
+        .find({ ...items, approval_seq: { $gt: 0 } }, projection)
+        .lean<TransitionRecord[]>()
+        .exec(),
     ]);
     const approvalSeq = new Map<number, number>();
     for (const row of submissions) {
@@ -259,7 +318,11 @@ export class CatalogRepository {
     return this.models.changeInstances.findById(id).lean<ChangeInstanceRecord>().exec();
   }
 
-  async listChangeInstances(filter: ChangeInstanceFilter, limit: number, offset: number): Promise<Page<ChangeInstanceRecord>> {
+  async listChangeInstances(
+    filter: ChangeInstanceFilter,
+    limit: number,
+    offset: number,
+  ): Promise<Page<ChangeInstanceRecord>> {
     const { states, service_item_id, ...scope } = filter;
     const query = scopeQuery(scope);
     if (!query) return { count: 0, items: [] };
@@ -267,14 +330,23 @@ export class CatalogRepository {
     if (states) query.state = states.length === 1 ? states[0] : { $in: [...states] };
     const [count, items] = await Promise.all([
       this.models.changeInstances.countDocuments(query),
-      this.models.changeInstances.find(query).sort({ _id: -1 }).skip(offset).limit(limit).lean<ChangeInstanceRecord[]>().exec(),
+      this.models.changeInstances
+        .find(query)
+        .sort({ _id: -1 })
+        .skip(offset)
+        .limit(limit)
+        .lean<ChangeInstanceRecord[]>()
+        .exec(),
     ]);
     return { count, items };
   }
 
   /** Brings the view up to `version`. Only versions in order are applied (see ChangeInstances.rollForward). */
   async applyToChangeInstance(id: number, set: Partial<ChangeInstanceRecord>): Promise<void> {
-    await this.models.changeInstances.collection.updateOne({ _id: id as never, version: { $lt: set.version ?? 0 } }, { $set: set });
+    await this.models.changeInstances.collection.updateOne(
+      { _id: id as never, version: { $lt: set.version ?? 0 } },
+      { $set: set },
+    );
   }
 
   // --- Transitions --------------------------------------------------------------------------
@@ -295,7 +367,10 @@ export class CatalogRepository {
 
   transitionsOf(changeInstanceId: number, afterVersion = 0): Promise<TransitionRecord[]> {
     return this.models.transitions
-      .find({ change_instance_id: changeInstanceId, ...(afterVersion > 0 ? { version: { $gt: afterVersion } } : {}) })
+      .find({
+        change_instance_id: changeInstanceId,
+        ...(afterVersion > 0 ? { version: { $gt: afterVersion } } : {}),
+      })
       .sort({ version: 1 })
       .lean<TransitionRecord[]>()
       .exec();
@@ -307,7 +382,10 @@ function scopeQuery(filter: ScopeFilter): Record<string, unknown> | null {
   const query: Record<string, unknown> = {};
   if (filter.consumer_id !== undefined) query.consumer_id = filter.consumer_id;
   if (filter.service_ids !== undefined) {
-    const allowed = filter.service_id === undefined ? filter.service_ids : filter.service_ids.filter((id) => id === filter.service_id);
+    const allowed =
+      filter.service_id === undefined
+        ? filter.service_ids
+        : filter.service_ids.filter((id) => id === filter.service_id);
     if (allowed.length === 0) return null;
     query.service_id = allowed.length === 1 ? allowed[0] : { $in: [...allowed] };
   } else if (filter.service_id !== undefined) {
@@ -319,7 +397,8 @@ function scopeQuery(filter: ScopeFilter): Record<string, unknown> | null {
 /** Service names are unique (an index); FerretDB does not name the key, so the error is built here. */
 function duplicateName(name: string) {
   return (error: unknown): never => {
-    if (isDuplicateKey(error)) throw new ConflictError(`a Service named "${name}" already exists`, { cause: error });
+    if (isDuplicateKey(error))
+      throw new ConflictError(`a Service named "${name}" already exists`, { cause: error });
     throw error;
   };
 }

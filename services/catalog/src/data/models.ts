@@ -109,7 +109,7 @@ export interface TransitionRecord {
   created_at: Date;
 }
 
-/** Per service owner: may they create Services (Service Creator settings, docs/decisions/0006). */
+/** Per service owner: may they create Services (Service Creator settings, docs/decisions/0008). */
 export interface ServiceOwnerRecord {
   _id: number;
   username: string;

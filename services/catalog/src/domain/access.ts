@@ -12,14 +12,20 @@ export function canSeeService(principal: Principal, service: { owner_id: number 
 
 /** Only admins and the owning service owner change a Service. */
 export function canChangeService(principal: Principal, service: { owner_id: number }): boolean {
-  return principal.role === 'admin' || (principal.role === 'service_owner' && service.owner_id === principal.id);
+  return (
+    principal.role === 'admin' || (principal.role === 'service_owner' && service.owner_id === principal.id)
+  );
 }
 
 /**
  * Whether an item or change instance is in the caller's scope. `serviceOwnerId` is the owner of
  * its Service now (undefined once the Service is deleted: then only admins and the consumer see it).
  */
-export function inItemScope(principal: Principal, record: { consumer_id: number }, serviceOwnerId: number | undefined): boolean {
+export function inItemScope(
+  principal: Principal,
+  record: { consumer_id: number },
+  serviceOwnerId: number | undefined,
+): boolean {
   switch (principal.role) {
     case 'admin':
       return true;

@@ -27,7 +27,7 @@ export interface ServiceOwnerView {
   can_create_services: boolean;
 }
 
-/** Services and who may create them (Service Creator settings, docs/decisions/0006). */
+/** Services and who may create them (Service Creator settings, docs/decisions/0008). */
 export class ServiceCatalog {
   constructor(
     private readonly repository: CatalogRepository,
@@ -52,12 +52,17 @@ export class ServiceCatalog {
   }
 
   list(principal: Principal, limit: number, offset: number): Promise<Page<ServiceRecord>> {
-    return this.repository.listServices(principal.role === 'service_owner' ? { owner_id: principal.id } : {}, limit, offset);
+    return this.repository.listServices(
+      principal.role === 'service_owner' ? { owner_id: principal.id } : {},
+      limit,
+      offset,
+    );
   }
 
   async get(principal: Principal, id: number): Promise<ServiceRecord> {
     const service = await this.repository.findService(id);
-    if (!service || !canSeeService(principal, service)) throw new NotFoundError(`Service ${id} does not exist`);
+    if (!service || !canSeeService(principal, service))
+      throw new NotFoundError(`Service ${id} does not exist`);
     return service;
   }
 
@@ -93,7 +98,8 @@ export class ServiceCatalog {
 
   /** Whether an owner may create Services now; a never-seen owner shows the current default. */
   async serviceOwner(principal: Principal, id: number): Promise<ServiceOwnerView> {
-    if (principal.role !== 'admin' && principal.id !== id) throw new NotFoundError(`service owner ${id} does not exist`);
+    if (principal.role !== 'admin' && principal.id !== id)
+      throw new NotFoundError(`service owner ${id} does not exist`);
     const record = await this.repository.findServiceOwner(id);
     const creator = this.settings().service_creator;
     const allow = record ? record.allow_service_creation : creator.default_allow_service_creation;
@@ -113,7 +119,8 @@ export class ServiceCatalog {
       id,
       username: record.username,
       allow_service_creation: record.allow_service_creation,
-      can_create_services: this.settings().service_creator.allow_service_creation && record.allow_service_creation,
+      can_create_services:
+        this.settings().service_creator.allow_service_creation && record.allow_service_creation,
     };
   }
 
@@ -123,7 +130,8 @@ export class ServiceCatalog {
 
   private async changeable(principal: Principal, id: number): Promise<ServiceRecord> {
     const service = await this.repository.findService(id);
-    if (!service || !canChangeService(principal, service)) throw new NotFoundError(`Service ${id} does not exist`);
+    if (!service || !canChangeService(principal, service))
+      throw new NotFoundError(`Service ${id} does not exist`);
     return service;
   }
 
@@ -134,14 +142,23 @@ export class ServiceCatalog {
   private async ownerForNewService(principal: Principal, requested: OwnerRef | undefined): Promise<OwnerRef> {
     const self = { id: principal.id, name: principal.username };
     if (principal.role === 'admin') return requested ?? self;
-    if (requested && requested.id !== principal.id) throw new ForbiddenError('only an admin can assign a Service to another owner');
+    if (requested && requested.id !== principal.id)
+      throw new ForbiddenError('only an admin can assign a Service to another owner');
     const creator = this.settings().service_creator;
     if (!creator.allow_service_creation) {
-      throw new ForbiddenError('Service creation by service owners is switched off by an administrator (Service Creator settings)');
+      throw new ForbiddenError(
+        'Service creation by service owners is switched off by an administrator (Service Creator settings)',
+      );
     }
-    const record = await this.repository.ensureServiceOwner(principal.id, principal.username, creator.default_allow_service_creation);
+    const record = await this.repository.ensureServiceOwner(
+      principal.id,
+      principal.username,
+      creator.default_allow_service_creation,
+    );
     if (!record.allow_service_creation) {
-      throw new ForbiddenError('your account is not allowed to create Services; an administrator can allow it');
+      throw new ForbiddenError(
+        'your account is not allowed to create Services; an administrator can allow it',
+      );
     }
     return self;
   }

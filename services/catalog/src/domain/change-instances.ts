@@ -1,7 +1,13 @@
 import type { ChangeInstanceState, GeneralSettings, Principal } from '@pack/contracts';
 import { ConflictError, ForbiddenError, NotFoundError } from '@pack/http-kit';
 import type { Logger } from '@pack/logging';
-import type { CatalogRepository, ChangeInstanceFilter, ItemPointers, Page, ScopeFilter } from '../data/catalog-repository';
+import type {
+  CatalogRepository,
+  ChangeInstanceFilter,
+  ItemPointers,
+  Page,
+  ScopeFilter,
+} from '../data/catalog-repository';
 import type {
   ChangeInstanceRecord,
   DeclarationRecord,
@@ -67,9 +73,15 @@ export class ChangeInstances {
     private readonly logger: Logger,
   ) {}
 
-  async submit(principal: Principal, serviceId: number, declaration: Record<string, unknown>): Promise<Submission> {
+  async submit(
+    principal: Principal,
+    serviceId: number,
+    declaration: Record<string, unknown>,
+  ): Promise<Submission> {
     if (!this.settings().submission_builder.enable_submit_functionality) {
-      throw new ForbiddenError('submitting declarations is switched off by an administrator (Submission Builder settings)');
+      throw new ForbiddenError(
+        'submitting declarations is switched off by an administrator (Submission Builder settings)',
+      );
     }
     const service = await this.repository.findService(serviceId);
     if (!service) throw new NotFoundError(`Service ${serviceId} does not exist`);
@@ -110,12 +122,22 @@ export class ChangeInstances {
       updated_at: now,
     };
     const ref = serviceRef(service, instance);
-    const steps: TransitionStep[] = [step(null, 'PENDING', { kind: 'user', userId: consumer.id, username: consumer.name }, [])];
+    const steps: TransitionStep[] = [
+      step(null, 'PENDING', { kind: 'user', userId: consumer.id, username: consumer.name }, []),
+    ];
     const events = [createdEvent(instance, ref, declarationRecord.content, service.auto_approval, now)];
     if (service.auto_approval) {
       const actor: Actor = { kind: 'auto_approval' };
       steps.push(step('PENDING', 'APPROVED', actor, []));
-      events.push(stateChangedEvent(instance, ref, declarationRecord.content, { from: 'PENDING', to: 'APPROVED', reasons: [], actor }, now));
+      events.push(
+        stateChangedEvent(
+          instance,
+          ref,
+          declarationRecord.content,
+          { from: 'PENDING', to: 'APPROVED', reasons: [], actor },
+          now,
+        ),
+      );
       Object.assign(instance, { state: 'APPROVED', approval_seq: approvalSeq, approved_at: now });
     }
     const record: TransitionRecord = {
@@ -134,8 +156,17 @@ export class ChangeInstances {
     };
   }
 
-  async list(principal: Principal, filter: ChangeInstanceFilter, limit: number, offset: number): Promise<ListedChangeInstances> {
-    const page = await this.repository.listChangeInstances({ ...filter, ...(await this.scope(principal)) }, limit, offset);
+  async list(
+    principal: Principal,
+    filter: ChangeInstanceFilter,
+    limit: number,
+    offset: number,
+  ): Promise<ListedChangeInstances> {
+    const page = await this.repository.listChangeInstances(
+      { ...filter, ...(await this.scope(principal)) },
+      limit,
+      offset,
+    );
     return { ...page, services: await this.repository.findServices(page.items.map((ci) => ci.service_id)) };
   }
 
@@ -144,8 +175,17 @@ export class ChangeInstances {
     return this.detail(instance, service);
   }
 
-  async listItems(principal: Principal, filter: { service_id?: number }, limit: number, offset: number): Promise<ListedItems> {
-    const page = await this.repository.listServiceItems({ ...filter, ...(await this.scope(principal)) }, limit, offset);
+  async listItems(
+    principal: Principal,
+    filter: { service_id?: number },
+    limit: number,
+    offset: number,
+  ): Promise<ListedItems> {
+    const page = await this.repository.listServiceItems(
+      { ...filter, ...(await this.scope(principal)) },
+      limit,
+      offset,
+    );
     const ids = page.items.map((item) => item._id);
     const [services, pointers] = await Promise.all([
       this.repository.findServices(page.items.map((item) => item.service_id)),
@@ -157,12 +197,16 @@ export class ChangeInstances {
   async getItem(principal: Principal, id: number): Promise<ItemDetail> {
     const item = await this.repository.findServiceItem(id);
     const service = item ? ((await this.repository.findService(item.service_id)) ?? undefined) : undefined;
-    if (!item || !inItemScope(principal, item, service?.owner_id)) throw new NotFoundError(`Service Item ${id} does not exist`);
+    if (!item || !inItemScope(principal, item, service?.owner_id))
+      throw new NotFoundError(`Service Item ${id} does not exist`);
     return this.itemDetail(item, service);
   }
 
   /** What the pipeline starts from (spec 4, endpoint rule 2). */
-  async latestApproved(principal: Principal, itemId: number): Promise<{ detail: ItemDetail; declaration: DeclarationRecord }> {
+  async latestApproved(
+    principal: Principal,
+    itemId: number,
+  ): Promise<{ detail: ItemDetail; declaration: DeclarationRecord }> {
     const detail = await this.getItem(principal, itemId);
     const id = detail.pointers.latest_approved_declaration_id;
     const declaration = id === null ? null : await this.repository.findDeclaration(id);
@@ -171,9 +215,15 @@ export class ChangeInstances {
   }
 
   /** The Service Owner (or an admin) moves an instance. Moving to the state it is in changes nothing. */
-  async move(principal: Principal, id: number, to: ChangeInstanceState, reasons: string[]): Promise<ChangeInstanceDetail> {
+  async move(
+    principal: Principal,
+    id: number,
+    to: ChangeInstanceState,
+    reasons: string[],
+  ): Promise<ChangeInstanceDetail> {
     const visible = await this.visibleInstance(principal, id);
-    let instance = visible.instance;
+    // Decide from the latest recorded change, even if the view missed it.
+    let instance = (await this.rollForward(id)) ?? visible.instance;
     const actor: Actor = { kind: 'user', userId: principal.id, username: principal.username };
     for (let attempt = 0; attempt <= MAX_RACE_RETRIES; attempt += 1) {
       if (instance.state === to) return this.detail(instance, visible.service);
@@ -189,18 +239,28 @@ export class ChangeInstances {
   }
 
   /** The Change Instance Validator's decision; the Service Owner's own decision wins if it came first. */
-  async applyValidatorDecision(id: number, decision: 'approve' | 'reject', reasons: string[]): Promise<DecisionOutcome> {
+  async applyValidatorDecision(
+    id: number,
+    decision: 'approve' | 'reject',
+    reasons: string[],
+  ): Promise<DecisionOutcome> {
     const to: ChangeInstanceState = decision === 'approve' ? 'APPROVED' : 'REJECTED';
     const actor: Actor = { kind: 'validator' };
     for (let attempt = 0; attempt <= MAX_RACE_RETRIES; attempt += 1) {
       const instance = await this.rollForward(id);
       if (!instance) {
-        this.logger.warn({ change_instance_id: id }, 'validator decision for an unknown change instance ignored');
+        this.logger.warn(
+          { change_instance_id: id },
+          'validator decision for an unknown change instance ignored',
+        );
         return 'ignored';
       }
       const check = checkTransition(instance.state, to, actor);
       if (!check.ok) {
-        this.logger.info({ change_instance_id: id, state: instance.state, decision }, `validator decision ignored: ${check.detail}`);
+        this.logger.info(
+          { change_instance_id: id, state: instance.state, decision },
+          `validator decision ignored: ${check.detail}`,
+        );
         return 'ignored';
       }
       const service = (await this.repository.findService(instance.service_id)) ?? undefined;
@@ -245,14 +305,23 @@ export class ChangeInstances {
     }
   }
 
-  private async visibleInstance(principal: Principal, id: number): Promise<{ instance: ChangeInstanceRecord; service: ServiceRecord | undefined }> {
+  private async visibleInstance(
+    principal: Principal,
+    id: number,
+  ): Promise<{ instance: ChangeInstanceRecord; service: ServiceRecord | undefined }> {
     const instance = await this.repository.findChangeInstance(id);
-    const service = instance ? ((await this.repository.findService(instance.service_id)) ?? undefined) : undefined;
-    if (!instance || !inItemScope(principal, instance, service?.owner_id)) throw new NotFoundError(`change instance ${id} does not exist`);
+    const service = instance
+      ? ((await this.repository.findService(instance.service_id)) ?? undefined)
+      : undefined;
+    if (!instance || !inItemScope(principal, instance, service?.owner_id))
+      throw new NotFoundError(`change instance ${id} does not exist`);
     return { instance, service };
   }
 
-  private async detail(instance: ChangeInstanceRecord, service: ServiceRecord | undefined): Promise<ChangeInstanceDetail> {
+  private async detail(
+    instance: ChangeInstanceRecord,
+    service: ServiceRecord | undefined,
+  ): Promise<ChangeInstanceDetail> {
     const [declaration, transitions] = await Promise.all([
       this.repository.findDeclaration(instance.declaration_id),
       this.repository.transitionsOf(instance._id),
@@ -279,8 +348,15 @@ export class ChangeInstances {
   ): Promise<ChangeInstanceRecord | null> {
     const declaration = await this.repository.findDeclaration(instance.declaration_id);
     const now = new Date();
-    const changed: ChangeInstanceRecord = { ...instance, state: to, reasons, updated_at: now, version: instance.version + 1 };
-    if (to === 'APPROVED') Object.assign(changed, { approval_seq: await this.repository.nextId('approvals'), approved_at: now });
+    const changed: ChangeInstanceRecord = {
+      ...instance,
+      state: to,
+      reasons,
+      updated_at: now,
+      version: instance.version + 1,
+    };
+    if (to === 'APPROVED')
+      Object.assign(changed, { approval_seq: await this.repository.nextId('approvals'), approved_at: now });
     const record = transitionOf(changed, changed.version, [step(instance.state, to, actor, reasons)], now);
     const event = stateChangedEvent(
       instance,
@@ -291,7 +367,9 @@ export class ChangeInstances {
     );
     if (!(await this.repository.insertTransition(record, [event]))) return null;
     this.eventsWritten();
-    await this.quietly(instance._id, () => this.repository.applyToChangeInstance(instance._id, viewChanges(record)));
+    await this.quietly(instance._id, () =>
+      this.repository.applyToChangeInstance(instance._id, viewChanges(record)),
+    );
     return changed;
   }
 
@@ -300,7 +378,10 @@ export class ChangeInstances {
     try {
       await work();
     } catch (error) {
-      this.logger.warn({ err: error, change_instance_id: id }, 'change instance view update deferred to the roll-forward');
+      this.logger.warn(
+        { err: error, change_instance_id: id },
+        'change instance view update deferred to the roll-forward',
+      );
     }
   }
 }
@@ -309,10 +390,19 @@ export class ChangeInstances {
 function serviceRef(service: ServiceRecord | undefined, instance: ChangeInstanceRecord): ServiceRef {
   return service
     ? { id: service._id, name: service.name, owner: { id: service.owner_id, name: service.owner_name } }
-    : { id: instance.service_id, name: instance.service_name, owner: { id: instance.service_owner_id, name: instance.service_owner_name } };
+    : {
+        id: instance.service_id,
+        name: instance.service_name,
+        owner: { id: instance.service_owner_id, name: instance.service_owner_name },
+      };
 }
 
-function step(from: ChangeInstanceState | null, to: ChangeInstanceState, actor: Actor, reasons: string[]): TransitionStep {
+function step(
+  from: ChangeInstanceState | null,
+  to: ChangeInstanceState,
+  actor: Actor,
+  reasons: string[],
+): TransitionStep {
   return {
     from,
     to,
@@ -323,7 +413,12 @@ function step(from: ChangeInstanceState | null, to: ChangeInstanceState, actor: 
   };
 }
 
-function transitionOf(instance: ChangeInstanceRecord, version: number, steps: TransitionStep[], now: Date): TransitionRecord {
+function transitionOf(
+  instance: ChangeInstanceRecord,
+  version: number,
+  steps: TransitionStep[],
+  now: Date,
+): TransitionRecord {
   const approved = steps.some((s) => s.to === 'APPROVED');
   return {
     _id: `${instance._id}:${version}`,
@@ -349,7 +444,9 @@ function viewChanges(record: TransitionRecord): Partial<ChangeInstanceRecord> {
     version: record.version,
     reasons: record.reasons,
     updated_at: record.created_at,
-    ...(record.approval_seq > 0 ? { approval_seq: record.approval_seq, approved_at: record.approved_at } : {}),
+    ...(record.approval_seq > 0
+      ? { approval_seq: record.approval_seq, approved_at: record.approved_at }
+      : {}),
   };
 }
 

@@ -23,7 +23,12 @@ function options(time: Date) {
   return { source: EVENT_SOURCE, correlationId: currentContext()?.correlationId ?? randomUUID(), time };
 }
 
-function common(instance: ChangeInstanceRecord, service: ServiceRef, declarationJson: string, state: ChangeInstanceState) {
+function common(
+  instance: ChangeInstanceRecord,
+  service: ServiceRef,
+  declarationJson: string,
+  state: ChangeInstanceState,
+) {
   return {
     change_instance_id: instance._id,
     service_item_id: instance.service_item_id,

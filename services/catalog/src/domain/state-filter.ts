@@ -1,4 +1,9 @@
-import { CHANGE_INSTANCE_STATES, type ChangeInstanceState, type GeneralSettings, type Role } from '@pack/contracts';
+import {
+  CHANGE_INSTANCE_STATES,
+  type ChangeInstanceState,
+  type GeneralSettings,
+  type Role,
+} from '@pack/contracts';
 
 export const ALL_STATES_KEYWORD = 'ALL';
 
@@ -35,7 +40,10 @@ export function resolveStateFilter(
 }
 
 /** `?state=` as sent: repeated and/or comma-separated; every value a state or ALL. */
-export function parseStateParameter(raw: string | string[] | undefined): { states?: string[]; invalid: string[] } {
+export function parseStateParameter(raw: string | string[] | undefined): {
+  states?: string[];
+  invalid: string[];
+} {
   if (raw === undefined) return { invalid: [] };
   const values = (Array.isArray(raw) ? raw : [raw])
     .flatMap((value) => value.split(','))

@@ -6,7 +6,8 @@ const owner = { kind: 'user' as const, userId: 7, username: 'olivia' };
 describe('change instance transitions', () => {
   it('has a row for every state, and final states have no way out', () => {
     expect(Object.keys(TRANSITIONS).sort()).toEqual([...CHANGE_INSTANCE_STATES].sort());
-    for (const state of ['REJECTED', 'COMPLETED', 'CANCELLED'] as const) expect(TRANSITIONS[state]).toEqual([]);
+    for (const state of ['REJECTED', 'COMPLETED', 'CANCELLED'] as const)
+      expect(TRANSITIONS[state]).toEqual([]);
   });
 
   it.each(legalTransitions())('lets the owner move %s -> %s', (from, to) => {
@@ -32,8 +33,14 @@ describe('change instance transitions', () => {
     for (const kind of ['validator', 'auto_approval'] as const) {
       expect(checkTransition('PENDING', 'APPROVED', { kind })).toEqual({ ok: true });
       expect(checkTransition('PENDING', 'REJECTED', { kind })).toEqual({ ok: true });
-      expect(checkTransition('PENDING', 'CANCELLED', { kind })).toMatchObject({ ok: false, reason: 'illegal' });
-      expect(checkTransition('APPROVED', 'REJECTED', { kind })).toMatchObject({ ok: false, reason: 'already_decided' });
+      expect(checkTransition('PENDING', 'CANCELLED', { kind })).toMatchObject({
+        ok: false,
+        reason: 'illegal',
+      });
+      expect(checkTransition('APPROVED', 'REJECTED', { kind })).toMatchObject({
+        ok: false,
+        reason: 'already_decided',
+      });
     }
   });
 });

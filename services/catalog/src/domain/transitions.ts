@@ -20,16 +20,18 @@ export const TRANSITIONS: Readonly<Record<ChangeInstanceState, readonly ChangeIn
 };
 
 /** States with a way out: something may still happen. A Service with such instances cannot be deleted. */
-export const OPEN_STATES: readonly ChangeInstanceState[] = CHANGE_INSTANCE_STATES.filter((state) => TRANSITIONS[state].length > 0);
+export const OPEN_STATES: readonly ChangeInstanceState[] = CHANGE_INSTANCE_STATES.filter(
+  (state) => TRANSITIONS[state].length > 0,
+);
 
 export type Actor =
-  | { kind: 'user'; userId: number; username: string }
-  | { kind: 'validator' }
-  | { kind: 'auto_approval' };
+  { kind: 'user'; userId: number; username: string } | { kind: 'validator' } | { kind: 'auto_approval' };
 
 /** Every legal (from, to) pair, in table order. */
 export function legalTransitions(): [ChangeInstanceState, ChangeInstanceState][] {
-  return CHANGE_INSTANCE_STATES.flatMap((from) => TRANSITIONS[from].map((to): [ChangeInstanceState, ChangeInstanceState] => [from, to]));
+  return CHANGE_INSTANCE_STATES.flatMap((from) =>
+    TRANSITIONS[from].map((to): [ChangeInstanceState, ChangeInstanceState] => [from, to]),
+  );
 }
 
 export type TransitionCheck =
@@ -42,11 +44,20 @@ export type TransitionCheck =
  * admin) may take any transition of the table; the validator and auto-approval only decide a
  * PENDING instance.
  */
-export function checkTransition(from: ChangeInstanceState, to: ChangeInstanceState, actor: Actor): TransitionCheck {
+export function checkTransition(
+  from: ChangeInstanceState,
+  to: ChangeInstanceState,
+  actor: Actor,
+): TransitionCheck {
   if (actor.kind !== 'user') {
-    if (from !== 'PENDING') return { ok: false, reason: 'already_decided', detail: `the change instance is already ${from}` };
+    if (from !== 'PENDING')
+      return { ok: false, reason: 'already_decided', detail: `the change instance is already ${from}` };
     if (to !== 'APPROVED' && to !== 'REJECTED') {
-      return { ok: false, reason: 'illegal', detail: `a ${actor.kind} decision can only approve or reject, not move to ${to}` };
+      return {
+        ok: false,
+        reason: 'illegal',
+        detail: `a ${actor.kind} decision can only approve or reject, not move to ${to}`,
+      };
     }
     return { ok: true };
   }

@@ -4,7 +4,12 @@ import { listQuerySchema, pageOf, pageSchema, route } from '@pack/http-kit';
 import type { ChangeInstances } from '../domain/change-instances';
 import { ALL_STATES_KEYWORD, parseStateParameter, resolveStateFilter } from '../domain/state-filter';
 import { idParams, optionalId, pick } from './common';
-import { changeInstanceDetailView, changeInstanceView, toChangeInstanceDetailView, toChangeInstanceView } from './views';
+import {
+  changeInstanceDetailView,
+  changeInstanceView,
+  toChangeInstanceDetailView,
+  toChangeInstanceView,
+} from './views';
 
 const listQuery = listQuerySchema.extend({
   state: z
@@ -43,7 +48,10 @@ export function changeInstanceRoutes(changeInstances: ChangeInstances, settings:
         'List change instances in the caller scope, newest first; without ?state= the GUI Table Settings default of the caller role applies',
       access: 'authenticated',
       query: listQuery,
-      responses: { 200: { description: 'A page of change instances', schema: pageSchema(changeInstanceView) }, ...pick(400, 401) },
+      responses: {
+        200: { description: 'A page of change instances', schema: pageSchema(changeInstanceView) },
+        ...pick(400, 401),
+      },
       handler: async ({ principal, query, req }) => {
         const filter = resolveStateFilter(query.state, principal.role, settings().gui_table);
         const page = await changeInstances.list(
@@ -53,7 +61,12 @@ export function changeInstanceRoutes(changeInstances: ChangeInstances, settings:
           query.offset,
         );
         return {
-          body: pageOf(req, query, page.count, page.items.map((ci) => toChangeInstanceView(ci, page.services.get(ci.service_id)))),
+          body: pageOf(
+            req,
+            query,
+            page.count,
+            page.items.map((ci) => toChangeInstanceView(ci, page.services.get(ci.service_id))),
+          ),
           headers: { [STATE_FILTER_HEADER]: filter.states ? filter.states.join(',') : ALL_STATES_KEYWORD },
         };
       },
@@ -64,19 +77,30 @@ export function changeInstanceRoutes(changeInstances: ChangeInstances, settings:
       summary: 'Read a change instance with its declaration and history',
       access: 'authenticated',
       params: idParams,
-      responses: { 200: { description: 'The change instance', schema: changeInstanceDetailView }, ...pick(400, 401, 404) },
-      handler: async ({ principal, params }) => ({ body: toChangeInstanceDetailView(await changeInstances.get(principal, params.id)) }),
+      responses: {
+        200: { description: 'The change instance', schema: changeInstanceDetailView },
+        ...pick(400, 401, 404),
+      },
+      handler: async ({ principal, params }) => ({
+        body: toChangeInstanceDetailView(await changeInstances.get(principal, params.id)),
+      }),
     }),
     route({
       method: 'patch',
       path: '/v1/catalog/change_instances/:id/',
-      summary: 'Move a change instance to another state (its Service Owner or an admin); illegal transitions are 409',
+      summary:
+        'Move a change instance to another state (its Service Owner or an admin); illegal transitions are 409',
       access: ['admin', 'service_owner'],
       params: idParams,
       body: patchBody,
-      responses: { 200: { description: 'The change instance', schema: changeInstanceDetailView }, ...pick(400, 401, 403, 404, 409) },
+      responses: {
+        200: { description: 'The change instance', schema: changeInstanceDetailView },
+        ...pick(400, 401, 403, 404, 409),
+      },
       handler: async ({ principal, params, body }) => ({
-        body: toChangeInstanceDetailView(await changeInstances.move(principal, params.id, body.state, body.reasons)),
+        body: toChangeInstanceDetailView(
+          await changeInstances.move(principal, params.id, body.state, body.reasons),
+        ),
       }),
     }),
   ];

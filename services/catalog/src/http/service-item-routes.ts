@@ -18,13 +18,24 @@ export function serviceItemRoutes(changeInstances: ChangeInstances) {
     route({
       method: 'get',
       path: '/v1/catalog/service_items/',
-      summary: 'List Service Items in the caller scope (a consumer: their own; a service owner: those of their Services)',
+      summary:
+        'List Service Items in the caller scope (a consumer: their own; a service owner: those of their Services)',
       access: 'authenticated',
       query: listQuerySchema.extend({ service: optionalId }),
-      responses: { 200: { description: 'A page of Service Items', schema: pageSchema(serviceItemView) }, ...pick(400, 401) },
+      responses: {
+        200: { description: 'A page of Service Items', schema: pageSchema(serviceItemView) },
+        ...pick(400, 401),
+      },
       handler: async ({ principal, query, req }) => {
-        const page = await changeInstances.listItems(principal, { service_id: query.service }, query.limit, query.offset);
-        const results = page.items.map((item) => toServiceItemView(item, page.services.get(item.service_id), page.pointers.get(item._id)));
+        const page = await changeInstances.listItems(
+          principal,
+          { service_id: query.service },
+          query.limit,
+          query.offset,
+        );
+        const results = page.items.map((item) =>
+          toServiceItemView(item, page.services.get(item.service_id), page.pointers.get(item._id)),
+        );
         return { body: pageOf(req, query, page.count, results) };
       },
     }),
@@ -34,7 +45,10 @@ export function serviceItemRoutes(changeInstances: ChangeInstances) {
       summary: 'Read a Service Item',
       access: 'authenticated',
       params: idParams,
-      responses: { 200: { description: 'The Service Item', schema: serviceItemView }, ...pick(400, 401, 404) },
+      responses: {
+        200: { description: 'The Service Item', schema: serviceItemView },
+        ...pick(400, 401, 404),
+      },
       handler: async ({ principal, params }) => {
         const { item, service, pointers } = await changeInstances.getItem(principal, params.id);
         return { body: toServiceItemView(item, service, pointers) };
@@ -43,10 +57,14 @@ export function serviceItemRoutes(changeInstances: ChangeInstances) {
     route({
       method: 'get',
       path: '/v1/catalog/service_items/:id/latest_approved_declaration/',
-      summary: 'The latest approved declaration of a Service Item (what the pipeline configures from); 404 before any approval',
+      summary:
+        'The latest approved declaration of a Service Item (what the pipeline configures from); 404 before any approval',
       access: 'authenticated',
       params: idParams,
-      responses: { 200: { description: 'The declaration', schema: latestApprovedView }, ...pick(400, 401, 404) },
+      responses: {
+        200: { description: 'The declaration', schema: latestApprovedView },
+        ...pick(400, 401, 404),
+      },
       handler: async ({ principal, params }) => {
         const { detail, declaration } = await changeInstances.latestApproved(principal, params.id);
         return {

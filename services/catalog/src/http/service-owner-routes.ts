@@ -10,7 +10,7 @@ const putBody = z.strictObject({
   allow_service_creation: z.boolean(),
 });
 
-/** Per-owner permission to create Services (Service Creator settings, docs/decisions/0006). */
+/** Per-owner permission to create Services (Service Creator settings, docs/decisions/0008). */
 export function serviceOwnerRoutes(services: ServiceCatalog, settings: () => GeneralSettings) {
   return [
     route({
@@ -19,11 +19,21 @@ export function serviceOwnerRoutes(services: ServiceCatalog, settings: () => Gen
       summary: 'List the service owners the catalog knows and whether each may create Services',
       access: ['admin'],
       query: listQuerySchema,
-      responses: { 200: { description: 'A page of service owners', schema: pageSchema(serviceOwnerView) }, ...pick(400, 401, 403) },
+      responses: {
+        200: { description: 'A page of service owners', schema: pageSchema(serviceOwnerView) },
+        ...pick(400, 401, 403),
+      },
       handler: async ({ query, req }) => {
         const page = await services.listServiceOwners(query.limit, query.offset);
         const globalSwitch = settings().service_creator.allow_service_creation;
-        return { body: pageOf(req, query, page.count, page.items.map((record) => toServiceOwnerListView(record, globalSwitch))) };
+        return {
+          body: pageOf(
+            req,
+            query,
+            page.count,
+            page.items.map((record) => toServiceOwnerListView(record, globalSwitch)),
+          ),
+        };
       },
     }),
     route({
@@ -32,8 +42,13 @@ export function serviceOwnerRoutes(services: ServiceCatalog, settings: () => Gen
       summary: 'Whether a service owner may create Services (admins, or the owner about themself)',
       access: ['admin', 'service_owner'],
       params: idParams,
-      responses: { 200: { description: 'The permission', schema: serviceOwnerView }, ...pick(400, 401, 403, 404) },
-      handler: async ({ principal, params }) => ({ body: toServiceOwnerView(await services.serviceOwner(principal, params.id)) }),
+      responses: {
+        200: { description: 'The permission', schema: serviceOwnerView },
+        ...pick(400, 401, 403, 404),
+      },
+      handler: async ({ principal, params }) => ({
+        body: toServiceOwnerView(await services.serviceOwner(principal, params.id)),
+      }),
     }),
     route({
       method: 'put',
@@ -44,7 +59,9 @@ export function serviceOwnerRoutes(services: ServiceCatalog, settings: () => Gen
       body: putBody,
       responses: { 200: { description: 'The permission', schema: serviceOwnerView }, ...pick(400, 401, 403) },
       handler: async ({ params, body }) => ({
-        body: toServiceOwnerView(await services.setServiceOwner(params.id, body.username, body.allow_service_creation)),
+        body: toServiceOwnerView(
+          await services.setServiceOwner(params.id, body.username, body.allow_service_creation),
+        ),
       }),
     }),
   ];

@@ -37,7 +37,10 @@ export function serviceRoutes(services: ServiceCatalog) {
         201: { description: 'Created', schema: serviceView },
         ...pick(400, 401, 403, 409),
       },
-      handler: async ({ principal, body }) => ({ status: 201, body: toServiceView(await services.create(principal, body)) }),
+      handler: async ({ principal, body }) => ({
+        status: 201,
+        body: toServiceView(await services.create(principal, body)),
+      }),
     }),
     route({
       method: 'get',
@@ -45,7 +48,10 @@ export function serviceRoutes(services: ServiceCatalog) {
       summary: 'List Services: a service owner sees their own, consumers and admins every Service',
       access: 'authenticated',
       query: listQuerySchema,
-      responses: { 200: { description: 'A page of Services', schema: pageSchema(serviceView) }, ...pick(400, 401) },
+      responses: {
+        200: { description: 'A page of Services', schema: pageSchema(serviceView) },
+        ...pick(400, 401),
+      },
       handler: async ({ principal, query, req }) => {
         const page = await services.list(principal, query.limit, query.offset);
         return { body: pageOf(req, query, page.count, page.items.map(toServiceView)) };
@@ -58,7 +64,9 @@ export function serviceRoutes(services: ServiceCatalog) {
       access: 'authenticated',
       params: idParams,
       responses: { 200: { description: 'The Service', schema: serviceView }, ...pick(400, 401, 404) },
-      handler: async ({ principal, params }) => ({ body: toServiceView(await services.get(principal, params.id)) }),
+      handler: async ({ principal, params }) => ({
+        body: toServiceView(await services.get(principal, params.id)),
+      }),
     }),
     route({
       method: 'patch',
@@ -67,8 +75,13 @@ export function serviceRoutes(services: ServiceCatalog) {
       access: ['admin', 'service_owner'],
       params: idParams,
       body: updateBody,
-      responses: { 200: { description: 'The changed Service', schema: serviceView }, ...pick(400, 401, 403, 404, 409) },
-      handler: async ({ principal, params, body }) => ({ body: toServiceView(await services.update(principal, params.id, body)) }),
+      responses: {
+        200: { description: 'The changed Service', schema: serviceView },
+        ...pick(400, 401, 403, 404, 409),
+      },
+      handler: async ({ principal, params, body }) => ({
+        body: toServiceView(await services.update(principal, params.id, body)),
+      }),
     }),
     route({
       method: 'delete',

@@ -28,7 +28,11 @@ export function submissionRoutes(changeInstances: ChangeInstances) {
       responses: {
         201: {
           description: 'Submitted',
-          schema: z.object({ declaration: declarationView, service_item: serviceItemView, change_instance: changeInstanceDetailView }),
+          schema: z.object({
+            declaration: declarationView,
+            service_item: serviceItemView,
+            change_instance: changeInstanceDetailView,
+          }),
         },
         ...pick(400, 401, 403, 404),
       },
@@ -38,7 +42,11 @@ export function submissionRoutes(changeInstances: ChangeInstances) {
           status: 201,
           body: {
             declaration: toDeclarationView(submission.declaration),
-            service_item: toServiceItemView(submission.item.item, submission.item.service, submission.item.pointers),
+            service_item: toServiceItemView(
+              submission.item.item,
+              submission.item.service,
+              submission.item.pointers,
+            ),
             change_instance: toChangeInstanceDetailView(submission.changeInstance),
           },
         };

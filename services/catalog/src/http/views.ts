@@ -122,12 +122,19 @@ export const changeInstanceDetailView = changeInstanceView.extend({
 });
 
 /** The Service as it is now; as it was at submission once it has been deleted. */
-export function toChangeInstanceView(record: ChangeInstanceRecord, service: ServiceRecord | undefined): z.infer<typeof changeInstanceView> {
+export function toChangeInstanceView(
+  record: ChangeInstanceRecord,
+  service: ServiceRecord | undefined,
+): z.infer<typeof changeInstanceView> {
   return {
     id: record._id,
     service: service
       ? { id: service._id, name: service.name, owner: { id: service.owner_id, name: service.owner_name } }
-      : { id: record.service_id, name: record.service_name, owner: { id: record.service_owner_id, name: record.service_owner_name } },
+      : {
+          id: record.service_id,
+          name: record.service_name,
+          owner: { id: record.service_owner_id, name: record.service_owner_name },
+        },
     service_item: record.service_item_id,
     declaration_id: record.declaration_id,
     consumer: { id: record.consumer_id, name: record.consumer_name },
@@ -140,10 +147,14 @@ export function toChangeInstanceView(record: ChangeInstanceRecord, service: Serv
   };
 }
 
-export function toChangeInstanceDetailView(detail: ChangeInstanceDetail): z.infer<typeof changeInstanceDetailView> {
+export function toChangeInstanceDetailView(
+  detail: ChangeInstanceDetail,
+): z.infer<typeof changeInstanceDetailView> {
   return {
     ...toChangeInstanceView(detail.instance, detail.service),
-    declaration: detail.declaration ? (JSON.parse(detail.declaration.content) as Record<string, unknown>) : null,
+    declaration: detail.declaration
+      ? (JSON.parse(detail.declaration.content) as Record<string, unknown>)
+      : null,
     history: detail.history.map((entry) => ({
       from: entry.from ?? null,
       to: entry.to,
@@ -175,7 +186,10 @@ export function toServiceOwnerView(view: ServiceOwnerView): z.infer<typeof servi
   };
 }
 
-export function toServiceOwnerListView(record: ServiceOwnerRecord, globalSwitch: boolean): z.infer<typeof serviceOwnerView> {
+export function toServiceOwnerListView(
+  record: ServiceOwnerRecord,
+  globalSwitch: boolean,
+): z.infer<typeof serviceOwnerView> {
   return toServiceOwnerView({
     record,
     id: record._id,
