@@ -14,6 +14,12 @@ export interface ConsumerSpec {
   /** Handler attempts before the message goes to the dead-letter queue. */
   maxAttempts?: number;
   retryDelayMs?: number;
+  /**
+   * Every replica gets every event (cache invalidation), instead of replicas sharing the work.
+   * The queue belongs to this connection and disappears with it; a failed handler is logged and
+   * the message dropped (such consumers must have another way to catch up, e.g. a periodic fetch).
+   */
+  broadcast?: boolean;
 }
 
 export interface BrokerOptions {
@@ -47,6 +53,7 @@ export class Broker {
   private attempt = 0;
   private inFlight = 0;
   private readonly names: ReturnType<typeof topologyNames>;
+  private readonly instanceId = randomUUID().slice(0, 8);
   private readonly readyListeners = new Set<() => void>();
   private readonly published;
   private readonly consumed;
@@ -77,7 +84,7 @@ export class Broker {
 
   /** Every queue this broker declares (tests delete them afterwards). */
   declaredQueues(): string[] {
-    return this.consumers.flatMap((spec) => [
+    return this.consumers.filter((spec) => !spec.broadcast).flatMap((spec) => [
       this.names.queue(spec.name),
       this.names.retryQueue(spec.name),
       this.names.deadLetterQueue(spec.name),
@@ -209,6 +216,7 @@ export class Broker {
   }
 
   private async startConsumer(connection: ChannelModel, spec: ConsumerSpec): Promise<void> {
+    if (spec.broadcast) return this.startBroadcastConsumer(connection, spec);
     const queue = this.names.queue(spec.name);
     const retryQueue = this.names.retryQueue(spec.name);
     const deadLetterQueue = this.names.deadLetterQueue(spec.name);
@@ -239,6 +247,46 @@ export class Broker {
     await channel.prefetch(spec.prefetch ?? 16);
     await channel.consume(queue, (message) => {
       if (message) void this.handle(channel, spec, queue, retryQueue, message);
+    });
+  }
+
+  private async startBroadcastConsumer(connection: ChannelModel, spec: ConsumerSpec): Promise<void> {
+    const queue = `${this.names.queue(spec.name)}.${this.instanceId}`;
+    const channel = await connection.createChannel();
+    channel.on('error', (error: unknown) => this.options.logger.warn({ err: error, queue }, 'consumer channel error'));
+    this.consumerChannels.push(channel);
+    await channel.assertQueue(queue, { exclusive: true, autoDelete: true, durable: false });
+    for (const definition of spec.events) await channel.bindQueue(queue, this.names.events, definition.type);
+    await channel.prefetch(spec.prefetch ?? 16);
+    await channel.consume(queue, (message) => {
+      if (!message) return;
+      this.inFlight += 1;
+      const parsed = (() => {
+        try {
+          return parseEnvelope(JSON.parse(message.content.toString('utf8')));
+        } catch {
+          return { ok: false as const, reason: 'message body is not JSON' };
+        }
+      })();
+      const work = parsed.ok
+        ? runWithContext({ correlationId: parsed.envelope.correlationid }, () => spec.handler(parsed.envelope))
+        : Promise.reject(new Error(parsed.reason));
+      void work
+        .then(
+          () => this.consumed.inc({ queue: this.names.queue(spec.name), outcome: 'ack' }),
+          (error: unknown) => {
+            this.consumed.inc({ queue: this.names.queue(spec.name), outcome: 'dropped' });
+            this.options.logger.warn({ err: error, queue }, 'broadcast handler failed; message dropped');
+          },
+        )
+        .finally(() => {
+          this.inFlight -= 1;
+          try {
+            channel.ack(message);
+          } catch {
+            // the channel closed: the exclusive queue is gone with it
+          }
+        });
     });
   }
 

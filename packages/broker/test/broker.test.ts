@@ -111,6 +111,27 @@ describe('Broker on a real RabbitMQ', () => {
     expect(JSON.parse(dead[0]!).data.version).toBe(2);
   });
 
+  it('shares work between replicas, but gives every replica its own copy of a broadcast', async () => {
+    const shared: string[] = [];
+    const broadcast: string[] = [];
+    for (const replica of ['r1', 'r2']) {
+      const broker = makeBroker();
+      broker.consume(consumer('work', async () => {
+        shared.push(replica);
+      }));
+      broker.consume({ ...consumer('cache', async () => {
+        broadcast.push(replica);
+      }), broadcast: true });
+      broker.start();
+      await waitFor(() => broker.isReady());
+    }
+    await brokers[0]!.publish(settingsChanged(1));
+    await waitFor(() => broadcast.length === 2 && shared.length === 1, { what: 'deliveries' });
+    expect(broadcast.sort()).toEqual(['r1', 'r2']);
+    await brokers[1]!.close();
+    expect(brokers[0]!.declaredQueues().some((queue) => queue.includes('cache'))).toBe(false);
+  });
+
   it('reconnects by itself after the broker connection is lost, and refuses to publish meanwhile', async () => {
     const proxy = await TcpProxy.forUrl(amqpUrl()).start();
     try {
