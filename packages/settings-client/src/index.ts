@@ -90,6 +90,8 @@ export class SettingsCache {
     return {
       name: `${this.options.service}.settings-cache`,
       events: [events.settingsChanged],
+      // Every replica keeps its own cache, so every replica must see every change.
+      broadcast: true,
       handler: async (envelope) => {
         const data = envelope.data as { version: number };
         if (data.version <= this.currentVersion) return;
