@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { loadConfig } from '@pack/config';
+import { catalogEnvSchema, catalogService } from '@pack/catalog';
 import { gatewayEnvSchema, gatewayService } from '@pack/gateway';
 import { startService, type RunningService } from '@pack/runtime';
 import { settingsEnvSchema, settingsService } from '@pack/settings';
@@ -24,6 +25,7 @@ export interface Stack {
  */
 const BEHIND_GATEWAY = [
   { name: 'settings', env: 'SETTINGS_URL', start: (env: Env) => startService(settingsService, loadConfig(settingsEnvSchema, env)) },
+  { name: 'catalog', env: 'CATALOG_URL', start: (env: Env) => startService(catalogService, loadConfig(catalogEnvSchema, env)) },
 ] as const;
 
 type Env = Record<string, string>;

@@ -1,0 +1,259 @@
+import amqp, { type Channel, type ChannelModel } from 'amqplib';
+import type { RunningService } from '@pack/runtime';
+import { waitFor } from '@pack/testkit';
+import { startStack, type Stack } from '../stack';
+
+/**
+ * The catalog through the gateway, with real users and tokens: Services, submissions, the
+ * Change Instance flow, owner scoping, live settings, and the events other services rely on.
+ */
+describe('catalog through the gateway', () => {
+  let stack: Stack;
+  let tokens: Record<'olivia' | 'oscar' | 'carla' | 'conrad', string>;
+  let ids: Record<keyof typeof tokens, number>;
+  let amqpConnection: ChannelModel;
+  let tap: Channel;
+  let tapQueue: string;
+  let catalog: RunningService<never>;
+  let catalogUrl: string;
+
+  const as = (who: keyof typeof tokens, method: string, path: string, body?: unknown) =>
+    stack.call(method, path, { token: tokens[who], body });
+
+  /**
+   * Every catalog event published so far. Once the catalog's outbox holds nothing, each event
+   * has been confirmed by the broker, so nothing more will come for the changes made so far.
+   */
+  const publishedEvents = async () => {
+    const pending = catalog.context.mongo.connection.collection('change_instance_transitions');
+    await waitFor(
+      async () => {
+        await catalog.context.outbox.flush();
+        return (await pending.countDocuments({ _outbox_pending: true })) === 0;
+      },
+      { what: 'catalog outbox drained' },
+    );
+    const events: { id: string; type: string; data: any }[] = [];
+    for (;;) {
+      const message = await tap.get(tapQueue, { noAck: true });
+      if (!message) return events;
+      events.push(JSON.parse(message.content.toString('utf8')));
+    }
+  };
+
+  beforeAll(async () => {
+    stack = await startStack();
+    catalog = stack.services.find((service) => service.url === stack.urls.catalog)!;
+    catalogUrl = stack.urls.catalog!;
+    const namespace = (catalog.context.config as { BROKER_NAMESPACE: string }).BROKER_NAMESPACE;
+    amqpConnection = await amqp.connect(process.env.AMQP_URL!);
+    tap = await amqpConnection.createChannel();
+    await tap.assertExchange(`${namespace}.events`, 'topic', { durable: true });
+    tapQueue = (await tap.assertQueue('', { exclusive: true, autoDelete: true })).queue;
+    await tap.bindQueue(tapQueue, `${namespace}.events`, 'catalog.change_instance.#');
+
+    const users = [
+      ['olivia', 'service_owner'],
+      ['oscar', 'service_owner'],
+      ['carla', 'consumer'],
+      ['conrad', 'consumer'],
+    ] as const;
+    tokens = {} as typeof tokens;
+    ids = {} as typeof ids;
+    for (const [username, role] of users) {
+      const issued = await stack.call('POST', '/v1/core/tokens/', { body: { username, role } });
+      expect(issued.status).toBe(201);
+      tokens[username] = issued.body.token;
+      ids[username] = issued.body.user.id;
+    }
+  });
+  afterAll(async () => {
+    await amqpConnection?.close();
+    await stack?.stop();
+  });
+
+  it('takes a declaration from submission to approval, as the consumer and the Service Owner see it', async () => {
+    const service = await as('olivia', 'POST', '/v1/catalog/services/', {
+      name: 'Database',
+      description: 'PostgreSQL 16',
+    });
+    expect(service.status).toBe(201);
+    expect(service.body.owner).toEqual({ id: ids.olivia, name: 'olivia' });
+
+    const submitted = await as('carla', 'POST', `/v1/catalog/services/${service.body.id}/declarations/`, {
+      declaration: { size: 'small', extensions: ['postgis'] },
+    });
+    expect(submitted.status).toBe(201);
+    const instance = submitted.body.change_instance;
+    expect(instance).toMatchObject({ state: 'PENDING', consumer: { id: ids.carla, name: 'carla' } });
+
+    // The owner's default list (GUI Table Settings: PENDING) shows it waiting.
+    const waiting = await as('olivia', 'GET', '/v1/catalog/change_instances/');
+    expect(waiting.body.results.map((ci: { id: number }) => ci.id)).toEqual([instance.id]);
+
+    const approved = await as('olivia', 'PATCH', `/v1/catalog/change_instances/${instance.id}/`, {
+      state: 'APPROVED',
+    });
+    expect(approved.status).toBe(200);
+    const seen = await as('carla', 'GET', `/v1/catalog/change_instances/${instance.id}/`);
+    expect(seen.body).toMatchObject({
+      state: 'APPROVED',
+      declaration: { size: 'small', extensions: ['postgis'] },
+    });
+    const latest = await as(
+      'olivia',
+      'GET',
+      `/v1/catalog/service_items/${instance.service_item}/latest_approved_declaration/`,
+    );
+    expect(latest.body).toMatchObject({ change_instance: instance.id, declaration: { size: 'small' } });
+
+    const events = (await publishedEvents()).filter((e) => e.data.change_instance_id === instance.id);
+    expect(events.map((e) => `${e.type} ${e.data.state}`).sort()).toEqual([
+      'catalog.change_instance.created.v1 PENDING',
+      'catalog.change_instance.state_changed.v1 APPROVED',
+    ]);
+    for (const event of events) {
+      expect(event.data.service).toEqual({
+        id: service.body.id,
+        name: 'Database',
+        owner: { id: ids.olivia, name: 'olivia' },
+      });
+    }
+  });
+
+  it('approves at submission when the Service auto-approves', async () => {
+    const service = await as('olivia', 'POST', '/v1/catalog/services/', { name: 'DNS', auto_approval: true });
+    const submitted = await as('carla', 'POST', `/v1/catalog/services/${service.body.id}/declarations/`, {
+      declaration: { host: 'www' },
+    });
+    expect(submitted.body.change_instance).toMatchObject({ state: 'APPROVED', auto_approved: true });
+    expect(submitted.body.service_item.latest_approved_declaration_id).toBe(submitted.body.declaration.id);
+    const events = (await publishedEvents()).filter(
+      (e) => e.data.change_instance_id === submitted.body.change_instance.id,
+    );
+    expect(events.map((e) => e.type)).toEqual([
+      'catalog.change_instance.created.v1',
+      'catalog.change_instance.state_changed.v1',
+    ]);
+  });
+
+  it('takes every legal transition once, refuses an illegal one with 409, and publishes one event per change', async () => {
+    const service = await as('olivia', 'POST', '/v1/catalog/services/', { name: 'Cluster' });
+    const walks = [
+      ['APPROVED', 'IN_PROGRESS', 'FAILED', 'IN_PROGRESS', 'COMPLETED'],
+      ['REJECTED'],
+      ['CANCELLED'],
+      ['APPROVED', 'CANCELLED'],
+      ['APPROVED', 'IN_PROGRESS', 'CANCELLED'],
+    ];
+    const expected: string[] = [];
+    const instances: number[] = [];
+    for (const walk of walks) {
+      const { body } = await as('carla', 'POST', `/v1/catalog/services/${service.body.id}/declarations/`, {
+        declaration: { walk },
+      });
+      const id = body.change_instance.id as number;
+      instances.push(id);
+      expected.push(`${id} created PENDING`);
+      let from = 'PENDING';
+      for (const state of walk) {
+        const moved = await as('olivia', 'PATCH', `/v1/catalog/change_instances/${id}/`, { state });
+        expect(moved.status).toBe(200);
+        expect(moved.body.state).toBe(state);
+        expected.push(`${id} ${from} -> ${state}`);
+        from = state;
+      }
+    }
+    const illegal = await as('olivia', 'PATCH', `/v1/catalog/change_instances/${instances[0]}/`, {
+      state: 'PENDING',
+    });
+    expect(illegal.status).toBe(409);
+    expect(illegal.body.detail).toContain('from COMPLETED to PENDING');
+
+    const events = (await publishedEvents()).filter((e) => instances.includes(e.data.change_instance_id));
+    const published = events.map((e) =>
+      e.type.endsWith('created.v1')
+        ? `${e.data.change_instance_id} created ${e.data.state}`
+        : `${e.data.change_instance_id} ${e.data.old_state} -> ${e.data.state}`,
+    );
+    expect(published.sort()).toEqual(expected.sort());
+  });
+
+  it("keeps each owner to their Services and each consumer to their own items: someone else's is 404", async () => {
+    const service = await as('olivia', 'POST', '/v1/catalog/services/', { name: 'Private registry' });
+    const { body } = await as('carla', 'POST', `/v1/catalog/services/${service.body.id}/declarations/`, {
+      declaration: { r: 1 },
+    });
+    const instance = body.change_instance.id as number;
+
+    expect((await as('oscar', 'GET', `/v1/catalog/services/${service.body.id}/`)).status).toBe(404);
+    expect((await as('oscar', 'GET', `/v1/catalog/change_instances/${instance}/`)).status).toBe(404);
+    expect(
+      (await as('oscar', 'PATCH', `/v1/catalog/change_instances/${instance}/`, { state: 'APPROVED' })).status,
+    ).toBe(404);
+    expect((await as('oscar', 'GET', '/v1/catalog/change_instances/?state=ALL')).body.count).toBe(0);
+    expect((await as('conrad', 'GET', `/v1/catalog/change_instances/${instance}/`)).status).toBe(404);
+    expect((await as('conrad', 'GET', `/v1/catalog/service_items/${body.service_item.id}/`)).status).toBe(
+      404,
+    );
+    expect((await as('conrad', 'GET', '/v1/catalog/service_items/')).body.count).toBe(0);
+    expect(
+      (await as('carla', 'PATCH', `/v1/catalog/change_instances/${instance}/`, { state: 'APPROVED' })).status,
+    ).toBe(403);
+    expect((await as('carla', 'GET', `/v1/catalog/change_instances/${instance}/`)).body.state).toBe(
+      'PENDING',
+    );
+  });
+
+  it('answers bad input as the issue asks, storing nothing', async () => {
+    const before = (await stack.call('GET', '/v1/catalog/change_instances/?state=ALL')).body.count;
+    expect(
+      (await as('carla', 'POST', '/v1/catalog/services/424242/declarations/', { declaration: { a: 1 } }))
+        .status,
+    ).toBe(404);
+    const services = (await as('olivia', 'GET', '/v1/catalog/services/')).body.results;
+    const notObject = await as('carla', 'POST', `/v1/catalog/services/${services[0].id}/declarations/`, {
+      declaration: [1, 2],
+    });
+    expect(notObject.status).toBe(400);
+    expect(notObject.headers.get('content-type')).toContain('application/problem+json');
+    expect((await stack.call('GET', '/v1/catalog/change_instances/?state=ALL')).body.count).toBe(before);
+  });
+
+  it('honours the Submission Builder and Service Creator settings an admin changes, without a restart', async () => {
+    const applied = async () => {
+      const metrics = await (await fetch(`${catalogUrl}/metrics`)).text();
+      return Number(/^settings_applied_total(?:\{[^}]*\})? (\d+)/m.exec(metrics)?.[1] ?? 0);
+    };
+    const change = async (patch: Record<string, unknown>) => {
+      const before = await applied();
+      expect((await stack.call('PATCH', '/v1/core/general_settings/', { body: patch })).status).toBe(200);
+      await waitFor(async () => (await applied()) > before, { what: 'catalog applied the settings' });
+    };
+    const [service] = (await as('olivia', 'GET', '/v1/catalog/services/')).body.results;
+
+    await change({
+      submission_builder: { enable_submit_functionality: false },
+      service_creator: { allow_service_creation: false },
+    });
+    const refused = await as('carla', 'POST', `/v1/catalog/services/${service.id}/declarations/`, {
+      declaration: { a: 1 },
+    });
+    expect(refused.status).toBe(403);
+    expect(refused.body.detail).toContain('switched off');
+    expect((await as('oscar', 'POST', '/v1/catalog/services/', { name: 'Not now' })).status).toBe(403);
+
+    await change({
+      submission_builder: { enable_submit_functionality: true },
+      service_creator: { allow_service_creation: true },
+    });
+    expect(
+      (
+        await as('carla', 'POST', `/v1/catalog/services/${service.id}/declarations/`, {
+          declaration: { a: 1 },
+        })
+      ).status,
+    ).toBe(201);
+    expect((await as('oscar', 'POST', '/v1/catalog/services/', { name: 'Now' })).status).toBe(201);
+  });
+});
