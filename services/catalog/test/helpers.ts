@@ -13,10 +13,8 @@ import {
   type Principal,
 } from '@pack/contracts';
 import { startService, type RunningService } from '@pack/runtime';
-import { callAs, deleteQueues, dropDatabase, testEnv, waitFor, type CallResult } from '@pack/testkit';
+import { callAs, stopAndClean, testEnv, waitFor, type CallResult } from '@pack/testkit';
 import { catalogEnvSchema, catalogService, type CatalogConfig } from '../src/service';
-import { PROJECTION_CONSUMER } from '../src/messaging/projection-consumer';
-import { VALIDATION_CONSUMER } from '../src/messaging/validation-consumer';
 
 export const admin: Principal = { id: 1, username: 'ada', role: 'admin' };
 export const owner: Principal = { id: 10, username: 'olivia', role: 'service_owner' };
@@ -114,18 +112,8 @@ export async function startCatalog(options: StartOptions = {}): Promise<CatalogU
     publish: (definition, data) => publishRaw(amqpUrl, namespace, definition, data),
     collection: (name) => service.context.mongo.connection.collection(name),
     async stop() {
-      await service.stop();
+      await stopAndClean(service);
       if (!options.settings) await settings.stop();
-      await dropDatabase(config.MONGO_URL, config.MONGO_DB);
-      const names = topologyNames(namespace);
-      await deleteQueues(
-        amqpUrl,
-        ['catalog.settings-cache', VALIDATION_CONSUMER, PROJECTION_CONSUMER].flatMap((c) => [
-          names.queue(c),
-          names.retryQueue(c),
-          names.deadLetterQueue(c),
-        ]),
-      );
     },
   };
 }
