@@ -16,6 +16,11 @@ import type { Metrics } from '@pack/metrics';
  * therefore at least once; consumers de-duplicate by event id.
  *
  * Events with no owning document go into the `outbox` collection, where the insert is the change.
+ *
+ * On FerretDB v1 the relay's `$pull` rewrites the whole document (decision 0002), so a domain
+ * write to the same document at that moment can be undone. Put outboxes only on documents that
+ * nobody else updates after their insert: change records (a transition, a settings version) that
+ * are inserted once with their events, while the current state is derived from them.
  */
 export const OUTBOX_FIELD = '_outbox';
 export const OUTBOX_PENDING_FIELD = '_outbox_pending';
