@@ -73,7 +73,9 @@ export class SettingsCache {
     const pollMs = this.options.pollMs ?? 15_000;
     if (pollMs > 0) {
       this.poller = setInterval(() => {
-        this.refresh().catch((error: unknown) => this.options.logger.warn({ err: error }, 'settings revalidation failed'));
+        this.refresh().catch((error: unknown) =>
+          this.options.logger.warn({ err: error }, 'settings revalidation failed'),
+        );
       }, pollMs);
       this.poller.unref();
     }
@@ -105,7 +107,12 @@ export class SettingsCache {
     const response = await request(url, {
       method: 'GET',
       headers: {
-        ...principalHeaders(this.options.internalSecret, 'GET', GENERAL_SETTINGS_PATH, systemPrincipal(this.options.service)),
+        ...principalHeaders(
+          this.options.internalSecret,
+          'GET',
+          GENERAL_SETTINGS_PATH,
+          systemPrincipal(this.options.service),
+        ),
         ...(this.loaded && this.etag ? { 'if-none-match': this.etag } : {}),
       },
       headersTimeout: 5000,
@@ -135,7 +142,10 @@ export class SettingsCache {
       await this.refresh();
     } catch (error) {
       const delay = Math.min(5000, (this.options.retryMs ?? 200) * 2 ** attempt);
-      this.options.logger.warn({ err: error, retry_in_ms: delay }, 'settings fetch failed; using defaults meanwhile');
+      this.options.logger.warn(
+        { err: error, retry_in_ms: delay },
+        'settings fetch failed; using defaults meanwhile',
+      );
       this.timer = setTimeout(() => void this.refreshUntilLoaded(attempt + 1), delay);
       this.timer.unref();
     }

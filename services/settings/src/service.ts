@@ -1,7 +1,13 @@
 import { correlationId } from '@pack/broker';
 import { createEnvelope, events, systemPrincipal, type SettingsGroup } from '@pack/contracts';
 import type { ServiceDefinition } from '@pack/runtime';
-import { keyRingFromEnv, SecretBox, SecretDecryptionError, isEncryptedSecret, type KeyRing } from '@pack/secrets';
+import {
+  keyRingFromEnv,
+  SecretBox,
+  SecretDecryptionError,
+  isEncryptedSecret,
+  type KeyRing,
+} from '@pack/secrets';
 import type { Logger } from '@pack/logging';
 import { SettingsRepository, SETTINGS_COLLECTION } from './data/settings-repository';
 import type { SecretCodec } from './domain/model';
@@ -30,7 +36,10 @@ function secretCodec(ring: KeyRing, logger: Logger): SecretCodec {
         return box.decrypt(stored, settingsSecretContext(group, field));
       } catch (error) {
         if (!(error instanceof SecretDecryptionError)) throw error;
-        logger.error({ field: `${group}.${field}`, key_id: error.keyId, reason: error.message }, 'stored secret cannot be decrypted');
+        logger.error(
+          { field: `${group}.${field}`, key_id: error.keyId, reason: error.message },
+          'stored secret cannot be decrypted',
+        );
         return null;
       }
     },
@@ -49,10 +58,13 @@ export const settingsService: ServiceDefinition<SettingsConfig> = {
       codec: secretCodec(keyRingFromEnv(config), logger),
       logger,
       maxAttempts: config.SETTINGS_WRITE_ATTEMPTS,
-      newEvent: (data) => createEnvelope(events.settingsChanged, data, { source: SERVICE, correlationId: correlationId() }),
+      newEvent: (data) =>
+        createEnvelope(events.settingsChanged, data, { source: SERVICE, correlationId: correlationId() }),
       committed: (version) => {
         outbox.kick();
-        repository.pruneSnapshots(version).catch((error: unknown) => logger.warn({ err: error }, 'pruning old settings snapshots failed'));
+        repository
+          .pruneSnapshots(version)
+          .catch((error: unknown) => logger.warn({ err: error }, 'pruning old settings snapshots failed'));
       },
     });
     return {

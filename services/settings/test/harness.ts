@@ -44,7 +44,13 @@ export class SettingsHarness {
     return this.service.url;
   }
 
-  call(principal: Principal | null, method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<CallResult> {
+  call(
+    principal: Principal | null,
+    method: string,
+    path: string,
+    body?: unknown,
+    headers?: Record<string, string>,
+  ): Promise<CallResult> {
     return callAs(this.url, principal, method, path, body, headers);
   }
 
@@ -55,7 +61,8 @@ export class SettingsHarness {
   async rawDatabase(): Promise<Record<string, Record<string, unknown>[]>> {
     const db = this.service.context.mongo.connection.db!;
     const dump: Record<string, Record<string, unknown>[]> = {};
-    for (const { name } of await db.listCollections().toArray()) dump[name] = await db.collection(name).find({}).toArray();
+    for (const { name } of await db.listCollections().toArray())
+      dump[name] = await db.collection(name).find({}).toArray();
     return dump;
   }
 
@@ -72,4 +79,3 @@ export class SettingsHarness {
     await dropDatabase(this.env.MONGO_URL!, this.env.MONGO_DB!);
   }
 }
-

@@ -1,7 +1,14 @@
 import { mongo, type Connection } from 'mongoose';
 import type { Envelope, Principal, SettingsGroup } from '@pack/contracts';
 import { OUTBOX_PENDING_FIELD, outboxFields } from '@pack/db';
-import type { AuditEntry, FieldChange, SettingsAction, SettingsVersion, StoredGroups, VersionRecord } from '../domain/model';
+import type {
+  AuditEntry,
+  FieldChange,
+  SettingsAction,
+  SettingsVersion,
+  StoredGroups,
+  VersionRecord,
+} from '../domain/model';
 import type { SettingsStore } from '../domain/settings-use-cases';
 
 export const SETTINGS_COLLECTION = 'general_settings';
@@ -70,7 +77,15 @@ export class SettingsRepository implements SettingsStore {
     const [count, documents] = await Promise.all([
       this.versions.countDocuments({}),
       this.versions
-        .find({}, { sort: { _id: -1 }, skip: offset, limit, projection: { groups: 0, _outbox: 0, [OUTBOX_PENDING_FIELD]: 0 } })
+        .find(
+          {},
+          {
+            sort: { _id: -1 },
+            skip: offset,
+            limit,
+            projection: { groups: 0, _outbox: 0, [OUTBOX_PENDING_FIELD]: 0 },
+          },
+        )
         .toArray(),
     ]);
     return {

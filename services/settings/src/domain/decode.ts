@@ -25,13 +25,19 @@ export function isJsonSetting(group: SettingsGroup, field: string): boolean {
 }
 
 /** The value a field has in the document model, from its stored form. */
-function decodeField(group: SettingsGroup, field: string, stored: unknown, codec: SecretCodec): { value: unknown; unreadable?: true } {
+function decodeField(
+  group: SettingsGroup,
+  field: string,
+  stored: unknown,
+  codec: SecretCodec,
+): { value: unknown; unreadable?: true } {
   if (isSecretSetting(group, field)) {
     if (typeof stored !== 'string' || stored === '') return { value: '' };
     const plaintext = codec.open(group, field, stored);
     return plaintext === null ? { value: '', unreadable: true } : { value: plaintext };
   }
-  if (isJsonSetting(group, field)) return { value: typeof stored === 'string' ? (JSON.parse(stored) as unknown) : null };
+  if (isJsonSetting(group, field))
+    return { value: typeof stored === 'string' ? (JSON.parse(stored) as unknown) : null };
   return { value: stored };
 }
 
@@ -41,7 +47,10 @@ export function decodeSettings(stored: StoredGroups, codec: SecretCodec): Decode
   const invalid = new Set<string>();
   const settings = {} as Record<SettingsGroup, Record<string, unknown>>;
   for (const group of SETTINGS_GROUPS) {
-    const shape = settingsGroupSchemas[group].shape as Record<string, { safeParse(value: unknown): { success: boolean; data?: unknown } }>;
+    const shape = settingsGroupSchemas[group].shape as Record<
+      string,
+      { safeParse(value: unknown): { success: boolean; data?: unknown } }
+    >;
     const values: Record<string, unknown> = {};
     for (const field of settingsFieldNames(group)) {
       const overrides = stored[group] ?? {};
@@ -66,7 +75,12 @@ export function decodeSettings(stored: StoredGroups, codec: SecretCodec): Decode
 }
 
 /** The stored form of a field's new value. */
-export function encodeField(group: SettingsGroup, field: string, value: unknown, codec: SecretCodec): unknown {
+export function encodeField(
+  group: SettingsGroup,
+  field: string,
+  value: unknown,
+  codec: SecretCodec,
+): unknown {
   if (isSecretSetting(group, field)) return value === '' ? '' : codec.seal(group, field, value as string);
   if (isJsonSetting(group, field)) return value === null ? null : JSON.stringify(value);
   return value;

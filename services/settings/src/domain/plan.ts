@@ -1,5 +1,10 @@
 import { isMaskedSecret } from '@pack/secrets';
-import { isSecretSetting, SETTINGS_GROUPS, type GeneralSettingsPatch, type SettingsGroup } from '@pack/contracts';
+import {
+  isSecretSetting,
+  SETTINGS_GROUPS,
+  type GeneralSettingsPatch,
+  type SettingsGroup,
+} from '@pack/contracts';
 import { ValidationError, type FieldErrors } from '@pack/http-kit';
 import { decodeSettings, encodeField, isJsonSetting, type DecodedSettings } from './decode';
 import type { FieldChange, SecretCodec, SettingsVersion, StoredGroups } from './model';
@@ -85,7 +90,13 @@ export function planReencryption(current: SettingsVersion, codec: SecretCodec): 
   const changes: FieldChange[] = [];
   for (const group of SETTINGS_GROUPS) {
     for (const [field, stored] of Object.entries(groups[group] ?? {})) {
-      if (!isSecretSetting(group, field) || typeof stored !== 'string' || stored === '' || !codec.needsReseal(stored)) continue;
+      if (
+        !isSecretSetting(group, field) ||
+        typeof stored !== 'string' ||
+        stored === '' ||
+        !codec.needsReseal(stored)
+      )
+        continue;
       const plaintext = codec.open(group, field, stored);
       if (plaintext === null) continue; // its key is gone: nothing can re-encrypt it
       groups[group]![field] = codec.seal(group, field, plaintext);

@@ -53,14 +53,21 @@ export class GeneralSettingsUseCases {
   }
 
   patch(actor: Principal, patch: GeneralSettingsPatch): Promise<SettingsState> {
-    return this.change(actor, 'update', (current, decoded) => planPatch(current, decoded, patch, this.options.codec));
+    return this.change(actor, 'update', (current, decoded) =>
+      planPatch(current, decoded, patch, this.options.codec),
+    );
   }
 
   /** Generate Schema: the catalog schema built from the component registry replaces the stored one. */
   generateCatalogSchema(actor: Principal): Promise<SettingsState> {
     const schema = buildGenUiCatalogSchema();
     return this.change(actor, 'generate_ui_schema', (current, decoded) =>
-      planPatch(current, decoded, { ai_integration: { generative_ui_catalog_schema: schema } }, this.options.codec),
+      planPatch(
+        current,
+        decoded,
+        { ai_integration: { generative_ui_catalog_schema: schema } },
+        this.options.codec,
+      ),
     );
   }
 

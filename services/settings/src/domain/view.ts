@@ -14,11 +14,16 @@ import type { DecodedSettings } from './decode';
  */
 export function settingsView({ settings, unreadable }: DecodedSettings): GeneralSettingsView {
   const view = {} as Record<SettingsGroup, Record<string, unknown>>;
-  for (const [group, fields] of Object.entries(deriveAiIntegration(settings)) as [SettingsGroup, Record<string, unknown>][]) {
+  for (const [group, fields] of Object.entries(deriveAiIntegration(settings)) as [
+    SettingsGroup,
+    Record<string, unknown>,
+  ][]) {
     const copy: Record<string, unknown> = { ...fields };
     for (const name of SETTINGS_SECRET_FIELDS[group] ?? []) {
       const value = copy[name];
-      copy[name] = unreadable.has(`${group}.${name}`) ? SECRET_MASK : maskSecret(typeof value === 'string' ? value : '');
+      copy[name] = unreadable.has(`${group}.${name}`)
+        ? SECRET_MASK
+        : maskSecret(typeof value === 'string' ? value : '');
     }
     for (const name of SETTINGS_WRITE_ONLY_FIELDS[group] ?? []) delete copy[name];
     view[group] = copy;

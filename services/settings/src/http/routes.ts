@@ -1,5 +1,10 @@
 import { z } from 'zod';
-import { generalSettingsPatchSchema, generalSettingsViewSchema, roleSchema, type Principal } from '@pack/contracts';
+import {
+  generalSettingsPatchSchema,
+  generalSettingsViewSchema,
+  roleSchema,
+  type Principal,
+} from '@pack/contracts';
 import { listQuerySchema, pageOf, pageSchema, problemSchema, route, type Reply } from '@pack/http-kit';
 import type { GeneralSettingsUseCases, SettingsState } from '../domain/settings-use-cases';
 
@@ -14,7 +19,12 @@ const auditEntrySchema = z.object({
   action: z.enum(['update', 'generate_ui_schema', 'reencrypt']),
   groups: z.array(z.string()),
   changes: z.array(
-    z.object({ field: z.string(), secret: z.literal(true).optional(), old: z.unknown().optional(), new: z.unknown().optional() }),
+    z.object({
+      field: z.string(),
+      secret: z.literal(true).optional(),
+      old: z.unknown().optional(),
+      new: z.unknown().optional(),
+    }),
   ),
 });
 
@@ -29,7 +39,11 @@ const etag = (version: number) => `"settings-v${version}"`;
 function stateReply(state: SettingsState): Reply {
   return {
     body: state.view,
-    headers: { [VERSION_HEADER]: String(state.version), etag: etag(state.version), 'cache-control': 'private, no-cache' },
+    headers: {
+      [VERSION_HEADER]: String(state.version),
+      etag: etag(state.version),
+      'cache-control': 'private, no-cache',
+    },
   };
 }
 
@@ -72,10 +86,14 @@ export function settingsRoutes(settings: GeneralSettingsUseCases) {
     route({
       method: 'post',
       path: `${SETTINGS_PATH}generate_ui_schema/`,
-      summary: 'Generate Schema: build the Generative UI Catalog Schema from the component registry and store it',
+      summary:
+        'Generate Schema: build the Generative UI Catalog Schema from the component registry and store it',
       access: ['admin'],
       responses: {
-        200: { description: 'The settings with the generated catalog schema', schema: generalSettingsViewSchema },
+        200: {
+          description: 'The settings with the generated catalog schema',
+          schema: generalSettingsViewSchema,
+        },
         409: { description: 'Too many concurrent changes; try again', schema: problemSchema },
         ...errors,
       },
@@ -87,7 +105,10 @@ export function settingsRoutes(settings: GeneralSettingsUseCases) {
       summary: 'Who changed which settings fields when, newest first (never secret values)',
       access: ['admin'],
       query: listQuerySchema,
-      responses: { 200: { description: 'A page of changes', schema: pageSchema(auditEntrySchema) }, ...errors },
+      responses: {
+        200: { description: 'A page of changes', schema: pageSchema(auditEntrySchema) },
+        ...errors,
+      },
       handler: async ({ query, req }) => {
         const { count, items } = await settings.audit(query.limit, query.offset);
         const results = items.map((entry) => ({

@@ -1,0 +1,184 @@
+import amqp from 'amqplib';
+import { Broker, topologyNames } from '@pack/broker';
+import { events, type Envelope } from '@pack/contracts';
+import { createLogger } from '@pack/logging';
+import { createMetrics } from '@pack/metrics';
+import { SettingsCache } from '@pack/settings-client';
+import { deleteQueues, TcpProxy, TEST_INTERNAL_SECRET, uniqueName, waitFor } from '@pack/testkit';
+import { SettingsHarness, admin } from './harness';
+
+/** A service that uses the settings: its own broker connection and settings cache. */
+async function startSubscriber(settingsUrl: string, namespace: string, amqpUrl: string) {
+  const service = uniqueName('subscriber');
+  const logger = createLogger({ service, version: 'test', level: 'silent' });
+  const broker = new Broker({ url: amqpUrl, namespace, service, logger, metrics: createMetrics(service) });
+  const cache = new SettingsCache({
+    settingsUrl,
+    internalSecret: TEST_INTERNAL_SECRET,
+    service,
+    logger,
+    pollMs: 0,
+  });
+  const consumer = cache.consumer();
+  broker.consume(consumer);
+  broker.start();
+  cache.start();
+  await waitFor(() => broker.isReady() && cache.isLoaded(), { what: 'subscriber ready' });
+  const names = topologyNames(namespace);
+  return {
+    cache,
+    async stop() {
+      cache.stop();
+      await broker.close();
+      await deleteQueues(amqpUrl, [
+        names.queue(consumer.name),
+        names.retryQueue(consumer.name),
+        names.deadLetterQueue(consumer.name),
+      ]);
+    },
+  };
+}
+
+/** Every settings.changed event published in a namespace, read straight from the exchange. */
+async function tapEvents(amqpUrl: string, namespace: string) {
+  const connection = await amqp.connect(amqpUrl);
+  const channel = await connection.createChannel();
+  const exchange = topologyNames(namespace).events;
+  await channel.assertExchange(exchange, 'topic', { durable: true });
+  const { queue } = await channel.assertQueue('', { exclusive: true, autoDelete: true });
+  await channel.bindQueue(queue, exchange, events.settingsChanged.type);
+  const received: { raw: string; envelope: Envelope }[] = [];
+  await channel.consume(queue, (message) => {
+    if (!message) return;
+    const raw = message.content.toString('utf8');
+    received.push({ raw, envelope: JSON.parse(raw) as Envelope });
+    channel.ack(message);
+  });
+  return { received, close: () => connection.close() };
+}
+
+describe('live propagation of settings changes', () => {
+  let settings: SettingsHarness;
+  beforeAll(async () => {
+    settings = await SettingsHarness.start();
+  });
+  afterAll(async () => {
+    await settings.stopAndDrop();
+  });
+
+  it('a subscriber fetches at start and applies each change from settings.changed, without restart', async () => {
+    await settings.patch({ currency: { currency: 'GBP' } });
+    const subscriber = await startSubscriber(
+      settings.url,
+      settings.env.BROKER_NAMESPACE!,
+      settings.env.AMQP_URL!,
+    );
+    try {
+      expect(subscriber.cache.get().currency.currency).toBe('GBP');
+      expect(subscriber.cache.version()).toBe(1);
+
+      const patched = await settings.patch({
+        currency: { currency: 'EUR' },
+        external_api: { webhook_response_retention: 12 },
+      });
+      await waitFor(() => subscriber.cache.get().currency.currency === 'EUR', {
+        what: 'the cache to see EUR',
+      });
+      expect(subscriber.cache.get().external_api.webhook_response_retention).toBe(12);
+      expect(subscriber.cache.version()).toBe(Number(patched.headers.get('x-settings-version')));
+
+      await settings.patch({ ai_integration: { show_ai_validator: true } });
+      await waitFor(() => subscriber.cache.get().ai_integration.show_ai_integration, {
+        what: 'the derived flag in the cache',
+      });
+    } finally {
+      await subscriber.stop();
+    }
+  });
+
+  it('the event carries the changed groups, the version and who changed it, never a secret value', async () => {
+    const tap = await tapEvents(settings.env.AMQP_URL!, settings.env.BROKER_NAMESPACE!);
+    try {
+      const patched = await settings.patch({
+        smtp: { EMAIL_HOST_PASSWORD: 'event-PLAINTEXT-password' },
+        global_banner: { message: 'Hello' },
+      });
+      const version = Number(patched.headers.get('x-settings-version'));
+      const [event] = await waitFor(() => (tap.received.length > 0 ? tap.received : undefined), {
+        what: 'a settings.changed event',
+      });
+      expect(event!.envelope).toMatchObject({
+        type: 'settings.general_settings.changed.v1',
+        source: 'settings',
+        data: { groups: ['smtp', 'global_banner'], version, changed_by: admin.id },
+      });
+      expect(event!.raw).not.toContain('PLAINTEXT');
+      expect(event!.raw).not.toContain('Hello');
+    } finally {
+      await tap.close();
+    }
+  });
+});
+
+describe('a change while the broker is unreachable', () => {
+  it('is stored at once and reaches subscribers when the broker is back (outbox)', async () => {
+    const amqpUrl = process.env.AMQP_URL!;
+    const proxy = await TcpProxy.forUrl(amqpUrl).start();
+    const namespace = uniqueName('t');
+    const settings = await SettingsHarness.start({
+      AMQP_URL: proxy.rewrite(amqpUrl),
+      BROKER_NAMESPACE: namespace,
+    });
+    await waitFor(() => settings.service.context.broker.isReady(), { what: 'settings broker ready' });
+    const subscriber = await startSubscriber(settings.url, namespace, amqpUrl);
+    try {
+      proxy.cut();
+      await waitFor(() => !settings.service.context.broker.isReady(), { what: 'settings broker down' });
+      const patched = await settings.patch({ currency: { currency: 'EUR' } });
+      expect(patched.status).toBe(200);
+      const [stored] = await settings.versionDocuments();
+      expect(stored!._outbox_pending).toBe(true);
+      expect(stored!._outbox[0]!.data).toEqual({ groups: ['currency'], version: 1, changed_by: admin.id });
+
+      proxy.restore();
+      await waitFor(() => subscriber.cache.get().currency.currency === 'EUR', {
+        what: 'the cache to see EUR',
+        timeoutMs: 30_000,
+      });
+      await waitFor(async () => !(await settings.versionDocuments())[0]!._outbox_pending, {
+        what: 'the outbox to drain',
+      });
+    } finally {
+      await subscriber.stop();
+      await settings.stopAndDrop();
+      await proxy.stop();
+    }
+  });
+});
+
+describe('two instances of the settings service', () => {
+  it('share one state: concurrent changes through both survive and each serves the other’s', async () => {
+    const first = await SettingsHarness.start();
+    const second = await first.startSibling();
+    try {
+      const answers = await Promise.all([
+        first.patch({ currency: { currency: 'EUR' } }),
+        second.patch({ global_banner: { ENABLED: true, message: 'From the second instance' } }),
+        first.patch({ gui_table: { table_refresh_interval: 60 } }),
+        second.patch({ external_api: { webhook_rate_limit_per_minute: 5 } }),
+      ]);
+      expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200]);
+      for (const instance of [first, second]) {
+        const { body, headers } = await instance.get();
+        expect(headers.get('x-settings-version')).toBe('4');
+        expect(body.currency.currency).toBe('EUR');
+        expect(body.global_banner).toEqual({ ENABLED: true, message: 'From the second instance' });
+        expect(body.gui_table.table_refresh_interval).toBe(60);
+        expect(body.external_api.webhook_rate_limit_per_minute).toBe(5);
+      }
+    } finally {
+      await second.stop();
+      await first.stopAndDrop();
+    }
+  });
+});
