@@ -1,0 +1,181 @@
+import { Broker, topologyNames } from '@pack/broker';
+import { buildGenUiCatalogSchema } from '@pack/contracts';
+import { createLogger } from '@pack/logging';
+import { createMetrics } from '@pack/metrics';
+import { SettingsCache } from '@pack/settings-client';
+import { deleteQueues, TEST_INTERNAL_SECRET, uniqueName, waitFor } from '@pack/testkit';
+import { startStack, type Stack } from '../stack';
+
+const SETTINGS = '/v1/core/general_settings/';
+
+describe('general settings through the gateway', () => {
+  let stack: Stack;
+  let ownerToken: string;
+  let consumerToken: string;
+  beforeAll(async () => {
+    stack = await startStack();
+    const issue = async (role: string) => {
+      const { status, body } = await stack.call('POST', '/v1/core/tokens/', {
+        body: { username: uniqueName(role), role },
+      });
+      expect(status).toBe(201);
+      return body.token as string;
+    };
+    ownerToken = await issue('service_owner');
+    consumerToken = await issue('consumer');
+  });
+  afterAll(async () => {
+    await stack.stop();
+  });
+
+  /** The settings service behind the gateway: the one its SETTINGS_URL points at. */
+  const settingsService = () => {
+    const gatewayConfig = stack.services[0]!.context.config as { SETTINGS_URL: string };
+    const service = stack.services.find((s) => s.url === gatewayConfig.SETTINGS_URL)!;
+    return {
+      url: service.url,
+      config: service.context.config as { BROKER_NAMESPACE: string; AMQP_URL: string },
+    };
+  };
+
+  it('an admin changes settings and every signed-in user reads them, secrets masked', async () => {
+    const patched = await stack.call('PATCH', SETTINGS, {
+      body: {
+        currency: { currency: 'EUR' },
+        smtp: { ENABLED: true, EMAIL_HOST: 'smtp.example.com', EMAIL_HOST_PASSWORD: 'e2e-smtp-PLAINTEXT-pw' },
+        oauth: { CLIENT_ID: 'e2e-client-id-PLAINTEXT', CLIENT_SECRET: 'e2e-client-secret-PLAINTEXT' },
+      },
+    });
+    expect(patched.status).toBe(200);
+    expect(patched.headers.get('x-settings-version')).toBe('1');
+    for (const token of [consumerToken, ownerToken, stack.adminToken]) {
+      const { status, body, headers } = await stack.call('GET', SETTINGS, { token });
+      expect(status).toBe(200);
+      expect(headers.get('x-settings-version')).toBe('1');
+      expect(body.currency).toEqual({ ENABLED: true, currency: 'EUR' });
+      expect(body.smtp).toMatchObject({
+        ENABLED: true,
+        EMAIL_HOST: 'smtp.example.com',
+        EMAIL_HOST_PASSWORD: '********T-pw',
+      });
+      expect(body.oauth).toEqual({ ENABLED: false, CLIENT_ID: '********TEXT' });
+      expect(JSON.stringify(body)).not.toContain('PLAINTEXT');
+    }
+  });
+
+  it('refuses changes from service owners and consumers (403) and from nobody (401), storing nothing', async () => {
+    const before = (await stack.call('GET', SETTINGS)).body;
+    for (const token of [ownerToken, consumerToken]) {
+      const { status, body, headers } = await stack.call('PATCH', SETTINGS, {
+        token,
+        body: { currency: { currency: 'GBP' } },
+      });
+      expect(status).toBe(403);
+      expect(headers.get('content-type')).toContain('application/problem+json');
+      expect(body).toMatchObject({ status: 403 });
+    }
+    expect(
+      (await stack.call('PATCH', SETTINGS, { token: null, body: { currency: { currency: 'GBP' } } })).status,
+    ).toBe(401);
+    expect((await stack.call('GET', SETTINGS)).body).toEqual(before);
+  });
+
+  it('answers bad input with 400 problem+json naming the field, storing nothing', async () => {
+    const before = await stack.call('GET', SETTINGS);
+    const cases: [unknown, string][] = [
+      [{ unknown_group: {} }, 'unknown_group'],
+      [{ smtp: { EMAIL_PORTS: 25 } }, 'smtp.EMAIL_PORTS'],
+      [{ smtp: { EMAIL_PORT: 'twenty-five' } }, 'smtp.EMAIL_PORT'],
+      [{ gui_table: { table_refresh_interval: 100_000 } }, 'gui_table.table_refresh_interval'],
+      [{ ai_integration: { show_ai_integration: true } }, 'ai_integration.show_ai_integration'],
+      [{ currency: { currency: 'CHF' } }, 'currency.currency'],
+    ];
+    for (const [body, field] of cases) {
+      const answer = await stack.call('PATCH', SETTINGS, { body });
+      expect(answer.status).toBe(400);
+      expect(answer.headers.get('content-type')).toContain('application/problem+json');
+      expect(Object.keys(answer.body.errors)).toEqual([field]);
+    }
+    const after = await stack.call('GET', SETTINGS);
+    expect(after.headers.get('x-settings-version')).toBe(before.headers.get('x-settings-version'));
+    expect(after.body).toEqual(before.body);
+  });
+
+  it('Generate Schema builds the catalog for admins only, and an admin can then edit it', async () => {
+    expect((await stack.call('POST', `${SETTINGS}generate_ui_schema/`, { token: ownerToken })).status).toBe(
+      403,
+    );
+    const generated = await stack.call('POST', `${SETTINGS}generate_ui_schema/`);
+    expect(generated.status).toBe(200);
+    expect(generated.body.ai_integration.generative_ui_catalog_schema).toEqual(buildGenUiCatalogSchema());
+
+    const edited = { ...buildGenUiCatalogSchema(), title: 'Only what our portal renders' };
+    const patched = await stack.call('PATCH', SETTINGS, {
+      body: { ai_integration: { generative_ui_catalog_schema: edited } },
+    });
+    expect(patched.status).toBe(200);
+    const read = await stack.call('GET', SETTINGS, { token: consumerToken });
+    expect(read.body.ai_integration.generative_ui_catalog_schema.title).toBe('Only what our portal renders');
+  });
+
+  it('the audit log shows admins who changed which fields, never secret values', async () => {
+    expect((await stack.call('GET', `${SETTINGS}audit/`, { token: ownerToken })).status).toBe(403);
+    const { status, body } = await stack.call('GET', `${SETTINGS}audit/`);
+    expect(status).toBe(200);
+    expect(body.count).toBe(3);
+    const first = body.results.at(-1);
+    expect(first.actor).toMatchObject({ username: 'admin', role: 'admin' });
+    expect(first.changes).toEqual(
+      expect.arrayContaining([
+        { field: 'currency.currency', old: 'USD', new: 'EUR' },
+        { field: 'smtp.EMAIL_HOST_PASSWORD', secret: true },
+        { field: 'oauth.CLIENT_SECRET', secret: true },
+      ]),
+    );
+    expect(body.results.map((entry: { action: string }) => entry.action)).toEqual([
+      'update',
+      'generate_ui_schema',
+      'update',
+    ]);
+    expect(JSON.stringify(body)).not.toContain('PLAINTEXT');
+  });
+
+  it('a service holding a settings cache applies a change made through the gateway without restart', async () => {
+    const settings = settingsService();
+    const { BROKER_NAMESPACE: namespace, AMQP_URL: amqpUrl } = settings.config;
+    const service = uniqueName('e2e_subscriber');
+    const logger = createLogger({ service, version: 'test', level: 'silent' });
+    const broker = new Broker({ url: amqpUrl, namespace, service, logger, metrics: createMetrics(service) });
+    const cache = new SettingsCache({
+      settingsUrl: settings.url,
+      internalSecret: TEST_INTERNAL_SECRET,
+      service,
+      logger,
+      pollMs: 0,
+    });
+    const consumer = cache.consumer();
+    broker.consume(consumer);
+    broker.start();
+    cache.start();
+    try {
+      await waitFor(() => broker.isReady() && cache.isLoaded(), { what: 'the subscriber' });
+      expect(cache.get().currency.currency).toBe('EUR');
+      const patched = await stack.call('PATCH', SETTINGS, {
+        body: { external_api: { webhook_response_retention: 3 }, currency: { currency: 'GBP' } },
+      });
+      expect(patched.status).toBe(200);
+      await waitFor(() => cache.get().currency.currency === 'GBP', { what: 'the cache to see GBP' });
+      expect(cache.get().external_api.webhook_response_retention).toBe(3);
+      expect(cache.version()).toBe(Number(patched.headers.get('x-settings-version')));
+    } finally {
+      cache.stop();
+      await broker.close();
+      const names = topologyNames(namespace);
+      await deleteQueues(amqpUrl, [
+        names.queue(consumer.name),
+        names.retryQueue(consumer.name),
+        names.deadLetterQueue(consumer.name),
+      ]);
+    }
+  });
+});
