@@ -269,7 +269,8 @@ describe('general settings service', () => {
     // Every row has four cells, so jest never mistakes the last parameter for a done callback.
     const rows = cases.map(([name, body, field, message]) => [name, body, field, message ?? null] as const);
     it.each(rows)('refuses %s with 400 naming the field', async (_name, body, field, message) => {
-      const before = await settings.versionDocuments();
+      // The relay and snapshot pruning touch earlier versions in the background; nothing stored = no new version.
+      const before = (await settings.versionDocuments()).map((d) => d._id);
       const shown = (await settings.get()).body;
       const { status, body: problem, headers } = await settings.patch(body);
       expect(status).toBe(400);
@@ -277,7 +278,7 @@ describe('general settings service', () => {
       expect(problem).toMatchObject({ status: 400, type: expect.any(String), title: expect.any(String) });
       expect(Object.keys(problem.errors)).toEqual([field]);
       if (message) expect(problem.errors[field].join(' ')).toMatch(message);
-      expect(await settings.versionDocuments()).toEqual(before);
+      expect((await settings.versionDocuments()).map((d) => d._id)).toEqual(before);
       expect((await settings.get()).body).toEqual(shown);
     });
 

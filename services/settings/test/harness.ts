@@ -67,7 +67,8 @@ export class SettingsHarness {
   }
 
   async versionDocuments(): Promise<StoredVersion[]> {
-    return ((await this.rawDatabase()).general_settings ?? []) as unknown as StoredVersion[];
+    const documents = ((await this.rawDatabase()).general_settings ?? []) as unknown as StoredVersion[];
+    return documents.sort((a, b) => a._id - b._id); // FerretDB returns rows in no fixed order
   }
 
   async stop(): Promise<void> {
