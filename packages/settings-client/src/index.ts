@@ -22,8 +22,9 @@ export interface SettingsCacheOptions {
   retryMs?: number;
   /**
    * Also revalidate every this many ms (a conditional GET, answered 304 while nothing changed);
-   * 0 turns it off. Replicas of one service share the settings-cache queue, so each event
-   * reaches one of them; the poll bounds how long the others lag. Default 15 s.
+   * 0 turns it off. Events reach every replica through a broadcast queue, but one that arrives
+   * while the replica is disconnected from the broker, or whose refresh fails, is not
+   * redelivered: the poll bounds how stale a cache can get then. Default 15 s.
    */
   pollMs?: number;
 }

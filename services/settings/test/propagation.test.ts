@@ -8,8 +8,12 @@ import { deleteQueues, TcpProxy, TEST_INTERNAL_SECRET, uniqueName, waitFor } fro
 import { SettingsHarness, admin } from './harness';
 
 /** A service that uses the settings: its own broker connection and settings cache. */
-async function startSubscriber(settingsUrl: string, namespace: string, amqpUrl: string) {
-  const service = uniqueName('subscriber');
+async function startSubscriber(
+  settingsUrl: string,
+  namespace: string,
+  amqpUrl: string,
+  service = uniqueName('subscriber'),
+) {
   const logger = createLogger({ service, version: 'test', level: 'silent' });
   const broker = new Broker({ url: amqpUrl, namespace, service, logger, metrics: createMetrics(service) });
   const cache = new SettingsCache({
@@ -93,6 +97,25 @@ describe('live propagation of settings changes', () => {
       });
     } finally {
       await subscriber.stop();
+    }
+  });
+
+  it('every replica of a subscribing service applies the change (no polling)', async () => {
+    const service = uniqueName('replicated');
+    const namespace = settings.env.BROKER_NAMESPACE!;
+    const replicas = [
+      await startSubscriber(settings.url, namespace, settings.env.AMQP_URL!, service),
+      await startSubscriber(settings.url, namespace, settings.env.AMQP_URL!, service),
+    ];
+    try {
+      await settings.patch({ global_banner: { message: 'Seen by every replica' } });
+      for (const replica of replicas) {
+        await waitFor(() => replica.cache.get().global_banner.message === 'Seen by every replica', {
+          what: 'each replica',
+        });
+      }
+    } finally {
+      for (const replica of replicas) await replica.stop();
     }
   });
 
