@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type ErrorRequestHandler, type Express, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import type { z } from 'zod';
 import type { Principal } from '@pack/contracts';
-import { runWithContext, type Logger } from '@pack/logging';
+import { runWithContext, type Logger, type RequestContext } from '@pack/logging';
 import type { Metrics } from '@pack/metrics';
 import {
   AppError,
@@ -51,81 +52,124 @@ export interface HttpAppOptions {
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
+/** The request id (the caller's when well-formed, else new) and the correlation id of a request. */
+export function requestIds(req: IncomingMessage): RequestContext & { requestId: string } {
+  const given = req.headers['x-request-id'];
+  const requestId = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+  const correlation = req.headers['x-correlation-id'];
+  return {
+    requestId,
+    correlationId: typeof correlation === 'string' && REQUEST_ID.test(correlation) ? correlation : requestId,
+  };
+}
+
 function requestContext(): RequestHandler {
   return (req, res, next) => {
-    const given = req.get('x-request-id');
-    const requestId = given && REQUEST_ID.test(given) ? given : randomUUID();
-    const correlation = req.get('x-correlation-id');
-    req.requestId = requestId;
-    res.setHeader('x-request-id', requestId);
-    runWithContext({ requestId, correlationId: correlation && REQUEST_ID.test(correlation) ? correlation : requestId }, next);
+    const ids = requestIds(req);
+    req.requestId = ids.requestId;
+    res.setHeader('x-request-id', ids.requestId);
+    runWithContext(ids, next);
   };
+}
+
+const QUIET_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
+
+/** Records the duration metric and one access log line when the response finishes. */
+export function observeRequest(
+  metrics: Metrics,
+  logger: Logger,
+  req: IncomingMessage,
+  res: ServerResponse,
+  route: () => string,
+  path: string,
+): void {
+  const start = process.hrtime.bigint();
+  res.on('finish', () => {
+    const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+    const template = route();
+    metrics.httpDuration.observe({ method: req.method ?? '', route: template, status_code: String(res.statusCode) }, seconds);
+    if (QUIET_PATHS.has(path)) return;
+    logger.info(
+      { method: req.method, route: template, path, status: res.statusCode, duration_ms: Math.round(seconds * 1e4) / 10 },
+      'request',
+    );
+  });
 }
 
 function observe(metrics: Metrics, logger: Logger): RequestHandler {
   return (req, res, next) => {
-    const start = process.hrtime.bigint();
-    res.on('finish', () => {
-      const seconds = Number(process.hrtime.bigint() - start) / 1e9;
-      const route = (req.route as { path?: string } | undefined)?.path ?? 'unmatched';
-      metrics.httpDuration.observe({ method: req.method, route, status_code: String(res.statusCode) }, seconds);
-      if (req.path === '/healthz' || req.path === '/readyz' || req.path === '/metrics') return;
-      logger.info(
-        { method: req.method, route, path: req.path, status: res.statusCode, duration_ms: Math.round(seconds * 1e4) / 10 },
-        'request',
-      );
-    });
+    observeRequest(metrics, logger, req, res, () => (req.route as { path?: string } | undefined)?.path ?? 'unmatched', req.path);
     next();
   };
 }
 
-export function sendProblem(res: Response, problem: Problem, headers: Record<string, string> = {}): void {
+/** Writes a problem+json answer with the plain node API (express and non-express paths alike). */
+export function sendProblem(res: ServerResponse, problem: Problem, headers: Record<string, string> = {}): void {
+  const body = JSON.stringify(problem);
   for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
-  res.status(problem.status).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(problem));
+  res.statusCode = problem.status;
+  res.setHeader('content-type', `${PROBLEM_CONTENT_TYPE}; charset=utf-8`);
+  res.setHeader('content-length', Buffer.byteLength(body));
+  res.end(body);
+}
+
+function toAppError(error: unknown, mapError?: (error: unknown) => AppError | undefined): AppError | undefined {
+  if (error instanceof AppError) return error;
+  const mapped = mapError?.(error);
+  if (mapped) return mapped;
+  if (isBodyParserError(error)) {
+    if (error.type === 'entity.too.large') return new PayloadTooLargeError(`request body exceeds ${error.limit} bytes`);
+    if (error.type === 'entity.parse.failed') return new BadRequestError('request body is not valid JSON');
+    if (error.type === 'charset.unsupported' || error.type === 'encoding.unsupported')
+      return new UnsupportedMediaTypeError(error.message);
+  }
+  return undefined;
+}
+
+/** Answers an error as problem+json: taxonomy errors as they are, anything else as a 500 with an error id. */
+export function respondWithError(
+  error: unknown,
+  res: ServerResponse,
+  instance: string,
+  logger: Logger,
+  mapError?: (error: unknown) => AppError | undefined,
+): void {
+  if (res.headersSent) {
+    logger.error({ err: error }, 'error after response started');
+    res.destroy();
+    return;
+  }
+  const appError = toAppError(error, mapError);
+  if (appError) {
+    if (appError.status >= 500) logger.warn({ err: appError, cause: appError.cause }, appError.detail);
+    sendProblem(
+      res,
+      {
+        type: problemType(appError.code),
+        title: appError.title,
+        status: appError.status,
+        detail: appError.detail,
+        instance,
+        ...(appError.errors ? { errors: appError.errors } : {}),
+      },
+      appError.headers,
+    );
+    return;
+  }
+  const errorId = randomUUID();
+  logger.error({ err: error, error_id: errorId }, 'unexpected error');
+  sendProblem(res, {
+    type: problemType('internal_error'),
+    title: 'Internal server error',
+    status: 500,
+    detail: `An unexpected error occurred; quote error id ${errorId} when reporting it.`,
+    instance,
+    error_id: errorId,
+  });
 }
 
 export function errorHandler(logger: Logger, mapError?: (error: unknown) => AppError | undefined): ErrorRequestHandler {
-  return (error: unknown, req, res, _next) => {
-    let appError: AppError | undefined;
-    if (error instanceof AppError) appError = error;
-    else if (mapError?.(error)) appError = mapError(error);
-    else if (isBodyParserError(error)) {
-      if (error.type === 'entity.too.large') appError = new PayloadTooLargeError(`request body exceeds ${error.limit} bytes`);
-      else if (error.type === 'entity.parse.failed') appError = new BadRequestError('request body is not valid JSON');
-      else if (error.type === 'charset.unsupported' || error.type === 'encoding.unsupported')
-        appError = new UnsupportedMediaTypeError(error.message);
-    }
-    if (res.headersSent) {
-      logger.error({ err: error }, 'error after response started');
-      return;
-    }
-    if (appError) {
-      if (appError.status >= 500) logger.warn({ err: appError, cause: appError.cause }, appError.detail);
-      sendProblem(
-        res,
-        {
-          type: problemType(appError.code),
-          title: appError.title,
-          status: appError.status,
-          detail: appError.detail,
-          instance: req.originalUrl,
-          ...(appError.errors ? { errors: appError.errors } : {}),
-        },
-        appError.headers,
-      );
-      return;
-    }
-    const errorId = randomUUID();
-    logger.error({ err: error, error_id: errorId }, 'unexpected error');
-    sendProblem(res, {
-      type: problemType('internal_error'),
-      title: 'Internal server error',
-      status: 500,
-      detail: `An unexpected error occurred; quote error id ${errorId} when reporting it.`,
-      instance: req.originalUrl,
-      error_id: errorId,
-    });
-  };
+  return (error: unknown, req, res, _next) => respondWithError(error, res, req.originalUrl, logger, mapError);
 }
 
 function isBodyParserError(error: unknown): error is { type: string; limit?: number; message: string } {

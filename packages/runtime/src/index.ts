@@ -1,4 +1,4 @@
-import type { Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Request, RequestHandler } from 'express';
 import { Broker, type ConsumerSpec } from '@pack/broker';
@@ -23,6 +23,11 @@ export interface ServiceParts {
   consumers?: readonly ConsumerSpec[];
   authenticate?: (req: Request) => Promise<Principal | null>;
   fallback?: RequestHandler;
+  /**
+   * Sees every request before express and returns true when it answered it (the gateway's
+   * proxy: the hot path of the platform skips express entirely).
+   */
+  front?: (req: IncomingMessage, res: ServerResponse) => boolean;
   /** Extra readiness checks beyond the database and the broker. */
   readiness?: () => Promise<Record<string, boolean>>;
   /** Runs once the HTTP server listens (timers, caches); its result runs at shutdown. */
@@ -98,9 +103,11 @@ export async function startService<C extends ServiceEnv>(
     }),
   });
 
-  const server: Server = await new Promise((resolve, reject) => {
-    const listening = app.listen(config.PORT, config.HOST, () => resolve(listening));
-    listening.once('error', reject);
+  const front = parts.front;
+  const server: Server = createServer(front ? (req, res) => front(req, res) || app(req, res) : app);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.PORT, config.HOST, () => resolve());
   });
   server.keepAliveTimeout = 65_000;
   const port = (server.address() as AddressInfo).port;

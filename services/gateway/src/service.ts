@@ -13,7 +13,7 @@ export const gatewayService: ServiceDefinition<GatewayConfig> = {
   name: 'gateway',
   version: '0.1.0',
   usesBroker: false,
-  setup({ config, mongo, logger }) {
+  setup({ config, mongo, logger, metrics }) {
     const repository = new TokenRepository(mongo.connection, gatewayModels(mongo.connection));
     const authenticator = new Authenticator(repository, logger, config.REVOCATION_POLL_MS);
     const authenticateHeader = async (header: string | undefined) => {
@@ -32,12 +32,13 @@ export const gatewayService: ServiceDefinition<GatewayConfig> = {
       internalSecret: config.PACK_INTERNAL_SECRET,
       bodyLimitBytes: config.BODY_LIMIT_BYTES,
       logger,
+      metrics,
       authenticate: authenticateHeader,
     });
     return {
       routes: tokenRoutes(authenticator, repository),
       authenticate: (req) => authenticateHeader(req.get('authorization')),
-      fallback: proxy.handler,
+      front: proxy.handler,
       async onStart() {
         if (config.PACK_ADMIN_TOKEN) await authenticator.ensureAdminToken(config.PACK_ADMIN_USERNAME, config.PACK_ADMIN_TOKEN);
         await authenticator.startRevocationPolling();

@@ -58,6 +58,7 @@ export const settingsService: ServiceDefinition<SettingsConfig> = {
       codec: secretCodec(keyRingFromEnv(config), logger),
       logger,
       maxAttempts: config.SETTINGS_WRITE_ATTEMPTS,
+      readCacheMs: config.SETTINGS_READ_CACHE_MS,
       newEvent: (data) =>
         createEnvelope(events.settingsChanged, data, { source: SERVICE, correlationId: correlationId() }),
       committed: (version) => {
@@ -69,6 +70,15 @@ export const settingsService: ServiceDefinition<SettingsConfig> = {
     });
     return {
       routes: settingsRoutes(settings),
+      consumers: [
+        {
+          // Every replica hears every change, so its read cache never serves an older version for long.
+          name: `${SERVICE}.read-cache`,
+          events: [events.settingsChanged],
+          broadcast: true,
+          handler: async (envelope) => settings.invalidate((envelope.data as { version: number }).version),
+        },
+      ],
       async onStart() {
         await repository.ensureIndexes();
         const { version } = await settings.reencryptSecrets(systemPrincipal(SERVICE));

@@ -192,8 +192,14 @@ describe('two instances of the settings service', () => {
       ]);
       expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200]);
       for (const instance of [first, second]) {
-        const { body, headers } = await instance.get();
-        expect(headers.get('x-settings-version')).toBe('4');
+        // Each replica serves reads from memory; the other's changes reach it by event (or within a second).
+        const { body, headers } = await waitFor(
+          async () => {
+            const answer = await instance.get();
+            return answer.headers.get('x-settings-version') === '4' ? answer : undefined;
+          },
+          { what: 'both replicas to serve version 4' },
+        );
         expect(body.currency.currency).toBe('EUR');
         expect(body.global_banner).toEqual({ ENABLED: true, message: 'From the second instance' });
         expect(body.gui_table.table_refresh_interval).toBe(60);

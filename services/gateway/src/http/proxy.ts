@@ -1,16 +1,19 @@
-import type { IncomingHttpHeaders } from 'node:http';
-import type { RequestHandler } from 'express';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { Pool, errors as undiciErrors } from 'undici';
 import {
   BadGatewayError,
   GatewayTimeoutError,
+  observeRequest,
   PayloadTooLargeError,
   principalHeaders,
+  requestIds,
+  respondWithError,
   ServiceUnavailableError,
   UnauthorizedError,
 } from '@pack/http-kit';
 import type { Principal } from '@pack/contracts';
-import type { Logger } from '@pack/logging';
+import { runWithContext, type Logger } from '@pack/logging';
+import type { Metrics } from '@pack/metrics';
 import { upstreamFor, type Upstream } from '../domain/routing';
 
 const HOP_BY_HOP = new Set([
@@ -32,6 +35,7 @@ export interface ProxyOptions {
   internalSecret: string;
   bodyLimitBytes: number;
   logger: Logger;
+  metrics: Metrics;
   authenticate: (header: string | undefined) => Promise<Principal | null>;
 }
 
@@ -45,7 +49,12 @@ function forwardedHeaders(incoming: IncomingHttpHeaders, extra: Record<string, s
   return { ...headers, ...extra };
 }
 
-export function createProxy(options: ProxyOptions): { handler: RequestHandler; close: () => Promise<void> } {
+/**
+ * The proxy is the platform's hot path, so it runs on the plain node server before express:
+ * request id, authentication, forwarding, metrics and the access log, and problem+json errors
+ * from the same helpers express uses.
+ */
+export function createProxy(options: ProxyOptions) {
   const pools = new Map<Upstream, Pool>();
   const poolFor = (upstream: Upstream) => {
     let pool = pools.get(upstream);
@@ -56,19 +65,18 @@ export function createProxy(options: ProxyOptions): { handler: RequestHandler; c
     return pool;
   };
 
-  const handler: RequestHandler = async (req, res, next) => {
-    const upstream = upstreamFor(req.path);
-    if (!upstream) return next();
-    const principal = await options.authenticate(req.get('authorization'));
+  async function forward(req: IncomingMessage, res: ServerResponse, upstream: Upstream, url: string, requestId: string) {
+    const principal = await options.authenticate(req.headers.authorization);
     if (!principal) throw new UnauthorizedError('Send a valid API token as "Authorization: Token <token>".');
 
     const length = Number(req.headers['content-length'] ?? 0);
     if (length > options.bodyLimitBytes) throw new PayloadTooLargeError(`request body exceeds ${options.bodyLimitBytes} bytes`);
     const hasBody = length > 0 || req.headers['transfer-encoding'] !== undefined;
+    const method = req.method ?? 'GET';
 
     const headers = forwardedHeaders(req.headers, {
-      ...principalHeaders(options.internalSecret, req.method, req.originalUrl, principal),
-      'x-request-id': req.requestId ?? '',
+      ...principalHeaders(options.internalSecret, method, url, principal),
+      'x-request-id': requestId,
       'x-forwarded-for': req.socket.remoteAddress ?? '',
       ...(hasBody && req.headers['content-length'] ? { 'content-length': req.headers['content-length'] } : {}),
     });
@@ -76,8 +84,8 @@ export function createProxy(options: ProxyOptions): { handler: RequestHandler; c
     let response;
     try {
       response = await poolFor(upstream).request({
-        method: req.method,
-        path: req.originalUrl,
+        method,
+        path: url,
         headers,
         body: hasBody ? req : undefined,
         headersTimeout: options.timeoutMs,
@@ -86,11 +94,11 @@ export function createProxy(options: ProxyOptions): { handler: RequestHandler; c
     } catch (error) {
       throw upstreamError(upstream, error);
     }
-    res.status(response.statusCode);
+    res.statusCode = response.statusCode;
     for (const [name, value] of Object.entries(response.headers)) {
       if (value !== undefined && !HOP_BY_HOP.has(name)) res.setHeader(name, value);
     }
-    res.setHeader('x-request-id', req.requestId ?? '');
+    res.setHeader('x-request-id', requestId);
     try {
       for await (const chunk of response.body) res.write(chunk);
       res.end();
@@ -98,6 +106,26 @@ export function createProxy(options: ProxyOptions): { handler: RequestHandler; c
       options.logger.warn({ err: error, upstream }, 'upstream response broke off');
       res.destroy();
     }
+  }
+
+  /** Answers requests for paths a service owns; false for anything else (express takes it). */
+  const handler = (req: IncomingMessage, res: ServerResponse): boolean => {
+    const url = req.url ?? '/';
+    const query = url.indexOf('?');
+    const path = query === -1 ? url : url.slice(0, query);
+    const upstream = upstreamFor(path);
+    if (!upstream) return false;
+    const ids = requestIds(req);
+    res.setHeader('x-request-id', ids.requestId);
+    observeRequest(options.metrics, options.logger, req, res, () => `proxy:${upstream}`, path);
+    runWithContext(ids, () => {
+      forward(req, res, upstream, url, ids.requestId).catch((error: unknown) => {
+        // Drain what the caller still sends, so the connection stays usable for its next request.
+        req.resume();
+        respondWithError(error, res, url, options.logger);
+      });
+    });
+    return true;
   };
 
   return {

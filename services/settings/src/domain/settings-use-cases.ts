@@ -31,6 +31,9 @@ export interface SettingsUseCasesOptions {
   /** Called once a version is stored (the outbox relay publishes its event then). */
   committed: (version: number) => void;
   maxAttempts: number;
+  /** How long a read is served from memory (0: never). */
+  readCacheMs: number;
+  now?: () => number;
 }
 
 export interface SettingsState {
@@ -45,11 +48,37 @@ export interface SettingsState {
  * survive, and each change is validated against the state it actually applies to.
  */
 export class GeneralSettingsUseCases {
+  /** Every request reads the settings; they are decoded once per version and kept here. */
+  private cached?: { state: SettingsState; at: number };
+  private loading?: Promise<SettingsState>;
+
   constructor(private readonly options: SettingsUseCasesOptions) {}
 
-  async read(): Promise<SettingsState> {
-    const current = await this.options.store.latest();
-    return { version: current.version, view: settingsView(this.decode(current)) };
+  read(): Promise<SettingsState> {
+    const now = (this.options.now ?? Date.now)();
+    if (this.cached && now - this.cached.at < this.options.readCacheMs) return Promise.resolve(this.cached.state);
+    // One load at a time: concurrent readers share it.
+    this.loading ??= this.options.store
+      .latest()
+      .then((current) => {
+        const state = { version: current.version, view: settingsView(this.decode(current)) };
+        this.remember(state, now);
+        return state;
+      })
+      .finally(() => {
+        this.loading = undefined;
+      });
+    return this.loading;
+  }
+
+  /** A newer version exists (another replica's settings.changed): the next read loads it. */
+  invalidate(version: number): void {
+    if (this.cached && version > this.cached.state.version) this.cached = undefined;
+  }
+
+  private remember(state: SettingsState, at: number): void {
+    if (this.cached && this.cached.state.version > state.version) return;
+    this.cached = { state, at };
   }
 
   patch(actor: Principal, patch: GeneralSettingsPatch): Promise<SettingsState> {
@@ -118,7 +147,9 @@ export class GeneralSettingsUseCases {
       };
       if (await store.append(record)) {
         this.options.committed(version);
-        return { version, view: settingsView(this.decode(record)) };
+        const state = { version, view: settingsView(this.decode(record)) };
+        this.remember(state, (this.options.now ?? Date.now)());
+        return state;
       }
       // Another writer stored this version first: back off a little (jittered) and recompute.
       await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * Math.min(attempt, 5)));
