@@ -62,8 +62,8 @@ interface Figures {
   errors: number;
 }
 
-async function load(url: string, headers: Record<string, string>, seconds: number): Promise<Figures> {
-  const result = await autocannon({ url: `${url}${ROUTE}`, headers, connections, duration: seconds });
+async function load(url: string, headers: Record<string, string>, seconds: number, clients = connections): Promise<Figures> {
+  const result = await autocannon({ url: `${url}${ROUTE}`, headers, connections: clients, duration: seconds });
   return {
     rps: result.requests.average,
     p50: result.latency.p50,
@@ -106,6 +106,9 @@ async function main(): Promise<void> {
       const commands = (await dbCommands(gatewayUrl)) - before;
       runs.push({ direct: d, gateway: g, commandsPerRequest: commands / g.requests });
     }
+    // Light load (one connection): what one request pays for the extra hop, without queueing.
+    const lightDirect = await load(settingsUrl, principalHeaders(secret, 'GET', ROUTE, { id: 1, username: 'admin', role: 'admin' }), duration, 1);
+    const lightGateway = await load(gatewayUrl, { authorization: `Token ${adminToken}` }, duration, 1);
     const mean = (pick: (r: (typeof runs)[number]) => number) => runs.reduce((s, r) => s + pick(r), 0) / runs.length;
     const d = { rps: mean((r) => r.direct.rps), p50: mean((r) => r.direct.p50), p99: mean((r) => r.direct.p99) };
     const g = { rps: mean((r) => r.gateway.rps), p50: mean((r) => r.gateway.p50), p99: mean((r) => r.gateway.p99) };
@@ -118,6 +121,7 @@ async function main(): Promise<void> {
         row('direct', d),
         row('gateway', g),
         `ratio     throughput gateway/direct ${(g.rps / d.rps).toFixed(3)}   p99 added ${(g.p99 - d.p99).toFixed(2)} ms   p50 added ${(g.p50 - d.p50).toFixed(2)} ms`,
+        `light load (1 connection): direct p50 ${lightDirect.p50.toFixed(2)} ms p99 ${lightDirect.p99.toFixed(2)} ms, gateway p50 ${lightGateway.p50.toFixed(2)} ms p99 ${lightGateway.p99.toFixed(2)} ms, p99 added ${(lightGateway.p99 - lightDirect.p99).toFixed(2)} ms, throughput ratio ${(lightGateway.rps / lightDirect.rps).toFixed(3)}`,
         `gateway database commands per request (warm token): ${mean((r) => r.commandsPerRequest).toFixed(5)}`,
         `errors or non-2xx answers: ${errors}`,
         '',

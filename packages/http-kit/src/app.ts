@@ -42,8 +42,6 @@ export interface HttpAppOptions {
   readiness: ReadinessCheck;
   /** How a request's principal is found; by default, the gateway's signed headers. */
   authenticate?: (req: Request) => Promise<Principal | null>;
-  /** Mounted after the declared routes and before the 404 handler (the gateway's proxy). */
-  fallback?: RequestHandler;
   /** Check every response body against its declared schema (on in tests, to catch drift). */
   validateResponses?: boolean;
   /** Maps errors of other layers (the database) onto the taxonomy. */
@@ -273,7 +271,6 @@ export function createHttpApp(options: HttpAppOptions): Express {
   });
 
   for (const route of options.routes) mount(app, route, options);
-  if (options.fallback) app.use(options.fallback);
 
   app.use((req: Request, _res: Response, next: NextFunction) => {
     next(new NotFoundError(`no route for ${req.method} ${req.path}`));

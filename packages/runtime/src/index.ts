@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Request, RequestHandler } from 'express';
+import type { Request } from 'express';
 import { Broker, type ConsumerSpec } from '@pack/broker';
 import type { ServiceEnv } from '@pack/config';
 import type { Principal } from '@pack/contracts';
@@ -22,7 +22,6 @@ export interface ServiceParts {
   routes: readonly AnyRoute[];
   consumers?: readonly ConsumerSpec[];
   authenticate?: (req: Request) => Promise<Principal | null>;
-  fallback?: RequestHandler;
   /**
    * Sees every request before express and returns true when it answered it (the gateway's
    * proxy: the hot path of the platform skips express entirely).
@@ -93,7 +92,6 @@ export async function startService<C extends ServiceEnv>(
     internalSecret: config.PACK_INTERNAL_SECRET,
     bodyLimitBytes: config.BODY_LIMIT_BYTES,
     authenticate: parts.authenticate,
-    fallback: parts.fallback,
     validateResponses: config.NODE_ENV === 'test',
     mapError: mapDatabaseError,
     readiness: async () => ({
