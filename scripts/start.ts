@@ -45,7 +45,13 @@ function localSecrets(): { env: Record<string, string>; newAdminToken?: string }
     newAdminToken = `pack_${randomBytes(32).toString('base64url')}`;
     stored.PACK_ADMIN_TOKEN = newAdminToken;
   }
-  writeFileSync(devEnvFile, `${Object.entries(stored).map(([k, v]) => `${k}=${v}`).join('\n')}\n`, { mode: 0o600 });
+  writeFileSync(
+    devEnvFile,
+    `${Object.entries(stored)
+      .map(([k, v]) => `${k}=${v}`)
+      .join('\n')}\n`,
+    { mode: 0o600 },
+  );
   return { env: stored, newAdminToken };
 }
 
@@ -64,12 +70,17 @@ function main(): void {
   const shared = { ...secrets.env, ...env, ...inherited } as Record<string, string>;
   const children: ChildProcess[] = [];
   for (const name of services()) {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'services', name, 'src/main.ts')], {
-      env: { ...shared, MONGO_DB: process.env.MONGO_DB ?? `pack_${name.replace(/-/g, '_')}` },
-      stdio: ['ignore', 'inherit', 'inherit'],
-    });
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', path.join(root, 'services', name, 'src/main.ts')],
+      {
+        env: { ...shared, MONGO_DB: process.env.MONGO_DB ?? `pack_${name.replace(/-/g, '_')}` },
+        stdio: ['ignore', 'inherit', 'inherit'],
+      },
+    );
     child.on('exit', (code, signal) => {
-      if (!stopping) process.stderr.write(`[start] ${name} exited (${signal ?? code}); stopping everything\n`);
+      if (!stopping)
+        process.stderr.write(`[start] ${name} exited (${signal ?? code}); stopping everything\n`);
       shutdown(code ?? 1);
     });
     children.push(child);
@@ -81,7 +92,9 @@ function main(): void {
   } else if (!process.env.PACK_ADMIN_TOKEN) {
     process.stdout.write('[start] admin token: PACK_ADMIN_TOKEN in .local/dev.env\n');
   }
-  process.stdout.write('[start] Ctrl-C stops the services (the infrastructure keeps running: pnpm infra:down stops it)\n\n');
+  process.stdout.write(
+    '[start] Ctrl-C stops the services (the infrastructure keeps running: pnpm infra:down stops it)\n\n',
+  );
 
   let stopping = false;
   function shutdown(code: number): void {
@@ -93,9 +106,12 @@ function main(): void {
       process.exit(code);
     }, 30_000);
     force.unref();
-    void Promise.all(children.map((child) => new Promise((resolve) => (child.exitCode !== null ? resolve(null) : child.on('exit', resolve))))).then(
-      () => process.exit(code),
-    );
+    void Promise.all(
+      children.map(
+        (child) =>
+          new Promise((resolve) => (child.exitCode !== null ? resolve(null) : child.on('exit', resolve))),
+      ),
+    ).then(() => process.exit(code));
   }
   process.on('SIGINT', () => shutdown(0));
   process.on('SIGTERM', () => shutdown(0));

@@ -14,7 +14,11 @@ export interface Stack {
   /** Base URL of each service behind the gateway, by name (to reach one past the gateway). */
   urls: Record<string, string>;
   /** Calls the public API with a token (the admin's unless another is given). */
-  call(method: string, path: string, options?: { token?: string | null; body?: unknown; headers?: Record<string, string> }): Promise<{ status: number; body: any; headers: Headers }>;
+  call(
+    method: string,
+    path: string,
+    options?: { token?: string | null; body?: unknown; headers?: Record<string, string> },
+  ): Promise<{ status: number; body: any; headers: Headers }>;
   stop(): Promise<void>;
 }
 
@@ -24,8 +28,16 @@ export interface Stack {
  * cache needs SETTINGS_URL). Every service shares one broker namespace so events flow between them.
  */
 const BEHIND_GATEWAY = [
-  { name: 'settings', env: 'SETTINGS_URL', start: (env: Env) => startService(settingsService, loadConfig(settingsEnvSchema, env)) },
-  { name: 'catalog', env: 'CATALOG_URL', start: (env: Env) => startService(catalogService, loadConfig(catalogEnvSchema, env)) },
+  {
+    name: 'settings',
+    env: 'SETTINGS_URL',
+    start: (env: Env) => startService(settingsService, loadConfig(settingsEnvSchema, env)),
+  },
+  {
+    name: 'catalog',
+    env: 'CATALOG_URL',
+    start: (env: Env) => startService(catalogService, loadConfig(catalogEnvSchema, env)),
+  },
 ] as const;
 
 type Env = Record<string, string>;
@@ -42,7 +54,10 @@ export async function startStack(): Promise<Stack> {
     upstreams[service.env] = running.url;
     urls[service.name] = running.url;
   }
-  const gatewayConfig = loadConfig(gatewayEnvSchema, testEnv('gateway', { ...upstreams, PACK_ADMIN_TOKEN: adminToken }));
+  const gatewayConfig = loadConfig(
+    gatewayEnvSchema,
+    testEnv('gateway', { ...upstreams, PACK_ADMIN_TOKEN: adminToken }),
+  );
   const gateway = await startService(gatewayService, gatewayConfig);
   services.unshift(gateway as unknown as RunningService<never>);
   await Promise.all(services.map((service) => service.started));

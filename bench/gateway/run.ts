@@ -24,8 +24,12 @@ const rounds = Number(process.env.ROUNDS ?? 2);
 const ROUTE = '/v1/core/general_settings/';
 
 function infra(): { MONGO_URL: string; AMQP_URL: string } {
-  if (process.env.MONGO_URL && process.env.AMQP_URL) return { MONGO_URL: process.env.MONGO_URL, AMQP_URL: process.env.AMQP_URL };
-  const out = execFileSync('bash', [path.join(root, 'scripts/infra.sh'), 'up'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  if (process.env.MONGO_URL && process.env.AMQP_URL)
+    return { MONGO_URL: process.env.MONGO_URL, AMQP_URL: process.env.AMQP_URL };
+  const out = execFileSync('bash', [path.join(root, 'scripts/infra.sh'), 'up'], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const get = (name: string) => new RegExp(`^export ${name}='([^']+)'`, 'm').exec(out)![1]!;
   return { MONGO_URL: get('MONGO_URL'), AMQP_URL: get('AMQP_URL') };
 }
@@ -62,8 +66,18 @@ interface Figures {
   errors: number;
 }
 
-async function load(url: string, headers: Record<string, string>, seconds: number, clients = connections): Promise<Figures> {
-  const result = await autocannon({ url: `${url}${ROUTE}`, headers, connections: clients, duration: seconds });
+async function load(
+  url: string,
+  headers: Record<string, string>,
+  seconds: number,
+  clients = connections,
+): Promise<Figures> {
+  const result = await autocannon({
+    url: `${url}${ROUTE}`,
+    headers,
+    connections: clients,
+    duration: seconds,
+  });
   return {
     rps: result.requests.average,
     p50: result.latency.p50,
@@ -89,13 +103,28 @@ async function main(): Promise<void> {
   const databases = [`bench_settings_${suffix}`, `bench_gateway_${suffix}`];
   const children = [
     start('settings', { ...shared, PORT: '18082', MONGO_DB: databases[0]! }),
-    start('gateway', { ...shared, PORT: '18080', MONGO_DB: databases[1]!, SETTINGS_URL: settingsUrl, PACK_ADMIN_TOKEN: adminToken }),
+    start('gateway', {
+      ...shared,
+      PORT: '18080',
+      MONGO_DB: databases[1]!,
+      SETTINGS_URL: settingsUrl,
+      PACK_ADMIN_TOKEN: adminToken,
+    }),
   ];
   try {
     await Promise.all([ready(settingsUrl), ready(gatewayUrl)]);
-    const direct = () => load(settingsUrl, principalHeaders(secret, 'GET', ROUTE, { id: 1, username: 'admin', role: 'admin' }), duration);
+    const direct = () =>
+      load(
+        settingsUrl,
+        principalHeaders(secret, 'GET', ROUTE, { id: 1, username: 'admin', role: 'admin' }),
+        duration,
+      );
     const gateway = () => load(gatewayUrl, { authorization: `Token ${adminToken}` }, duration);
-    await load(settingsUrl, principalHeaders(secret, 'GET', ROUTE, { id: 1, username: 'admin', role: 'admin' }), 2);
+    await load(
+      settingsUrl,
+      principalHeaders(secret, 'GET', ROUTE, { id: 1, username: 'admin', role: 'admin' }),
+      2,
+    );
     await load(gatewayUrl, { authorization: `Token ${adminToken}` }, 2); // warm: the token is cached now
 
     const runs: { direct: Figures; gateway: Figures; commandsPerRequest: number }[] = [];
@@ -107,11 +136,25 @@ async function main(): Promise<void> {
       runs.push({ direct: d, gateway: g, commandsPerRequest: commands / g.requests });
     }
     // Light load (one connection): what one request pays for the extra hop, without queueing.
-    const lightDirect = await load(settingsUrl, principalHeaders(secret, 'GET', ROUTE, { id: 1, username: 'admin', role: 'admin' }), duration, 1);
+    const lightDirect = await load(
+      settingsUrl,
+      principalHeaders(secret, 'GET', ROUTE, { id: 1, username: 'admin', role: 'admin' }),
+      duration,
+      1,
+    );
     const lightGateway = await load(gatewayUrl, { authorization: `Token ${adminToken}` }, duration, 1);
-    const mean = (pick: (r: (typeof runs)[number]) => number) => runs.reduce((s, r) => s + pick(r), 0) / runs.length;
-    const d = { rps: mean((r) => r.direct.rps), p50: mean((r) => r.direct.p50), p99: mean((r) => r.direct.p99) };
-    const g = { rps: mean((r) => r.gateway.rps), p50: mean((r) => r.gateway.p50), p99: mean((r) => r.gateway.p99) };
+    const mean = (pick: (r: (typeof runs)[number]) => number) =>
+      runs.reduce((s, r) => s + pick(r), 0) / runs.length;
+    const d = {
+      rps: mean((r) => r.direct.rps),
+      p50: mean((r) => r.direct.p50),
+      p99: mean((r) => r.direct.p99),
+    };
+    const g = {
+      rps: mean((r) => r.gateway.rps),
+      p50: mean((r) => r.gateway.p50),
+      p99: mean((r) => r.gateway.p99),
+    };
     const errors = runs.reduce((s, r) => s + r.direct.errors + r.gateway.errors, 0);
     const row = (name: string, f: { rps: number; p50: number; p99: number }) =>
       `${name.padEnd(9)} ${f.rps.toFixed(0).padStart(8)} req/s   p50 ${f.p50.toFixed(2).padStart(6)} ms   p99 ${f.p99.toFixed(2).padStart(6)} ms`;
@@ -129,7 +172,11 @@ async function main(): Promise<void> {
     );
   } finally {
     for (const child of children) child.kill('SIGTERM');
-    await Promise.all(children.map((c) => new Promise((resolve) => (c.exitCode !== null ? resolve(null) : c.on('exit', resolve)))));
+    await Promise.all(
+      children.map(
+        (c) => new Promise((resolve) => (c.exitCode !== null ? resolve(null) : c.on('exit', resolve))),
+      ),
+    );
     for (const db of databases) await dropDatabase(urls.MONGO_URL, db).catch(() => undefined);
   }
 }

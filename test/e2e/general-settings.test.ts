@@ -45,9 +45,15 @@ describe('GET /v1/core/general_settings/ through the gateway', () => {
   });
 
   it('is refused by a service reached past the gateway with made-up principal headers', async () => {
-    const forged = Buffer.from(JSON.stringify({ id: 1, username: 'admin', role: 'admin' })).toString('base64url');
+    const forged = Buffer.from(JSON.stringify({ id: 1, username: 'admin', role: 'admin' })).toString(
+      'base64url',
+    );
     const response = await fetch(`${stack.urls.settings}/v1/core/general_settings/`, {
-      headers: { 'x-pack-principal': forged, 'x-pack-timestamp': String(Date.now()), 'x-pack-signature': 'made-up' },
+      headers: {
+        'x-pack-principal': forged,
+        'x-pack-timestamp': String(Date.now()),
+        'x-pack-signature': 'made-up',
+      },
     });
     expect(response.status).toBe(401);
   });

@@ -61,15 +61,26 @@ export class Broker {
 
   constructor(private readonly options: BrokerOptions) {
     this.names = topologyNames(options.namespace);
-    this.published = options.metrics.counter('broker_published_total', 'Events published with a broker confirm', ['type', 'outcome']);
-    this.consumed = options.metrics.counter('broker_consumed_total', 'Messages handled by consumers', ['queue', 'outcome']);
-    this.connectedGauge = options.metrics.gauge('broker_connected', '1 when the broker connection and topology are up');
+    this.published = options.metrics.counter(
+      'broker_published_total',
+      'Events published with a broker confirm',
+      ['type', 'outcome'],
+    );
+    this.consumed = options.metrics.counter('broker_consumed_total', 'Messages handled by consumers', [
+      'queue',
+      'outcome',
+    ]);
+    this.connectedGauge = options.metrics.gauge(
+      'broker_connected',
+      '1 when the broker connection and topology are up',
+    );
   }
 
   /** Registers a consumer; it starts now if connected, and again after every reconnect. */
   consume(spec: ConsumerSpec): void {
     this.consumers.push(spec);
-    if (this.ready && this.connection) void this.startConsumer(this.connection, spec).catch((error) => this.fail(error));
+    if (this.ready && this.connection)
+      void this.startConsumer(this.connection, spec).catch((error) => this.fail(error));
   }
 
   /** Connects in the background, retrying with backoff; never throws. */
@@ -84,11 +95,13 @@ export class Broker {
 
   /** Every queue this broker declares (tests delete them afterwards). */
   declaredQueues(): string[] {
-    return this.consumers.filter((spec) => !spec.broadcast).flatMap((spec) => [
-      this.names.queue(spec.name),
-      this.names.retryQueue(spec.name),
-      this.names.deadLetterQueue(spec.name),
-    ]);
+    return this.consumers
+      .filter((spec) => !spec.broadcast)
+      .flatMap((spec) => [
+        this.names.queue(spec.name),
+        this.names.retryQueue(spec.name),
+        this.names.deadLetterQueue(spec.name),
+      ]);
   }
 
   /** Calls `listener` each time the broker becomes ready (the outbox relay drains then). */
@@ -145,7 +158,10 @@ export class Broker {
   private confirmed(channel: ConfirmChannel, send: (done: (error: unknown) => void) => void): Promise<void> {
     const timeoutMs = this.options.publishTimeoutMs ?? 5000;
     return new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new BrokerUnavailableError(`no publish confirm within ${timeoutMs} ms`)), timeoutMs);
+      const timer = setTimeout(
+        () => reject(new BrokerUnavailableError(`no publish confirm within ${timeoutMs} ms`)),
+        timeoutMs,
+      );
       try {
         send((error) => {
           clearTimeout(timer);
@@ -221,7 +237,9 @@ export class Broker {
     const retryQueue = this.names.retryQueue(spec.name);
     const deadLetterQueue = this.names.deadLetterQueue(spec.name);
     const channel = await connection.createChannel();
-    channel.on('error', (error: unknown) => this.options.logger.warn({ err: error, queue }, 'consumer channel error'));
+    channel.on('error', (error: unknown) =>
+      this.options.logger.warn({ err: error, queue }, 'consumer channel error'),
+    );
     this.consumerChannels.push(channel);
     await channel.assertQueue(deadLetterQueue, { durable: true, arguments: { 'x-queue-type': 'quorum' } });
     await channel.bindQueue(deadLetterQueue, this.names.deadLetters, deadLetterQueue);
@@ -253,7 +271,9 @@ export class Broker {
   private async startBroadcastConsumer(connection: ChannelModel, spec: ConsumerSpec): Promise<void> {
     const queue = `${this.names.queue(spec.name)}.${this.instanceId}`;
     const channel = await connection.createChannel();
-    channel.on('error', (error: unknown) => this.options.logger.warn({ err: error, queue }, 'consumer channel error'));
+    channel.on('error', (error: unknown) =>
+      this.options.logger.warn({ err: error, queue }, 'consumer channel error'),
+    );
     this.consumerChannels.push(channel);
     await channel.assertQueue(queue, { exclusive: true, autoDelete: true, durable: false });
     for (const definition of spec.events) await channel.bindQueue(queue, this.names.events, definition.type);
@@ -269,7 +289,9 @@ export class Broker {
         }
       })();
       const work = parsed.ok
-        ? runWithContext({ correlationId: parsed.envelope.correlationid }, () => spec.handler(parsed.envelope))
+        ? runWithContext({ correlationId: parsed.envelope.correlationid }, () =>
+            spec.handler(parsed.envelope),
+          )
         : Promise.reject(new Error(parsed.reason));
       void work
         .then(
@@ -290,7 +312,13 @@ export class Broker {
     });
   }
 
-  private async handle(channel: Channel, spec: ConsumerSpec, queue: string, retryQueue: string, message: ConsumeMessage) {
+  private async handle(
+    channel: Channel,
+    spec: ConsumerSpec,
+    queue: string,
+    retryQueue: string,
+    message: ConsumeMessage,
+  ) {
     this.inFlight += 1;
     const log = this.options.logger;
     try {
@@ -301,7 +329,10 @@ export class Broker {
         parsed = { ok: false, reason: 'message body is not JSON' };
       }
       if (!parsed.ok) {
-        log.warn({ queue, message_id: message.properties.messageId, reason: parsed.reason }, 'unparseable message dead-lettered');
+        log.warn(
+          { queue, message_id: message.properties.messageId, reason: parsed.reason },
+          'unparseable message dead-lettered',
+        );
         this.consumed.inc({ queue, outcome: 'invalid' });
         channel.nack(message, false, false);
         return;
@@ -314,7 +345,10 @@ export class Broker {
       } catch (error) {
         const attempts = Number(message.properties.headers?.[RETRY_HEADER] ?? 0) + 1;
         if (attempts >= (spec.maxAttempts ?? 5)) {
-          log.error({ err: error, queue, event_id: envelope.id, attempts }, 'handler failed; message dead-lettered');
+          log.error(
+            { err: error, queue, event_id: envelope.id, attempts },
+            'handler failed; message dead-lettered',
+          );
           this.consumed.inc({ queue, outcome: 'dead_letter' });
           channel.nack(message, false, false);
           return;
@@ -345,7 +379,11 @@ export class Broker {
       channel.sendToQueue(
         retryQueue,
         message.content,
-        { ...message.properties, persistent: true, headers: { ...message.properties.headers, [RETRY_HEADER]: attempts } },
+        {
+          ...message.properties,
+          persistent: true,
+          headers: { ...message.properties.headers, [RETRY_HEADER]: attempts },
+        },
         done,
       ),
     );

@@ -9,7 +9,11 @@ const amqpUrl = () => process.env.AMQP_URL!;
 const silent = createLogger({ service: 'test', version: '0', level: 'silent' });
 
 function settingsChanged(version: number, correlationId = 'corr') {
-  return createEnvelope(events.settingsChanged, { groups: ['currency'], version, changed_by: 1 }, { source: 'test', correlationId });
+  return createEnvelope(
+    events.settingsChanged,
+    { groups: ['currency'], version, changed_by: 1 },
+    { source: 'test', correlationId },
+  );
 }
 
 describe('Broker on a real RabbitMQ', () => {
@@ -18,12 +22,23 @@ describe('Broker on a real RabbitMQ', () => {
   let namespace: string;
 
   function makeBroker(url = amqpUrl()) {
-    const broker = new Broker({ url, namespace, service: 'test', logger: silent, metrics: createMetrics('test'), deliveryLimit: 5 });
+    const broker = new Broker({
+      url,
+      namespace,
+      service: 'test',
+      logger: silent,
+      metrics: createMetrics('test'),
+      deliveryLimit: 5,
+    });
     brokers.push(broker);
     return broker;
   }
 
-  function consumer(name: string, handler: ConsumerSpec['handler'], extra: Partial<ConsumerSpec> = {}): ConsumerSpec {
+  function consumer(
+    name: string,
+    handler: ConsumerSpec['handler'],
+    extra: Partial<ConsumerSpec> = {},
+  ): ConsumerSpec {
     const names = topologyNames(namespace);
     queues.push(names.queue(name), names.retryQueue(name), names.deadLetterQueue(name));
     return { name, events: [events.settingsChanged], handler, retryDelayMs: 50, maxAttempts: 3, ...extra };
@@ -54,9 +69,11 @@ describe('Broker on a real RabbitMQ', () => {
   it('delivers a published event to a consumer, with its correlation id in the handler context', async () => {
     const received: { envelope: Envelope; correlation?: string }[] = [];
     const broker = makeBroker();
-    broker.consume(consumer('c1', async (envelope) => {
-      received.push({ envelope, correlation: currentContext()?.correlationId });
-    }));
+    broker.consume(
+      consumer('c1', async (envelope) => {
+        received.push({ envelope, correlation: currentContext()?.correlationId });
+      }),
+    );
     broker.start();
     await waitFor(() => broker.isReady(), { what: 'broker ready' });
     const event = settingsChanged(1, 'corr-42');
@@ -68,9 +85,11 @@ describe('Broker on a real RabbitMQ', () => {
   it('dead-letters a message it cannot parse instead of requeueing it', async () => {
     const handled: Envelope[] = [];
     const broker = makeBroker();
-    broker.consume(consumer('c2', async (envelope) => {
-      handled.push(envelope);
-    }));
+    broker.consume(
+      consumer('c2', async (envelope) => {
+        handled.push(envelope);
+      }),
+    );
     broker.start();
     await waitFor(() => broker.isReady());
     const connection = await amqp.connect(amqpUrl());
@@ -81,30 +100,38 @@ describe('Broker on a real RabbitMQ', () => {
     await connection.close();
     await broker.publish(settingsChanged(2));
     await waitFor(() => handled.length === 1);
-    const dead = await waitFor(async () => {
-      const bodies = await deadLetters('c2');
-      return bodies.length === 2 ? bodies : undefined;
-    }, { what: 'two dead letters' });
+    const dead = await waitFor(
+      async () => {
+        const bodies = await deadLetters('c2');
+        return bodies.length === 2 ? bodies : undefined;
+      },
+      { what: 'two dead letters' },
+    );
     expect(dead).toEqual(['{"not":"an envelope"}', 'not json at all']);
   });
 
   it('retries a failing handler after a delay, then dead-letters it after the last attempt', async () => {
     const attempts = new Map<number, number>();
     const broker = makeBroker();
-    broker.consume(consumer('c3', async (envelope) => {
-      const version = (envelope.data as { version: number }).version;
-      attempts.set(version, (attempts.get(version) ?? 0) + 1);
-      if (version === 1 && attempts.get(1)! < 2) throw new Error('transient');
-      if (version === 2) throw new Error('permanent');
-    }));
+    broker.consume(
+      consumer('c3', async (envelope) => {
+        const version = (envelope.data as { version: number }).version;
+        attempts.set(version, (attempts.get(version) ?? 0) + 1);
+        if (version === 1 && attempts.get(1)! < 2) throw new Error('transient');
+        if (version === 2) throw new Error('permanent');
+      }),
+    );
     broker.start();
     await waitFor(() => broker.isReady());
     await broker.publish(settingsChanged(1));
     await broker.publish(settingsChanged(2));
-    const dead = await waitFor(async () => {
-      const bodies = await deadLetters('c3');
-      return bodies.length > 0 ? bodies : undefined;
-    }, { what: 'dead letter' });
+    const dead = await waitFor(
+      async () => {
+        const bodies = await deadLetters('c3');
+        return bodies.length > 0 ? bodies : undefined;
+      },
+      { what: 'dead letter' },
+    );
     expect(attempts.get(1)).toBe(2);
     expect(attempts.get(2)).toBe(3);
     expect(dead).toHaveLength(1);
@@ -116,12 +143,17 @@ describe('Broker on a real RabbitMQ', () => {
     const broadcast: string[] = [];
     for (const replica of ['r1', 'r2']) {
       const broker = makeBroker();
-      broker.consume(consumer('work', async () => {
-        shared.push(replica);
-      }));
-      broker.consume({ ...consumer('cache', async () => {
-        broadcast.push(replica);
-      }), broadcast: true });
+      broker.consume(
+        consumer('work', async () => {
+          shared.push(replica);
+        }),
+      );
+      broker.consume({
+        ...consumer('cache', async () => {
+          broadcast.push(replica);
+        }),
+        broadcast: true,
+      });
       broker.start();
       await waitFor(() => broker.isReady());
     }
@@ -137,9 +169,11 @@ describe('Broker on a real RabbitMQ', () => {
     try {
       const received: Envelope[] = [];
       const broker = makeBroker(proxy.rewrite(amqpUrl()));
-      broker.consume(consumer('c4', async (envelope) => {
-        received.push(envelope);
-      }));
+      broker.consume(
+        consumer('c4', async (envelope) => {
+          received.push(envelope);
+        }),
+      );
       broker.start();
       await waitFor(() => broker.isReady());
       proxy.cut();

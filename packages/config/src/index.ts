@@ -70,11 +70,26 @@ export function serviceEnvSchema(defaults: { port: number; database: string }) {
       .string()
       .regex(/^mongodb(\+srv)?:\/\//, 'must be a mongodb:// URL')
       .default('mongodb://pack:pack@127.0.0.1:27017/?authMechanism=PLAIN'),
-    MONGO_DB: z.string().regex(/^[A-Za-z0-9_-]+$/).default(defaults.database),
-    AMQP_URL: z.string().regex(/^amqps?:\/\//, 'must be an amqp:// URL').default('amqp://guest:guest@127.0.0.1:5672'),
-    BROKER_NAMESPACE: z.string().regex(/^[a-z0-9_.-]+$/).default('pack'),
-    PACK_INTERNAL_SECRET: z.string().min(32, 'must be at least 32 characters (shared by the gateway and services)'),
-    BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(1024 * 1024),
+    MONGO_DB: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]+$/)
+      .default(defaults.database),
+    AMQP_URL: z
+      .string()
+      .regex(/^amqps?:\/\//, 'must be an amqp:// URL')
+      .default('amqp://guest:guest@127.0.0.1:5672'),
+    BROKER_NAMESPACE: z
+      .string()
+      .regex(/^[a-z0-9_.-]+$/)
+      .default('pack'),
+    PACK_INTERNAL_SECRET: z
+      .string()
+      .min(32, 'must be at least 32 characters (shared by the gateway and services)'),
+    BODY_LIMIT_BYTES: z.coerce
+      .number()
+      .int()
+      .min(1024)
+      .default(1024 * 1024),
   });
 }
 export type ServiceEnv = z.infer<ReturnType<typeof serviceEnvSchema>>;

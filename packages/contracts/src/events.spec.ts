@@ -4,7 +4,10 @@ const data = { groups: ['currency'], version: 3, changed_by: 1 };
 
 describe('event envelopes', () => {
   it('are CloudEvents 1.0 with a versioned type and a correlation id', () => {
-    const envelope = createEnvelope(events.settingsChanged, data, { source: 'settings', correlationId: 'c-1' });
+    const envelope = createEnvelope(events.settingsChanged, data, {
+      source: 'settings',
+      correlationId: 'c-1',
+    });
     expect(envelope).toMatchObject({
       specversion: '1.0',
       source: 'settings',
@@ -18,12 +21,21 @@ describe('event envelopes', () => {
 
   it('refuse a payload that does not match the schema of its type, on publish and on consume', () => {
     expect(() =>
-      createEnvelope(events.settingsChanged, { groups: 'currency' } as never, { source: 's', correlationId: 'c' }),
+      createEnvelope(events.settingsChanged, { groups: 'currency' } as never, {
+        source: 's',
+        correlationId: 'c',
+      }),
     ).toThrow();
-    const envelope = createEnvelope(events.settingsChanged, data, { source: 'settings', correlationId: 'c-1' });
+    const envelope = createEnvelope(events.settingsChanged, data, {
+      source: 'settings',
+      correlationId: 'c-1',
+    });
     const tampered = { ...envelope, data: { ...data, version: 'three' } };
     expect(parseEnvelope(tampered)).toMatchObject({ ok: false, reason: expect.stringContaining('version') });
     expect(parseEnvelope({ ...envelope, type: 'nobody.knows.this.v1' })).toMatchObject({ ok: false });
-    expect(parseEnvelope({ hello: 'world' })).toMatchObject({ ok: false, reason: expect.stringContaining('envelope') });
+    expect(parseEnvelope({ hello: 'world' })).toMatchObject({
+      ok: false,
+      reason: expect.stringContaining('envelope'),
+    });
   });
 });

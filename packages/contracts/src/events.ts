@@ -65,7 +65,10 @@ export const STAGE_STATES = ['SCHEDULED', 'WAITING_FOR_RESPONSE', 'OK', 'FAILED'
 export const stageStateSchema = z.enum(STAGE_STATES);
 
 const chatMessage = z.object({ role: z.enum(['system', 'user', 'assistant']), content: z.string() });
-const usage = z.object({ input_tokens: z.number().int().nonnegative(), output_tokens: z.number().int().nonnegative() });
+const usage = z.object({
+  input_tokens: z.number().int().nonnegative(),
+  output_tokens: z.number().int().nonnegative(),
+});
 
 export const events = {
   /**
@@ -101,7 +104,11 @@ export const events = {
   ),
   settingsChanged: defineEvent(
     'settings.general_settings.changed.v1',
-    z.object({ groups: z.array(z.string()), version: z.number().int(), changed_by: z.number().int().nullable() }),
+    z.object({
+      groups: z.array(z.string()),
+      version: z.number().int(),
+      changed_by: z.number().int().nullable(),
+    }),
   ),
   llmGenerateRequested: defineEvent(
     'llm.generate.requested.v1',
@@ -110,7 +117,9 @@ export const events = {
       llm_model_id: z.number().int(),
       messages: z.array(chatMessage),
       response_schema: z.string().nullable(),
-      reply_to: z.object({ pipeline_id: z.number().int(), stage: stageSchema, run: z.number().int() }).nullable(),
+      reply_to: z
+        .object({ pipeline_id: z.number().int(), stage: stageSchema, run: z.number().int() })
+        .nullable(),
     }),
   ),
   llmGenerateCompleted: defineEvent(
@@ -123,7 +132,9 @@ export const events = {
       error: z.string().nullable(),
       usage: usage.nullable(),
       cost: z.string().nullable(),
-      reply_to: z.object({ pipeline_id: z.number().int(), stage: stageSchema, run: z.number().int() }).nullable(),
+      reply_to: z
+        .object({ pipeline_id: z.number().int(), stage: stageSchema, run: z.number().int() })
+        .nullable(),
     }),
   ),
   pipelineStageChanged: defineEvent(
@@ -171,9 +182,7 @@ export function createEnvelope<D extends EventDefinition>(
   };
 }
 
-export type ParseResult =
-  | { ok: true; envelope: Envelope }
-  | { ok: false; reason: string };
+export type ParseResult = { ok: true; envelope: Envelope } | { ok: false; reason: string };
 
 /** Validates an incoming message: the envelope, a known type and the payload for that type. */
 export function parseEnvelope(raw: unknown): ParseResult {
@@ -182,6 +191,7 @@ export function parseEnvelope(raw: unknown): ParseResult {
   const definition = byType.get(envelope.data.type);
   if (!definition) return { ok: false, reason: `unknown event type ${envelope.data.type}` };
   const data = definition.schema.safeParse(envelope.data.data);
-  if (!data.success) return { ok: false, reason: `invalid ${definition.type} payload: ${z.prettifyError(data.error)}` };
+  if (!data.success)
+    return { ok: false, reason: `invalid ${definition.type} payload: ${z.prettifyError(data.error)}` };
   return { ok: true, envelope: { ...envelope.data, data: data.data } };
 }

@@ -18,7 +18,9 @@ export function isDuplicateKey(error: unknown): boolean {
 /** True when this caller is the first (and only) one to claim `key`. */
 export async function claim(connection: Connection, key: string): Promise<boolean> {
   try {
-    await connection.collection<{ _id: string; at: Date }>(CLAIMS_COLLECTION).insertOne({ _id: key, at: new Date() });
+    await connection
+      .collection<{ _id: string; at: Date }>(CLAIMS_COLLECTION)
+      .insertOne({ _id: key, at: new Date() });
     return true;
   } catch (error) {
     if (isDuplicateKey(error)) return false;

@@ -27,7 +27,9 @@ export function connectMongo(options: MongoOptions): Mongo {
   const connection = mongoose.createConnection();
   connection.set('bufferCommands', false);
   const counts: Record<string, number> = {};
-  const commands = options.metrics.counter('db_commands_total', 'Database commands sent, by command name', ['command']);
+  const commands = options.metrics.counter('db_commands_total', 'Database commands sent, by command name', [
+    'command',
+  ]);
   let closing = false;
 
   const open = async () => {

@@ -6,7 +6,9 @@ export function mapDatabaseError(error: unknown): AppError | undefined {
   if (error instanceof mongo.MongoServerError && error.code === 11000) {
     const fields = Object.keys((error as { keyValue?: Record<string, unknown> }).keyValue ?? {});
     return new ConflictError(
-      fields.length > 0 ? `a resource with this ${fields.join(', ')} already exists` : 'the resource already exists',
+      fields.length > 0
+        ? `a resource with this ${fields.join(', ')} already exists`
+        : 'the resource already exists',
       { cause: error },
     );
   }

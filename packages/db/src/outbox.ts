@@ -27,7 +27,10 @@ export const OUTBOX_PENDING_FIELD = '_outbox_pending';
 export const OUTBOX_COLLECTION = 'outbox';
 
 /** The update fragment that records events with a change. Merge it into the domain update. */
-export function withOutbox(update: Record<string, unknown>, ...envelopes: Envelope[]): Record<string, unknown> {
+export function withOutbox(
+  update: Record<string, unknown>,
+  ...envelopes: Envelope[]
+): Record<string, unknown> {
   const set = (update.$set as Record<string, unknown> | undefined) ?? {};
   const push = (update.$push as Record<string, unknown> | undefined) ?? {};
   return {
@@ -69,8 +72,13 @@ export class OutboxRelay {
   private readonly pendingFailures;
 
   constructor(private readonly options: OutboxRelayOptions) {
-    this.relayed = options.metrics.counter('outbox_relayed_total', 'Outbox events published and removed', ['type']);
-    this.pendingFailures = options.metrics.counter('outbox_publish_failures_total', 'Outbox publishes that failed and stay pending');
+    this.relayed = options.metrics.counter('outbox_relayed_total', 'Outbox events published and removed', [
+      'type',
+    ]);
+    this.pendingFailures = options.metrics.counter(
+      'outbox_publish_failures_total',
+      'Outbox publishes that failed and stay pending',
+    );
   }
 
   start(): void {
@@ -122,7 +130,8 @@ export class OutboxRelay {
   }
 
   private async drain(): Promise<void> {
-    if (!this.options.broker.isReady() || this.options.connection.readyState !== ConnectionStates.connected) return;
+    if (!this.options.broker.isReady() || this.options.connection.readyState !== ConnectionStates.connected)
+      return;
     const batch = this.options.batchSize ?? 100;
     for (const name of this.options.collections) {
       const collection = this.options.connection.collection(name);
@@ -141,7 +150,9 @@ export class OutboxRelay {
         );
       }
     }
-    const standalone = this.options.connection.collection<{ _id: string; envelope: Envelope }>(OUTBOX_COLLECTION);
+    const standalone = this.options.connection.collection<{ _id: string; envelope: Envelope }>(
+      OUTBOX_COLLECTION,
+    );
     const records = await standalone.find({}, { sort: { created_at: 1 }, limit: batch }).toArray();
     for (const record of records) {
       if (!(await this.publish(record.envelope))) return;
@@ -156,7 +167,10 @@ export class OutboxRelay {
       return true;
     } catch (error) {
       this.pendingFailures.inc();
-      this.options.logger.warn({ err: error, event_id: event.id, type: event.type }, 'outbox publish failed; event stays pending');
+      this.options.logger.warn(
+        { err: error, event_id: event.id, type: event.type },
+        'outbox publish failed; event stays pending',
+      );
       return false;
     }
   }

@@ -26,7 +26,11 @@ const mongoUrl = () => process.env.MONGO_URL!;
 const amqpUrl = () => process.env.AMQP_URL!;
 
 function changed(version: number) {
-  return createEnvelope(events.settingsChanged, { groups: ['smtp'], version, changed_by: 1 }, { source: 'test', correlationId: `c${version}` });
+  return createEnvelope(
+    events.settingsChanged,
+    { groups: ['smtp'], version, changed_by: 1 },
+    { source: 'test', correlationId: `c${version}` },
+  );
 }
 
 describe('database kit on a real MongoDB-wire server', () => {
@@ -52,7 +56,9 @@ describe('database kit on a real MongoDB-wire server', () => {
   });
 
   it('lets exactly one of many concurrent writers win a claim', async () => {
-    const results = await Promise.all(Array.from({ length: 20 }, () => claim(mongo.connection, 'transition:1:v1')));
+    const results = await Promise.all(
+      Array.from({ length: 20 }, () => claim(mongo.connection, 'transition:1:v1')),
+    );
     expect(results.filter(Boolean)).toHaveLength(1);
     await releaseClaim(mongo.connection, 'transition:1:v1');
     expect(await claim(mongo.connection, 'transition:1:v1')).toBe(true);
@@ -126,12 +132,21 @@ describe('database kit on a real MongoDB-wire server', () => {
 
     const Doc = () =>
       mongo.connection.models.Doc ??
-      mongo.connection.model('Doc', new Schema({ _id: Number, value: String, ...outboxSchemaFields }, { collection: 'docs' }));
+      mongo.connection.model(
+        'Doc',
+        new Schema({ _id: Number, value: String, ...outboxSchemaFields }, { collection: 'docs' }),
+      );
 
     it('keeps an event written while RabbitMQ is down and delivers it exactly once when it is back', async () => {
       const namespace = uniqueName('t');
       const proxy = await TcpProxy.forUrl(amqpUrl()).start();
-      const broker = new Broker({ url: proxy.rewrite(amqpUrl()), namespace, service: 'test', logger: silent, metrics: createMetrics('b') });
+      const broker = new Broker({
+        url: proxy.rewrite(amqpUrl()),
+        namespace,
+        service: 'test',
+        logger: silent,
+        metrics: createMetrics('b'),
+      });
       const relay = relayFor(broker);
       const observer = await subscriber(namespace);
       try {
@@ -153,10 +168,13 @@ describe('database kit on a real MongoDB-wire server', () => {
 
         proxy.restore();
         await waitFor(() => observer.received.length > 0, { what: 'the event after the broker came back' });
-        await waitFor(async () => {
-          const doc = await Doc().collection.findOne({ _id: 1 as never });
-          return doc?.[OUTBOX_PENDING_FIELD] === false;
-        }, { what: 'the outbox to be cleared' });
+        await waitFor(
+          async () => {
+            const doc = await Doc().collection.findOne({ _id: 1 as never });
+            return doc?.[OUTBOX_PENDING_FIELD] === false;
+          },
+          { what: 'the outbox to be cleared' },
+        );
         const cleared = await Doc().collection.findOne({ _id: 1 as never });
         expect(cleared?.[OUTBOX_FIELD]).toEqual([]);
         await relay.flush();
@@ -180,14 +198,22 @@ describe('database kit on a real MongoDB-wire server', () => {
       await Doc().collection.updateOne({ _id: 2 as never }, withOutbox({ $set: { value: 'b' } }, first));
       await Doc().collection.updateOne({ _id: 2 as never }, withOutbox({ $set: { value: 'c' } }, second));
 
-      const broker = new Broker({ url: amqpUrl(), namespace, service: 'test', logger: silent, metrics: createMetrics('b') });
+      const broker = new Broker({
+        url: amqpUrl(),
+        namespace,
+        service: 'test',
+        logger: silent,
+        metrics: createMetrics('b'),
+      });
       const relay = relayFor(broker);
       try {
         broker.start();
         relay.start();
         await waitFor(() => observer.received.length === 2, { what: 'both events' });
         expect(observer.received.map((e) => e.id)).toEqual([first.id, second.id]);
-        await waitFor(async () => (await Doc().collection.findOne({ _id: 2 as never }))?.[OUTBOX_PENDING_FIELD] === false);
+        await waitFor(
+          async () => (await Doc().collection.findOne({ _id: 2 as never }))?.[OUTBOX_PENDING_FIELD] === false,
+        );
       } finally {
         await relay.stop();
         await broker.close();
@@ -198,7 +224,13 @@ describe('database kit on a real MongoDB-wire server', () => {
     it('relays events that have no owning document from the outbox collection', async () => {
       const namespace = uniqueName('t');
       const observer = await subscriber(namespace);
-      const broker = new Broker({ url: amqpUrl(), namespace, service: 'test', logger: silent, metrics: createMetrics('b') });
+      const broker = new Broker({
+        url: amqpUrl(),
+        namespace,
+        service: 'test',
+        logger: silent,
+        metrics: createMetrics('b'),
+      });
       const relay = relayFor(broker);
       try {
         broker.start();

@@ -1,6 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import express, { type ErrorRequestHandler, type Express, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import express, {
+  type ErrorRequestHandler,
+  type Express,
+  type NextFunction,
+  type Request,
+  type RequestHandler,
+  type Response,
+} from 'express';
 import type { z } from 'zod';
 import type { Principal } from '@pack/contracts';
 import { runWithContext, type Logger, type RequestContext } from '@pack/logging';
@@ -85,10 +92,19 @@ export function observeRequest(
   res.on('finish', () => {
     const seconds = Number(process.hrtime.bigint() - start) / 1e9;
     const template = route();
-    metrics.httpDuration.observe({ method: req.method ?? '', route: template, status_code: String(res.statusCode) }, seconds);
+    metrics.httpDuration.observe(
+      { method: req.method ?? '', route: template, status_code: String(res.statusCode) },
+      seconds,
+    );
     if (QUIET_PATHS.has(path)) return;
     logger.info(
-      { method: req.method, route: template, path, status: res.statusCode, duration_ms: Math.round(seconds * 1e4) / 10 },
+      {
+        method: req.method,
+        route: template,
+        path,
+        status: res.statusCode,
+        duration_ms: Math.round(seconds * 1e4) / 10,
+      },
       'request',
     );
   });
@@ -96,13 +112,24 @@ export function observeRequest(
 
 function observe(metrics: Metrics, logger: Logger): RequestHandler {
   return (req, res, next) => {
-    observeRequest(metrics, logger, req, res, () => (req.route as { path?: string } | undefined)?.path ?? 'unmatched', req.path);
+    observeRequest(
+      metrics,
+      logger,
+      req,
+      res,
+      () => (req.route as { path?: string } | undefined)?.path ?? 'unmatched',
+      req.path,
+    );
     next();
   };
 }
 
 /** Writes a problem+json answer with the plain node API (express and non-express paths alike). */
-export function sendProblem(res: ServerResponse, problem: Problem, headers: Record<string, string> = {}): void {
+export function sendProblem(
+  res: ServerResponse,
+  problem: Problem,
+  headers: Record<string, string> = {},
+): void {
   const body = JSON.stringify(problem);
   for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
   res.statusCode = problem.status;
@@ -111,12 +138,16 @@ export function sendProblem(res: ServerResponse, problem: Problem, headers: Reco
   res.end(body);
 }
 
-function toAppError(error: unknown, mapError?: (error: unknown) => AppError | undefined): AppError | undefined {
+function toAppError(
+  error: unknown,
+  mapError?: (error: unknown) => AppError | undefined,
+): AppError | undefined {
   if (error instanceof AppError) return error;
   const mapped = mapError?.(error);
   if (mapped) return mapped;
   if (isBodyParserError(error)) {
-    if (error.type === 'entity.too.large') return new PayloadTooLargeError(`request body exceeds ${error.limit} bytes`);
+    if (error.type === 'entity.too.large')
+      return new PayloadTooLargeError(`request body exceeds ${error.limit} bytes`);
     if (error.type === 'entity.parse.failed') return new BadRequestError('request body is not valid JSON');
     if (error.type === 'charset.unsupported' || error.type === 'encoding.unsupported')
       return new UnsupportedMediaTypeError(error.message);
@@ -166,12 +197,17 @@ export function respondWithError(
   });
 }
 
-export function errorHandler(logger: Logger, mapError?: (error: unknown) => AppError | undefined): ErrorRequestHandler {
+export function errorHandler(
+  logger: Logger,
+  mapError?: (error: unknown) => AppError | undefined,
+): ErrorRequestHandler {
   return (error: unknown, req, res, _next) => respondWithError(error, res, req.originalUrl, logger, mapError);
 }
 
 function isBodyParserError(error: unknown): error is { type: string; limit?: number; message: string } {
-  return typeof error === 'object' && error !== null && typeof (error as { type?: unknown }).type === 'string';
+  return (
+    typeof error === 'object' && error !== null && typeof (error as { type?: unknown }).type === 'string'
+  );
 }
 
 function hasBody(req: Request): boolean {
@@ -187,7 +223,9 @@ function jsonBody(limit: number): RequestHandler[] {
       if (!hasBody(req)) return next();
       const type = req.headers['content-type'] ?? '';
       if (!/^application\/([a-z0-9.+-]+\+)?json\s*(;|$)/i.test(type)) {
-        return next(new UnsupportedMediaTypeError(`Content-Type must be application/json, got "${type || 'none'}"`));
+        return next(
+          new UnsupportedMediaTypeError(`Content-Type must be application/json, got "${type || 'none'}"`),
+        );
       }
       next();
     },
@@ -199,7 +237,9 @@ function parsePart<S extends z.ZodType | undefined>(schema: S, value: unknown, w
   if (!schema) return undefined;
   const result = schema.safeParse(value);
   if (!result.success) {
-    throw new ValidationError(`the request ${where} is invalid`, { errors: zodFieldErrors(result.error, where === 'body' ? undefined : where) });
+    throw new ValidationError(`the request ${where} is invalid`, {
+      errors: zodFieldErrors(result.error, where === 'body' ? undefined : where),
+    });
   }
   return result.data;
 }
@@ -215,7 +255,8 @@ function authorize(route: AnyRoute, principal: Principal | null): void {
 function mount(app: Express, route: AnyRoute, options: HttpAppOptions): void {
   const authenticate =
     options.authenticate ??
-    ((req: Request) => Promise.resolve(verifyPrincipal(options.internalSecret, req.method, req.originalUrl, req.headers)));
+    ((req: Request) =>
+      Promise.resolve(verifyPrincipal(options.internalSecret, req.method, req.originalUrl, req.headers)));
   const handler: RequestHandler = async (req, res) => {
     const principal = await authenticate(req);
     req.principal = principal;
@@ -224,7 +265,8 @@ function mount(app: Express, route: AnyRoute, options: HttpAppOptions): void {
     const query = parsePart(route.query, req.query, 'query');
     let body: unknown;
     if (route.body) {
-      if (req.body === undefined) throw new ValidationError('a JSON request body is required', { errors: { '(body)': ['required'] } });
+      if (req.body === undefined)
+        throw new ValidationError('a JSON request body is required', { errors: { '(body)': ['required'] } });
       body = parsePart(route.body, req.body, 'body');
     }
     const reply = await route.handler({ params, query, body, principal, req, res, log: options.logger });
@@ -232,10 +274,15 @@ function mount(app: Express, route: AnyRoute, options: HttpAppOptions): void {
     const status = reply.status ?? 200;
     if (options.validateResponses) {
       const declared = route.responses[status];
-      if (!declared) throw new Error(`${route.method.toUpperCase()} ${route.path} answered ${status}, which it does not declare`);
+      if (!declared)
+        throw new Error(
+          `${route.method.toUpperCase()} ${route.path} answered ${status}, which it does not declare`,
+        );
       const checked = declared.schema?.safeParse(reply.body);
       if (checked && !checked.success) {
-        throw new Error(`${route.method.toUpperCase()} ${route.path} ${status} body does not match its schema: ${checked.error.message}`);
+        throw new Error(
+          `${route.method.toUpperCase()} ${route.path} ${status} body does not match its schema: ${checked.error.message}`,
+        );
       }
     }
     for (const [name, value] of Object.entries(reply.headers ?? {})) res.setHeader(name, value);
@@ -264,7 +311,9 @@ export function createHttpApp(options: HttpAppOptions): Express {
   app.get('/readyz', async (_req, res) => {
     const checks = await options.readiness().catch(() => ({ readiness: false }));
     const ready = Object.values(checks).every(Boolean);
-    res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not_ready', service: options.service, checks });
+    res
+      .status(ready ? 200 : 503)
+      .json({ status: ready ? 'ready' : 'not_ready', service: options.service, checks });
   });
   app.get('/metrics', async (_req, res) => {
     res.type(options.metrics.registry.contentType).send(await options.metrics.registry.metrics());

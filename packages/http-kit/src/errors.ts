@@ -45,7 +45,11 @@ export class NotFoundError extends define(404, 'not_found', 'Not found') {}
 export class MethodNotAllowedError extends define(405, 'method_not_allowed', 'Method not allowed') {}
 export class ConflictError extends define(409, 'conflict', 'Conflict') {}
 export class PayloadTooLargeError extends define(413, 'payload_too_large', 'Payload too large') {}
-export class UnsupportedMediaTypeError extends define(415, 'unsupported_media_type', 'Unsupported media type') {}
+export class UnsupportedMediaTypeError extends define(
+  415,
+  'unsupported_media_type',
+  'Unsupported media type',
+) {}
 export class TooManyRequestsError extends define(429, 'too_many_requests', 'Too many requests') {}
 export class BadGatewayError extends define(502, 'bad_gateway', 'Bad gateway') {}
 export class ServiceUnavailableError extends define(503, 'service_unavailable', 'Service unavailable') {}

@@ -12,7 +12,15 @@ describe('principal headers', () => {
   it('are refused when forged, replayed elsewhere, stale or signed with another secret', () => {
     const headers = principalHeaders(secret, 'GET', '/v1/catalog/services/', alice, 1000);
     const admin = Buffer.from(JSON.stringify({ ...alice, role: 'admin' })).toString('base64url');
-    expect(verifyPrincipal(secret, 'GET', '/v1/catalog/services/', { ...headers, 'x-pack-principal': admin }, 1000)).toBeNull();
+    expect(
+      verifyPrincipal(
+        secret,
+        'GET',
+        '/v1/catalog/services/',
+        { ...headers, 'x-pack-principal': admin },
+        1000,
+      ),
+    ).toBeNull();
     expect(verifyPrincipal(secret, 'DELETE', '/v1/catalog/services/', headers, 1000)).toBeNull();
     expect(verifyPrincipal(secret, 'GET', '/v1/catalog/services/1/', headers, 1000)).toBeNull();
     expect(verifyPrincipal(secret, 'GET', '/v1/catalog/services/', headers, 1000 + 61_000)).toBeNull();

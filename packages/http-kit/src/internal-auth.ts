@@ -12,10 +12,18 @@ export const SIGNATURE_HEADER = 'x-pack-signature';
 const MAX_SKEW_MS = 60_000;
 
 function sign(secret: string, timestamp: string, method: string, url: string, principal: string): string {
-  return createHmac('sha256', secret).update(`${timestamp}\n${method.toUpperCase()}\n${url}\n${principal}`).digest('base64url');
+  return createHmac('sha256', secret)
+    .update(`${timestamp}\n${method.toUpperCase()}\n${url}\n${principal}`)
+    .digest('base64url');
 }
 
-export function principalHeaders(secret: string, method: string, url: string, principal: Principal, now = Date.now()) {
+export function principalHeaders(
+  secret: string,
+  method: string,
+  url: string,
+  principal: Principal,
+  now = Date.now(),
+) {
   const encoded = Buffer.from(JSON.stringify(principal)).toString('base64url');
   const timestamp = String(now);
   return {
@@ -38,7 +46,8 @@ export function verifyPrincipal(
   const encoded = headers[PRINCIPAL_HEADER];
   const timestamp = headers[TIMESTAMP_HEADER];
   const signature = headers[SIGNATURE_HEADER];
-  if (typeof encoded !== 'string' || typeof timestamp !== 'string' || typeof signature !== 'string') return null;
+  if (typeof encoded !== 'string' || typeof timestamp !== 'string' || typeof signature !== 'string')
+    return null;
   if (!/^\d{1,16}$/.test(timestamp) || Math.abs(now - Number(timestamp)) > MAX_SKEW_MS) return null;
   const expected = Buffer.from(sign(secret, timestamp, method, url, encoded));
   const given = Buffer.from(signature);

@@ -9,7 +9,12 @@ export const listQuerySchema = z.object({
 export type ListQuery = z.infer<typeof listQuerySchema>;
 
 export function pageSchema<T extends z.ZodType>(item: T) {
-  return z.object({ count: z.number().int(), next: z.string().nullable(), previous: z.string().nullable(), results: z.array(item) });
+  return z.object({
+    count: z.number().int(),
+    next: z.string().nullable(),
+    previous: z.string().nullable(),
+    results: z.array(item),
+  });
 }
 
 /** `{count, next, previous, results}` with next/previous as relative links keeping other query parameters. */

@@ -24,7 +24,8 @@ export function zodFieldErrors(error: z.ZodError, prefix?: string): FieldErrors 
   const errors: FieldErrors = {};
   for (const issue of error.issues) {
     const path = [...(prefix ? [prefix] : []), ...issue.path.map(String)];
-    const keys = issue.code === 'unrecognized_keys' ? issue.keys.map((k) => [...path, k].join('.')) : [path.join('.')];
+    const keys =
+      issue.code === 'unrecognized_keys' ? issue.keys.map((k) => [...path, k].join('.')) : [path.join('.')];
     for (const key of keys) {
       const message = issue.code === 'unrecognized_keys' ? 'unknown field' : issue.message;
       (errors[key || '(body)'] ??= []).push(message);

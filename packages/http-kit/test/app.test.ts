@@ -63,7 +63,16 @@ afterAll(async () => {
 const admin = { id: 1, username: 'root', role: 'admin' as const };
 const consumer = { id: 2, username: 'carol', role: 'consumer' as const };
 
-function call(method: string, path: string, init: { principal?: typeof admin | typeof consumer; body?: string; type?: string; headers?: Record<string, string> } = {}) {
+function call(
+  method: string,
+  path: string,
+  init: {
+    principal?: typeof admin | typeof consumer;
+    body?: string;
+    type?: string;
+    headers?: Record<string, string>;
+  } = {},
+) {
   return fetch(`${base}${path}`, {
     method,
     headers: {
@@ -101,16 +110,32 @@ describe('an app made by createHttpApp', () => {
 
   it.each([
     ['no principal', {}, 401],
-    ['a forged principal', { headers: { 'x-pack-principal': Buffer.from(JSON.stringify(admin)).toString('base64url'), 'x-pack-timestamp': String(Date.now()), 'x-pack-signature': 'forged' } }, 401],
+    [
+      'a forged principal',
+      {
+        headers: {
+          'x-pack-principal': Buffer.from(JSON.stringify(admin)).toString('base64url'),
+          'x-pack-timestamp': String(Date.now()),
+          'x-pack-signature': 'forged',
+        },
+      },
+      401,
+    ],
     ['the wrong role', { principal: consumer }, 403],
   ])('refuses %s and stores nothing', async (_what, init, status) => {
-    const response = await call('POST', '/v1/things/', { ...init, body: JSON.stringify({ name: 'a', size: 1 }) });
+    const response = await call('POST', '/v1/things/', {
+      ...init,
+      body: JSON.stringify({ name: 'a', size: 1 }),
+    });
     expect((await problem(response)).status).toBe(status);
     expect(stored).toHaveLength(0);
   });
 
   it('answers 400 naming each invalid or unknown field, and stores nothing', async () => {
-    const response = await call('POST', '/v1/things/', { principal: admin, body: JSON.stringify({ name: '', size: 11, colour: 'red' }) });
+    const response = await call('POST', '/v1/things/', {
+      principal: admin,
+      body: JSON.stringify({ name: '', size: 11, colour: 'red' }),
+    });
     const body = await problem(response);
     expect(body.status).toBe(400);
     expect(Object.keys(body.errors ?? {}).sort()).toEqual(['colour', 'name', 'size']);
@@ -119,16 +144,28 @@ describe('an app made by createHttpApp', () => {
   });
 
   it('answers 400 for malformed JSON, 415 for another content type, 413 for a body over the limit', async () => {
-    expect((await problem(await call('POST', '/v1/things/', { principal: admin, body: '{"name": ' }))).status).toBe(400);
-    const wrongType = await problem(await call('POST', '/v1/things/', { principal: admin, body: 'name=a', type: 'application/x-www-form-urlencoded' }));
+    expect(
+      (await problem(await call('POST', '/v1/things/', { principal: admin, body: '{"name": ' }))).status,
+    ).toBe(400);
+    const wrongType = await problem(
+      await call('POST', '/v1/things/', {
+        principal: admin,
+        body: 'name=a',
+        type: 'application/x-www-form-urlencoded',
+      }),
+    );
     expect(wrongType.status).toBe(415);
     const big = JSON.stringify({ name: 'x'.repeat(4096), size: 1 });
-    expect((await problem(await call('POST', '/v1/things/', { principal: admin, body: big }))).status).toBe(413);
+    expect((await problem(await call('POST', '/v1/things/', { principal: admin, body: big }))).status).toBe(
+      413,
+    );
     expect(stored).toHaveLength(0);
   });
 
   it('validates path parameters and maps taxonomy errors to their status', async () => {
-    expect((await problem(await call('GET', '/v1/things/abc/', { principal: consumer }))).errors).toHaveProperty(['path.id']);
+    expect(
+      (await problem(await call('GET', '/v1/things/abc/', { principal: consumer }))).errors,
+    ).toHaveProperty(['path.id']);
     const conflict = await problem(await call('GET', '/v1/things/9/', { principal: consumer }));
     expect(conflict).toMatchObject({ status: 409, detail: 'thing 9 is busy' });
   });
@@ -151,11 +188,16 @@ describe('an app made by createHttpApp', () => {
     expect((await fetch(`${base}/healthz`)).status).toBe(200);
     const ready = await fetch(`${base}/readyz`);
     expect(ready.status).toBe(503);
-    expect(await ready.json()).toMatchObject({ status: 'not_ready', checks: { database: true, broker: false } });
+    expect(await ready.json()).toMatchObject({
+      status: 'not_ready',
+      checks: { database: true, broker: false },
+    });
     await call('GET', '/v1/things/5/', { principal: consumer });
     const metrics = await (await fetch(`${base}/metrics`)).text();
     expect(metrics).toContain('process_cpu_seconds_total');
-    expect(metrics).toMatch(/http_request_duration_seconds_count\{[^}]*route="\/v1\/things\/:id\/"[^}]*status_code="200"/);
+    expect(metrics).toMatch(
+      /http_request_duration_seconds_count\{[^}]*route="\/v1\/things\/:id\/"[^}]*status_code="200"/,
+    );
     expect(metrics).not.toContain('route="/v1/things/5/"');
   });
 });

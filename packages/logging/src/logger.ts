@@ -30,7 +30,10 @@ export function createLogger(options: LoggerOptions): Logger {
       },
       hooks: {
         logMethod(args, method) {
-          method.apply(this, args.map((arg) => (typeof arg === 'string' ? redactText(arg) : arg)) as typeof args);
+          method.apply(
+            this,
+            args.map((arg) => (typeof arg === 'string' ? redactText(arg) : arg)) as typeof args,
+          );
         },
       },
       serializers: { err: pino.stdSerializers.err, error: pino.stdSerializers.err },

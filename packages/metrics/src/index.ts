@@ -25,8 +25,19 @@ export function createMetrics(service: string) {
     gauge<L extends string>(name: string, help: string, labelNames: readonly L[] = []) {
       return new Gauge<L>({ name, help, labelNames, registers: [registry] });
     },
-    histogram<L extends string>(name: string, help: string, labelNames: readonly L[] = [], buckets?: number[]) {
-      return new Histogram<L>({ name, help, labelNames, registers: [registry], ...(buckets ? { buckets } : {}) });
+    histogram<L extends string>(
+      name: string,
+      help: string,
+      labelNames: readonly L[] = [],
+      buckets?: number[],
+    ) {
+      return new Histogram<L>({
+        name,
+        help,
+        labelNames,
+        registers: [registry],
+        ...(buckets ? { buckets } : {}),
+      });
     },
   };
 }

@@ -70,7 +70,13 @@ export async function startService<C extends ServiceEnv>(
   });
   const metrics = createMetrics(definition.name);
   const mongo = connectMongo({ url: config.MONGO_URL, dbName: config.MONGO_DB, logger, metrics });
-  const broker = new Broker({ url: config.AMQP_URL, namespace: config.BROKER_NAMESPACE, service: definition.name, logger, metrics });
+  const broker = new Broker({
+    url: config.AMQP_URL,
+    namespace: config.BROKER_NAMESPACE,
+    service: definition.name,
+    logger,
+    metrics,
+  });
   const outbox = new OutboxRelay({
     connection: mongo.connection,
     broker,
@@ -102,7 +108,13 @@ export async function startService<C extends ServiceEnv>(
   });
 
   const front = parts.front;
-  const server: Server = createServer(front ? (req, res) => front(req, res) || app(req, res) : app);
+  const server: Server = createServer(
+    front
+      ? (req, res) => {
+          if (!front(req, res)) app(req, res);
+        }
+      : app,
+  );
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.PORT, config.HOST, () => resolve());

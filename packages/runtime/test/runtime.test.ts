@@ -30,7 +30,8 @@ const definition: ServiceDefinition<Config> = {
   }),
 };
 
-const readiness = async (url: string) => (await (await fetch(`${url}/readyz`)).json()) as { status: string; checks: Record<string, boolean> };
+const readiness = async (url: string) =>
+  (await (await fetch(`${url}/readyz`)).json()) as { status: string; checks: Record<string, boolean> };
 
 describe('a service started by the runtime', () => {
   it('listens at once, reports not-ready while MongoDB and RabbitMQ are unreachable, and becomes ready when they answer', async () => {
@@ -41,16 +42,26 @@ describe('a service started by the runtime', () => {
     const env = testEnv('probe');
     const service = await startService(
       definition,
-      loadConfig(schema, { ...env, MONGO_URL: mongoProxy.rewrite(env.MONGO_URL!), AMQP_URL: amqpProxy.rewrite(env.AMQP_URL!) }),
+      loadConfig(schema, {
+        ...env,
+        MONGO_URL: mongoProxy.rewrite(env.MONGO_URL!),
+        AMQP_URL: amqpProxy.rewrite(env.AMQP_URL!),
+      }),
     );
     try {
       expect((await fetch(`${service.url}/healthz`)).status).toBe(200);
       const down = await fetch(`${service.url}/readyz`);
       expect(down.status).toBe(503);
-      expect(await down.json()).toMatchObject({ status: 'not_ready', checks: { database: false, broker: false } });
+      expect(await down.json()).toMatchObject({
+        status: 'not_ready',
+        checks: { database: false, broker: false },
+      });
       mongoProxy.restore();
       amqpProxy.restore();
-      await waitFor(async () => (await readiness(service.url)).status === 'ready', { timeoutMs: 30_000, what: 'readiness' });
+      await waitFor(async () => (await readiness(service.url)).status === 'ready', {
+        timeoutMs: 30_000,
+        what: 'readiness',
+      });
       expect((await readiness(service.url)).checks).toEqual({ database: true, broker: true });
     } finally {
       await stopAndClean(service);
@@ -61,22 +72,35 @@ describe('a service started by the runtime', () => {
 
   it('logs JSON lines carrying the request id as correlation id, and stops gracefully', async () => {
     const logs = new LogCapture();
-    const service = await startService(definition, loadConfig(schema, { ...testEnv('probe'), LOG_LEVEL: 'info' }), { logDestination: logs });
+    const service = await startService(
+      definition,
+      loadConfig(schema, { ...testEnv('probe'), LOG_LEVEL: 'info' }),
+      { logDestination: logs },
+    );
     await service.started;
     const response = await fetch(`${service.url}/v1/probe/`, { headers: { 'x-request-id': 'req-777' } });
     expect(await response.json()).toEqual({ hello: true });
     await stopAndClean(service);
     const line = logs.records().find((record) => record.msg === 'probe called');
-    expect(line).toMatchObject({ service: 'probe', version: '0.0.1', correlation_id: 'req-777', request_id: 'req-777' });
+    expect(line).toMatchObject({
+      service: 'probe',
+      version: '0.0.1',
+      correlation_id: 'req-777',
+      request_id: 'req-777',
+    });
     await expect(fetch(`${service.url}/healthz`)).rejects.toThrow();
   });
 
   it('refuses to start with a bad variable, naming it', () => {
-    const result = spawnSync(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'services/gateway/src/main.ts')], {
-      env: { PATH: process.env.PATH, PACK_INTERNAL_SECRET: 'short', MONGO_URL: 'http://nope' },
-      encoding: 'utf8',
-      timeout: 30_000,
-    });
+    const result = spawnSync(
+      process.execPath,
+      ['--import', 'tsx', path.join(REPO_ROOT, 'services/gateway/src/main.ts')],
+      {
+        env: { PATH: process.env.PATH, PACK_INTERNAL_SECRET: 'short', MONGO_URL: 'http://nope' },
+        encoding: 'utf8',
+        timeout: 30_000,
+      },
+    );
     expect(result.status).toBe(78);
     expect(result.stderr).toContain('PACK_INTERNAL_SECRET: must be at least 32 characters');
     expect(result.stderr).toContain('MONGO_URL: must be a mongodb:// URL');

@@ -17,7 +17,8 @@ export function uniqueName(prefix: string): string {
 export function testEnv(service: string, overrides: Record<string, string> = {}): Record<string, string> {
   const mongoUrl = process.env.MONGO_URL;
   const amqpUrl = process.env.AMQP_URL;
-  if (!mongoUrl || !amqpUrl) throw new Error('MONGO_URL and AMQP_URL are not set: run the tests through jest (globalSetup)');
+  if (!mongoUrl || !amqpUrl)
+    throw new Error('MONGO_URL and AMQP_URL are not set: run the tests through jest (globalSetup)');
   return {
     NODE_ENV: 'test',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
@@ -47,7 +48,10 @@ export async function waitFor<T>(
     } catch (error) {
       last = error;
     }
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last instanceof Error ? `: ${last.message}` : ''}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `timed out after ${timeoutMs} ms waiting for ${what}${last instanceof Error ? `: ${last.message}` : ''}`,
+      );
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
 }
@@ -138,7 +142,9 @@ export class TcpProxy {
 
 /** Removes what a test created, so repeated runs leave nothing behind. */
 export async function dropDatabase(mongoUrl: string, dbName: string): Promise<void> {
-  const connection = await mongoose.createConnection(mongoUrl, { dbName, serverSelectionTimeoutMS: 5000 }).asPromise();
+  const connection = await mongoose
+    .createConnection(mongoUrl, { dbName, serverSelectionTimeoutMS: 5000 })
+    .asPromise();
   try {
     await connection.dropDatabase();
   } finally {
@@ -161,7 +167,10 @@ export async function deleteQueues(amqpUrl: string, queues: readonly string[]): 
 
 interface StoppableService {
   stop(): Promise<void>;
-  context: { config: { MONGO_URL: string; MONGO_DB: string; AMQP_URL: string }; broker: { declaredQueues(): string[] } };
+  context: {
+    config: { MONGO_URL: string; MONGO_DB: string; AMQP_URL: string };
+    broker: { declaredQueues(): string[] };
+  };
 }
 
 /** Stops a service started in a test and removes its database and queues. */

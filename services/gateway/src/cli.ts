@@ -21,10 +21,19 @@ async function main(argv: string[]): Promise<number> {
   }
   const config = loadConfigOrExit(gatewayEnvSchema);
   const logger = createLogger({ service: 'gateway-cli', version: '0.1.0', level: 'warn' });
-  const mongo = connectMongo({ url: config.MONGO_URL, dbName: config.MONGO_DB, logger, metrics: createMetrics('gateway-cli') });
+  const mongo = connectMongo({
+    url: config.MONGO_URL,
+    dbName: config.MONGO_DB,
+    logger,
+    metrics: createMetrics('gateway-cli'),
+  });
   try {
     await mongo.connected;
-    const authenticator = new Authenticator(new TokenRepository(mongo.connection, gatewayModels(mongo.connection)), logger, 1000);
+    const authenticator = new Authenticator(
+      new TokenRepository(mongo.connection, gatewayModels(mongo.connection)),
+      logger,
+      1000,
+    );
     const issued = await authenticator.issue(username, roleSchema.parse(role));
     process.stdout.write(`${issued.token}\n`);
     return 0;

@@ -40,7 +40,8 @@ export const gatewayService: ServiceDefinition<GatewayConfig> = {
       authenticate: (req) => authenticateHeader(req.get('authorization')),
       front: proxy.handler,
       async onStart() {
-        if (config.PACK_ADMIN_TOKEN) await authenticator.ensureAdminToken(config.PACK_ADMIN_USERNAME, config.PACK_ADMIN_TOKEN);
+        if (config.PACK_ADMIN_TOKEN)
+          await authenticator.ensureAdminToken(config.PACK_ADMIN_USERNAME, config.PACK_ADMIN_TOKEN);
         await authenticator.startRevocationPolling();
         return async () => {
           authenticator.stop();

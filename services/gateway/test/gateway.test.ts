@@ -45,7 +45,14 @@ describe('gateway', () => {
     return service;
   }
 
-  function call(gateway: RunningService<GatewayConfig>, method: string, path: string, token: string | null, body?: unknown, headers: Record<string, string> = {}) {
+  function call(
+    gateway: RunningService<GatewayConfig>,
+    method: string,
+    path: string,
+    token: string | null,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ) {
     return fetch(`${gateway.url}${path}`, {
       method,
       headers: {
@@ -82,9 +89,16 @@ describe('gateway', () => {
 
   describe('/v1/core/tokens/', () => {
     it('lets an admin create a user with a token, shown once, that then works on every replica', async () => {
-      const created = await call(a, 'POST', '/v1/core/tokens/', adminToken, { username: 'olivia', role: 'service_owner' });
+      const created = await call(a, 'POST', '/v1/core/tokens/', adminToken, {
+        username: 'olivia',
+        role: 'service_owner',
+      });
       expect(created.status).toBe(201);
-      const body = (await created.json()) as { id: number; token: string; user: { id: number; username: string; role: string } };
+      const body = (await created.json()) as {
+        id: number;
+        token: string;
+        user: { id: number; username: string; role: string };
+      };
       expect(body.token).toMatch(/^pack_/);
       expect(body.user).toMatchObject({ username: 'olivia', role: 'service_owner' });
 
@@ -93,55 +107,90 @@ describe('gateway', () => {
       expect(list.status).toBe(200);
       expect(text).not.toContain(body.token);
       expect(text).not.toContain('token_hash');
-      const page = JSON.parse(text) as { count: number; results: { id: number; prefix: string; user: { username: string } }[] };
-      expect(page.results.find((t) => t.id === body.id)).toMatchObject({ prefix: body.token.slice(0, 11), user: { username: 'olivia' } });
+      const page = JSON.parse(text) as {
+        count: number;
+        results: { id: number; prefix: string; user: { username: string } }[];
+      };
+      expect(page.results.find((t) => t.id === body.id)).toMatchObject({
+        prefix: body.token.slice(0, 11),
+        user: { username: 'olivia' },
+      });
 
       const forwarded = await call(b, 'GET', '/v1/core/general_settings/', body.token);
       expect(forwarded.status).toBe(207);
     });
 
     it('refuses callers without a token (401) or without the admin role (403), storing nothing', async () => {
-      const consumer = (await (await call(a, 'POST', '/v1/core/tokens/', adminToken, { username: 'carl', role: 'consumer' })).json()) as { token: string };
-      const before = ((await (await call(a, 'GET', '/v1/core/tokens/', adminToken)).json()) as { count: number }).count;
+      const consumer = (await (
+        await call(a, 'POST', '/v1/core/tokens/', adminToken, { username: 'carl', role: 'consumer' })
+      ).json()) as { token: string };
+      const before = (
+        (await (await call(a, 'GET', '/v1/core/tokens/', adminToken)).json()) as { count: number }
+      ).count;
       const anonymous = await call(a, 'POST', '/v1/core/tokens/', null, { username: 'x', role: 'admin' });
       expect(anonymous.status).toBe(401);
       expect(anonymous.headers.get('content-type')).toContain('application/problem+json');
-      expect((await call(a, 'POST', '/v1/core/tokens/', consumer.token, { username: 'x', role: 'admin' })).status).toBe(403);
+      expect(
+        (await call(a, 'POST', '/v1/core/tokens/', consumer.token, { username: 'x', role: 'admin' })).status,
+      ).toBe(403);
       expect((await call(a, 'GET', '/v1/core/tokens/', consumer.token)).status).toBe(403);
-      expect((await call(a, 'POST', '/v1/core/tokens/', `${adminToken}x`, { username: 'x', role: 'admin' })).status).toBe(401);
-      const after = ((await (await call(a, 'GET', '/v1/core/tokens/', adminToken)).json()) as { count: number }).count;
+      expect(
+        (await call(a, 'POST', '/v1/core/tokens/', `${adminToken}x`, { username: 'x', role: 'admin' }))
+          .status,
+      ).toBe(401);
+      const after = (
+        (await (await call(a, 'GET', '/v1/core/tokens/', adminToken)).json()) as { count: number }
+      ).count;
       expect(after).toBe(before);
     });
 
     it('answers 400 naming the field for a bad body, 415 for a non-JSON body, 409 for a role clash', async () => {
-      const bad = await call(a, 'POST', '/v1/core/tokens/', adminToken, { username: 'has space', role: 'emperor', extra: 1 });
+      const bad = await call(a, 'POST', '/v1/core/tokens/', adminToken, {
+        username: 'has space',
+        role: 'emperor',
+        extra: 1,
+      });
       expect(bad.status).toBe(400);
       const problem = (await bad.json()) as { errors: Record<string, string[]> };
       expect(Object.keys(problem.errors).sort()).toEqual(['extra', 'role', 'username']);
-      const form = await call(a, 'POST', '/v1/core/tokens/', adminToken, 'username=x', { 'content-type': 'text/plain' });
+      const form = await call(a, 'POST', '/v1/core/tokens/', adminToken, 'username=x', {
+        'content-type': 'text/plain',
+      });
       expect(form.status).toBe(415);
       const malformed = await call(a, 'POST', '/v1/core/tokens/', adminToken, '{"username":');
       expect(malformed.status).toBe(400);
       await call(a, 'POST', '/v1/core/tokens/', adminToken, { username: 'dora', role: 'consumer' });
-      const clash = await call(a, 'POST', '/v1/core/tokens/', adminToken, { username: 'dora', role: 'admin' });
+      const clash = await call(a, 'POST', '/v1/core/tokens/', adminToken, {
+        username: 'dora',
+        role: 'admin',
+      });
       expect(clash.status).toBe(409);
-      const list = (await (await call(a, 'GET', '/v1/core/tokens/?limit=500', adminToken)).json()) as { results: { user: { username: string } }[] };
+      const list = (await (await call(a, 'GET', '/v1/core/tokens/?limit=500', adminToken)).json()) as {
+        results: { user: { username: string } }[];
+      };
       expect(list.results.filter((t) => t.user.username === 'dora')).toHaveLength(1);
-      expect(list.results.some((t) => t.user.username === 'x' || t.user.username === 'has space')).toBe(false);
+      expect(list.results.some((t) => t.user.username === 'x' || t.user.username === 'has space')).toBe(
+        false,
+      );
     });
 
     it('revokes a token on every replica', async () => {
-      const issued = (await (await call(a, 'POST', '/v1/core/tokens/', adminToken, { username: 'rita', role: 'consumer' })).json()) as { id: number; token: string };
+      const issued = (await (
+        await call(a, 'POST', '/v1/core/tokens/', adminToken, { username: 'rita', role: 'consumer' })
+      ).json()) as { id: number; token: string };
       // Both replicas have the token cached.
       expect((await call(a, 'GET', '/v1/core/general_settings/', issued.token)).status).toBe(207);
       expect((await call(b, 'GET', '/v1/core/general_settings/', issued.token)).status).toBe(207);
       const started = Date.now();
       expect((await call(a, 'DELETE', `/v1/core/tokens/${issued.id}/`, adminToken)).status).toBe(204);
       expect((await call(a, 'GET', '/v1/core/general_settings/', issued.token)).status).toBe(401);
-      await waitFor(async () => (await call(b, 'GET', '/v1/core/general_settings/', issued.token)).status === 401, {
-        what: 'the other replica to refuse the revoked token',
-        intervalMs: 20,
-      });
+      await waitFor(
+        async () => (await call(b, 'GET', '/v1/core/general_settings/', issued.token)).status === 401,
+        {
+          what: 'the other replica to refuse the revoked token',
+          intervalMs: 20,
+        },
+      );
       process.stdout.write(`revocation reached the other replica after ${Date.now() - started} ms\n`);
       expect((await call(a, 'DELETE', '/v1/core/tokens/999999/', adminToken)).status).toBe(404);
     });
@@ -151,19 +200,34 @@ describe('gateway', () => {
     it('forwards to the owning service with a signed principal, never the caller token or forged headers', async () => {
       upstream.seen.length = 0;
       upstream.bodies.length = 0;
-      const response = await call(a, 'POST', '/v1/external/serviceowner/pack/data/service_item/4/config/?x=1', adminToken, { a: 1 }, {
-        'x-pack-principal': 'forged',
-        'x-request-id': 'trace-me',
-      });
+      const response = await call(
+        a,
+        'POST',
+        '/v1/external/serviceowner/pack/data/service_item/4/config/?x=1',
+        adminToken,
+        { a: 1 },
+        {
+          'x-pack-principal': 'forged',
+          'x-request-id': 'trace-me',
+        },
+      );
       expect(response.status).toBe(207);
       expect(response.headers.get('x-upstream')).toBe('yes');
       expect(response.headers.get('x-request-id')).toBe('trace-me');
-      expect(await response.json()).toEqual({ path: '/v1/external/serviceowner/pack/data/service_item/4/config/?x=1', method: 'POST' });
+      expect(await response.json()).toEqual({
+        path: '/v1/external/serviceowner/pack/data/service_item/4/config/?x=1',
+        method: 'POST',
+      });
       const headers = upstream.seen[0]!;
       expect(headers.authorization).toBeUndefined();
       expect(headers['x-request-id']).toBe('trace-me');
       expect(upstream.bodies[0]).toBe('{"a":1}');
-      const principal = verifyPrincipal(env.PACK_INTERNAL_SECRET!, 'POST', '/v1/external/serviceowner/pack/data/service_item/4/config/?x=1', headers);
+      const principal = verifyPrincipal(
+        env.PACK_INTERNAL_SECRET!,
+        'POST',
+        '/v1/external/serviceowner/pack/data/service_item/4/config/?x=1',
+        headers,
+      );
       expect(principal).toMatchObject({ username: 'admin', role: 'admin' });
     });
 
@@ -189,7 +253,8 @@ describe('gateway', () => {
       try {
         expect((await call(quiet, 'GET', '/v1/core/general_settings/', adminToken)).status).toBe(207);
         const before = quiet.context.mongo.commandCounts();
-        for (let i = 0; i < 50; i += 1) expect((await call(quiet, 'GET', '/v1/core/general_settings/', adminToken)).status).toBe(207);
+        for (let i = 0; i < 50; i += 1)
+          expect((await call(quiet, 'GET', '/v1/core/general_settings/', adminToken)).status).toBe(207);
         expect(quiet.context.mongo.commandCounts()).toEqual(before);
       } finally {
         await quiet.stop();
@@ -198,7 +263,9 @@ describe('gateway', () => {
   });
 
   it('registers PACK_ADMIN_TOKEN once, however many replicas start with it', async () => {
-    const list = (await (await call(a, 'GET', '/v1/core/tokens/?limit=500', adminToken)).json()) as { results: { user: { username: string } }[] };
+    const list = (await (await call(a, 'GET', '/v1/core/tokens/?limit=500', adminToken)).json()) as {
+      results: { user: { username: string } }[];
+    };
     expect(list.results.filter((t) => t.user.username === 'admin')).toHaveLength(1);
   });
 

@@ -193,7 +193,7 @@ describe('two instances of the settings service', () => {
       expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200]);
       for (const instance of [first, second]) {
         // Each replica serves reads from memory; the other's changes reach it by event (or within a second).
-        const { body, headers } = await waitFor(
+        const { body } = await waitFor(
           async () => {
             const answer = await instance.get();
             return answer.headers.get('x-settings-version') === '4' ? answer : undefined;

@@ -17,7 +17,9 @@ export class TokenRepository {
 
   /** One indexed equality lookup for the token, one for its user. */
   async principalForHash(hash: string): Promise<Principal | null> {
-    const token = await this.models.tokens.findOne({ token_hash: hash }, { user_id: 1, revoked_at: 1 }).lean();
+    const token = await this.models.tokens
+      .findOne({ token_hash: hash }, { user_id: 1, revoked_at: 1 })
+      .lean();
     if (!token || token.revoked_at) return null;
     const user = await this.models.users.findById(token.user_id).lean();
     return user ? { id: user._id, username: user.username, role: user.role } : null;
@@ -28,7 +30,12 @@ export class TokenRepository {
   }
 
   async createUser(username: string, role: Role): Promise<UserRecord> {
-    const user: UserRecord = { _id: await nextId(this.connection, 'users'), username, role, created_at: new Date() };
+    const user: UserRecord = {
+      _id: await nextId(this.connection, 'users'),
+      username,
+      role,
+      created_at: new Date(),
+    };
     await this.models.users.create(user);
     return user;
   }
@@ -52,7 +59,9 @@ export class TokenRepository {
       this.models.tokens.countDocuments({}),
       this.models.tokens.find({}, { token_hash: 0 }).sort({ _id: 1 }).skip(offset).limit(limit).lean(),
     ]);
-    const users = await this.models.users.find({ _id: { $in: [...new Set(tokens.map((t) => t.user_id))] } }).lean();
+    const users = await this.models.users
+      .find({ _id: { $in: [...new Set(tokens.map((t) => t.user_id))] } })
+      .lean();
     const byId = new Map(users.map((u) => [u._id, u]));
     return { count, items: tokens.map((token) => ({ token, user: byId.get(token.user_id) })) };
   }

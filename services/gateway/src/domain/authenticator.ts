@@ -33,7 +33,9 @@ export class Authenticator {
   async issue(username: string, role: Role): Promise<{ token: string; tokenId: number; user: Principal }> {
     let user = await this.repository.findUser(username);
     if (user && user.role !== role) {
-      throw new ConflictError(`user ${username} exists with role ${user.role}; a token carries its user's role`);
+      throw new ConflictError(
+        `user ${username} exists with role ${user.role}; a token carries its user's role`,
+      );
     }
     user ??= await this.repository.createUser(username, role);
     const token = generateToken();

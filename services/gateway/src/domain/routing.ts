@@ -1,5 +1,6 @@
 /** The services behind the gateway. */
-export type Upstream = 'catalog' | 'settings' | 'llm-gateway' | 'pipeline-orchestrator' | 'webhook-dispatcher';
+export type Upstream =
+  'catalog' | 'settings' | 'llm-gateway' | 'pipeline-orchestrator' | 'webhook-dispatcher';
 
 /** Public path prefixes and the service that owns each (DESIGN section 1). Longest prefix wins. */
 export const ROUTING_TABLE: readonly (readonly [prefix: string, upstream: Upstream])[] = [

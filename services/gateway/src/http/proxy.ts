@@ -40,10 +40,14 @@ export interface ProxyOptions {
 }
 
 /** What the gateway forwards: never the caller's token, never caller-supplied principal headers. */
-function forwardedHeaders(incoming: IncomingHttpHeaders, extra: Record<string, string>): Record<string, string> {
+function forwardedHeaders(
+  incoming: IncomingHttpHeaders,
+  extra: Record<string, string>,
+): Record<string, string> {
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(incoming)) {
-    if (value === undefined || HOP_BY_HOP.has(name) || name === 'authorization' || name.startsWith('x-pack-')) continue;
+    if (value === undefined || HOP_BY_HOP.has(name) || name === 'authorization' || name.startsWith('x-pack-'))
+      continue;
     headers[name] = Array.isArray(value) ? value.join(', ') : value;
   }
   return { ...headers, ...extra };
@@ -59,18 +63,29 @@ export function createProxy(options: ProxyOptions) {
   const poolFor = (upstream: Upstream) => {
     let pool = pools.get(upstream);
     if (!pool) {
-      pool = new Pool(options.upstreams[upstream], { connections: 128, keepAliveTimeout: 30_000, pipelining: 1 });
+      pool = new Pool(options.upstreams[upstream], {
+        connections: 128,
+        keepAliveTimeout: 30_000,
+        pipelining: 1,
+      });
       pools.set(upstream, pool);
     }
     return pool;
   };
 
-  async function forward(req: IncomingMessage, res: ServerResponse, upstream: Upstream, url: string, requestId: string) {
+  async function forward(
+    req: IncomingMessage,
+    res: ServerResponse,
+    upstream: Upstream,
+    url: string,
+    requestId: string,
+  ) {
     const principal = await options.authenticate(req.headers.authorization);
     if (!principal) throw new UnauthorizedError('Send a valid API token as "Authorization: Token <token>".');
 
     const length = Number(req.headers['content-length'] ?? 0);
-    if (length > options.bodyLimitBytes) throw new PayloadTooLargeError(`request body exceeds ${options.bodyLimitBytes} bytes`);
+    if (length > options.bodyLimitBytes)
+      throw new PayloadTooLargeError(`request body exceeds ${options.bodyLimitBytes} bytes`);
     const hasBody = length > 0 || req.headers['transfer-encoding'] !== undefined;
     const method = req.method ?? 'GET';
 
@@ -78,7 +93,9 @@ export function createProxy(options: ProxyOptions) {
       ...principalHeaders(options.internalSecret, method, url, principal),
       'x-request-id': requestId,
       'x-forwarded-for': req.socket.remoteAddress ?? '',
-      ...(hasBody && req.headers['content-length'] ? { 'content-length': req.headers['content-length'] } : {}),
+      ...(hasBody && req.headers['content-length']
+        ? { 'content-length': req.headers['content-length'] }
+        : {}),
     });
 
     let response;

@@ -36,7 +36,10 @@ export function tokenRoutes(authenticator: Authenticator, repository: TokenRepos
       access: ['admin'],
       body: createBody,
       responses: {
-        201: { description: 'Created', schema: z.object({ id: z.number().int(), token: z.string(), user: userSchema }) },
+        201: {
+          description: 'Created',
+          schema: z.object({ id: z.number().int(), token: z.string(), user: userSchema }),
+        },
         409: { description: 'The user exists with another role', schema: problemSchema },
         ...errors,
       },
@@ -70,9 +73,14 @@ export function tokenRoutes(authenticator: Authenticator, repository: TokenRepos
       summary: 'Revoke an API token; every gateway replica refuses it within a second',
       access: ['admin'],
       params: idParams,
-      responses: { 204: { description: 'Revoked' }, 404: { description: 'No such token', schema: problemSchema }, ...errors },
+      responses: {
+        204: { description: 'Revoked' },
+        404: { description: 'No such token', schema: problemSchema },
+        ...errors,
+      },
       handler: async ({ params }) => {
-        if (!(await authenticator.revoke(params.id))) throw new NotFoundError(`token ${params.id} does not exist`);
+        if (!(await authenticator.revoke(params.id)))
+          throw new NotFoundError(`token ${params.id} does not exist`);
         return { status: 204 };
       },
     }),

@@ -56,7 +56,8 @@ export class GeneralSettingsUseCases {
 
   read(): Promise<SettingsState> {
     const now = (this.options.now ?? Date.now)();
-    if (this.cached && now - this.cached.at < this.options.readCacheMs) return Promise.resolve(this.cached.state);
+    if (this.cached && now - this.cached.at < this.options.readCacheMs)
+      return Promise.resolve(this.cached.state);
     // One load at a time: concurrent readers share it.
     this.loading ??= this.options.store
       .latest()
