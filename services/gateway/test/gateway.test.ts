@@ -12,6 +12,7 @@ const newToken = () => `pack_${randomBytes(32).toString('base64url')}`;
 /** A service behind the gateway: records what reached it; `/slow/` never answers in time. */
 async function startUpstream() {
   const seen: http.IncomingHttpHeaders[] = [];
+  const timers = new Set<NodeJS.Timeout>();
   const bodies: string[] = [];
   const server = http.createServer((req, res) => {
     seen.push(req.headers);
@@ -20,7 +21,7 @@ async function startUpstream() {
     req.on('end', () => {
       bodies.push(body);
       if (req.url?.includes('/slow/')) {
-        setTimeout(() => res.end('{}'), 2000);
+        timers.add(setTimeout(() => res.end('{}'), 2000));
         return;
       }
       res.writeHead(207, { 'content-type': 'application/json', 'x-upstream': 'yes' });
@@ -29,7 +30,12 @@ async function startUpstream() {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return { url, seen, bodies, close: () => new Promise((resolve) => server.close(resolve)) };
+  const close = () => {
+    for (const timer of timers) clearTimeout(timer);
+    server.closeAllConnections();
+    return new Promise((resolve) => server.close(resolve));
+  };
+  return { url, seen, bodies, close };
 }
 
 describe('gateway', () => {
