@@ -182,6 +182,11 @@ export class Broker {
       const connection = await amqp.connect(this.options.url, {
         clientProperties: { connection_name: `${this.options.service}-${randomUUID().slice(0, 8)}` },
       });
+      if (this.closing) {
+        // close() ran while we were connecting: nobody will close this connection but us.
+        await withinMs(connection.close(), 2000);
+        return;
+      }
       this.connection = connection;
       connection.on('error', (error: unknown) => log.warn({ err: error }, 'broker connection error'));
       connection.on('close', () => this.onDisconnect());
