@@ -119,6 +119,10 @@ describe('database kit on a real MongoDB-wire server', () => {
       return { received, close: () => connection.close() };
     }
 
+    function brokerFor(namespace: string, url = amqpUrl()) {
+      return new Broker({ url, namespace, service: 'test', logger: silent, metrics: createMetrics('b') });
+    }
+
     function relayFor(broker: Broker) {
       return new OutboxRelay({
         connection: mongo.connection,
@@ -140,13 +144,7 @@ describe('database kit on a real MongoDB-wire server', () => {
     it('keeps an event written while RabbitMQ is down and delivers it exactly once when it is back', async () => {
       const namespace = uniqueName('t');
       const proxy = await TcpProxy.forUrl(amqpUrl()).start();
-      const broker = new Broker({
-        url: proxy.rewrite(amqpUrl()),
-        namespace,
-        service: 'test',
-        logger: silent,
-        metrics: createMetrics('b'),
-      });
+      const broker = brokerFor(namespace, proxy.rewrite(amqpUrl()));
       const relay = relayFor(broker);
       const observer = await subscriber(namespace);
       try {
@@ -198,13 +196,7 @@ describe('database kit on a real MongoDB-wire server', () => {
       await Doc().collection.updateOne({ _id: 2 as never }, withOutbox({ $set: { value: 'b' } }, first));
       await Doc().collection.updateOne({ _id: 2 as never }, withOutbox({ $set: { value: 'c' } }, second));
 
-      const broker = new Broker({
-        url: amqpUrl(),
-        namespace,
-        service: 'test',
-        logger: silent,
-        metrics: createMetrics('b'),
-      });
+      const broker = brokerFor(namespace);
       const relay = relayFor(broker);
       try {
         broker.start();
@@ -224,13 +216,7 @@ describe('database kit on a real MongoDB-wire server', () => {
     it('relays events that have no owning document from the outbox collection', async () => {
       const namespace = uniqueName('t');
       const observer = await subscriber(namespace);
-      const broker = new Broker({
-        url: amqpUrl(),
-        namespace,
-        service: 'test',
-        logger: silent,
-        metrics: createMetrics('b'),
-      });
+      const broker = brokerFor(namespace);
       const relay = relayFor(broker);
       try {
         broker.start();
