@@ -22,6 +22,10 @@ async function startUpstream() {
     req.on('data', (chunk: Buffer) => (body += chunk.toString()));
     req.on('end', () => {
       bodies.push(body);
+      if (req.url?.includes('/broken/')) {
+        req.socket.destroy();
+        return;
+      }
       if (req.url?.includes('/slow/')) {
         timers.add(setTimeout(() => res.end('{}'), 2000));
         return;
@@ -239,12 +243,18 @@ describe('gateway', () => {
       expect(principal).toMatchObject({ username: 'admin', role: 'admin' });
     });
 
-    it('answers 503 when the owning service is down, 504 when it is too slow, 413 for a body over the limit', async () => {
+    it('answers 503 when the owning service is down, 504 when it is too slow, 502 when it breaks off, 413 for a body over the limit', async () => {
       const down = await call(a, 'GET', '/v1/catalog/services/', adminToken);
       expect(down.status).toBe(503);
       expect(await down.json()).toMatchObject({ status: 503, detail: 'the catalog service is unavailable' });
       const slow = await call(a, 'GET', '/v1/core/general_settings/slow/', adminToken);
       expect(slow.status).toBe(504);
+      const broken = await call(a, 'GET', '/v1/core/general_settings/broken/', adminToken);
+      expect(broken.status).toBe(502);
+      expect(await broken.json()).toMatchObject({
+        status: 502,
+        detail: 'the settings service failed to answer',
+      });
       const big = await call(a, 'POST', '/v1/core/general_settings/', adminToken, { blob: 'x'.repeat(5000) });
       expect(big.status).toBe(413);
     });
