@@ -82,8 +82,8 @@ print_env() {
 # PostgreSQL refuses to run as root, so when this script runs as root, initdb/pg_ctl/psql run as
 # the `postgres` OS user (runuser), and the cluster's folders are owned by it. That user must be
 # able to traverse every parent folder of the data dir. When the infra dir is reachable for it
-# (the usual case: /work/..., /home/... with mode 755), the cluster lives in $PACK_INFRA_DIR/pg.
-# When it is not (e.g. the repo is under /root, mode 700), we do NOT loosen permissions of the
+# (the usual case: parent folders with mode 755), the cluster lives in $PACK_INFRA_DIR/pg.
+# When it is not (e.g. the repo is under a mode-700 home folder), we do NOT loosen permissions of the
 # user's home folders; instead the cluster lives in a folder owned by postgres under its own home,
 # /var/lib/postgresql/pack-infra/<hash of PACK_INFRA_DIR>/, and $PACK_INFRA_DIR/pg-location
 # records where. When run as a normal user, everything runs directly as that user.
