@@ -46,5 +46,11 @@ describe('logger', () => {
     for (const line of lines) expect(line).not.toContain(SECRET);
     expect(lines[0]).toContain('[REDACTED]');
     expect(JSON.parse(lines[0]!).model.extra_data.api_key).toBe('[REDACTED]');
+    // The error itself is still readable, with its secret removed.
+    expect(JSON.parse(lines[1]!).err).toMatchObject({
+      type: 'Error',
+      message: 'upstream refused Token [REDACTED]',
+      stack: expect.stringContaining('upstream refused'),
+    });
   });
 });

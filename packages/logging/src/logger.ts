@@ -21,9 +21,13 @@ export function createLogger(options: LoggerOptions): Logger {
       messageKey: 'msg',
       formatters: {
         level: (label) => ({ level: label }),
-        // Every line passes through here, so no secret field reaches a log at any depth.
+        // Every line passes through here (before any serializer), so no secret field reaches a log
+        // at any depth; errors become plain objects here too.
         log: (object) => redact(object) as Record<string, unknown>,
       },
+      // Errors are already plain objects (see formatters.log); pino's own err serializer would
+      // re-read them as errors and call them "Object".
+      serializers: { err: (value: unknown) => value },
       mixin() {
         const context = currentContext();
         return context ? { correlation_id: context.correlationId, request_id: context.requestId } : {};
@@ -36,7 +40,6 @@ export function createLogger(options: LoggerOptions): Logger {
           );
         },
       },
-      serializers: { err: pino.stdSerializers.err, error: pino.stdSerializers.err },
     },
     options.destination ?? pino.destination({ sync: false }),
   );
