@@ -14,6 +14,7 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import autocannon from 'autocannon';
+import { Pool } from 'undici';
 import { principalHeaders } from '@pack/http-kit';
 import { dropDatabase } from '@pack/testkit';
 
@@ -87,6 +88,31 @@ async function load(
   };
 }
 
+const SEQUENTIAL = Number(process.env.SEQUENTIAL ?? 2000);
+
+/** One request at a time over one keep-alive connection, each timed with hrtime. */
+async function sequential(
+  url: string,
+  headers: () => Record<string, string>,
+): Promise<{ p50: number; p99: number }> {
+  const pool = new Pool(url, { connections: 1 });
+  const times: number[] = [];
+  try {
+    for (let i = 0; i < SEQUENTIAL + 200; i += 1) {
+      const start = process.hrtime.bigint();
+      const response = await pool.request({ method: 'GET', path: ROUTE, headers: headers() });
+      await response.body.text();
+      if (response.statusCode !== 200) throw new Error(`${url} answered ${response.statusCode}`);
+      if (i >= 200) times.push(Number(process.hrtime.bigint() - start) / 1e6); // the first 200 warm up
+    }
+  } finally {
+    await pool.close();
+  }
+  times.sort((a, b) => a - b);
+  const at = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))]!;
+  return { p50: at(0.5), p99: at(0.99) };
+}
+
 async function main(): Promise<void> {
   const urls = infra();
   const suffix = randomBytes(3).toString('hex');
@@ -135,14 +161,11 @@ async function main(): Promise<void> {
       const commands = (await dbCommands(gatewayUrl)) - before;
       runs.push({ direct: d, gateway: g, commandsPerRequest: commands / g.requests });
     }
-    // Light load (one connection): what one request pays for the extra hop, without queueing.
-    const lightDirect = await load(
-      settingsUrl,
+    // Light load (one request at a time, microsecond timing): what one request pays for the hop.
+    const lightDirect = await sequential(settingsUrl, () =>
       principalHeaders(secret, 'GET', ROUTE, { id: 1, username: 'admin', role: 'admin' }),
-      duration,
-      1,
     );
-    const lightGateway = await load(gatewayUrl, { authorization: `Token ${adminToken}` }, duration, 1);
+    const lightGateway = await sequential(gatewayUrl, () => ({ authorization: `Token ${adminToken}` }));
     const mean = (pick: (r: (typeof runs)[number]) => number) =>
       runs.reduce((s, r) => s + pick(r), 0) / runs.length;
     const d = {
@@ -164,7 +187,7 @@ async function main(): Promise<void> {
         row('direct', d),
         row('gateway', g),
         `ratio     throughput gateway/direct ${(g.rps / d.rps).toFixed(3)}   p99 added ${(g.p99 - d.p99).toFixed(2)} ms   p50 added ${(g.p50 - d.p50).toFixed(2)} ms`,
-        `light load (1 connection): direct p50 ${lightDirect.p50.toFixed(2)} ms p99 ${lightDirect.p99.toFixed(2)} ms, gateway p50 ${lightGateway.p50.toFixed(2)} ms p99 ${lightGateway.p99.toFixed(2)} ms, p99 added ${(lightGateway.p99 - lightDirect.p99).toFixed(2)} ms, throughput ratio ${(lightGateway.rps / lightDirect.rps).toFixed(3)}`,
+        `light load (${SEQUENTIAL} requests one at a time): direct p50 ${lightDirect.p50.toFixed(3)} ms p99 ${lightDirect.p99.toFixed(3)} ms, gateway p50 ${lightGateway.p50.toFixed(3)} ms p99 ${lightGateway.p99.toFixed(3)} ms; added p50 ${(lightGateway.p50 - lightDirect.p50).toFixed(3)} ms, p99 ${(lightGateway.p99 - lightDirect.p99).toFixed(3)} ms`,
         `gateway database commands per request (warm token): ${mean((r) => r.commandsPerRequest).toFixed(5)}`,
         `errors or non-2xx answers: ${errors}`,
         '',
