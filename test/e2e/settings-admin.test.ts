@@ -1,9 +1,6 @@
-import { Broker, topologyNames } from '@pack/broker';
 import { buildGenUiCatalogSchema } from '@pack/contracts';
-import { createLogger } from '@pack/logging';
-import { createMetrics } from '@pack/metrics';
-import { SettingsCache } from '@pack/settings-client';
-import { deleteQueues, TEST_INTERNAL_SECRET, uniqueName, waitFor } from '@pack/testkit';
+import { uniqueName, waitFor } from '@pack/testkit';
+import { startSubscriber } from '../../services/settings/test/subscriber';
 import { startStack, type Stack } from '../stack';
 
 const SETTINGS = '/v1/core/general_settings/';
@@ -143,22 +140,9 @@ describe('general settings through the gateway', () => {
   it('a service holding a settings cache applies a change made through the gateway without restart', async () => {
     const settings = settingsService();
     const { BROKER_NAMESPACE: namespace, AMQP_URL: amqpUrl } = settings.config;
-    const service = uniqueName('e2e_subscriber');
-    const logger = createLogger({ service, version: 'test', level: 'silent' });
-    const broker = new Broker({ url: amqpUrl, namespace, service, logger, metrics: createMetrics(service) });
-    const cache = new SettingsCache({
-      settingsUrl: settings.url,
-      internalSecret: TEST_INTERNAL_SECRET,
-      service,
-      logger,
-      pollMs: 0,
-    });
-    const consumer = cache.consumer();
-    broker.consume(consumer);
-    broker.start();
-    cache.start();
+    const subscriber = await startSubscriber(settings.url, namespace, amqpUrl, uniqueName('e2e_subscriber'));
+    const { cache } = subscriber;
     try {
-      await waitFor(() => broker.isReady() && cache.isLoaded(), { what: 'the subscriber' });
       expect(cache.get().currency.currency).toBe('EUR');
       const patched = await stack.call('PATCH', SETTINGS, {
         body: { external_api: { webhook_response_retention: 3 }, currency: { currency: 'GBP' } },
@@ -168,14 +152,7 @@ describe('general settings through the gateway', () => {
       expect(cache.get().external_api.webhook_response_retention).toBe(3);
       expect(cache.version()).toBe(Number(patched.headers.get('x-settings-version')));
     } finally {
-      cache.stop();
-      await broker.close();
-      const names = topologyNames(namespace);
-      await deleteQueues(amqpUrl, [
-        names.queue(consumer.name),
-        names.retryQueue(consumer.name),
-        names.deadLetterQueue(consumer.name),
-      ]);
+      await subscriber.stop();
     }
   });
 });

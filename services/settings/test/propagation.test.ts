@@ -1,47 +1,9 @@
 import amqp from 'amqplib';
-import { Broker, topologyNames } from '@pack/broker';
+import { topologyNames } from '@pack/broker';
 import { events, type Envelope } from '@pack/contracts';
-import { createLogger } from '@pack/logging';
-import { createMetrics } from '@pack/metrics';
-import { SettingsCache } from '@pack/settings-client';
-import { deleteQueues, TcpProxy, TEST_INTERNAL_SECRET, uniqueName, waitFor } from '@pack/testkit';
+import { TcpProxy, uniqueName, waitFor } from '@pack/testkit';
 import { SettingsHarness, admin } from './harness';
-
-/** A service that uses the settings: its own broker connection and settings cache. */
-async function startSubscriber(
-  settingsUrl: string,
-  namespace: string,
-  amqpUrl: string,
-  service = uniqueName('subscriber'),
-) {
-  const logger = createLogger({ service, version: 'test', level: 'silent' });
-  const broker = new Broker({ url: amqpUrl, namespace, service, logger, metrics: createMetrics(service) });
-  const cache = new SettingsCache({
-    settingsUrl,
-    internalSecret: TEST_INTERNAL_SECRET,
-    service,
-    logger,
-    pollMs: 0,
-  });
-  const consumer = cache.consumer();
-  broker.consume(consumer);
-  broker.start();
-  cache.start();
-  await waitFor(() => broker.isReady() && cache.isLoaded(), { what: 'subscriber ready' });
-  const names = topologyNames(namespace);
-  return {
-    cache,
-    async stop() {
-      cache.stop();
-      await broker.close();
-      await deleteQueues(amqpUrl, [
-        names.queue(consumer.name),
-        names.retryQueue(consumer.name),
-        names.deadLetterQueue(consumer.name),
-      ]);
-    },
-  };
-}
+import { startSubscriber } from './subscriber';
 
 /** Every settings.changed event published in a namespace, read straight from the exchange. */
 async function tapEvents(amqpUrl: string, namespace: string) {
