@@ -1,9 +1,7 @@
-import { spawnSync } from 'node:child_process';
-import path from 'node:path';
 import { loadConfig, serviceEnvSchema } from '@pack/config';
 import { events } from '@pack/contracts';
 import { route } from '@pack/http-kit';
-import { LogCapture, REPO_ROOT, stopAndClean, TcpProxy, testEnv, waitFor } from '@pack/testkit';
+import { LogCapture, runEntryPoint, stopAndClean, TcpProxy, testEnv, waitFor } from '@pack/testkit';
 import { startService, type ServiceDefinition } from '../src';
 
 const schema = serviceEnvSchema({ port: 0, database: 'unused' });
@@ -92,15 +90,10 @@ describe('a service started by the runtime', () => {
   });
 
   it('refuses to start with a bad variable, naming it', () => {
-    const result = spawnSync(
-      process.execPath,
-      ['--import', 'tsx', path.join(REPO_ROOT, 'services/gateway/src/main.ts')],
-      {
-        env: { PATH: process.env.PATH, PACK_INTERNAL_SECRET: 'short', MONGO_URL: 'http://nope' },
-        encoding: 'utf8',
-        timeout: 30_000,
-      },
-    );
+    const result = runEntryPoint('services/gateway/src/main.ts', [], {
+      PACK_INTERNAL_SECRET: 'short',
+      MONGO_URL: 'http://nope',
+    });
     expect(result.status).toBe(78);
     expect(result.stderr).toContain('PACK_INTERNAL_SECRET: must be at least 32 characters');
     expect(result.stderr).toContain('MONGO_URL: must be a mongodb:// URL');

@@ -1,8 +1,11 @@
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import path from 'node:path';
 import net from 'node:net';
 import { Writable } from 'node:stream';
 import amqp from 'amqplib';
 import mongoose from 'mongoose';
+import { REPO_ROOT } from './infra';
 
 export const TEST_INTERNAL_SECRET = 'test-internal-secret-0123456789abcdef';
 /** A fixed encryption key (32 bytes, base64) for tests only; deployments bring their own. */
@@ -180,4 +183,17 @@ export async function stopAndClean(service: StoppableService): Promise<void> {
   await service.stop();
   await dropDatabase(MONGO_URL, MONGO_DB);
   if (queues.length > 0) await deleteQueues(AMQP_URL, queues);
+}
+
+/**
+ * Runs one of the repository's TypeScript entry points (a service's main.ts, a CLI) as its own
+ * process with exactly the given environment (plus PATH), and waits for it to end.
+ */
+export function runEntryPoint(file: string, args: string[], env: Record<string, string | undefined>) {
+  return spawnSync(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, file), ...args], {
+    env: { PATH: process.env.PATH, ...env },
+    cwd: REPO_ROOT,
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
 }

@@ -1,11 +1,9 @@
-import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import path from 'node:path';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { loadConfig } from '@pack/config';
 import { startService, type RunningService } from '@pack/runtime';
-import { dropDatabase, REPO_ROOT, testEnv, waitFor } from '@pack/testkit';
+import { dropDatabase, runEntryPoint, testEnv, waitFor } from '@pack/testkit';
 import { gatewayEnvSchema, gatewayService, type GatewayConfig } from '../src/service';
 import { verifyPrincipal } from '@pack/http-kit';
 
@@ -281,48 +279,17 @@ describe('gateway', () => {
   });
 
   it('issues tokens from the command line, for a first admin without PACK_ADMIN_TOKEN', async () => {
-    const result = spawnSync(
-      process.execPath,
-      [
-        '--import',
-        'tsx',
-        path.join(REPO_ROOT, 'services/gateway/src/cli.ts'),
-        'create-token',
-        'cli-admin',
-        'admin',
-      ],
-      {
-        env: {
-          PATH: process.env.PATH,
-          MONGO_URL: env.MONGO_URL,
-          MONGO_DB: env.MONGO_DB,
-          PACK_INTERNAL_SECRET: env.PACK_INTERNAL_SECRET,
-        },
-        encoding: 'utf8',
-        timeout: 60_000,
-      },
-    );
+    const result = runEntryPoint('services/gateway/src/cli.ts', ['create-token', 'cli-admin', 'admin'], {
+      MONGO_URL: env.MONGO_URL,
+      MONGO_DB: env.MONGO_DB,
+      PACK_INTERNAL_SECRET: env.PACK_INTERNAL_SECRET,
+    });
     expect(result.status).toBe(0);
     const token = result.stdout.trim();
     expect(token).toMatch(/^pack_/);
     const list = await call(a, 'GET', '/v1/core/tokens/', token);
     expect(list.status).toBe(200);
-    const usage = spawnSync(
-      process.execPath,
-      [
-        '--import',
-        'tsx',
-        path.join(REPO_ROOT, 'services/gateway/src/cli.ts'),
-        'create-token',
-        'x',
-        'emperor',
-      ],
-      {
-        env: { PATH: process.env.PATH },
-        encoding: 'utf8',
-        timeout: 60_000,
-      },
-    );
+    const usage = runEntryPoint('services/gateway/src/cli.ts', ['create-token', 'x', 'emperor'], {});
     expect(usage.status).toBe(64);
     expect(usage.stderr).toContain('usage: cli create-token');
   });

@@ -1,9 +1,7 @@
-import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import path from 'node:path';
 import { ConfigError, loadConfig } from '@pack/config';
 import { createKeyRing, maskSecret, SECRET_MASK, SecretBox, secretKeyId } from '@pack/secrets';
-import { LogCapture, REPO_ROOT, TEST_ENCRYPTION_KEY, testEnv } from '@pack/testkit';
+import { LogCapture, runEntryPoint, TEST_ENCRYPTION_KEY, testEnv } from '@pack/testkit';
 import { settingsEnvSchema, settingsSecretContext } from '../src/service';
 import { SETTINGS, SettingsHarness, admin, consumer, type StoredVersion } from './harness';
 
@@ -185,18 +183,12 @@ describe('encryption keys', () => {
       'PACK_ENCRYPTION_KEY_ID: names no key of PACK_ENCRYPTION_KEYS',
     ]);
 
-    const env = { ...testEnv('settings'), PACK_ENCRYPTION_KEYS: `k:${short}`, PATH: process.env.PATH ?? '' };
-    delete (env as Record<string, string | undefined>).PACK_ENCRYPTION_KEY_ID;
-    const run = spawnSync(
-      process.execPath,
-      ['--import', 'tsx', path.join(REPO_ROOT, 'services/settings/src/main.ts')],
-      {
-        env,
-        cwd: REPO_ROOT,
-        encoding: 'utf8',
-        timeout: 30_000,
-      },
-    );
+    const env: Record<string, string | undefined> = {
+      ...testEnv('settings'),
+      PACK_ENCRYPTION_KEYS: `k:${short}`,
+    };
+    delete env.PACK_ENCRYPTION_KEY_ID;
+    const run = runEntryPoint('services/settings/src/main.ts', [], env);
     expect(run.status).toBe(78);
     expect(run.stderr).toContain('PACK_ENCRYPTION_KEYS');
     expect(run.stderr).not.toContain(short);
