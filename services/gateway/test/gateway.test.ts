@@ -85,9 +85,8 @@ describe('gateway', () => {
       REVOCATION_POLL_MS: '200',
       BODY_LIMIT_BYTES: '4096',
     });
-    // Two replicas on one database, as in a Kubernetes Deployment.
-    a = await start();
-    b = await start();
+    // Two replicas on one database starting at once, as in a Kubernetes Deployment.
+    [a, b] = await Promise.all([start(), start()]);
   });
 
   afterAll(async () => {

@@ -1,6 +1,6 @@
 import type { Connection } from 'mongoose';
 import type { Principal, Role } from '@pack/contracts';
-import { nextId } from '@pack/db';
+import { isDuplicateKey, nextId } from '@pack/db';
 import type { GatewayModels, TokenRecord, UserRecord } from './models';
 
 export interface TokenListItem {
@@ -29,6 +29,7 @@ export class TokenRepository {
     return this.models.users.findOne({ username }).lean();
   }
 
+  /** The new user, or the existing one when the username was taken concurrently. */
   async createUser(username: string, role: Role): Promise<UserRecord> {
     const user: UserRecord = {
       _id: await nextId(this.connection, 'users'),
@@ -36,11 +37,18 @@ export class TokenRepository {
       role,
       created_at: new Date(),
     };
-    await this.models.users.create(user);
-    return user;
+    try {
+      await this.models.users.create(user);
+      return user;
+    } catch (error) {
+      const existing = isDuplicateKey(error) ? await this.findUser(username) : null;
+      if (!existing) throw error;
+      return existing;
+    }
   }
 
-  async createToken(userId: number, hash: string, prefix: string): Promise<TokenRecord> {
+  /** The new token record, or null when a token with this hash exists already. */
+  async createToken(userId: number, hash: string, prefix: string): Promise<TokenRecord | null> {
     const token: TokenRecord = {
       _id: await nextId(this.connection, 'api_tokens'),
       user_id: userId,
@@ -50,8 +58,13 @@ export class TokenRepository {
       revoked_at: null,
       revocation_seq: null,
     };
-    await this.models.tokens.create(token);
-    return token;
+    try {
+      await this.models.tokens.create(token);
+      return token;
+    } catch (error) {
+      if (isDuplicateKey(error)) return null;
+      throw error;
+    }
   }
 
   async list(limit: number, offset: number): Promise<{ count: number; items: TokenListItem[] }> {

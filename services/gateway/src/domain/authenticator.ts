@@ -1,5 +1,6 @@
 import type { Principal, Role } from '@pack/contracts';
 import type { Logger } from '@pack/logging';
+import type { UserRecord } from '../data/models';
 import type { TokenRepository } from '../data/token-repository';
 import { generateToken, hashToken, tokenPrefix } from './token';
 import { TokenCache } from './token-cache';
@@ -31,15 +32,10 @@ export class Authenticator {
   }
 
   async issue(username: string, role: Role): Promise<{ token: string; tokenId: number; user: Principal }> {
-    let user = await this.repository.findUser(username);
-    if (user && user.role !== role) {
-      throw new ConflictError(
-        `user ${username} exists with role ${user.role}; a token carries its user's role`,
-      );
-    }
-    user ??= await this.repository.createUser(username, role);
+    const user = await this.userWithRole(username, role);
     const token = generateToken();
     const record = await this.repository.createToken(user._id, hashToken(token), tokenPrefix(token));
+    if (!record) throw new Error('a new random token collided with a stored one'); // 2^-256: never
     return { token, tokenId: record._id, user: { id: user._id, username: user.username, role: user.role } };
   }
 
@@ -53,11 +49,22 @@ export class Authenticator {
   async ensureAdminToken(username: string, token: string): Promise<void> {
     const hash = hashToken(token);
     if (await this.repository.principalForHash(hash)) return;
-    let user = await this.repository.findUser(username);
-    user ??= await this.repository.createUser(username, 'admin');
-    if (user.role !== 'admin') throw new Error(`user ${username} exists but is not an admin`);
-    await this.repository.createToken(user._id, hash, tokenPrefix(token));
+    const user = await this.userWithRole(username, 'admin');
+    // null: another replica starting with the same PACK_ADMIN_TOKEN registered it first.
+    if (!(await this.repository.createToken(user._id, hash, tokenPrefix(token)))) return;
     this.logger.info({ username }, 'admin token from PACK_ADMIN_TOKEN registered');
+  }
+
+  /** The user called `username`, created with `role` if new; 409 if it exists with another role. */
+  private async userWithRole(username: string, role: Role): Promise<UserRecord> {
+    const user =
+      (await this.repository.findUser(username)) ?? (await this.repository.createUser(username, role));
+    if (user.role !== role) {
+      throw new ConflictError(
+        `user ${username} exists with role ${user.role}; a token carries its user's role`,
+      );
+    }
+    return user;
   }
 
   async startRevocationPolling(): Promise<void> {
