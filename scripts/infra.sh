@@ -451,7 +451,7 @@ cmd_pg_up() {
   answers "$PACK_PG_PORT" || started=1
   pg_up
   printf 'export PACK_PG_URL=%s\n' "$(sq "postgres://pack:pack@127.0.0.1:$PACK_PG_PORT")"
-  printf 'export PACK_PG_STARTED=%s\n' "$started"
+  printf 'export PACK_PG_STARTED=%s\n' "$(sq "$started")"
 }
 
 cmd_pg_db() {
