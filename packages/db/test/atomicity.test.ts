@@ -105,7 +105,9 @@ describe('single-document updates under concurrency', () => {
     expect(results.filter((result) => result.status === 'rejected')).toEqual([]);
     const upserted = results.filter((result) => result.status === 'fulfilled' && result.value.upsertedCount);
     expect(upserted).toHaveLength(1);
-    expect(await items.find({ key: 'k' }, { projection: { _id: 0 } }).toArray()).toEqual([{ key: 'k', n: 20 }]);
+    expect(await items.find({ key: 'k' }, { projection: { _id: 0 } }).toArray()).toEqual([
+      { key: 'k', n: 20 },
+    ]);
   });
 
   it('removes 20 documents with 20 concurrent deleteOne of one filter', async () => {
