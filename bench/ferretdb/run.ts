@@ -13,7 +13,7 @@
  * each build lost. It stops the servers, drops their databases, and stops PostgreSQL if it
  * started it. Measuring takes DURATION x ROUNDS x 6 seconds, bounded at 100 s.
  *
- *   pnpm bench:ferretdb            (DURATION=seconds per round, default 2; ROUNDS=n, default 2)
+ *   pnpm bench:ferretdb            (DURATION=seconds per round, default 1; ROUNDS=n, default 4)
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -22,8 +22,8 @@ import path from 'node:path';
 import mongoose, { type Connection } from 'mongoose';
 
 const root = path.resolve(__dirname, '../..');
-const duration = Number(process.env.DURATION ?? 2);
-const rounds = Number(process.env.ROUNDS ?? 2);
+const duration = Number(process.env.DURATION ?? 1);
+const rounds = Number(process.env.ROUNDS ?? 4);
 const WRITERS = 20;
 const MEASURE_LIMIT_MS = 100_000;
 
@@ -124,7 +124,7 @@ async function measure(connection: Connection, c: Case, seconds: number) {
   );
   const elapsed = Number(process.hrtime.bigint() - started) / 1e9;
   const kept = (await collection.find({}).toArray()).reduce((sum, document) => sum + document.n, 0);
-  return { rate: acknowledged / elapsed, lost: acknowledged - kept };
+  return { rate: acknowledged / elapsed, acknowledged, lost: acknowledged - kept };
 }
 
 async function stop(servers: Server[], pgStarted: boolean): Promise<void> {
@@ -173,12 +173,14 @@ async function main(): Promise<void> {
     for (const server of servers) await start(server, binaries[server.name], pgUrl);
     for (const server of servers) for (const c of cases) await measure(server.connection!, c, 0.3); // warm up
 
-    const results = cases.map(() => ({ stock: { rate: 0, lost: 0 }, patched: { rate: 0, lost: 0 } }));
+    const zero = () => ({ rate: 0, acknowledged: 0, lost: 0 });
+    const results = cases.map(() => ({ stock: zero(), patched: zero() }));
     for (let round = 0; round < rounds; round += 1) {
       for (const [i, c] of cases.entries()) {
         for (const server of servers) {
-          const { rate, lost } = await measure(server.connection!, c, duration);
+          const { rate, acknowledged, lost } = await measure(server.connection!, c, duration);
           results[i]![server.name].rate += rate / rounds;
+          results[i]![server.name].acknowledged += acknowledged;
           results[i]![server.name].lost += lost;
         }
       }
@@ -191,7 +193,7 @@ async function main(): Promise<void> {
         stock.rate.toFixed(0).padStart(10),
         patched.rate.toFixed(0).padStart(12),
         (patched.rate / stock.rate).toFixed(2).padStart(16),
-        `   ${stock.lost} / ${patched.lost}`,
+        `   ${stock.lost} of ${stock.acknowledged} / ${patched.lost} of ${patched.acknowledged}`,
       ].join('');
     });
     process.stdout.write(
