@@ -5,6 +5,7 @@
 #   scripts/infra.sh down    stop what this script started
 #   scripts/infra.sh status  one line per component
 #   scripts/infra.sh env     only the `export MONGO_URL=... AMQP_URL=...` lines: eval "$(scripts/infra.sh env)"
+#   scripts/infra.sh restart-ferretdb   stops the FerretDB this script started, rebuilds if needed, starts it
 #
 # For bench/ferretdb (which runs a stock and a patched FerretDB side by side):
 #   scripts/infra.sh ferretdb-bin [patched|stock]   builds if needed; prints the binary's path
@@ -314,7 +315,7 @@ ferret_warn_stale() {
   if [[ ! -f "$FERRET_BIN.stamp" || "$(cat "$FERRET_BIN.stamp")" != "$(ferret_stamp patched)" ]] ||
     readlink "/proc/$pid/exe" 2>/dev/null | grep -q '(deleted)$'; then
     log "ferretdb: WARNING: the running server (pid $pid) is not built from the current tools/ferretdb" \
-      "and its patches; restart it to apply them: scripts/infra.sh down && scripts/infra.sh up"
+      "and its patches; to apply them: scripts/infra.sh restart-ferretdb (cuts off its clients)"
   fi
 }
 
@@ -492,6 +493,11 @@ case "${1:-}" in
   down) cmd_down ;;
   status) cmd_status ;;
   env) print_env ;;
+  restart-ferretdb)
+    ferret_down
+    pg_up
+    ferret_up
+    ;;
   ferretdb-bin)
     case "${2:-patched}" in
       patched) ferret_build && printf '%s\n' "$FERRET_BIN" ;;
@@ -503,7 +509,7 @@ case "${1:-}" in
   pg-db) cmd_pg_db "${2:-}" "${3:-}" ;;
   pg-down) pg_down ;;
   *)
-    echo "usage: $0 up|down|status|env (bench: ferretdb-bin|pg-up|pg-db|pg-down)" >&2
+    echo "usage: $0 up|down|status|env|restart-ferretdb (bench: ferretdb-bin|pg-up|pg-db|pg-down)" >&2
     exit 2
     ;;
 esac

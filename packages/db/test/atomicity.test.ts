@@ -6,7 +6,7 @@ import { dropDatabase, uniqueName } from '@pack/testkit';
  * single-document write must be atomic, as on MongoDB. Stock FerretDB v1 fails these cases (it
  * reads and writes back without a lock); ours passes with tools/ferretdb/patches. If they fail
  * locally, the FerretDB on MONGO_URL is probably a stock or older build: scripts/infra.sh up
- * warns about that; `scripts/infra.sh down && scripts/infra.sh up` restarts it patched.
+ * warns about that; `scripts/infra.sh restart-ferretdb` restarts it patched.
  */
 const times = <T>(n: number, make: (i: number) => T): T[] => Array.from({ length: n }, (_, i) => make(i));
 
