@@ -5,11 +5,20 @@
 #   scripts/infra.sh down    stop what this script started
 #   scripts/infra.sh status  one line per component
 #   scripts/infra.sh env     only the `export MONGO_URL=... AMQP_URL=...` lines: eval "$(scripts/infra.sh env)"
+#   scripts/infra.sh restart-ferretdb   stops the FerretDB this script started, rebuilds if needed, starts it
+#
+# For bench/ferretdb (which runs a stock and a patched FerretDB side by side):
+#   scripts/infra.sh ferretdb-bin [patched|stock]   builds if needed; prints the binary's path
+#   scripts/infra.sh pg-up                          PostgreSQL only; prints PACK_PG_URL and whether it started it
+#   scripts/infra.sh pg-db create|drop NAME         a database in that cluster
+#   scripts/infra.sh pg-down                        stops this checkout's PostgreSQL
 #
 # Components:
 #   - PostgreSQL 15: a private cluster (data in $PACK_INFRA_DIR/pg), 127.0.0.1:$PACK_PG_PORT,
 #     role pack/pack (superuser), database "ferretdb" — FerretDB's storage.
-#   - FerretDB v1.24.2 (MongoDB wire protocol on 127.0.0.1:$PACK_MONGO_PORT), built from tools/ferretdb.
+#   - FerretDB v1.24.2 (MongoDB wire protocol on 127.0.0.1:$PACK_MONGO_PORT), built from tools/ferretdb
+#     with our patches (tools/ferretdb/patches: atomic single-document updates; it must run as
+#     ONE process per PostgreSQL database, see tools/ferretdb/README.md).
 #   - RabbitMQ (the Debian package), 127.0.0.1:$PACK_AMQP_PORT, guest/guest.
 # If MONGO_URL is already set, PostgreSQL and FerretDB are left alone (you bring your own MongoDB);
 # likewise AMQP_URL and RabbitMQ.
@@ -37,6 +46,8 @@ BIN_DIR="$PACK_INFRA_DIR/bin"
 LOG_DIR="$PACK_INFRA_DIR/logs"
 RUN_DIR="$PACK_INFRA_DIR/run"
 FERRET_SRC="$REPO_ROOT/tools/ferretdb"
+FERRET_MODULE="github.com/FerretDB/FerretDB"
+FERRET_BUILD_DIR="$PACK_INFRA_DIR/build/ferretdb"
 FERRET_BIN="$BIN_DIR/ferretdb"
 FERRET_PID="$RUN_DIR/ferretdb.pid"
 FERRET_LOG="$LOG_DIR/ferretdb.log"
@@ -222,24 +233,90 @@ pg_down() {
 # ---------------------------------------------------------------------------------------------
 # FerretDB
 
-ferret_build() {
-  [[ -f "$FERRET_SRC/main.go" ]] || die "missing $FERRET_SRC/main.go"
-  local need=0 f
-  if [[ ! -x "$FERRET_BIN" ]]; then
-    need=1
+# The binary's inputs: tools/ferretdb (main.go, go.mod, go.sum) and, for the patched build,
+# tools/ferretdb/patches/*.patch. Their hash is kept next to the binary (<bin>.stamp): a binary
+# without a stamp (e.g. a stock build from before the patches) or with another hash is rebuilt.
+ferret_stamp() {
+  local variant=$1
+  {
+    printf 'ferretdb build recipe 2, %s\n' "$variant"
+    (cd "$FERRET_SRC" && sha256sum main.go go.mod go.sum)
+    if [[ "$variant" == patched ]]; then
+      (cd "$FERRET_SRC" && sha256sum patches/*.patch)
+    fi
+  } | sha256sum | cut -c1-64
+}
+
+# ferret_patch_source: copies the FerretDB module (from the Go module proxy, through the module
+# cache, which stays untouched) to $FERRET_BUILD_DIR/src, applies tools/ferretdb/patches/*.patch
+# there, and writes $FERRET_BUILD_DIR/go.mod: tools/ferretdb/go.mod with a `replace` pointing at
+# the copy. The copy's path stays the same, so Go's build cache keeps what did not change.
+ferret_patch_source() {
+  local moddir patch patches=("$FERRET_SRC"/patches/*.patch)
+  [[ -f "${patches[0]}" ]] || die "no patches in $FERRET_SRC/patches"
+  (cd "$FERRET_SRC" && go mod download "$FERRET_MODULE") || die "could not download $FERRET_MODULE"
+  moddir="$(cd "$FERRET_SRC" && go list -m -f '{{.Dir}}' "$FERRET_MODULE")"
+  [[ -d "$moddir" ]] || die "$FERRET_MODULE is not in the module cache after download"
+  rm -rf "$FERRET_BUILD_DIR"
+  mkdir -p "$FERRET_BUILD_DIR"
+  cp -R "$moddir" "$FERRET_BUILD_DIR/src"
+  chmod -R u+w "$FERRET_BUILD_DIR/src" # the module cache's files are read-only
+  for patch in "${patches[@]}"; do
+    log "ferretdb: applying patches/$(basename "$patch")"
+    ferret_apply "$patch" || die "patches/$(basename "$patch") does not apply to $FERRET_MODULE"
+  done
+  cp "$FERRET_SRC/go.mod" "$FERRET_SRC/go.sum" "$FERRET_BUILD_DIR/"
+  go mod edit -replace="$FERRET_MODULE=$FERRET_BUILD_DIR/src" "$FERRET_BUILD_DIR/go.mod"
+}
+
+# ferret_apply PATCH: applies a `git diff` patch to $FERRET_BUILD_DIR/src; refuses if any hunk
+# does not match. git is there in a clone; `patch` is the fallback.
+ferret_apply() {
+  if command -v git >/dev/null 2>&1; then
+    # The copy may sit inside this repo's worktree (.local/infra); without the ceiling, git
+    # would take paths relative to the repo and skip files outside the current folder.
+    (cd "$FERRET_BUILD_DIR/src" && GIT_CEILING_DIRECTORIES="$FERRET_BUILD_DIR" git apply "$1")
+  elif command -v patch >/dev/null 2>&1; then
+    patch -d "$FERRET_BUILD_DIR/src" -p1 --forward --batch --quiet <"$1"
   else
-    for f in main.go go.mod go.sum; do
-      if [[ -f "$FERRET_SRC/$f" && "$FERRET_SRC/$f" -nt "$FERRET_BIN" ]]; then need=1; fi
-    done
+    die "git or patch is needed to apply tools/ferretdb/patches"
   fi
-  ((need)) || return 0
+}
+
+# ferret_build_variant patched|stock BIN: builds BIN unless its stamp is current. "stock" is the
+# unpatched module, kept only for bench/ferretdb's comparison.
+ferret_build_variant() {
+  local variant=$1 bin=$2 stamp modfile=()
+  [[ -f "$FERRET_SRC/main.go" ]] || die "missing $FERRET_SRC/main.go"
+  stamp="$(ferret_stamp "$variant")"
+  if [[ -x "$bin" && -f "$bin.stamp" && "$(cat "$bin.stamp")" == "$stamp" ]]; then return 0; fi
   command -v go >/dev/null 2>&1 || die "go is needed to build FerretDB (tools/ferretdb)"
   mkdir -p "$BIN_DIR"
-  log "ferretdb: building (go build in tools/ferretdb; the first build takes a few minutes)"
+  if [[ "$variant" == patched ]]; then
+    ferret_patch_source
+    modfile=(-modfile="$FERRET_BUILD_DIR/go.mod")
+  fi
+  log "ferretdb: building the $variant binary (go build in tools/ferretdb; the first build takes a few minutes)"
   # -buildvcs=false: the folder is inside a git repo that may be owned by another user.
-  (cd "$FERRET_SRC" && GOFLAGS="${GOFLAGS:-} -buildvcs=false" go build -o "$FERRET_BIN.tmp" .) ||
+  (cd "$FERRET_SRC" && GOFLAGS="${GOFLAGS:-} -buildvcs=false" go build ${modfile[@]+"${modfile[@]}"} -o "$bin.tmp" .) ||
     die "ferretdb build failed"
-  mv -f "$FERRET_BIN.tmp" "$FERRET_BIN"
+  mv -f "$bin.tmp" "$bin"
+  printf '%s\n' "$stamp" >"$bin.stamp"
+}
+
+ferret_build() { ferret_build_variant patched "$FERRET_BIN"; }
+
+# A server this script started before the patches changed keeps running the old build: say so
+# (restarting it here would cut off whoever is using it).
+ferret_warn_stale() {
+  ferret_pid_alive || return 0
+  local pid
+  pid="$(cat "$FERRET_PID")"
+  if [[ ! -f "$FERRET_BIN.stamp" || "$(cat "$FERRET_BIN.stamp")" != "$(ferret_stamp patched)" ]] ||
+    readlink "/proc/$pid/exe" 2>/dev/null | grep -q '(deleted)$'; then
+    log "ferretdb: WARNING: the running server (pid $pid) is not built from the current tools/ferretdb" \
+      "and its patches; to apply them: scripts/infra.sh restart-ferretdb (cuts off its clients)"
+  fi
 }
 
 ferret_pid_alive() {
@@ -253,14 +330,15 @@ ferret_pid_alive() {
 ferret_up() {
   if answers "$PACK_MONGO_PORT"; then
     log "ferretdb: already answers on 127.0.0.1:$PACK_MONGO_PORT"
+    ferret_warn_stale
     return 0
   fi
   ferret_build
   mkdir -p "$LOG_DIR" "$RUN_DIR"
   if ferret_pid_alive; then
+    # Wait until it is gone: it holds the database's single-process lock (tools/ferretdb/main.go).
     log "ferretdb: process $(cat "$FERRET_PID") exists but port does not answer; restarting it"
-    kill "$(cat "$FERRET_PID")" 2>/dev/null || true
-    sleep 1
+    ferret_down
   fi
   log "ferretdb: starting on 127.0.0.1:$PACK_MONGO_PORT (log: $FERRET_LOG)"
   printf '\n==== %s start ====\n' "$(date -Is)" >>"$FERRET_LOG"
@@ -368,6 +446,30 @@ cmd_down() {
   rabbit_down
 }
 
+# For bench/ferretdb: PostgreSQL alone, and throw-away databases in it.
+cmd_pg_up() {
+  local started=0
+  answers "$PACK_PG_PORT" || started=1
+  pg_up
+  printf 'export PACK_PG_URL=%s\n' "$(sq "postgres://pack:pack@127.0.0.1:$PACK_PG_PORT")"
+  printf 'export PACK_PG_STARTED=%s\n' "$(sq "$started")"
+}
+
+cmd_pg_db() {
+  local action=${1:-} name=${2:-} sql
+  # Only bench_* names, so that this can never drop FerretDB's own database.
+  [[ "$name" =~ ^bench_[a-z0-9_]+$ ]] || die "pg-db: NAME must match bench_[a-z0-9_]+"
+  case "$action" in
+    create) sql="CREATE DATABASE $name OWNER pack" ;;
+    drop) sql="DROP DATABASE IF EXISTS $name WITH (FORCE)" ;;
+    *) die "usage: $0 pg-db create|drop NAME" ;;
+  esac
+  pg_find_bindir
+  # Over TCP as pack (superuser): works for this checkout's cluster and for one found on the port.
+  PGPASSWORD=pack "$PG_BINDIR/psql" -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$PACK_PG_PORT" -U pack \
+    -d postgres -c "$sql" >&2
+}
+
 line() { printf '%-11s %-5s %s\n' "$1" "$2" "$3"; }
 updown() { if answers "$1"; then echo up; else echo down; fi; }
 
@@ -391,8 +493,23 @@ case "${1:-}" in
   down) cmd_down ;;
   status) cmd_status ;;
   env) print_env ;;
+  restart-ferretdb)
+    ferret_down
+    pg_up
+    ferret_up
+    ;;
+  ferretdb-bin)
+    case "${2:-patched}" in
+      patched) ferret_build && printf '%s\n' "$FERRET_BIN" ;;
+      stock) ferret_build_variant stock "$BIN_DIR/ferretdb-stock" && printf '%s\n' "$BIN_DIR/ferretdb-stock" ;;
+      *) die "usage: $0 ferretdb-bin [patched|stock]" ;;
+    esac
+    ;;
+  pg-up) cmd_pg_up ;;
+  pg-db) cmd_pg_db "${2:-}" "${3:-}" ;;
+  pg-down) pg_down ;;
   *)
-    echo "usage: $0 up|down|status|env" >&2
+    echo "usage: $0 up|down|status|env|restart-ferretdb (bench: ferretdb-bin|pg-up|pg-db|pg-down)" >&2
     exit 2
     ;;
 esac

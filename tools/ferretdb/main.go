@@ -2,18 +2,100 @@
 //
 // It embeds the ferretdb package instead of installing FerretDB's own CLI, which panics when
 // built with `go install` (FerretDB issue 2982).
+//
+// Our patch (patches/, applied by scripts/infra.sh) makes single-document updates atomic with a
+// lock inside this process, so only one process may serve a PostgreSQL database: this command
+// holds a PostgreSQL advisory lock for as long as it runs, and a second one on the same
+// database refuses to start (README.md).
 package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"log"
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/FerretDB/FerretDB/ferretdb"
 )
+
+// singleProcessLockKey is the advisory lock key: "pack-ferretdb" as a number, unlikely to be
+// taken by anything else in the database.
+const singleProcessLockKey = 0x7061636b_6672_7274
+
+var errLockHeld = errors.New("another FerretDB process serves this PostgreSQL database " +
+	"(the patched FerretDB must run as one process per database, see tools/ferretdb/README.md)")
+
+// holdSingleProcessLock takes the advisory lock on a connection of its own; the lock lasts as
+// long as that connection.
+func holdSingleProcessLock(ctx context.Context, pgURL string) (*pgx.Conn, error) {
+	config, err := pgx.ParseConfig(pgURL)
+	if err != nil {
+		return nil, err
+	}
+	config.RuntimeParams["application_name"] = "FerretDB single-process lock"
+
+	conn, err := pgx.ConnectConfig(ctx, config)
+	if err != nil {
+		return nil, err
+	}
+
+	var taken bool
+	if err = conn.QueryRow(ctx, "SELECT pg_try_advisory_lock($1)", int64(singleProcessLockKey)).Scan(&taken); err != nil {
+		conn.Close(ctx)
+		return nil, err
+	}
+	if !taken {
+		conn.Close(ctx)
+		return nil, errLockHeld
+	}
+
+	return conn, nil
+}
+
+// keepSingleProcessLock checks the lock's connection; when PostgreSQL went away (a restart),
+// it takes the lock again once PostgreSQL is back, and stops the process if someone else has
+// it by then.
+func keepSingleProcessLock(ctx context.Context, pgURL string, conn *pgx.Conn) {
+	ticker := time.NewTicker(5 * time.Second)
+	defer ticker.Stop()
+
+	for {
+		select {
+		case <-ctx.Done():
+			if conn != nil {
+				conn.Close(context.Background())
+			}
+			return
+		case <-ticker.C:
+		}
+
+		if conn != nil && conn.Ping(ctx) == nil {
+			continue
+		}
+		if conn != nil {
+			conn.Close(ctx)
+			conn = nil
+		}
+
+		next, err := holdSingleProcessLock(ctx, pgURL)
+		switch {
+		case errors.Is(err, errLockHeld):
+			log.Fatal(err)
+		case ctx.Err() != nil:
+			// shutting down
+		case err != nil:
+			log.Printf("single-process lock: PostgreSQL unavailable, retrying: %v", err)
+		default:
+			conn = next
+		}
+	}
+}
 
 func main() {
 	listen := flag.String("listen-addr", "127.0.0.1:27017", "TCP address to listen on")
@@ -24,6 +106,15 @@ func main() {
 		log.Fatal("-postgresql-url is required")
 	}
 
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	lock, err := holdSingleProcessLock(ctx, *pgURL)
+	if err != nil {
+		log.Fatal(err)
+	}
+	go keepSingleProcessLock(ctx, *pgURL, lock)
+
 	f, err := ferretdb.New(&ferretdb.Config{
 		Listener:      ferretdb.ListenerConfig{TCP: *listen},
 		Handler:       "postgresql",
@@ -32,9 +123,6 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 
 	log.Printf("ferretdb listening on %s", *listen)
 	if err := f.Run(ctx); err != nil {

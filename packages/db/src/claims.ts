@@ -1,13 +1,13 @@
 import { mongo, type Connection } from 'mongoose';
 
 /**
- * Claims: the one write that is atomic on every server we support.
+ * Claims: whoever inserts a claim document with a unique `_id` first wins, on every server.
  *
- * FerretDB v1 applies an update by reading the document and writing it back, with no lock in
- * between: measured here, 40 concurrent `$inc`s of one field leave 15, and 20 concurrent
- * "update where state = A" all see state A and half of them "win". A unique index, however, is
- * enforced by PostgreSQL itself. So wherever two writers may race (ids, state transitions,
- * leases), the winner is whoever inserts a claim document with a unique `_id` first.
+ * They decide "who is first" where there is no document to update yet: integer ids
+ * (sequence.ts), one-time work keyed by name. A race on an existing document (state
+ * transition, lease, counter) is decided by a conditional update instead (`findOneAndUpdate`
+ * with the expected state in the filter, `$inc`), which is atomic on MongoDB and on our FerretDB
+ * build (tools/ferretdb; stock FerretDB v1 is not), see docs/decisions/0002.
  */
 export const CLAIMS_COLLECTION = 'claims';
 

@@ -17,10 +17,10 @@ import type { Metrics } from '@pack/metrics';
  *
  * Events with no owning document go into the `outbox` collection, where the insert is the change.
  *
- * On FerretDB v1 the relay's `$pull` rewrites the whole document (decision 0002), so a domain
- * write to the same document at that moment can be undone. Put outboxes only on documents that
- * nobody else updates after their insert: change records (a transition, a settings version) that
- * are inserted once with their events, while the current state is derived from them.
+ * The relay's `$pull` and a domain update of the same document at that moment both survive:
+ * single-document updates are atomic on MongoDB and on our FerretDB build (decision 0002; stock
+ * FerretDB v1 would let one undo the other). So an outbox may live on a document the domain
+ * updates in place, as well as on change records that are inserted once with their events.
  */
 export const OUTBOX_FIELD = '_outbox';
 export const OUTBOX_PENDING_FIELD = '_outbox_pending';

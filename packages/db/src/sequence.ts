@@ -3,9 +3,9 @@ import { claim, isDuplicateKey } from './claims';
 
 /**
  * Integer ids per collection (the public API uses integers), unique across replicas on MongoDB
- * and on FerretDB alike. The counter's `$inc` only proposes a number (FerretDB can hand the same
- * number to two concurrent callers, see claims.ts); the unique claim `<sequence>:<n>` decides who
- * gets it, and a loser simply asks for the next number.
+ * and on FerretDB alike. The counter's `$inc` proposes a number (atomic on MongoDB and on our
+ * FerretDB build; stock FerretDB v1 could hand one number to two callers, decision 0002); the
+ * unique claim `<sequence>:<n>` decides who gets it, and a loser simply asks for the next number.
  */
 export async function nextId(connection: Connection, sequence: string): Promise<number> {
   const counters = connection.collection<{ _id: string; seq: number }>('counters');
