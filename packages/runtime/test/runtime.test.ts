@@ -1,3 +1,4 @@
+import { on } from '@pack/broker';
 import { loadConfig, serviceEnvSchema } from '@pack/config';
 import { events } from '@pack/contracts';
 import { route } from '@pack/http-kit';
@@ -24,7 +25,7 @@ const definition: ServiceDefinition<Config> = {
         },
       }),
     ],
-    consumers: [{ name: 'probe.settings', events: [events.settingsChanged], handler: async () => undefined }],
+    consumers: [{ name: 'probe.settings', handlers: [on(events.settingsChanged, async () => undefined)] }],
   }),
 };
 
