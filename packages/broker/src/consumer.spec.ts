@@ -34,86 +34,74 @@ function spec(handle: () => Promise<void>, extra: Partial<ConsumerSpec> = {}): C
   return { name: 'unit', handlers: [on(events.settingsChanged, handle)], maxAttempts: 3, ...extra };
 }
 
+/** A consumer whose handler succeeds and counts its runs. */
+function counting() {
+  const counter = { runs: 0 };
+  return Object.assign(counter, {
+    spec: spec(async () => {
+      counter.runs += 1;
+    }),
+  });
+}
+
+const failing = () => spec(() => Promise.reject(new Error('down')));
+
 describe('settling a delivery', () => {
   it('acknowledges after the handler succeeded', async () => {
-    let runs = 0;
+    const handler = counting();
     const { fake, calls } = delivery(message());
-    const outcome = await deliver(
-      spec(async () => {
-        runs += 1;
-      }),
-      fake,
-      silent,
-    );
-    expect({ outcome, calls, runs }).toEqual({ outcome: 'ack', calls: ['ack'], runs: 1 });
+    const outcome = await deliver(handler.spec, fake, silent);
+    expect({ outcome, calls, runs: handler.runs }).toEqual({ outcome: 'ack', calls: ['ack'], runs: 1 });
   });
 
   it('treats an acknowledgement that throws as a settling problem, not a handler failure: no retry is scheduled', async () => {
-    let runs = 0;
+    const handler = counting();
     const { fake, calls } = delivery(message(), {
       ack: () => {
         throw new Error('Channel closed');
       },
     });
-    const outcome = await deliver(
-      spec(async () => {
-        runs += 1;
-      }),
-      fake,
-      silent,
-    );
-    expect({ outcome, calls, runs }).toEqual({ outcome: 'settle_failed', calls: [], runs: 1 });
+    const outcome = await deliver(handler.spec, fake, silent);
+    expect({ outcome, calls, runs: handler.runs }).toEqual({ outcome: 'settle_failed', calls: [], runs: 1 });
   });
 
-  it('schedules a delayed retry for a failed handler, then acknowledges the original', async () => {
-    const { fake, calls } = delivery(message());
-    const outcome = await deliver(
-      spec(() => Promise.reject(new Error('down'))),
-      fake,
-      silent,
-    );
-    expect({ outcome, calls }).toEqual({ outcome: 'retry', calls: ['retry after attempt 1', 'ack'] });
-  });
-
-  it('dead-letters after the last attempt', async () => {
-    const { fake, calls } = delivery(message(), { previousAttempts: 2 });
-    const outcome = await deliver(
-      spec(() => Promise.reject(new Error('down'))),
-      fake,
-      silent,
-    );
-    expect({ outcome, calls }).toEqual({ outcome: 'dead_letter', calls: ['dead-letter'] });
-  });
-
-  it('gives the message back when the retry cannot be scheduled', async () => {
-    const { fake, calls } = delivery(message(), { retryLater: () => Promise.reject(new Error('no broker')) });
-    const outcome = await deliver(
-      spec(() => Promise.reject(new Error('down'))),
-      fake,
-      silent,
-    );
-    expect({ outcome, calls }).toEqual({ outcome: 'requeued', calls: ['requeue'] });
+  it.each([
+    [
+      'schedules a delayed retry, then acknowledges the original',
+      {},
+      'retry',
+      ['retry after attempt 1', 'ack'],
+    ],
+    ['dead-letters it after the last attempt', { previousAttempts: 2 }, 'dead_letter', ['dead-letter']],
+    [
+      'gives the message back when the retry cannot be scheduled',
+      { retryLater: () => Promise.reject(new Error('no broker')) },
+      'requeued',
+      ['requeue'],
+    ],
+  ] as const)('a failed handler: %s', async (_case, overrides: Partial<Delivery>, outcome, calls) => {
+    const settled = delivery(message(), overrides);
+    expect(await deliver(failing(), settled.fake, silent)).toBe(outcome);
+    expect(settled.calls).toEqual(calls);
   });
 
   it('dead-letters a payload that breaks the event schema without running the handler', async () => {
-    let runs = 0;
+    const handler = counting();
     const { fake, calls } = delivery(message({ groups: 'smtp', version: 4, changed_by: null }));
-    const outcome = await deliver(
-      spec(async () => {
-        runs += 1;
-      }),
-      fake,
-      silent,
-    );
-    expect({ outcome, calls, runs }).toEqual({ outcome: 'invalid', calls: ['dead-letter'], runs: 0 });
+    const outcome = await deliver(handler.spec, fake, silent);
+    expect({ outcome, calls, runs: handler.runs }).toEqual({
+      outcome: 'invalid',
+      calls: ['dead-letter'],
+      runs: 0,
+    });
   });
 
   it('drops, never dead-letters or retries, what a broadcast consumer cannot handle', async () => {
-    const failing = delivery(message());
+    const failed = delivery(message());
     const invalid = delivery(Buffer.from('not json'));
-    const broadcast = spec(() => Promise.reject(new Error('down')), { broadcast: true });
-    expect(await deliver(broadcast, failing.fake, silent)).toBe('dropped');
+    const broadcast = { ...failing(), broadcast: true };
+    expect(await deliver(broadcast, failed.fake, silent)).toBe('dropped');
     expect(await deliver(broadcast, invalid.fake, silent)).toBe('dropped');
-    expect([...failing.calls, ...invalid.calls]).toEqual(['ack', 'ack']);
+    expect([...failed.calls, ...invalid.calls]).toEqual(['ack', 'ack']);
   });
 });

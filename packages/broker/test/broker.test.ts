@@ -251,80 +251,72 @@ describe('Broker on a real RabbitMQ', () => {
     }
   });
 
-  it('lets a handler running when close() is called finish and acknowledge: never lost, never handled twice', async () => {
+  /** A broker whose consumer has started handling version 1 and waits until released. */
+  async function startBlockedConsumer(name: string, options: Partial<BrokerOptions> = {}) {
     const release = deferred();
-    const runs: number[] = [];
-    const order: string[] = [];
+    const started: number[] = [];
+    const finished: number[] = [];
+    const broker = makeBroker(amqpUrl(), options);
+    broker.consume(
+      consumer(name, async ({ version }) => {
+        started.push(version);
+        await release.promise;
+        finished.push(version);
+      }),
+    );
+    broker.start();
+    await waitFor(() => broker.isReady());
+    await broker.publish(settingsChanged(1));
+    await waitFor(() => started.length === 1, { what: 'handler to start' });
+    return { broker, started, finished, release: release.resolve };
+  }
+
+  /** Another replica consuming the same queue; answers the versions it handles. */
+  function startReplica(name: string): number[] {
+    const handled: number[] = [];
+    const broker = makeBroker();
+    broker.consume(
+      consumer(name, async ({ version }) => {
+        handled.push(version);
+      }),
+    );
+    broker.start();
+    return handled;
+  }
+
+  it('lets a handler running when close() is called finish and acknowledge: never lost, never handled twice', async () => {
     const logs = new LogCapture();
-    const first = makeBroker(amqpUrl(), {
+    const first = await startBlockedConsumer('drain', {
       logger: createLogger({ service: 'test', version: '0', level: 'info', destination: logs }),
     });
-    first.consume(
-      consumer('drain', async ({ version }) => {
-        runs.push(version);
-        await release.promise;
-        order.push(`handled v${version}`);
-      }),
-    );
-    first.start();
-    await waitFor(() => first.isReady());
-    await first.publish(settingsChanged(1));
-    await waitFor(() => runs.length === 1, { what: 'handler to start' });
-    const closed = first.close().then(() => order.push('closed'));
+    let finishedWhenClosed: number[] = [];
+    const closed = first.broker.close().then(() => (finishedWhenClosed = [...first.finished]));
     await waitFor(
       () => logs.records().some((record) => record.msg === 'stopped consuming; finishing running handlers'),
-      {
-        what: 'consumers cancelled',
-      },
+      { what: 'consumers cancelled' },
     );
     // Published while the first broker drains: it must not take it any more.
-    await first.publish(settingsChanged(2));
-    release.resolve();
+    await first.broker.publish(settingsChanged(2));
+    first.release();
     await closed;
-    expect(order).toEqual(['handled v1', 'closed']);
+    expect(finishedWhenClosed).toEqual([1]);
 
-    const again: number[] = [];
-    const second = makeBroker();
-    second.consume(
-      consumer('drain', async ({ version }) => {
-        again.push(version);
-      }),
-    );
-    second.start();
-    await waitFor(() => again.includes(2), { what: 'the event published during the drain' });
-    expect(again).toEqual([2]);
-    expect(runs).toEqual([1]);
+    const second = startReplica('drain');
+    await waitFor(() => second.includes(2), { what: 'the event published during the drain' });
+    expect(second).toEqual([2]);
+    expect(first.started).toEqual([1]);
     expect((await queueState(topologyNames(namespace).retryQueue('drain'))).messageCount).toBe(0);
   });
 
   it('gives up on a handler that outlives the shutdown bound: its message is redelivered, not lost', async () => {
-    const release = deferred();
-    const first = makeBroker(amqpUrl(), { shutdownTimeoutMs: 200 });
-    const started: number[] = [];
-    first.consume(
-      consumer('slow', async ({ version }) => {
-        started.push(version);
-        await release.promise;
-      }),
-    );
-    first.start();
-    await waitFor(() => first.isReady());
-    await first.publish(settingsChanged(1));
-    await waitFor(() => started.length === 1, { what: 'handler to start' });
+    const first = await startBlockedConsumer('slow', { shutdownTimeoutMs: 200 });
     try {
-      await first.close();
-      const redelivered: number[] = [];
-      const second = makeBroker();
-      second.consume(
-        consumer('slow', async ({ version }) => {
-          redelivered.push(version);
-        }),
-      );
-      second.start();
-      await waitFor(() => redelivered.length === 1, { what: 'redelivery' });
-      expect(redelivered).toEqual([1]);
+      await first.broker.close();
+      const second = startReplica('slow');
+      await waitFor(() => second.length === 1, { what: 'redelivery' });
+      expect(second).toEqual([1]);
     } finally {
-      release.resolve();
+      first.release();
     }
   });
 
