@@ -154,16 +154,17 @@ async function runHandler(spec: ConsumerSpec, content: Buffer): Promise<Verdict>
   } catch {
     return { kind: 'invalid', reason: 'message body is not JSON' };
   }
-  const envelope = envelopeSchema.safeParse(raw);
-  if (!envelope.success) return { kind: 'invalid', reason: 'not a CloudEvents envelope' };
-  const handler = spec.handlers.find((candidate) => candidate.event.type === envelope.data.type);
-  if (!handler) return { kind: 'invalid', reason: `no handler for ${envelope.data.type}` };
-  const accepted = handler.accept(envelope.data);
+  const parsed = envelopeSchema.safeParse(raw);
+  if (!parsed.success) return { kind: 'invalid', reason: 'not a CloudEvents envelope' };
+  const envelope = parsed.data;
+  const handler = spec.handlers.find((candidate) => candidate.event.type === envelope.type);
+  if (!handler) return { kind: 'invalid', reason: `no handler for ${envelope.type}` };
+  const accepted = handler.accept(envelope);
   if (!accepted.ok) return { kind: 'invalid', reason: accepted.reason };
   try {
-    await runWithContext({ correlationId: envelope.data.correlationid }, accepted.run);
+    await runWithContext({ correlationId: envelope.correlationid }, accepted.run);
     return { kind: 'handled' };
   } catch (error) {
-    return { kind: 'failed', error, eventId: envelope.data.id };
+    return { kind: 'failed', error, eventId: envelope.id };
   }
 }
