@@ -1,26 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import amqp, { type Channel, type ChannelModel, type ConfirmChannel, type ConsumeMessage } from 'amqplib';
-import { parseEnvelope, type Envelope, type EventDefinition } from '@pack/contracts';
-import { currentContext, runWithContext, type Logger } from '@pack/logging';
+import type { Envelope } from '@pack/contracts';
+import { currentContext, type Logger } from '@pack/logging';
 import type { Metrics } from '@pack/metrics';
-import { topologyNames } from './topology';
-
-export interface ConsumerSpec {
-  /** Unique per service and purpose, e.g. `webhook-dispatcher.change-instances`; names the queue. */
-  name: string;
-  events: readonly EventDefinition[];
-  handler: (envelope: Envelope) => Promise<void>;
-  prefetch?: number;
-  /** Handler attempts before the message goes to the dead-letter queue. */
-  maxAttempts?: number;
-  retryDelayMs?: number;
-  /**
-   * Every replica gets every event (cache invalidation), instead of replicas sharing the work.
-   * The queue belongs to this connection and disappears with it; a failed handler is logged and
-   * the message dropped (such consumers must have another way to catch up, e.g. a periodic fetch).
-   */
-  broadcast?: boolean;
-}
+import { deliver, eventTypes, type ConsumerSpec } from './consumer';
+import { declareBroadcastQueue, declareQueues, topologyNames } from './topology';
 
 export interface BrokerOptions {
   url: string;
@@ -31,6 +15,11 @@ export interface BrokerOptions {
   publishTimeoutMs?: number;
   /** Quorum-queue redelivery limit: a message that keeps crashing its consumer is dead-lettered. */
   deliveryLimit?: number;
+  /**
+   * How long `close()` waits for running handlers before closing the channels (default 10 s).
+   * A handler still running then has its message redelivered, to another replica or later.
+   */
+  shutdownTimeoutMs?: number;
 }
 
 export class BrokerUnavailableError extends Error {
@@ -45,13 +34,13 @@ const RETRY_HEADER = 'x-retry-count';
 export class Broker {
   private connection?: ChannelModel;
   private publishChannel?: ConfirmChannel;
-  private consumerChannels: Channel[] = [];
+  private consumerChannels: { channel: Channel; consumerTag?: string }[] = [];
   private readonly consumers: ConsumerSpec[] = [];
   private ready = false;
   private closing = false;
   private reconnectTimer?: NodeJS.Timeout;
   private attempt = 0;
-  private inFlight = 0;
+  private readonly inFlight = new Set<Promise<void>>();
   private readonly names: ReturnType<typeof topologyNames>;
   private readonly instanceId = randomUUID().slice(0, 8);
   private readonly readyListeners = new Set<() => void>();
@@ -78,6 +67,7 @@ export class Broker {
 
   /** Registers a consumer; it starts now if connected, and again after every reconnect. */
   consume(spec: ConsumerSpec): void {
+    eventTypes(spec); // throws now, not at connect time, on two handlers for one event type
     this.consumers.push(spec);
     if (this.ready && this.connection)
       void this.startConsumer(this.connection, spec).catch((error) => this.fail(error));
@@ -112,8 +102,9 @@ export class Broker {
 
   /** Publishes persistently and resolves only once the broker has confirmed it. */
   async publish(envelope: Envelope): Promise<void> {
+    // Not `ready`: handlers that finish while close() drains them may still publish.
     const channel = this.publishChannel;
-    if (!this.ready || !channel) {
+    if (!channel) {
       this.published.inc({ type: envelope.type, outcome: 'unavailable' });
       throw new BrokerUnavailableError();
     }
@@ -142,16 +133,35 @@ export class Broker {
     this.published.inc({ type: envelope.type, outcome: 'confirmed' });
   }
 
+  /**
+   * Stops consuming (basic.cancel: no new deliveries), lets running handlers finish and settle
+   * their messages within `shutdownTimeoutMs`, then closes the channels and the connection. A
+   * message whose handler outlives the bound stays unacknowledged and is redelivered.
+   */
   async close(): Promise<void> {
     this.closing = true;
     clearTimeout(this.reconnectTimer);
     this.ready = false;
-    // A close on a connection that just died never gets its reply: bound every wait.
-    for (const channel of this.consumerChannels) await withinMs(channel.close(), 2000);
-    const deadline = Date.now() + 10_000;
-    while (this.inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-    if (this.connection) await withinMs(this.connection.close(), 2000);
+    const consumers = this.consumerChannels.splice(0);
+    // A request on a connection that just died never gets its reply: bound every wait.
+    for (const { channel, consumerTag } of consumers)
+      if (consumerTag) await withinMs(channel.cancel(consumerTag), 2000);
+    if (consumers.length > 0)
+      this.options.logger.info(
+        { in_flight: this.inFlight.size },
+        'stopped consuming; finishing running handlers',
+      );
+    await withinMs(Promise.allSettled([...this.inFlight]), this.options.shutdownTimeoutMs ?? 10_000);
+    if (this.inFlight.size > 0)
+      this.options.logger.warn(
+        { in_flight: this.inFlight.size },
+        'handlers still running at shutdown; their messages will be redelivered',
+      );
+    for (const { channel } of consumers) await withinMs(channel.close(), 2000);
+    const connection = this.connection;
     this.connection = undefined;
+    this.publishChannel = undefined;
+    if (connection) await withinMs(connection.close(), 2000);
     this.connectedGauge.set(0);
   }
 
@@ -193,8 +203,16 @@ export class Broker {
       const channel = await connection.createConfirmChannel();
       channel.on('error', (error: unknown) => log.warn({ err: error }, 'broker publish channel error'));
       channel.on('close', () => this.fail(new Error('publish channel closed')));
+      // A mandatory publish that no queue is bound to: nobody will ever see this event.
       channel.on('return', (message: ConsumeMessage) => {
-        log.debug({ type: message.properties.type }, 'event had no subscriber queue');
+        log.warn(
+          {
+            type: message.properties.type as unknown,
+            routing_key: message.fields.routingKey,
+            event_id: message.properties.messageId as unknown,
+          },
+          'event was not routed to any queue',
+        );
       });
       await channel.assertExchange(this.names.events, 'topic', { durable: true });
       await channel.assertExchange(this.names.deadLetters, 'direct', { durable: true });
@@ -237,144 +255,48 @@ export class Broker {
   }
 
   private async startConsumer(connection: ChannelModel, spec: ConsumerSpec): Promise<void> {
-    if (spec.broadcast) return this.startBroadcastConsumer(connection, spec);
-    const queue = this.names.queue(spec.name);
-    const retryQueue = this.names.retryQueue(spec.name);
-    const deadLetterQueue = this.names.deadLetterQueue(spec.name);
     const channel = await connection.createChannel();
     channel.on('error', (error: unknown) =>
-      this.options.logger.warn({ err: error, queue }, 'consumer channel error'),
+      this.options.logger.warn({ err: error, consumer: spec.name }, 'consumer channel error'),
     );
-    this.consumerChannels.push(channel);
-    await channel.assertQueue(deadLetterQueue, { durable: true, arguments: { 'x-queue-type': 'quorum' } });
-    await channel.bindQueue(deadLetterQueue, this.names.deadLetters, deadLetterQueue);
-    await channel.assertQueue(queue, {
-      durable: true,
-      arguments: {
-        'x-queue-type': 'quorum',
-        'x-delivery-limit': this.options.deliveryLimit ?? 10,
-        'x-dead-letter-exchange': this.names.deadLetters,
-        'x-dead-letter-routing-key': deadLetterQueue,
-      },
-    });
-    // Delayed retry: a message waits here for the TTL, then dead-letters back onto the main queue.
-    await channel.assertQueue(retryQueue, {
-      durable: true,
-      arguments: {
-        'x-message-ttl': spec.retryDelayMs ?? 1000,
-        'x-dead-letter-exchange': '',
-        'x-dead-letter-routing-key': queue,
-      },
-    });
-    for (const definition of spec.events) await channel.bindQueue(queue, this.names.events, definition.type);
-    await channel.prefetch(spec.prefetch ?? 16);
-    await channel.consume(queue, (message) => {
-      if (message) void this.handle(channel, spec, queue, retryQueue, message);
-    });
-  }
-
-  private async startBroadcastConsumer(connection: ChannelModel, spec: ConsumerSpec): Promise<void> {
-    const queue = `${this.names.queue(spec.name)}.${this.instanceId}`;
-    const channel = await connection.createChannel();
-    channel.on('error', (error: unknown) =>
-      this.options.logger.warn({ err: error, queue }, 'consumer channel error'),
-    );
-    this.consumerChannels.push(channel);
-    await channel.assertQueue(queue, { exclusive: true, autoDelete: true, durable: false });
-    for (const definition of spec.events) await channel.bindQueue(queue, this.names.events, definition.type);
-    await channel.prefetch(spec.prefetch ?? 16);
-    await channel.consume(queue, (message) => {
-      if (!message) return;
-      this.inFlight += 1;
-      const parsed = (() => {
-        try {
-          return parseEnvelope(JSON.parse(message.content.toString('utf8')));
-        } catch {
-          return { ok: false as const, reason: 'message body is not JSON' };
-        }
-      })();
-      const work = parsed.ok
-        ? runWithContext({ correlationId: parsed.envelope.correlationid }, () =>
-            spec.handler(parsed.envelope),
-          )
-        : Promise.reject(new Error(parsed.reason));
-      void work
-        .then(
-          () => this.consumed.inc({ queue: this.names.queue(spec.name), outcome: 'ack' }),
-          (error: unknown) => {
-            this.consumed.inc({ queue: this.names.queue(spec.name), outcome: 'dropped' });
-            this.options.logger.warn({ err: error, queue }, 'broadcast handler failed; message dropped');
-          },
-        )
-        .finally(() => {
-          this.inFlight -= 1;
-          try {
-            channel.ack(message);
-          } catch {
-            // the channel closed: the exclusive queue is gone with it
-          }
+    const entry: { channel: Channel; consumerTag?: string } = { channel };
+    this.consumerChannels.push(entry);
+    const queue = spec.broadcast
+      ? await declareBroadcastQueue(channel, this.names, spec.name, this.instanceId)
+      : await declareQueues(channel, this.names, spec.name, {
+          deliveryLimit: this.options.deliveryLimit ?? 10,
+          retryDelayMs: spec.retryDelayMs ?? 1000,
         });
+    for (const type of eventTypes(spec)) await channel.bindQueue(queue, this.names.events, type);
+    await channel.prefetch(spec.prefetch ?? 16);
+    const { consumerTag } = await channel.consume(queue, (message) => {
+      if (message) this.track(this.handle(channel, spec, queue, message));
     });
+    entry.consumerTag = consumerTag;
   }
 
-  private async handle(
-    channel: Channel,
-    spec: ConsumerSpec,
-    queue: string,
-    retryQueue: string,
-    message: ConsumeMessage,
-  ) {
-    this.inFlight += 1;
-    const log = this.options.logger;
-    try {
-      let parsed: ReturnType<typeof parseEnvelope>;
-      try {
-        parsed = parseEnvelope(JSON.parse(message.content.toString('utf8')));
-      } catch {
-        parsed = { ok: false, reason: 'message body is not JSON' };
-      }
-      if (!parsed.ok) {
-        log.warn(
-          { queue, message_id: message.properties.messageId, reason: parsed.reason },
-          'unparseable message dead-lettered',
-        );
-        this.consumed.inc({ queue, outcome: 'invalid' });
-        channel.nack(message, false, false);
-        return;
-      }
-      const envelope = parsed.envelope;
-      try {
-        await runWithContext({ correlationId: envelope.correlationid }, () => spec.handler(envelope));
-        channel.ack(message);
-        this.consumed.inc({ queue, outcome: 'ack' });
-      } catch (error) {
-        const attempts = Number(message.properties.headers?.[RETRY_HEADER] ?? 0) + 1;
-        if (attempts >= (spec.maxAttempts ?? 5)) {
-          log.error(
-            { err: error, queue, event_id: envelope.id, attempts },
-            'handler failed; message dead-lettered',
-          );
-          this.consumed.inc({ queue, outcome: 'dead_letter' });
-          channel.nack(message, false, false);
-          return;
-        }
-        log.warn({ err: error, queue, event_id: envelope.id, attempts }, 'handler failed; retrying later');
-        await this.retryLater(retryQueue, message, attempts);
-        channel.ack(message);
-        this.consumed.inc({ queue, outcome: 'retry' });
-      }
-    } catch (error) {
-      // The retry could not be scheduled (broker trouble): give the message back; the
-      // quorum queue's delivery limit keeps this from looping forever.
-      log.warn({ err: error, queue }, 'could not settle message; requeueing');
-      try {
-        channel.nack(message, false, true);
-      } catch {
-        // channel already closed: the broker redelivers the unacked message anyway
-      }
-    } finally {
-      this.inFlight -= 1;
-    }
+  /** Remembers a running handler until it has settled its message, so close() can wait for it. */
+  private track(work: Promise<void>): void {
+    const tracked: Promise<void> = work
+      .catch((error: unknown) => this.options.logger.error({ err: error }, 'message handling failed'))
+      .finally(() => this.inFlight.delete(tracked));
+    this.inFlight.add(tracked);
+  }
+
+  private async handle(channel: Channel, spec: ConsumerSpec, queue: string, message: ConsumeMessage) {
+    const outcome = await deliver(
+      spec,
+      {
+        content: message.content,
+        messageId: message.properties.messageId as string | undefined,
+        previousAttempts: Number(message.properties.headers?.[RETRY_HEADER] ?? 0),
+        ack: () => channel.ack(message),
+        nack: (requeue) => channel.nack(message, false, requeue),
+        retryLater: (attempts) => this.retryLater(this.names.retryQueue(spec.name), message, attempts),
+      },
+      this.options.logger,
+    );
+    this.consumed.inc({ queue: spec.broadcast ? this.names.queue(spec.name) : queue, outcome });
   }
 
   private retryLater(retryQueue: string, message: ConsumeMessage, attempts: number): Promise<void> {
@@ -395,20 +317,15 @@ export class Broker {
   }
 }
 
+/** Waits for `promise` (success or failure alike), but no longer than `ms`. */
 function withinMs(promise: Promise<unknown>, ms: number): Promise<void> {
-  return new Promise<void>((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    promise.then(
-      () => {
-        clearTimeout(timer);
-        resolve();
-      },
-      () => {
-        clearTimeout(timer);
-        resolve();
-      },
-    );
-  });
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)));
+  const settled = promise.then(
+    () => undefined,
+    () => undefined,
+  );
+  return Promise.race([settled, timeout]).finally(() => clearTimeout(timer));
 }
 
 /** The correlation id of the current unit of work, or a new one. */

@@ -1,2 +1,3 @@
 export * from './broker';
+export * from './consumer';
 export * from './topology';

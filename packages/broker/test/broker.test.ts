@@ -1,9 +1,19 @@
 import amqp from 'amqplib';
-import { createEnvelope, events, type Envelope } from '@pack/contracts';
+import { createEnvelope, events, type Envelope, type EventData } from '@pack/contracts';
 import { createLogger, currentContext } from '@pack/logging';
 import { createMetrics } from '@pack/metrics';
-import { deleteQueues, TcpProxy, uniqueName, waitFor } from '@pack/testkit';
-import { Broker, BrokerUnavailableError, topologyNames, type ConsumerSpec } from '../src';
+import { deleteQueues, LogCapture, TcpProxy, uniqueName, waitFor } from '@pack/testkit';
+import {
+  Broker,
+  BrokerUnavailableError,
+  on,
+  topologyNames,
+  type BrokerOptions,
+  type ConsumerSpec,
+  type EventHandlerFn,
+} from '../src';
+
+type SettingsChanged = EventData<typeof events.settingsChanged>;
 
 const amqpUrl = () => process.env.AMQP_URL!;
 const silent = createLogger({ service: 'test', version: '0', level: 'silent' });
@@ -21,7 +31,7 @@ describe('Broker on a real RabbitMQ', () => {
   const queues: string[] = [];
   let namespace: string;
 
-  function makeBroker(url = amqpUrl()) {
+  function makeBroker(url = amqpUrl(), options: Partial<BrokerOptions> = {}) {
     const broker = new Broker({
       url,
       namespace,
@@ -29,33 +39,50 @@ describe('Broker on a real RabbitMQ', () => {
       logger: silent,
       metrics: createMetrics('test'),
       deliveryLimit: 5,
+      ...options,
     });
     brokers.push(broker);
     return broker;
   }
 
+  /** A consumer of settings.changed whose queues the test removes afterwards. */
   function consumer(
     name: string,
-    handler: ConsumerSpec['handler'],
+    handle: EventHandlerFn<SettingsChanged>,
     extra: Partial<ConsumerSpec> = {},
   ): ConsumerSpec {
     const names = topologyNames(namespace);
     queues.push(names.queue(name), names.retryQueue(name), names.deadLetterQueue(name));
-    return { name, events: [events.settingsChanged], handler, retryDelayMs: 50, maxAttempts: 3, ...extra };
+    return {
+      name,
+      handlers: [on(events.settingsChanged, handle)],
+      retryDelayMs: 50,
+      maxAttempts: 3,
+      ...extra,
+    };
   }
 
-  async function deadLetters(name: string): Promise<string[]> {
+  async function withChannel<T>(use: (channel: amqp.Channel) => Promise<T>): Promise<T> {
     const connection = await amqp.connect(amqpUrl());
-    const channel = await connection.createChannel();
-    const bodies: string[] = [];
-    for (;;) {
-      const message = await channel.get(topologyNames(namespace).deadLetterQueue(name), { noAck: true });
-      if (!message) break;
-      bodies.push(message.content.toString());
+    try {
+      return await use(await connection.createChannel());
+    } finally {
+      await connection.close();
     }
-    await connection.close();
-    return bodies;
   }
+
+  async function deadLetters(name: string): Promise<amqp.GetMessage[]> {
+    return withChannel(async (channel) => {
+      const messages: amqp.GetMessage[] = [];
+      for (;;) {
+        const message = await channel.get(topologyNames(namespace).deadLetterQueue(name), { noAck: true });
+        if (!message) return messages;
+        messages.push(message);
+      }
+    });
+  }
+
+  const queueState = (queue: string) => withChannel((channel) => channel.checkQueue(queue));
 
   beforeEach(() => {
     namespace = uniqueName('t');
@@ -70,7 +97,7 @@ describe('Broker on a real RabbitMQ', () => {
     const received: { envelope: Envelope; correlation?: string }[] = [];
     const broker = makeBroker();
     broker.consume(
-      consumer('c1', async (envelope) => {
+      consumer('c1', async (_data, envelope) => {
         received.push({ envelope, correlation: currentContext()?.correlationId });
       }),
     );
@@ -82,40 +109,75 @@ describe('Broker on a real RabbitMQ', () => {
     expect(received[0]).toEqual({ envelope: event, correlation: 'corr-42' });
   });
 
-  it('dead-letters a message it cannot parse instead of requeueing it', async () => {
-    const handled: Envelope[] = [];
+  it('hands each event type to its own handler with the payload parsed and typed', async () => {
+    const seen: string[] = [];
+    const broker = makeBroker();
+    broker.consume({
+      ...consumer('typed', async () => undefined),
+      handlers: [
+        on(events.settingsChanged, async (data) => {
+          seen.push(`settings v${data.version} by ${data.changed_by}`);
+        }),
+        on(events.changeInstanceValidationDecided, async (data) => {
+          seen.push(`${data.decision} #${data.change_instance_id}: ${data.reasons.join(', ')}`);
+        }),
+      ],
+    });
+    broker.start();
+    await waitFor(() => broker.isReady());
+    await broker.publish(settingsChanged(3));
+    await broker.publish(
+      createEnvelope(
+        events.changeInstanceValidationDecided,
+        { change_instance_id: 7, decision: 'reject', reasons: ['no owner'] },
+        { source: 'test', correlationId: 'c' },
+      ),
+    );
+    await waitFor(() => seen.length === 2, { what: 'both events' });
+    expect(seen.sort()).toEqual(['reject #7: no owner', 'settings v3 by 1']);
+  });
+
+  it('dead-letters a message it cannot parse, or whose payload breaks its schema, without retrying it', async () => {
+    const handled: number[] = [];
     const broker = makeBroker();
     broker.consume(
-      consumer('c2', async (envelope) => {
-        handled.push(envelope);
+      consumer('c2', async (data) => {
+        handled.push(data.version);
       }),
     );
     broker.start();
     await waitFor(() => broker.isReady());
+    const badPayload = {
+      ...settingsChanged(1),
+      data: { groups: ['currency'], version: 'one', changed_by: 1 },
+    };
+    const bodies = ['{"not":"an envelope"}', 'not json at all', JSON.stringify(badPayload)];
     const connection = await amqp.connect(amqpUrl());
     const channel = await connection.createConfirmChannel();
-    channel.publish(`${namespace}.events`, events.settingsChanged.type, Buffer.from('{"not":"an envelope"}'));
-    channel.publish(`${namespace}.events`, events.settingsChanged.type, Buffer.from('not json at all'));
+    for (const body of bodies)
+      channel.publish(`${namespace}.events`, events.settingsChanged.type, Buffer.from(body));
     await channel.waitForConfirms();
     await connection.close();
     await broker.publish(settingsChanged(2));
     await waitFor(() => handled.length === 1);
     const dead = await waitFor(
       async () => {
-        const bodies = await deadLetters('c2');
-        return bodies.length === 2 ? bodies : undefined;
+        const messages = await deadLetters('c2');
+        return messages.length === 3 ? messages : undefined;
       },
-      { what: 'two dead letters' },
+      { what: 'three dead letters' },
     );
-    expect(dead).toEqual(['{"not":"an envelope"}', 'not json at all']);
+    expect(dead.map((message) => message.content.toString())).toEqual(bodies);
+    // Rejected at the first delivery: never sent round the retry queue.
+    for (const message of dead) expect(message.properties.headers?.['x-retry-count']).toBeUndefined();
+    expect(handled).toEqual([2]);
   });
 
   it('retries a failing handler after a delay, then dead-letters it after the last attempt', async () => {
     const attempts = new Map<number, number>();
     const broker = makeBroker();
     broker.consume(
-      consumer('c3', async (envelope) => {
-        const version = (envelope.data as { version: number }).version;
+      consumer('c3', async ({ version }) => {
         attempts.set(version, (attempts.get(version) ?? 0) + 1);
         if (version === 1 && attempts.get(1)! < 2) throw new Error('transient');
         if (version === 2) throw new Error('permanent');
@@ -135,7 +197,7 @@ describe('Broker on a real RabbitMQ', () => {
     expect(attempts.get(1)).toBe(2);
     expect(attempts.get(2)).toBe(3);
     expect(dead).toHaveLength(1);
-    expect(JSON.parse(dead[0]!).data.version).toBe(2);
+    expect(JSON.parse(dead[0]!.content.toString()).data.version).toBe(2);
   });
 
   it('shares work between replicas, but gives every replica its own copy of a broadcast', async () => {
@@ -167,11 +229,11 @@ describe('Broker on a real RabbitMQ', () => {
   it('reconnects by itself after the broker connection is lost, and refuses to publish meanwhile', async () => {
     const proxy = await TcpProxy.forUrl(amqpUrl()).start();
     try {
-      const received: Envelope[] = [];
+      const received: SettingsChanged[] = [];
       const broker = makeBroker(proxy.rewrite(amqpUrl()));
       broker.consume(
-        consumer('c4', async (envelope) => {
-          received.push(envelope);
+        consumer('c4', async (data) => {
+          received.push(data);
         }),
       );
       broker.start();
@@ -183,9 +245,105 @@ describe('Broker on a real RabbitMQ', () => {
       await waitFor(() => broker.isReady(), { what: 'reconnect' });
       await broker.publish(settingsChanged(2));
       await waitFor(() => received.length === 1);
-      expect((received[0]!.data as { version: number }).version).toBe(2);
+      expect(received.map((data) => data.version)).toEqual([2]);
     } finally {
       await proxy.stop();
     }
   });
+
+  /** A broker whose consumer has started handling version 1 and waits until released. */
+  async function startBlockedConsumer(name: string, options: Partial<BrokerOptions> = {}) {
+    const release = deferred();
+    const started: number[] = [];
+    const finished: number[] = [];
+    const broker = makeBroker(amqpUrl(), options);
+    broker.consume(
+      consumer(name, async ({ version }) => {
+        started.push(version);
+        await release.promise;
+        finished.push(version);
+      }),
+    );
+    broker.start();
+    await waitFor(() => broker.isReady());
+    await broker.publish(settingsChanged(1));
+    await waitFor(() => started.length === 1, { what: 'handler to start' });
+    return { broker, started, finished, release: release.resolve };
+  }
+
+  /** Another replica consuming the same queue; answers the versions it handles. */
+  function startReplica(name: string): number[] {
+    const handled: number[] = [];
+    const broker = makeBroker();
+    broker.consume(
+      consumer(name, async ({ version }) => {
+        handled.push(version);
+      }),
+    );
+    broker.start();
+    return handled;
+  }
+
+  it('lets a handler running when close() is called finish and acknowledge: never lost, never handled twice', async () => {
+    const logs = new LogCapture();
+    const first = await startBlockedConsumer('drain', {
+      logger: createLogger({ service: 'test', version: '0', level: 'info', destination: logs }),
+    });
+    let finishedWhenClosed: number[] = [];
+    const closed = first.broker.close().then(() => (finishedWhenClosed = [...first.finished]));
+    await waitFor(
+      () => logs.records().some((record) => record.msg === 'stopped consuming; finishing running handlers'),
+      { what: 'consumers cancelled' },
+    );
+    // Published while the first broker drains: it must not take it any more.
+    await first.broker.publish(settingsChanged(2));
+    first.release();
+    await closed;
+    expect(finishedWhenClosed).toEqual([1]);
+
+    const second = startReplica('drain');
+    await waitFor(() => second.includes(2), { what: 'the event published during the drain' });
+    expect(second).toEqual([2]);
+    expect(first.started).toEqual([1]);
+    expect((await queueState(topologyNames(namespace).retryQueue('drain'))).messageCount).toBe(0);
+  });
+
+  it('gives up on a handler that outlives the shutdown bound: its message is redelivered, not lost', async () => {
+    const first = await startBlockedConsumer('slow', { shutdownTimeoutMs: 200 });
+    try {
+      await first.broker.close();
+      const second = startReplica('slow');
+      await waitFor(() => second.length === 1, { what: 'redelivery' });
+      expect(second).toEqual([1]);
+    } finally {
+      first.release();
+    }
+  });
+
+  it('warns, naming the event type and routing key, when a published event reaches no queue', async () => {
+    const logs = new LogCapture();
+    const broker = makeBroker(amqpUrl(), {
+      logger: createLogger({ service: 'test', version: '0', level: 'warn', destination: logs }),
+    });
+    broker.start();
+    await waitFor(() => broker.isReady());
+    const event = settingsChanged(1);
+    await broker.publish(event);
+    const warning = await waitFor(
+      () => logs.records().find((record) => record.msg === 'event was not routed to any queue'),
+      { what: 'unroutable warning' },
+    );
+    expect(warning).toMatchObject({
+      level: 'warn',
+      type: 'settings.general_settings.changed.v1',
+      routing_key: 'settings.general_settings.changed.v1',
+      event_id: event.id,
+    });
+  });
 });
+
+function deferred() {
+  let resolve!: () => void;
+  const promise = new Promise<void>((done) => (resolve = done));
+  return { promise, resolve };
+}

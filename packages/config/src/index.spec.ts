@@ -41,4 +41,16 @@ describe('loadConfig', () => {
   it('treats an empty variable as unset', () => {
     expect(loadConfig(schema, { PACK_INTERNAL_SECRET: secret, PORT: '' }).PORT).toBe(8082);
   });
+
+  it('keeps idempotency markers a week unless told otherwise, and at least a day', () => {
+    expect(loadConfig(schema, { PACK_INTERNAL_SECRET: secret }).PROCESSED_EVENTS_RETENTION_DAYS).toBe(7);
+    const config = loadConfig(schema, {
+      PACK_INTERNAL_SECRET: secret,
+      PROCESSED_EVENTS_RETENTION_DAYS: '30',
+    });
+    expect(config.PROCESSED_EVENTS_RETENTION_DAYS).toBe(30);
+    expect(() =>
+      loadConfig(schema, { PACK_INTERNAL_SECRET: secret, PROCESSED_EVENTS_RETENTION_DAYS: '0' }),
+    ).toThrow(/PROCESSED_EVENTS_RETENTION_DAYS/);
+  });
 });

@@ -90,6 +90,11 @@ export function serviceEnvSchema(defaults: { port: number; database: string }) {
       .int()
       .min(1024)
       .default(1024 * 1024),
+    /**
+     * How long a consumer remembers that it handled an event (idempotency markers). It must
+     * outlast every redelivery: retries, a broker outage, an outbox relayed late.
+     */
+    PROCESSED_EVENTS_RETENTION_DAYS: z.coerce.number().int().min(1).max(365).default(7),
   });
 }
 export type ServiceEnv = z.infer<ReturnType<typeof serviceEnvSchema>>;

@@ -1,23 +1,32 @@
 import type { Connection } from 'mongoose';
 import type { Envelope } from '@pack/contracts';
 
-const PROCESSED = 'processed_events';
+/** Where `idempotent()` records handled events; `sweepProcessedEvents` keeps it bounded. */
+export const PROCESSED_EVENTS = 'processed_events';
+
+/** A marker: `_id` is `<consumer>:<event id>`, `at` when the handler finished. */
+export interface ProcessedEvent {
+  _id: string;
+  at: Date;
+}
 
 /**
  * Wraps a consumer handler so that an event delivered twice (at-least-once delivery, or two
  * relays publishing the same outbox entry) is handled once. The marker is written after the
  * handler succeeds, so handlers must still be safe to re-run after a crash between the two.
+ * Markers live for the retention of the processed-events sweep: a copy of an event redelivered
+ * later than that is handled again.
  */
-export function idempotent(
+export function idempotent<T>(
   connection: Connection,
   consumer: string,
-  handler: (envelope: Envelope) => Promise<void>,
-): (envelope: Envelope) => Promise<void> {
-  const markers = connection.collection<{ _id: string; at: Date }>(PROCESSED);
-  return async (envelope) => {
+  handler: (data: T, envelope: Envelope<T>) => Promise<void>,
+): (data: T, envelope: Envelope<T>) => Promise<void> {
+  const markers = connection.collection<ProcessedEvent>(PROCESSED_EVENTS);
+  return async (data, envelope) => {
     const key = `${consumer}:${envelope.id}`;
     if (await markers.findOne({ _id: key }, { projection: { _id: 1 } })) return;
-    await handler(envelope);
+    await handler(data, envelope);
     await markers.updateOne({ _id: key }, { $setOnInsert: { at: new Date() } }, { upsert: true });
   };
 }

@@ -84,13 +84,14 @@ describe('database kit on a real MongoDB-wire server', () => {
 
   it('handles a redelivered event once', async () => {
     const seen: string[] = [];
-    const handler = idempotent(mongo.connection, 'test-consumer', async (envelope) => {
+    const handler = idempotent(mongo.connection, 'test-consumer', async (_data, envelope) => {
       seen.push(envelope.id);
     });
     const event = changed(1);
-    await handler(event);
-    await handler(event);
-    await handler(changed(2));
+    await handler(event.data, event);
+    await handler(event.data, event);
+    const other = changed(2);
+    await handler(other.data, other);
     expect(seen).toEqual([event.id, expect.any(String)]);
   });
 

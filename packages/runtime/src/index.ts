@@ -4,7 +4,14 @@ import type { Request } from 'express';
 import { Broker, type ConsumerSpec } from '@pack/broker';
 import type { ServiceEnv } from '@pack/config';
 import type { Principal } from '@pack/contracts';
-import { connectMongo, mapDatabaseError, OutboxRelay, type Mongo } from '@pack/db';
+import {
+  connectMongo,
+  DAY_MS,
+  mapDatabaseError,
+  OutboxRelay,
+  ProcessedEventsSweeper,
+  type Mongo,
+} from '@pack/db';
 import { createHttpApp, type AnyRoute } from '@pack/http-kit';
 import { createLogger, type DestinationStream, type Logger } from '@pack/logging';
 import { createMetrics, type Metrics } from '@pack/metrics';
@@ -87,6 +94,15 @@ export async function startService<C extends ServiceEnv>(
   const context: ServiceContext<C> = { config, logger, metrics, mongo, broker, outbox };
   const parts = await definition.setup(context);
   for (const consumer of parts.consumers ?? []) broker.consume(consumer);
+  // Shared (non-broadcast) consumers are the ones that keep idempotency markers.
+  const sweeper = parts.consumers?.some((consumer) => !consumer.broadcast)
+    ? new ProcessedEventsSweeper({
+        connection: mongo.connection,
+        logger,
+        metrics,
+        retentionMs: config.PROCESSED_EVENTS_RETENTION_DAYS * DAY_MS,
+      })
+    : undefined;
   const usesBroker = definition.usesBroker ?? true;
   if (usesBroker) broker.start();
 
@@ -127,6 +143,7 @@ export async function startService<C extends ServiceEnv>(
   let stopStarted: (() => Promise<void>) | void = undefined;
   const started = mongo.connected.then(async () => {
     if (usesBroker) outbox.start();
+    sweeper?.start();
     stopStarted = parts.onStart ? await parts.onStart() : undefined;
   });
   started.catch((error: unknown) => logger.error({ err: error }, 'start-up step failed'));
@@ -145,6 +162,7 @@ export async function startService<C extends ServiceEnv>(
       if (stopStarted) await stopStarted();
       await outbox.stop();
       await broker.close();
+      await sweeper?.stop();
       await mongo.close();
       logger.flush();
     },

@@ -1,4 +1,8 @@
+import { on } from '@pack/broker';
 import { loadConfig, serviceEnvSchema } from '@pack/config';
+import { connectMongo } from '@pack/db';
+import { createLogger } from '@pack/logging';
+import { createMetrics } from '@pack/metrics';
 import { events } from '@pack/contracts';
 import { route } from '@pack/http-kit';
 import { LogCapture, runEntryPoint, stopAndClean, TcpProxy, testEnv, waitFor } from '@pack/testkit';
@@ -24,7 +28,7 @@ const definition: ServiceDefinition<Config> = {
         },
       }),
     ],
-    consumers: [{ name: 'probe.settings', events: [events.settingsChanged], handler: async () => undefined }],
+    consumers: [{ name: 'probe.settings', handlers: [on(events.settingsChanged, async () => undefined)] }],
   }),
 };
 
@@ -87,6 +91,34 @@ describe('a service started by the runtime', () => {
       request_id: 'req-777',
     });
     await expect(fetch(`${service.url}/healthz`)).rejects.toThrow();
+  });
+
+  it('removes idempotency markers older than PROCESSED_EVENTS_RETENTION_DAYS for a service with consumers', async () => {
+    const env = testEnv('probe', { PROCESSED_EVENTS_RETENTION_DAYS: '2' });
+    const hoursAgo = (hours: number) => new Date(Date.now() - hours * 60 * 60 * 1000);
+    const seed = connectMongo({
+      url: env.MONGO_URL!,
+      dbName: env.MONGO_DB!,
+      logger: createLogger({ service: 'seed', version: '0', level: 'silent' }),
+      metrics: createMetrics('seed'),
+    });
+    await seed.connected;
+    await seed.connection.collection<{ _id: string; at: Date }>('processed_events').insertMany([
+      { _id: 'probe.settings:old', at: hoursAgo(49) },
+      { _id: 'probe.settings:recent', at: hoursAgo(47) },
+    ]);
+    await seed.close();
+    const service = await startService(definition, loadConfig(schema, env));
+    try {
+      await service.started;
+      const markers = service.context.mongo.connection.collection('processed_events');
+      await waitFor(async () => (await markers.countDocuments()) === 1, { what: 'the sweep at start' });
+      expect(await markers.find().toArray()).toEqual([
+        { _id: 'probe.settings:recent', at: expect.any(Date) },
+      ]);
+    } finally {
+      await stopAndClean(service);
+    }
   });
 
   it('refuses to start with a bad variable, naming it', () => {

@@ -1,5 +1,5 @@
 import { request } from 'undici';
-import type { ConsumerSpec } from '@pack/broker';
+import { on, type ConsumerSpec } from '@pack/broker';
 import {
   defaultGeneralSettings,
   events,
@@ -92,14 +92,14 @@ export class SettingsCache {
   consumer(): ConsumerSpec {
     return {
       name: `${this.options.service}.settings-cache`,
-      events: [events.settingsChanged],
       // Every replica keeps its own cache, so every replica must see every change.
       broadcast: true,
-      handler: async (envelope) => {
-        const data = envelope.data as { version: number };
-        if (data.version <= this.currentVersion) return;
-        await this.refresh();
-      },
+      handlers: [
+        on(events.settingsChanged, async ({ version }) => {
+          if (version <= this.currentVersion) return;
+          await this.refresh();
+        }),
+      ],
     };
   }
 

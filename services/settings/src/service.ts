@@ -1,4 +1,4 @@
-import { correlationId } from '@pack/broker';
+import { correlationId, on } from '@pack/broker';
 import { createEnvelope, events, systemPrincipal, type SettingsGroup } from '@pack/contracts';
 import type { ServiceDefinition } from '@pack/runtime';
 import {
@@ -74,9 +74,8 @@ export const settingsService: ServiceDefinition<SettingsConfig> = {
         {
           // Every replica hears every change, so its read cache never serves an older version for long.
           name: `${SERVICE}.read-cache`,
-          events: [events.settingsChanged],
           broadcast: true,
-          handler: async (envelope) => settings.invalidate((envelope.data as { version: number }).version),
+          handlers: [on(events.settingsChanged, async ({ version }) => settings.invalidate(version))],
         },
       ],
       async onStart() {

@@ -1,5 +1,5 @@
-import type { ConsumerSpec } from '@pack/broker';
-import { events, type EventData } from '@pack/contracts';
+import { on, type ConsumerSpec } from '@pack/broker';
+import { events } from '@pack/contracts';
 import type { ChangeInstances } from '../domain/change-instances';
 
 export const PROJECTION_CONSUMER = 'catalog.change-instance-view';
@@ -11,12 +11,14 @@ export const PROJECTION_CONSUMER = 'catalog.change-instance-view';
  * guarantees, finishes the job.
  */
 export function projectionConsumer(changeInstances: ChangeInstances): ConsumerSpec {
+  const rollForward = async (data: { change_instance_id: number }) => {
+    await changeInstances.rollForward(data.change_instance_id);
+  };
   return {
     name: PROJECTION_CONSUMER,
-    events: [events.changeInstanceCreated, events.changeInstanceStateChanged],
-    handler: async (envelope) => {
-      const data = envelope.data as EventData<typeof events.changeInstanceCreated>;
-      await changeInstances.rollForward(data.change_instance_id);
-    },
+    handlers: [
+      on(events.changeInstanceCreated, rollForward),
+      on(events.changeInstanceStateChanged, rollForward),
+    ],
   };
 }

@@ -1,5 +1,5 @@
-import type { ConsumerSpec } from '@pack/broker';
-import { events, type EventData } from '@pack/contracts';
+import { on, type ConsumerSpec } from '@pack/broker';
+import { events } from '@pack/contracts';
 import { idempotent } from '@pack/db';
 import type { Connection } from 'mongoose';
 import type { ChangeInstances } from '../domain/change-instances';
@@ -13,10 +13,13 @@ export const VALIDATION_CONSUMER = 'catalog.validation-decisions';
 export function validationConsumer(connection: Connection, changeInstances: ChangeInstances): ConsumerSpec {
   return {
     name: VALIDATION_CONSUMER,
-    events: [events.changeInstanceValidationDecided],
-    handler: idempotent(connection, VALIDATION_CONSUMER, async (envelope) => {
-      const data = envelope.data as EventData<typeof events.changeInstanceValidationDecided>;
-      await changeInstances.applyValidatorDecision(data.change_instance_id, data.decision, data.reasons);
-    }),
+    handlers: [
+      on(
+        events.changeInstanceValidationDecided,
+        idempotent(connection, VALIDATION_CONSUMER, async (data) => {
+          await changeInstances.applyValidatorDecision(data.change_instance_id, data.decision, data.reasons);
+        }),
+      ),
+    ],
   };
 }

@@ -1,0 +1,126 @@
+import type { Connection } from 'mongoose';
+import type { Logger } from '@pack/logging';
+import type { Metrics } from '@pack/metrics';
+import { PROCESSED_EVENTS, type ProcessedEvent } from './idempotency';
+
+export const DAY_MS = 86_400_000;
+/** FerretDB v1 answers a TTL index with NotImplemented. */
+const NOT_IMPLEMENTED = 238;
+/** MongoDB: an index on `at` exists already, with another (or no) expiry. */
+const INDEX_OPTIONS_CONFLICT = 85;
+
+function errorCode(error: unknown): unknown {
+  return typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined;
+}
+
+/**
+ * Indexes `at`, so the sweep is a range delete. Where the server supports it (MongoDB) the index
+ * is a TTL index and the server expires markers by itself as well; FerretDB v1 has no TTL and
+ * gets a plain index. Safe to run from several replicas at once, and again after a change of
+ * retention. Answers whether the server expires markers itself.
+ */
+export async function ensureProcessedEventsIndex(
+  connection: Connection,
+  retentionMs: number,
+): Promise<boolean> {
+  const collection = connection.collection<ProcessedEvent>(PROCESSED_EVENTS);
+  const expireAfterSeconds = Math.ceil(retentionMs / 1000);
+  try {
+    await collection.createIndex({ at: 1 }, { expireAfterSeconds });
+    return true;
+  } catch (error) {
+    if (errorCode(error) === INDEX_OPTIONS_CONFLICT) {
+      const changed = await connection
+        .db!.command({ collMod: PROCESSED_EVENTS, index: { keyPattern: { at: 1 }, expireAfterSeconds } })
+        .then(
+          () => true,
+          () => false,
+        );
+      // Otherwise the existing index on `at` still serves the sweep.
+      return changed;
+    }
+    if (errorCode(error) !== NOT_IMPLEMENTED) throw error;
+  }
+  await collection.createIndex({ at: 1 });
+  return false;
+}
+
+/** Removes markers written before `cutoff`; idempotent, so every replica may run it. */
+export async function sweepProcessedEvents(connection: Connection, cutoff: Date): Promise<number> {
+  const result = await connection
+    .collection<ProcessedEvent>(PROCESSED_EVENTS)
+    .deleteMany({ at: { $lt: cutoff } });
+  return result.deletedCount;
+}
+
+export interface ProcessedEventsSweeperOptions {
+  connection: Connection;
+  logger: Logger;
+  metrics: Metrics;
+  /** Markers older than this are removed: a copy of an event redelivered later is handled again. */
+  retentionMs: number;
+  /** Default one hour. */
+  intervalMs?: number;
+}
+
+/**
+ * Keeps `processed_events` (the idempotency markers) bounded: indexes it at start, then sweeps
+ * at start and on an interval. It runs even where a TTL index exists, since it is one indexed
+ * delete and the TTL monitor runs only once a minute, at the server's pace.
+ */
+export class ProcessedEventsSweeper {
+  private timer?: NodeJS.Timeout;
+  private running?: Promise<void>;
+  private readonly swept;
+
+  constructor(private readonly options: ProcessedEventsSweeperOptions) {
+    this.swept = options.metrics.counter(
+      'processed_events_swept_total',
+      'Idempotency markers removed after their retention',
+    );
+  }
+
+  start(): void {
+    this.running = this.prepare().then(() => this.sweepSafely());
+    this.timer = setInterval(() => {
+      this.running = this.sweepSafely();
+    }, this.options.intervalMs ?? 3_600_000);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    await this.running;
+  }
+
+  /** One sweep now; answers how many markers went. */
+  async sweep(now = new Date()): Promise<number> {
+    const removed = await sweepProcessedEvents(
+      this.options.connection,
+      new Date(now.getTime() - this.options.retentionMs),
+    );
+    this.swept.inc(removed);
+    return removed;
+  }
+
+  private async prepare(): Promise<void> {
+    try {
+      const ttl = await ensureProcessedEventsIndex(this.options.connection, this.options.retentionMs);
+      this.options.logger.info(
+        { retention_ms: this.options.retentionMs, server_ttl: ttl },
+        'processed-events retention in force',
+      );
+    } catch (error) {
+      this.options.logger.warn({ err: error }, 'could not index processed_events; sweeping anyway');
+    }
+  }
+
+  private async sweepSafely(): Promise<void> {
+    try {
+      const removed = await this.sweep();
+      if (removed > 0) this.options.logger.info({ removed }, 'old processed-event markers removed');
+    } catch (error) {
+      this.options.logger.warn({ err: error }, 'processed-events sweep failed; next one retries');
+    }
+  }
+}
