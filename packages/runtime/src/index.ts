@@ -92,6 +92,7 @@ export async function startService<C extends ServiceEnv>(
 
   const app = createHttpApp({
     service: definition.name,
+    version: definition.version,
     logger,
     metrics,
     routes: parts.routes,
