@@ -22,6 +22,7 @@ export interface OpenApiParameter {
 
 export interface OpenApiResponse {
   description: string;
+  headers?: Record<string, { description: string; schema: JsonSchema }>;
   content?: Record<string, { schema?: JsonSchema }>;
 }
 
@@ -176,7 +177,14 @@ function declaredResponse(spec: ResponseSpec, converter: SchemaConverter, name: 
     content[mediaType] = { schema: converter.convert(spec.schema, 'output', name) };
   }
   for (const mediaType of spec.mediaTypes ?? []) content[mediaType] ??= {};
-  return { description: spec.description, ...(Object.keys(content).length > 0 ? { content } : {}) };
+  const headers = Object.entries(spec.headers ?? {}).map(
+    ([header, description]) => [header, { description, schema: { type: 'string' } }] as const,
+  );
+  return {
+    description: spec.description,
+    ...(headers.length > 0 ? { headers: Object.fromEntries(headers) } : {}),
+    ...(Object.keys(content).length > 0 ? { content } : {}),
+  };
 }
 
 function operation(route: AnyRoute, service: string, converter: SchemaConverter): OpenApiOperation {

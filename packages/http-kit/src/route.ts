@@ -32,6 +32,8 @@ export interface ResponseSpec {
   schema?: z.ZodType;
   /** Media types of a body that is not JSON, which the handler writes to `res` itself (a page, a file). */
   mediaTypes?: readonly string[];
+  /** Response headers a caller may rely on, by name, with what each says. */
+  headers?: Record<string, string>;
 }
 
 /**

@@ -43,7 +43,13 @@ const routes = [
         .optional()
         .transform((raw) => raw?.split(',')),
     }),
-    responses: { 200: { description: 'The parts', schema: z.array(tree) } },
+    responses: {
+      200: {
+        description: 'The parts',
+        schema: z.array(tree),
+        headers: { 'x-total': 'How many parts there are' },
+      },
+    },
     handler: noop,
   }),
   route({
@@ -145,6 +151,9 @@ describe('the OpenAPI document of declared routes', () => {
     const create = document.paths['/v1/shop/things/']!.post!;
     for (const status of ['400', '401', '403', '409', '413', '415', '500'])
       expect(create.responses[status]!.content).toEqual(problemContent);
+    expect(document.paths['/v1/shop/things/{thing_id}/parts/']!.get!.responses['200']!.headers).toEqual({
+      'x-total': { description: 'How many parts there are', schema: { type: 'string' } },
+    });
     expect(document.paths['/v1/shop/things/{thing_id}/']!.delete!.responses['204']).toEqual({
       description: 'Deleted',
     });
