@@ -138,6 +138,8 @@ export class ApiDocument {
       else missing.push(name);
     }
     merged['x-missing-services'] = missing;
+    if (missing.length > 0)
+      merged.info.description += `\n\nLeft out now, as they did not answer: ${missing.join(', ')}.`;
     const ttl = missing.length > 0 ? (options.missingTtlMs ?? 5_000) : (options.ttlMs ?? 60_000);
     this.cached = { document: merged, expires: Date.now() + ttl };
     return merged;
