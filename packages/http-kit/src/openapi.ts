@@ -194,6 +194,10 @@ function operation(route: AnyRoute, service: string, converter: SchemaConverter)
     ...converter.parameters(route.params, 'path', `${id}_path`),
     ...converter.parameters(route.query, 'query', `${id}_query`),
   ];
+  // OpenAPI requires every path template to be described; one without a schema takes any text.
+  for (const [, name] of route.path.matchAll(/:([A-Za-z_][A-Za-z0-9_]*)/g))
+    if (!parameters.some((parameter) => parameter.in === 'path' && parameter.name === name))
+      parameters.push({ name: name!, in: 'path', required: true, schema: { type: 'string' } });
   const responses: Record<string, OpenApiResponse> = {};
   for (const [status, spec] of Object.entries(route.responses))
     responses[status] = declaredResponse(spec, converter, `${id}_${status}`);

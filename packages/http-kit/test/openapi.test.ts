@@ -63,6 +63,15 @@ const routes = [
   }),
   route({
     method: 'get',
+    path: '/v1/shop/things/:thing_id/photo/:photo',
+    summary: 'A photo of a thing',
+    access: 'authenticated',
+    params: z.object({ thing_id: z.coerce.number().int().positive() }),
+    responses: { 200: { description: 'The photo', mediaTypes: ['image/png'] } },
+    handler: noop,
+  }),
+  route({
+    method: 'get',
     path: '/v1/shop/',
     summary: 'The shop front',
     access: 'public',
@@ -91,6 +100,7 @@ describe('the OpenAPI document of declared routes', () => {
       ['post', '/v1/shop/things/', 'postShopThings', ['shop']],
       ['get', '/v1/shop/things/{thing_id}/parts/', 'getShopThingsByThingIdParts', ['shop']],
       ['delete', '/v1/shop/things/{thing_id}/', 'deleteShopThingsByThingId', ['shop']],
+      ['get', '/v1/shop/things/{thing_id}/photo/{photo}', 'getShopThingsByThingIdPhotoByPhoto', ['shop']],
       ['get', '/v1/shop/', 'getShop', ['shop']],
     ]);
   });
@@ -129,6 +139,11 @@ describe('the OpenAPI document of declared routes', () => {
         schema: expect.objectContaining({ type: 'integer', default: 20, maximum: 50 }),
       },
       { name: 'tags', in: 'query', required: false, schema: { type: 'string' } },
+    ]);
+    // A path segment the params schema leaves out is still described.
+    expect(document.paths['/v1/shop/things/{thing_id}/photo/{photo}']!.get!.parameters).toEqual([
+      { name: 'thing_id', in: 'path', required: true, schema: expect.objectContaining({ type: 'integer' }) },
+      { name: 'photo', in: 'path', required: true, schema: { type: 'string' } },
     ]);
   });
 
@@ -232,6 +247,7 @@ describe('a service', () => {
       '/v1/shop/things/',
       '/v1/shop/things/{thing_id}/parts/',
       '/v1/shop/things/{thing_id}/',
+      '/v1/shop/things/{thing_id}/photo/{photo}',
       '/v1/shop/',
     ]);
   });
