@@ -5,6 +5,7 @@ import { gatewayEnvSchema, gatewayService } from '@pack/gateway';
 import { startService, type RunningService } from '@pack/runtime';
 import { settingsEnvSchema, settingsService } from '@pack/settings';
 import { stopAndClean, testEnv, uniqueName } from '@pack/testkit';
+import { OpenApiCheck } from './openapi-check';
 
 /** Every service of the platform in this process, with the gateway in front, as a user meets it. */
 export interface Stack {
@@ -13,12 +14,18 @@ export interface Stack {
   services: RunningService<never>[];
   /** Base URL of each service behind the gateway, by name (to reach one past the gateway). */
   urls: Record<string, string>;
-  /** Calls the public API with a token (the admin's unless another is given). */
+  /**
+   * Calls the public API with a token (the admin's unless another is given). Every answer is
+   * checked against the published OpenAPI document: an undocumented status or a body that does
+   * not match its schema fails the test.
+   */
   call(
     method: string,
     path: string,
     options?: { token?: string | null; body?: unknown; headers?: Record<string, string> },
   ): Promise<{ status: number; body: any; headers: Headers }>;
+  /** The checker built from the gateway's /v1/openapi.json (fetched once). */
+  openApi(): Promise<OpenApiCheck>;
   stop(): Promise<void>;
 }
 
@@ -42,6 +49,13 @@ const BEHIND_GATEWAY = [
 
 type Env = Record<string, string>;
 
+/** Services not built yet: the gateway finds nothing there, whatever else runs on the machine. */
+const NOT_RUNNING: Env = {
+  LLM_GATEWAY_URL: 'http://127.0.0.1:1',
+  PIPELINE_ORCHESTRATOR_URL: 'http://127.0.0.1:1',
+  WEBHOOK_DISPATCHER_URL: 'http://127.0.0.1:1',
+};
+
 export async function startStack(): Promise<Stack> {
   const adminToken = `pack_${randomBytes(32).toString('base64url')}`;
   const namespace = uniqueName('e2e');
@@ -56,11 +70,17 @@ export async function startStack(): Promise<Stack> {
   }
   const gatewayConfig = loadConfig(
     gatewayEnvSchema,
-    testEnv('gateway', { ...upstreams, PACK_ADMIN_TOKEN: adminToken }),
+    testEnv('gateway', { ...NOT_RUNNING, ...upstreams, PACK_ADMIN_TOKEN: adminToken }),
   );
   const gateway = await startService(gatewayService, gatewayConfig);
   services.unshift(gateway as unknown as RunningService<never>);
   await Promise.all(services.map((service) => service.started));
+
+  let openApi: Promise<OpenApiCheck> | undefined;
+  const loadOpenApi = () =>
+    (openApi ??= fetch(`${gateway.url}/v1/openapi.json`).then(
+      async (response) => new OpenApiCheck((await response.json()) as OpenApiCheck['document']),
+    ));
 
   return {
     gateway: gateway.url,
@@ -85,8 +105,16 @@ export async function startStack(): Promise<Stack> {
       } catch {
         // not JSON: keep the text
       }
+      (await loadOpenApi()).check({
+        method,
+        path,
+        status: response.status,
+        contentType: response.headers.get('content-type'),
+        body,
+      });
       return { status: response.status, body, headers: response.headers };
     },
+    openApi: loadOpenApi,
     async stop() {
       for (const service of services) await stopAndClean(service);
     },

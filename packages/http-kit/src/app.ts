@@ -24,6 +24,7 @@ import {
 } from './errors';
 import { verifyPrincipal } from './internal-auth';
 import { PROBLEM_CONTENT_TYPE, problemType, zodFieldErrors, type Problem } from './problem';
+import { openApiDocument, type OpenApiDocument } from './openapi';
 import type { AnyRoute } from './route';
 
 declare global {
@@ -40,6 +41,8 @@ export type ReadinessCheck = () => Promise<Record<string, boolean>>;
 
 export interface HttpAppOptions {
   service: string;
+  /** The service version, shown in its OpenAPI document. */
+  version?: string;
   logger: Logger;
   metrics: Metrics;
   routes: readonly AnyRoute[];
@@ -317,6 +320,16 @@ export function createHttpApp(options: HttpAppOptions): Express {
   });
   app.get('/metrics', async (_req, res) => {
     res.type(options.metrics.registry.contentType).send(await options.metrics.registry.metrics());
+  });
+
+  // Like /healthz, outside /v1: the gateway fetches it to build the public document at /v1/openapi.json.
+  let document: OpenApiDocument | undefined;
+  app.get('/openapi.json', (_req, res) => {
+    document ??= openApiDocument(options.routes, {
+      service: options.service,
+      version: options.version ?? '0.0.0',
+    });
+    res.json(document);
   });
 
   for (const route of options.routes) mount(app, route, options);

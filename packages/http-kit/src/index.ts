@@ -4,3 +4,4 @@ export * from './internal-auth';
 export * from './route';
 export * from './app';
 export * from './pagination';
+export * from './openapi';

@@ -3,8 +3,8 @@ import { z } from 'zod';
 
 /** `?limit=&offset=` of every list endpoint. */
 export const listQuerySchema = z.object({
-  limit: z.coerce.number().int().min(1).max(500).default(50),
-  offset: z.coerce.number().int().min(0).default(0),
+  limit: z.coerce.number().int().min(1).max(500).default(50).describe('How many results a page holds'),
+  offset: z.coerce.number().int().min(0).default(0).describe('How many results to skip'),
 });
 export type ListQuery = z.infer<typeof listQuerySchema>;
 

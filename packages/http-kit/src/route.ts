@@ -25,9 +25,20 @@ export interface HandlerInput<P, Q, B, A extends Access> {
   log: Logger;
 }
 
+/** One answer a route may give. */
+export interface ResponseSpec {
+  description: string;
+  /** The JSON body (application/problem+json when it is the problem schema); none for 204 and the like. */
+  schema?: z.ZodType;
+  /** Media types of a body that is not JSON, which the handler writes to `res` itself (a page, a file). */
+  mediaTypes?: readonly string[];
+  /** Response headers a caller may rely on, by name, with what each says. */
+  headers?: Record<string, string>;
+}
+
 /**
  * A route is declared once: path, access, request schemas and response schemas. Validation,
- * authorization and (later) the OpenAPI document all come from this one declaration.
+ * authorization and the OpenAPI document (openapi.ts) all come from this one declaration.
  */
 export interface RouteSpec<
   P extends z.ZodType | undefined = z.ZodType | undefined,
@@ -43,7 +54,7 @@ export interface RouteSpec<
   params?: P;
   query?: Q;
   body?: B;
-  responses: Record<number, { description: string; schema?: z.ZodType }>;
+  responses: Record<number, ResponseSpec>;
   handler: (input: HandlerInput<P, Q, B, A>) => Promise<Reply> | Reply;
 }
 

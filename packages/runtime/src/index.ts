@@ -54,6 +54,8 @@ export interface RunningService<C extends ServiceEnv> {
   url: string;
   port: number;
   context: ServiceContext<C>;
+  /** The routes the service declared (what its OpenAPI document and its tests cover). */
+  routes: readonly AnyRoute[];
   /** Resolves once the database is connected and onStart has run. */
   started: Promise<void>;
   stop(): Promise<void>;
@@ -108,6 +110,7 @@ export async function startService<C extends ServiceEnv>(
 
   const app = createHttpApp({
     service: definition.name,
+    version: definition.version,
     logger,
     metrics,
     routes: parts.routes,
@@ -152,6 +155,7 @@ export async function startService<C extends ServiceEnv>(
     url,
     port,
     context,
+    routes: parts.routes,
     started,
     async stop() {
       await started.catch(() => undefined);

@@ -1,3 +1,4 @@
 export * from './infra';
 export * from './helpers';
 export * from './call';
+export * from './openapi';

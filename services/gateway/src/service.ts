@@ -1,17 +1,23 @@
+import type { AnyRoute } from '@pack/http-kit';
 import type { ServiceDefinition } from '@pack/runtime';
 import { gatewayModels } from './data/models';
 import { TokenRepository } from './data/token-repository';
 import { Authenticator } from './domain/authenticator';
 import { tokenFromHeader } from './domain/token';
+import { ApiDocument } from './http/api-document';
+import { docsRoutes } from './http/docs-routes';
 import { createProxy } from './http/proxy';
 import { tokenRoutes } from './http/token-routes';
 import type { GatewayConfig } from './config';
 
 export { gatewayConfig, gatewayEnvSchema, type GatewayConfig } from './config';
+export { ROUTING_TABLE } from './domain/routing';
+
+const VERSION = '0.1.0';
 
 export const gatewayService: ServiceDefinition<GatewayConfig> = {
   name: 'gateway',
-  version: '0.1.0',
+  version: VERSION,
   usesBroker: false,
   setup({ config, mongo, logger, metrics }) {
     const repository = new TokenRepository(mongo.connection, gatewayModels(mongo.connection));
@@ -20,14 +26,15 @@ export const gatewayService: ServiceDefinition<GatewayConfig> = {
       const token = tokenFromHeader(header);
       return token ? authenticator.authenticate(token) : null;
     };
+    const upstreams = {
+      catalog: config.CATALOG_URL,
+      settings: config.SETTINGS_URL,
+      'llm-gateway': config.LLM_GATEWAY_URL,
+      'pipeline-orchestrator': config.PIPELINE_ORCHESTRATOR_URL,
+      'webhook-dispatcher': config.WEBHOOK_DISPATCHER_URL,
+    };
     const proxy = createProxy({
-      upstreams: {
-        catalog: config.CATALOG_URL,
-        settings: config.SETTINGS_URL,
-        'llm-gateway': config.LLM_GATEWAY_URL,
-        'pipeline-orchestrator': config.PIPELINE_ORCHESTRATOR_URL,
-        'webhook-dispatcher': config.WEBHOOK_DISPATCHER_URL,
-      },
+      upstreams,
       timeoutMs: config.UPSTREAM_TIMEOUT_MS,
       internalSecret: config.PACK_INTERNAL_SECRET,
       bodyLimitBytes: config.BODY_LIMIT_BYTES,
@@ -35,8 +42,16 @@ export const gatewayService: ServiceDefinition<GatewayConfig> = {
       metrics,
       authenticate: authenticateHeader,
     });
+    // The document lists the gateway's own routes, the document's route among them.
+    const apiDocument: ApiDocument = new ApiDocument({
+      version: VERSION,
+      routes: () => routes,
+      upstreams,
+      logger,
+    });
+    const routes: AnyRoute[] = [...tokenRoutes(authenticator, repository), ...docsRoutes(apiDocument)];
     return {
-      routes: tokenRoutes(authenticator, repository),
+      routes,
       authenticate: (req) => authenticateHeader(req.get('authorization')),
       front: proxy.handler,
       async onStart() {

@@ -14,6 +14,9 @@ import {
 const listQuery = listQuerySchema.extend({
   state: z
     .union([z.string(), z.array(z.string())])
+    .describe(
+      `States to list, repeated or comma-separated (${CHANGE_INSTANCE_STATES.join(', ')}), or ${ALL_STATES_KEYWORD}; without it the GUI Table Settings default of the caller role applies`,
+    )
     .optional()
     .transform((raw, ctx) => {
       const parsed = parseStateParameter(raw);
@@ -26,8 +29,8 @@ const listQuery = listQuerySchema.extend({
       }
       return parsed.states;
     }),
-  service: optionalId,
-  service_item: optionalId,
+  service: optionalId.describe('Only change instances of this Service'),
+  service_item: optionalId.describe('Only change instances of this Service Item'),
 });
 
 const patchBody = z.strictObject({
@@ -49,7 +52,11 @@ export function changeInstanceRoutes(changeInstances: ChangeInstances, settings:
       access: 'authenticated',
       query: listQuery,
       responses: {
-        200: { description: 'A page of change instances', schema: pageSchema(changeInstanceView) },
+        200: {
+          description: 'A page of change instances',
+          schema: pageSchema(changeInstanceView),
+          headers: { [STATE_FILTER_HEADER]: `The states listed, comma-separated, or ${ALL_STATES_KEYWORD}` },
+        },
         ...pick(400, 401),
       },
       handler: async ({ principal, query, req }) => {

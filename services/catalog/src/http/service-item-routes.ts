@@ -21,7 +21,7 @@ export function serviceItemRoutes(changeInstances: ChangeInstances) {
       summary:
         'List Service Items in the caller scope (a consumer: their own; a service owner: those of their Services)',
       access: 'authenticated',
-      query: listQuerySchema.extend({ service: optionalId }),
+      query: listQuerySchema.extend({ service: optionalId.describe('Only Service Items of this Service') }),
       responses: {
         200: { description: 'A page of Service Items', schema: pageSchema(serviceItemView) },
         ...pick(400, 401),

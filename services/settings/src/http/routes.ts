@@ -35,6 +35,11 @@ const errors = {
 };
 
 const etag = (version: number) => `"settings-v${version}"`;
+/** The headers of every answer that carries the settings, for the OpenAPI document. */
+const stateHeaders = {
+  [VERSION_HEADER]: 'The version of the settings this answer reflects',
+  etag: 'Send it back as If-None-Match to get 304 while nothing changed',
+};
 
 function stateReply(state: SettingsState): Reply {
   return {
@@ -57,8 +62,12 @@ export function settingsRoutes(settings: GeneralSettingsUseCases) {
       summary: 'General settings of every group (secrets masked, CLIENT_SECRET never shown)',
       access: 'authenticated',
       responses: {
-        200: { description: 'The settings document', schema: generalSettingsViewSchema },
-        304: { description: 'Unchanged since the version in If-None-Match' },
+        200: {
+          description: 'The settings document',
+          schema: generalSettingsViewSchema,
+          headers: stateHeaders,
+        },
+        304: { description: 'Unchanged since the version in If-None-Match', headers: stateHeaders },
         401: errors[401],
       },
       handler: async ({ req, principal, log }) => {
@@ -77,7 +86,11 @@ export function settingsRoutes(settings: GeneralSettingsUseCases) {
       access: ['admin'],
       body: generalSettingsPatchSchema,
       responses: {
-        200: { description: 'The settings after the change', schema: generalSettingsViewSchema },
+        200: {
+          description: 'The settings after the change',
+          schema: generalSettingsViewSchema,
+          headers: stateHeaders,
+        },
         409: { description: 'Too many concurrent changes; try again', schema: problemSchema },
         ...errors,
       },
@@ -93,6 +106,7 @@ export function settingsRoutes(settings: GeneralSettingsUseCases) {
         200: {
           description: 'The settings with the generated catalog schema',
           schema: generalSettingsViewSchema,
+          headers: stateHeaders,
         },
         409: { description: 'Too many concurrent changes; try again', schema: problemSchema },
         ...errors,
