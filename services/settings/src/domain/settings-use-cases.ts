@@ -7,7 +7,7 @@ import {
   type GeneralSettingsView,
   type Principal,
 } from '@pack/contracts';
-import { ConflictError } from '@pack/http-kit';
+import { ConflictError } from '@pack/errors';
 import type { Logger } from '@pack/logging';
 import { decodeSettings, type DecodedSettings } from './decode';
 import type { AuditEntry, SecretCodec, SettingsAction, SettingsVersion, VersionRecord } from './model';
