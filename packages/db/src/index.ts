@@ -4,3 +4,4 @@ export * from './claims';
 export * from './sequence';
 export * from './outbox';
 export * from './idempotency';
+export * from './paging';

@@ -1,6 +1,6 @@
 import type { ConsumerSpec } from '@pack/broker';
 import { events, type EventData } from '@pack/contracts';
-import type { ChangeInstances } from '../domain/change-instances';
+import type { ChangeInstanceViews } from '../domain/roll-forward';
 
 export const PROJECTION_CONSUMER = 'catalog.change-instance-view';
 
@@ -10,7 +10,7 @@ export const PROJECTION_CONSUMER = 'catalog.change-instance-view';
  * died between recording the change and updating the view, the event, which the outbox
  * guarantees, finishes the job.
  */
-export function projectionConsumer(changeInstances: ChangeInstances): ConsumerSpec {
+export function projectionConsumer(changeInstances: ChangeInstanceViews): ConsumerSpec {
   return {
     name: PROJECTION_CONSUMER,
     events: [events.changeInstanceCreated, events.changeInstanceStateChanged],
