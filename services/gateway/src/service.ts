@@ -36,7 +36,7 @@ export const gatewayService: ServiceDefinition<GatewayConfig> = {
       authenticate: authenticateHeader,
     });
     return {
-      routes: tokenRoutes(authenticator, repository),
+      routes: tokenRoutes(authenticator),
       authenticate: (req) => authenticateHeader(req.get('authorization')),
       front: proxy.handler,
       async onStart() {
