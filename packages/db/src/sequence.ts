@@ -26,8 +26,9 @@ export async function nextCounterValue(connection: Connection, sequence: string)
 
 /**
  * Integer ids per collection (the public API uses integers), unique across replicas on MongoDB
- * and on FerretDB alike. The counter only proposes a number; the unique claim
- * `<sequence>:<n>` decides who gets it, and a loser simply asks for the next number.
+ * and on FerretDB alike. The counter's `$inc` only proposes a number (FerretDB can hand the same
+ * number to two concurrent callers, see claims.ts); the unique claim `<sequence>:<n>` decides who
+ * gets it, and a loser simply asks for the next number.
  */
 export async function nextId(connection: Connection, sequence: string): Promise<number> {
   for (let attempt = 0; attempt < 100; attempt += 1) {

@@ -58,7 +58,7 @@ export class SubmitDeclaration {
     const { item, created } = await this.store.ensureServiceItem(consumer, service._id);
     let submission: Omit<Submission, 'item'>;
     try {
-      submission = await this.record(service, item, content);
+      submission = await this.record(service, item, consumer, content);
     } catch (error) {
       if (created) await this.removeItem(item);
       throw error;
@@ -69,6 +69,7 @@ export class SubmitDeclaration {
   private async record(
     service: ServiceRecord,
     item: ServiceItemRecord,
+    consumer: { id: number; name: string },
     content: string,
   ): Promise<Omit<Submission, 'item'>> {
     const now = new Date();
@@ -81,7 +82,7 @@ export class SubmitDeclaration {
       _id: declarationId,
       service_id: service._id,
       service_item_id: item._id,
-      consumer_id: item.consumer_id,
+      consumer_id: consumer.id,
       content,
       created_at: now,
     };
@@ -93,8 +94,8 @@ export class SubmitDeclaration {
       service_owner_name: service.owner_name,
       service_item_id: item._id,
       declaration_id: declarationId,
-      consumer_id: item.consumer_id,
-      consumer_name: item.consumer_name,
+      consumer_id: consumer.id,
+      consumer_name: consumer.name,
       state: 'PENDING',
       version: 1,
       reasons: [],
@@ -105,12 +106,7 @@ export class SubmitDeclaration {
       updated_at: now,
     };
     const ref = serviceRef(service, instance);
-    const submitter: Actor = {
-      kind: 'user',
-      userId: item.consumer_id,
-      username: item.consumer_name,
-      role: 'consumer',
-    };
+    const submitter: Actor = { kind: 'user', userId: consumer.id, username: consumer.name, role: 'consumer' };
     const steps = [step(null, 'PENDING', submitter, [])];
     const events = [createdEvent(instance, ref, content, service.auto_approval, now)];
     if (service.auto_approval) {
