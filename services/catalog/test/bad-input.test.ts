@@ -19,6 +19,9 @@ describe('catalog bad input that must not break anything', () => {
     transitions: await catalog.collection('change_instance_transitions').countDocuments(),
   });
 
+  const itemsListed = async () =>
+    (await catalog.as(consumer, 'GET', '/v1/catalog/service_items/')).body.count as number;
+
   it('answers 409 problem+json for a rename to the name of another Service, and changes nothing', async () => {
     const first = (await catalog.as(owner, 'POST', '/v1/catalog/services/', { name: 'Alpha' })).body;
     await catalog.as(admin, 'POST', '/v1/catalog/services/', { name: 'Beta' });
@@ -43,6 +46,7 @@ describe('catalog bad input that must not break anything', () => {
     const deep = `${'{"a":'.repeat(5000)}{"leaf":true}${'}'.repeat(5000)}`;
     const path = `/v1/catalog/services/${service.id}/declarations/`;
     const before = await stored();
+    const listed = await itemsListed();
     const response = await fetch(`${catalog.url}${path}`, {
       method: 'POST',
       headers: {
@@ -60,7 +64,7 @@ describe('catalog bad input that must not break anything', () => {
     expect(reply.headers.get('content-type')).toContain('application/problem+json');
     expect(Object.keys(reply.body.errors)).toEqual(['declaration']);
     expect(await stored()).toEqual(before);
-    expect((await catalog.as(consumer, 'GET', '/v1/catalog/service_items/')).body.count).toBe(0);
+    expect(await itemsListed()).toBe(listed);
   });
 
   it('removes the Service Item it created when the submission cannot be recorded', async () => {
@@ -74,6 +78,7 @@ describe('catalog bad input that must not break anything', () => {
       .insertOne({ _id: `change_instances:${next}` as never, at: new Date() });
     await catalog.collection('change_instance_transitions').insertOne({ _id: `${next + 1}:1` as never });
     const before = await stored();
+    const listed = await itemsListed();
     const reply = await catalog.as(consumer, 'POST', `/v1/catalog/services/${service.id}/declarations/`, {
       declaration: { size: 'M' },
     });
@@ -81,13 +86,13 @@ describe('catalog bad input that must not break anything', () => {
     const after = await stored();
     expect(after.items).toBe(before.items);
     expect(after.changeInstances).toBe(before.changeInstances);
-    expect((await catalog.as(consumer, 'GET', '/v1/catalog/service_items/')).body.count).toBe(0);
+    expect(await itemsListed()).toBe(listed);
 
     // The consumer's next submission goes through and creates the item then.
     const retried = await catalog.as(consumer, 'POST', `/v1/catalog/services/${service.id}/declarations/`, {
       declaration: { size: 'M' },
     });
     expect(retried.status).toBe(201);
-    expect((await catalog.as(consumer, 'GET', '/v1/catalog/service_items/')).body.count).toBe(1);
+    expect(await itemsListed()).toBe(listed + 1);
   });
 });

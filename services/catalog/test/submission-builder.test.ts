@@ -29,6 +29,9 @@ describe('whether a Service takes submissions from the submission builder', () =
       s.submission_builder.default_allow_submit_submission_builder = allow;
     });
 
+  // Every test starts from the shipped default (on), whatever an earlier one left.
+  beforeEach(() => setDefault(true));
+
   it('follows the default, read live, for a Service that sets nothing', async () => {
     const unset = await create('Follows the default');
     expect(unset.allow_submit_submission_builder).toBeNull();
@@ -49,15 +52,14 @@ describe('whether a Service takes submissions from the submission builder', () =
     const open = await create('Always open', { allow_submit_submission_builder: true });
     const closed = await create('Always closed', { allow_submit_submission_builder: false });
     expect(open.allow_submit_submission_builder).toBe(true);
-
-    await setDefault(false);
-    expect((await submit(open.id)).status).toBe(201);
-    await setDefault(true);
     const before = await stored();
     const refused = await submit(closed.id);
     expect(refused.status).toBe(403);
     expect(refused.body.detail).toContain('its owner switched them off');
     expect(await stored()).toEqual(before);
+
+    await setDefault(false);
+    expect((await submit(open.id)).status).toBe(201);
   });
 
   it('is changed by the owner or an admin with PATCH, and null returns a Service to the default', async () => {
