@@ -1,6 +1,40 @@
 // @ts-check
 const tseslint = require('typescript-eslint');
 
+/**
+ * Layers (docs/decisions/0001). Rule options of a later config replace those of an earlier one,
+ * so each folder's list repeats the patterns that apply everywhere.
+ */
+const everywhere = [
+  {
+    regex: '^@pack/[^/]+/.',
+    message:
+      'Import a workspace package from its root (@pack/<name>); deep imports bypass its public surface.',
+  },
+];
+const noData = {
+  regex: '^\\.{1,2}/(.*/)?data(/|$)',
+  message: 'src/http must not import data/: call a use case of src/domain, which owns the types it returns.',
+};
+const domainOnly = [
+  ...everywhere,
+  {
+    ...noData,
+    message:
+      'src/domain must not import data/: declare the type or store interface in the domain and let data/ implement it.',
+  },
+  {
+    regex: '^(express|mongoose)(/|$)',
+    message:
+      'src/domain must not import express or mongoose: it holds rules and use cases, no I/O frameworks.',
+  },
+  {
+    regex: '^@pack/(http-kit|db)(/|$)',
+    message:
+      'src/domain must not import @pack/http-kit or @pack/db: throw errors from @pack/errors and reach storage through a store interface.',
+  },
+];
+
 module.exports = tseslint.config(
   { ignores: ['**/node_modules/**', '.local/**', '**/*.js'] },
   ...tseslint.configs.recommendedTypeChecked,
@@ -16,6 +50,17 @@ module.exports = tseslint.config(
       '@typescript-eslint/require-await': 'off',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
     },
+  },
+  {
+    rules: { 'no-restricted-imports': ['error', { patterns: everywhere }] },
+  },
+  {
+    files: ['services/*/src/http/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [...everywhere, noData] }] },
+  },
+  {
+    files: ['services/*/src/domain/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: domainOnly }] },
   },
   {
     // Tests read JSON bodies of unknown shape; asserting on them is the point.

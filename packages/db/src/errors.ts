@@ -1,5 +1,5 @@
 import { mongo } from 'mongoose';
-import { ConflictError, ServiceUnavailableError, type AppError } from '@pack/http-kit';
+import { ConflictError, ServiceUnavailableError, type AppError } from '@pack/errors';
 
 /** Maps driver errors to the platform's error taxonomy by code and class, never by message text. */
 export function mapDatabaseError(error: unknown): AppError | undefined {

@@ -5,3 +5,4 @@ export * from './sequence';
 export * from './outbox';
 export * from './idempotency';
 export * from './processed-events';
+export * from './paging';

@@ -2,7 +2,7 @@ import { Schema } from 'mongoose';
 import amqp from 'amqplib';
 import { Broker, topologyNames } from '@pack/broker';
 import { createEnvelope, events, type Envelope } from '@pack/contracts';
-import { ConflictError } from '@pack/http-kit';
+import { ConflictError } from '@pack/errors';
 import { createLogger } from '@pack/logging';
 import { createMetrics } from '@pack/metrics';
 import { deleteQueues, dropDatabase, TcpProxy, uniqueName, waitFor } from '@pack/testkit';

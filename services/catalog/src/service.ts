@@ -2,8 +2,12 @@ import type { ServiceDefinition } from '@pack/runtime';
 import { SettingsCache } from '@pack/settings-client';
 import { CatalogRepository } from './data/catalog-repository';
 import { catalogModels, ensureIndexes, OUTBOX_COLLECTIONS } from './data/models';
-import { ServiceCatalog } from './domain/catalog-services';
-import { ChangeInstances } from './domain/change-instances';
+import { ChangeInstanceQueries } from './domain/change-instance-queries';
+import { ChangeInstanceMoves } from './domain/move-change-instance';
+import { ChangeInstanceViews } from './domain/roll-forward';
+import { ServiceOwners } from './domain/service-owners';
+import { ServiceCatalog } from './domain/services';
+import { SubmitDeclaration } from './domain/submit-declaration';
 import { changeInstanceRoutes } from './http/change-instance-routes';
 import { serviceItemRoutes } from './http/service-item-routes';
 import { serviceOwnerRoutes } from './http/service-owner-routes';
@@ -14,7 +18,6 @@ import { validationConsumer } from './messaging/validation-consumer';
 import type { CatalogConfig } from './config';
 
 export { catalogEnvSchema, type CatalogConfig } from './config';
-export { TRANSITIONS } from './domain/transitions';
 
 export const catalogService: ServiceDefinition<CatalogConfig> = {
   name: 'catalog',
@@ -22,7 +25,7 @@ export const catalogService: ServiceDefinition<CatalogConfig> = {
   outboxCollections: OUTBOX_COLLECTIONS,
   setup({ config, mongo, logger, metrics, outbox }) {
     const models = catalogModels(mongo.connection);
-    const repository = new CatalogRepository(mongo.connection, models);
+    const repository = new CatalogRepository(mongo.connection);
     const cache = new SettingsCache({
       settingsUrl: config.SETTINGS_URL,
       internalSecret: config.PACK_INTERNAL_SECRET,
@@ -35,21 +38,23 @@ export const catalogService: ServiceDefinition<CatalogConfig> = {
     );
     cache.onChange(() => settingsApplied.inc());
     const settings = () => cache.get();
-    const services = new ServiceCatalog(repository, settings);
-    const changeInstances = new ChangeInstances(repository, settings, () => outbox.kick(), logger);
+    const eventsWritten = () => outbox.kick();
+    const owners = new ServiceOwners(repository, settings);
+    const queries = new ChangeInstanceQueries(repository);
+    const moves = new ChangeInstanceMoves(repository, eventsWritten, logger);
 
     return {
       routes: [
-        ...serviceRoutes(services),
-        ...submissionRoutes(changeInstances),
-        ...serviceItemRoutes(changeInstances),
-        ...changeInstanceRoutes(changeInstances, settings),
-        ...serviceOwnerRoutes(services, settings),
+        ...serviceRoutes(new ServiceCatalog(repository, owners)),
+        ...submissionRoutes(new SubmitDeclaration(repository, settings, eventsWritten, logger)),
+        ...serviceItemRoutes(queries),
+        ...changeInstanceRoutes(queries, moves, settings),
+        ...serviceOwnerRoutes(owners, settings),
       ],
       consumers: [
         cache.consumer(),
-        validationConsumer(mongo.connection, changeInstances),
-        projectionConsumer(changeInstances),
+        validationConsumer(mongo.connection, moves),
+        projectionConsumer(new ChangeInstanceViews(repository, logger)),
       ],
       async onStart() {
         await ensureIndexes(models);

@@ -1,6 +1,5 @@
 import type { ChangeInstanceState } from '@pack/contracts';
 import { waitFor } from '@pack/testkit';
-import { legalTransitions } from '../src/domain/transitions';
 import { VALIDATION_CONSUMER } from '../src/messaging/validation-consumer';
 import {
   admin,
@@ -12,6 +11,19 @@ import {
   startCatalog,
   type CatalogUnderTest,
 } from './helpers';
+
+/** Every legal move of docs/decisions/0005, written out (not read from the code under test). */
+const LEGAL_MOVES: [ChangeInstanceState, ChangeInstanceState][] = [
+  ['PENDING', 'APPROVED'],
+  ['PENDING', 'REJECTED'],
+  ['PENDING', 'CANCELLED'],
+  ['APPROVED', 'IN_PROGRESS'],
+  ['APPROVED', 'CANCELLED'],
+  ['IN_PROGRESS', 'COMPLETED'],
+  ['IN_PROGRESS', 'FAILED'],
+  ['IN_PROGRESS', 'CANCELLED'],
+  ['FAILED', 'IN_PROGRESS'],
+];
 
 /** How to reach each state from PENDING through the owner's own moves. */
 const PATH_TO: Record<ChangeInstanceState, ChangeInstanceState[]> = {
@@ -56,7 +68,7 @@ describe('change instance transitions', () => {
     await catalog.stop();
   });
 
-  it.each(legalTransitions())('lets the Service Owner move a change instance %s -> %s', async (from, to) => {
+  it.each(LEGAL_MOVES)('lets the Service Owner move a change instance %s -> %s', async (from, to) => {
     const { change_instance } = await submit();
     await walk(change_instance.id, from);
     const { status, body } = await move(change_instance.id, to, owner, ['checked by olivia']);

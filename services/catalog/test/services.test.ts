@@ -23,6 +23,7 @@ describe('catalog Services', () => {
       description: 'Managed PG',
       owner: { id: owner.id, name: owner.username },
       auto_approval: false,
+      allow_submit_submission_builder: null,
       created_at: expect.any(String),
       updated_at: expect.any(String),
     });

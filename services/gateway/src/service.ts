@@ -49,7 +49,7 @@ export const gatewayService: ServiceDefinition<GatewayConfig> = {
       upstreams,
       logger,
     });
-    const routes: AnyRoute[] = [...tokenRoutes(authenticator, repository), ...docsRoutes(apiDocument)];
+    const routes: AnyRoute[] = [...tokenRoutes(authenticator), ...docsRoutes(apiDocument)];
     return {
       routes,
       authenticate: (req) => authenticateHeader(req.get('authorization')),

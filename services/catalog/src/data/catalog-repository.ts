@@ -1,139 +1,125 @@
 import type { Connection } from 'mongoose';
 import type { ChangeInstanceState, Envelope } from '@pack/contracts';
-import { isDuplicateKey, nextId, outboxFields } from '@pack/db';
-import { ConflictError } from '@pack/http-kit';
+import { findPage, isDuplicateKey, nextCounterValue, nextId, outboxFields } from '@pack/db';
+import { ConflictError } from '@pack/errors';
 import type {
-  CatalogModels,
+  ChangeInstanceFilter,
   ChangeInstanceRecord,
   DeclarationRecord,
+  Page,
+  ScopeFilter,
   ServiceItemRecord,
   ServiceOwnerRecord,
   ServiceRecord,
   TransitionRecord,
+} from '../domain/model';
+import type { CatalogStore, ItemTransitions, Sequence } from '../domain/store';
+import {
+  CHANGE_INSTANCES,
+  DECLARATIONS,
+  SERVICE_ITEMS,
+  SERVICE_OWNERS,
+  SERVICES,
+  TRANSITIONS,
 } from './models';
 
-export interface Page<T> {
-  count: number;
-  items: T[];
-}
+/** Every database round trip of the catalog goes through here (docs/decisions/0007). */
+export class CatalogRepository implements CatalogStore {
+  private readonly services;
+  private readonly owners;
+  private readonly items;
+  private readonly declarations;
+  private readonly views;
+  private readonly transitions;
 
-/** Which items or change instances a list may show; `service_ids` empty means none. */
-export interface ScopeFilter {
-  consumer_id?: number;
-  service_ids?: readonly number[];
-  service_id?: number;
-}
-
-export interface ChangeInstanceFilter extends ScopeFilter {
-  service_item_id?: number;
-  /** null or absent: every state. */
-  states?: readonly ChangeInstanceState[] | null;
-}
-
-/** What a Service Item's transitions say about it. */
-export interface ItemPointers {
-  latest_declaration_id: number | null;
-  latest_submitted_at: Date | null;
-  latest_approved_declaration_id: number | null;
-  latest_approved_change_instance_id: number | null;
-  latest_approved_at: Date | null;
-}
-
-type Sequence = 'services' | 'service_items' | 'declarations' | 'change_instances' | 'approvals';
-
-/**
- * Every database round trip of the catalog goes through here.
- *
- * FerretDB v1 applies an update by reading the document and writing it back, so two updates of
- * one document can lose each other and a conditional update is no guard. The catalog therefore
- * decides races only with unique inserts (ids, Service Items, transition records) and updates
- * only documents that have a single writer at a time (docs/decisions/0007).
- */
-export class CatalogRepository {
-  constructor(
-    private readonly connection: Connection,
-    private readonly models: CatalogModels,
-  ) {}
+  /** The driver's collections: no mongoose casting or defaults, one command per call. */
+  constructor(private readonly connection: Connection) {
+    this.services = connection.collection<ServiceRecord>(SERVICES);
+    this.owners = connection.collection<ServiceOwnerRecord>(SERVICE_OWNERS);
+    this.items = connection.collection<ServiceItemRecord>(SERVICE_ITEMS);
+    this.declarations = connection.collection<DeclarationRecord>(DECLARATIONS);
+    this.views = connection.collection<ChangeInstanceRecord>(CHANGE_INSTANCES);
+    this.transitions = connection.collection<TransitionRecord>(TRANSITIONS);
+  }
 
   nextId(sequence: Sequence): Promise<number> {
     return nextId(this.connection, sequence);
   }
 
+  nextApprovalNumber(): Promise<number> {
+    return nextCounterValue(this.connection, 'approvals');
+  }
+
   // --- Services -----------------------------------------------------------------------------
 
   async insertService(record: ServiceRecord): Promise<void> {
-    await this.models.services.collection.insertOne(record as never).catch(duplicateName(record.name));
+    try {
+      await this.services.insertOne(record);
+    } catch (error) {
+      throw await this.nameConflict(error, record.name, record._id);
+    }
   }
 
   findService(id: number): Promise<ServiceRecord | null> {
-    return this.models.services.findById(id).lean<ServiceRecord>().exec();
+    return this.services.findOne({ _id: id });
   }
 
   async findServices(ids: readonly number[]): Promise<Map<number, ServiceRecord>> {
     if (ids.length === 0) return new Map();
-    const rows = await this.models.services
-      .find({ _id: { $in: [...new Set(ids)] } })
-      .lean<ServiceRecord[]>()
-      .exec();
+    const rows = await this.services.find({ _id: { $in: [...new Set(ids)] } }).toArray();
     return new Map(rows.map((row) => [row._id, row]));
   }
 
   async serviceIdsOwnedBy(ownerId: number): Promise<number[]> {
-    const rows = await this.models.services
-      .find({ owner_id: ownerId }, { _id: 1 })
-      .lean<{ _id: number }[]>()
-      .exec();
+    const rows = await this.services.find({ owner_id: ownerId }, { projection: { _id: 1 } }).toArray();
     return rows.map((row) => row._id);
   }
 
-  async listServices(
-    filter: { owner_id?: number },
-    limit: number,
-    offset: number,
-  ): Promise<Page<ServiceRecord>> {
+  listServices(filter: { owner_id?: number }, limit: number, offset: number): Promise<Page<ServiceRecord>> {
     const query = filter.owner_id === undefined ? {} : { owner_id: filter.owner_id };
-    const [count, items] = await Promise.all([
-      this.models.services.countDocuments(query),
-      this.models.services
-        .find(query)
-        .sort({ _id: 1 })
-        .skip(offset)
-        .limit(limit)
-        .lean<ServiceRecord[]>()
-        .exec(),
-    ]);
-    return { count, items };
+    return findPage(this.services, query, { sort: { _id: 1 }, limit, offset });
   }
 
   /** Last writer wins between two concurrent edits of one Service (as for any PATCH of a resource). */
   async updateService(id: number, set: Partial<ServiceRecord>): Promise<ServiceRecord | null> {
-    return (await this.models.services.collection
-      .findOneAndUpdate({ _id: id as never }, { $set: set }, { returnDocument: 'after' })
-      .catch(duplicateName(set.name ?? ''))) as ServiceRecord | null;
+    try {
+      return await this.services.findOneAndUpdate({ _id: id }, { $set: set }, { returnDocument: 'after' });
+    } catch (error) {
+      if (set.name === undefined) throw error;
+      throw await this.nameConflict(error, set.name, id);
+    }
   }
 
   async deleteService(id: number): Promise<void> {
-    await this.models.services.collection.deleteOne({ _id: id as never });
+    await this.services.deleteOne({ _id: id });
   }
 
   countChangeInstances(serviceId: number, states: readonly ChangeInstanceState[]): Promise<number> {
-    return this.models.changeInstances
-      .countDocuments({ service_id: serviceId, state: { $in: [...states] } })
-      .exec();
+    return this.views.countDocuments({ service_id: serviceId, state: { $in: [...states] } });
+  }
+
+  /**
+   * Service names are unique (an index). MongoDB reports a violation as 11000; FerretDB v1 does so
+   * for inserts but answers an update with a generic error, so what decides is whether another
+   * Service holds the name now, never the error's text. FerretDB also does not name the key.
+   */
+  private async nameConflict(error: unknown, name: string, id: number): Promise<unknown> {
+    if (isDuplicateKey(error) || (await this.services.findOne({ name, _id: { $ne: id } })))
+      return new ConflictError(`a Service named "${name}" already exists`, { cause: error });
+    return error;
   }
 
   // --- Service owners -----------------------------------------------------------------------
 
   findServiceOwner(id: number): Promise<ServiceOwnerRecord | null> {
-    return this.models.serviceOwners.findById(id).lean<ServiceOwnerRecord>().exec();
+    return this.owners.findOne({ _id: id });
   }
 
-  /** The owner's record, created with `defaultAllow` the first time the catalog meets them. */
   async ensureServiceOwner(id: number, username: string, defaultAllow: boolean): Promise<ServiceOwnerRecord> {
     const existing = await this.findServiceOwner(id);
     if (existing) return existing;
     const now = new Date();
-    const record: ServiceOwnerRecord = {
+    const record = {
       _id: id,
       username,
       allow_service_creation: defaultAllow,
@@ -141,7 +127,7 @@ export class CatalogRepository {
       updated_at: now,
     };
     try {
-      await this.models.serviceOwners.collection.insertOne(record as never);
+      await this.owners.insertOne(record);
       return record;
     } catch (error) {
       // A concurrent first request created it: theirs stands.
@@ -152,8 +138,8 @@ export class CatalogRepository {
 
   async putServiceOwner(id: number, username: string, allow: boolean): Promise<ServiceOwnerRecord> {
     const now = new Date();
-    const record = await this.models.serviceOwners.collection.findOneAndUpdate(
-      { _id: id as never },
+    const record = await this.owners.findOneAndUpdate(
+      { _id: id },
       {
         $set: { username, allow_service_creation: allow, updated_at: now },
         $setOnInsert: { created_at: now },
@@ -161,42 +147,28 @@ export class CatalogRepository {
       { upsert: true, returnDocument: 'after' },
     );
     if (!record) throw new Error(`service owner ${id} upsert returned nothing`);
-    return record as unknown as ServiceOwnerRecord;
+    return record;
   }
 
-  async listServiceOwners(limit: number, offset: number): Promise<Page<ServiceOwnerRecord>> {
-    const [count, items] = await Promise.all([
-      this.models.serviceOwners.countDocuments({}),
-      this.models.serviceOwners
-        .find({})
-        .sort({ _id: 1 })
-        .skip(offset)
-        .limit(limit)
-        .lean<ServiceOwnerRecord[]>()
-        .exec(),
-    ]);
-    return { count, items };
+  listServiceOwners(limit: number, offset: number): Promise<Page<ServiceOwnerRecord>> {
+    return findPage(this.owners, {}, { sort: { _id: 1 }, limit, offset });
   }
 
   // --- Service Items ------------------------------------------------------------------------
 
   findServiceItem(id: number): Promise<ServiceItemRecord | null> {
-    return this.models.serviceItems.findById(id).lean<ServiceItemRecord>().exec();
+    return this.items.findOne({ _id: id });
   }
 
-  /** The consumer's item for a Service, created if missing; the unique index settles a race. */
+  /** The unique index (consumer, Service) settles a race between two first submissions. */
   async ensureServiceItem(
     consumer: { id: number; name: string },
     serviceId: number,
-  ): Promise<ServiceItemRecord> {
-    const find = () =>
-      this.models.serviceItems
-        .findOne({ consumer_id: consumer.id, service_id: serviceId })
-        .lean<ServiceItemRecord>()
-        .exec();
+  ): Promise<{ item: ServiceItemRecord; created: boolean }> {
+    const find = () => this.items.findOne({ consumer_id: consumer.id, service_id: serviceId });
     const existing = await find();
-    if (existing) return existing;
-    const record: ServiceItemRecord = {
+    if (existing) return { item: existing, created: false };
+    const item: ServiceItemRecord = {
       _id: await this.nextId('service_items'),
       service_id: serviceId,
       consumer_id: consumer.id,
@@ -204,55 +176,35 @@ export class CatalogRepository {
       created_at: new Date(),
     };
     try {
-      await this.models.serviceItems.collection.insertOne(record as never);
-      return record;
+      await this.items.insertOne(item);
+      return { item, created: true };
     } catch (error) {
-      if (!isDuplicateKey(error)) throw error;
-      const winner = await find();
+      const winner = isDuplicateKey(error) ? await find() : null;
       if (!winner) throw error;
-      return winner;
+      return { item: winner, created: false };
     }
   }
 
-  async listServiceItems(
-    filter: ScopeFilter,
-    limit: number,
-    offset: number,
-  ): Promise<Page<ServiceItemRecord>> {
-    const query = scopeQuery(filter);
-    if (!query) return { count: 0, items: [] };
-    const [count, items] = await Promise.all([
-      this.models.serviceItems.countDocuments(query),
-      this.models.serviceItems
-        .find(query)
-        .sort({ _id: -1 })
-        .skip(offset)
-        .limit(limit)
-        .lean<ServiceItemRecord[]>()
-        .exec(),
-    ]);
-    return { count, items };
+  /**
+   * A concurrent submission of the same consumer may have found the item and recorded a change
+   * for it in the meantime; checking after the delete and putting the item back covers that.
+   */
+  async removeUnusedServiceItem(item: ServiceItemRecord): Promise<void> {
+    const used = () => this.transitions.countDocuments({ service_item_id: item._id }, { limit: 1 });
+    if ((await used()) > 0) return;
+    await this.items.deleteOne({ _id: item._id });
+    if ((await used()) > 0) await this.items.insertOne(item);
   }
 
-  /**
-   * Latest and latest approved declaration of each item, from the transition records (two
-   * queries for a whole page): the latest submission is the newest version-1 record, the latest
-   * approval the record with the highest approval number.
-   */
-  async itemPointers(itemIds: readonly number[]): Promise<Map<number, ItemPointers>> {
-    const result = new Map<number, ItemPointers>(
-      itemIds.map((id) => [
-        id,
-        {
-          latest_declaration_id: null,
-          latest_submitted_at: null,
-          latest_approved_declaration_id: null,
-          latest_approved_change_instance_id: null,
-          latest_approved_at: null,
-        },
-      ]),
-    );
-    if (itemIds.length === 0) return result;
+  listServiceItems(filter: ScopeFilter, limit: number, offset: number): Promise<Page<ServiceItemRecord>> {
+    const query = scopeQuery(filter);
+    if (!query) return Promise.resolve({ count: 0, items: [] });
+    return findPage(this.items, query, { sort: { _id: -1 }, limit, offset });
+  }
+
+  /** The submissions (version-1 records) and approvals of some Service Items: two queries per page. */
+  async itemTransitions(itemIds: readonly number[]): Promise<ItemTransitions> {
+    if (itemIds.length === 0) return { submissions: [], approvals: [] };
     const projection = {
       service_item_id: 1,
       declaration_id: 1,
@@ -263,117 +215,74 @@ export class CatalogRepository {
     };
     const items = { service_item_id: itemIds.length === 1 ? itemIds[0] : { $in: [...itemIds] } };
     const [submissions, approvals] = await Promise.all([
-      this.models.transitions
-        .find({ ...items, version: 1 }, projection)
-        .lean<TransitionRecord[]>()
-        .exec(),
-      this.models.transitions
-        .find({ ...items, approval_seq: { $gt: 0 } }, projection)
-        .lean<TransitionRecord[]>()
-        .exec(),
+      this.transitions.find({ ...items, version: 1 }, { projection }).toArray(),
+      this.transitions.find({ ...items, approval_seq: { $gt: 0 } }, { projection }).toArray(),
     ]);
-    const approvalSeq = new Map<number, number>();
-    for (const row of submissions) {
-      const pointers = result.get(row.service_item_id);
-      if (pointers && (pointers.latest_declaration_id ?? 0) < row.declaration_id) {
-        pointers.latest_declaration_id = row.declaration_id;
-        pointers.latest_submitted_at = row.created_at;
-      }
-    }
-    for (const row of approvals) {
-      const pointers = result.get(row.service_item_id);
-      if (!pointers || (approvalSeq.get(row.service_item_id) ?? 0) >= row.approval_seq) continue;
-      approvalSeq.set(row.service_item_id, row.approval_seq);
-      pointers.latest_approved_declaration_id = row.declaration_id;
-      pointers.latest_approved_change_instance_id = row.change_instance_id;
-      pointers.latest_approved_at = row.approved_at;
-    }
-    return result;
+    return { submissions, approvals };
   }
 
-  // --- Declarations -------------------------------------------------------------------------
+  // --- Declarations and transitions ---------------------------------------------------------
 
   async insertDeclaration(record: DeclarationRecord): Promise<void> {
-    await this.models.declarations.collection.insertOne(record as never);
+    await this.declarations.insertOne(record);
   }
 
   findDeclaration(id: number): Promise<DeclarationRecord | null> {
-    return this.models.declarations.findById(id).lean<DeclarationRecord>().exec();
+    return this.declarations.findOne({ _id: id });
   }
 
-  // --- Change Instances ---------------------------------------------------------------------
-
-  /** Inserts the view of a new instance; false if it is there already (a roll-forward beat us). */
-  async insertChangeInstance(record: ChangeInstanceRecord): Promise<boolean> {
-    try {
-      await this.models.changeInstances.collection.insertOne(record as never);
-      return true;
-    } catch (error) {
-      if (isDuplicateKey(error)) return false;
-      throw error;
-    }
+  async insertTransition(record: TransitionRecord, events: Envelope[]): Promise<boolean> {
+    return this.insertOnce(() => this.transitions.insertOne({ ...record, ...outboxFields(...events) }));
   }
+
+  transitionsOf(changeInstanceId: number): Promise<TransitionRecord[]> {
+    return this.transitions
+      .find({ change_instance_id: changeInstanceId }, { sort: { version: 1 } })
+      .project<TransitionRecord>({ _outbox: 0, _outbox_pending: 0 })
+      .toArray();
+  }
+
+  // --- The change instance view -------------------------------------------------------------
 
   findChangeInstance(id: number): Promise<ChangeInstanceRecord | null> {
-    return this.models.changeInstances.findById(id).lean<ChangeInstanceRecord>().exec();
+    return this.views.findOne({ _id: id });
   }
 
-  async listChangeInstances(
+  insertChangeInstance(record: ChangeInstanceRecord): Promise<boolean> {
+    return this.insertOnce(() => this.views.insertOne(record));
+  }
+
+  /** Absolute values of every field a transition changes, so a view that missed one catches up. */
+  async updateChangeInstance(instance: ChangeInstanceRecord): Promise<void> {
+    const { state, version, reasons, approval_seq, approved_at, updated_at } = instance;
+    await this.views.updateOne(
+      { _id: instance._id, version: { $lt: version } },
+      { $set: { state, version, reasons, approval_seq, approved_at, updated_at } },
+    );
+  }
+
+  listChangeInstances(
     filter: ChangeInstanceFilter,
     limit: number,
     offset: number,
   ): Promise<Page<ChangeInstanceRecord>> {
     const { states, service_item_id, ...scope } = filter;
     const query = scopeQuery(scope);
-    if (!query) return { count: 0, items: [] };
+    if (!query) return Promise.resolve({ count: 0, items: [] });
     if (service_item_id !== undefined) query.service_item_id = service_item_id;
     if (states) query.state = states.length === 1 ? states[0] : { $in: [...states] };
-    const [count, items] = await Promise.all([
-      this.models.changeInstances.countDocuments(query),
-      this.models.changeInstances
-        .find(query)
-        .sort({ _id: -1 })
-        .skip(offset)
-        .limit(limit)
-        .lean<ChangeInstanceRecord[]>()
-        .exec(),
-    ]);
-    return { count, items };
+    return findPage(this.views, query, { sort: { _id: -1 }, limit, offset });
   }
 
-  /** Brings the view up to `version`. Only versions in order are applied (see ChangeInstances.rollForward). */
-  async applyToChangeInstance(id: number, set: Partial<ChangeInstanceRecord>): Promise<void> {
-    await this.models.changeInstances.collection.updateOne(
-      { _id: id as never, version: { $lt: set.version ?? 0 } },
-      { $set: set },
-    );
-  }
-
-  // --- Transitions --------------------------------------------------------------------------
-
-  /**
-   * Records a change and its events in one insert. False when that version of the instance is
-   * taken: someone else changed it first.
-   */
-  async insertTransition(record: TransitionRecord, events: Envelope[]): Promise<boolean> {
+  /** True when inserted; false when a document with that key exists (someone was first). */
+  private async insertOnce(insert: () => Promise<unknown>): Promise<boolean> {
     try {
-      await this.models.transitions.collection.insertOne({ ...record, ...outboxFields(...events) } as never);
+      await insert();
       return true;
     } catch (error) {
       if (isDuplicateKey(error)) return false;
       throw error;
     }
-  }
-
-  transitionsOf(changeInstanceId: number, afterVersion = 0): Promise<TransitionRecord[]> {
-    return this.models.transitions
-      .find({
-        change_instance_id: changeInstanceId,
-        ...(afterVersion > 0 ? { version: { $gt: afterVersion } } : {}),
-      })
-      .sort({ version: 1 })
-      .lean<TransitionRecord[]>()
-      .exec();
   }
 }
 
@@ -392,13 +301,4 @@ function scopeQuery(filter: ScopeFilter): Record<string, unknown> | null {
     query.service_id = filter.service_id;
   }
   return query;
-}
-
-/** Service names are unique (an index); FerretDB does not name the key, so the error is built here. */
-function duplicateName(name: string) {
-  return (error: unknown): never => {
-    if (isDuplicateKey(error))
-      throw new ConflictError(`a Service named "${name}" already exists`, { cause: error });
-    throw error;
-  };
 }

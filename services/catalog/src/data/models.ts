@@ -1,6 +1,14 @@
 import { Schema, type Connection, type Model } from 'mongoose';
-import { CHANGE_INSTANCE_STATES, type ChangeInstanceState } from '@pack/contracts';
+import { CHANGE_INSTANCE_STATES } from '@pack/contracts';
 import { outboxSchemaFields } from '@pack/db';
+import type {
+  ChangeInstanceRecord,
+  DeclarationRecord,
+  ServiceItemRecord,
+  ServiceOwnerRecord,
+  ServiceRecord,
+  TransitionRecord,
+} from '../domain/model';
 
 export const SERVICES = 'services';
 export const SERVICE_ITEMS = 'service_items';
@@ -14,110 +22,6 @@ export const SERVICE_OWNERS = 'service_owners';
  */
 export const OUTBOX_COLLECTIONS = [TRANSITIONS] as const;
 
-export interface ServiceRecord {
-  _id: number;
-  name: string;
-  description: string;
-  owner_id: number;
-  owner_name: string;
-  auto_approval: boolean;
-  created_at: Date;
-  updated_at: Date;
-}
-
-/**
- * One per consumer and Service, inserted at the consumer's first submission and never updated:
- * its latest and latest approved declaration are read from the transition records.
- */
-export interface ServiceItemRecord {
-  _id: number;
-  service_id: number;
-  consumer_id: number;
-  consumer_name: string;
-  created_at: Date;
-}
-
-export interface DeclarationRecord {
-  _id: number;
-  service_id: number;
-  service_item_id: number;
-  consumer_id: number;
-  /** The declaration as JSON text (DESIGN section 2: user JSON is stored as text). */
-  content: string;
-  created_at: Date;
-}
-
-/**
- * The current state of a Change Instance: a view of its transition records, rolled forward by
- * the request that made a transition and, should that request die half-way, by the catalog's
- * own consumer of the transition's event.
- */
-export interface ChangeInstanceRecord {
-  _id: number;
-  service_id: number;
-  /** The Service as it was at submission (shown if the Service is deleted later). */
-  service_name: string;
-  service_owner_id: number;
-  service_owner_name: string;
-  service_item_id: number;
-  declaration_id: number;
-  consumer_id: number;
-  consumer_name: string;
-  state: ChangeInstanceState;
-  /** Number of the latest transition applied; transition 1 is the submission. */
-  version: number;
-  reasons: string[];
-  auto_approved: boolean;
-  /** 0 until approved; then the approval's sequence number (a later approval is a larger one). */
-  approval_seq: number;
-  approved_at: Date | null;
-  created_at: Date;
-  updated_at: Date;
-}
-
-export type ActorKind = 'user' | 'validator' | 'auto_approval';
-
-export interface TransitionStep {
-  from: ChangeInstanceState | null;
-  to: ChangeInstanceState;
-  by_kind: ActorKind;
-  by_user_id: number | null;
-  by_username: string | null;
-  reasons: string[];
-}
-
-/**
- * One change of a Change Instance, with the events it causes. `_id` is `<instance>:<version>`:
- * the unique key is what makes two concurrent changes from the same version impossible (on
- * FerretDB an update is read-then-write, but a unique insert is atomic).
- */
-export interface TransitionRecord {
-  _id: string;
-  change_instance_id: number;
-  version: number;
-  service_id: number;
-  service_item_id: number;
-  declaration_id: number;
-  /** Usually one step; a submission to an auto-approving Service is two (-> PENDING -> APPROVED). */
-  steps: TransitionStep[];
-  state: ChangeInstanceState;
-  reasons: string[];
-  approval_seq: number;
-  approved_at: Date | null;
-  /** Only on version 1: the instance as created, so it can be rebuilt if its insert never happened. */
-  initial: ChangeInstanceRecord | null;
-  created_at: Date;
-}
-
-/** Per service owner: may they create Services (Service Creator settings, docs/decisions/0008). */
-export interface ServiceOwnerRecord {
-  _id: number;
-  username: string;
-  allow_service_creation: boolean;
-  created_at: Date;
-  updated_at: Date;
-}
-
 const options = { versionKey: false, strict: true } as const;
 
 const serviceSchema = new Schema<ServiceRecord>(
@@ -128,6 +32,7 @@ const serviceSchema = new Schema<ServiceRecord>(
     owner_id: { type: Number, required: true, index: true },
     owner_name: { type: String, required: true },
     auto_approval: { type: Boolean, default: false },
+    allow_submit_submission_builder: { type: Boolean, default: null },
     created_at: { type: Date, required: true },
     updated_at: { type: Date, required: true },
   },

@@ -7,7 +7,7 @@ import {
   type Envelope,
 } from '@pack/contracts';
 import { currentContext } from '@pack/logging';
-import type { ChangeInstanceRecord } from '../data/models';
+import type { ChangeInstanceRecord } from './model';
 import type { Actor } from './transitions';
 
 export const EVENT_SOURCE = 'catalog';

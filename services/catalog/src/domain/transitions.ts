@@ -1,4 +1,4 @@
-import { CHANGE_INSTANCE_STATES, type ChangeInstanceState } from '@pack/contracts';
+import { CHANGE_INSTANCE_STATES, type ChangeInstanceState, type Role } from '@pack/contracts';
 
 /**
  * The Change Instance state machine (docs/decisions/0005-change-instance-states.md).
@@ -25,24 +25,18 @@ export const OPEN_STATES: readonly ChangeInstanceState[] = CHANGE_INSTANCE_STATE
 );
 
 export type Actor =
-  { kind: 'user'; userId: number; username: string } | { kind: 'validator' } | { kind: 'auto_approval' };
-
-/** Every legal (from, to) pair, in table order. */
-export function legalTransitions(): [ChangeInstanceState, ChangeInstanceState][] {
-  return CHANGE_INSTANCE_STATES.flatMap((from) =>
-    TRANSITIONS[from].map((to): [ChangeInstanceState, ChangeInstanceState] => [from, to]),
-  );
-}
+  | { kind: 'user'; userId: number; username: string; role: Role }
+  | { kind: 'validator' }
+  | { kind: 'auto_approval' };
 
 export type TransitionCheck =
-  | { ok: true }
-  | { ok: false; reason: 'illegal'; detail: string }
-  | { ok: false; reason: 'already_decided'; detail: string };
+  { ok: true } | { ok: false; reason: 'illegal' | 'already_decided' | 'not_allowed'; detail: string };
 
 /**
- * Whether `actor` may move a Change Instance from `from` to `to`. Users (the Service Owner or an
- * admin) may take any transition of the table; the validator and auto-approval only decide a
- * PENDING instance.
+ * Whether `actor` may move a Change Instance from `from` to `to`. The Service Owner and admins
+ * may take any transition of the table; the consumer who submitted it may only withdraw it
+ * (PENDING -> CANCELLED); the validator and auto-approval only decide a PENDING instance.
+ * Whose instance it is, is the caller's to check.
  */
 export function checkTransition(
   from: ChangeInstanceState,
@@ -57,6 +51,18 @@ export function checkTransition(
         ok: false,
         reason: 'illegal',
         detail: `a ${actor.kind} decision can only approve or reject, not move to ${to}`,
+      };
+    }
+    return { ok: true };
+  }
+  if (actor.role === 'consumer') {
+    if (to !== 'CANCELLED')
+      return { ok: false, reason: 'not_allowed', detail: 'a consumer can only cancel their change instance' };
+    if (from !== 'PENDING') {
+      return {
+        ok: false,
+        reason: 'illegal',
+        detail: `a consumer can cancel a change instance only while it is PENDING; this one is ${from}`,
       };
     }
     return { ok: true };

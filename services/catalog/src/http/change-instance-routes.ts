@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { CHANGE_INSTANCE_STATES, changeInstanceStateSchema, type GeneralSettings } from '@pack/contracts';
 import { listQuerySchema, pageOf, pageSchema, route } from '@pack/http-kit';
-import type { ChangeInstances } from '../domain/change-instances';
+import type { ChangeInstanceQueries } from '../domain/change-instance-queries';
+import type { ChangeInstanceMoves } from '../domain/move-change-instance';
 import { ALL_STATES_KEYWORD, parseStateParameter, resolveStateFilter } from '../domain/state-filter';
 import { idParams, optionalId, pick } from './common';
 import {
@@ -42,7 +43,11 @@ const patchBody = z.strictObject({
 /** Header naming the state filter a list applied, so a caller can tell a default filter from an empty result. */
 export const STATE_FILTER_HEADER = 'x-state-filter';
 
-export function changeInstanceRoutes(changeInstances: ChangeInstances, settings: () => GeneralSettings) {
+export function changeInstanceRoutes(
+  queries: ChangeInstanceQueries,
+  moves: ChangeInstanceMoves,
+  settings: () => GeneralSettings,
+) {
   return [
     route({
       method: 'get',
@@ -61,7 +66,7 @@ export function changeInstanceRoutes(changeInstances: ChangeInstances, settings:
       },
       handler: async ({ principal, query, req }) => {
         const filter = resolveStateFilter(query.state, principal.role, settings().gui_table);
-        const page = await changeInstances.list(
+        const page = await queries.list(
           principal,
           { states: filter.states, service_id: query.service, service_item_id: query.service_item },
           query.limit,
@@ -89,15 +94,15 @@ export function changeInstanceRoutes(changeInstances: ChangeInstances, settings:
         ...pick(400, 401, 404),
       },
       handler: async ({ principal, params }) => ({
-        body: toChangeInstanceDetailView(await changeInstances.get(principal, params.id)),
+        body: toChangeInstanceDetailView(await queries.get(principal, params.id)),
       }),
     }),
     route({
       method: 'patch',
       path: '/v1/catalog/change_instances/:id/',
       summary:
-        'Move a change instance to another state (its Service Owner or an admin); illegal transitions are 409',
-      access: ['admin', 'service_owner'],
+        'Move a change instance to another state (its Service Owner or an admin; the consumer who submitted it may cancel it while PENDING); illegal transitions are 409',
+      access: ['admin', 'service_owner', 'consumer'],
       params: idParams,
       body: patchBody,
       responses: {
@@ -105,9 +110,7 @@ export function changeInstanceRoutes(changeInstances: ChangeInstances, settings:
         ...pick(400, 401, 403, 404, 409),
       },
       handler: async ({ principal, params, body }) => ({
-        body: toChangeInstanceDetailView(
-          await changeInstances.move(principal, params.id, body.state, body.reasons),
-        ),
+        body: toChangeInstanceDetailView(await moves.move(principal, params.id, body.state, body.reasons)),
       }),
     }),
   ];

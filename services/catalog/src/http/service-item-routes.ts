@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { listQuerySchema, pageOf, pageSchema, route } from '@pack/http-kit';
-import type { ChangeInstances } from '../domain/change-instances';
+import type { ChangeInstanceQueries } from '../domain/change-instance-queries';
 import { idParams, optionalId, pick } from './common';
 import { serviceItemView, toServiceItemView } from './views';
 
@@ -13,7 +13,7 @@ const latestApprovedView = z.object({
   approved_at: z.string(),
 });
 
-export function serviceItemRoutes(changeInstances: ChangeInstances) {
+export function serviceItemRoutes(queries: ChangeInstanceQueries) {
   return [
     route({
       method: 'get',
@@ -27,7 +27,7 @@ export function serviceItemRoutes(changeInstances: ChangeInstances) {
         ...pick(400, 401),
       },
       handler: async ({ principal, query, req }) => {
-        const page = await changeInstances.listItems(
+        const page = await queries.listItems(
           principal,
           { service_id: query.service },
           query.limit,
@@ -50,7 +50,7 @@ export function serviceItemRoutes(changeInstances: ChangeInstances) {
         ...pick(400, 401, 404),
       },
       handler: async ({ principal, params }) => {
-        const { item, service, pointers } = await changeInstances.getItem(principal, params.id);
+        const { item, service, pointers } = await queries.getItem(principal, params.id);
         return { body: toServiceItemView(item, service, pointers) };
       },
     }),
@@ -66,7 +66,7 @@ export function serviceItemRoutes(changeInstances: ChangeInstances) {
         ...pick(400, 401, 404),
       },
       handler: async ({ principal, params }) => {
-        const { detail, declaration } = await changeInstances.latestApproved(principal, params.id);
+        const { detail, declaration } = await queries.latestApproved(principal, params.id);
         return {
           body: {
             service_item: detail.item._id,

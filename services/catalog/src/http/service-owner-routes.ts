@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { GeneralSettings } from '@pack/contracts';
 import { listQuerySchema, pageOf, pageSchema, route } from '@pack/http-kit';
-import type { ServiceCatalog } from '../domain/catalog-services';
+import type { ServiceOwners } from '../domain/service-owners';
 import { idParams, pick } from './common';
 import { serviceOwnerView, toServiceOwnerListView, toServiceOwnerView } from './views';
 
@@ -11,7 +11,7 @@ const putBody = z.strictObject({
 });
 
 /** Per-owner permission to create Services (Service Creator settings, docs/decisions/0008). */
-export function serviceOwnerRoutes(services: ServiceCatalog, settings: () => GeneralSettings) {
+export function serviceOwnerRoutes(owners: ServiceOwners, settings: () => GeneralSettings) {
   return [
     route({
       method: 'get',
@@ -24,7 +24,7 @@ export function serviceOwnerRoutes(services: ServiceCatalog, settings: () => Gen
         ...pick(400, 401, 403),
       },
       handler: async ({ query, req }) => {
-        const page = await services.listServiceOwners(query.limit, query.offset);
+        const page = await owners.list(query.limit, query.offset);
         const globalSwitch = settings().service_creator.allow_service_creation;
         return {
           body: pageOf(
@@ -47,7 +47,7 @@ export function serviceOwnerRoutes(services: ServiceCatalog, settings: () => Gen
         ...pick(400, 401, 403, 404),
       },
       handler: async ({ principal, params }) => ({
-        body: toServiceOwnerView(await services.serviceOwner(principal, params.id)),
+        body: toServiceOwnerView(await owners.get(principal, params.id)),
       }),
     }),
     route({
@@ -59,9 +59,7 @@ export function serviceOwnerRoutes(services: ServiceCatalog, settings: () => Gen
       body: putBody,
       responses: { 200: { description: 'The permission', schema: serviceOwnerView }, ...pick(400, 401, 403) },
       handler: async ({ params, body }) => ({
-        body: toServiceOwnerView(
-          await services.setServiceOwner(params.id, body.username, body.allow_service_creation),
-        ),
+        body: toServiceOwnerView(await owners.set(params.id, body.username, body.allow_service_creation)),
       }),
     }),
   ];

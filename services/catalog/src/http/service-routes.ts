@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { listQuerySchema, pageOf, pageSchema, route } from '@pack/http-kit';
-import type { ServiceCatalog } from '../domain/catalog-services';
+import type { ServiceCatalog } from '../domain/services';
 import { idParams, pick } from './common';
 import { serviceView, toServiceView } from './views';
 
@@ -11,10 +11,13 @@ const owner = z.strictObject({
   name: z.string().trim().min(1).max(150),
 });
 
+/** Whether consumers may submit through the submission builder; null: the settings default decides. */
+const allowSubmit = z.boolean().nullable();
 const createBody = z.strictObject({
   name,
   description: description.default(''),
   auto_approval: z.boolean().default(false),
+  allow_submit_submission_builder: allowSubmit.default(null),
   /** Admins only: the owner to assign (a service owner always owns what they create). */
   owner: owner.optional(),
 });
@@ -22,6 +25,7 @@ const updateBody = z.strictObject({
   name: name.optional(),
   description: description.optional(),
   auto_approval: z.boolean().optional(),
+  allow_submit_submission_builder: allowSubmit.optional(),
   owner: owner.optional(),
 });
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { route } from '@pack/http-kit';
-import type { ChangeInstances } from '../domain/change-instances';
+import type { SubmitDeclaration } from '../domain/submit-declaration';
 import { idParams, pick } from './common';
 import {
   changeInstanceDetailView,
@@ -15,7 +15,7 @@ const submitBody = z.strictObject({
   declaration: z.record(z.string(), z.unknown(), { error: 'must be a JSON object' }),
 });
 
-export function submissionRoutes(changeInstances: ChangeInstances) {
+export function submissionRoutes(submissions: SubmitDeclaration) {
   return [
     route({
       method: 'post',
@@ -37,7 +37,7 @@ export function submissionRoutes(changeInstances: ChangeInstances) {
         ...pick(400, 401, 403, 404),
       },
       handler: async ({ principal, params, body }) => {
-        const submission = await changeInstances.submit(principal, params.id, body.declaration);
+        const submission = await submissions.submit(principal, params.id, body.declaration);
         return {
           status: 201,
           body: {

@@ -1,15 +1,15 @@
 import { z } from 'zod';
 import { changeInstanceStateSchema } from '@pack/contracts';
+import type { ChangeInstanceDetail } from '../domain/change-instance-queries';
 import type {
   ChangeInstanceRecord,
   DeclarationRecord,
+  ItemPointers,
   ServiceItemRecord,
   ServiceOwnerRecord,
   ServiceRecord,
-} from '../data/models';
-import type { ItemPointers } from '../data/catalog-repository';
-import type { ServiceOwnerView } from '../domain/catalog-services';
-import type { ChangeInstanceDetail } from '../domain/change-instances';
+} from '../domain/model';
+import type { ServiceOwnerView } from '../domain/service-owners';
 
 const iso = (value: Date) => value.toISOString();
 const isoOrNull = (value: Date | null | undefined) => (value ? value.toISOString() : null);
@@ -21,6 +21,8 @@ export const serviceView = z.object({
   description: z.string(),
   owner: userRef,
   auto_approval: z.boolean(),
+  /** null: the Submission Builder setting default_allow_submit_submission_builder decides. */
+  allow_submit_submission_builder: z.boolean().nullable(),
   created_at: z.string(),
   updated_at: z.string(),
 });
@@ -32,6 +34,7 @@ export function toServiceView(record: ServiceRecord): z.infer<typeof serviceView
     description: record.description ?? '',
     owner: { id: record.owner_id, name: record.owner_name },
     auto_approval: record.auto_approval,
+    allow_submit_submission_builder: record.allow_submit_submission_builder ?? null,
     created_at: iso(record.created_at),
     updated_at: iso(record.updated_at),
   };

@@ -1,6 +1,6 @@
 import { on, type ConsumerSpec } from '@pack/broker';
 import { events } from '@pack/contracts';
-import type { ChangeInstances } from '../domain/change-instances';
+import type { ChangeInstanceViews } from '../domain/roll-forward';
 
 export const PROJECTION_CONSUMER = 'catalog.change-instance-view';
 
@@ -10,7 +10,7 @@ export const PROJECTION_CONSUMER = 'catalog.change-instance-view';
  * died between recording the change and updating the view, the event, which the outbox
  * guarantees, finishes the job.
  */
-export function projectionConsumer(changeInstances: ChangeInstances): ConsumerSpec {
+export function projectionConsumer(changeInstances: ChangeInstanceViews): ConsumerSpec {
   const rollForward = async (data: { change_instance_id: number }) => {
     await changeInstances.rollForward(data.change_instance_id);
   };

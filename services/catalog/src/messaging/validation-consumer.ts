@@ -2,7 +2,7 @@ import { on, type ConsumerSpec } from '@pack/broker';
 import { events } from '@pack/contracts';
 import { idempotent } from '@pack/db';
 import type { Connection } from 'mongoose';
-import type { ChangeInstances } from '../domain/change-instances';
+import type { ChangeInstanceMoves } from '../domain/move-change-instance';
 
 export const VALIDATION_CONSUMER = 'catalog.validation-decisions';
 
@@ -10,7 +10,10 @@ export const VALIDATION_CONSUMER = 'catalog.validation-decisions';
  * The Change Instance Validator's decisions (published by the pipeline side). Applied once per
  * event id; a decision about an instance the Service Owner already decided is dropped.
  */
-export function validationConsumer(connection: Connection, changeInstances: ChangeInstances): ConsumerSpec {
+export function validationConsumer(
+  connection: Connection,
+  changeInstances: ChangeInstanceMoves,
+): ConsumerSpec {
   return {
     name: VALIDATION_CONSUMER,
     handlers: [

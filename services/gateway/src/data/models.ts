@@ -1,26 +1,6 @@
 import { Schema, type Connection, type Model } from 'mongoose';
-import type { Role } from '@pack/contracts';
 import { ROLES } from '@pack/contracts';
-
-export interface UserRecord {
-  _id: number;
-  username: string;
-  role: Role;
-  created_at: Date;
-}
-
-export interface TokenRecord {
-  _id: number;
-  user_id: number;
-  /** SHA-256 of the token; the token itself is never stored. */
-  token_hash: string;
-  /** First characters of the token, so an admin can tell tokens apart in a list. */
-  prefix: string;
-  created_at: Date;
-  revoked_at: Date | null;
-  /** Increasing number given at revocation; replicas poll for numbers above the last they saw. */
-  revocation_seq: number | null;
-}
+import type { TokenRecord, UserRecord } from '../domain/token-store';
 
 const userSchema = new Schema<UserRecord>(
   {

@@ -1,15 +1,11 @@
 import type { Connection } from 'mongoose';
 import type { Principal, Role } from '@pack/contracts';
-import { isDuplicateKey, nextId } from '@pack/db';
-import type { GatewayModels, TokenRecord, UserRecord } from './models';
-
-export interface TokenListItem {
-  token: TokenRecord;
-  user: UserRecord | undefined;
-}
+import { findPage, isDuplicateKey, nextId } from '@pack/db';
+import type { TokenListItem, TokenRecord, TokenStore, UserRecord } from '../domain/token-store';
+import type { GatewayModels } from './models';
 
 /** Every database round trip of the gateway goes through here. */
-export class TokenRepository {
+export class TokenRepository implements TokenStore {
   constructor(
     private readonly connection: Connection,
     private readonly models: GatewayModels,
@@ -29,7 +25,6 @@ export class TokenRepository {
     return this.models.users.findOne({ username }).lean();
   }
 
-  /** The new user, or the existing one when the username was taken concurrently. */
   async createUser(username: string, role: Role): Promise<UserRecord> {
     const user: UserRecord = {
       _id: await nextId(this.connection, 'users'),
@@ -47,7 +42,6 @@ export class TokenRepository {
     }
   }
 
-  /** The new token record, or null when a token with this hash exists already. */
   async createToken(userId: number, hash: string, prefix: string): Promise<TokenRecord | null> {
     const token: TokenRecord = {
       _id: await nextId(this.connection, 'api_tokens'),
@@ -68,10 +62,11 @@ export class TokenRepository {
   }
 
   async list(limit: number, offset: number): Promise<{ count: number; items: TokenListItem[] }> {
-    const [count, tokens] = await Promise.all([
-      this.models.tokens.countDocuments({}),
-      this.models.tokens.find({}, { token_hash: 0 }).sort({ _id: 1 }).skip(offset).limit(limit).lean(),
-    ]);
+    const { count, items: tokens } = await findPage(
+      this.connection.collection<TokenRecord>(this.models.tokens.collection.collectionName),
+      {},
+      { sort: { _id: 1 }, limit, offset, projection: { token_hash: 0 } },
+    );
     const users = await this.models.users
       .find({ _id: { $in: [...new Set(tokens.map((t) => t.user_id))] } })
       .lean();
@@ -79,7 +74,6 @@ export class TokenRepository {
     return { count, items: tokens.map((token) => ({ token, user: byId.get(token.user_id) })) };
   }
 
-  /** Marks a token revoked once; returns its hash, or null when there is no such live token. */
   async revoke(id: number): Promise<{ found: boolean; hash?: string }> {
     const existing = await this.models.tokens.findById(id, { token_hash: 1, revoked_at: 1 }).lean();
     if (!existing) return { found: false };
@@ -92,7 +86,6 @@ export class TokenRepository {
     return { found: true, hash: existing.token_hash };
   }
 
-  /** Revocations numbered above `afterSeq`, oldest first. */
   async revokedSince(afterSeq: number): Promise<{ hash: string; seq: number }[]> {
     const rows = await this.models.tokens
       .find({ revocation_seq: { $gt: afterSeq } }, { token_hash: 1, revocation_seq: 1 })

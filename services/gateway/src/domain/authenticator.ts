@@ -1,10 +1,9 @@
 import type { Principal, Role } from '@pack/contracts';
 import type { Logger } from '@pack/logging';
-import type { UserRecord } from '../data/models';
-import type { TokenRepository } from '../data/token-repository';
+import { ConflictError } from '@pack/errors';
 import { generateToken, hashToken, tokenPrefix } from './token';
 import { TokenCache } from './token-cache';
-import { ConflictError } from '@pack/http-kit';
+import type { TokenListItem, TokenStore, UserRecord } from './token-store';
 
 /**
  * Authenticates API tokens. A warm token costs no database round trip; every replica polls the
@@ -17,7 +16,7 @@ export class Authenticator {
   private polling = false;
 
   constructor(
-    private readonly repository: TokenRepository,
+    private readonly repository: TokenStore,
     private readonly logger: Logger,
     private readonly pollMs: number,
   ) {}
@@ -37,6 +36,10 @@ export class Authenticator {
     const record = await this.repository.createToken(user._id, hashToken(token), tokenPrefix(token));
     if (!record) throw new Error('a new random token collided with a stored one'); // 2^-256: never
     return { token, tokenId: record._id, user: { id: user._id, username: user.username, role: user.role } };
+  }
+
+  list(limit: number, offset: number): Promise<{ count: number; items: TokenListItem[] }> {
+    return this.repository.list(limit, offset);
   }
 
   async revoke(id: number): Promise<boolean> {

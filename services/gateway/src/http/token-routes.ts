@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { roleSchema } from '@pack/contracts';
 import { listQuerySchema, NotFoundError, pageOf, pageSchema, problemSchema, route } from '@pack/http-kit';
-import type { TokenRepository } from '../data/token-repository';
 import type { Authenticator } from '../domain/authenticator';
 
 const userSchema = z.object({ id: z.number().int(), username: z.string(), role: roleSchema });
@@ -27,7 +26,7 @@ const errors = {
   403: { description: 'Not an admin', schema: problemSchema },
 };
 
-export function tokenRoutes(authenticator: Authenticator, repository: TokenRepository) {
+export function tokenRoutes(authenticator: Authenticator) {
   return [
     route({
       method: 'post',
@@ -56,7 +55,7 @@ export function tokenRoutes(authenticator: Authenticator, repository: TokenRepos
       query: listQuerySchema,
       responses: { 200: { description: 'A page of tokens', schema: pageSchema(tokenView) }, ...errors },
       handler: async ({ query, req }) => {
-        const { count, items } = await repository.list(query.limit, query.offset);
+        const { count, items } = await authenticator.list(query.limit, query.offset);
         const results = items.map(({ token, user }) => ({
           id: token._id,
           prefix: token.prefix,

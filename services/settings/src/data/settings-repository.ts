@@ -1,6 +1,6 @@
 import { mongo, type Connection } from 'mongoose';
 import type { Envelope, Principal, SettingsGroup } from '@pack/contracts';
-import { OUTBOX_PENDING_FIELD, outboxFields } from '@pack/db';
+import { findPage, OUTBOX_PENDING_FIELD, outboxFields } from '@pack/db';
 import type {
   AuditEntry,
   FieldChange,
@@ -74,20 +74,11 @@ export class SettingsRepository implements SettingsStore {
   }
 
   async history(limit: number, offset: number): Promise<{ count: number; items: AuditEntry[] }> {
-    const [count, documents] = await Promise.all([
-      this.versions.countDocuments({}),
-      this.versions
-        .find(
-          {},
-          {
-            sort: { _id: -1 },
-            skip: offset,
-            limit,
-            projection: { groups: 0, _outbox: 0, [OUTBOX_PENDING_FIELD]: 0 },
-          },
-        )
-        .toArray(),
-    ]);
+    const { count, items: documents } = await findPage(
+      this.versions,
+      {},
+      { sort: { _id: -1 }, limit, offset, projection: { groups: 0, _outbox: 0, [OUTBOX_PENDING_FIELD]: 0 } },
+    );
     return {
       count,
       items: documents.map((document) => ({

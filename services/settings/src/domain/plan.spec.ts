@@ -1,4 +1,4 @@
-import { ValidationError } from '@pack/http-kit';
+import { ValidationError } from '@pack/errors';
 import { decodeSettings } from './decode';
 import type { SecretCodec, SettingsVersion } from './model';
 import { planPatch, planReencryption } from './plan';

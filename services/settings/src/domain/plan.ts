@@ -5,7 +5,7 @@ import {
   type GeneralSettingsPatch,
   type SettingsGroup,
 } from '@pack/contracts';
-import { ValidationError, type FieldErrors } from '@pack/http-kit';
+import { ValidationError, type FieldErrors } from '@pack/errors';
 import { decodeSettings, encodeField, isJsonSetting, type DecodedSettings } from './decode';
 import type { FieldChange, SecretCodec, SettingsVersion, StoredGroups } from './model';
 

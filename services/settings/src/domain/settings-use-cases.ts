@@ -7,12 +7,12 @@ import {
   type GeneralSettingsView,
   type Principal,
 } from '@pack/contracts';
-import { ConflictError } from '@pack/http-kit';
+import { ConflictError } from '@pack/errors';
 import type { Logger } from '@pack/logging';
 import { decodeSettings, type DecodedSettings } from './decode';
 import type { AuditEntry, SecretCodec, SettingsAction, SettingsVersion, VersionRecord } from './model';
 import { planPatch, planReencryption, type PlannedChange } from './plan';
-import { settingsView } from './view';
+import { settingsView, viewFor } from './view';
 
 /** Where versions are kept; implemented by the data layer. */
 export interface SettingsStore {
@@ -39,6 +39,8 @@ export interface SettingsUseCasesOptions {
 export interface SettingsState {
   version: number;
   view: GeneralSettingsView;
+  /** True when secrets show the bare mask only (every reader but an admin). */
+  masked?: boolean;
 }
 
 /**
@@ -70,6 +72,13 @@ export class GeneralSettingsUseCases {
         this.loading = undefined;
       });
     return this.loading;
+  }
+
+  /** The settings as `reader` may see them (view.ts: only admins see any character of a secret). */
+  async readAs(reader: Principal): Promise<SettingsState> {
+    const state = await this.read();
+    const view = viewFor(reader.role, state.view);
+    return view === state.view ? state : { ...state, view, masked: true };
   }
 
   /** A newer version exists (another replica's settings.changed): the next read loads it. */

@@ -34,7 +34,8 @@ const errors = {
   403: { description: 'Not an admin', schema: problemSchema },
 };
 
-const etag = (version: number) => `"settings-v${version}"`;
+/** The masked form is another representation of the same version, so it gets its own tag. */
+const etag = (state: SettingsState) => `"settings-v${state.version}${state.masked ? '-masked' : ''}"`;
 /** The headers of every answer that carries the settings, for the OpenAPI document. */
 const stateHeaders = {
   [VERSION_HEADER]: 'The version of the settings this answer reflects',
@@ -46,7 +47,7 @@ function stateReply(state: SettingsState): Reply {
     body: state.view,
     headers: {
       [VERSION_HEADER]: String(state.version),
-      etag: etag(state.version),
+      etag: etag(state),
       'cache-control': 'private, no-cache',
     },
   };
@@ -59,7 +60,8 @@ export function settingsRoutes(settings: GeneralSettingsUseCases) {
     route({
       method: 'get',
       path: SETTINGS_PATH,
-      summary: 'General settings of every group (secrets masked, CLIENT_SECRET never shown)',
+      summary:
+        'General settings of every group (secrets masked: admins see the last four characters, other roles none; CLIENT_SECRET never shown)',
       access: 'authenticated',
       responses: {
         200: {
@@ -71,11 +73,11 @@ export function settingsRoutes(settings: GeneralSettingsUseCases) {
         401: errors[401],
       },
       handler: async ({ req, principal, log }) => {
-        const state = await settings.read();
+        const state = await settings.readAs(principal);
         // Reads are audited in the service log (who read which version), not in the database.
         log.info({ actor: actorOf(principal), settings_version: state.version }, 'general settings read');
         const reply = stateReply(state);
-        if (req.get('if-none-match') === etag(state.version)) return { status: 304, headers: reply.headers };
+        if (req.get('if-none-match') === etag(state)) return { status: 304, headers: reply.headers };
         return reply;
       },
     }),

@@ -1,0 +1,62 @@
+import { SETTINGS, SettingsHarness, admin, consumer, owner } from './harness';
+
+/** Issue 8: no role but admin sees any character of a secret in the masked settings. */
+describe('masked secrets per role', () => {
+  let settings: SettingsHarness;
+  beforeAll(async () => {
+    settings = await SettingsHarness.start();
+    const patched = await settings.patch({
+      ldap: { BIND_PASSWORD: 'ldap-bind-secret-4711' },
+      smtp: { EMAIL_HOST_PASSWORD: 'smtp-host-secret-0815' },
+      oauth: { CLIENT_ID: 'oauth-client-id-2342', CLIENT_SECRET: 'oauth-client-secret-1337' },
+    });
+    expect(patched.status).toBe(200);
+  });
+  afterAll(async () => {
+    await settings.stopAndDrop();
+  });
+
+  it('shows admins the last four characters', async () => {
+    const { status, body } = await settings.get(admin);
+    expect(status).toBe(200);
+    expect(body.ldap.BIND_PASSWORD).toBe('********4711');
+    expect(body.smtp.EMAIL_HOST_PASSWORD).toBe('********0815');
+    expect(body.oauth).toEqual({ ENABLED: false, CLIENT_ID: '********2342' });
+  });
+
+  it.each([
+    ['service owners', owner],
+    ['consumers', consumer],
+  ])('shows %s the mask only', async (_who, principal) => {
+    const { status, body } = await settings.get(principal);
+    expect(status).toBe(200);
+    expect(body.ldap.BIND_PASSWORD).toBe('********');
+    expect(body.smtp.EMAIL_HOST_PASSWORD).toBe('********');
+    expect(body.oauth).toEqual({ ENABLED: false, CLIENT_ID: '********' });
+    const text = JSON.stringify(body);
+    for (const tail of ['4711', '0815', '2342', '1337']) expect(text).not.toContain(tail);
+    // Everything else reads as the admin reads it.
+    expect(body.ldap.BIND_DN).toBe((await settings.get(admin)).body.ldap.BIND_DN);
+  });
+
+  it('gives the masked and the admin form different ETags, so a cache never mixes them', async () => {
+    const masked = await settings.get(consumer);
+    const full = await settings.get(admin);
+    expect(masked.headers.get('etag')).not.toBe(full.headers.get('etag'));
+    const revalidated = await settings.call(admin, 'GET', SETTINGS, undefined, {
+      'if-none-match': masked.headers.get('etag')!,
+    });
+    expect(revalidated.status).toBe(200);
+    expect(revalidated.body.ldap.BIND_PASSWORD).toBe('********4711');
+    const same = await settings.call(owner, 'GET', SETTINGS, undefined, {
+      'if-none-match': masked.headers.get('etag')!,
+    });
+    expect(same.status).toBe(304);
+  });
+
+  it('keeps an unset secret empty for every role', async () => {
+    await settings.patch({ smtp: { EMAIL_HOST_PASSWORD: '' } });
+    for (const principal of [admin, owner, consumer])
+      expect((await settings.get(principal)).body.smtp.EMAIL_HOST_PASSWORD).toBe('');
+  });
+});
