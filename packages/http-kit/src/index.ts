@@ -4,3 +4,6 @@ export * from './internal-auth';
 export * from './route';
 export * from './app';
 export * from './pagination';
+export * from './params';
+export * from './json-body';
+export * from './client-error';

@@ -1,10 +1,11 @@
 import type { Request } from 'express';
 import { z } from 'zod';
+import { decimalInteger } from './params';
 
 /** `?limit=&offset=` of every list endpoint. */
 export const listQuerySchema = z.object({
-  limit: z.coerce.number().int().min(1).max(500).default(50),
-  offset: z.coerce.number().int().min(0).default(0),
+  limit: decimalInteger({ min: 1, max: 500 }).default(50),
+  offset: decimalInteger().default(0),
 });
 export type ListQuery = z.infer<typeof listQuerySchema>;
 

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { createLogger } from '@pack/logging';
 import { createMetrics } from '@pack/metrics';
 import { LogCapture, TEST_INTERNAL_SECRET } from '@pack/testkit';
-import { ConflictError, createHttpApp, principalHeaders, problemSchema, route } from '../src';
+import { ConflictError, createHttpApp, idParams, principalHeaders, problemSchema, route } from '../src';
 
 const stored: unknown[] = [];
 const logs = new LogCapture();
@@ -27,11 +27,24 @@ const routes = [
     path: '/v1/things/:id/',
     summary: 'Read a thing',
     access: 'authenticated',
-    params: z.object({ id: z.coerce.number().int().positive() }),
+    params: idParams,
     responses: { 200: { description: 'A thing', schema: z.object({ id: z.number() }) } },
     handler: ({ params }) => {
       if (params.id === 9) throw new ConflictError('thing 9 is busy');
       if (params.id === 13) throw new Error('database password is hunter2');
+      return { body: { id: params.id } };
+    },
+  }),
+  route({
+    method: 'patch',
+    path: '/v1/things/:id/',
+    summary: 'Change a thing',
+    access: ['admin'],
+    params: idParams,
+    body: z.strictObject({ name: z.string().optional(), size: z.number().optional() }),
+    responses: { 200: { description: 'Changed', schema: z.object({ id: z.number() }) } },
+    handler: ({ params, body }) => {
+      stored.push(body);
       return { body: { id: params.id } };
     },
   }),
@@ -68,7 +81,7 @@ function call(
   path: string,
   init: {
     principal?: typeof admin | typeof consumer;
-    body?: string;
+    body?: string | Uint8Array;
     type?: string;
     headers?: Record<string, string>;
   } = {},
@@ -161,6 +174,48 @@ describe('an app made by createHttpApp', () => {
     );
     expect(stored).toHaveLength(0);
   });
+
+  it('answers 400 for a body that is not UTF-8, holds a prototype key or is nested too deep, and stores nothing', async () => {
+    const latin1 = Buffer.concat([Buffer.from('{"name":"Zo'), Buffer.from([0xeb]), Buffer.from('","size":1}')]);
+    const cases: [string | Uint8Array, string][] = [
+      [latin1, '(body)'],
+      ['{"__proto__":{"size":1},"name":"a","size":1}', '__proto__'],
+      ['{"name":"a","size":1,"constructor":{"prototype":{}}}', 'constructor'],
+      [`{"name":"a","size":${'['.repeat(900)}${']'.repeat(900)}}`, '(body)'],
+    ];
+    for (const [body, field] of cases) {
+      const answer = await problem(await call('POST', '/v1/things/', { principal: admin, body }));
+      expect(answer.status).toBe(400);
+      expect(Object.keys(answer.errors ?? {})).toEqual([field]);
+    }
+    const latin1Declared = await problem(
+      await call('POST', '/v1/things/', {
+        principal: admin,
+        body: latin1,
+        type: 'application/json; charset=iso-8859-1',
+      }),
+    );
+    expect(latin1Declared.status).toBe(415);
+    expect(stored).toHaveLength(0);
+  });
+
+  it('answers 400 for a PATCH with no field to change, and stores nothing', async () => {
+    const empty = await problem(await call('PATCH', '/v1/things/5/', { principal: admin, body: '{}' }));
+    expect(empty).toMatchObject({ status: 400, errors: { '(body)': ['send at least one field to change'] } });
+    expect(stored).toHaveLength(0);
+    const changed = await call('PATCH', '/v1/things/5/', { principal: admin, body: '{"size":2}' });
+    expect(changed.status).toBe(200);
+    expect(stored).toEqual([{ size: 2 }]);
+  });
+
+  it.each(['0x5', '+5', '%205', '5.0', '1e3', '05', '-5', '0', '9007199254740993'])(
+    'refuses the id %s with 400 naming path.id, never reading it as a number',
+    async (id) => {
+      const answer = await problem(await call('GET', `/v1/things/${id}/`, { principal: consumer }));
+      expect(answer.status).toBe(400);
+      expect(Object.keys(answer.errors ?? {})).toEqual(['path.id']);
+    },
+  );
 
   it('validates path parameters and maps taxonomy errors to their status', async () => {
     expect(
