@@ -5,7 +5,7 @@ import { Broker, type ConsumerSpec } from '@pack/broker';
 import type { ServiceEnv } from '@pack/config';
 import type { Principal } from '@pack/contracts';
 import { connectMongo, mapDatabaseError, OutboxRelay, type Mongo } from '@pack/db';
-import { createHttpApp, type AnyRoute } from '@pack/http-kit';
+import { answerClientError, createHttpApp, type AnyRoute } from '@pack/http-kit';
 import { createLogger, type DestinationStream, type Logger } from '@pack/logging';
 import { createMetrics, type Metrics } from '@pack/metrics';
 
@@ -47,6 +47,10 @@ export interface RunningService<C extends ServiceEnv> {
   url: string;
   port: number;
   context: ServiceContext<C>;
+  /** What it was started from (tests read its outbox collections). */
+  definition: ServiceDefinition<C>;
+  /** Every route the service declared (tests go over all of them). */
+  routes: readonly AnyRoute[];
   /** Resolves once the database is connected and onStart has run. */
   started: Promise<void>;
   stop(): Promise<void>;
@@ -115,6 +119,7 @@ export async function startService<C extends ServiceEnv>(
         }
       : app,
   );
+  server.on('clientError', answerClientError(logger));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.PORT, config.HOST, () => resolve());
@@ -135,6 +140,8 @@ export async function startService<C extends ServiceEnv>(
     url,
     port,
     context,
+    definition,
+    routes: parts.routes,
     started,
     async stop() {
       await started.catch(() => undefined);
