@@ -4,7 +4,7 @@ import { catalogEnvSchema, catalogService } from '@pack/catalog';
 import { gatewayEnvSchema, gatewayService } from '@pack/gateway';
 import { startService, type RunningService } from '@pack/runtime';
 import { settingsEnvSchema, settingsService } from '@pack/settings';
-import { stopAndClean, testEnv, uniqueName } from '@pack/testkit';
+import { call, stopAndClean, testEnv, uniqueName, type CallOptions, type CallResult } from '@pack/testkit';
 
 /** Every service of the platform in this process, with the gateway in front, as a user meets it. */
 export interface Stack {
@@ -13,12 +13,10 @@ export interface Stack {
   services: RunningService<never>[];
   /** Base URL of each service behind the gateway, by name (to reach one past the gateway). */
   urls: Record<string, string>;
+  /** A running service by its name (gateway, settings, catalog). */
+  service(name: string): RunningService<never>;
   /** Calls the public API with a token (the admin's unless another is given). */
-  call(
-    method: string,
-    path: string,
-    options?: { token?: string | null; body?: unknown; headers?: Record<string, string> },
-  ): Promise<{ status: number; body: any; headers: Headers }>;
+  call(method: string, path: string, options?: Omit<CallOptions, 'principal'>): Promise<CallResult>;
   stop(): Promise<void>;
 }
 
@@ -67,26 +65,16 @@ export async function startStack(): Promise<Stack> {
     adminToken,
     services,
     urls,
-    async call(method, path, options = {}) {
-      const token = options.token === undefined ? adminToken : options.token;
-      const response = await fetch(`${gateway.url}${path}`, {
-        method,
-        headers: {
-          ...(token ? { authorization: `Token ${token}` } : {}),
-          ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}),
-          ...options.headers,
-        },
-        body: options.body === undefined ? undefined : JSON.stringify(options.body),
-      });
-      const text = await response.text();
-      let body: unknown = text;
-      try {
-        body = text ? JSON.parse(text) : undefined;
-      } catch {
-        // not JSON: keep the text
-      }
-      return { status: response.status, body, headers: response.headers };
+    service(name) {
+      const found = services.find((service) => service.definition.name === name);
+      if (!found) throw new Error(`no service named ${name} in the stack`);
+      return found;
     },
+    call: (method, path, options = {}) =>
+      call(gateway.url, method, path, {
+        ...options,
+        token: options.token === undefined ? adminToken : options.token,
+      }),
     async stop() {
       for (const service of services) await stopAndClean(service);
     },

@@ -25,10 +25,9 @@ describe('general settings through the gateway', () => {
     await stack.stop();
   });
 
-  /** The settings service behind the gateway: the one its SETTINGS_URL points at. */
+  /** The settings service behind the gateway. */
   const settingsService = () => {
-    const gatewayConfig = stack.services[0]!.context.config as { SETTINGS_URL: string };
-    const service = stack.services.find((s) => s.url === gatewayConfig.SETTINGS_URL)!;
+    const service = stack.service('settings');
     return {
       url: service.url,
       config: service.context.config as { BROKER_NAMESPACE: string; AMQP_URL: string },

@@ -50,9 +50,11 @@ describe('parseJsonBody', () => {
     });
     expect(Object.keys(refusal(bytes('[{"prototype":1}]')).errors!)).toEqual(['0.prototype']);
     // The same words as values, or inside longer keys, are ordinary data.
-    expect(parseJsonBody(bytes('{"kind":"constructor","__proto__x":1,"my_prototype":"__proto__"}'))).toEqual(
-      { kind: 'constructor', __proto__x: 1, my_prototype: '__proto__' },
-    );
+    expect(parseJsonBody(bytes('{"kind":"constructor","__proto__x":1,"my_prototype":"__proto__"}'))).toEqual({
+      kind: 'constructor',
+      __proto__x: 1,
+      my_prototype: '__proto__',
+    });
   });
 
   it('accepts 64 levels of nesting and refuses 65, or thousands, without overflowing the stack', () => {

@@ -1,17 +1,8 @@
 import type { ChangeInstanceState } from '@pack/contracts';
-import { waitFor } from '@pack/testkit';
+import { outboxDrained, waitFor } from '@pack/testkit';
 import { legalTransitions } from '../src/domain/transitions';
 import { VALIDATION_CONSUMER } from '../src/messaging/validation-consumer';
-import {
-  admin,
-  consumer,
-  events,
-  otherOwner,
-  outboxSettled,
-  owner,
-  startCatalog,
-  type CatalogUnderTest,
-} from './helpers';
+import { admin, consumer, events, otherOwner, owner, startCatalog, type CatalogUnderTest } from './helpers';
 
 /** How to reach each state from PENDING through the owner's own moves. */
 const PATH_TO: Record<ChangeInstanceState, ChangeInstanceState[]> = {
@@ -276,7 +267,7 @@ describe('a change whose request stopped before updating the change instance vie
     expect(
       (await catalog.as(owner, 'PATCH', `/v1/catalog/change_instances/${id}/`, { state: 'APPROVED' })).status,
     ).toBe(200);
-    await outboxSettled(catalog);
+    await outboxDrained(catalog.service);
     // As if the process had died between recording the approval and updating the view.
     await catalog
       .collection('change_instances')

@@ -1,5 +1,4 @@
-import { principalHeaders } from '@pack/http-kit';
-import { TEST_INTERNAL_SECRET } from '@pack/testkit';
+import { call } from '@pack/testkit';
 import { admin, consumer, otherOwner, owner, startCatalog, type CatalogUnderTest } from './helpers';
 
 describe('catalog Services', () => {
@@ -87,13 +86,9 @@ describe('catalog Services', () => {
     });
     expect(bad.status).toBe(400);
     expect(Object.keys(bad.body.errors).sort()).toEqual(['auto_approval', 'colour', 'name']);
-    const notJson = await fetch(`${catalog.url}/v1/catalog/services/`, {
-      method: 'POST',
-      headers: {
-        ...principalHeaders(TEST_INTERNAL_SECRET, 'POST', '/v1/catalog/services/', owner),
-        'content-type': 'application/json',
-      },
-      body: '{"name": ',
+    const notJson = await call(catalog.url, 'POST', '/v1/catalog/services/', {
+      principal: owner,
+      raw: '{"name": ',
     });
     expect(notJson.status).toBe(400);
     expect((await catalog.as(admin, 'GET', '/v1/catalog/services/')).body.count).toBe(before);

@@ -1,7 +1,6 @@
 import { GEN_UI_COMPONENT_TYPES, SETTINGS_GROUPS, defaultGeneralSettings } from '@pack/contracts';
-import { principalHeaders } from '@pack/http-kit';
 import { maskSecret } from '@pack/secrets';
-import { TEST_INTERNAL_SECRET } from '@pack/testkit';
+import { call } from '@pack/testkit';
 import { SETTINGS, SettingsHarness, admin, consumer, owner } from './harness';
 
 /** A non-default value for every field of every group, and what a reader then sees. */
@@ -287,13 +286,10 @@ describe('general settings service', () => {
       const array = await settings.patch([{ currency: { currency: 'EUR' } }]);
       expect(array.status).toBe(400);
       expect(array.body.errors).toEqual({ '(body)': [expect.any(String)] });
-      const response = await fetch(`${settings.url}${SETTINGS}`, {
-        method: 'PATCH',
-        headers: {
-          ...principalHeaders(TEST_INTERNAL_SECRET, 'PATCH', SETTINGS, admin),
-          'content-type': 'text/plain',
-        },
-        body: 'currency=EUR',
+      const response = await call(settings.url, 'PATCH', SETTINGS, {
+        principal: admin,
+        raw: 'currency=EUR',
+        headers: { 'content-type': 'text/plain' },
       });
       expect(response.status).toBe(415);
       expect(await storedVersions()).toBe(before);

@@ -1,7 +1,7 @@
 import { loadConfig } from '@pack/config';
 import type { Principal } from '@pack/contracts';
 import { startService, type RunningService, type StartOptions } from '@pack/runtime';
-import { callAs, dropDatabase, testEnv, type CallResult } from '@pack/testkit';
+import { call, dropDatabase, testEnv, type CallResult } from '@pack/testkit';
 import { settingsEnvSchema, settingsService, type SettingsConfig } from '../src/service';
 
 export const SETTINGS = '/v1/core/general_settings/';
@@ -51,7 +51,7 @@ export class SettingsHarness {
     body?: unknown,
     headers?: Record<string, string>,
   ): Promise<CallResult> {
-    return callAs(this.url, principal, method, path, body, headers);
+    return call(this.url, method, path, { principal, body, headers });
   }
 
   get = (principal: Principal = admin) => this.call(principal, 'GET', SETTINGS);
