@@ -17,11 +17,9 @@ export async function pendingEvents(service: OutboxOwner): Promise<number> {
   const db = service.context.mongo.connection;
   let pending = await db.collection(OUTBOX_COLLECTION).countDocuments();
   for (const name of service.definition.outboxCollections ?? []) {
-    pending += await db
-      .collection(name)
-      .countDocuments({
-        $or: [{ [OUTBOX_PENDING_FIELD]: true }, { [`${OUTBOX_FIELD}.0`]: { $exists: true } }],
-      });
+    pending += await db.collection(name).countDocuments({
+      $or: [{ [OUTBOX_PENDING_FIELD]: true }, { [`${OUTBOX_FIELD}.0`]: { $exists: true } }],
+    });
   }
   return pending;
 }
@@ -43,4 +41,23 @@ export async function outboxDrained(service: OutboxOwner): Promise<void> {
     },
     { what: `${service.definition.name} outbox drained` },
   );
+}
+
+/**
+ * Every document of every collection of a service's database, sorted by id (FerretDB returns
+ * rows in no fixed order): compare two of them to show that a request stored nothing.
+ */
+export async function storedDocuments(service: {
+  context: { mongo: { connection: Connection } };
+}): Promise<Record<string, Record<string, unknown>[]>> {
+  const db = service.context.mongo.connection.db!;
+  const dump: Record<string, Record<string, unknown>[]> = {};
+  const names = (await db.listCollections({}, { nameOnly: true }).toArray()).map(({ name }) => name).sort();
+  for (const name of names) {
+    const documents = await db.collection(name).find({}).toArray();
+    dump[name] = documents.sort((a, b) =>
+      String(a._id).localeCompare(String(b._id), 'en', { numeric: true }),
+    );
+  }
+  return dump;
 }
