@@ -29,6 +29,16 @@ export const otherConsumer: Principal = { id: 21, username: 'conrad', role: 'con
 
 export type Reply = CallResult;
 
+let nextUserId = 1000;
+/**
+ * A user no other test has seen (ids from 1000 up), so a test can count and list what is
+ * visible to its users without depending on what earlier tests left in the database.
+ */
+export function newUser(role: Principal['role'], name = role): Principal {
+  nextUserId += 1;
+  return { id: nextUserId, username: `${name}_${nextUserId}`, role };
+}
+
 /**
  * Stands in for the settings service: serves a settings document the test controls and, on
  * change, publishes settings.changed the way the real one does.

@@ -50,11 +50,11 @@ describe('live propagation of settings changes', () => {
       await startSubscriber(settings.url, namespace, settings.env.AMQP_URL!, service),
     ];
     try {
-      await settings.patch({ global_banner: { message: 'Seen by every replica' } });
+      const patched = await settings.patch({ global_banner: { message: 'Seen by every replica' } });
+      const version = Number(patched.headers.get('x-settings-version'));
       for (const replica of replicas) {
-        await waitFor(() => replica.cache.get().global_banner.message === 'Seen by every replica', {
-          what: 'each replica',
-        });
+        await waitFor(() => replica.cache.version() === version, { what: 'each replica' });
+        expect(replica.cache.get().global_banner.message).toBe('Seen by every replica');
       }
     } finally {
       for (const replica of replicas) await replica.stop();
