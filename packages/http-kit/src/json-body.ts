@@ -54,28 +54,23 @@ export function checkJsonShape(value: unknown, maxDepth = MAX_JSON_DEPTH): void 
   }
 }
 
+/** The result of `run`, or a 400 saying the body is `what` when it throws. */
+function orRefuse<T>(run: () => T, what: string): T {
+  try {
+    return run();
+  } catch {
+    throw new ValidationError(`the request body is ${what}`, { errors: { '(body)': [what] } });
+  }
+}
+
 /**
  * A request body as JSON: strict UTF-8 (invalid bytes are refused, not replaced), then the
  * shape check. An empty body is `undefined`.
  */
 export function parseJsonBody(raw: Uint8Array, maxDepth = MAX_JSON_DEPTH): unknown {
-  let text: string;
-  try {
-    text = utf8.decode(raw);
-  } catch {
-    throw new ValidationError('the request body is not valid UTF-8', {
-      errors: { '(body)': ['not valid UTF-8'] },
-    });
-  }
+  const text = orRefuse(() => utf8.decode(raw), 'not valid UTF-8');
   if (text.trim() === '') return undefined;
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    throw new ValidationError('the request body is not valid JSON', {
-      errors: { '(body)': ['not valid JSON'] },
-    });
-  }
+  const value = orRefuse((): unknown => JSON.parse(text), 'not valid JSON');
   checkJsonShape(value, maxDepth);
   return value;
 }
