@@ -4,7 +4,7 @@ import { catalogEnvSchema, catalogService } from '@pack/catalog';
 import { gatewayEnvSchema, gatewayService } from '@pack/gateway';
 import { startService, type RunningService } from '@pack/runtime';
 import { settingsEnvSchema, settingsService } from '@pack/settings';
-import { stopAndClean, testEnv, uniqueName } from '@pack/testkit';
+import { call, stopAndClean, testEnv, uniqueName, type CallOptions, type CallResult } from '@pack/testkit';
 import { OpenApiCheck } from './openapi-check';
 
 /** Every service of the platform in this process, with the gateway in front, as a user meets it. */
@@ -14,16 +14,14 @@ export interface Stack {
   services: RunningService<never>[];
   /** Base URL of each service behind the gateway, by name (to reach one past the gateway). */
   urls: Record<string, string>;
+  /** A running service by its name (gateway, settings, catalog). */
+  service(name: string): RunningService<never>;
   /**
    * Calls the public API with a token (the admin's unless another is given). Every answer is
    * checked against the published OpenAPI document: an undocumented status or a body that does
    * not match its schema fails the test.
    */
-  call(
-    method: string,
-    path: string,
-    options?: { token?: string | null; body?: unknown; headers?: Record<string, string> },
-  ): Promise<{ status: number; body: any; headers: Headers }>;
+  call(method: string, path: string, options?: Omit<CallOptions, 'principal'>): Promise<CallResult>;
   /** The checker built from the gateway's /v1/openapi.json (fetched once). */
   openApi(): Promise<OpenApiCheck>;
   stop(): Promise<void>;
@@ -87,32 +85,24 @@ export async function startStack(): Promise<Stack> {
     adminToken,
     services,
     urls,
+    service(name) {
+      const found = services.find((service) => service.definition.name === name);
+      if (!found) throw new Error(`no service named ${name} in the stack`);
+      return found;
+    },
     async call(method, path, options = {}) {
-      const token = options.token === undefined ? adminToken : options.token;
-      const response = await fetch(`${gateway.url}${path}`, {
-        method,
-        headers: {
-          ...(token ? { authorization: `Token ${token}` } : {}),
-          ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}),
-          ...options.headers,
-        },
-        body: options.body === undefined ? undefined : JSON.stringify(options.body),
+      const result = await call(gateway.url, method, path, {
+        ...options,
+        token: options.token === undefined ? adminToken : options.token,
       });
-      const text = await response.text();
-      let body: unknown = text;
-      try {
-        body = text ? JSON.parse(text) : undefined;
-      } catch {
-        // not JSON: keep the text
-      }
       (await loadOpenApi()).check({
         method,
         path,
-        status: response.status,
-        contentType: response.headers.get('content-type'),
-        body,
+        status: result.status,
+        contentType: result.headers.get('content-type'),
+        body: result.body,
       });
-      return { status: response.status, body, headers: response.headers };
+      return result;
     },
     openApi: loadOpenApi,
     async stop() {

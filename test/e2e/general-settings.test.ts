@@ -1,4 +1,5 @@
 import { SETTINGS_GROUPS } from '@pack/contracts';
+import { call } from '@pack/testkit';
 import { startStack, type Stack } from '../stack';
 
 describe('GET /v1/core/general_settings/ through the gateway', () => {
@@ -48,7 +49,7 @@ describe('GET /v1/core/general_settings/ through the gateway', () => {
     const forged = Buffer.from(JSON.stringify({ id: 1, username: 'admin', role: 'admin' })).toString(
       'base64url',
     );
-    const response = await fetch(`${stack.urls.settings}/v1/core/general_settings/`, {
+    const response = await call(stack.urls.settings!, 'GET', '/v1/core/general_settings/', {
       headers: {
         'x-pack-principal': forged,
         'x-pack-timestamp': String(Date.now()),

@@ -1,11 +1,10 @@
 import { Schema } from 'mongoose';
-import amqp from 'amqplib';
-import { Broker, topologyNames } from '@pack/broker';
-import { createEnvelope, events, type Envelope } from '@pack/contracts';
+import { Broker } from '@pack/broker';
+import { createEnvelope, events } from '@pack/contracts';
 import { ConflictError } from '@pack/errors';
 import { createLogger } from '@pack/logging';
 import { createMetrics } from '@pack/metrics';
-import { deleteQueues, dropDatabase, TcpProxy, uniqueName, waitFor } from '@pack/testkit';
+import { dropDatabase, EventTap, TcpProxy, uniqueName, waitFor } from '@pack/testkit';
 import {
   claim,
   releaseClaim,
@@ -96,30 +95,6 @@ describe('database kit on a real MongoDB-wire server', () => {
   });
 
   describe('outbox', () => {
-    const queues: string[] = [];
-    afterAll(async () => {
-      await deleteQueues(amqpUrl(), queues);
-    });
-
-    /** A plain queue bound to the namespace's events, read as a subscriber would. */
-    async function subscriber(namespace: string) {
-      const connection = await amqp.connect(amqpUrl());
-      const channel = await connection.createChannel();
-      const names = topologyNames(namespace);
-      await channel.assertExchange(names.events, 'topic', { durable: true });
-      const queue = `${namespace}.observer`;
-      queues.push(queue);
-      await channel.assertQueue(queue, { durable: true });
-      await channel.bindQueue(queue, names.events, '#');
-      const received: Envelope[] = [];
-      await channel.consume(queue, (message) => {
-        if (!message) return;
-        received.push(JSON.parse(message.content.toString()) as Envelope);
-        channel.ack(message);
-      });
-      return { received, close: () => connection.close() };
-    }
-
     function brokerFor(namespace: string, url = amqpUrl()) {
       return new Broker({ url, namespace, service: 'test', logger: silent, metrics: createMetrics('b') });
     }
@@ -147,7 +122,7 @@ describe('database kit on a real MongoDB-wire server', () => {
       const proxy = await TcpProxy.forUrl(amqpUrl()).start();
       const broker = brokerFor(namespace, proxy.rewrite(amqpUrl()));
       const relay = relayFor(broker);
-      const observer = await subscriber(namespace);
+      const observer = await EventTap.start(amqpUrl(), namespace);
       try {
         broker.start();
         await waitFor(() => broker.isReady());
@@ -166,7 +141,7 @@ describe('database kit on a real MongoDB-wire server', () => {
         expect(pending?.[OUTBOX_FIELD]).toHaveLength(1);
 
         proxy.restore();
-        await waitFor(() => observer.received.length > 0, { what: 'the event after the broker came back' });
+        await observer.waitFor((received) => received.length > 0, 'the event after the broker came back');
         await waitFor(
           async () => {
             const doc = await Doc().collection.findOne({ _id: 1 as never });
@@ -177,19 +152,20 @@ describe('database kit on a real MongoDB-wire server', () => {
         const cleared = await Doc().collection.findOne({ _id: 1 as never });
         expect(cleared?.[OUTBOX_FIELD]).toEqual([]);
         await relay.flush();
-        expect(observer.received.map((e) => e.id)).toEqual([event.id]);
-        expect(observer.received[0]).toEqual(event);
+        const received = await observer.drain();
+        expect(received.map((e) => e.id)).toEqual([event.id]);
+        expect(received[0]).toMatchObject(event);
       } finally {
         await relay.stop();
         await broker.close();
-        await observer.close();
+        await observer.stop();
         await proxy.stop();
       }
     });
 
     it('delivers what a crashed process left behind, when the next relay sweeps', async () => {
       const namespace = uniqueName('t');
-      const observer = await subscriber(namespace);
+      const observer = await EventTap.start(amqpUrl(), namespace);
       // The "crashed" process wrote two changes with events and never relayed them.
       const first = changed(1);
       const second = changed(2);
@@ -202,21 +178,21 @@ describe('database kit on a real MongoDB-wire server', () => {
       try {
         broker.start();
         relay.start();
-        await waitFor(() => observer.received.length === 2, { what: 'both events' });
-        expect(observer.received.map((e) => e.id)).toEqual([first.id, second.id]);
+        const received = await observer.waitFor((events) => events.length === 2, 'both events');
+        expect(received.map((e) => e.id)).toEqual([first.id, second.id]);
         await waitFor(
           async () => (await Doc().collection.findOne({ _id: 2 as never }))?.[OUTBOX_PENDING_FIELD] === false,
         );
       } finally {
         await relay.stop();
         await broker.close();
-        await observer.close();
+        await observer.stop();
       }
     });
 
     it('relays events that have no owning document from the outbox collection', async () => {
       const namespace = uniqueName('t');
-      const observer = await subscriber(namespace);
+      const observer = await EventTap.start(amqpUrl(), namespace);
       const broker = brokerFor(namespace);
       const relay = relayFor(broker);
       try {
@@ -225,14 +201,14 @@ describe('database kit on a real MongoDB-wire server', () => {
         relay.start();
         const event = changed(9);
         await relay.insert(event);
-        await waitFor(() => observer.received.length === 1);
-        expect(observer.received[0]!.id).toBe(event.id);
+        const received = await observer.waitFor((events) => events.length === 1, 'the event');
+        expect(received[0]!.id).toBe(event.id);
         await relay.flush();
         expect(await mongo.connection.collection('outbox').countDocuments({})).toBe(0);
       } finally {
         await relay.stop();
         await broker.close();
-        await observer.close();
+        await observer.stop();
       }
     });
   });

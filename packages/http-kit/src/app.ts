@@ -20,9 +20,9 @@ import {
   UnauthorizedError,
   UnsupportedMediaTypeError,
   ValidationError,
-  BadRequestError,
 } from './errors';
 import { verifyPrincipal } from './internal-auth';
+import { jsonBody, refuseEmptyPatch } from './body';
 import { PROBLEM_CONTENT_TYPE, problemType, zodFieldErrors, type Problem } from './problem';
 import { openApiDocument, type OpenApiDocument } from './openapi';
 import type { AnyRoute } from './route';
@@ -151,7 +151,6 @@ function toAppError(
   if (isBodyParserError(error)) {
     if (error.type === 'entity.too.large')
       return new PayloadTooLargeError(`request body exceeds ${error.limit} bytes`);
-    if (error.type === 'entity.parse.failed') return new BadRequestError('request body is not valid JSON');
     if (error.type === 'charset.unsupported' || error.type === 'encoding.unsupported')
       return new UnsupportedMediaTypeError(error.message);
   }
@@ -213,29 +212,6 @@ function isBodyParserError(error: unknown): error is { type: string; limit?: num
   );
 }
 
-function hasBody(req: Request): boolean {
-  const length = req.headers['content-length'];
-  return (length !== undefined && length !== '0') || req.headers['transfer-encoding'] !== undefined;
-}
-
-/** A body must be JSON; 415 otherwise. A route without a body schema ignores any body. */
-function jsonBody(limit: number): RequestHandler[] {
-  const parse = express.json({ limit, strict: false, type: () => true });
-  return [
-    (req, _res, next) => {
-      if (!hasBody(req)) return next();
-      const type = req.headers['content-type'] ?? '';
-      if (!/^application\/([a-z0-9.+-]+\+)?json\s*(;|$)/i.test(type)) {
-        return next(
-          new UnsupportedMediaTypeError(`Content-Type must be application/json, got "${type || 'none'}"`),
-        );
-      }
-      next();
-    },
-    parse,
-  ];
-}
-
 function parsePart<S extends z.ZodType | undefined>(schema: S, value: unknown, where: string): unknown {
   if (!schema) return undefined;
   const result = schema.safeParse(value);
@@ -270,6 +246,7 @@ function mount(app: Express, route: AnyRoute, options: HttpAppOptions): void {
     if (route.body) {
       if (req.body === undefined)
         throw new ValidationError('a JSON request body is required', { errors: { '(body)': ['required'] } });
+      refuseEmptyPatch(route, req.body);
       body = parsePart(route.body, req.body, 'body');
     }
     const reply = await route.handler({ params, query, body, principal, req, res, log: options.logger });

@@ -5,3 +5,6 @@ export * from './route';
 export * from './app';
 export * from './pagination';
 export * from './openapi';
+export * from './params';
+export * from './json-body';
+export * from './client-error';

@@ -1,10 +1,11 @@
 import type { Request } from 'express';
 import { z } from 'zod';
+import { decimalInteger } from './params';
 
 /** `?limit=&offset=` of every list endpoint. */
 export const listQuerySchema = z.object({
-  limit: z.coerce.number().int().min(1).max(500).default(50).describe('How many results a page holds'),
-  offset: z.coerce.number().int().min(0).default(0).describe('How many results to skip'),
+  limit: decimalInteger({ min: 1, max: 500 }).default(50).describe('How many results a page holds'),
+  offset: decimalInteger().default(0).describe('How many results to skip'),
 });
 export type ListQuery = z.infer<typeof listQuerySchema>;
 

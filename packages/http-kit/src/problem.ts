@@ -19,9 +19,12 @@ export function problemType(code: string): string {
   return `urn:pack:problem:${code.replace(/_/g, '-')}`;
 }
 
-/** Turns zod issues into `{ "field.path": ["message"] }`, prefixed with where they came from. */
+/**
+ * Turns zod issues into `{ "field.path": ["message"] }`, prefixed with where they came from. The
+ * map has no prototype: a field named `__proto__` or `constructor` is a key like any other.
+ */
 export function zodFieldErrors(error: z.ZodError, prefix?: string): FieldErrors {
-  const errors: FieldErrors = {};
+  const errors: FieldErrors = Object.create(null) as FieldErrors;
   for (const issue of error.issues) {
     const path = [...(prefix ? [prefix] : []), ...issue.path.map(String)];
     const keys =

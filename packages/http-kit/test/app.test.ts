@@ -3,8 +3,8 @@ import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
 import { createLogger } from '@pack/logging';
 import { createMetrics } from '@pack/metrics';
-import { LogCapture, TEST_INTERNAL_SECRET } from '@pack/testkit';
-import { ConflictError, createHttpApp, principalHeaders, problemSchema, route } from '../src';
+import { call as request, LogCapture, TEST_INTERNAL_SECRET, type CallResult } from '@pack/testkit';
+import { ConflictError, createHttpApp, idParams, problemSchema, route } from '../src';
 
 const stored: unknown[] = [];
 const logs = new LogCapture();
@@ -27,11 +27,24 @@ const routes = [
     path: '/v1/things/:id/',
     summary: 'Read a thing',
     access: 'authenticated',
-    params: z.object({ id: z.coerce.number().int().positive() }),
+    params: idParams,
     responses: { 200: { description: 'A thing', schema: z.object({ id: z.number() }) } },
     handler: ({ params }) => {
       if (params.id === 9) throw new ConflictError('thing 9 is busy');
       if (params.id === 13) throw new Error('database password is hunter2');
+      return { body: { id: params.id } };
+    },
+  }),
+  route({
+    method: 'patch',
+    path: '/v1/things/:id/',
+    summary: 'Change a thing',
+    access: ['admin'],
+    params: idParams,
+    body: z.strictObject({ name: z.string().optional(), size: z.number().optional() }),
+    responses: { 200: { description: 'Changed', schema: z.object({ id: z.number() }) } },
+    handler: ({ params, body }) => {
+      stored.push(body);
       return { body: { id: params.id } };
     },
   }),
@@ -68,27 +81,22 @@ function call(
   path: string,
   init: {
     principal?: typeof admin | typeof consumer;
-    body?: string;
+    body?: string | Uint8Array;
     type?: string;
     headers?: Record<string, string>;
   } = {},
 ) {
-  return fetch(`${base}${path}`, {
-    method,
-    headers: {
-      ...(init.principal ? principalHeaders(TEST_INTERNAL_SECRET, method, path, init.principal) : {}),
-      ...(init.body !== undefined ? { 'content-type': init.type ?? 'application/json' } : {}),
-      ...init.headers,
-    },
-    body: init.body,
+  return request(base, method, path, {
+    principal: init.principal,
+    raw: init.body,
+    headers: { ...(init.type ? { 'content-type': init.type } : {}), ...init.headers },
   });
 }
 
-async function problem(response: Response) {
+function problem(response: CallResult) {
   expect(response.headers.get('content-type')).toContain('application/problem+json');
-  const body: unknown = await response.json();
-  expect(problemSchema.safeParse(body).success).toBe(true);
-  return body as z.infer<typeof problemSchema>;
+  expect(problemSchema.safeParse(response.body).success).toBe(true);
+  return response.body as z.infer<typeof problemSchema>;
 }
 
 describe('an app made by createHttpApp', () => {
@@ -104,7 +112,7 @@ describe('an app made by createHttpApp', () => {
     });
     expect(response.status).toBe(201);
     expect(response.headers.get('x-request-id')).toBe('abc-123');
-    expect(await response.json()).toEqual({ name: 'a' });
+    expect(response.body).toEqual({ name: 'a' });
     expect(stored).toHaveLength(1);
   });
 
@@ -127,7 +135,7 @@ describe('an app made by createHttpApp', () => {
       ...init,
       body: JSON.stringify({ name: 'a', size: 1 }),
     });
-    expect((await problem(response)).status).toBe(status);
+    expect(problem(response).status).toBe(status);
     expect(stored).toHaveLength(0);
   });
 
@@ -136,7 +144,7 @@ describe('an app made by createHttpApp', () => {
       principal: admin,
       body: JSON.stringify({ name: '', size: 11, colour: 'red' }),
     });
-    const body = await problem(response);
+    const body = problem(response);
     expect(body.status).toBe(400);
     expect(Object.keys(body.errors ?? {}).sort()).toEqual(['colour', 'name', 'size']);
     expect(body.errors?.colour).toEqual(['unknown field']);
@@ -144,10 +152,10 @@ describe('an app made by createHttpApp', () => {
   });
 
   it('answers 400 for malformed JSON, 415 for another content type, 413 for a body over the limit', async () => {
-    expect(
-      (await problem(await call('POST', '/v1/things/', { principal: admin, body: '{"name": ' }))).status,
-    ).toBe(400);
-    const wrongType = await problem(
+    expect(problem(await call('POST', '/v1/things/', { principal: admin, body: '{"name": ' })).status).toBe(
+      400,
+    );
+    const wrongType = problem(
       await call('POST', '/v1/things/', {
         principal: admin,
         body: 'name=a',
@@ -156,22 +164,66 @@ describe('an app made by createHttpApp', () => {
     );
     expect(wrongType.status).toBe(415);
     const big = JSON.stringify({ name: 'x'.repeat(4096), size: 1 });
-    expect((await problem(await call('POST', '/v1/things/', { principal: admin, body: big }))).status).toBe(
-      413,
-    );
+    expect(problem(await call('POST', '/v1/things/', { principal: admin, body: big })).status).toBe(413);
     expect(stored).toHaveLength(0);
   });
 
+  it('answers 400 for a body that is not UTF-8, holds a prototype key or is nested too deep, and stores nothing', async () => {
+    const latin1 = Buffer.concat([
+      Buffer.from('{"name":"Zo'),
+      Buffer.from([0xeb]),
+      Buffer.from('","size":1}'),
+    ]);
+    const cases: [string | Uint8Array, string][] = [
+      [latin1, '(body)'],
+      ['{"__proto__":{"size":1},"name":"a","size":1}', '__proto__'],
+      ['{"name":"a","size":1,"constructor":{"prototype":{}}}', 'constructor'],
+      [`{"name":"a","size":${'['.repeat(900)}${']'.repeat(900)}}`, '(body)'],
+    ];
+    for (const [body, field] of cases) {
+      const answer = problem(await call('POST', '/v1/things/', { principal: admin, body }));
+      expect(answer.status).toBe(400);
+      expect(Object.keys(answer.errors ?? {})).toEqual([field]);
+    }
+    const latin1Declared = problem(
+      await call('POST', '/v1/things/', {
+        principal: admin,
+        body: latin1,
+        type: 'application/json; charset=iso-8859-1',
+      }),
+    );
+    expect(latin1Declared.status).toBe(415);
+    expect(stored).toHaveLength(0);
+  });
+
+  it('answers 400 for a PATCH with no field to change, and stores nothing', async () => {
+    const empty = problem(await call('PATCH', '/v1/things/5/', { principal: admin, body: '{}' }));
+    expect(empty).toMatchObject({ status: 400, errors: { '(body)': ['send at least one field to change'] } });
+    expect(stored).toHaveLength(0);
+    const changed = await call('PATCH', '/v1/things/5/', { principal: admin, body: '{"size":2}' });
+    expect(changed.status).toBe(200);
+    expect(stored).toEqual([{ size: 2 }]);
+  });
+
+  it.each(['0x5', '+5', '%205', '5.0', '1e3', '05', '-5', '0', '9007199254740993'])(
+    'refuses the id %s with 400 naming path.id, never reading it as a number',
+    async (id) => {
+      const answer = problem(await call('GET', `/v1/things/${id}/`, { principal: consumer }));
+      expect(answer.status).toBe(400);
+      expect(Object.keys(answer.errors ?? {})).toEqual(['path.id']);
+    },
+  );
+
   it('validates path parameters and maps taxonomy errors to their status', async () => {
-    expect(
-      (await problem(await call('GET', '/v1/things/abc/', { principal: consumer }))).errors,
-    ).toHaveProperty(['path.id']);
-    const conflict = await problem(await call('GET', '/v1/things/9/', { principal: consumer }));
+    expect(problem(await call('GET', '/v1/things/abc/', { principal: consumer })).errors).toHaveProperty([
+      'path.id',
+    ]);
+    const conflict = problem(await call('GET', '/v1/things/9/', { principal: consumer }));
     expect(conflict).toMatchObject({ status: 409, detail: 'thing 9 is busy' });
   });
 
   it('hides unexpected errors behind an error id that is also logged', async () => {
-    const body = await problem(await call('GET', '/v1/things/13/', { principal: consumer }));
+    const body = problem(await call('GET', '/v1/things/13/', { principal: consumer }));
     expect(body.status).toBe(500);
     expect(JSON.stringify(body)).not.toContain('hunter2');
     expect(JSON.stringify(body)).not.toMatch(/at .*\.ts/);
@@ -180,8 +232,8 @@ describe('an app made by createHttpApp', () => {
   });
 
   it('answers 404 problem+json for unknown paths (trailing slash is part of the path)', async () => {
-    expect((await problem(await call('GET', '/v1/nothing/'))).status).toBe(404);
-    expect((await problem(await call('GET', '/v1/things/1', { principal: consumer }))).status).toBe(404);
+    expect(problem(await call('GET', '/v1/nothing/')).status).toBe(404);
+    expect(problem(await call('GET', '/v1/things/1', { principal: consumer })).status).toBe(404);
   });
 
   it('serves health, readiness with its checks, and metrics labelled by route template', async () => {

@@ -12,7 +12,7 @@ import {
   ProcessedEventsSweeper,
   type Mongo,
 } from '@pack/db';
-import { createHttpApp, type AnyRoute } from '@pack/http-kit';
+import { answerClientError, createHttpApp, type AnyRoute } from '@pack/http-kit';
 import { createLogger, type DestinationStream, type Logger } from '@pack/logging';
 import { createMetrics, type Metrics } from '@pack/metrics';
 
@@ -54,7 +54,9 @@ export interface RunningService<C extends ServiceEnv> {
   url: string;
   port: number;
   context: ServiceContext<C>;
-  /** The routes the service declared (what its OpenAPI document and its tests cover). */
+  /** What it was started from (tests read its outbox collections). */
+  definition: ServiceDefinition<C>;
+  /** Every route the service declared (tests go over all of them). */
   routes: readonly AnyRoute[];
   /** Resolves once the database is connected and onStart has run. */
   started: Promise<void>;
@@ -134,6 +136,7 @@ export async function startService<C extends ServiceEnv>(
         }
       : app,
   );
+  server.on('clientError', answerClientError(logger));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.PORT, config.HOST, () => resolve());
@@ -155,6 +158,7 @@ export async function startService<C extends ServiceEnv>(
     url,
     port,
     context,
+    definition,
     routes: parts.routes,
     started,
     async stop() {

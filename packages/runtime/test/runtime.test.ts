@@ -1,3 +1,4 @@
+import net from 'node:net';
 import { on } from '@pack/broker';
 import { loadConfig, serviceEnvSchema } from '@pack/config';
 import { connectMongo } from '@pack/db';
@@ -116,6 +117,39 @@ describe('a service started by the runtime', () => {
       expect(await markers.find().toArray()).toEqual([
         { _id: 'probe.settings:recent', at: expect.any(Date) },
       ]);
+    } finally {
+      await stopAndClean(service);
+    }
+  });
+
+  it('answers a request line or headers too long with 431 problem+json, and malformed HTTP with 400', async () => {
+    const service = await startService(definition, loadConfig(schema, testEnv('probe')));
+    const raw = (request: string) =>
+      new Promise<string>((resolve, reject) => {
+        const socket = net.connect(service.port, '127.0.0.1', () => socket.write(request));
+        let answer = '';
+        socket.on('data', (chunk: Buffer) => (answer += chunk.toString('utf8')));
+        socket.on('end', () => resolve(answer));
+        socket.on('error', reject);
+      });
+    const parts = (answer: string) => {
+      const [head = '', body = ''] = answer.split('\r\n\r\n');
+      return { statusLine: head.split('\r\n')[0], head, body: JSON.parse(body) as Record<string, unknown> };
+    };
+    try {
+      const longLine = parts(await raw(`GET /v1/probe/?q=${'x'.repeat(20_000)} HTTP/1.1\r\nHost: a\r\n\r\n`));
+      expect(longLine.statusLine).toBe('HTTP/1.1 431 Request Header Fields Too Large');
+      expect(longLine.head).toMatch(/content-type: application\/problem\+json/i);
+      expect(longLine.body).toMatchObject({ status: 431, title: 'Request header fields too large' });
+      const longHeader = parts(
+        await raw(`GET /v1/probe/ HTTP/1.1\r\nHost: a\r\nx-big: ${'y'.repeat(20_000)}\r\n\r\n`),
+      );
+      expect(longHeader.body).toMatchObject({ status: 431 });
+      const malformed = parts(await raw('GET /v1/probe/ HTTP/1.1\r\nHost a\r\n\r\n'));
+      expect(malformed.statusLine).toBe('HTTP/1.1 400 Bad Request');
+      expect(malformed.body).toMatchObject({ status: 400, type: 'urn:pack:problem:bad-request' });
+      // The server still answers ordinary requests.
+      expect((await fetch(`${service.url}/healthz`)).status).toBe(200);
     } finally {
       await stopAndClean(service);
     }

@@ -7,28 +7,43 @@ export interface CallResult {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read whatever JSON came back
   body: any;
   headers: Headers;
+  /** The body as it came, for checks on the exact text (secrets, encodings). */
+  text: string;
+}
+
+export interface CallOptions {
+  /** Calls a service directly, signing this principal the way the gateway does. */
+  principal?: Principal | null;
+  /** Calls through the gateway with `Authorization: Token <token>`. */
+  token?: string | null;
+  /** Sent as JSON. */
+  body?: unknown;
+  /** Sent as it is (malformed JSON, other encodings), as application/json unless headers say otherwise. */
+  raw?: string | Uint8Array;
+  headers?: Record<string, string>;
 }
 
 /**
- * Calls a service directly (no gateway) as `principal`, signing the principal headers the way
- * the gateway does; `null` sends none (an unauthenticated call). The body is sent as JSON.
+ * The one way tests call HTTP: a service directly (`principal`: signed principal headers, `null`
+ * or absent: none) or the gateway (`token`). The answer's body is parsed when it is JSON.
  */
-export async function callAs(
+export async function call(
   baseUrl: string,
-  principal: Principal | null,
   method: string,
   path: string,
-  body?: unknown,
-  headers: Record<string, string> = {},
+  options: CallOptions = {},
 ): Promise<CallResult> {
+  const { principal, token, body, raw, headers = {} } = options;
+  const payload = raw ?? (body === undefined ? undefined : JSON.stringify(body));
   const response = await fetch(`${baseUrl}${path}`, {
     method,
     headers: {
       ...(principal ? principalHeaders(TEST_INTERNAL_SECRET, method, path, principal) : {}),
-      ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+      ...(token ? { authorization: `Token ${token}` } : {}),
+      ...(payload !== undefined ? { 'content-type': 'application/json' } : {}),
       ...headers,
     },
-    body: body === undefined ? undefined : JSON.stringify(body),
+    body: payload,
   });
   const text = await response.text();
   let parsed: unknown = text;
@@ -37,5 +52,5 @@ export async function callAs(
   } catch {
     // not JSON: keep the text
   }
-  return { status: response.status, body: parsed, headers: response.headers };
+  return { status: response.status, body: parsed, headers: response.headers, text };
 }

@@ -59,6 +59,13 @@ export async function waitFor<T>(
   }
 }
 
+/** The value of a service's Prometheus metric (the first series of that name; 0 while it has none). */
+export async function metricValue(baseUrl: string, name: string): Promise<number> {
+  const text = await (await fetch(`${baseUrl}/metrics`)).text();
+  const match = new RegExp(`^${name}(?:\\{[^}]*\\})? (\\d+(?:\\.\\d+)?)$`, 'm').exec(text);
+  return match ? Number(match[1]) : 0;
+}
+
 /** Collects log lines in memory so a test can read exactly what a service logged. */
 export class LogCapture extends Writable {
   readonly lines: string[] = [];

@@ -2,3 +2,5 @@ export * from './infra';
 export * from './helpers';
 export * from './call';
 export * from './openapi';
+export * from './events';
+export * from './outbox';

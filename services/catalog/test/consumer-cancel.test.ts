@@ -1,12 +1,5 @@
-import {
-  consumer,
-  EventTap,
-  otherConsumer,
-  outboxSettled,
-  owner,
-  startCatalog,
-  type CatalogUnderTest,
-} from './helpers';
+import { EventTap, outboxDrained } from '@pack/testkit';
+import { consumer, otherConsumer, owner, startCatalog, type CatalogUnderTest } from './helpers';
 
 describe('a consumer cancelling their own change instance (decision 0005)', () => {
   let catalog: CatalogUnderTest;
@@ -27,7 +20,7 @@ describe('a consumer cancelling their own change instance (decision 0005)', () =
 
   beforeAll(async () => {
     catalog = await startCatalog();
-    tap = await new EventTap(process.env.AMQP_URL!, catalog.namespace).start();
+    tap = await EventTap.start(process.env.AMQP_URL!, catalog.namespace, ['catalog.#']);
     service = (await catalog.as(owner, 'POST', '/v1/catalog/services/', { name: 'Cancellable' })).body;
   });
   afterAll(async () => {
@@ -48,7 +41,7 @@ describe('a consumer cancelling their own change instance (decision 0005)', () =
     expect(await stateOf(id)).toBe('CANCELLED');
     const listed = await catalog.as(consumer, 'GET', '/v1/catalog/change_instances/?state=CANCELLED');
     expect(listed.body.results.map((ci: { id: number }) => ci.id)).toContain(id);
-    await outboxSettled(catalog);
+    await outboxDrained(catalog.service);
     const events = (await tap.drain()).filter((e) => e.data.change_instance_id === id);
     expect(events.map((e) => `${e.data.old_state ?? ''}>${e.data.state}`).sort()).toEqual([
       '>PENDING',

@@ -1,13 +1,5 @@
-import { TcpProxy, waitFor } from '@pack/testkit';
-import {
-  consumer,
-  EventTap,
-  outboxSettled,
-  owner,
-  startCatalog,
-  type CatalogUnderTest,
-  type TappedEvent,
-} from './helpers';
+import { EventTap, outboxDrained, TcpProxy, waitFor, type TappedEvent } from '@pack/testkit';
+import { consumer, owner, startCatalog, type CatalogUnderTest } from './helpers';
 
 const CREATED = 'catalog.change_instance.created.v1';
 const STATE_CHANGED = 'catalog.change_instance.state_changed.v1';
@@ -31,7 +23,7 @@ describe('change instance events', () => {
 
   beforeAll(async () => {
     catalog = await startCatalog();
-    tap = await new EventTap(process.env.AMQP_URL!, catalog.namespace).start();
+    tap = await EventTap.start(process.env.AMQP_URL!, catalog.namespace, ['catalog.#']);
     service = (await catalog.as(owner, 'POST', '/v1/catalog/services/', { name: 'Kubernetes namespace' }))
       .body;
   });
@@ -45,7 +37,7 @@ describe('change instance events', () => {
     const { body } = await catalog.as(consumer, 'POST', `/v1/catalog/services/${service.id}/declarations/`, {
       declaration,
     });
-    await outboxSettled(catalog);
+    await outboxDrained(catalog.service);
     const events = (await tap.drain()).filter(
       (event) => event.data.change_instance_id === body.change_instance.id,
     );
@@ -85,7 +77,7 @@ describe('change instance events', () => {
     expect((await patch('APPROVED')).status).toBe(200);
     expect((await patch('COMPLETED')).status).toBe(409);
     expect((await patch('IN_PROGRESS')).status).toBe(200);
-    await outboxSettled(catalog);
+    await outboxDrained(catalog.service);
     const events = await tap.drain();
     expect(changesOf(events, id)).toEqual([
       'APPROVED -> IN_PROGRESS',
@@ -108,7 +100,7 @@ describe('change instance events', () => {
     const { body } = await catalog.as(consumer, 'POST', `/v1/catalog/services/${auto.id}/declarations/`, {
       declaration: { host: 'a' },
     });
-    await outboxSettled(catalog);
+    await outboxDrained(catalog.service);
     const events = (await tap.drain()).filter(
       (event) => event.data.change_instance_id === body.change_instance.id,
     );
@@ -131,7 +123,7 @@ describe('change instance events while RabbitMQ is down', () => {
     const amqpUrl = process.env.AMQP_URL!;
     proxy = await TcpProxy.forUrl(amqpUrl).start();
     catalog = await startCatalog({ env: { AMQP_URL: proxy.rewrite(amqpUrl) } });
-    tap = await new EventTap(amqpUrl, catalog.namespace).start();
+    tap = await EventTap.start(amqpUrl, catalog.namespace, ['catalog.#']);
   });
   afterAll(async () => {
     proxy.restore();
@@ -179,7 +171,7 @@ describe('change instance events while RabbitMQ is down', () => {
     expect(await tap.drain()).toEqual([]);
 
     proxy.restore();
-    await outboxSettled(catalog);
+    await outboxDrained(catalog.service);
     const events = await tap.drain();
     expect(changesOf(events, id)).toEqual(
       [

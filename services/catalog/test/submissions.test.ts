@@ -1,18 +1,10 @@
-import {
-  admin,
-  consumer,
-  otherConsumer,
-  otherOwner,
-  owner,
-  startCatalog,
-  type CatalogUnderTest,
-} from './helpers';
+import { defaultGeneralSettings } from '@pack/contracts';
+import { admin, consumer, newUser, owner, startCatalog, type CatalogUnderTest, type Reply } from './helpers';
 
 describe('declaration submissions', () => {
   let catalog: CatalogUnderTest;
   let manual: { id: number };
   let automatic: { id: number };
-  let unrelated: { id: number };
 
   const submit = (serviceId: number, declaration: unknown, who = consumer) =>
     catalog.as(who, 'POST', `/v1/catalog/services/${serviceId}/declarations/`, { declaration });
@@ -28,8 +20,6 @@ describe('declaration submissions', () => {
     automatic = (
       await catalog.as(owner, 'POST', '/v1/catalog/services/', { name: 'DNS record', auto_approval: true })
     ).body;
-    unrelated = (await catalog.as(otherOwner, 'POST', '/v1/catalog/services/', { name: 'Object storage' }))
-      .body;
   });
   afterAll(async () => {
     await catalog.stop();
@@ -74,16 +64,19 @@ describe('declaration submissions', () => {
   });
 
   it("updates the consumer's existing Service Item on the next submission, with a new change instance", async () => {
-    const first = (await catalog.as(consumer, 'GET', `/v1/catalog/service_items/?service=${manual.id}`)).body
-      .results[0];
-    const { body } = await submit(manual.id, { cpu: 8 });
-    expect(body.service_item.id).toBe(first.id);
-    expect(body.service_item.latest_declaration_id).toBe(body.declaration.id);
-    expect(body.declaration.id).toBeGreaterThan(first.latest_declaration_id);
-    const items = await catalog.as(consumer, 'GET', '/v1/catalog/service_items/');
+    const buyer = newUser('consumer');
+    const first = await submit(manual.id, { cpu: 4 }, buyer);
+    const second = await submit(manual.id, { cpu: 8 }, buyer);
+    expect(second.status).toBe(201);
+    expect(second.body.service_item.id).toBe(first.body.service_item.id);
+    expect(second.body.service_item.latest_declaration_id).toBe(second.body.declaration.id);
+    expect(second.body.declaration.id).toBeGreaterThan(first.body.declaration.id);
+    const items = await catalog.as(buyer, 'GET', '/v1/catalog/service_items/');
     expect(items.body.count).toBe(1);
-    const instances = await catalog.as(consumer, 'GET', '/v1/catalog/change_instances/?state=ALL');
-    expect(instances.body.count).toBe(2);
+    const instances = await catalog.as(buyer, 'GET', '/v1/catalog/change_instances/?state=ALL');
+    expect(instances.body.results.map((ci: { id: number }) => ci.id).sort()).toEqual(
+      [first.body.change_instance.id, second.body.change_instance.id].sort(),
+    );
   });
 
   it('approves at once when the Service has auto_approval, and marks the declaration as latest approved', async () => {
@@ -165,85 +158,111 @@ describe('declaration submissions', () => {
   });
 
   it('shows consumers only their own items and change instances, and owners only those of their Services', async () => {
-    const theirs = await submit(unrelated.id, { bucket: 'b1' }, otherConsumer);
+    const [seller, otherSeller] = [newUser('service_owner'), newUser('service_owner')];
+    const [buyer, otherBuyer] = [newUser('consumer'), newUser('consumer')];
+    const service = (await catalog.as(seller, 'POST', '/v1/catalog/services/', { name: `S ${seller.id}` }))
+      .body;
+    const otherService = (
+      await catalog.as(otherSeller, 'POST', '/v1/catalog/services/', { name: `S ${otherSeller.id}` })
+    ).body;
+    const mine = await submit(service.id, { n: 1 }, buyer);
+    const mineToo = await submit(otherService.id, { n: 2 }, buyer);
+    const theirs = await submit(service.id, { bucket: 'b1' }, otherBuyer);
     expect(theirs.status).toBe(201);
     const otherItem = theirs.body.service_item.id as number;
     const otherInstance = theirs.body.change_instance.id as number;
+    const ids = (reply: Reply) => reply.body.results.map((r: { id: number }) => r.id).sort();
 
-    const mine = await catalog.as(consumer, 'GET', '/v1/catalog/change_instances/?state=ALL');
-    expect(
-      mine.body.results.every((ci: { consumer: { id: number } }) => ci.consumer.id === consumer.id),
-    ).toBe(true);
-    expect((await catalog.as(consumer, 'GET', `/v1/catalog/change_instances/${otherInstance}/`)).status).toBe(
+    const buyers = await catalog.as(buyer, 'GET', '/v1/catalog/change_instances/?state=ALL');
+    expect(ids(buyers)).toEqual([mine.body.change_instance.id, mineToo.body.change_instance.id].sort());
+    expect((await catalog.as(buyer, 'GET', `/v1/catalog/change_instances/${otherInstance}/`)).status).toBe(
       404,
     );
-    expect((await catalog.as(consumer, 'GET', `/v1/catalog/service_items/${otherItem}/`)).status).toBe(404);
+    expect((await catalog.as(buyer, 'GET', `/v1/catalog/service_items/${otherItem}/`)).status).toBe(404);
     expect(
-      (
-        await catalog.as(
-          consumer,
-          'GET',
-          `/v1/catalog/service_items/${otherItem}/latest_approved_declaration/`,
-        )
-      ).status,
+      (await catalog.as(buyer, 'GET', `/v1/catalog/service_items/${otherItem}/latest_approved_declaration/`))
+        .status,
     ).toBe(404);
 
-    const owners = await catalog.as(owner, 'GET', '/v1/catalog/change_instances/?state=ALL');
-    expect(owners.body.count).toBe(3);
+    const sellers = await catalog.as(seller, 'GET', '/v1/catalog/change_instances/?state=ALL');
+    expect(ids(sellers)).toEqual([mine.body.change_instance.id, otherInstance].sort());
     expect(
-      owners.body.results.every(
-        (ci: { service: { owner: { id: number } } }) => ci.service.owner.id === owner.id,
-      ),
-    ).toBe(true);
-    expect((await catalog.as(owner, 'GET', `/v1/catalog/change_instances/${otherInstance}/`)).status).toBe(
-      404,
+      (await catalog.as(otherSeller, 'GET', `/v1/catalog/change_instances/${otherInstance}/`)).status,
+    ).toBe(404);
+    expect(ids(await catalog.as(seller, 'GET', '/v1/catalog/service_items/'))).toEqual(
+      [mine.body.service_item.id, otherItem].sort(),
     );
-    expect((await catalog.as(owner, 'GET', '/v1/catalog/service_items/')).body.count).toBe(2);
-    expect(
-      (await catalog.as(otherOwner, 'GET', '/v1/catalog/service_items/')).body.results.map(
-        (i: { id: number }) => i.id,
-      ),
-    ).toEqual([otherItem]);
+    expect(ids(await catalog.as(otherSeller, 'GET', '/v1/catalog/service_items/'))).toEqual([
+      mineToo.body.service_item.id,
+    ]);
 
-    expect((await catalog.as(admin, 'GET', '/v1/catalog/change_instances/')).body.count).toBe(4);
+    const everything = await catalog.as(admin, 'GET', '/v1/catalog/change_instances/?state=ALL&limit=500');
+    expect(ids(everything)).toEqual(
+      expect.arrayContaining([mine.body.change_instance.id, mineToo.body.change_instance.id, otherInstance]),
+    );
   });
 
   it('lists change instances by ?state= and pages them', async () => {
-    const approved = await catalog.as(owner, 'GET', '/v1/catalog/change_instances/?state=APPROVED');
-    expect(approved.body.results.map((ci: { state: string }) => ci.state)).toEqual(['APPROVED']);
+    const seller = newUser('service_owner');
+    const service = (await catalog.as(seller, 'POST', '/v1/catalog/services/', { name: `S ${seller.id}` }))
+      .body;
+    const submitted = [];
+    for (const n of [1, 2, 3])
+      submitted.push((await submit(service.id, { n })).body.change_instance.id as number);
+    const approve = await catalog.as(seller, 'PATCH', `/v1/catalog/change_instances/${submitted[0]}/`, {
+      state: 'APPROVED',
+    });
+    expect(approve.status).toBe(200);
+
+    const approved = await catalog.as(seller, 'GET', '/v1/catalog/change_instances/?state=APPROVED');
+    expect(approved.body.results.map((ci: { id: number; state: string }) => [ci.id, ci.state])).toEqual([
+      [submitted[0], 'APPROVED'],
+    ]);
     const both = await catalog.as(
-      owner,
+      seller,
       'GET',
       '/v1/catalog/change_instances/?state=PENDING,APPROVED&limit=2',
     );
     expect(both.body.count).toBe(3);
     expect(both.body.results).toHaveLength(2);
     expect(both.body.next).toContain('offset=2');
-    const bad = await catalog.as(owner, 'GET', '/v1/catalog/change_instances/?state=DONE');
+    const bad = await catalog.as(seller, 'GET', '/v1/catalog/change_instances/?state=DONE');
     expect(bad.status).toBe(400);
     expect(bad.body.errors['query.state'][0]).toContain('DONE');
   });
 
   it('applies the GUI Table Settings default state filter of the caller role when ?state= is absent', async () => {
+    const seller = newUser('service_owner');
+    const buyer = newUser('consumer');
+    const service = (await catalog.as(seller, 'POST', '/v1/catalog/services/', { name: `S ${seller.id}` }))
+      .body;
+    const submitted = [];
+    for (const n of [1, 2, 3])
+      submitted.push((await submit(service.id, { n }, buyer)).body.change_instance.id as number);
+    await catalog.as(seller, 'PATCH', `/v1/catalog/change_instances/${submitted[2]}/`, { state: 'APPROVED' });
+    const states = (reply: Reply) => reply.body.results.map((ci: { state: string }) => ci.state).sort();
+
     // Defaults: owners see PENDING, consumers everything.
-    const ownerDefault = await catalog.as(owner, 'GET', '/v1/catalog/change_instances/');
-    expect(ownerDefault.body.results.map((ci: { state: string }) => ci.state)).toEqual([
-      'PENDING',
-      'PENDING',
-    ]);
+    const ownerDefault = await catalog.as(seller, 'GET', '/v1/catalog/change_instances/');
+    expect(states(ownerDefault)).toEqual(['PENDING', 'PENDING']);
     expect(ownerDefault.headers.get('x-state-filter')).toBe('PENDING');
-    expect((await catalog.as(consumer, 'GET', '/v1/catalog/change_instances/')).body.count).toBe(3);
+    expect((await catalog.as(buyer, 'GET', '/v1/catalog/change_instances/')).body.count).toBe(3);
 
     await catalog.changeSettings((s) => {
       s.gui_table.default_filter_states_for_consumers = ['APPROVED'];
       s.gui_table.default_filter_states_for_serviceowners = [];
     });
-    const consumerDefault = await catalog.as(consumer, 'GET', '/v1/catalog/change_instances/');
-    expect(consumerDefault.body.results.map((ci: { state: string }) => ci.state)).toEqual(['APPROVED']);
-    expect((await catalog.as(owner, 'GET', '/v1/catalog/change_instances/')).body.count).toBe(3);
-    expect(
-      (await catalog.as(consumer, 'GET', '/v1/catalog/change_instances/?state=PENDING')).body.count,
-    ).toBe(2);
+    try {
+      expect(states(await catalog.as(buyer, 'GET', '/v1/catalog/change_instances/'))).toEqual(['APPROVED']);
+      expect((await catalog.as(seller, 'GET', '/v1/catalog/change_instances/')).body.count).toBe(3);
+      expect((await catalog.as(buyer, 'GET', '/v1/catalog/change_instances/?state=PENDING')).body.count).toBe(
+        2,
+      );
+    } finally {
+      await catalog.changeSettings((s) => {
+        s.gui_table = defaultGeneralSettings().gui_table;
+      });
+    }
   });
 
   it('refuses submissions with 403 while the Submission Builder switch is off, and stores nothing', async () => {

@@ -3,7 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { loadConfig } from '@pack/config';
 import { startService, type RunningService } from '@pack/runtime';
-import { dropDatabase, runEntryPoint, testEnv, waitFor } from '@pack/testkit';
+import { call as request, dropDatabase, runEntryPoint, testEnv, waitFor } from '@pack/testkit';
 import { gatewayEnvSchema, gatewayService, type GatewayConfig } from '../src/service';
 import { verifyPrincipal } from '@pack/http-kit';
 
@@ -55,24 +55,19 @@ describe('gateway', () => {
     return service;
   }
 
-  function call(
+  const call = (
     gateway: RunningService<GatewayConfig>,
     method: string,
     path: string,
     token: string | null,
     body?: unknown,
     headers: Record<string, string> = {},
-  ) {
-    return fetch(`${gateway.url}${path}`, {
-      method,
-      headers: {
-        ...(token ? { authorization: `Token ${token}` } : {}),
-        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-        ...headers,
-      },
-      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+  ) =>
+    request(gateway.url, method, path, {
+      token,
+      headers,
+      ...(typeof body === 'string' ? { raw: body } : { body }),
     });
-  }
 
   beforeAll(async () => {
     upstream = await startUpstream();
@@ -103,7 +98,7 @@ describe('gateway', () => {
         role: 'service_owner',
       });
       expect(created.status).toBe(201);
-      const body = (await created.json()) as {
+      const body = created.body as {
         id: number;
         token: string;
         user: { id: number; username: string; role: string };
@@ -112,11 +107,10 @@ describe('gateway', () => {
       expect(body.user).toMatchObject({ username: 'olivia', role: 'service_owner' });
 
       const list = await call(b, 'GET', '/v1/core/tokens/', adminToken);
-      const text = await list.text();
       expect(list.status).toBe(200);
-      expect(text).not.toContain(body.token);
-      expect(text).not.toContain('token_hash');
-      const page = JSON.parse(text) as {
+      expect(list.text).not.toContain(body.token);
+      expect(list.text).not.toContain('token_hash');
+      const page = list.body as {
         count: number;
         results: { id: number; prefix: string; user: { username: string } }[];
       };
@@ -130,12 +124,10 @@ describe('gateway', () => {
     });
 
     it('refuses callers without a token (401) or without the admin role (403), storing nothing', async () => {
-      const consumer = (await (
+      const consumer = (
         await call(a, 'POST', '/v1/core/tokens/', adminToken, { username: 'carl', role: 'consumer' })
-      ).json()) as { token: string };
-      const before = (
-        (await (await call(a, 'GET', '/v1/core/tokens/', adminToken)).json()) as { count: number }
-      ).count;
+      ).body as { token: string };
+      const before = (await call(a, 'GET', '/v1/core/tokens/', adminToken)).body.count as number;
       const anonymous = await call(a, 'POST', '/v1/core/tokens/', null, { username: 'x', role: 'admin' });
       expect(anonymous.status).toBe(401);
       expect(anonymous.headers.get('content-type')).toContain('application/problem+json');
@@ -147,9 +139,7 @@ describe('gateway', () => {
         (await call(a, 'POST', '/v1/core/tokens/', `${adminToken}x`, { username: 'x', role: 'admin' }))
           .status,
       ).toBe(401);
-      const after = (
-        (await (await call(a, 'GET', '/v1/core/tokens/', adminToken)).json()) as { count: number }
-      ).count;
+      const after = (await call(a, 'GET', '/v1/core/tokens/', adminToken)).body.count as number;
       expect(after).toBe(before);
     });
 
@@ -160,7 +150,7 @@ describe('gateway', () => {
         extra: 1,
       });
       expect(bad.status).toBe(400);
-      const problem = (await bad.json()) as { errors: Record<string, string[]> };
+      const problem = bad.body as { errors: Record<string, string[]> };
       expect(Object.keys(problem.errors).sort()).toEqual(['extra', 'role', 'username']);
       const form = await call(a, 'POST', '/v1/core/tokens/', adminToken, 'username=x', {
         'content-type': 'text/plain',
@@ -174,7 +164,7 @@ describe('gateway', () => {
         role: 'admin',
       });
       expect(clash.status).toBe(409);
-      const list = (await (await call(a, 'GET', '/v1/core/tokens/?limit=500', adminToken)).json()) as {
+      const list = (await call(a, 'GET', '/v1/core/tokens/?limit=500', adminToken)).body as {
         results: { user: { username: string } }[];
       };
       expect(list.results.filter((t) => t.user.username === 'dora')).toHaveLength(1);
@@ -184,9 +174,9 @@ describe('gateway', () => {
     });
 
     it('revokes a token on every replica', async () => {
-      const issued = (await (
+      const issued = (
         await call(a, 'POST', '/v1/core/tokens/', adminToken, { username: 'rita', role: 'consumer' })
-      ).json()) as { id: number; token: string };
+      ).body as { id: number; token: string };
       // Both replicas have the token cached.
       expect((await call(a, 'GET', '/v1/core/general_settings/', issued.token)).status).toBe(207);
       expect((await call(b, 'GET', '/v1/core/general_settings/', issued.token)).status).toBe(207);
@@ -223,7 +213,7 @@ describe('gateway', () => {
       expect(response.status).toBe(207);
       expect(response.headers.get('x-upstream')).toBe('yes');
       expect(response.headers.get('x-request-id')).toBe('trace-me');
-      expect(await response.json()).toEqual({
+      expect(response.body).toEqual({
         path: '/v1/external/serviceowner/pack/data/service_item/4/config/?x=1',
         method: 'POST',
       });
@@ -243,12 +233,12 @@ describe('gateway', () => {
     it('answers 503 when the owning service is down, 504 when it is too slow, 502 when it breaks off, 413 for a body over the limit', async () => {
       const down = await call(a, 'GET', '/v1/catalog/services/', adminToken);
       expect(down.status).toBe(503);
-      expect(await down.json()).toMatchObject({ status: 503, detail: 'the catalog service is unavailable' });
+      expect(down.body).toMatchObject({ status: 503, detail: 'the catalog service is unavailable' });
       const slow = await call(a, 'GET', '/v1/core/general_settings/slow/', adminToken);
       expect(slow.status).toBe(504);
       const broken = await call(a, 'GET', '/v1/core/general_settings/broken/', adminToken);
       expect(broken.status).toBe(502);
-      expect(await broken.json()).toMatchObject({
+      expect(broken.body).toMatchObject({
         status: 502,
         detail: 'the settings service failed to answer',
       });
@@ -294,7 +284,7 @@ describe('gateway', () => {
   });
 
   it('registers PACK_ADMIN_TOKEN once, however many replicas start with it', async () => {
-    const list = (await (await call(a, 'GET', '/v1/core/tokens/?limit=500', adminToken)).json()) as {
+    const list = (await call(a, 'GET', '/v1/core/tokens/?limit=500', adminToken)).body as {
       results: { user: { username: string } }[];
     };
     expect(list.results.filter((t) => t.user.username === 'admin')).toHaveLength(1);

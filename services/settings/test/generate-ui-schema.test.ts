@@ -18,13 +18,19 @@ const typesOf = (schema: unknown) =>
   (schema as Catalog).properties.components.items.anyOf.map((b) => b.properties.type.const);
 
 describe('Generate Schema (generative UI catalog)', () => {
+  // A service of its own per test: each test starts from settings nobody has written.
   let settings: SettingsHarness;
-  beforeAll(async () => {
+  beforeEach(async () => {
     settings = await SettingsHarness.start();
   });
-  afterAll(async () => {
+  afterEach(async () => {
     await settings.stopAndDrop();
   });
+  const generate = async () => {
+    const answer = await settings.call(admin, 'POST', GENERATE);
+    expect(answer.status).toBe(200);
+    return answer.body.ai_integration.generative_ui_catalog_schema as Catalog;
+  };
 
   it('is null until generated', async () => {
     expect((await settings.get()).body.ai_integration.generative_ui_catalog_schema).toBeNull();
@@ -56,8 +62,7 @@ describe('Generate Schema (generative UI catalog)', () => {
   });
 
   it('lets an administrator limit component types and styles, and the LLM output is held to the edit', async () => {
-    const generated = (await settings.get()).body.ai_integration.generative_ui_catalog_schema as Catalog;
-    const edited = structuredClone(generated);
+    const edited = structuredClone(await generate());
     const branches = edited.properties.components.items.anyOf.filter((b) =>
       ['heading', 'text'].includes(b.properties.type.const),
     );
@@ -80,7 +85,7 @@ describe('Generate Schema (generative UI catalog)', () => {
   });
 
   it('refuses an edit that is not a valid JSON Schema and keeps the previous one', async () => {
-    const before = (await settings.get()).body.ai_integration.generative_ui_catalog_schema;
+    const before = await generate();
     for (const invalid of [
       { type: 'objekt' },
       { $ref: '#/definitions/nowhere' },
@@ -96,6 +101,11 @@ describe('Generate Schema (generative UI catalog)', () => {
   });
 
   it('generating again replaces the edit with the full registry; null clears it', async () => {
+    const edited = structuredClone(await generate());
+    edited.properties.components.items.anyOf = edited.properties.components.items.anyOf.slice(0, 1);
+    expect((await settings.patch({ ai_integration: { generative_ui_catalog_schema: edited } })).status).toBe(
+      200,
+    );
     const again = await settings.call(admin, 'POST', GENERATE);
     expect(typesOf(again.body.ai_integration.generative_ui_catalog_schema)).toEqual(GEN_UI_COMPONENT_TYPES);
     const cleared = await settings.patch({ ai_integration: { generative_ui_catalog_schema: null } });

@@ -1,7 +1,7 @@
 import { loadConfig } from '@pack/config';
 import type { Principal } from '@pack/contracts';
 import { startService, type RunningService, type StartOptions } from '@pack/runtime';
-import { callAs, dropDatabase, testEnv, type CallResult } from '@pack/testkit';
+import { call, dropDatabase, storedDocuments, testEnv, type CallResult } from '@pack/testkit';
 import { settingsEnvSchema, settingsService, type SettingsConfig } from '../src/service';
 
 export const SETTINGS = '/v1/core/general_settings/';
@@ -51,24 +51,20 @@ export class SettingsHarness {
     body?: unknown,
     headers?: Record<string, string>,
   ): Promise<CallResult> {
-    return callAs(this.url, principal, method, path, body, headers);
+    return call(this.url, method, path, { principal, body, headers });
   }
 
   get = (principal: Principal = admin) => this.call(principal, 'GET', SETTINGS);
   patch = (body: unknown, principal: Principal = admin) => this.call(principal, 'PATCH', SETTINGS, body);
 
   /** Every document of every collection of the service's database, as stored. */
-  async rawDatabase(): Promise<Record<string, Record<string, unknown>[]>> {
-    const db = this.service.context.mongo.connection.db!;
-    const dump: Record<string, Record<string, unknown>[]> = {};
-    for (const { name } of await db.listCollections().toArray())
-      dump[name] = await db.collection(name).find({}).toArray();
-    return dump;
+  rawDatabase(): Promise<Record<string, Record<string, unknown>[]>> {
+    return storedDocuments(this.service);
   }
 
+  /** The settings versions, oldest first. */
   async versionDocuments(): Promise<StoredVersion[]> {
-    const documents = ((await this.rawDatabase()).general_settings ?? []) as unknown as StoredVersion[];
-    return documents.sort((a, b) => a._id - b._id); // FerretDB returns rows in no fixed order
+    return ((await this.rawDatabase()).general_settings ?? []) as unknown as StoredVersion[];
   }
 
   async stop(): Promise<void> {

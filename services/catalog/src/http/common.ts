@@ -1,8 +1,7 @@
-import { z } from 'zod';
-import { problemSchema } from '@pack/http-kit';
+import { idParams, idSchema, problemSchema } from '@pack/http-kit';
 
-export const idParams = z.object({ id: z.coerce.number().int().positive().max(Number.MAX_SAFE_INTEGER) });
-export const optionalId = z.coerce.number().int().positive().max(Number.MAX_SAFE_INTEGER).optional();
+export { idParams };
+export const optionalId = idSchema.optional();
 
 const problem = (description: string) => ({ description, schema: problemSchema });
 

@@ -1,6 +1,14 @@
 import { z } from 'zod';
 import { roleSchema } from '@pack/contracts';
-import { listQuerySchema, NotFoundError, pageOf, pageSchema, problemSchema, route } from '@pack/http-kit';
+import {
+  idParams,
+  listQuerySchema,
+  NotFoundError,
+  pageOf,
+  pageSchema,
+  problemSchema,
+  route,
+} from '@pack/http-kit';
 import type { Authenticator } from '../domain/authenticator';
 
 const userSchema = z.object({ id: z.number().int(), username: z.string(), role: roleSchema });
@@ -19,7 +27,6 @@ const tokenView = z.object({
   created_at: z.string(),
   revoked_at: z.string().nullable(),
 });
-const idParams = z.object({ id: z.coerce.number().int().positive() });
 const errors = {
   400: { description: 'Invalid request', schema: problemSchema },
   401: { description: 'No or unknown token', schema: problemSchema },

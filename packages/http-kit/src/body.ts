@@ -1,0 +1,55 @@
+import express, { type Request, type RequestHandler } from 'express';
+import { UnsupportedMediaTypeError, ValidationError } from './errors';
+import { parseJsonBody } from './json-body';
+import type { AnyRoute } from './route';
+
+function hasBody(req: Request): boolean {
+  const length = req.headers['content-length'];
+  return (length !== undefined && length !== '0') || req.headers['transfer-encoding'] !== undefined;
+}
+
+const JSON_TYPE = /^application\/([a-z0-9.+-]+\+)?json\s*(;|$)/i;
+const CHARSET = /;\s*charset\s*=\s*"?([^";\s]+)/i;
+
+/**
+ * A body must be JSON in UTF-8 (415 otherwise); it is read as bytes and parsed by
+ * parseJsonBody, which refuses invalid UTF-8, prototype keys and excessive nesting. A route
+ * without a body schema ignores any body.
+ */
+export function jsonBody(limit: number): RequestHandler[] {
+  const read = express.raw({ limit, type: () => true });
+  return [
+    (req, _res, next) => {
+      if (!hasBody(req)) return next();
+      const type = req.headers['content-type'] ?? '';
+      if (!JSON_TYPE.test(type)) {
+        return next(
+          new UnsupportedMediaTypeError(`Content-Type must be application/json, got "${type || 'none'}"`),
+        );
+      }
+      const charset = CHARSET.exec(type)?.[1]?.toLowerCase();
+      if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8')
+        return next(new UnsupportedMediaTypeError(`JSON bodies must be UTF-8, got charset "${charset}"`));
+      next();
+    },
+    read,
+    (req, _res, next) => {
+      const raw: unknown = req.body;
+      try {
+        req.body = raw instanceof Buffer ? parseJsonBody(raw) : undefined;
+      } catch (error) {
+        return next(error);
+      }
+      next();
+    },
+  ];
+}
+
+/** A PATCH changes at least one field: an empty object is a mistake, not a request to touch updated_at. */
+export function refuseEmptyPatch(route: AnyRoute, body: unknown): void {
+  if (route.method !== 'patch' || typeof body !== 'object' || body === null || Array.isArray(body)) return;
+  if (Object.keys(body).length === 0)
+    throw new ValidationError('a PATCH needs at least one field to change', {
+      errors: { '(body)': ['send at least one field to change'] },
+    });
+}

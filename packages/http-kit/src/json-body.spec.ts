@@ -1,0 +1,88 @@
+import { ValidationError } from './errors';
+import { parseJsonBody } from './json-body';
+import { idSchema, listQuerySchema } from './index';
+
+const bytes = (text: string) => new TextEncoder().encode(text);
+const nested = (levels: number) => `${'['.repeat(levels)}${']'.repeat(levels)}`;
+
+function refusal(raw: Uint8Array): ValidationError {
+  try {
+    parseJsonBody(raw);
+  } catch (error) {
+    if (error instanceof ValidationError) return error;
+    throw error;
+  }
+  throw new Error('the body was accepted');
+}
+
+describe('parseJsonBody', () => {
+  it('parses JSON in UTF-8, a byte order mark included, and reads an empty body as no body', () => {
+    expect(parseJsonBody(bytes('{"name":"Zoë","n":[1,{"a":null}]}'))).toEqual({
+      name: 'Zoë',
+      n: [1, { a: null }],
+    });
+    expect(parseJsonBody(Uint8Array.from([0xef, 0xbb, 0xbf, ...bytes('{"a":1}')]))).toEqual({ a: 1 });
+    expect(parseJsonBody(bytes(''))).toBeUndefined();
+    expect(parseJsonBody(bytes(' \n'))).toBeUndefined();
+  });
+
+  it('refuses bytes that are not UTF-8 instead of storing replacement characters', () => {
+    for (const raw of [
+      Uint8Array.from([...bytes('{"name":"'), 0xff, ...bytes('"}')]),
+      Uint8Array.from([...bytes('{"name":"'), 0xc3, ...bytes('"}')]), // a truncated two-byte sequence
+      Uint8Array.from([...bytes('{"name":"'), 0xed, 0xa0, 0x80, ...bytes('"}')]), // an encoded surrogate
+    ]) {
+      expect(refusal(raw).errors).toEqual({ '(body)': ['not valid UTF-8'] });
+    }
+  });
+
+  it('refuses text that is not JSON', () => {
+    expect(refusal(bytes('{"name": ')).errors).toEqual({ '(body)': ['not valid JSON'] });
+  });
+
+  it('refuses __proto__, constructor and prototype keys at any depth, naming the path', () => {
+    // Compared as entries: an object literal cannot hold an own "__proto__" key.
+    expect(Object.entries(refusal(bytes('{"__proto__":{"admin":true}}')).errors!)).toEqual([
+      ['__proto__', ['the key "__proto__" is not allowed']],
+    ]);
+    expect(refusal(bytes('{"declaration":{"a":[{"x":1},{"constructor":{}}]}}')).errors).toEqual({
+      'declaration.a.1.constructor': ['the key "constructor" is not allowed'],
+    });
+    expect(Object.keys(refusal(bytes('[{"prototype":1}]')).errors!)).toEqual(['0.prototype']);
+    // The same words as values, or inside longer keys, are ordinary data.
+    expect(parseJsonBody(bytes('{"kind":"constructor","__proto__x":1,"my_prototype":"__proto__"}'))).toEqual({
+      kind: 'constructor',
+      __proto__x: 1,
+      my_prototype: '__proto__',
+    });
+  });
+
+  it('accepts 64 levels of nesting and refuses 65, or thousands, without overflowing the stack', () => {
+    expect(parseJsonBody(bytes(nested(64)))).toBeDefined();
+    expect(parseJsonBody(bytes(`{"a":${nested(63)}}`))).toBeDefined();
+    for (const body of [nested(65), `{"a":${nested(64)}}`, nested(100_000)]) {
+      expect(refusal(bytes(body)).errors).toEqual({ '(body)': ['nested deeper than 64 levels (the limit)'] });
+    }
+  });
+});
+
+describe('ids in paths and queries', () => {
+  it.each(['0x5', '+5', ' 5', '5 ', '5.0', '1e3', '05', '-5', '0', '', '9007199254740992', '٥'])(
+    'refuses %j',
+    (text) => {
+      expect(idSchema.safeParse(text).success).toBe(false);
+    },
+  );
+
+  it('takes decimal digits up to MAX_SAFE_INTEGER', () => {
+    expect(idSchema.parse('5')).toBe(5);
+    expect(idSchema.parse('9007199254740991')).toBe(9_007_199_254_740_991);
+  });
+
+  it('reads ?limit= and ?offset= the same strict way', () => {
+    expect(listQuerySchema.parse({})).toEqual({ limit: 50, offset: 0 });
+    expect(listQuerySchema.parse({ limit: '10', offset: '0' })).toEqual({ limit: 10, offset: 0 });
+    for (const query of [{ limit: '0x10' }, { limit: '1e2' }, { offset: '-1' }, { limit: '501' }])
+      expect(listQuerySchema.safeParse(query).success).toBe(false);
+  });
+});

@@ -1,0 +1,76 @@
+import { ValidationError } from './errors';
+
+/**
+ * The deepest nesting of objects and arrays a request body may have. Validation and
+ * serialization recurse, so a body a few thousand levels deep would overflow the stack; no
+ * document of the platform comes near this.
+ */
+export const MAX_JSON_DEPTH = 64;
+
+/**
+ * Keys refused anywhere in a body: they reach object prototypes when code copies a body by
+ * assignment, and mongoose or zod may drop them silently, so a user would lose data unnoticed.
+ */
+export const FORBIDDEN_JSON_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+interface Frame {
+  value: object;
+  depth: number;
+  parent?: Frame;
+  key?: string;
+}
+
+function pathOf(frame: Frame, last: string): string {
+  const parts = [last];
+  for (let at: Frame | undefined = frame; at?.key !== undefined; at = at.parent) parts.push(at.key);
+  return parts.reverse().join('.');
+}
+
+/**
+ * Refuses prototype keys and nesting deeper than MAX_JSON_DEPTH, naming where. Iterative, so a
+ * deep document cannot overflow the stack here either.
+ */
+export function checkJsonShape(value: unknown, maxDepth = MAX_JSON_DEPTH): void {
+  if (typeof value !== 'object' || value === null) return;
+  const stack: Frame[] = [{ value, depth: 1 }];
+  for (let frame = stack.pop(); frame; frame = stack.pop()) {
+    if (frame.depth > maxDepth) {
+      throw new ValidationError(`the request body is nested deeper than ${maxDepth} levels`, {
+        errors: { '(body)': [`nested deeper than ${maxDepth} levels (the limit)`] },
+      });
+    }
+    for (const key of Object.keys(frame.value)) {
+      if (FORBIDDEN_JSON_KEYS.has(key)) {
+        throw new ValidationError(`the request body holds the key "${key}", which is not allowed`, {
+          errors: { [pathOf(frame, key)]: [`the key "${key}" is not allowed`] },
+        });
+      }
+      const child = (frame.value as Record<string, unknown>)[key];
+      if (typeof child === 'object' && child !== null)
+        stack.push({ value: child, depth: frame.depth + 1, parent: frame, key });
+    }
+  }
+}
+
+/** The result of `run`, or a 400 saying the body is `what` when it throws. */
+function orRefuse<T>(run: () => T, what: string): T {
+  try {
+    return run();
+  } catch {
+    throw new ValidationError(`the request body is ${what}`, { errors: { '(body)': [what] } });
+  }
+}
+
+/**
+ * A request body as JSON: strict UTF-8 (invalid bytes are refused, not replaced), then the
+ * shape check. An empty body is `undefined`.
+ */
+export function parseJsonBody(raw: Uint8Array, maxDepth = MAX_JSON_DEPTH): unknown {
+  const text = orRefuse(() => utf8.decode(raw), 'not valid UTF-8');
+  if (text.trim() === '') return undefined;
+  const value = orRefuse((): unknown => JSON.parse(text), 'not valid JSON');
+  checkJsonShape(value, maxDepth);
+  return value;
+}

@@ -1,0 +1,63 @@
+import type { Connection } from 'mongoose';
+import { OUTBOX_COLLECTION, OUTBOX_FIELD, OUTBOX_PENDING_FIELD } from '@pack/db';
+import { waitFor } from './helpers';
+
+/** What `outboxDrained` needs of a running service (a RunningService of @pack/runtime). */
+export interface OutboxOwner {
+  definition: { name: string; outboxCollections?: readonly string[] };
+  context: {
+    broker: { isReady(): boolean };
+    outbox: { flush(): Promise<void> };
+    mongo: { connection: Connection };
+  };
+}
+
+/** How many events the service still has to publish: its outbox collections and the standalone outbox. */
+export async function pendingEvents(service: OutboxOwner): Promise<number> {
+  const db = service.context.mongo.connection;
+  let pending = await db.collection(OUTBOX_COLLECTION).countDocuments();
+  for (const name of service.definition.outboxCollections ?? []) {
+    pending += await db.collection(name).countDocuments({
+      $or: [{ [OUTBOX_PENDING_FIELD]: true }, { [`${OUTBOX_FIELD}.0`]: { $exists: true } }],
+    });
+  }
+  return pending;
+}
+
+/**
+ * Waits until the service has published everything it recorded: each event has then been
+ * confirmed by the broker, so an event tap holds all of them and no more will come for the
+ * changes made so far. The collections come from the service definition, so a collection that
+ * gains or loses an outbox cannot be forgotten here.
+ */
+export async function outboxDrained(service: OutboxOwner): Promise<void> {
+  await waitFor(() => service.context.broker.isReady(), {
+    what: `${service.definition.name} broker connection`,
+  });
+  await waitFor(
+    async () => {
+      await service.context.outbox.flush();
+      return (await pendingEvents(service)) === 0;
+    },
+    { what: `${service.definition.name} outbox drained` },
+  );
+}
+
+/**
+ * Every document of every collection of a service's database, sorted by id (FerretDB returns
+ * rows in no fixed order): compare two of them to show that a request stored nothing.
+ */
+export async function storedDocuments(service: {
+  context: { mongo: { connection: Connection } };
+}): Promise<Record<string, Record<string, unknown>[]>> {
+  const db = service.context.mongo.connection.db!;
+  const dump: Record<string, Record<string, unknown>[]> = {};
+  const names = (await db.listCollections({}, { nameOnly: true }).toArray()).map(({ name }) => name).sort();
+  for (const name of names) {
+    const documents = await db.collection(name).find({}).toArray();
+    dump[name] = documents.sort((a, b) =>
+      String(a._id).localeCompare(String(b._id), 'en', { numeric: true }),
+    );
+  }
+  return dump;
+}
