@@ -22,6 +22,13 @@ interface Frame {
   key?: string;
 }
 
+/** The member of the body that holds `frame` (a whole path 64 levels deep helps nobody). */
+function memberOf(frame: Frame): string {
+  let at = frame;
+  while (at.parent?.key !== undefined) at = at.parent;
+  return at.key ?? '(body)';
+}
+
 function pathOf(frame: Frame, last: string): string {
   const parts = [last];
   for (let at: Frame | undefined = frame; at?.key !== undefined; at = at.parent) parts.push(at.key);
@@ -38,7 +45,7 @@ export function checkJsonShape(value: unknown, maxDepth = MAX_JSON_DEPTH): void 
   for (let frame = stack.pop(); frame; frame = stack.pop()) {
     if (frame.depth > maxDepth) {
       throw new ValidationError(`the request body is nested deeper than ${maxDepth} levels`, {
-        errors: { '(body)': [`nested deeper than ${maxDepth} levels (the limit)`] },
+        errors: { [memberOf(frame)]: [`nested deeper than ${maxDepth} levels (the limit)`] },
       });
     }
     for (const key of Object.keys(frame.value)) {
