@@ -1,6 +1,7 @@
 /**
- * bench/ferretdb: what our FerretDB patch (tools/ferretdb/patches: a lock per collection from
- * the query to the write-back) costs in update throughput.
+ * bench/ferretdb: what our FerretDB patch (tools/ferretdb/patches: locks from the query to the
+ * write-back, per document for filters that pin _id, else per collection) costs in update
+ * throughput.
  *
  * Builds the stock and the patched binary if needed (scripts/infra.sh ferretdb-bin), starts both
  * on spare ports against the private PostgreSQL of scripts/infra.sh (a throw-away database

@@ -79,6 +79,49 @@ describe('single-document updates under concurrency', () => {
     expect(await jobs.findOne({ _id: 'j' })).toEqual({ _id: 'j', state: 'B', winner: winners[0] });
   });
 
+  it('lets exactly one of 20 conditional updates win while other documents are updated', async () => {
+    const jobs = connection.collection<{ _id: number; state: string; n?: number }>('busy_jobs');
+    await jobs.insertMany(times(5, (i) => ({ _id: i, state: 'A', n: 0 })));
+
+    const [results] = await Promise.all([
+      Promise.all(times(20, () => jobs.updateOne({ _id: 0, state: 'A' }, { $set: { state: 'B' } }))),
+      Promise.all(times(20, (i) => jobs.updateOne({ _id: 1 + (i % 4) }, { $inc: { n: 1 } }))),
+    ]);
+
+    expect(results.filter((result) => result.modifiedCount === 1)).toHaveLength(1);
+    expect(await jobs.find({}).sort({ _id: 1 }).toArray()).toEqual([
+      { _id: 0, state: 'B', n: 0 },
+      ...times(4, (i) => ({ _id: i + 1, state: 'A', n: 5 })),
+    ]);
+  });
+
+  it('keeps every $inc when updates by _id and updateMany of the same documents overlap', async () => {
+    const counters = connection.collection<{ _id: number; n: number }>('mixed_counters');
+    await counters.insertMany(times(4, (i) => ({ _id: i, n: 0 })));
+
+    // per document: 10 x 1 by _id, 10 x 100 by updateMany, 3 x 1000 by findOneAndUpdate
+    await Promise.all([
+      ...times(40, (i) => counters.updateOne({ _id: i % 4 }, { $inc: { n: 1 } })),
+      ...times(10, () => counters.updateMany({}, { $inc: { n: 100 } })),
+      ...times(12, (i) => counters.findOneAndUpdate({ _id: i % 4 }, { $inc: { n: 1000 } })),
+    ]);
+
+    expect(await counters.find({}).sort({ _id: 1 }).toArray()).toEqual(
+      times(4, (i) => ({ _id: i, n: 4010 })),
+    );
+  });
+
+  it('makes one document from 20 concurrent upserts of one _id, and counts all 20', async () => {
+    const totals = connection.collection<{ _id: string; n: number }>('totals');
+
+    const results = await Promise.all(
+      times(20, () => totals.updateOne({ _id: 't' }, { $inc: { n: 1 } }, { upsert: true })),
+    );
+
+    expect(results.filter((result) => result.upsertedCount === 1)).toHaveLength(1);
+    expect(await totals.find({}).toArray()).toEqual([{ _id: 't', n: 20 }]);
+  });
+
   it('gives a lease taken with findOneAndUpdate to exactly one of 20 callers', async () => {
     const leases = connection.collection<{ _id: string; holder: number | null }>('leases');
     await leases.insertOne({ _id: 'l', holder: null });
