@@ -3,6 +3,7 @@ import amqp, { type Channel, type ChannelModel, type ConfirmChannel, type Consum
 import type { Envelope } from '@pack/contracts';
 import { currentContext, type Logger } from '@pack/logging';
 import type { Metrics } from '@pack/metrics';
+import { BrokerUnavailableError, confirmed, withinMs } from './confirm';
 import { deliver, eventTypes, type ConsumerSpec } from './consumer';
 import { declareBroadcastQueue, declareQueues, topologyNames } from './topology';
 
@@ -20,13 +21,6 @@ export interface BrokerOptions {
    * A handler still running then has its message redelivered, to another replica or later.
    */
   shutdownTimeoutMs?: number;
-}
-
-export class BrokerUnavailableError extends Error {
-  constructor(message = 'message broker is not connected') {
-    super(message);
-    this.name = 'BrokerUnavailableError';
-  }
 }
 
 const RETRY_HEADER = 'x-retry-count';
@@ -109,7 +103,7 @@ export class Broker {
       throw new BrokerUnavailableError();
     }
     const content = Buffer.from(JSON.stringify(envelope));
-    await this.confirmed(channel, (done) =>
+    await confirmed(this.options.publishTimeoutMs ?? 5000, (done) =>
       channel.publish(
         this.names.events,
         envelope.type,
@@ -163,26 +157,6 @@ export class Broker {
     this.publishChannel = undefined;
     if (connection) await withinMs(connection.close(), 2000);
     this.connectedGauge.set(0);
-  }
-
-  private confirmed(channel: ConfirmChannel, send: (done: (error: unknown) => void) => void): Promise<void> {
-    const timeoutMs = this.options.publishTimeoutMs ?? 5000;
-    return new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(
-        () => reject(new BrokerUnavailableError(`no publish confirm within ${timeoutMs} ms`)),
-        timeoutMs,
-      );
-      try {
-        send((error) => {
-          clearTimeout(timer);
-          if (error) reject(error instanceof Error ? error : new Error('message was nacked by the broker'));
-          else resolve();
-        });
-      } catch (error) {
-        clearTimeout(timer);
-        reject(error instanceof Error ? error : new Error(String(error)));
-      }
-    });
   }
 
   private async connect(): Promise<void> {
@@ -302,7 +276,7 @@ export class Broker {
   private retryLater(retryQueue: string, message: ConsumeMessage, attempts: number): Promise<void> {
     const channel = this.publishChannel;
     if (!channel) return Promise.reject(new BrokerUnavailableError());
-    return this.confirmed(channel, (done) =>
+    return confirmed(this.options.publishTimeoutMs ?? 5000, (done) =>
       channel.sendToQueue(
         retryQueue,
         message.content,
@@ -315,17 +289,6 @@ export class Broker {
       ),
     );
   }
-}
-
-/** Waits for `promise` (success or failure alike), but no longer than `ms`. */
-function withinMs(promise: Promise<unknown>, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)));
-  const settled = promise.then(
-    () => undefined,
-    () => undefined,
-  );
-  return Promise.race([settled, timeout]).finally(() => clearTimeout(timer));
 }
 
 /** The correlation id of the current unit of work, or a new one. */
