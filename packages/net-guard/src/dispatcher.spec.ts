@@ -12,13 +12,17 @@ function answers(...addresses: string[]): Resolver {
 }
 
 function lookup(resolve: Resolver, options: LookupOptions, allowed = '') {
-  return new Promise<{ error: NodeJS.ErrnoException | null; address: string | LookupAddress[]; family?: number }>(
-    (done) => {
-      guardedLookup(parseAllowedCidrs(allowed), resolve)('api.example.test', options, (error, address, family) =>
-        done({ error, address, family }),
-      );
-    },
-  );
+  return new Promise<{
+    error: NodeJS.ErrnoException | null;
+    address: string | LookupAddress[];
+    family?: number;
+  }>((done) => {
+    guardedLookup(parseAllowedCidrs(allowed), resolve)(
+      'api.example.test',
+      options,
+      (error, address, family) => done({ error, address, family }),
+    );
+  });
 }
 
 describe('guardedLookup', () => {

@@ -71,7 +71,7 @@ export function createTargetDispatcher(options: TargetDispatcherOptions): Dispat
     lookup: guardedLookup(options.allowed, options.resolve),
     rejectUnauthorized: options.rejectUnauthorized ?? true,
     ...(options.connectTimeoutMs === undefined ? {} : { timeout: options.connectTimeoutMs }),
-  } as buildConnector.BuildOptions);
+  });
   const connect: buildConnector.connector = (connectOptions, callback) => {
     // net.connect skips lookup for an IP literal, so that address is checked here.
     const host = connectOptions.hostname.replace(/^\[(.*)\]$/, '$1');

@@ -6,6 +6,11 @@ export {
   type AllowedCidr,
   type AllowedCidrs,
 } from './address';
-export { createTargetDispatcher, guardedLookup, type Resolver, type TargetDispatcherOptions } from './dispatcher';
+export {
+  createTargetDispatcher,
+  guardedLookup,
+  type Resolver,
+  type TargetDispatcherOptions,
+} from './dispatcher';
 export { TargetRefusedError } from './errors';
 export { validateTargetUrl, type TargetUrlCheck } from './url';

@@ -23,7 +23,11 @@ describe('validateTargetUrl', () => {
   });
 
   it('refuses credentials in the URL without repeating them', () => {
-    for (const url of ['https://user:s3cret@example.com/', 'https://s3cret@example.com/', 'https://:s3cret@example.com/']) {
+    for (const url of [
+      'https://user:s3cret@example.com/',
+      'https://s3cret@example.com/',
+      'https://:s3cret@example.com/',
+    ]) {
       const text = reason(url);
       expect(text).toContain('must not contain credentials');
       expect(text).not.toContain('s3cret');

@@ -82,7 +82,9 @@ describe('createTargetDispatcher against a local server', () => {
 
   it('refuses [::ffff:127.0.0.1] by default and never connects', async () => {
     const guarded = dispatcher({ allowed: parseAllowedCidrs('') });
-    const error = await refusal(request(`http://[::ffff:127.0.0.1]:${server.port}/`, { dispatcher: guarded }));
+    const error = await refusal(
+      request(`http://[::ffff:127.0.0.1]:${server.port}/`, { dispatcher: guarded }),
+    );
     expect(error.reason).toContain('IPv6 form of a loopback address');
     expect(server.connections()).toBe(0);
   });
@@ -98,7 +100,9 @@ describe('createTargetDispatcher against a local server', () => {
   it('refuses a made-up name that resolves to loopback (DNS rebinding) without connecting', async () => {
     const resolve = answers('127.0.0.1');
     const guarded = dispatcher({ allowed: parseAllowedCidrs(''), resolve });
-    const error = await refusal(request(`http://rebind.example.test:${server.port}/`, { dispatcher: guarded }));
+    const error = await refusal(
+      request(`http://rebind.example.test:${server.port}/`, { dispatcher: guarded }),
+    );
     expect(error.host).toBe('rebind.example.test');
     expect(error.reason).toBe('127.0.0.1 is a loopback address');
     expect(resolve.asked).toEqual(['rebind.example.test']);
@@ -108,7 +112,9 @@ describe('createTargetDispatcher against a local server', () => {
   it('refuses a name when any of its addresses is refused, even if the first is allowed', async () => {
     const resolve = answers('127.0.0.1', '10.0.0.1');
     const guarded = dispatcher({ allowed: parseAllowedCidrs('127.0.0.0/8'), resolve });
-    const error = await refusal(request(`http://mixed.example.test:${server.port}/`, { dispatcher: guarded }));
+    const error = await refusal(
+      request(`http://mixed.example.test:${server.port}/`, { dispatcher: guarded }),
+    );
     expect(error.reason).toBe('10.0.0.1 is a private address');
     expect(server.connections()).toBe(0);
   });
@@ -137,10 +143,27 @@ describe('createTargetDispatcher and TLS verification', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'net-guard-tls-'));
     const key = path.join(dir, 'key.pem');
     const cert = path.join(dir, 'cert.pem');
-    execFileSync('openssl', [
-      'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
-      '-subj', '/CN=localhost', '-days', '1', '-keyout', key, '-out', cert,
-    ], { stdio: 'ignore' });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:prime256v1',
+        '-nodes',
+        '-subj',
+        '/CN=localhost',
+        '-days',
+        '1',
+        '-keyout',
+        key,
+        '-out',
+        cert,
+      ],
+      { stdio: 'ignore' },
+    );
     server = await listen(https.createServer({ key: readFileSync(key), cert: readFileSync(cert) }, handler));
   });
   afterAll(async () => {
