@@ -27,6 +27,8 @@ describe('checkAddress', () => {
     ['::ffff:10.0.0.1', 'IPv6 form of a private'],
     ['64:ff9b::a9fe:a9fe', 'IPv6 form of a cloud metadata'],
     ['2002:7f00:1::', 'IPv6 form of a loopback'],
+    ['::7f00:1', 'IPv4-compatible'],
+    ['::808:808', 'IPv4-compatible'],
     ['169.254.169.254', 'cloud metadata'],
     ['fd00:ec2::254', 'cloud metadata'],
     ['255.255.255.255', 'broadcast'],

@@ -79,6 +79,10 @@ function classify(address: Address): AddressVerdict {
     return inner.refused ? { refused: true, reason: `an IPv6 form of ${inner.reason}` } : inner;
   }
   const range = v6.range();
+  // ::a.b.c.d (deprecated IPv4-compatible): some stacks still route it to the IPv4 address.
+  if (range === 'unicast' && v6.parts.slice(0, 6).every((part) => part === 0)) {
+    return { refused: true, reason: 'an IPv4-compatible IPv6 address' };
+  }
   if (range === 'unicast') return { refused: false };
   if (range === 'rfc6052') return { refused: true, reason: 'a local-use NAT64 address' };
   return { refused: true, reason: IPV6_REASONS[range] ?? 'a reserved or special-purpose address' };
