@@ -53,4 +53,19 @@ describe('loadConfig', () => {
       loadConfig(schema, { PACK_INTERNAL_SECRET: secret, PROCESSED_EVENTS_RETENTION_DAYS: '0' }),
     ).toThrow(/PROCESSED_EVENTS_RETENTION_DAYS/);
   });
+
+  it('allows no private target ranges unless PACK_ALLOWED_TARGET_CIDRS names them', () => {
+    expect(loadConfig(schema, { PACK_INTERNAL_SECRET: secret }).PACK_ALLOWED_TARGET_CIDRS).toEqual([]);
+    const config = loadConfig(schema, {
+      PACK_INTERNAL_SECRET: secret,
+      PACK_ALLOWED_TARGET_CIDRS: '127.0.0.0/8, ::1/128',
+    });
+    expect(config.PACK_ALLOWED_TARGET_CIDRS.map((entry) => entry.cidr)).toEqual(['127.0.0.0/8', '::1/128']);
+    expect(() =>
+      loadConfig(schema, {
+        PACK_INTERNAL_SECRET: secret,
+        PACK_ALLOWED_TARGET_CIDRS: '127.0.0.0/8,10.0.0.0/33',
+      }),
+    ).toThrow(/PACK_ALLOWED_TARGET_CIDRS: "10.0.0.0\/33" is not a CIDR range/);
+  });
 });

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { parseAllowedCidrs } from '@pack/net-guard';
 import { z } from 'zod';
 
 export type Env = Record<string, string | undefined>;
@@ -95,6 +96,21 @@ export function serviceEnvSchema(defaults: { port: number; database: string }) {
      * outlast every redelivery: retries, a broker outage, an outbox relayed late.
      */
     PROCESSED_EVENTS_RETENTION_DAYS: z.coerce.number().int().min(1).max(365).default(7),
+    /**
+     * Ranges that outbound calls to user-configured URLs (providers, webhooks) may reach although
+     * they are loopback, private, link-local or metadata addresses; empty refuses them all.
+     */
+    PACK_ALLOWED_TARGET_CIDRS: z
+      .string()
+      .default('')
+      .transform((value, ctx) => {
+        try {
+          return parseAllowedCidrs(value);
+        } catch (error) {
+          ctx.addIssue({ code: 'custom', message: (error as Error).message });
+          return z.NEVER;
+        }
+      }),
   });
 }
 export type ServiceEnv = z.infer<ReturnType<typeof serviceEnvSchema>>;

@@ -1,0 +1,16 @@
+export {
+  checkAddress,
+  isAllowedAddress,
+  parseAllowedCidrs,
+  type AddressVerdict,
+  type AllowedCidr,
+  type AllowedCidrs,
+} from './address';
+export {
+  createTargetDispatcher,
+  guardedLookup,
+  type Resolver,
+  type TargetDispatcherOptions,
+} from './dispatcher';
+export { TargetRefusedError } from './errors';
+export { validateTargetUrl, type TargetUrlCheck } from './url';
