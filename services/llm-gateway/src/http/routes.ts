@@ -36,10 +36,12 @@ export function llmModelRoutes(models: LlmModels) {
         403: problems[403],
         409: problems[409],
       },
-      handler: async ({ principal, body }) => ({
-        status: 201,
-        body: await models.create(principal.role, body as LlmModelCreate),
-      }),
+      handler: async ({ principal, body, log }) => {
+        const created = await models.create(principal.role, body as LlmModelCreate);
+        // The logger redacts secret-named keys at any depth (tested in secrets.test.ts).
+        log.debug({ model_id: created.id, change: body }, 'llm model created');
+        return { status: 201, body: created };
+      },
     }),
     route({
       method: 'get',
@@ -85,9 +87,11 @@ export function llmModelRoutes(models: LlmModels) {
         200: { description: `The changed model. ${SECRETS_NOTE}`, schema: llmModelViewSchema },
         ...problems,
       },
-      handler: async ({ principal, params, body }) => ({
-        body: await models.update(principal.role, params.id, body),
-      }),
+      handler: async ({ principal, params, body, log }) => {
+        const updated = await models.update(principal.role, params.id, body);
+        log.debug({ model_id: params.id, change: body }, 'llm model changed');
+        return { body: updated };
+      },
     }),
     route({
       method: 'delete',
