@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { loadConfig } from '@pack/config';
 import { catalogEnvSchema, catalogService } from '@pack/catalog';
 import { gatewayEnvSchema, gatewayService } from '@pack/gateway';
+import { llmGatewayEnvSchema, llmGatewayService } from '@pack/llm-gateway';
 import { startService, type RunningService } from '@pack/runtime';
 import { settingsEnvSchema, settingsService } from '@pack/settings';
 import { call, stopAndClean, testEnv, uniqueName, type CallOptions, type CallResult } from '@pack/testkit';
@@ -14,7 +15,7 @@ export interface Stack {
   services: RunningService<never>[];
   /** Base URL of each service behind the gateway, by name (to reach one past the gateway). */
   urls: Record<string, string>;
-  /** A running service by its name (gateway, settings, catalog). */
+  /** A running service by its name (gateway, settings, catalog, llm-gateway). */
   service(name: string): RunningService<never>;
   /**
    * Calls the public API with a token (the admin's unless another is given). Every answer is
@@ -43,13 +44,17 @@ const BEHIND_GATEWAY = [
     env: 'CATALOG_URL',
     start: (env: Env) => startService(catalogService, loadConfig(catalogEnvSchema, env)),
   },
+  {
+    name: 'llm-gateway',
+    env: 'LLM_GATEWAY_URL',
+    start: (env: Env) => startService(llmGatewayService, loadConfig(llmGatewayEnvSchema, env)),
+  },
 ] as const;
 
 type Env = Record<string, string>;
 
 /** Services not built yet: the gateway finds nothing there, whatever else runs on the machine. */
 const NOT_RUNNING: Env = {
-  LLM_GATEWAY_URL: 'http://127.0.0.1:1',
   PIPELINE_ORCHESTRATOR_URL: 'http://127.0.0.1:1',
   WEBHOOK_DISPATCHER_URL: 'http://127.0.0.1:1',
 };
