@@ -3,6 +3,7 @@ import { loadConfig } from '@pack/config';
 import { catalogEnvSchema, catalogService } from '@pack/catalog';
 import { gatewayEnvSchema, gatewayService } from '@pack/gateway';
 import { llmGatewayEnvSchema, llmGatewayService } from '@pack/llm-gateway';
+import type { Role } from '@pack/contracts';
 import { startService, type RunningService } from '@pack/runtime';
 import { settingsEnvSchema, settingsService } from '@pack/settings';
 import { call, stopAndClean, testEnv, uniqueName, type CallOptions, type CallResult } from '@pack/testkit';
@@ -23,6 +24,8 @@ export interface Stack {
    * not match its schema fails the test.
    */
   call(method: string, path: string, options?: Omit<CallOptions, 'principal'>): Promise<CallResult>;
+  /** A token of a new user with `role`, issued by the admin. */
+  issueToken(role: Role): Promise<string>;
   /** The checker built from the gateway's /v1/openapi.json (fetched once). */
   openApi(): Promise<OpenApiCheck>;
   stop(): Promise<void>;
@@ -85,7 +88,7 @@ export async function startStack(): Promise<Stack> {
       async (response) => new OpenApiCheck((await response.json()) as OpenApiCheck['document']),
     ));
 
-  return {
+  const stack: Stack = {
     gateway: gateway.url,
     adminToken,
     services,
@@ -109,9 +112,17 @@ export async function startStack(): Promise<Stack> {
       });
       return result;
     },
+    async issueToken(role) {
+      const issued = await stack.call('POST', '/v1/core/tokens/', {
+        body: { username: uniqueName(role), role },
+      });
+      if (issued.status !== 201) throw new Error(`issuing a ${role} token answered ${issued.status}`);
+      return issued.body.token as string;
+    },
     openApi: loadOpenApi,
     async stop() {
       for (const service of services) await stopAndClean(service);
     },
   };
+  return stack;
 }

@@ -1,5 +1,4 @@
 import { SECRET_MASK } from '@pack/secrets';
-import { uniqueName } from '@pack/testkit';
 import { startStack, type Stack } from '../stack';
 
 const MODELS = '/v1/ai/llm_models/';
@@ -10,15 +9,8 @@ describe('LLM models through the gateway', () => {
   let consumerToken: string;
   beforeAll(async () => {
     stack = await startStack();
-    const issue = async (role: string) => {
-      const { status, body } = await stack.call('POST', '/v1/core/tokens/', {
-        body: { username: uniqueName(role), role },
-      });
-      expect(status).toBe(201);
-      return body.token as string;
-    };
-    ownerToken = await issue('service_owner');
-    consumerToken = await issue('consumer');
+    ownerToken = await stack.issueToken('service_owner');
+    consumerToken = await stack.issueToken('consumer');
   });
   afterAll(async () => {
     await stack?.stop();
