@@ -109,4 +109,51 @@ describe('LLM model secrets', () => {
       'sk-rotated-PLAINTEXT-8888',
     );
   });
+
+  it('under secret-named keys anywhere in request_payload are masked, and kept when the mask comes back', async () => {
+    const payload = {
+      temperature: 0.2,
+      headers: { Authorization: 'Bearer nested-token-value-6666', 'X-Trace': 'visible' },
+      tools: [{ token: 'tool-token-value-7777' }],
+    };
+    const created = await llm.create({
+      ...examples.genai,
+      extra_data: { ...examples.genai.extra_data, request_payload: payload },
+    });
+    expect(created.status).toBe(201);
+    const adminView = {
+      temperature: 0.2,
+      headers: { Authorization: '********6666', 'X-Trace': 'visible' },
+      tools: [{ token: '********7777' }],
+    };
+    expect(created.body.extra_data.request_payload).toEqual(adminView);
+    const asOwner = await llm.read(created.body.id, owner);
+    expect(asOwner.body.extra_data.request_payload).toEqual({
+      temperature: 0.2,
+      headers: { Authorization: SECRET_MASK, 'X-Trace': 'visible' },
+      tools: [{ token: SECRET_MASK }],
+    });
+
+    const storedPayload = async () =>
+      JSON.parse(((await llm.storedModels())[0]!.extra_data as { request_payload: string }).request_payload);
+    const sentBack = await llm.patch(created.body.id, {
+      extra_data: { request_payload: { ...adminView, temperature: 0.5 } },
+    });
+    expect(sentBack.status).toBe(200);
+    expect(await storedPayload()).toEqual({ ...payload, temperature: 0.5 });
+
+    const before = await llm.rawDatabase();
+    const newMask = await llm.patch(created.body.id, {
+      extra_data: { request_payload: { ...adminView, headers: { 'x-api-key': SECRET_MASK } } },
+    });
+    expect(newMask.status).toBe(400);
+    expect(Object.keys(newMask.body.errors)).toEqual(['extra_data.request_payload.headers.x-api-key']);
+    const maskedOnCreate = await llm.create({
+      ...examples.genai,
+      name: 'masked payload',
+      extra_data: { ...examples.genai.extra_data, request_payload: { auth: { password: '********' } } },
+    });
+    expect(Object.keys(maskedOnCreate.body.errors)).toEqual(['extra_data.request_payload.auth.password']);
+    expect(await llm.rawDatabase()).toEqual(before);
+  });
 });

@@ -9,9 +9,16 @@ import {
 } from '@pack/contracts';
 import { NotFoundError, ValidationError, type FieldErrors } from '@pack/errors';
 import { isMaskedSecret } from '@pack/secrets';
-import { maskExtraData, openExtraData, sealExtraData, type PlainExtraData } from './extra-data';
+import {
+  keepNestedSecrets,
+  maskExtraData,
+  openExtraData,
+  sealExtraData,
+  type PlainExtraData,
+} from './extra-data';
 import type { LlmModelRecord, LlmModelStore, Page, SecretCodec } from './model';
 
+const PAYLOAD = 'request_payload';
 const MASK_NOT_A_SECRET = 'a masked value keeps a stored secret only; send the secret itself';
 
 /**
@@ -95,6 +102,11 @@ export class LlmModels {
       if (typeof stored[field] === 'string') merged[field] = stored[field];
       else errors[`extra_data.${field}`] = ['the stored secret cannot be read; send the secret itself'];
     }
+    if (sent && PAYLOAD in sent) {
+      const missing: string[] = [];
+      merged[PAYLOAD] = keepNestedSecrets(sent[PAYLOAD], stored[PAYLOAD], `extra_data.${PAYLOAD}`, missing);
+      for (const path of missing) errors[path] = [MASK_NOT_A_SECRET];
+    }
     if (Object.keys(errors).length > 0) throw new ValidationError('invalid extra_data', { errors });
     return checked(provider, merged);
   }
@@ -134,5 +146,8 @@ function refuseMasks(provider: LlmProvider, extra: Record<string, unknown>): voi
     if (typeof value === 'string' && isMaskedSecret(value))
       errors[`extra_data.${field}`] = [MASK_NOT_A_SECRET];
   }
+  const missing: string[] = [];
+  keepNestedSecrets(extra[PAYLOAD], undefined, `extra_data.${PAYLOAD}`, missing);
+  for (const path of missing) errors[path] = [MASK_NOT_A_SECRET];
   if (Object.keys(errors).length > 0) throw new ValidationError('invalid extra_data', { errors });
 }
