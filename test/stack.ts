@@ -2,6 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { loadConfig } from '@pack/config';
 import { catalogEnvSchema, catalogService } from '@pack/catalog';
 import { gatewayEnvSchema, gatewayService } from '@pack/gateway';
+import { llmGatewayEnvSchema, llmGatewayService } from '@pack/llm-gateway';
+import type { Role } from '@pack/contracts';
 import { startService, type RunningService } from '@pack/runtime';
 import { settingsEnvSchema, settingsService } from '@pack/settings';
 import { call, stopAndClean, testEnv, uniqueName, type CallOptions, type CallResult } from '@pack/testkit';
@@ -14,7 +16,7 @@ export interface Stack {
   services: RunningService<never>[];
   /** Base URL of each service behind the gateway, by name (to reach one past the gateway). */
   urls: Record<string, string>;
-  /** A running service by its name (gateway, settings, catalog). */
+  /** A running service by its name (gateway, settings, catalog, llm-gateway). */
   service(name: string): RunningService<never>;
   /**
    * Calls the public API with a token (the admin's unless another is given). Every answer is
@@ -22,6 +24,8 @@ export interface Stack {
    * not match its schema fails the test.
    */
   call(method: string, path: string, options?: Omit<CallOptions, 'principal'>): Promise<CallResult>;
+  /** A token of a new user with `role`, issued by the admin. */
+  issueToken(role: Role): Promise<string>;
   /** The checker built from the gateway's /v1/openapi.json (fetched once). */
   openApi(): Promise<OpenApiCheck>;
   stop(): Promise<void>;
@@ -43,13 +47,17 @@ const BEHIND_GATEWAY = [
     env: 'CATALOG_URL',
     start: (env: Env) => startService(catalogService, loadConfig(catalogEnvSchema, env)),
   },
+  {
+    name: 'llm-gateway',
+    env: 'LLM_GATEWAY_URL',
+    start: (env: Env) => startService(llmGatewayService, loadConfig(llmGatewayEnvSchema, env)),
+  },
 ] as const;
 
 type Env = Record<string, string>;
 
 /** Services not built yet: the gateway finds nothing there, whatever else runs on the machine. */
 const NOT_RUNNING: Env = {
-  LLM_GATEWAY_URL: 'http://127.0.0.1:1',
   PIPELINE_ORCHESTRATOR_URL: 'http://127.0.0.1:1',
   WEBHOOK_DISPATCHER_URL: 'http://127.0.0.1:1',
 };
@@ -80,7 +88,7 @@ export async function startStack(): Promise<Stack> {
       async (response) => new OpenApiCheck((await response.json()) as OpenApiCheck['document']),
     ));
 
-  return {
+  const stack: Stack = {
     gateway: gateway.url,
     adminToken,
     services,
@@ -104,9 +112,17 @@ export async function startStack(): Promise<Stack> {
       });
       return result;
     },
+    async issueToken(role) {
+      const issued = await stack.call('POST', '/v1/core/tokens/', {
+        body: { username: uniqueName(role), role },
+      });
+      if (issued.status !== 201) throw new Error(`issuing a ${role} token answered ${issued.status}`);
+      return issued.body.token as string;
+    },
     openApi: loadOpenApi,
     async stop() {
       for (const service of services) await stopAndClean(service);
     },
   };
+  return stack;
 }

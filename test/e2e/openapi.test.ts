@@ -2,6 +2,9 @@ import { ROUTING_TABLE } from '@pack/gateway';
 import { openApiProblems } from '@pack/testkit';
 import { startStack, type Stack } from '../stack';
 
+/** Prefixes forwarded to a running service that does not serve them yet (issue 9: the AI dashboard). */
+const NOT_BUILT_YET = ['/v1/ai/dashboard/'];
+
 /** The API reference as a user of the running platform meets it: /v1/openapi.json and /v1/docs/. */
 describe('the API reference', () => {
   let stack: Stack;
@@ -36,7 +39,9 @@ describe('the API reference', () => {
       expect(declared.length).toBeGreaterThan(0);
     }
     const runningNames = new Set(Object.keys(stack.urls));
-    const forwardedPrefixes = ROUTING_TABLE.filter(([, upstream]) => runningNames.has(upstream));
+    const forwardedPrefixes = ROUTING_TABLE.filter(
+      ([prefix, upstream]) => runningNames.has(upstream) && !NOT_BUILT_YET.includes(prefix),
+    );
     expect(forwardedPrefixes.length).toBeGreaterThanOrEqual(2);
     for (const [prefix, upstream] of forwardedPrefixes) {
       const under = [...documented].filter((operation) => operation.split(' ')[1]!.startsWith(prefix));
@@ -50,13 +55,10 @@ describe('the API reference', () => {
 
   it('names the services it could not reach instead of failing', async () => {
     const { body } = await stack.call('GET', '/v1/openapi.json', { token: null });
-    expect(body['x-missing-services']).toEqual([
-      'llm-gateway',
-      'pipeline-orchestrator',
-      'webhook-dispatcher',
-    ]);
+    expect(body['x-missing-services']).toEqual(['pipeline-orchestrator', 'webhook-dispatcher']);
     expect(body.paths['/v1/catalog/services/{id}/'].patch.tags).toEqual(['catalog']);
     expect(body.paths['/v1/core/general_settings/'].get.tags).toEqual(['settings']);
+    expect(body.paths['/v1/ai/llm_models/{id}/'].patch.tags).toEqual(['llm-gateway']);
     expect(body.paths['/v1/core/tokens/'].post.security).toEqual([{ Token: [] }]);
     expect(body.paths['/v1/openapi.json'].get.security).toEqual([]);
   });

@@ -58,7 +58,7 @@ describe('every declared route', () => {
       expect(issued.status).toBe(201);
       tokens[role] = issued.body.token;
     }
-    // Id 1 of every kind exists: a token, a Service, its Service Item, declaration and change instance.
+    // Id 1 of every kind exists: a token, a Service, its Service Item, declaration and change instance, an LLM model.
     const service = await stack.call('POST', '/v1/catalog/services/', {
       token: tokens.service_owner,
       body: { name: 'Matrix service' },
@@ -69,6 +69,15 @@ describe('every declared route', () => {
       body: { declaration: { size: 'S' } },
     });
     expect(submitted.body.change_instance.id).toBe(1);
+    const model = await stack.call('POST', '/v1/ai/llm_models/', {
+      body: {
+        name: 'Matrix model',
+        provider: 'vendor1',
+        model_name: 'm',
+        extra_data: { api_key: 'matrix-key-0000', base_url: 'https://llm.example.com/v1' },
+      },
+    });
+    expect(model.body.id).toBe(1);
     for (const running of stack.services)
       if (running.definition.usesBroker !== false) await outboxDrained(running);
     routes = stack.services.flatMap((running) =>
@@ -106,9 +115,9 @@ describe('every declared route', () => {
     if (!isDeepStrictEqual(await snapshot(), before)) failures.push(`${label}: the database changed`);
   }
 
-  it('are found on every service: the gateway, settings and catalog', () => {
+  it('are found on every service: the gateway, settings, catalog and llm-gateway', () => {
     const services = new Set(routes.map(({ service }) => service.definition.name));
-    expect([...services].sort()).toEqual(['catalog', 'gateway', 'settings']);
+    expect([...services].sort()).toEqual(['catalog', 'gateway', 'llm-gateway', 'settings']);
     expect(routes.length).toBeGreaterThanOrEqual(20);
   });
 

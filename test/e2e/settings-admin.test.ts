@@ -11,15 +11,8 @@ describe('general settings through the gateway', () => {
   let consumerToken: string;
   beforeAll(async () => {
     stack = await startStack();
-    const issue = async (role: string) => {
-      const { status, body } = await stack.call('POST', '/v1/core/tokens/', {
-        body: { username: uniqueName(role), role },
-      });
-      expect(status).toBe(201);
-      return body.token as string;
-    };
-    ownerToken = await issue('service_owner');
-    consumerToken = await issue('consumer');
+    ownerToken = await stack.issueToken('service_owner');
+    consumerToken = await stack.issueToken('consumer');
   });
   afterAll(async () => {
     await stack.stop();

@@ -4,3 +4,4 @@ export * from './envelope';
 export * from './events';
 export * from './gen-ui';
 export * from './settings';
+export * from './llm';

@@ -1,0 +1,181 @@
+import { z } from 'zod';
+
+/** LLM Model profiles (spec 2.1, DESIGN section 6). */
+export const LLM_PROVIDERS = ['vendor1', 'vendor1_assistant', 'vendor2', 'vendor3', 'genai'] as const;
+export const llmProviderSchema = z.enum(LLM_PROVIDERS);
+export type LlmProvider = z.infer<typeof llmProviderSchema>;
+
+/** The extra_data keys holding secrets, per provider: encrypted at rest, masked in every response. */
+export const LLM_SECRET_FIELDS: Record<LlmProvider, readonly string[]> = {
+  vendor1: ['api_key'],
+  vendor1_assistant: ['VENDOR1_API_KEY'],
+  vendor2: ['api_key'],
+  vendor3: ['api_key'],
+  genai: ['credentials'],
+};
+
+const DECIMAL = /^(\d+)(?:\.(\d*))?(?:[eE]([+-]?\d+))?$/;
+const MAX_DECIMAL_LENGTH = 40;
+
+/**
+ * The canonical text of a non-negative decimal ("0.150" -> "0.15", "1e-7" -> "0.0000001"), or
+ * null when `text` is not one. Prices stay decimal strings end to end (DESIGN section 11): a
+ * JSON number is read through its shortest round-trip text, never through float arithmetic.
+ */
+export function canonicalDecimal(text: string): string | null {
+  const match = DECIMAL.exec(text);
+  if (!match) return null;
+  const exponent = Number(match[3] ?? 0);
+  if (Math.abs(exponent) > MAX_DECIMAL_LENGTH) return null;
+  let digits = match[1]! + (match[2] ?? '');
+  let point = match[1]!.length + exponent;
+  if (point <= 0) {
+    digits = '0'.repeat(1 - point) + digits;
+    point = 1;
+  }
+  if (point > digits.length) digits += '0'.repeat(point - digits.length);
+  const whole = digits.slice(0, point).replace(/^0+(?=\d)/, '');
+  const fraction = digits.slice(point).replace(/0+$/, '');
+  const canonical = fraction ? `${whole}.${fraction}` : whole;
+  return canonical.length > MAX_DECIMAL_LENGTH ? null : canonical;
+}
+
+/** A price per million tokens: a JSON number or decimal string in, a canonical decimal string out. */
+export const priceSchema = z
+  .union([z.number(), z.string().max(MAX_DECIMAL_LENGTH)])
+  .transform((value, ctx) => {
+    const canonical = canonicalDecimal(String(value));
+    if (canonical === null) {
+      ctx.addIssue({ code: 'custom', message: 'must be a non-negative decimal number such as "0.15"' });
+      return z.NEVER;
+    }
+    return canonical;
+  })
+  .nullable()
+  .describe('Price per 1,000,000 tokens as a decimal string (a JSON number is accepted); null: unpriced');
+
+/** http(s) only, and no user:password in the URL (a credential there would leak into logs). */
+export function isPlainHttpUrl(value: string): boolean {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return false;
+  }
+  return (url.protocol === 'http:' || url.protocol === 'https:') && !url.username && !url.password;
+}
+
+const httpUrl = z
+  .string()
+  .max(2048)
+  .refine(isPlainHttpUrl, 'must be an http(s) URL without credentials in it')
+  .describe('http(s) URL');
+const secret = (description: string) =>
+  z.string().min(1).max(4096).describe(`${description} (secret: masked in responses)`);
+const apiKeyAndUrl = z.strictObject({ api_key: secret('API key'), base_url: httpUrl });
+
+export const llmExtraDataSchemas = {
+  vendor1: apiKeyAndUrl,
+  vendor1_assistant: z.strictObject({
+    VENDOR1_API_KEY: secret('API key'),
+    VENDOR1_ASSISTANT_ID: z.string().trim().min(1).max(200),
+    base_url: httpUrl.optional(),
+  }),
+  vendor2: apiKeyAndUrl,
+  vendor3: z.strictObject({
+    api_key: secret('API key'),
+    base_url: httpUrl.nullable().describe('http(s) URL; null: the provider default endpoint'),
+  }),
+  genai: z.strictObject({
+    token_url: httpUrl,
+    request_url: httpUrl,
+    credentials: secret('The Authorization header value sent to token_url'),
+    verify_ssl: z.boolean(),
+    request_payload: z.record(z.string(), z.unknown()).describe('Merged into every request body'),
+  }),
+} satisfies Record<LlmProvider, z.ZodType>;
+export type LlmExtraData = { [P in LlmProvider]: z.infer<(typeof llmExtraDataSchemas)[P]> };
+
+const name = z.string().trim().min(1).max(200);
+const modelName = z.string().trim().min(1).max(200);
+const prompt = z.string().max(100_000);
+const timeout = z.number().min(1).max(600).describe('Seconds each provider request may take (1..600)');
+
+const createFields = {
+  name,
+  model_name: modelName,
+  prompt: prompt.default(''),
+  timeout: timeout.default(60),
+  input_price_per_1m_tokens: priceSchema.default(null),
+  output_price_per_1m_tokens: priceSchema.default(null),
+};
+
+/** `POST /v1/ai/llm_models/`: extra_data is checked against the provider's keys. */
+export const llmModelCreateSchema = z.discriminatedUnion(
+  'provider',
+  LLM_PROVIDERS.map((provider) =>
+    z.strictObject({
+      ...createFields,
+      provider: z.literal(provider),
+      extra_data: llmExtraDataSchemas[provider],
+    }),
+  ) as unknown as [z.ZodObject, ...z.ZodObject[]],
+);
+export type LlmModelCreate = {
+  [P in LlmProvider]: z.infer<z.ZodObject<typeof createFields>> & {
+    provider: P;
+    extra_data: LlmExtraData[P];
+  };
+}[LlmProvider];
+
+/**
+ * `PATCH /v1/ai/llm_models/<id>/`: any subset. extra_data is merged into the stored one and the
+ * result checked against the provider; a new provider needs its whole extra_data.
+ */
+export const llmModelPatchSchema = z.strictObject({
+  name: name.optional(),
+  provider: llmProviderSchema.optional(),
+  model_name: modelName.optional(),
+  prompt: prompt.optional(),
+  timeout: timeout.optional(),
+  input_price_per_1m_tokens: priceSchema.optional(),
+  output_price_per_1m_tokens: priceSchema.optional(),
+  extra_data: z.record(z.string(), z.unknown()).optional().describe('Keys of the provider (see POST)'),
+});
+export type LlmModelPatch = z.infer<typeof llmModelPatchSchema>;
+
+/** A stored model as the API returns it: secrets masked, prices as decimal strings or null. */
+export const llmModelViewSchema = z.object({
+  id: z.number().int(),
+  name: z.string(),
+  provider: llmProviderSchema,
+  model_name: z.string(),
+  prompt: z.string(),
+  timeout: z.number(),
+  input_price_per_1m_tokens: z.string().nullable(),
+  output_price_per_1m_tokens: z.string().nullable(),
+  extra_data: z.record(z.string(), z.unknown()),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+export type LlmModelView = z.infer<typeof llmModelViewSchema>;
+
+/** extra_data checked against `provider`, or the problems keyed by `extra_data.<key>`. */
+export function parseExtraData(
+  provider: LlmProvider,
+  value: unknown,
+): { ok: true; data: Record<string, unknown> } | { ok: false; errors: Record<string, string[]> } {
+  const result = llmExtraDataSchemas[provider].safeParse(value);
+  if (result.success) return { ok: true, data: result.data };
+  const errors: Record<string, string[]> = Object.create(null) as Record<string, string[]>;
+  for (const issue of result.error.issues) {
+    const base = ['extra_data', ...issue.path.map(String)];
+    const keys =
+      issue.code === 'unrecognized_keys'
+        ? issue.keys.map((key) => [...base, key].join('.'))
+        : [base.join('.')];
+    for (const key of keys)
+      (errors[key] ??= []).push(issue.code === 'unrecognized_keys' ? 'unknown field' : issue.message);
+  }
+  return { ok: false, errors };
+}

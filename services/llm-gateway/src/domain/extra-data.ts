@@ -1,0 +1,95 @@
+import { isSecretFieldName, LLM_SECRET_FIELDS, type LlmProvider } from '@pack/contracts';
+import { isMaskedSecret, maskSecret, SECRET_MASK } from '@pack/secrets';
+import type { SecretCodec } from './model';
+
+/** A decrypted secret that cannot be read (its key is gone) is null. */
+export type PlainExtraData = Record<string, unknown>;
+
+const PAYLOAD = 'request_payload';
+
+/** What is stored: secrets sealed for this model, request_payload as JSON text. */
+export function sealExtraData(
+  codec: SecretCodec,
+  modelId: number,
+  provider: LlmProvider,
+  plain: PlainExtraData,
+): Record<string, unknown> {
+  const stored: Record<string, unknown> = { ...plain };
+  for (const field of LLM_SECRET_FIELDS[provider])
+    if (typeof plain[field] === 'string') stored[field] = codec.seal(modelId, field, plain[field]);
+  if (PAYLOAD in plain) stored[PAYLOAD] = JSON.stringify(plain[PAYLOAD]);
+  return stored;
+}
+
+export function openExtraData(
+  codec: SecretCodec,
+  modelId: number,
+  provider: LlmProvider,
+  stored: Record<string, unknown>,
+): PlainExtraData {
+  const plain: PlainExtraData = { ...stored };
+  for (const field of LLM_SECRET_FIELDS[provider])
+    if (typeof stored[field] === 'string') plain[field] = codec.open(modelId, field, stored[field]);
+  if (typeof stored[PAYLOAD] === 'string') plain[PAYLOAD] = JSON.parse(stored[PAYLOAD]) as unknown;
+  return plain;
+}
+
+/**
+ * What a reader sees. Admins get the last characters of a long enough secret (so they can tell
+ * which key is stored), every other role the bare mask; an unreadable secret is the bare mask.
+ */
+export function maskExtraData(provider: LlmProvider, plain: PlainExtraData, admin: boolean): PlainExtraData {
+  const view: PlainExtraData = { ...plain };
+  for (const field of LLM_SECRET_FIELDS[provider]) {
+    if (!(field in plain)) continue;
+    const value = plain[field];
+    view[field] = admin && typeof value === 'string' ? maskSecret(value) : SECRET_MASK;
+  }
+  if (PAYLOAD in plain) view[PAYLOAD] = maskNested(plain[PAYLOAD], admin);
+  return view;
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * genai's request_payload is free JSON: a value under a secret-named key at any depth (a
+ * `token`, an `authorization` header) is masked like the named secrets.
+ */
+export function maskNested(value: unknown, admin: boolean): unknown {
+  if (Array.isArray(value)) return value.map((item) => maskNested(item, admin));
+  if (!isRecord(value)) return value;
+  return Object.fromEntries(
+    Object.entries(value).map(([key, item]) => [
+      key,
+      isSecretFieldName(key) && typeof item === 'string' && item !== ''
+        ? admin
+          ? maskSecret(item)
+          : SECRET_MASK
+        : maskNested(item, admin),
+    ]),
+  );
+}
+
+/**
+ * `sent` with each masked value under a secret-named key replaced by the stored value at the same
+ * path; the paths (from `at`) where nothing is stored to keep go to `missing`.
+ */
+export function keepNestedSecrets(sent: unknown, stored: unknown, at: string, missing: string[]): unknown {
+  if (Array.isArray(sent))
+    return sent.map((item, index) =>
+      keepNestedSecrets(item, Array.isArray(stored) ? stored[index] : undefined, `${at}.${index}`, missing),
+    );
+  if (!isRecord(sent)) return sent;
+  const before = isRecord(stored) ? stored : {};
+  return Object.fromEntries(
+    Object.entries(sent).map(([key, item]) => {
+      const where = `${at}.${key}`;
+      if (!(isSecretFieldName(key) && typeof item === 'string' && isMaskedSecret(item)))
+        return [key, keepNestedSecrets(item, before[key], where, missing)];
+      if (typeof before[key] === 'string') return [key, before[key]];
+      missing.push(where);
+      return [key, item];
+    }),
+  );
+}

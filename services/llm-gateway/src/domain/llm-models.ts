@@ -1,0 +1,153 @@
+import {
+  LLM_SECRET_FIELDS,
+  parseExtraData,
+  type LlmModelCreate,
+  type LlmModelPatch,
+  type LlmModelView,
+  type LlmProvider,
+  type Role,
+} from '@pack/contracts';
+import { NotFoundError, ValidationError, type FieldErrors } from '@pack/errors';
+import { isMaskedSecret } from '@pack/secrets';
+import {
+  keepNestedSecrets,
+  maskExtraData,
+  openExtraData,
+  sealExtraData,
+  type PlainExtraData,
+} from './extra-data';
+import type { LlmModelRecord, LlmModelStore, Page, SecretCodec } from './model';
+
+const PAYLOAD = 'request_payload';
+const MASK_NOT_A_SECRET = 'a masked value keeps a stored secret only; send the secret itself';
+
+/**
+ * LLM Model profiles (spec 2.1). Access is decided by the routes (DESIGN section 3: admins
+ * write, service owners read); what a role sees of a secret is decided here.
+ */
+export class LlmModels {
+  constructor(
+    private readonly store: LlmModelStore,
+    private readonly codec: SecretCodec,
+  ) {}
+
+  async create(role: Role, body: LlmModelCreate): Promise<LlmModelView> {
+    refuseMasks(body.provider, body.extra_data);
+    const id = await this.store.nextId();
+    const now = new Date();
+    const { extra_data, ...fields } = body;
+    const record: LlmModelRecord = {
+      _id: id,
+      ...fields,
+      extra_data: sealExtraData(this.codec, id, body.provider, extra_data),
+      created_at: now,
+      updated_at: now,
+    };
+    await this.store.insert(record);
+    return this.view(record, role);
+  }
+
+  async list(role: Role, limit: number, offset: number): Promise<Page<LlmModelView>> {
+    const page = await this.store.list(limit, offset);
+    return { count: page.count, items: page.items.map((record) => this.view(record, role)) };
+  }
+
+  async get(role: Role, id: number): Promise<LlmModelView> {
+    return this.view(await this.found(id), role);
+  }
+
+  /** Last writer wins between two concurrent edits of one model, as for any PATCH. */
+  async update(role: Role, id: number, patch: LlmModelPatch): Promise<LlmModelView> {
+    const current = await this.found(id);
+    const { extra_data: extraPatch, ...fields } = patch;
+    const set: Partial<LlmModelRecord> = { ...fields, updated_at: new Date() };
+    const provider = patch.provider ?? current.provider;
+    if (provider !== current.provider || extraPatch !== undefined) {
+      const plain = this.nextExtraData(current, provider, extraPatch);
+      set.extra_data = sealExtraData(this.codec, id, provider, plain);
+    }
+    const updated = await this.store.update(id, set);
+    if (!updated) throw notFound(id);
+    return this.view(updated, role);
+  }
+
+  async remove(id: number): Promise<void> {
+    if (!(await this.store.remove(id))) throw notFound(id);
+  }
+
+  /**
+   * The extra_data after a PATCH, checked against the provider. The same provider: the sent keys
+   * are merged into the stored ones and a masked secret keeps the stored value. A new provider:
+   * the sent extra_data is the whole of it.
+   */
+  private nextExtraData(
+    current: LlmModelRecord,
+    provider: LlmProvider,
+    sent: Record<string, unknown> | undefined,
+  ): PlainExtraData {
+    if (provider !== current.provider) {
+      if (sent === undefined)
+        throw new ValidationError('a new provider needs its whole extra_data', {
+          errors: { extra_data: [`required when the provider changes to ${provider}`] },
+        });
+      refuseMasks(provider, sent);
+      return checked(provider, sent);
+    }
+    const stored = openExtraData(this.codec, current._id, provider, current.extra_data);
+    const merged: PlainExtraData = { ...stored, ...sent };
+    const errors: FieldErrors = {};
+    for (const field of LLM_SECRET_FIELDS[provider]) {
+      const value = sent?.[field];
+      if (typeof value !== 'string' || !isMaskedSecret(value)) continue;
+      if (typeof stored[field] === 'string') merged[field] = stored[field];
+      else errors[`extra_data.${field}`] = ['the stored secret cannot be read; send the secret itself'];
+    }
+    if (sent && PAYLOAD in sent) {
+      const missing: string[] = [];
+      merged[PAYLOAD] = keepNestedSecrets(sent[PAYLOAD], stored[PAYLOAD], `extra_data.${PAYLOAD}`, missing);
+      for (const path of missing) errors[path] = [MASK_NOT_A_SECRET];
+    }
+    if (Object.keys(errors).length > 0) throw new ValidationError('invalid extra_data', { errors });
+    return checked(provider, merged);
+  }
+
+  private async found(id: number): Promise<LlmModelRecord> {
+    const record = await this.store.find(id);
+    if (!record) throw notFound(id);
+    return record;
+  }
+
+  private view(record: LlmModelRecord, role: Role): LlmModelView {
+    const { _id, extra_data, created_at, updated_at, ...fields } = record;
+    const plain = openExtraData(this.codec, _id, record.provider, extra_data);
+    return {
+      id: _id,
+      ...fields,
+      extra_data: maskExtraData(record.provider, plain, role === 'admin'),
+      created_at: created_at.toISOString(),
+      updated_at: updated_at.toISOString(),
+    };
+  }
+}
+
+const notFound = (id: number) => new NotFoundError(`no LLM model with id ${id}`);
+
+function checked(provider: LlmProvider, value: unknown): PlainExtraData {
+  const result = parseExtraData(provider, value);
+  if (!result.ok) throw new ValidationError('invalid extra_data', { errors: result.errors });
+  return result.data;
+}
+
+/** A mask stored as a secret would silently break the model: a new secret must be the secret. */
+function refuseMasks(provider: LlmProvider, extra: Record<string, unknown>): void {
+  const errors: FieldErrors = {};
+  for (const field of LLM_SECRET_FIELDS[provider]) {
+    const value = extra[field];
+    if (typeof value === 'string' && isMaskedSecret(value))
+      errors[`extra_data.${field}`] = [MASK_NOT_A_SECRET];
+  }
+  const missing: string[] = [];
+  keepNestedSecrets(extra[PAYLOAD], undefined, `extra_data.${PAYLOAD}`, missing);
+  for (const path of missing) errors[path] = [MASK_NOT_A_SECRET];
+  if (Object.keys(errors).length > 0) throw new ValidationError('invalid extra_data', { errors });
+}

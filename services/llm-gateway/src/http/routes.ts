@@ -1,0 +1,115 @@
+import {
+  llmModelCreateSchema,
+  llmModelPatchSchema,
+  llmModelViewSchema,
+  type LlmModelCreate,
+} from '@pack/contracts';
+import { idParams, listQuerySchema, pageOf, pageSchema, problemSchema, route } from '@pack/http-kit';
+import type { LlmModels } from '../domain/llm-models';
+
+export const LLM_MODELS_PATH = '/v1/ai/llm_models/';
+
+const problem = (description: string) => ({ description, schema: problemSchema });
+const problems = {
+  400: problem('Invalid request; `errors` names each field'),
+  401: problem('No or unknown token'),
+  403: problem('The caller role may not do this'),
+  404: problem('No such LLM model'),
+  409: problem('Another LLM model has this name'),
+} as const;
+
+const SECRETS_NOTE =
+  'Secrets in extra_data are masked: admins see at most the last four characters, other roles none.';
+
+export function llmModelRoutes(models: LlmModels) {
+  return [
+    route({
+      method: 'post',
+      path: LLM_MODELS_PATH,
+      summary: 'Create an LLM Model (spec endpoint 1); extra_data holds the keys of its provider',
+      access: ['admin'],
+      body: llmModelCreateSchema,
+      responses: {
+        201: { description: `The created model. ${SECRETS_NOTE}`, schema: llmModelViewSchema },
+        400: problems[400],
+        401: problems[401],
+        403: problems[403],
+        409: problems[409],
+      },
+      handler: async ({ principal, body, log }) => {
+        const created = await models.create(principal.role, body as LlmModelCreate);
+        // The logger redacts secret-named keys at any depth (tested in secrets.test.ts).
+        log.debug({ model_id: created.id, change: body }, 'llm model created');
+        return { status: 201, body: created };
+      },
+    }),
+    route({
+      method: 'get',
+      path: LLM_MODELS_PATH,
+      summary: 'List LLM Models (admins and service owners)',
+      access: ['admin', 'service_owner'],
+      query: listQuerySchema,
+      responses: {
+        200: { description: `A page of models. ${SECRETS_NOTE}`, schema: pageSchema(llmModelViewSchema) },
+        400: problems[400],
+        401: problems[401],
+        403: problems[403],
+      },
+      handler: async ({ principal, query, req }) => {
+        const page = await models.list(principal.role, query.limit, query.offset);
+        return { body: pageOf(req, query, page.count, page.items) };
+      },
+    }),
+    route({
+      method: 'get',
+      path: `${LLM_MODELS_PATH}:id/`,
+      summary: 'Read an LLM Model (admins and service owners)',
+      access: ['admin', 'service_owner'],
+      params: idParams,
+      responses: {
+        200: { description: `The model. ${SECRETS_NOTE}`, schema: llmModelViewSchema },
+        400: problems[400],
+        401: problems[401],
+        403: problems[403],
+        404: problems[404],
+      },
+      handler: async ({ principal, params }) => ({ body: await models.get(principal.role, params.id) }),
+    }),
+    route({
+      method: 'patch',
+      path: `${LLM_MODELS_PATH}:id/`,
+      summary:
+        'Change any fields of an LLM Model; extra_data keys merge into the stored ones, a masked secret sent back keeps the stored one, a new provider needs its whole extra_data',
+      access: ['admin'],
+      params: idParams,
+      body: llmModelPatchSchema,
+      responses: {
+        200: { description: `The changed model. ${SECRETS_NOTE}`, schema: llmModelViewSchema },
+        ...problems,
+      },
+      handler: async ({ principal, params, body, log }) => {
+        const updated = await models.update(principal.role, params.id, body);
+        log.debug({ model_id: params.id, change: body }, 'llm model changed');
+        return { body: updated };
+      },
+    }),
+    route({
+      method: 'delete',
+      path: `${LLM_MODELS_PATH}:id/`,
+      summary: 'Delete an LLM Model',
+      access: ['admin'],
+      params: idParams,
+      responses: {
+        204: { description: 'Deleted' },
+        400: problems[400],
+        401: problems[401],
+        403: problems[403],
+        404: problems[404],
+      },
+      handler: async ({ params }) => {
+        await models.remove(params.id);
+        return { status: 204 };
+      },
+    }),
+  ];
+}

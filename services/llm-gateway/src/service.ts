@@ -1,0 +1,59 @@
+import type { ServiceDefinition } from '@pack/runtime';
+import type { Logger } from '@pack/logging';
+import {
+  isEncryptedSecret,
+  keyRingFromEnv,
+  SecretBox,
+  SecretDecryptionError,
+  type KeyRing,
+} from '@pack/secrets';
+import { LlmModelRepository } from './data/llm-model-repository';
+import { LlmModels } from './domain/llm-models';
+import type { SecretCodec } from './domain/model';
+import { llmModelRoutes } from './http/routes';
+import type { LlmGatewayConfig } from './config';
+
+export { llmGatewayEnvSchema, type LlmGatewayConfig } from './config';
+export { LLM_MODELS_COLLECTION } from './data/llm-model-repository';
+
+const SERVICE = 'llm-gateway';
+
+/** Each secret is bound to its model and key, so a ciphertext copied elsewhere does not decrypt. */
+export function llmSecretContext(modelId: number, field: string): string {
+  return `llm_models:${modelId}.extra_data.${field}`;
+}
+
+function secretCodec(ring: KeyRing, logger: Logger): SecretCodec {
+  const box = new SecretBox(ring);
+  return {
+    seal: (modelId, field, plaintext) => box.encrypt(plaintext, llmSecretContext(modelId, field)),
+    open: (modelId, field, stored) => {
+      if (!isEncryptedSecret(stored)) return null;
+      try {
+        return box.decrypt(stored, llmSecretContext(modelId, field));
+      } catch (error) {
+        if (!(error instanceof SecretDecryptionError)) throw error;
+        logger.error(
+          { model_id: modelId, field: `extra_data.${field}`, key_id: error.keyId, reason: error.message },
+          'stored secret cannot be decrypted',
+        );
+        return null;
+      }
+    },
+  };
+}
+
+export const llmGatewayService: ServiceDefinition<LlmGatewayConfig> = {
+  name: SERVICE,
+  version: '0.1.0',
+  setup({ config, mongo, logger }) {
+    const repository = new LlmModelRepository(mongo.connection);
+    const models = new LlmModels(repository, secretCodec(keyRingFromEnv(config), logger));
+    return {
+      routes: llmModelRoutes(models),
+      async onStart() {
+        await repository.ensureIndexes();
+      },
+    };
+  },
+};

@@ -1,0 +1,107 @@
+import { loadConfig } from '@pack/config';
+import type { Principal } from '@pack/contracts';
+import { startService, type RunningService, type StartOptions } from '@pack/runtime';
+import { call, dropDatabase, storedDocuments, testEnv, type CallResult } from '@pack/testkit';
+import { llmGatewayEnvSchema, llmGatewayService, type LlmGatewayConfig } from '../src/service';
+
+export const MODELS = '/v1/ai/llm_models/';
+export const admin: Principal = { id: 1, username: 'alice', role: 'admin' };
+export const owner: Principal = { id: 2, username: 'olivia', role: 'service_owner' };
+export const consumer: Principal = { id: 3, username: 'carl', role: 'consumer' };
+
+/** One valid model per provider, with secrets long enough that an admin sees their last four characters. */
+export const examples = {
+  vendor1: {
+    name: 'Chat model',
+    provider: 'vendor1',
+    model_name: 'gpt-4o-mini',
+    prompt: 'You are a careful infrastructure assistant.',
+    timeout: 30,
+    input_price_per_1m_tokens: '0.15',
+    output_price_per_1m_tokens: 0.6,
+    extra_data: { api_key: 'sk-vendor1-PLAINTEXT-1111', base_url: 'https://api.example.com/v1' },
+  },
+  vendor1_assistant: {
+    name: 'Assistant model',
+    provider: 'vendor1_assistant',
+    model_name: 'gpt-4o',
+    prompt: '',
+    input_price_per_1m_tokens: '2.5',
+    output_price_per_1m_tokens: '10',
+    extra_data: { VENDOR1_API_KEY: 'sk-assistant-PLAINTEXT-2222', VENDOR1_ASSISTANT_ID: 'asst_abc123' },
+  },
+  vendor2: {
+    name: 'Messages model',
+    provider: 'vendor2',
+    model_name: 'claude-sonnet',
+    prompt: 'Answer briefly.',
+    input_price_per_1m_tokens: 3,
+    output_price_per_1m_tokens: 15,
+    extra_data: { api_key: 'sk-vendor2-PLAINTEXT-3333', base_url: 'https://messages.example.com' },
+  },
+  vendor3: {
+    name: 'Gemini model',
+    provider: 'vendor3',
+    model_name: 'gemini-flash',
+    prompt: 'Answer briefly.',
+    input_price_per_1m_tokens: '0.075',
+    output_price_per_1m_tokens: '0.3',
+    extra_data: { api_key: 'key-vendor3-PLAINTEXT-4444', base_url: null },
+  },
+  genai: {
+    name: 'Enterprise gateway',
+    provider: 'genai',
+    model_name: 'corp-llm',
+    prompt: 'Follow the corporate policy.',
+    timeout: 120,
+    extra_data: {
+      token_url: 'https://auth.example.com/oauth/token',
+      request_url: 'https://llm.example.com/v1/chat',
+      credentials: 'Basic Z2VuYWktUExBSU5URVhULTU1NTU=',
+      verify_ssl: false,
+      request_payload: { temperature: 0.2, $schema: 'x', 'a.b': [[1]] },
+    },
+  },
+} as const;
+
+/** The llm-gateway service in this process, on its own database and broker namespace. */
+export class LlmGatewayHarness {
+  private constructor(
+    readonly service: RunningService<LlmGatewayConfig>,
+    readonly env: Record<string, string>,
+  ) {}
+
+  static async start(
+    overrides: Record<string, string> = {},
+    options: StartOptions = {},
+  ): Promise<LlmGatewayHarness> {
+    const env = testEnv('llm-gateway', overrides);
+    const service = await startService(llmGatewayService, loadConfig(llmGatewayEnvSchema, env), options);
+    await service.started;
+    return new LlmGatewayHarness(service, env);
+  }
+
+  call(principal: Principal | null, method: string, path: string, body?: unknown): Promise<CallResult> {
+    return call(this.service.url, method, path, { principal, body });
+  }
+
+  create = (body: unknown, principal: Principal = admin) => this.call(principal, 'POST', MODELS, body);
+  read = (id: number, principal: Principal = admin) => this.call(principal, 'GET', `${MODELS}${id}/`);
+  patch = (id: number, body: unknown, principal: Principal = admin) =>
+    this.call(principal, 'PATCH', `${MODELS}${id}/`, body);
+
+  /** Every stored LLM model document, as the database holds it. */
+  async storedModels(): Promise<Record<string, unknown>[]> {
+    return (await storedDocuments(this.service)).llm_models ?? [];
+  }
+
+  /** Every document of every collection of the service's database. */
+  rawDatabase(): Promise<Record<string, Record<string, unknown>[]>> {
+    return storedDocuments(this.service);
+  }
+
+  async stopAndDrop(): Promise<void> {
+    await this.service.stop();
+    await dropDatabase(this.env.MONGO_URL!, this.env.MONGO_DB!);
+  }
+}
