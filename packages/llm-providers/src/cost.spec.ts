@@ -66,8 +66,8 @@ describe('sumCosts', () => {
     for (let i = 0; i < 5000; i++) {
       const tokensIn = next() % 10_000_001;
       const tokensOut = next() % 10_000_001;
-      const [inPrice, inMicro] = prices[i % 3];
-      const [outPrice, outMicro] = prices[(i + 1) % 3];
+      const [inPrice, inMicro] = prices[i % 3]!;
+      const [outPrice, outMicro] = prices[(i + 1) % 3]!;
       expected += picoCost(tokensIn, tokensOut, inMicro, outMicro);
       costs.push(
         costOf(
