@@ -29,16 +29,18 @@ export class TokenCache {
   private readonly tokens = new Map<string, CachedToken>();
   private readonly pending = new Map<string, Promise<string>>();
 
+  constructor(private readonly now: () => number = Date.now) {}
+
   async get(key: string, fetchToken: () => Promise<{ token: string; lifetimeS: number }>): Promise<string> {
     const cached = this.tokens.get(key);
-    if (cached && cached.useUntil > Date.now()) return cached.token;
+    if (cached && cached.useUntil > this.now()) return cached.token;
     const inFlight = this.pending.get(key);
     if (inFlight) return inFlight;
     const fetching = fetchToken()
       .then(({ token, lifetimeS }) => {
         // Renew a little early: a tenth of the lifetime, at most a minute.
         const marginS = Math.min(60, lifetimeS / 10);
-        this.tokens.set(key, { token, useUntil: Date.now() + (lifetimeS - marginS) * 1000 });
+        this.tokens.set(key, { token, useUntil: this.now() + (lifetimeS - marginS) * 1000 });
         return token;
       })
       .finally(() => this.pending.delete(key));
