@@ -1,7 +1,14 @@
 import { assistantGenerate } from './assistant';
 import { defaultTokenCache, genaiGenerate, type TokenCache } from './genai';
 import { CallContext } from './http';
-import type { AdapterOptions, GenerateRequest, GenerateResult, LlmAdapter, ProviderConfig, Usage } from './types';
+import type {
+  AdapterOptions,
+  GenerateRequest,
+  GenerateResult,
+  LlmAdapter,
+  ProviderConfig,
+  Usage,
+} from './types';
 import { vendor1Generate } from './vendor1';
 import { vendor2Generate } from './vendor2';
 import { vendor3Generate } from './vendor3';

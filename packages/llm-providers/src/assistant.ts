@@ -26,7 +26,13 @@ export async function assistantGenerate(
   const base = config.base_url || DEFAULT_BASE_URL;
   const headers = { authorization: `Bearer ${config.VENDOR1_API_KEY}`, 'OpenAI-Beta': 'assistants=v2' };
   const call = (what: string, path: string, body?: unknown) =>
-    requestJson(ctx, { method: body === undefined ? 'GET' : 'POST', url: joinUrl(base, path), headers, body, what });
+    requestJson(ctx, {
+      method: body === undefined ? 'GET' : 'POST',
+      url: joinUrl(base, path),
+      headers,
+      body,
+      what,
+    });
 
   // Threads hold user and assistant turns only; system text becomes the run's extra instructions.
   const system = req.messages.filter((m) => m.role === 'system').map((m) => m.content);
@@ -49,15 +55,19 @@ export async function assistantGenerate(
     const lastError = (run.last_error ?? {}) as Json;
     const reason =
       typeof lastError.message === 'string'
-        ? `: ${String(lastError.code ?? 'error')}: ${lastError.message}`
+        ? `: ${typeof lastError.code === 'string' ? lastError.code : 'error'}: ${lastError.message}`
         : run.incomplete_details
           ? `: ${JSON.stringify(run.incomplete_details)}`
           : '';
     throw new ProviderErrorBodyError(`assistant run ${String(run.status)}${reason}`);
   }
 
-  const list = await call('list messages', `/threads/${threadId}/messages?order=desc&run_id=${encodeURIComponent(runId)}`);
-  if (!Array.isArray(list.data)) throw new ProviderInvalidResponseError('list messages: the answer has no data');
+  const list = await call(
+    'list messages',
+    `/threads/${threadId}/messages?order=desc&run_id=${encodeURIComponent(runId)}`,
+  );
+  if (!Array.isArray(list.data))
+    throw new ProviderInvalidResponseError('list messages: the answer has no data');
   const reply = (list.data as Json[]).find((m) => m?.role === 'assistant');
   const text = (Array.isArray(reply?.content) ? (reply.content as Json[]) : [])
     .map((block) => {
@@ -70,6 +80,7 @@ export async function assistantGenerate(
 }
 
 function idOf(json: Json, what: string): string {
-  if (typeof json.id !== 'string' || !json.id) throw new ProviderInvalidResponseError(`${what}: the answer has no id`);
+  if (typeof json.id !== 'string' || !json.id)
+    throw new ProviderInvalidResponseError(`${what}: the answer has no id`);
   return encodeURIComponent(json.id);
 }

@@ -39,13 +39,18 @@ describe('costOf', () => {
 
   it('is exactly 0 for zero prices (free models are priced)', () => {
     expect(
-      costOf({ input_tokens: 5, output_tokens: 5 }, { input_price_per_1m_tokens: 0, output_price_per_1m_tokens: '0' }),
+      costOf(
+        { input_tokens: 5, output_tokens: 5 },
+        { input_price_per_1m_tokens: 0, output_price_per_1m_tokens: '0' },
+      ),
     ).toBe('0');
   });
 
   it('refuses negative or non-numeric prices', () => {
     const usage = { input_tokens: 1, output_tokens: 1 };
-    expect(() => costOf(usage, { input_price_per_1m_tokens: -1, output_price_per_1m_tokens: 1 })).toThrow(RangeError);
+    expect(() => costOf(usage, { input_price_per_1m_tokens: -1, output_price_per_1m_tokens: 1 })).toThrow(
+      RangeError,
+    );
     expect(() => costOf(usage, { input_price_per_1m_tokens: 'abc', output_price_per_1m_tokens: 1 })).toThrow(
       RangeError,
     );

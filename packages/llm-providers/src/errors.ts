@@ -3,13 +3,7 @@
  * class, never from message text. Messages are scrubbed of every secret of the call.
  */
 export type ProviderErrorKind =
-  | 'timeout'
-  | 'cancelled'
-  | 'network'
-  | 'http_status'
-  | 'error_body'
-  | 'empty_output'
-  | 'invalid_response';
+  'timeout' | 'cancelled' | 'network' | 'http_status' | 'error_body' | 'empty_output' | 'invalid_response';
 
 export abstract class ProviderError extends Error {
   abstract readonly kind: ProviderErrorKind;

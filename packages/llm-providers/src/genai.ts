@@ -64,7 +64,10 @@ export async function genaiGenerate(
   insecureDispatcher?: Dispatcher,
 ) {
   // verify_ssl false affects this call only: its own Agent, closed afterwards.
-  const ownAgent = config.verify_ssl || insecureDispatcher ? undefined : new Agent({ connect: { rejectUnauthorized: false } });
+  const ownAgent =
+    config.verify_ssl || insecureDispatcher
+      ? undefined
+      : new Agent({ connect: { rejectUnauthorized: false } });
   const dispatcher = config.verify_ssl ? undefined : (insecureDispatcher ?? ownAgent);
   try {
     const key = `${config.token_url}\n${config.credentials}`;
@@ -84,8 +87,13 @@ export async function genaiGenerate(
       });
     const payload = config.request_payload ?? {};
     const earlier = Array.isArray(payload.messages) ? (payload.messages as unknown[]) : [];
-    const body: Record<string, unknown> = { model: req.model, ...payload, messages: [...earlier, ...req.messages] };
-    if (req.maxOutputTokens !== undefined && payload.max_tokens === undefined) body.max_tokens = req.maxOutputTokens;
+    const body: Record<string, unknown> = {
+      model: req.model,
+      ...payload,
+      messages: [...earlier, ...req.messages],
+    };
+    if (req.maxOutputTokens !== undefined && payload.max_tokens === undefined)
+      body.max_tokens = req.maxOutputTokens;
     const what = 'genai request';
     const send = async (token: string) => {
       ctx.secrets.push(token);

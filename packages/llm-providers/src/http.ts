@@ -94,10 +94,7 @@ export async function requestJson(ctx: CallContext, req: JsonRequest): Promise<J
   try {
     res = await request(req.url, {
       method: req.method ?? 'POST',
-      headers:
-        req.body === undefined
-          ? req.headers
-          : { 'content-type': 'application/json', ...req.headers },
+      headers: req.body === undefined ? req.headers : { 'content-type': 'application/json', ...req.headers },
       body: req.body === undefined ? undefined : JSON.stringify(req.body),
       dispatcher: req.dispatcher ?? ctx.dispatcher,
       signal: ctx.signal,
@@ -125,12 +122,17 @@ export async function requestJson(ctx: CallContext, req: JsonRequest): Promise<J
   if (!json) {
     const type = String(res.headers['content-type'] ?? 'none');
     throw new ProviderInvalidResponseError(
-      scrub(`${req.what}: the response is not a JSON object (content-type ${type}): ${text.slice(0, 80)}`, ctx.secrets),
+      scrub(
+        `${req.what}: the response is not a JSON object (content-type ${type}): ${text.slice(0, 80)}`,
+        ctx.secrets,
+      ),
     );
   }
   const inBody = errorMessageOf(json);
   if (inBody !== undefined)
-    throw new ProviderErrorBodyError(scrub(`${req.what}: error in a ${res.statusCode} answer: ${inBody}`, ctx.secrets));
+    throw new ProviderErrorBodyError(
+      scrub(`${req.what}: error in a ${res.statusCode} answer: ${inBody}`, ctx.secrets),
+    );
   return json;
 }
 

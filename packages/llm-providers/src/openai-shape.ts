@@ -28,7 +28,7 @@ export function readChatCompletion(json: Json, what: string): { text: string; us
     const why =
       typeof message.refusal === 'string' && message.refusal
         ? `refused: ${message.refusal.slice(0, 120)}`
-        : `finish_reason ${String(choice.finish_reason ?? 'none')}`;
+        : `finish_reason ${typeof choice.finish_reason === 'string' ? choice.finish_reason : 'none'}`;
     throw new ProviderEmptyOutputError(`${what}: no text in the reply (${why})`);
   }
   return { text, usage: openAiUsage(json.usage) };

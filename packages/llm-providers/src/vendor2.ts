@@ -29,7 +29,8 @@ export async function vendor2Generate(ctx: CallContext, config: Vendor2Config, r
     body,
     what,
   });
-  if (!Array.isArray(json.content)) throw new ProviderInvalidResponseError(`${what}: the answer has no content`);
+  if (!Array.isArray(json.content))
+    throw new ProviderInvalidResponseError(`${what}: the answer has no content`);
   const text = json.content
     .map((block) => {
       const b = (block ?? {}) as Json;
@@ -37,7 +38,9 @@ export async function vendor2Generate(ctx: CallContext, config: Vendor2Config, r
     })
     .join('');
   if (!text.trim())
-    throw new ProviderEmptyOutputError(`${what}: no text in the reply (stop_reason ${String(json.stop_reason ?? 'none')})`);
+    throw new ProviderEmptyOutputError(
+      `${what}: no text in the reply (stop_reason ${typeof json.stop_reason === 'string' ? json.stop_reason : 'none'})`,
+    );
   return { text, usage: anthropicUsage(json.usage) };
 }
 

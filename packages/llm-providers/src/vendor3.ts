@@ -47,7 +47,8 @@ export async function vendor3Generate(ctx: CallContext, config: Vendor3Config, r
       return p.thought !== true && typeof p.text === 'string' ? p.text : '';
     })
     .join('');
-  if (!text.trim()) throw new ProviderEmptyOutputError(`${what}: no text in the reply (finishReason ${finish ?? 'none'})`);
+  if (!text.trim())
+    throw new ProviderEmptyOutputError(`${what}: no text in the reply (finishReason ${finish ?? 'none'})`);
   return { text, usage: geminiUsage(json.usageMetadata) };
 }
 

@@ -1,5 +1,5 @@
 import { startFakeAssistants } from '@pack/testkit';
-import { createAdapter, ProviderErrorBodyError, ProviderTimeoutError } from '@pack/llm-providers';
+import { createAdapter, ProviderErrorBodyError, ProviderTimeoutError } from '../src';
 import { HELLO, KEY } from './setups';
 
 type Fake = Awaited<ReturnType<typeof startFakeAssistants>>;
@@ -13,7 +13,12 @@ describe('vendor1_assistant runs', () => {
 
   const adapter = (timeout = 5) =>
     createAdapter(
-      { provider: 'vendor1_assistant', VENDOR1_API_KEY: KEY, VENDOR1_ASSISTANT_ID: 'asst_1', base_url: `${fake.url}/v1` },
+      {
+        provider: 'vendor1_assistant',
+        VENDOR1_API_KEY: KEY,
+        VENDOR1_ASSISTANT_ID: 'asst_1',
+        base_url: `${fake.url}/v1`,
+      },
       { timeout, pollIntervalMs: 5 },
     );
   const failureOf = (timeout?: number) =>
@@ -63,7 +68,12 @@ describe('vendor1_assistant runs', () => {
 
   it('an unknown assistant id is the provider 404 message', async () => {
     const err = await createAdapter(
-      { provider: 'vendor1_assistant', VENDOR1_API_KEY: KEY, VENDOR1_ASSISTANT_ID: 'asst_nope', base_url: `${fake.url}/v1` },
+      {
+        provider: 'vendor1_assistant',
+        VENDOR1_API_KEY: KEY,
+        VENDOR1_ASSISTANT_ID: 'asst_nope',
+        base_url: `${fake.url}/v1`,
+      },
       { timeout: 5 },
     )
       .generate({ model: 'gpt-4o', messages: HELLO })

@@ -1,5 +1,5 @@
 import { MockAgent } from 'undici';
-import { createAdapter } from '@pack/llm-providers';
+import { createAdapter } from '../src';
 import { HELLO, KEY } from './setups';
 
 /** The SSRF guard will be a dispatcher: every request must go through the one given. */

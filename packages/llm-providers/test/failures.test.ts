@@ -8,7 +8,7 @@ import {
   ProviderTimeoutError,
   type Provider,
   createAdapter,
-} from '@pack/llm-providers';
+} from '../src';
 import { HELLO, KEY, PROVIDERS, setups, type Setup } from './setups';
 
 /** The error a call fails with (the test fails if the call succeeds). */
@@ -87,7 +87,8 @@ describe('secrets in errors', () => {
       const s = await setups[provider]();
       try {
         const wrong = `${KEY}-WRONG`;
-        const base = provider === 'vendor1' || provider === 'vendor1_assistant' ? `${s.fake.url}/v1` : s.fake.url;
+        const base =
+          provider === 'vendor1' || provider === 'vendor1_assistant' ? `${s.fake.url}/v1` : s.fake.url;
         const adapter =
           provider === 'vendor1_assistant'
             ? createAdapter(
@@ -110,7 +111,12 @@ describe('secrets in errors', () => {
     const s = await setups.vendor1();
     const url = s.fake.url;
     await s.fake.close();
-    const adapter = createAdapter({ provider: 'vendor1', api_key: KEY, base_url: `${url}/v1` }, { timeout: 5 });
-    expect(await failureOf(adapter.generate({ model: 'm', messages: HELLO }))).toBeInstanceOf(ProviderNetworkError);
+    const adapter = createAdapter(
+      { provider: 'vendor1', api_key: KEY, base_url: `${url}/v1` },
+      { timeout: 5 },
+    );
+    expect(await failureOf(adapter.generate({ model: 'm', messages: HELLO }))).toBeInstanceOf(
+      ProviderNetworkError,
+    );
   });
 });

@@ -1,5 +1,5 @@
 import { startFakeGenai } from '@pack/testkit';
-import { createAdapter, ProviderHttpError, TokenCache } from '@pack/llm-providers';
+import { createAdapter, ProviderHttpError, TokenCache } from '../src';
 import { CREDENTIALS, HELLO } from './setups';
 
 type Fake = Awaited<ReturnType<typeof startFakeGenai>>;

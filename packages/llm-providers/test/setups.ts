@@ -6,7 +6,7 @@ import {
   startFakeOpenAi,
   type FakeProviderServer,
 } from '@pack/testkit';
-import { createAdapter, TokenCache, type AdapterOptions, type LlmAdapter, type Provider } from '@pack/llm-providers';
+import { createAdapter, TokenCache, type AdapterOptions, type LlmAdapter, type Provider } from '../src';
 
 export const KEY = 'sk-test-0123456789abcdefSECRET';
 export const CREDENTIALS = 'Basic dXNlcjpzM2NyZXQtcGFzc3dvcmQtZm9yLXRlc3Rz';
@@ -24,7 +24,11 @@ export const setups: Record<Provider, () => Promise<Setup>> = {
     const fake = await startFakeOpenAi({ apiKey: KEY });
     return {
       fake,
-      adapter: (o) => createAdapter({ provider: 'vendor1', api_key: KEY, base_url: `${fake.url}/v1` }, { timeout: 5, ...o }),
+      adapter: (o) =>
+        createAdapter(
+          { provider: 'vendor1', api_key: KEY, base_url: `${fake.url}/v1` },
+          { timeout: 5, ...o },
+        ),
       emptyNext: () => fake.next({ fault: { kind: 'empty' } }),
     };
   },
@@ -32,7 +36,8 @@ export const setups: Record<Provider, () => Promise<Setup>> = {
     const fake = await startFakeAnthropic({ apiKey: KEY });
     return {
       fake,
-      adapter: (o) => createAdapter({ provider: 'vendor2', api_key: KEY, base_url: fake.url }, { timeout: 5, ...o }),
+      adapter: (o) =>
+        createAdapter({ provider: 'vendor2', api_key: KEY, base_url: fake.url }, { timeout: 5, ...o }),
       emptyNext: () => fake.next({ fault: { kind: 'empty' } }),
     };
   },
@@ -40,7 +45,8 @@ export const setups: Record<Provider, () => Promise<Setup>> = {
     const fake = await startFakeGemini({ apiKey: KEY });
     return {
       fake,
-      adapter: (o) => createAdapter({ provider: 'vendor3', api_key: KEY, base_url: fake.url }, { timeout: 5, ...o }),
+      adapter: (o) =>
+        createAdapter({ provider: 'vendor3', api_key: KEY, base_url: fake.url }, { timeout: 5, ...o }),
       emptyNext: () => fake.next({ fault: { kind: 'empty' } }),
     };
   },

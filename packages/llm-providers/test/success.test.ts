@@ -19,7 +19,12 @@ describe('successful generation: the wire request and the usage mapping', () => 
     };
     const out = await s.adapter().generate({ model: 'gpt-4o-mini', messages: HELLO, maxOutputTokens: 64 });
     expect(out.text).toBe('Hello!');
-    expect(out.usage).toMatchObject({ input_tokens: 2006, output_tokens: 300, cached_input_tokens: 1920, reasoning_tokens: 256 });
+    expect(out.usage).toMatchObject({
+      input_tokens: 2006,
+      output_tokens: 300,
+      cached_input_tokens: 1920,
+      reasoning_tokens: 256,
+    });
     expect(out.usage.raw).toMatchObject({ total_tokens: 2306 });
     expect(out.latency_ms).toBeGreaterThanOrEqual(0);
     const [req] = s.fake.requestsTo('/v1/chat/completions');
@@ -31,9 +36,16 @@ describe('successful generation: the wire request and the usage mapping', () => 
     s = await setups.vendor2();
     s.fake.reply = {
       text: 'Hi there',
-      usage: { input_tokens: 50, output_tokens: 20, cache_creation_input_tokens: 1000, cache_read_input_tokens: 400 },
+      usage: {
+        input_tokens: 50,
+        output_tokens: 20,
+        cache_creation_input_tokens: 1000,
+        cache_read_input_tokens: 400,
+      },
     };
-    const out = await s.adapter().generate({ model: 'claude-sonnet-4-5', messages: HELLO, maxOutputTokens: 32 });
+    const out = await s
+      .adapter()
+      .generate({ model: 'claude-sonnet-4-5', messages: HELLO, maxOutputTokens: 32 });
     expect(out.text).toBe('Hi there');
     expect(out.usage).toMatchObject({ input_tokens: 1450, output_tokens: 20, cached_input_tokens: 400 });
     const [req] = s.fake.requestsTo('/v1/messages');
@@ -66,7 +78,12 @@ describe('successful generation: the wire request and the usage mapping', () => 
       maxOutputTokens: 256,
     });
     expect(out.text).toBe('Hello from Gemini');
-    expect(out.usage).toMatchObject({ input_tokens: 120, output_tokens: 100, cached_input_tokens: 100, reasoning_tokens: 85 });
+    expect(out.usage).toMatchObject({
+      input_tokens: 120,
+      output_tokens: 100,
+      cached_input_tokens: 100,
+      reasoning_tokens: 85,
+    });
     const [req] = s.fake.requestsTo(':generateContent');
     expect(req!.path).toBe('/v1beta/models/gemini-2.5-flash:generateContent');
     expect(headerOf(req!, 'x-goog-api-key')).toBe(KEY);
@@ -83,7 +100,9 @@ describe('successful generation: the wire request and the usage mapping', () => 
 
   it('vendor3 treats a blocked prompt and a safety stop as failures', async () => {
     s = await setups.vendor3();
-    s.fake.next({ fault: { kind: 'body', status: 200, body: { promptFeedback: { blockReason: 'SAFETY' } } } });
+    s.fake.next({
+      fault: { kind: 'body', status: 200, body: { promptFeedback: { blockReason: 'SAFETY' } } },
+    });
     await expect(s.adapter().generate({ model: 'g', messages: HELLO })).rejects.toMatchObject({
       kind: 'error_body',
       message: expect.stringContaining('SAFETY'),
@@ -103,7 +122,10 @@ describe('successful generation: the wire request and the usage mapping', () => 
 
   it('genai merges request_payload with the messages and reads an OpenAI-compatible reply', async () => {
     s = await setups.genai();
-    s.fake.reply = { text: 'Enterprise hello', usage: { prompt_tokens: 9, completion_tokens: 4, total_tokens: 13 } };
+    s.fake.reply = {
+      text: 'Enterprise hello',
+      usage: { prompt_tokens: 9, completion_tokens: 4, total_tokens: 13 },
+    };
     const out = await s.adapter().generate({ model: 'corp-llm', messages: HELLO });
     expect(out.text).toBe('Enterprise hello');
     expect(out.usage).toMatchObject({ input_tokens: 9, output_tokens: 4 });
@@ -114,7 +136,10 @@ describe('successful generation: the wire request and the usage mapping', () => 
 
   it('vendor1_assistant runs the assistant on a thread and reads its reply and the run usage', async () => {
     s = await setups.vendor1_assistant();
-    s.fake.reply = { text: 'Assistant says hi', usage: { prompt_tokens: 30, completion_tokens: 9, total_tokens: 39 } };
+    s.fake.reply = {
+      text: 'Assistant says hi',
+      usage: { prompt_tokens: 30, completion_tokens: 9, total_tokens: 39 },
+    };
     const out = await s.adapter().generate({ model: 'gpt-4o', messages: HELLO });
     expect(out.text).toBe('Assistant says hi');
     expect(out.usage).toMatchObject({ input_tokens: 30, output_tokens: 9 });

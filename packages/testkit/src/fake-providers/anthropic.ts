@@ -26,14 +26,20 @@ export async function startFakeAnthropic(options: { apiKey: string }) {
         return { status: 400, body: anthropicError(400, 'anthropic-version: header is required') };
       return 'generate';
     },
-    success: (req, reply) => message(req.body, reply.text ? [{ type: 'text', text: reply.text }] : [], reply.usage),
+    success: (req, reply) =>
+      message(req.body, reply.text ? [{ type: 'text', text: reply.text }] : [], reply.usage),
     empty: (req) => message(req.body, [], undefined, 'max_tokens'),
     error: anthropicError,
   });
   return fake.start();
 }
 
-function message(body: unknown, content: unknown[], usage?: Record<string, unknown>, stopReason = 'end_turn') {
+function message(
+  body: unknown,
+  content: unknown[],
+  usage?: Record<string, unknown>,
+  stopReason = 'end_turn',
+) {
   return {
     id: fakeId('msg_'),
     type: 'message',

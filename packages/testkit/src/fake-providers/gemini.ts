@@ -17,7 +17,8 @@ export function geminiError(status: number, message: string) {
 export async function startFakeGemini(options: { apiKey: string }) {
   const fake = new FakeProviderServer({
     route: (req) => {
-      if (req.method !== 'POST' || !/^\/v1beta\/models\/[^/]+:generateContent$/.test(req.path)) return undefined;
+      if (req.method !== 'POST' || !/^\/v1beta\/models\/[^/]+:generateContent$/.test(req.path))
+        return undefined;
       // Gemini answers a bad key with 400 INVALID_ARGUMENT.
       if (headerOf(req, 'x-goog-api-key') !== options.apiKey)
         return { status: 400, body: geminiError(400, 'API key not valid. Please pass a valid API key.') };

@@ -19,7 +19,10 @@ export async function startFakeGenai(options: { credentials: string; expiresIn?:
         const token = `tok_${randomBytes(12).toString('hex')}`;
         valid.add(token);
         control.issued += 1;
-        return { status: 200, body: { access_token: token, token_type: 'Bearer', expires_in: control.expiresIn } };
+        return {
+          status: 200,
+          body: { access_token: token, token_type: 'Bearer', expires_in: control.expiresIn },
+        };
       }
       if (req.path !== '/chat') return undefined;
       const token = (headerOf(req, 'authorization') ?? '').replace(/^Bearer /, '');

@@ -1,4 +1,11 @@
-import { FakeProviderServer, fakeId, headerOf, type FakeReply, type RecordedRequest, type Reply } from './server';
+import {
+  FakeProviderServer,
+  fakeId,
+  headerOf,
+  type FakeReply,
+  type RecordedRequest,
+  type Reply,
+} from './server';
 
 const OPENAI_ERROR_TYPES: Record<number, [string, string | null]> = {
   400: ['invalid_request_error', null],
@@ -22,7 +29,12 @@ export function chatCompletion(req: RecordedRequest, reply: FakeReply, content: 
     created: Math.floor(Date.now() / 1000),
     model,
     choices: [
-      { index: 0, message: { role: 'assistant', content, refusal: null }, logprobs: null, finish_reason: 'stop' },
+      {
+        index: 0,
+        message: { role: 'assistant', content, refusal: null },
+        logprobs: null,
+        finish_reason: 'stop',
+      },
     ],
     usage: reply.usage ?? {
       prompt_tokens: 12,
@@ -39,7 +51,10 @@ export function chatCompletion(req: RecordedRequest, reply: FakeReply, content: 
 export function bearerRejected(req: RecordedRequest, expected: string): Reply | undefined {
   const auth = headerOf(req, 'authorization') ?? '';
   if (auth === `Bearer ${expected}`) return undefined;
-  return { status: 401, body: openAiError(401, `Incorrect API key provided: ${auth.replace(/^Bearer /, '')}.`) };
+  return {
+    status: 401,
+    body: openAiError(401, `Incorrect API key provided: ${auth.replace(/^Bearer /, '')}.`),
+  };
 }
 
 /** OpenAI-compatible Chat Completions; base_url is `${url}/v1`. */

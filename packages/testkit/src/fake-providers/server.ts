@@ -112,7 +112,12 @@ export class FakeProviderServer {
     } catch {
       // kept as text
     }
-    const recorded: RecordedRequest = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, body };
+    const recorded: RecordedRequest = {
+      method: req.method ?? '',
+      path: req.url ?? '',
+      headers: req.headers,
+      body,
+    };
     this.requests.push(recorded);
     const routed = this.protocol.route(recorded);
     if (routed === undefined) return send(res, { status: 404, body: this.protocol.error(404, 'Not found') });
