@@ -18,38 +18,26 @@ export interface Setup {
   emptyNext: () => void;
 }
 
+/** A provider with one api_key; its fake answers at `${url}${path}`. */
+async function keyed(
+  provider: 'vendor1' | 'vendor2' | 'vendor3',
+  start: (o: { apiKey: string }) => Promise<FakeProviderServer>,
+  path = '',
+): Promise<Setup> {
+  const fake = await start({ apiKey: KEY });
+  return {
+    fake,
+    adapter: (o) =>
+      createAdapter({ provider, api_key: KEY, base_url: `${fake.url}${path}` }, { timeout: 5, ...o }),
+    emptyNext: () => fake.next({ fault: { kind: 'empty' } }),
+  };
+}
+
 /** A fake server of the provider's protocol and adapters pointed at it with the right secret. */
 export const setups: Record<Provider, () => Promise<Setup>> = {
-  vendor1: async () => {
-    const fake = await startFakeOpenAi({ apiKey: KEY });
-    return {
-      fake,
-      adapter: (o) =>
-        createAdapter(
-          { provider: 'vendor1', api_key: KEY, base_url: `${fake.url}/v1` },
-          { timeout: 5, ...o },
-        ),
-      emptyNext: () => fake.next({ fault: { kind: 'empty' } }),
-    };
-  },
-  vendor2: async () => {
-    const fake = await startFakeAnthropic({ apiKey: KEY });
-    return {
-      fake,
-      adapter: (o) =>
-        createAdapter({ provider: 'vendor2', api_key: KEY, base_url: fake.url }, { timeout: 5, ...o }),
-      emptyNext: () => fake.next({ fault: { kind: 'empty' } }),
-    };
-  },
-  vendor3: async () => {
-    const fake = await startFakeGemini({ apiKey: KEY });
-    return {
-      fake,
-      adapter: (o) =>
-        createAdapter({ provider: 'vendor3', api_key: KEY, base_url: fake.url }, { timeout: 5, ...o }),
-      emptyNext: () => fake.next({ fault: { kind: 'empty' } }),
-    };
-  },
+  vendor1: () => keyed('vendor1', startFakeOpenAi, '/v1'),
+  vendor2: () => keyed('vendor2', startFakeAnthropic),
+  vendor3: () => keyed('vendor3', startFakeGemini),
   genai: async () => {
     const fake = await startFakeGenai({ credentials: CREDENTIALS });
     const cache = new TokenCache();
