@@ -4,3 +4,4 @@ export * from './call';
 export * from './openapi';
 export * from './events';
 export * from './outbox';
+export * from './fake-providers';

@@ -1,0 +1,122 @@
+import { Agent, type Dispatcher } from 'undici';
+import { ProviderHttpError, ProviderInvalidResponseError } from './errors';
+import { requestJson, type CallContext } from './http';
+import { readChatCompletion } from './openai-shape';
+import type { GenerateRequest } from './types';
+
+export interface GenaiConfig {
+  token_url: string;
+  request_url: string;
+  credentials: string;
+  verify_ssl: boolean;
+  request_payload?: Record<string, unknown>;
+}
+
+/** Lifetime assumed when the token answer has no expires_in. */
+const DEFAULT_LIFETIME_S = 300;
+
+interface CachedToken {
+  token: string;
+  /** Epoch ms after which the token is no longer used (shortly before its real expiry). */
+  useUntil: number;
+}
+
+/**
+ * Access tokens per token_url and credentials, reused until shortly before expiry. Concurrent
+ * calls share one token request.
+ */
+export class TokenCache {
+  private readonly tokens = new Map<string, CachedToken>();
+  private readonly pending = new Map<string, Promise<string>>();
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  async get(key: string, fetchToken: () => Promise<{ token: string; lifetimeS: number }>): Promise<string> {
+    const cached = this.tokens.get(key);
+    if (cached && cached.useUntil > this.now()) return cached.token;
+    const inFlight = this.pending.get(key);
+    if (inFlight) return inFlight;
+    const fetching = fetchToken()
+      .then(({ token, lifetimeS }) => {
+        // Renew a little early: a tenth of the lifetime, at most a minute.
+        const marginS = Math.min(60, lifetimeS / 10);
+        this.tokens.set(key, { token, useUntil: this.now() + (lifetimeS - marginS) * 1000 });
+        return token;
+      })
+      .finally(() => this.pending.delete(key));
+    this.pending.set(key, fetching);
+    return fetching;
+  }
+
+  invalidate(key: string, token: string): void {
+    if (this.tokens.get(key)?.token === token) this.tokens.delete(key);
+  }
+}
+
+export const defaultTokenCache = new TokenCache();
+
+/** Enterprise gateway: token_url -> access token -> OpenAI-compatible request_url. */
+export async function genaiGenerate(
+  ctx: CallContext,
+  config: GenaiConfig,
+  req: GenerateRequest,
+  cache: TokenCache,
+  insecureDispatcher?: Dispatcher,
+) {
+  // verify_ssl false affects this call only: its own Agent, closed afterwards.
+  const ownAgent =
+    config.verify_ssl || insecureDispatcher
+      ? undefined
+      : new Agent({ connect: { rejectUnauthorized: false } });
+  const dispatcher = config.verify_ssl ? undefined : (insecureDispatcher ?? ownAgent);
+  try {
+    const key = `${config.token_url}\n${config.credentials}`;
+    const tokenOf = () =>
+      cache.get(key, async () => {
+        const json = await requestJson(ctx, {
+          url: config.token_url,
+          headers: { authorization: config.credentials },
+          body: { grant_type: 'client_credentials' },
+          what: 'token request',
+          dispatcher,
+        });
+        if (typeof json.access_token !== 'string' || !json.access_token)
+          throw new ProviderInvalidResponseError('token request: the answer has no access_token');
+        const expiresIn = Number(json.expires_in);
+        return { token: json.access_token, lifetimeS: expiresIn > 0 ? expiresIn : DEFAULT_LIFETIME_S };
+      });
+    const payload = config.request_payload ?? {};
+    const earlier = Array.isArray(payload.messages) ? (payload.messages as unknown[]) : [];
+    const body: Record<string, unknown> = {
+      model: req.model,
+      ...payload,
+      messages: [...earlier, ...req.messages],
+    };
+    if (req.maxOutputTokens !== undefined && payload.max_tokens === undefined)
+      body.max_tokens = req.maxOutputTokens;
+    const what = 'genai request';
+    const send = async (token: string) => {
+      ctx.secrets.push(token);
+      return requestJson(ctx, {
+        url: config.request_url,
+        headers: { authorization: `Bearer ${token}` },
+        body,
+        what,
+        dispatcher,
+      });
+    };
+    const token = await tokenOf();
+    let json;
+    try {
+      json = await send(token);
+    } catch (err) {
+      // A token revoked or expired early: fetch a new one, once.
+      if (!(err instanceof ProviderHttpError) || err.status !== 401) throw err;
+      cache.invalidate(key, token);
+      json = await send(await tokenOf());
+    }
+    return readChatCompletion(json, what);
+  } finally {
+    await ownAgent?.close();
+  }
+}

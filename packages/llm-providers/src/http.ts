@@ -1,0 +1,181 @@
+import { request, type Dispatcher } from 'undici';
+import {
+  ProviderCancelledError,
+  ProviderErrorBodyError,
+  ProviderHttpError,
+  ProviderInvalidResponseError,
+  ProviderNetworkError,
+  ProviderTimeoutError,
+  scrub,
+} from './errors';
+
+export type Json = Record<string, unknown>;
+
+/**
+ * One generate call: a single deadline over every request it makes (token fetch, polling
+ * included), the caller's signal, where to connect, and the secrets no message may contain.
+ */
+export class CallContext {
+  readonly signal: AbortSignal;
+  private readonly deadline = new AbortController();
+  private readonly endsAt: number;
+  private readonly timer: NodeJS.Timeout;
+  private readonly startedAt = performance.now();
+
+  constructor(
+    readonly timeoutSeconds: number,
+    readonly secrets: string[],
+    readonly dispatcher: Dispatcher | undefined,
+    private readonly userSignal?: AbortSignal,
+  ) {
+    const ms = timeoutSeconds * 1000;
+    this.endsAt = Date.now() + ms;
+    this.timer = setTimeout(() => this.deadline.abort(), ms);
+    this.signal = userSignal ? AbortSignal.any([this.deadline.signal, userSignal]) : this.deadline.signal;
+  }
+
+  remainingMs(): number {
+    return Math.max(1, this.endsAt - Date.now());
+  }
+
+  elapsedMs(): number {
+    return Math.round(performance.now() - this.startedAt);
+  }
+
+  dispose(): void {
+    clearTimeout(this.timer);
+  }
+
+  /** The typed error for a failure below HTTP (connect, reset, abort, undici timeouts). */
+  failure(err: unknown, what: string): Error {
+    if (this.userSignal?.aborted) return new ProviderCancelledError(`${what}: cancelled by the caller`);
+    const code = (err as { code?: unknown } | null | undefined)?.code;
+    if (this.deadline.signal.aborted || (typeof code === 'string' && /TIMEOUT/.test(code)))
+      return new ProviderTimeoutError(`${what}: no complete answer within ${this.timeoutSeconds}s`);
+    const reason = typeof code === 'string' ? code : err instanceof Error ? err.message : String(err);
+    return new ProviderNetworkError(scrub(`${what}: ${reason}`, this.secrets));
+  }
+
+  /** Waits ms unless the deadline or the caller ends the call first. */
+  async sleep(ms: number, what: string): Promise<void> {
+    if (this.signal.aborted) throw this.failure(this.signal.reason, what);
+    await new Promise<void>((resolve, reject) => {
+      const onAbort = () => {
+        clearTimeout(timer);
+        reject(this.failure(this.signal.reason, what));
+      };
+      const timer = setTimeout(() => {
+        this.signal.removeEventListener('abort', onAbort);
+        resolve();
+      }, ms);
+      this.signal.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+}
+
+export interface JsonRequest {
+  method?: 'GET' | 'POST';
+  url: string;
+  headers: Record<string, string>;
+  body?: unknown;
+  /** Names the request in error messages ("token request", "chat completion"). */
+  what: string;
+  dispatcher?: Dispatcher;
+}
+
+/**
+ * Sends one request within the call's deadline and returns the JSON object of a 2xx answer.
+ * Anything else is a typed error: a non-2xx status with the provider's message, an error object
+ * in a 2xx, a body that is not JSON or was cut off.
+ */
+export async function requestJson(ctx: CallContext, req: JsonRequest): Promise<Json> {
+  const remaining = ctx.remainingMs();
+  let res: Dispatcher.ResponseData;
+  try {
+    res = await request(req.url, {
+      method: req.method ?? 'POST',
+      headers: req.body === undefined ? req.headers : { 'content-type': 'application/json', ...req.headers },
+      body: req.body === undefined ? undefined : JSON.stringify(req.body),
+      dispatcher: req.dispatcher ?? ctx.dispatcher,
+      signal: ctx.signal,
+      headersTimeout: remaining,
+      bodyTimeout: remaining,
+    });
+  } catch (err) {
+    throw ctx.failure(err, req.what);
+  }
+  let text: string;
+  try {
+    text = await res.body.text();
+  } catch (err) {
+    const failure = ctx.failure(err, req.what);
+    if (failure instanceof ProviderNetworkError)
+      throw new ProviderInvalidResponseError(`${req.what}: the response body was cut off`);
+    throw failure;
+  }
+  const json = parseJson(text);
+  if (res.statusCode < 200 || res.statusCode >= 300) {
+    const detail = json ? errorMessageOf(json) : undefined;
+    const message = `${req.what}: HTTP ${res.statusCode}${detail ? `: ${detail}` : text ? `: ${text.slice(0, 120)}` : ''}`;
+    throw new ProviderHttpError(scrub(message, ctx.secrets), res.statusCode, retryAfterOf(res.headers));
+  }
+  if (!json) {
+    const type = String(res.headers['content-type'] ?? 'none');
+    throw new ProviderInvalidResponseError(
+      scrub(
+        `${req.what}: the response is not a JSON object (content-type ${type}): ${text.slice(0, 80)}`,
+        ctx.secrets,
+      ),
+    );
+  }
+  const inBody = errorMessageOf(json);
+  if (inBody !== undefined)
+    throw new ProviderErrorBodyError(
+      scrub(`${req.what}: error in a ${res.statusCode} answer: ${inBody}`, ctx.secrets),
+    );
+  return json;
+}
+
+function parseJson(text: string): Json | undefined {
+  try {
+    const value: unknown = JSON.parse(text);
+    return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Json) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The error object every supported provider uses: OpenAI and Gemini `{error: {message, ...}}`,
+ * Anthropic `{type: 'error', error: {type, message}}`; some gateways send a plain string.
+ */
+function errorMessageOf(json: Json): string | undefined {
+  const error = json.error;
+  if (typeof error === 'string' && error) return error;
+  if (error && typeof error === 'object') {
+    const e = error as Json;
+    const label = [e.type, e.status, e.code].find((v) => typeof v === 'string' && v) as string | undefined;
+    const message = typeof e.message === 'string' ? e.message : JSON.stringify(e).slice(0, 200);
+    return label ? `${label}: ${message}` : message;
+  }
+  if (json.type === 'error') return typeof json.message === 'string' ? json.message : 'error';
+  return undefined;
+}
+
+function retryAfterOf(headers: Record<string, string | string[] | undefined>): number | undefined {
+  const value = headers['retry-after'];
+  if (typeof value !== 'string') return undefined;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds) && seconds >= 0) return seconds;
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, Math.ceil((date - Date.now()) / 1000));
+}
+
+/** A non-negative integer from a usage field, 0 when absent. */
+export function count(value: unknown): number {
+  return typeof value === 'number' && Number.isFinite(value) && value > 0 ? Math.floor(value) : 0;
+}
+
+export function joinUrl(base: string, path: string): string {
+  return `${base.replace(/\/+$/, '')}${path}`;
+}

@@ -1,0 +1,6 @@
+export * from './types';
+export * from './errors';
+export { createAdapter } from './adapter';
+export { TokenCache } from './genai';
+export { GEMINI_DEFAULT_BASE_URL } from './vendor3';
+export { costOf, sumCosts, isUnpriced, type Cost, type Prices, type Price, type Unpriced } from './cost';

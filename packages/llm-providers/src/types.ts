@@ -1,0 +1,70 @@
+import type { Dispatcher } from 'undici';
+
+export interface ChatMessage {
+  role: 'system' | 'user' | 'assistant';
+  content: string;
+}
+
+export interface GenerateRequest {
+  /** The provider's model name (model_name of the profile). */
+  model: string;
+  messages: ChatMessage[];
+  maxOutputTokens?: number;
+  /** Cancels the call; the adapter's own deadline applies as well. */
+  signal?: AbortSignal;
+}
+
+/**
+ * input_tokens is everything billed as input (cached and cache-write tokens included) and
+ * output_tokens everything billed as output (reasoning included), so cost is one formula for every
+ * provider. The provider's own usage object is kept in raw.
+ */
+export interface Usage {
+  input_tokens: number;
+  output_tokens: number;
+  cached_input_tokens?: number;
+  reasoning_tokens?: number;
+  raw: unknown;
+}
+
+export interface GenerateResult {
+  text: string;
+  usage: Usage;
+  latency_ms: number;
+}
+
+export interface LlmAdapter {
+  generate(request: GenerateRequest): Promise<GenerateResult>;
+}
+
+export interface AdapterOptions {
+  /** Seconds; bounds the whole call, including the wait for response headers. */
+  timeout: number;
+  /** Where connections are made (the SSRF guard plugs in here); undici's global one otherwise. */
+  dispatcher?: Dispatcher;
+  /** Used instead of a fresh certificate-ignoring Agent when genai's verify_ssl is false. */
+  insecureDispatcher?: Dispatcher;
+  /** Assistants runs: first poll interval in ms (grows to 1 s). */
+  pollIntervalMs?: number;
+}
+
+export type ProviderConfig =
+  | { provider: 'vendor1'; api_key: string; base_url: string }
+  | {
+      provider: 'vendor1_assistant';
+      VENDOR1_API_KEY: string;
+      VENDOR1_ASSISTANT_ID: string;
+      base_url?: string | null;
+    }
+  | { provider: 'vendor2'; api_key: string; base_url: string }
+  | { provider: 'vendor3'; api_key: string; base_url?: string | null }
+  | {
+      provider: 'genai';
+      token_url: string;
+      request_url: string;
+      credentials: string;
+      verify_ssl: boolean;
+      request_payload?: Record<string, unknown>;
+    };
+
+export type Provider = ProviderConfig['provider'];

@@ -1,0 +1,23 @@
+import { joinUrl, requestJson, type CallContext } from './http';
+import { readChatCompletion } from './openai-shape';
+import type { GenerateRequest } from './types';
+
+export interface Vendor1Config {
+  api_key: string;
+  base_url: string;
+}
+
+/** OpenAI-compatible Chat Completions. */
+export async function vendor1Generate(ctx: CallContext, config: Vendor1Config, req: GenerateRequest) {
+  const body: Record<string, unknown> = { model: req.model, messages: req.messages };
+  // max_tokens is deprecated by OpenAI and refused by its reasoning models.
+  if (req.maxOutputTokens !== undefined) body.max_completion_tokens = req.maxOutputTokens;
+  const what = 'chat completion';
+  const json = await requestJson(ctx, {
+    url: joinUrl(config.base_url, '/chat/completions'),
+    headers: { authorization: `Bearer ${config.api_key}` },
+    body,
+    what,
+  });
+  return readChatCompletion(json, what);
+}

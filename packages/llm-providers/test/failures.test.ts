@@ -1,0 +1,122 @@
+import {
+  ProviderCancelledError,
+  ProviderEmptyOutputError,
+  ProviderErrorBodyError,
+  ProviderHttpError,
+  ProviderInvalidResponseError,
+  ProviderNetworkError,
+  ProviderTimeoutError,
+  type Provider,
+  createAdapter,
+} from '../src';
+import { HELLO, KEY, PROVIDERS, setups, type Setup } from './setups';
+
+/** The error a call fails with (the test fails if the call succeeds). */
+async function failureOf(promise: Promise<unknown>): Promise<Error> {
+  const outcome = await promise.then(
+    () => undefined,
+    (err: unknown) => err,
+  );
+  expect(outcome).toBeInstanceOf(Error);
+  return outcome as Error;
+}
+
+describe.each(PROVIDERS)('%s failures', (provider: Provider) => {
+  let s: Setup;
+  beforeEach(async () => {
+    s = await setups[provider]();
+  });
+  afterEach(() => s.fake.close());
+  const generate = (timeout?: number) =>
+    s.adapter(timeout ? { timeout } : {}).generate({ model: 'm-1', messages: HELLO, maxOutputTokens: 64 });
+
+  it('an HTTP error carries the status, the provider message and Retry-After', async () => {
+    s.fake.next({ fault: { kind: 'status', status: 429, message: 'slow down please', retryAfter: '7' } });
+    const err = await failureOf(generate());
+    expect(err).toBeInstanceOf(ProviderHttpError);
+    expect(err).toMatchObject({ status: 429, retryAfter: 7 });
+    expect(err.message).toContain('slow down please');
+  });
+
+  it('a 200 with an error body is a failure', async () => {
+    s.fake.next({ fault: { kind: 'error_in_200', message: 'backend exploded' } });
+    const err = await failureOf(generate());
+    expect(err).toBeInstanceOf(ProviderErrorBodyError);
+    expect(err.message).toContain('backend exploded');
+  });
+
+  it('a reply without text is a failure, not an empty success', async () => {
+    s.emptyNext();
+    const err = await failureOf(generate());
+    expect(err).toBeInstanceOf(ProviderEmptyOutputError);
+  });
+
+  it('HTML instead of JSON is an invalid response', async () => {
+    s.fake.next({ fault: { kind: 'invalid_json' } });
+    const err = await failureOf(generate());
+    expect(err).toBeInstanceOf(ProviderInvalidResponseError);
+    expect(err.message).toContain('text/html');
+  });
+
+  it('a body cut off mid-way is an invalid response', async () => {
+    s.fake.next({ fault: { kind: 'truncated' } });
+    expect(await failureOf(generate())).toBeInstanceOf(ProviderInvalidResponseError);
+  });
+
+  it('the timeout fires while waiting for headers', async () => {
+    s.fake.next({ latencyMs: 3000 });
+    const started = Date.now();
+    const err = await failureOf(generate(0.3));
+    expect(err).toBeInstanceOf(ProviderTimeoutError);
+    expect(Date.now() - started).toBeLessThan(1500);
+  });
+
+  it('the caller can cancel', async () => {
+    s.fake.next({ latencyMs: 3000 });
+    const controller = new AbortController();
+    const pending = s.adapter().generate({ model: 'm-1', messages: HELLO, signal: controller.signal });
+    setTimeout(() => controller.abort(), 50);
+    expect(await failureOf(pending)).toBeInstanceOf(ProviderCancelledError);
+  });
+});
+
+describe('secrets in errors', () => {
+  it.each(['vendor1', 'vendor2', 'vendor3', 'vendor1_assistant'] as const)(
+    '%s: a rejected key is reported without the key, even when the provider echoes it',
+    async (provider) => {
+      const s = await setups[provider]();
+      try {
+        const wrong = `${KEY}-WRONG`;
+        const base =
+          provider === 'vendor1' || provider === 'vendor1_assistant' ? `${s.fake.url}/v1` : s.fake.url;
+        const adapter =
+          provider === 'vendor1_assistant'
+            ? createAdapter(
+                { provider, VENDOR1_API_KEY: wrong, VENDOR1_ASSISTANT_ID: 'asst_fake', base_url: base },
+                { timeout: 5 },
+              )
+            : createAdapter({ provider, api_key: wrong, base_url: base }, { timeout: 5 });
+        const err = await failureOf(adapter.generate({ model: 'm-1', messages: HELLO }));
+        expect(err).toBeInstanceOf(ProviderHttpError);
+        expect((err as ProviderHttpError).status).toBeGreaterThanOrEqual(400);
+        expect(err.message).not.toContain(wrong);
+        expect(err.message).not.toContain(KEY);
+      } finally {
+        await s.fake.close();
+      }
+    },
+  );
+
+  it('a refused connection is a network error', async () => {
+    const s = await setups.vendor1();
+    const url = s.fake.url;
+    await s.fake.close();
+    const adapter = createAdapter(
+      { provider: 'vendor1', api_key: KEY, base_url: `${url}/v1` },
+      { timeout: 5 },
+    );
+    expect(await failureOf(adapter.generate({ model: 'm', messages: HELLO }))).toBeInstanceOf(
+      ProviderNetworkError,
+    );
+  });
+});

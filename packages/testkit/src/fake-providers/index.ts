@@ -1,0 +1,6 @@
+export * from './server';
+export { startFakeOpenAi, openAiError, chatCompletion } from './openai';
+export { startFakeAnthropic, anthropicError } from './anthropic';
+export { startFakeGemini, geminiError, generateContentResponse } from './gemini';
+export { startFakeGenai } from './genai';
+export { startFakeAssistants, type RunScript } from './assistant';
