@@ -112,6 +112,9 @@ describe.each(PROVIDERS)('structured output through %s', (provider) => {
     expect(reAsk).toContain('population');
     expect(reAsk).toContain('>= 0');
     expect(JSON.stringify(second)).toContain('-3');
+    // The schema goes with the re-ask too, the same way as the first time.
+    if (EXPECTED_MODE[provider] === 'text') expect(reAsk).toContain('JSON Schema');
+    else expect(JSON.stringify(second)).toMatch(/"response_format"|"responseSchema"/);
   });
 
   it('re-asks after a reply that is not JSON', async () => {
