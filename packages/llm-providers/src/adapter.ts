@@ -9,6 +9,7 @@ import type {
   ProviderConfig,
   Usage,
 } from './types';
+import { planSchema, type SchemaPlan } from './schema-plan';
 import { vendor1Generate } from './vendor1';
 import { vendor2Generate } from './vendor2';
 import { vendor3Generate } from './vendor3';
@@ -36,31 +37,70 @@ export function createAdapter(
 ): LlmAdapter {
   if (!(options.timeout > 0)) throw new RangeError('timeout must be a positive number of seconds');
   return {
-    async generate(req: GenerateRequest): Promise<GenerateResult> {
+    async generate(request: GenerateRequest): Promise<GenerateResult> {
+      const plan = request.schema ? planSchema(config.provider, request.schema) : undefined;
+      const req = plan?.mode === 'text' ? withInstructions(request, plan.instructions) : request;
+      const responseFormat =
+        plan?.mode === 'native' && plan.provider === 'openai' ? plan.responseFormat : undefined;
       const ctx = new CallContext(options.timeout, secretsOf(config), options.dispatcher, req.signal);
       try {
         let out: { text: string; usage: Usage };
         switch (config.provider) {
           case 'vendor1':
-            out = await vendor1Generate(ctx, config, req);
+            out = await vendor1Generate(ctx, config, req, responseFormat);
             break;
           case 'vendor2':
             out = await vendor2Generate(ctx, config, req);
             break;
           case 'vendor3':
-            out = await vendor3Generate(ctx, config, req);
+            out = await vendor3Generate(
+              ctx,
+              config,
+              req,
+              plan?.mode === 'native' && plan.provider === 'gemini' ? plan.responseSchema : undefined,
+            );
             break;
           case 'genai':
-            out = await genaiGenerate(ctx, config, req, tokenCache, options.insecureDispatcher);
+            out = await genaiGenerate(
+              ctx,
+              config,
+              req,
+              tokenCache,
+              options.insecureDispatcher,
+              responseFormat,
+            );
             break;
           case 'vendor1_assistant':
             out = await assistantGenerate(ctx, config, req, options.pollIntervalMs);
             break;
         }
-        return { ...out, latency_ms: ctx.elapsedMs() };
+        return { ...out, latency_ms: ctx.elapsedMs(), ...modeOf(plan) };
       } finally {
         ctx.dispose();
       }
     },
   };
+}
+
+function modeOf(plan: SchemaPlan | undefined): Pick<GenerateResult, 'mode' | 'mode_reason'> {
+  if (!plan) return {};
+  return plan.mode === 'text' && plan.reason
+    ? { mode: 'text', mode_reason: plan.reason }
+    : { mode: plan.mode };
+}
+
+/** The schema instructions go at the end of the final user prompt, where models heed them most. */
+function withInstructions(req: GenerateRequest, instructions: string): GenerateRequest {
+  const messages = [...req.messages];
+  let last = messages.map((m) => m.role).lastIndexOf('user');
+  if (last < 0) {
+    messages.push({ role: 'user', content: '' });
+    last = messages.length - 1;
+  }
+  const target = messages[last]!;
+  messages[last] = {
+    ...target,
+    content: target.content ? `${target.content}\n\n${instructions}` : instructions,
+  };
+  return { ...req, messages };
 }

@@ -62,6 +62,7 @@ export async function genaiGenerate(
   req: GenerateRequest,
   cache: TokenCache,
   insecureDispatcher?: Dispatcher,
+  responseFormat?: Record<string, unknown>,
 ) {
   // verify_ssl false affects this call only: its own Agent, closed afterwards.
   const ownAgent =
@@ -94,6 +95,7 @@ export async function genaiGenerate(
     };
     if (req.maxOutputTokens !== undefined && payload.max_tokens === undefined)
       body.max_tokens = req.maxOutputTokens;
+    if (responseFormat) body.response_format = responseFormat;
     const what = 'genai request';
     const send = async (token: string) => {
       ctx.secrets.push(token);

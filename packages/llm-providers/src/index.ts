@@ -4,3 +4,11 @@ export { createAdapter } from './adapter';
 export { TokenCache } from './genai';
 export { GEMINI_DEFAULT_BASE_URL } from './vendor3';
 export { costOf, sumCosts, isUnpriced, type Cost, type Prices, type Price, type Unpriced } from './cost';
+export {
+  generateStructured,
+  StructuredOutputError,
+  MAX_STRUCTURED_ATTEMPTS,
+  type StructuredResult,
+} from './structured';
+export { STRUCTURED_CAPABILITY, toGeminiSchema } from './schema-plan';
+export { extractJson } from './extract-json';

@@ -12,7 +12,16 @@ export interface GenerateRequest {
   maxOutputTokens?: number;
   /** Cancels the call; the adapter's own deadline applies as well. */
   signal?: AbortSignal;
+  /**
+   * A draft-07 style JSON Schema the reply must follow: sent natively or as instructions appended
+   * to the final prompt (see STRUCTURED_CAPABILITY); the result's `mode` says which.
+   */
+  schema?: JsonSchema;
 }
+
+export type JsonSchema = Record<string, unknown>;
+
+export type StructuredMode = 'native' | 'text';
 
 /**
  * input_tokens is everything billed as input (cached and cache-write tokens included) and
@@ -31,6 +40,10 @@ export interface GenerateResult {
   text: string;
   usage: Usage;
   latency_ms: number;
+  /** Only when a schema was given: how it reached the model. */
+  mode?: StructuredMode;
+  /** Why a native-capable provider got the schema as text (e.g. a keyword Gemini lacks). */
+  mode_reason?: string;
 }
 
 export interface LlmAdapter {

@@ -8,10 +8,16 @@ export interface Vendor1Config {
 }
 
 /** OpenAI-compatible Chat Completions. */
-export async function vendor1Generate(ctx: CallContext, config: Vendor1Config, req: GenerateRequest) {
+export async function vendor1Generate(
+  ctx: CallContext,
+  config: Vendor1Config,
+  req: GenerateRequest,
+  responseFormat?: Record<string, unknown>,
+) {
   const body: Record<string, unknown> = { model: req.model, messages: req.messages };
   // max_tokens is deprecated by OpenAI and refused by its reasoning models.
   if (req.maxOutputTokens !== undefined) body.max_completion_tokens = req.maxOutputTokens;
+  if (responseFormat) body.response_format = responseFormat;
   const what = 'chat completion';
   const json = await requestJson(ctx, {
     url: joinUrl(config.base_url, '/chat/completions'),

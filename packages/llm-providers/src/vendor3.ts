@@ -13,7 +13,12 @@ export const GEMINI_DEFAULT_BASE_URL = 'https://generativelanguage.googleapis.co
 const NORMAL_FINISH = new Set(['STOP', 'MAX_TOKENS', 'FINISH_REASON_UNSPECIFIED']);
 
 /** Google Gemini generateContent. */
-export async function vendor3Generate(ctx: CallContext, config: Vendor3Config, req: GenerateRequest) {
+export async function vendor3Generate(
+  ctx: CallContext,
+  config: Vendor3Config,
+  req: GenerateRequest,
+  responseSchema?: Record<string, unknown>,
+) {
   const system = req.messages.filter((m) => m.role === 'system').map((m) => ({ text: m.content }));
   const body: Record<string, unknown> = {
     contents: req.messages
@@ -21,7 +26,11 @@ export async function vendor3Generate(ctx: CallContext, config: Vendor3Config, r
       .map((m) => ({ role: m.role === 'assistant' ? 'model' : 'user', parts: [{ text: m.content }] })),
   };
   if (system.length) body.systemInstruction = { parts: system };
-  if (req.maxOutputTokens !== undefined) body.generationConfig = { maxOutputTokens: req.maxOutputTokens };
+  const generationConfig: Record<string, unknown> = {};
+  if (req.maxOutputTokens !== undefined) generationConfig.maxOutputTokens = req.maxOutputTokens;
+  if (responseSchema)
+    Object.assign(generationConfig, { responseMimeType: 'application/json', responseSchema });
+  if (Object.keys(generationConfig).length) body.generationConfig = generationConfig;
   const model = encodeURIComponent(req.model.replace(/^models\//, ''));
   const what = 'generateContent';
   const json = await requestJson(ctx, {

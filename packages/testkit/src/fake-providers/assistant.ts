@@ -1,5 +1,12 @@
 import { bearerRejected, openAiError } from './openai';
-import { FakeProviderServer, fakeId, headerOf, type RecordedRequest, type Reply } from './server';
+import {
+  FakeProviderServer,
+  fakeId,
+  headerOf,
+  type FakeReply,
+  type RecordedRequest,
+  type Reply,
+} from './server';
 
 export interface RunScript {
   /** Polls answered "in_progress" before the run ends. */
@@ -22,6 +29,9 @@ interface Run {
  */
 export async function startFakeAssistants(options: { apiKey: string; assistantId: string }) {
   const runs = new Map<string, Run>();
+  // The reply (scripted or standing) chosen when the thread was created: its run and messages answer it.
+  const threadReplies = new Map<string, FakeReply>();
+  const replyOf = (threadId: string) => threadReplies.get(threadId) ?? fake.reply;
   const script: RunScript = { pollsBeforeEnd: 2, status: 'completed' };
 
   const runObject = (run: Run, status: string) => ({
@@ -38,7 +48,7 @@ export async function startFakeAssistants(options: { apiKey: string; assistantId
     model: 'gpt-4o',
     usage:
       status === 'completed'
-        ? (fake.reply.usage ?? { prompt_tokens: 30, completion_tokens: 9, total_tokens: 39 })
+        ? (replyOf(run.thread_id).usage ?? { prompt_tokens: 30, completion_tokens: 9, total_tokens: 39 })
         : null,
   });
 
@@ -79,9 +89,8 @@ export async function startFakeAssistants(options: { apiKey: string; assistantId
     }
     m = /^\/v1\/threads\/([^/]+)\/messages$/.exec(path);
     if (m && req.method === 'GET') {
-      const content = fake.reply.text
-        ? [{ type: 'text', text: { value: fake.reply.text, annotations: [] } }]
-        : [];
+      const text = replyOf(m[1]!).text;
+      const content = text ? [{ type: 'text', text: { value: text, annotations: [] } }] : [];
       const message = {
         id: fakeId('msg_'),
         object: 'thread.message',
@@ -99,12 +108,11 @@ export async function startFakeAssistants(options: { apiKey: string; assistantId
 
   const fake = new FakeProviderServer({
     route,
-    success: () => ({
-      id: fakeId('thread_'),
-      object: 'thread',
-      created_at: Math.floor(Date.now() / 1000),
-      metadata: {},
-    }),
+    success: (_req, reply) => {
+      const id = fakeId('thread_');
+      threadReplies.set(id, reply);
+      return { id, object: 'thread', created_at: Math.floor(Date.now() / 1000), metadata: {} };
+    },
     // A thread without an id: the client cannot go on.
     empty: () => ({ object: 'thread' }),
     error: openAiError,

@@ -56,6 +56,8 @@ export class FakeProviderServer {
   private server?: http.Server;
   url = '';
   reply: FakeReply = { text: 'Hello from the fake provider.' };
+  /** Replies of the next generation requests, one per call, before `reply` applies again. */
+  private readonly scripted: FakeReply[] = [];
 
   constructor(private readonly protocol: FakeProtocol) {}
 
@@ -69,6 +71,12 @@ export class FakeProviderServer {
   /** The behaviour of the next generation request only. */
   next(behaviour: Behaviour): this {
     this.queued.push(behaviour);
+    return this;
+  }
+
+  /** Scripts the contents of the next successful generations, one reply per call, in order. */
+  scriptReplies(...replies: (string | FakeReply)[]): this {
+    for (const r of replies) this.scripted.push(typeof r === 'string' ? { text: r } : r);
     return this;
   }
 
@@ -126,7 +134,11 @@ export class FakeProviderServer {
     if (behaviour.latencyMs) await this.delay(behaviour.latencyMs);
     if (res.destroyed) return;
     const fault = behaviour.fault;
-    if (!fault) return send(res, { status: 200, body: this.protocol.success(recorded, this.reply) });
+    if (!fault)
+      return send(res, {
+        status: 200,
+        body: this.protocol.success(recorded, this.scripted.shift() ?? this.reply),
+      });
     switch (fault.kind) {
       case 'status': {
         const message = fault.message ?? `upstream answered ${fault.status}`;
