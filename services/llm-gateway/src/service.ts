@@ -7,6 +7,8 @@ import {
   SecretDecryptionError,
   type KeyRing,
 } from '@pack/secrets';
+import { createTargetDispatcher } from '@pack/net-guard';
+import { ConnectionTester } from './domain/connection-test';
 import { LlmModelRepository } from './data/llm-model-repository';
 import { LlmModels } from './domain/llm-models';
 import type { SecretCodec } from './domain/model';
@@ -49,10 +51,17 @@ export const llmGatewayService: ServiceDefinition<LlmGatewayConfig> = {
   setup({ config, mongo, logger }) {
     const repository = new LlmModelRepository(mongo.connection);
     const models = new LlmModels(repository, secretCodec(keyRingFromEnv(config), logger));
+    const allowed = config.PACK_ALLOWED_TARGET_CIDRS;
+    const dispatcher = createTargetDispatcher({ allowed });
+    const insecureDispatcher = createTargetDispatcher({ allowed, rejectUnauthorized: false });
+    const tester = new ConnectionTester({ dispatcher, insecureDispatcher });
     return {
-      routes: llmModelRoutes(models),
+      routes: llmModelRoutes(models, tester),
       async onStart() {
         await repository.ensureIndexes();
+        return async () => {
+          await Promise.all([dispatcher.close(), insecureDispatcher.close()]);
+        };
       },
     };
   },
