@@ -179,6 +179,31 @@ describe('POST /v1/ai/llm_models/test_connection/<id>/', () => {
     expect(fake.requests.length).toBeGreaterThan(0);
   });
 
+  it("opens the model's breaker after repeated 5xx, visible in the reply and the metrics", async () => {
+    const fake = await started(startFakeOpenAi({ apiKey: KEY }));
+    const id = await vendor1Model(fake);
+    const healthy = await testOf(id);
+    expect(healthy.body).toMatchObject({ ok: true, breaker: 'closed' });
+    fake.always({ fault: { kind: 'status', status: 503 } });
+    // The first test fails all three attempts; the second fills the window and opens the breaker.
+    expect((await testOf(id)).status).toBe(502);
+    const second = await testOf(id);
+    expect(second.status).toBe(502);
+    expect((second.body as { detail: string }).detail).toMatch(/breaker.*open/);
+    const callsWhenOpen = fake.requests.length;
+    const blocked = await testOf(id);
+    expect((blocked.body as { detail: string }).detail).toMatch(/breaker.*open/);
+    expect(fake.requests).toHaveLength(callsWhenOpen);
+
+    const text = await (await fetch(`${llm.service.url}/metrics`)).text();
+    expect(text).toMatch(new RegExp(`^llm_breaker_state\\{[^}]*model_id="${id}"[^}]*\\} 2$`, 'm'));
+    expect(text).toMatch(new RegExp(`^llm_retries_total\\{[^}]*model_id="${id}"[^}]*\\} [1-9]`, 'm'));
+    expect(text).toMatch(
+      new RegExp(`^llm_errors_total\\{[^}]*model_id="${id}"[^}]*kind="http_status"[^}]*\\} [1-9]`, 'm'),
+    );
+    expect(text).toMatch(new RegExp(`^llm_input_tokens_total\\{[^}]*model_id="${id}"[^}]*\\} 12$`, 'm'));
+  });
+
   it('is for admins only and 404 for an unknown model', async () => {
     const fake = await started(startFakeOpenAi({ apiKey: KEY }));
     const id = await vendor1Model(fake);

@@ -9,7 +9,14 @@ import {
   type Usage,
 } from '@pack/llm-providers';
 import type { EffectiveModel } from './llm-models';
-import { DEFAULT_RETRY_POLICY, withRetries, type RetryPolicy } from './reliability';
+import {
+  BreakerOpenError,
+  DEFAULT_RETRY_POLICY,
+  withRetries,
+  type Breakers,
+  type BreakerState,
+  type RetryPolicy,
+} from './reliability';
 
 /** Reasoning models spend tokens before they answer; a smaller budget fails healthy models. */
 export const TEST_MAX_OUTPUT_TOKENS = 64;
@@ -23,6 +30,19 @@ export interface ConnectionTestResult {
   usage: { input_tokens: number; output_tokens: number };
   cost: Cost;
   attempts: number;
+  breaker: BreakerState;
+}
+
+export interface CallLabels {
+  provider: string;
+  model_id: number;
+}
+
+/** What the metrics see of provider calls: one report per attempt, one per retry. */
+export interface CallObserver {
+  succeeded(labels: CallLabels, latencyMs: number, usage: Usage, cost: Cost): void;
+  failed(labels: CallLabels, latencyMs: number, kind: string): void;
+  retried(labels: CallLabels): void;
 }
 
 export type Dispatchers = Pick<AdapterOptions, 'dispatcher' | 'insecureDispatcher'>;
@@ -31,6 +51,8 @@ export type Dispatchers = Pick<AdapterOptions, 'dispatcher' | 'insecureDispatche
 export class ConnectionTester {
   constructor(
     private readonly dispatchers: Dispatchers,
+    private readonly breakers: Breakers,
+    private readonly observer: CallObserver,
     private readonly policy: RetryPolicy = DEFAULT_RETRY_POLICY,
   ) {}
 
@@ -41,23 +63,42 @@ export class ConnectionTester {
       ...(model.prompt ? [{ role: 'system' as const, content: model.prompt }] : []),
       { role: 'user' as const, content: TEST_PROMPT },
     ];
+    const labels = { provider: model.provider, model_id: model.id };
+    const once = async () => {
+      const began = Date.now();
+      try {
+        const result = await adapter.generate({
+          model: model.model_name,
+          messages,
+          maxOutputTokens: TEST_MAX_OUTPUT_TOKENS,
+        });
+        const cost = costOf(result.usage, model);
+        this.observer.succeeded(labels, Date.now() - began, result.usage, cost);
+        return { result, cost };
+      } catch (error) {
+        const kind = error instanceof ProviderError ? error.kind : 'unknown';
+        this.observer.failed(labels, Date.now() - began, kind);
+        throw error;
+      }
+    };
     const started = Date.now();
     try {
       const { value, attempts } = await withRetries(
-        () =>
-          adapter.generate({ model: model.model_name, messages, maxOutputTokens: TEST_MAX_OUTPUT_TOKENS }),
+        () => this.breakers.run(model.id, once),
         this.policy,
+        () => this.observer.retried(labels),
       );
       return {
         ok: true,
         latency_ms: Date.now() - started,
-        reply_excerpt: value.text.slice(0, EXCERPT),
-        usage: plainUsage(value.usage),
-        cost: costOf(value.usage, model),
+        reply_excerpt: value.result.text.slice(0, EXCERPT),
+        usage: plainUsage(value.result.usage),
+        cost: value.cost,
         attempts,
+        breaker: this.breakers.state(model.id),
       };
     } catch (error) {
-      throw asHttpError(error, model.timeout);
+      throw asHttpError(error, model.timeout, this.breakers.state(model.id));
     }
   }
 }
@@ -67,9 +108,14 @@ function plainUsage(usage: Usage) {
 }
 
 /** Provider messages are already scrubbed of the call's secrets by the adapters. */
-function asHttpError(error: unknown, timeout: number): Error {
-  if (!(error instanceof ProviderError)) throw error;
+function asHttpError(error: unknown, timeout: number, breaker: BreakerState): Error {
+  if (error instanceof BreakerOpenError)
+    return new BadGatewayError(`connection test failed: ${error.message}`);
+  if (!(error instanceof ProviderError)) return error as Error;
+  const suffix = ` (circuit breaker ${breaker})`;
   if (error.kind === 'timeout')
-    return new GatewayTimeoutError(`the provider did not answer within the model timeout of ${timeout} s`);
-  return new BadGatewayError(`connection test failed (${error.kind}): ${error.message}`);
+    return new GatewayTimeoutError(
+      `the provider did not answer within the model timeout of ${timeout} s${suffix}`,
+    );
+  return new BadGatewayError(`connection test failed (${error.kind}): ${error.message}${suffix}`);
 }

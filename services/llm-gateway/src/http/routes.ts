@@ -32,6 +32,7 @@ const connectionTestSchema = z.object({
     .union([z.string(), z.object({ unpriced: z.literal(true) })])
     .describe('A decimal string, or {unpriced: true} when the model has no prices'),
   attempts: z.number().int().describe('Provider calls made, retries included'),
+  breaker: z.enum(['closed', 'open', 'half_open']).describe("State of the model's circuit breaker"),
 });
 
 export function llmModelRoutes(models: LlmModels, tester: ConnectionTester) {
