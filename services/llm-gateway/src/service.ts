@@ -7,6 +7,10 @@ import {
   SecretDecryptionError,
   type KeyRing,
 } from '@pack/secrets';
+import { createTargetDispatcher } from '@pack/net-guard';
+import { ConnectionTester } from './domain/connection-test';
+import { Breakers } from './domain/reliability';
+import { llmMetrics } from './metrics';
 import { LlmModelRepository } from './data/llm-model-repository';
 import { LlmModels } from './domain/llm-models';
 import type { SecretCodec } from './domain/model';
@@ -46,13 +50,23 @@ function secretCodec(ring: KeyRing, logger: Logger): SecretCodec {
 export const llmGatewayService: ServiceDefinition<LlmGatewayConfig> = {
   name: SERVICE,
   version: '0.1.0',
-  setup({ config, mongo, logger }) {
+  setup({ config, mongo, logger, metrics }) {
     const repository = new LlmModelRepository(mongo.connection);
     const models = new LlmModels(repository, secretCodec(keyRingFromEnv(config), logger));
+    const allowed = config.PACK_ALLOWED_TARGET_CIDRS;
+    const dispatcher = createTargetDispatcher({ allowed });
+    const insecureDispatcher = createTargetDispatcher({ allowed, rejectUnauthorized: false });
+    const { observer, breakerState } = llmMetrics(metrics);
+    const breakers = new Breakers(undefined, breakerState);
+    const tester = new ConnectionTester({ dispatcher, insecureDispatcher }, breakers, observer);
     return {
-      routes: llmModelRoutes(models),
+      routes: llmModelRoutes(models, tester),
       async onStart() {
         await repository.ensureIndexes();
+        return async () => {
+          breakers.shutdown();
+          await Promise.all([dispatcher.close(), insecureDispatcher.close()]);
+        };
       },
     };
   },

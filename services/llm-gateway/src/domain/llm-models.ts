@@ -19,6 +19,12 @@ import {
 import type { LlmModelRecord, LlmModelStore, Page, SecretCodec } from './model';
 
 const PAYLOAD = 'request_payload';
+
+/** A model with its secrets readable: never leaves the service. */
+export type EffectiveModel = Omit<LlmModelRecord, '_id' | 'created_at' | 'updated_at' | 'extra_data'> & {
+  id: number;
+  extra_data: PlainExtraData;
+};
 const MASK_NOT_A_SECRET = 'a masked value keeps a stored secret only; send the secret itself';
 
 /**
@@ -69,6 +75,23 @@ export class LlmModels {
     const updated = await this.store.update(id, set);
     if (!updated) throw notFound(id);
     return this.view(updated, role);
+  }
+
+  /**
+   * The model as it would be after `patch`, secrets in plain text, for a connection test: the
+   * same merge and checks as an update, nothing stored.
+   */
+  async withOverrides(id: number, patch: LlmModelPatch): Promise<EffectiveModel> {
+    const current = await this.found(id);
+    const { extra_data: extraPatch, ...fields } = patch;
+    const provider = patch.provider ?? current.provider;
+    const extra_data =
+      provider !== current.provider || extraPatch !== undefined
+        ? this.nextExtraData(current, provider, extraPatch)
+        : openExtraData(this.codec, id, provider, current.extra_data);
+    // Spread, not `??`: a price overridden with null means unpriced for this test.
+    const { _id: _id, created_at: _created, updated_at: _updated, extra_data: _sealed, ...stored } = current;
+    return { id, ...stored, ...fields, provider, extra_data };
   }
 
   async remove(id: number): Promise<void> {

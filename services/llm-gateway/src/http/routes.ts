@@ -5,6 +5,8 @@ import {
   type LlmModelCreate,
 } from '@pack/contracts';
 import { idParams, listQuerySchema, pageOf, pageSchema, problemSchema, route } from '@pack/http-kit';
+import { z } from 'zod';
+import type { ConnectionTester } from '../domain/connection-test';
 import type { LlmModels } from '../domain/llm-models';
 
 export const LLM_MODELS_PATH = '/v1/ai/llm_models/';
@@ -21,8 +23,47 @@ const problems = {
 const SECRETS_NOTE =
   'Secrets in extra_data are masked: admins see at most the last four characters, other roles none.';
 
-export function llmModelRoutes(models: LlmModels) {
+const connectionTestSchema = z.object({
+  ok: z.literal(true),
+  latency_ms: z.number().int(),
+  reply_excerpt: z.string().describe('The first characters of the generated text'),
+  usage: z.object({ input_tokens: z.number().int(), output_tokens: z.number().int() }),
+  cost: z
+    .union([z.string(), z.object({ unpriced: z.literal(true) })])
+    .describe('A decimal string, or {unpriced: true} when the model has no prices'),
+  attempts: z.number().int().describe('Provider calls made, retries included'),
+  breaker: z.enum(['closed', 'open', 'half_open']).describe("State of the model's circuit breaker"),
+});
+
+export function llmModelRoutes(models: LlmModels, tester: ConnectionTester) {
   return [
+    route({
+      method: 'post',
+      path: `${LLM_MODELS_PATH}test_connection/:id/`,
+      summary:
+        'Test an LLM Model (spec endpoint 2): sends a short prompt and passes only when text comes back. The body overrides stored fields for this test only (a masked secret keeps the stored one); nothing is stored',
+      access: ['admin'],
+      params: idParams,
+      body: llmModelPatchSchema,
+      responses: {
+        200: { description: 'The model answered', schema: connectionTestSchema },
+        400: problems[400],
+        401: problems[401],
+        403: problems[403],
+        404: problems[404],
+        502: problem('The provider failed, answered with an error or nothing, or the target is refused'),
+        504: problem('The provider did not answer within the model timeout'),
+      },
+      handler: async ({ params, body, log }) => {
+        const model = await models.withOverrides(params.id, body);
+        const result = await tester.test(model);
+        log.info(
+          { model_id: params.id, provider: model.provider, latency_ms: result.latency_ms },
+          'llm connection test passed',
+        );
+        return { body: result };
+      },
+    }),
     route({
       method: 'post',
       path: LLM_MODELS_PATH,

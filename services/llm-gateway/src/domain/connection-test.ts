@@ -1,0 +1,121 @@
+import { BadGatewayError, GatewayTimeoutError } from '@pack/errors';
+import {
+  costOf,
+  createAdapter,
+  ProviderError,
+  type AdapterOptions,
+  type Cost,
+  type ProviderConfig,
+  type Usage,
+} from '@pack/llm-providers';
+import type { EffectiveModel } from './llm-models';
+import {
+  BreakerOpenError,
+  DEFAULT_RETRY_POLICY,
+  withRetries,
+  type Breakers,
+  type BreakerState,
+  type RetryPolicy,
+} from './reliability';
+
+/** Reasoning models spend tokens before they answer; a smaller budget fails healthy models. */
+export const TEST_MAX_OUTPUT_TOKENS = 64;
+const TEST_PROMPT = 'Reply with the single word: pong';
+const EXCERPT = 200;
+
+export interface ConnectionTestResult {
+  ok: true;
+  latency_ms: number;
+  reply_excerpt: string;
+  usage: { input_tokens: number; output_tokens: number };
+  cost: Cost;
+  attempts: number;
+  breaker: BreakerState;
+}
+
+export interface CallLabels {
+  provider: string;
+  model_id: number;
+}
+
+/** What the metrics see of provider calls: one report per attempt, one per retry. */
+export interface CallObserver {
+  succeeded(labels: CallLabels, latencyMs: number, usage: Usage, cost: Cost): void;
+  failed(labels: CallLabels, latencyMs: number, kind: string): void;
+  retried(labels: CallLabels): void;
+}
+
+export type Dispatchers = Pick<AdapterOptions, 'dispatcher' | 'insecureDispatcher'>;
+
+/** Sends one short prompt to a model (stored fields overridden for the test) through the guard. */
+export class ConnectionTester {
+  constructor(
+    private readonly dispatchers: Dispatchers,
+    private readonly breakers: Breakers,
+    private readonly observer: CallObserver,
+    private readonly policy: RetryPolicy = DEFAULT_RETRY_POLICY,
+  ) {}
+
+  async test(model: EffectiveModel): Promise<ConnectionTestResult> {
+    const config = { provider: model.provider, ...model.extra_data } as ProviderConfig;
+    const adapter = createAdapter(config, { timeout: model.timeout, ...this.dispatchers });
+    const messages = [
+      ...(model.prompt ? [{ role: 'system' as const, content: model.prompt }] : []),
+      { role: 'user' as const, content: TEST_PROMPT },
+    ];
+    const labels = { provider: model.provider, model_id: model.id };
+    const once = async () => {
+      const began = Date.now();
+      try {
+        const result = await adapter.generate({
+          model: model.model_name,
+          messages,
+          maxOutputTokens: TEST_MAX_OUTPUT_TOKENS,
+        });
+        const cost = costOf(result.usage, model);
+        this.observer.succeeded(labels, Date.now() - began, result.usage, cost);
+        return { result, cost };
+      } catch (error) {
+        const kind = error instanceof ProviderError ? error.kind : 'unknown';
+        this.observer.failed(labels, Date.now() - began, kind);
+        throw error;
+      }
+    };
+    const started = Date.now();
+    try {
+      const { value, attempts } = await withRetries(
+        () => this.breakers.run(model.id, once),
+        this.policy,
+        () => this.observer.retried(labels),
+      );
+      return {
+        ok: true,
+        latency_ms: Date.now() - started,
+        reply_excerpt: value.result.text.slice(0, EXCERPT),
+        usage: plainUsage(value.result.usage),
+        cost: value.cost,
+        attempts,
+        breaker: this.breakers.state(model.id),
+      };
+    } catch (error) {
+      throw asHttpError(error, model.timeout, this.breakers.state(model.id));
+    }
+  }
+}
+
+function plainUsage(usage: Usage) {
+  return { input_tokens: usage.input_tokens, output_tokens: usage.output_tokens };
+}
+
+/** Provider messages are already scrubbed of the call's secrets by the adapters. */
+function asHttpError(error: unknown, timeout: number, breaker: BreakerState): Error {
+  if (error instanceof BreakerOpenError)
+    return new BadGatewayError(`connection test failed: ${error.message}`);
+  if (!(error instanceof ProviderError)) return error as Error;
+  const suffix = ` (circuit breaker ${breaker})`;
+  if (error.kind === 'timeout')
+    return new GatewayTimeoutError(
+      `the provider did not answer within the model timeout of ${timeout} s${suffix}`,
+    );
+  return new BadGatewayError(`connection test failed (${error.kind}): ${error.message}${suffix}`);
+}
