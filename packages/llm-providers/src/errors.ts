@@ -21,6 +21,13 @@ export class ProviderCancelledError extends ProviderError {
 }
 export class ProviderNetworkError extends ProviderError {
   readonly kind = 'network';
+  constructor(
+    message: string,
+    /** The connection error's code, e.g. ECONNREFUSED, or TARGET_REFUSED from the URL guard. */
+    readonly code?: string,
+  ) {
+    super(message);
+  }
 }
 export class ProviderHttpError extends ProviderError {
   readonly kind = 'http_status';

@@ -53,7 +53,10 @@ export class CallContext {
     if (this.deadline.signal.aborted || (typeof code === 'string' && /TIMEOUT/.test(code)))
       return new ProviderTimeoutError(`${what}: no complete answer within ${this.timeoutSeconds}s`);
     const reason = typeof code === 'string' ? code : err instanceof Error ? err.message : String(err);
-    return new ProviderNetworkError(scrub(`${what}: ${reason}`, this.secrets));
+    return new ProviderNetworkError(
+      scrub(`${what}: ${reason}`, this.secrets),
+      typeof code === 'string' ? code : undefined,
+    );
   }
 
   /** Waits ms unless the deadline or the caller ends the call first. */

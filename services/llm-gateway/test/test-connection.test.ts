@@ -234,6 +234,9 @@ describe('test connection without PACK_ALLOWED_TARGET_CIDRS', () => {
       expect(res.status).toBe(502);
       expect((res.body as { detail: string }).detail).toMatch(/refused|loopback/i);
       expect(fake.requests).toHaveLength(0);
+      // A refusal is the model's configuration, not the provider's health: no retry.
+      const text = await (await fetch(`${llm.service.url}/metrics`)).text();
+      expect(text).not.toMatch(/^llm_retries_total\{[^}]*\} [1-9]/m);
     } finally {
       await fake.close();
       await llm.stopAndDrop();

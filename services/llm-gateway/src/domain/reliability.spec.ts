@@ -11,6 +11,7 @@ const policy = { maxAttempts: 3, baseDelayMs: 10, maxDelayMs: 1_000 };
 describe('retry policy', () => {
   it('retries network errors, 429 and 5xx, and nothing else', () => {
     expect(isRetryable(new ProviderNetworkError('reset'))).toBe(true);
+    expect(isRetryable(new ProviderNetworkError('refused by the URL guard', 'TARGET_REFUSED'))).toBe(false);
     expect(isRetryable(new ProviderHttpError('slow down', 429))).toBe(true);
     expect(isRetryable(new ProviderHttpError('down', 503))).toBe(true);
     expect(isRetryable(new ProviderHttpError('bad', 400))).toBe(false);

@@ -1,5 +1,5 @@
 import CircuitBreaker from 'opossum';
-import { ProviderError, ProviderHttpError } from '@pack/llm-providers';
+import { ProviderError, ProviderHttpError, ProviderNetworkError } from '@pack/llm-providers';
 
 export interface RetryPolicy {
   /** Attempts in all, the first included. */
@@ -14,12 +14,15 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = { maxAttempts: 3, baseDelayMs: 
 
 /**
  * Network errors, 429 and 5xx may pass on a second try; any other 4xx, an error body or an empty
- * reply will not, and a timeout already spent the model's whole budget for one attempt.
+ * reply will not, and a timeout already spent the model's whole budget for one attempt. A target
+ * the URL guard refused stays refused: it is the model's configuration, not the provider's health.
  */
 export function isRetryable(error: unknown): boolean {
   if (error instanceof ProviderHttpError) return error.status === 429 || error.status >= 500;
-  return error instanceof ProviderError && error.kind === 'network';
+  return error instanceof ProviderNetworkError && error.code !== TARGET_REFUSED;
 }
+
+const TARGET_REFUSED = 'TARGET_REFUSED';
 
 /** Exponential backoff with full jitter; a Retry-After within the cap is honoured as a floor. */
 export function backoffMs(policy: RetryPolicy, retry: number, error: unknown, random = Math.random): number {
