@@ -78,6 +78,25 @@ export class SecretBox {
     }
   }
 
+  /**
+   * The plaintext, or null when the value does not decrypt (a lost key, tampering, another
+   * field's ciphertext): `unreadable` hears why, so the caller can log it; other errors throw.
+   * A service keeps answering with the secret shown as unset instead of failing every read.
+   */
+  decryptOrNull(
+    stored: string,
+    context: string,
+    unreadable: (error: SecretDecryptionError) => void,
+  ): string | null {
+    try {
+      return this.decrypt(stored, context);
+    } catch (error) {
+      if (!(error instanceof SecretDecryptionError)) throw error;
+      unreadable(error);
+      return null;
+    }
+  }
+
   /** True when the value was encrypted with a key other than the active one. */
   needsReencryption(stored: string): boolean {
     const keyId = secretKeyId(stored);

@@ -41,6 +41,17 @@ describe('SecretBox', () => {
     expect(() => box.decrypt('plain text')).toThrow(SecretDecryptionError);
   });
 
+  it('decryptOrNull: the plaintext, or null with the reason for a value that does not decrypt', () => {
+    const stored = box.encrypt('s3cret-value', 'smtp.EMAIL_HOST_PASSWORD');
+    const reasons: string[] = [];
+    const heard = (error: SecretDecryptionError) => reasons.push(error.message);
+    expect(box.decryptOrNull(stored, 'smtp.EMAIL_HOST_PASSWORD', heard)).toBe('s3cret-value');
+    expect(reasons).toEqual([]);
+    expect(box.decryptOrNull(stored, 'ldap.BIND_PASSWORD', heard)).toBeNull();
+    expect(reasons).toHaveLength(1);
+    expect(reasons[0]).toMatch(/does not authenticate/);
+  });
+
   it('rotates: a new active key encrypts, the old one still decrypts until removed', () => {
     const k2 = key();
     const old = box.encrypt('rotate-me-please');

@@ -1,12 +1,6 @@
 import type { ServiceDefinition } from '@pack/runtime';
 import type { Logger } from '@pack/logging';
-import {
-  isEncryptedSecret,
-  keyRingFromEnv,
-  SecretBox,
-  SecretDecryptionError,
-  type KeyRing,
-} from '@pack/secrets';
+import { isEncryptedSecret, keyRingFromEnv, SecretBox, type KeyRing } from '@pack/secrets';
 import { createTargetDispatcher } from '@pack/net-guard';
 import { ConnectionTester } from './domain/connection-test';
 import { Breakers } from './domain/reliability';
@@ -33,16 +27,12 @@ function secretCodec(ring: KeyRing, logger: Logger): SecretCodec {
     seal: (modelId, field, plaintext) => box.encrypt(plaintext, llmSecretContext(modelId, field)),
     open: (modelId, field, stored) => {
       if (!isEncryptedSecret(stored)) return null;
-      try {
-        return box.decrypt(stored, llmSecretContext(modelId, field));
-      } catch (error) {
-        if (!(error instanceof SecretDecryptionError)) throw error;
+      return box.decryptOrNull(stored, llmSecretContext(modelId, field), (error) =>
         logger.error(
           { model_id: modelId, field: `extra_data.${field}`, key_id: error.keyId, reason: error.message },
           'stored secret cannot be decrypted',
-        );
-        return null;
-      }
+        ),
+      );
     },
   };
 }

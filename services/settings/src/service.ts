@@ -1,13 +1,7 @@
 import { correlationId, on } from '@pack/broker';
 import { createEnvelope, events, systemPrincipal, type SettingsGroup } from '@pack/contracts';
 import type { ServiceDefinition } from '@pack/runtime';
-import {
-  keyRingFromEnv,
-  SecretBox,
-  SecretDecryptionError,
-  isEncryptedSecret,
-  type KeyRing,
-} from '@pack/secrets';
+import { keyRingFromEnv, SecretBox, isEncryptedSecret, type KeyRing } from '@pack/secrets';
 import type { Logger } from '@pack/logging';
 import { SettingsRepository, SETTINGS_COLLECTION } from './data/settings-repository';
 import type { SecretCodec } from './domain/model';
@@ -32,16 +26,12 @@ function secretCodec(ring: KeyRing, logger: Logger): SecretCodec {
     open: (group, field, stored) => {
       // A value stored before encryption existed is read as is and re-encrypted at start.
       if (!isEncryptedSecret(stored)) return stored;
-      try {
-        return box.decrypt(stored, settingsSecretContext(group, field));
-      } catch (error) {
-        if (!(error instanceof SecretDecryptionError)) throw error;
+      return box.decryptOrNull(stored, settingsSecretContext(group, field), (error) =>
         logger.error(
           { field: `${group}.${field}`, key_id: error.keyId, reason: error.message },
           'stored secret cannot be decrypted',
-        );
-        return null;
-      }
+        ),
+      );
     },
     needsReseal: (stored) => !isEncryptedSecret(stored) || box.needsReencryption(stored),
   };
