@@ -70,6 +70,34 @@ const usage = z.object({
   output_tokens: z.number().int().nonnegative(),
 });
 
+export const PROCESSOR_KINDS = [
+  'config',
+  'verify',
+  'execution',
+  'change_instance_validator',
+  'pack_optimizer',
+  'universal_executor',
+] as const;
+export const processorKindSchema = z.enum(PROCESSOR_KINDS);
+export type ProcessorKind = z.infer<typeof processorKindSchema>;
+
+/**
+ * An AI processor as other services need to know it, whole in every processor event so that a
+ * consumer keeps a projection without calling the orchestrator back. `version` grows with every
+ * change of the processor, so a late or redelivered event never overwrites a newer one;
+ * `deleted` is a tombstone (a late `updated` cannot bring a deleted processor back).
+ */
+const processorSnapshot = z.object({
+  processor_id: z.number().int(),
+  service_id: z.number().int(),
+  kind: processorKindSchema,
+  llm_model_id: z.number().int(),
+  active: z.boolean(),
+  deleted: z.boolean(),
+  version: z.number().int().min(1),
+});
+export type ProcessorSnapshot = z.infer<typeof processorSnapshot>;
+
 export const events = {
   /**
    * A consumer submitted a declaration and a Change Instance was created (state PENDING). When
@@ -146,7 +174,20 @@ export const events = {
       state: stageStateSchema,
     }),
   ),
+  processorCreated: defineEvent('pipeline.processor.created.v1', processorSnapshot),
+  processorUpdated: defineEvent('pipeline.processor.updated.v1', processorSnapshot),
+  /** Its `active` flag changed (on or off): the one change the llm-gateway's 409 depends on. */
+  processorActivated: defineEvent('pipeline.processor.activated.v1', processorSnapshot),
+  processorDeleted: defineEvent('pipeline.processor.deleted.v1', processorSnapshot),
 } as const;
+
+/** Every processor event: each carries the whole snapshot, so consumers treat them alike. */
+export const PROCESSOR_EVENTS = [
+  events.processorCreated,
+  events.processorUpdated,
+  events.processorActivated,
+  events.processorDeleted,
+] as const;
 
 export type EventName = keyof typeof events;
 export type EventData<D extends EventDefinition> = z.infer<D['schema']>;

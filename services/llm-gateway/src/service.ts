@@ -6,6 +6,8 @@ import { ConnectionTester } from './domain/connection-test';
 import { Breakers } from './domain/reliability';
 import { llmMetrics } from './metrics';
 import { LlmModelRepository } from './data/llm-model-repository';
+import { ModelUsageRepository } from './data/model-usage-repository';
+import { processorConsumer } from './messaging/processor-consumer';
 import { LlmModels } from './domain/llm-models';
 import type { SecretCodec } from './domain/model';
 import { llmModelRoutes } from './http/routes';
@@ -13,6 +15,7 @@ import type { LlmGatewayConfig } from './config';
 
 export { llmGatewayEnvSchema, type LlmGatewayConfig } from './config';
 export { LLM_MODELS_COLLECTION } from './data/llm-model-repository';
+export { PROCESSOR_MODELS_COLLECTION } from './data/model-usage-repository';
 
 const SERVICE = 'llm-gateway';
 
@@ -42,7 +45,8 @@ export const llmGatewayService: ServiceDefinition<LlmGatewayConfig> = {
   version: '0.1.0',
   setup({ config, mongo, logger, metrics }) {
     const repository = new LlmModelRepository(mongo.connection);
-    const models = new LlmModels(repository, secretCodec(keyRingFromEnv(config), logger));
+    const usage = new ModelUsageRepository(mongo.connection);
+    const models = new LlmModels(repository, secretCodec(keyRingFromEnv(config), logger), usage);
     const allowed = config.PACK_ALLOWED_TARGET_CIDRS;
     const dispatcher = createTargetDispatcher({ allowed });
     const insecureDispatcher = createTargetDispatcher({ allowed, rejectUnauthorized: false });
@@ -51,8 +55,9 @@ export const llmGatewayService: ServiceDefinition<LlmGatewayConfig> = {
     const tester = new ConnectionTester({ dispatcher, insecureDispatcher }, breakers, observer);
     return {
       routes: llmModelRoutes(models, tester),
+      consumers: [processorConsumer(usage)],
       async onStart() {
-        await repository.ensureIndexes();
+        await Promise.all([repository.ensureIndexes(), usage.ensureIndexes()]);
         return async () => {
           breakers.shutdown();
           await Promise.all([dispatcher.close(), insecureDispatcher.close()]);

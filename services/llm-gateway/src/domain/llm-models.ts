@@ -7,7 +7,7 @@ import {
   type LlmProvider,
   type Role,
 } from '@pack/contracts';
-import { NotFoundError, ValidationError, type FieldErrors } from '@pack/errors';
+import { ConflictError, NotFoundError, ValidationError, type FieldErrors } from '@pack/errors';
 import { isMaskedSecret } from '@pack/secrets';
 import {
   keepNestedSecrets,
@@ -17,6 +17,7 @@ import {
   type PlainExtraData,
 } from './extra-data';
 import type { LlmModelRecord, LlmModelStore, Page, SecretCodec } from './model';
+import type { ModelUsageStore } from './model-usage';
 
 const PAYLOAD = 'request_payload';
 
@@ -25,6 +26,8 @@ export type EffectiveModel = Omit<LlmModelRecord, '_id' | 'created_at' | 'update
   id: number;
   extra_data: PlainExtraData;
 };
+/** How many processor ids a 409 on deleting a used model names. */
+const IN_USE_SHOWN = 5;
 const MASK_NOT_A_SECRET = 'a masked value keeps a stored secret only; send the secret itself';
 
 /**
@@ -35,6 +38,7 @@ export class LlmModels {
   constructor(
     private readonly store: LlmModelStore,
     private readonly codec: SecretCodec,
+    private readonly usage: ModelUsageStore,
   ) {}
 
   async create(role: Role, body: LlmModelCreate): Promise<LlmModelView> {
@@ -94,7 +98,21 @@ export class LlmModels {
     return { id, ...stored, ...fields, provider, extra_data };
   }
 
+  /**
+   * A model that an active processor uses stays (409), so a running pipeline never loses its
+   * model. What is active is known from the orchestrator's events, so a processor activated in
+   * the same instant can still find its model gone; its generations then fail with a clear
+   * "no such model" result (docs/decisions/0013).
+   */
   async remove(id: number): Promise<void> {
+    const users = await this.usage.activeProcessorsUsing(id, IN_USE_SHOWN + 1);
+    if (users.length > 0) {
+      const shown = users.slice(0, IN_USE_SHOWN).join(', ');
+      const more = users.length > IN_USE_SHOWN ? ' and more' : '';
+      throw new ConflictError(
+        `LLM model ${id} is used by active AI processor(s) ${shown}${more}; deactivate them or move them to another model first`,
+      );
+    }
     if (!(await this.store.remove(id))) throw notFound(id);
   }
 

@@ -137,7 +137,7 @@ export function llmModelRoutes(models: LlmModels, tester: ConnectionTester) {
     route({
       method: 'delete',
       path: `${LLM_MODELS_PATH}:id/`,
-      summary: 'Delete an LLM Model',
+      summary: 'Delete an LLM Model; refused (409) while an active AI processor uses it',
       access: ['admin'],
       params: idParams,
       responses: {
@@ -146,6 +146,7 @@ export function llmModelRoutes(models: LlmModels, tester: ConnectionTester) {
         401: problems[401],
         403: problems[403],
         404: problems[404],
+        409: problem('An active AI processor uses this model; `detail` names the processors'),
       },
       handler: async ({ params }) => {
         await models.remove(params.id);
