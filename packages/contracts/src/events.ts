@@ -98,6 +98,23 @@ const processorSnapshot = z.object({
 });
 export type ProcessorSnapshot = z.infer<typeof processorSnapshot>;
 
+/**
+ * An LLM model as other services need to know it (the orchestrator checks that a processor's
+ * model exists and reads its timeout for the stage sweeper), whole in every event; `version`
+ * grows with every change and `deleted` is a tombstone, as for processors.
+ */
+const llmModelSnapshot = z.object({
+  llm_model_id: z.number().int(),
+  name: z.string(),
+  provider: z.string(),
+  model_name: z.string(),
+  /** Seconds per provider attempt. */
+  timeout: z.number().int(),
+  deleted: z.boolean(),
+  version: z.number().int().min(1),
+});
+export type LlmModelSnapshot = z.infer<typeof llmModelSnapshot>;
+
 export const events = {
   /**
    * A consumer submitted a declaration and a Change Instance was created (state PENDING). When
@@ -174,6 +191,8 @@ export const events = {
       state: stageStateSchema,
     }),
   ),
+  /** Published by the llm-gateway on every create, update and delete of a model. */
+  llmModelChanged: defineEvent('llm.model.changed.v1', llmModelSnapshot),
   processorCreated: defineEvent('pipeline.processor.created.v1', processorSnapshot),
   processorUpdated: defineEvent('pipeline.processor.updated.v1', processorSnapshot),
   /** Its `active` flag changed (on or off): the one change the llm-gateway's 409 depends on. */
