@@ -108,8 +108,8 @@ const llmModelSnapshot = z.object({
   name: z.string(),
   provider: z.string(),
   model_name: z.string(),
-  /** Seconds per provider attempt. */
-  timeout: z.number().int(),
+  /** Seconds per provider attempt (1..600, not necessarily whole). */
+  timeout: z.number().positive(),
   deleted: z.boolean(),
   version: z.number().int().min(1),
 });

@@ -5,7 +5,7 @@ import { createTargetDispatcher } from '@pack/net-guard';
 import { ConnectionTester } from './domain/connection-test';
 import { Breakers } from './domain/reliability';
 import { llmMetrics } from './metrics';
-import { LlmModelRepository } from './data/llm-model-repository';
+import { LLM_MODELS_COLLECTION, LlmModelRepository } from './data/llm-model-repository';
 import { ModelUsageRepository } from './data/model-usage-repository';
 import { processorConsumer } from './messaging/processor-consumer';
 import { LlmModels } from './domain/llm-models';
@@ -40,13 +40,19 @@ function secretCodec(ring: KeyRing, logger: Logger): SecretCodec {
   };
 }
 
+/** How often published deletions' tombstones are dropped. */
+const TOMBSTONE_SWEEP_MS = 60_000;
+
 export const llmGatewayService: ServiceDefinition<LlmGatewayConfig> = {
   name: SERVICE,
   version: '0.1.0',
-  setup({ config, mongo, logger, metrics }) {
+  outboxCollections: [LLM_MODELS_COLLECTION],
+  setup({ config, mongo, logger, metrics, outbox }) {
     const repository = new LlmModelRepository(mongo.connection);
     const usage = new ModelUsageRepository(mongo.connection);
-    const models = new LlmModels(repository, secretCodec(keyRingFromEnv(config), logger), usage);
+    const models = new LlmModels(repository, secretCodec(keyRingFromEnv(config), logger), usage, () =>
+      outbox.kick(),
+    );
     const allowed = config.PACK_ALLOWED_TARGET_CIDRS;
     const dispatcher = createTargetDispatcher({ allowed });
     const insecureDispatcher = createTargetDispatcher({ allowed, rejectUnauthorized: false });
@@ -58,7 +64,13 @@ export const llmGatewayService: ServiceDefinition<LlmGatewayConfig> = {
       consumers: [processorConsumer(usage)],
       async onStart() {
         await Promise.all([repository.ensureIndexes(), usage.ensureIndexes()]);
+        const sweep = () =>
+          repository
+            .sweepTombstones()
+            .catch((error: unknown) => logger.warn({ err: error }, 'tombstone sweep failed'));
+        const sweeper = setInterval(() => void sweep(), TOMBSTONE_SWEEP_MS).unref();
         return async () => {
+          clearInterval(sweeper);
           breakers.shutdown();
           await Promise.all([dispatcher.close(), insecureDispatcher.close()]);
         };

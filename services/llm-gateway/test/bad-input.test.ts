@@ -1,3 +1,4 @@
+import { outboxDrained } from '@pack/testkit';
 import { LlmGatewayHarness, examples } from './harness';
 
 const { vendor1, vendor3, genai } = examples;
@@ -103,6 +104,7 @@ describe('bad input to LLM models', () => {
   beforeAll(async () => {
     llm = await LlmGatewayHarness.start();
     id = (await llm.create(vendor1)).body.id;
+    await outboxDrained(llm.service); // the model's event, published before any snapshot is taken
   });
   afterAll(async () => {
     await llm.stopAndDrop();

@@ -90,8 +90,13 @@ export class LlmGatewayHarness {
   patch = (id: number, body: unknown, principal: Principal = admin) =>
     this.call(principal, 'PATCH', `${MODELS}${id}/`, body);
 
-  /** Every stored LLM model document, as the database holds it. */
+  /** Every stored live LLM model document, as the database holds it. */
   async storedModels(): Promise<Record<string, unknown>[]> {
+    return (await this.allStoredModels()).filter((model) => model.deleted !== true);
+  }
+
+  /** Live models and the tombstones of deleted ones (kept until their deletion is published). */
+  async allStoredModels(): Promise<Record<string, unknown>[]> {
     return (await storedDocuments(this.service)).llm_models ?? [];
   }
 

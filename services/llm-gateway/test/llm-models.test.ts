@@ -121,6 +121,8 @@ describe('LLM Model profiles', () => {
     expect((await llm.call(admin, 'DELETE', `${MODELS}${model.id}/`)).status).toBe(204);
     expect((await llm.read(model.id)).status).toBe(404);
     expect(await llm.storedModels()).toEqual([]);
+    const [tombstone] = await llm.allStoredModels();
+    expect(tombstone).toMatchObject({ _id: model.id, deleted: true, extra_data: {} });
   });
 
   it('answers 404 to an unknown id on read, change and delete', async () => {

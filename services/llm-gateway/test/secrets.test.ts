@@ -1,3 +1,4 @@
+import { outboxDrained } from '@pack/testkit';
 import { createKeyRing, SECRET_MASK, SecretBox } from '@pack/secrets';
 import { LogCapture, TEST_ENCRYPTION_KEY } from '@pack/testkit';
 import { llmSecretContext } from '../src/service';
@@ -142,6 +143,7 @@ describe('LLM model secrets', () => {
     expect(sentBack.status).toBe(200);
     expect(await storedPayload()).toEqual({ ...payload, temperature: 0.5 });
 
+    await outboxDrained(llm.service);
     const before = await llm.rawDatabase();
     const newMask = await llm.patch(created.body.id, {
       extra_data: { request_payload: { ...adminView, headers: { 'x-api-key': SECRET_MASK } } },

@@ -1,9 +1,22 @@
 import type { Connection } from 'mongoose';
-import { findPage, isDuplicateKey, nextId } from '@pack/db';
+import type { Envelope } from '@pack/contracts';
+import { findPage, isDuplicateKey, nextId, outboxFields, withOutbox } from '@pack/db';
 import { ConflictError } from '@pack/errors';
-import type { LlmModelRecord, LlmModelStore, Page } from '../domain/model';
+import type { LlmModelRecord, LlmModelStore, Page, WriteOutcome } from '../domain/model';
 
 export const LLM_MODELS_COLLECTION = 'llm_models';
+
+/**
+ * A deleted model stays as a tombstone until the relay has published its deletion (the outbox
+ * lives on the document). Its name is longer than any name the API accepts (200 characters), so
+ * it frees the unique name without ever colliding with one.
+ */
+interface StoredModel extends LlmModelRecord {
+  deleted?: boolean;
+}
+const LIVE = { deleted: { $ne: true } } as const;
+const HIDDEN = { _outbox: 0, _outbox_pending: 0, deleted: 0 } as const;
+const tombstoneName = (id: number) => `deleted model ${id} `.padEnd(201, '-');
 
 /** Every database round trip of the LLM Model profiles goes through here. */
 export class LlmModelRepository implements LlmModelStore {
@@ -11,44 +24,73 @@ export class LlmModelRepository implements LlmModelStore {
 
   /** The driver's collection: no mongoose casting or defaults, one command per call. */
   constructor(private readonly connection: Connection) {
-    this.models = connection.collection<LlmModelRecord>(LLM_MODELS_COLLECTION);
+    this.models = connection.collection<StoredModel>(LLM_MODELS_COLLECTION);
   }
 
   async ensureIndexes(): Promise<void> {
     await this.models.createIndex({ name: 1 }, { unique: true, name: 'name_unique' });
+    await this.models.createIndex({ _outbox_pending: 1 }, { name: 'outbox_pending' });
   }
 
   nextId(): Promise<number> {
     return nextId(this.connection, LLM_MODELS_COLLECTION);
   }
 
-  async insert(record: LlmModelRecord): Promise<void> {
+  async insert(record: LlmModelRecord, event: Envelope): Promise<void> {
     try {
-      await this.models.insertOne(record);
+      await this.models.insertOne({ ...record, ...outboxFields(event) });
     } catch (error) {
       throw await this.nameConflict(error, record.name, record._id);
     }
   }
 
   find(id: number): Promise<LlmModelRecord | null> {
-    return this.models.findOne({ _id: id });
+    return this.models.findOne({ _id: id, ...LIVE }, { projection: HIDDEN });
   }
 
   list(limit: number, offset: number): Promise<Page<LlmModelRecord>> {
-    return findPage(this.models, {}, { sort: { _id: 1 }, limit, offset });
+    return findPage(this.models, LIVE, { sort: { _id: 1 }, limit, offset, projection: HIDDEN });
   }
 
-  async update(id: number, set: Partial<LlmModelRecord>): Promise<LlmModelRecord | null> {
+  async update(
+    id: number,
+    version: number,
+    set: Partial<LlmModelRecord>,
+    event: Envelope,
+  ): Promise<WriteOutcome<LlmModelRecord>> {
     try {
-      return await this.models.findOneAndUpdate({ _id: id }, { $set: set }, { returnDocument: 'after' });
+      const updated = await this.models.findOneAndUpdate(
+        { _id: id, version, ...LIVE },
+        withOutbox({ $set: { ...set, version: version + 1 } }, event),
+        { returnDocument: 'after' },
+      );
+      if (updated) return { done: strip(updated) };
     } catch (error) {
       if (set.name === undefined) throw error;
       throw await this.nameConflict(error, set.name, id);
     }
+    return this.missed(id);
   }
 
-  async remove(id: number): Promise<boolean> {
-    return (await this.models.deleteOne({ _id: id })).deletedCount === 1;
+  async remove(id: number, version: number, event: Envelope): Promise<WriteOutcome<true>> {
+    const result = await this.models.updateOne(
+      { _id: id, version, ...LIVE },
+      withOutbox(
+        { $set: { deleted: true, name: tombstoneName(id), version: version + 1, extra_data: {} } },
+        event,
+      ),
+    );
+    return result.matchedCount === 1 ? { done: true } : this.missed(id);
+  }
+
+  /** Drops tombstones whose deletion is published (nothing pending on them). */
+  async sweepTombstones(): Promise<number> {
+    const result = await this.models.deleteMany({ deleted: true, _outbox_pending: false });
+    return result.deletedCount;
+  }
+
+  private async missed(id: number): Promise<'gone' | 'stale'> {
+    return (await this.models.findOne({ _id: id, ...LIVE }, { projection: { _id: 1 } })) ? 'stale' : 'gone';
   }
 
   /**
@@ -60,4 +102,10 @@ export class LlmModelRepository implements LlmModelStore {
       return new ConflictError(`an LLM model named "${name}" already exists`, { cause: error });
     return error;
   }
+}
+
+/** findOneAndUpdate cannot project on FerretDB v1: the outbox fields are removed here. */
+function strip(stored: StoredModel & Record<string, unknown>): LlmModelRecord {
+  const { _outbox: _events, _outbox_pending: _pending, deleted: _deleted, ...record } = stored;
+  return record;
 }

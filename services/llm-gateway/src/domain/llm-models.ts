@@ -16,16 +16,22 @@ import {
   sealExtraData,
   type PlainExtraData,
 } from './extra-data';
-import type { LlmModelRecord, LlmModelStore, Page, SecretCodec } from './model';
+import { modelChangedEvent } from './model-events';
+import type { LlmModelRecord, LlmModelStore, Page, SecretCodec, WriteOutcome } from './model';
 import type { ModelUsageStore } from './model-usage';
 
 const PAYLOAD = 'request_payload';
 
 /** A model with its secrets readable: never leaves the service. */
-export type EffectiveModel = Omit<LlmModelRecord, '_id' | 'created_at' | 'updated_at' | 'extra_data'> & {
+export type EffectiveModel = Omit<
+  LlmModelRecord,
+  '_id' | 'version' | 'created_at' | 'updated_at' | 'extra_data'
+> & {
   id: number;
   extra_data: PlainExtraData;
 };
+/** Each stale attempt means another edit succeeded; this many in a row is a storm, not a race. */
+const STALE_ATTEMPTS = 10;
 /** How many processor ids a 409 on deleting a used model names. */
 const IN_USE_SHOWN = 5;
 const MASK_NOT_A_SECRET = 'a masked value keeps a stored secret only; send the secret itself';
@@ -39,6 +45,8 @@ export class LlmModels {
     private readonly store: LlmModelStore,
     private readonly codec: SecretCodec,
     private readonly usage: ModelUsageStore,
+    /** Tells the outbox relay that events were written (it publishes them at once). */
+    private readonly eventsWritten: () => void = () => undefined,
   ) {}
 
   async create(role: Role, body: LlmModelCreate): Promise<LlmModelView> {
@@ -50,10 +58,12 @@ export class LlmModels {
       _id: id,
       ...fields,
       extra_data: sealExtraData(this.codec, id, body.provider, extra_data),
+      version: 1,
       created_at: now,
       updated_at: now,
     };
-    await this.store.insert(record);
+    await this.store.insert(record, modelChangedEvent(record, 1, false));
+    this.eventsWritten();
     return this.view(record, role);
   }
 
@@ -66,18 +76,22 @@ export class LlmModels {
     return this.view(await this.found(id), role);
   }
 
-  /** Last writer wins between two concurrent edits of one model, as for any PATCH. */
+  /**
+   * Last writer wins between two concurrent edits of one model, as for any PATCH: an edit that
+   * finds the model changed under it is computed again on the newer version.
+   */
   async update(role: Role, id: number, patch: LlmModelPatch): Promise<LlmModelView> {
-    const current = await this.found(id);
-    const { extra_data: extraPatch, ...fields } = patch;
-    const set: Partial<LlmModelRecord> = { ...fields, updated_at: new Date() };
-    const provider = patch.provider ?? current.provider;
-    if (provider !== current.provider || extraPatch !== undefined) {
-      const plain = this.nextExtraData(current, provider, extraPatch);
-      set.extra_data = sealExtraData(this.codec, id, provider, plain);
-    }
-    const updated = await this.store.update(id, set);
-    if (!updated) throw notFound(id);
+    const updated = await this.retryStale(id, (current) => {
+      const { extra_data: extraPatch, ...fields } = patch;
+      const set: Partial<LlmModelRecord> = { ...fields, updated_at: new Date() };
+      const provider = patch.provider ?? current.provider;
+      if (provider !== current.provider || extraPatch !== undefined) {
+        const plain = this.nextExtraData(current, provider, extraPatch);
+        set.extra_data = sealExtraData(this.codec, id, provider, plain);
+      }
+      const event = modelChangedEvent({ ...current, ...set }, current.version + 1, false);
+      return this.store.update(id, current.version, set, event);
+    });
     return this.view(updated, role);
   }
 
@@ -94,7 +108,14 @@ export class LlmModels {
         ? this.nextExtraData(current, provider, extraPatch)
         : openExtraData(this.codec, id, provider, current.extra_data);
     // Spread, not `??`: a price overridden with null means unpriced for this test.
-    const { _id: _id, created_at: _created, updated_at: _updated, extra_data: _sealed, ...stored } = current;
+    const {
+      _id: _id,
+      version: _version,
+      created_at: _created,
+      updated_at: _updated,
+      extra_data: _sealed,
+      ...stored
+    } = current;
     return { id, ...stored, ...fields, provider, extra_data };
   }
 
@@ -113,7 +134,26 @@ export class LlmModels {
         `LLM model ${id} is used by active AI processor(s) ${shown}${more}; deactivate them or move them to another model first`,
       );
     }
-    if (!(await this.store.remove(id))) throw notFound(id);
+    await this.retryStale(id, (current) =>
+      this.store.remove(id, current.version, modelChangedEvent(current, current.version + 1, true)),
+    );
+  }
+
+  /** Applies a change computed from the current version, again while another change wins the race. */
+  private async retryStale<T>(
+    id: number,
+    change: (current: LlmModelRecord) => Promise<WriteOutcome<T>>,
+  ): Promise<T> {
+    for (let attempt = 1; ; attempt += 1) {
+      const outcome = await change(await this.found(id));
+      if (outcome === 'gone') throw notFound(id);
+      if (outcome !== 'stale') {
+        this.eventsWritten();
+        return outcome.done;
+      }
+      if (attempt === STALE_ATTEMPTS)
+        throw new ConflictError(`LLM model ${id} keeps changing under this request; try again`);
+    }
   }
 
   /**
@@ -159,7 +199,7 @@ export class LlmModels {
   }
 
   private view(record: LlmModelRecord, role: Role): LlmModelView {
-    const { _id, extra_data, created_at, updated_at, ...fields } = record;
+    const { _id, extra_data, version: _version, created_at, updated_at, ...fields } = record;
     const plain = openExtraData(this.codec, _id, record.provider, extra_data);
     return {
       id: _id,

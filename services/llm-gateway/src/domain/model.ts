@@ -1,4 +1,4 @@
-import type { LlmProvider } from '@pack/contracts';
+import type { Envelope, LlmProvider } from '@pack/contracts';
 
 /**
  * An LLM Model profile as stored. Secret extra_data keys hold ciphertext (bound to the model and
@@ -15,6 +15,8 @@ export interface LlmModelRecord {
   input_price_per_1m_tokens: string | null;
   output_price_per_1m_tokens: string | null;
   extra_data: Record<string, unknown>;
+  /** Grows by one with every change; the model events carry it (llm.model.changed.v1). */
+  version: number;
   created_at: Date;
   updated_at: Date;
 }
@@ -24,18 +26,32 @@ export interface Page<T> {
   items: T[];
 }
 
-/** Everything the use cases need from storage; data/llm-model-repository.ts implements it. */
+/** What a conditional write found: done, the model gone, or another change got there first. */
+export type WriteOutcome<T> = { done: T } | 'gone' | 'stale';
+
+/**
+ * Everything the use cases need from storage; data/llm-model-repository.ts implements it. Every
+ * change is written together with its event (one single-document write; the outbox relay
+ * publishes it), and applies only to the version it was computed from, so two concurrent
+ * changes never publish the same version.
+ */
 export interface LlmModelStore {
   /** A new integer id, unique across replicas. */
   nextId(): Promise<number>;
   /** ConflictError when the name is taken. */
-  insert(record: LlmModelRecord): Promise<void>;
+  insert(record: LlmModelRecord, event: Envelope): Promise<void>;
+  /** Deleted models are not found. */
   find(id: number): Promise<LlmModelRecord | null>;
   list(limit: number, offset: number): Promise<Page<LlmModelRecord>>;
-  /** The model after the change; null when it is gone; ConflictError when the new name is taken. */
-  update(id: number, set: Partial<LlmModelRecord>): Promise<LlmModelRecord | null>;
-  /** False when there was no such model. */
-  remove(id: number): Promise<boolean>;
+  /** The model after the change (version + 1); ConflictError when the new name is taken. */
+  update(
+    id: number,
+    version: number,
+    set: Partial<LlmModelRecord>,
+    event: Envelope,
+  ): Promise<WriteOutcome<LlmModelRecord>>;
+  /** Deletes (keeping a tombstone that holds the event until it is published). */
+  remove(id: number, version: number, event: Envelope): Promise<WriteOutcome<true>>;
 }
 
 /** Encrypts and decrypts one secret of one model; both are bound into the ciphertext. */
