@@ -65,7 +65,8 @@ export class RollupRepository implements RollupStore {
       .toArray();
     return documents.map((doc) => ({
       model_id: doc.model_id,
-      processor_id: doc.processor_id,
+      // FerretDB leaves out a null set on insert.
+      processor_id: doc.processor_id ?? null,
       hour: doc.hour,
       calls: num(doc.calls),
       errors: num(doc.errors),
