@@ -1,4 +1,10 @@
-import { startFakeAnthropic, startFakeOpenAi, storedDocuments, type FakeProviderServer } from '@pack/testkit';
+import {
+  metricValue,
+  startFakeAnthropic,
+  startFakeOpenAi,
+  storedDocuments,
+  type FakeProviderServer,
+} from '@pack/testkit';
 import { admin, LlmGatewayHarness } from './harness';
 import { KEY, LOOPBACK, providerCalls, Requester, vendor1Model } from './generate-helpers';
 
@@ -74,6 +80,36 @@ describe('generation through the broker', () => {
     );
     const record = records.find((r) => r._id === request.request_id)!;
     expect(JSON.parse(record.raw_usage_json as string)).toMatchObject({ prompt_tokens: 12 });
+    expect(await metricValue(llm.service.url, 'llm_generations_total')).toBeGreaterThanOrEqual(1);
+    expect(await metricValue(llm.service.url, 'llm_gateway_overhead_seconds_count')).toBeGreaterThanOrEqual(1);
+  });
+
+  it('waits while another replica holds a request, and takes over one whose lease ran out', async () => {
+    const fake = await openAi();
+    const model = await vendor1Model(llm, fake);
+    const [expired, held] = [requester.request(model), requester.request(model)];
+    const claim = (requestId: string, leaseMs: number) => ({
+      _id: requestId,
+      state: 'claimed',
+      owner: 'a-replica-that-crashed',
+      lease_until: new Date(Date.now() + leaseMs),
+      claimed_at: new Date(),
+      model_id: model,
+      processor_id: null,
+      pipeline_id: null,
+    });
+    await llm.service.context.mongo.connection
+      .collection<{ _id: string }>('llm_calls')
+      .insertMany([claim(expired.request_id, -1000), claim(held.request_id, 1500)]);
+    await requester.publish(expired);
+    await requester.publish(held);
+    expect(await requester.resultOf(expired)).toMatchObject({ ok: true });
+    // Answered only once its lease is over: deferred to the retry queue until then, not dead-lettered.
+    expect(await requester.resultOf(held)).toMatchObject({ ok: true });
+    expect(providerCalls(fake)).toBe(2);
+    const records = (await storedDocuments(llm.service)).llm_calls ?? [];
+    for (const request of [expired, held])
+      expect(records.find((r) => r._id === request.request_id)).toMatchObject({ state: 'finished' });
   });
 
   it('calls the provider once per request id however often it is delivered, with two replicas', async () => {
