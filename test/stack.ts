@@ -62,6 +62,9 @@ const NOT_RUNNING: Env = {
   WEBHOOK_DISPATCHER_URL: 'http://127.0.0.1:1',
 };
 
+/** Fake providers listen on loopback, which the LLM gateway's URL guard refuses by default. */
+const LOOPBACK_TARGETS: Env = { PACK_ALLOWED_TARGET_CIDRS: '127.0.0.0/8,::1/128' };
+
 export async function startStack(): Promise<Stack> {
   const adminToken = `pack_${randomBytes(32).toString('base64url')}`;
   const namespace = uniqueName('e2e');
@@ -69,7 +72,9 @@ export async function startStack(): Promise<Stack> {
   const services: RunningService<never>[] = [];
   const urls: Record<string, string> = {};
   for (const service of BEHIND_GATEWAY) {
-    const running = await service.start(testEnv(service.name, { ...upstreams, BROKER_NAMESPACE: namespace }));
+    const running = await service.start(
+      testEnv(service.name, { ...upstreams, ...LOOPBACK_TARGETS, BROKER_NAMESPACE: namespace }),
+    );
     services.push(running as unknown as RunningService<never>);
     upstreams[service.env] = running.url;
     urls[service.name] = running.url;

@@ -1,6 +1,6 @@
 import { createEnvelope, events } from '@pack/contracts';
 import { createLogger } from '@pack/logging';
-import { deliver, on, type ConsumerSpec, type Delivery } from './index';
+import { deliver, on, RetryLater, type ConsumerSpec, type Delivery } from './index';
 
 const silent = createLogger({ service: 'test', version: '0', level: 'silent' });
 
@@ -83,6 +83,13 @@ describe('settling a delivery', () => {
     const settled = delivery(message(), overrides);
     expect(await deliver(failing(), settled.fake, silent)).toBe(outcome);
     expect(settled.calls).toEqual(calls);
+  });
+
+  it('defers a message whose handler asks to wait, without using up an attempt, even at the last one', async () => {
+    const waiting = spec(() => Promise.reject(new RetryLater('held by another worker')));
+    const settled = delivery(message(), { previousAttempts: 2 });
+    expect(await deliver(waiting, settled.fake, silent)).toBe('deferred');
+    expect(settled.calls).toEqual(['retry after attempt 2', 'ack']);
   });
 
   it('dead-letters a payload that breaks the event schema without running the handler', async () => {

@@ -70,13 +70,26 @@ export interface Delivery {
   retryLater(attempts: number): Promise<void>;
 }
 
+/**
+ * Thrown by a handler that cannot do its work yet because another worker holds it (a lease):
+ * the message goes to the delayed-retry queue without counting as a failed attempt, so waiting
+ * never dead-letters it. The holder's lease must be bounded, or this loops for ever.
+ */
+export class RetryLater extends Error {
+  constructor(reason: string) {
+    super(reason);
+    this.name = 'RetryLater';
+  }
+}
+
 /** What the handler's result calls for. */
-type Decision = 'ack' | 'dropped' | 'invalid' | 'dead_letter' | 'retry';
+type Decision = 'ack' | 'dropped' | 'invalid' | 'dead_letter' | 'retry' | 'deferred';
 /** What happened to the message in the end (a metric label). */
 export type DeliveryOutcome = Decision | 'requeued' | 'settle_failed';
 
 type Verdict =
   | { kind: 'handled' }
+  | { kind: 'deferred'; reason: string }
   | { kind: 'invalid'; reason: string }
   | { kind: 'failed'; error: unknown; eventId: string };
 
@@ -90,9 +103,9 @@ export async function deliver(spec: ConsumerSpec, delivery: Delivery, log: Logge
   const attempts = delivery.previousAttempts + 1;
   const decision = decide(spec, await runHandler(spec, delivery.content), attempts, delivery.messageId, log);
   const context = { consumer: spec.name, message_id: delivery.messageId };
-  if (decision === 'retry') {
+  if (decision === 'retry' || decision === 'deferred') {
     try {
-      await delivery.retryLater(attempts);
+      await delivery.retryLater(decision === 'retry' ? attempts : delivery.previousAttempts);
     } catch (error) {
       // Broker trouble: give the message back; the quorum queue's delivery limit bounds the loop.
       log.warn({ err: error, ...context }, 'could not schedule the retry; requeueing');
@@ -125,6 +138,9 @@ function decide(
   switch (verdict.kind) {
     case 'handled':
       return 'ack';
+    case 'deferred':
+      log.debug({ consumer, message_id: messageId, reason: verdict.reason }, 'handler deferred the message');
+      return spec.broadcast ? 'dropped' : 'deferred';
     case 'invalid':
       log.warn(
         { consumer, message_id: messageId, reason: verdict.reason },
@@ -165,6 +181,7 @@ async function runHandler(spec: ConsumerSpec, content: Buffer): Promise<Verdict>
     await runWithContext({ correlationId: envelope.correlationid }, accepted.run);
     return { kind: 'handled' };
   } catch (error) {
+    if (error instanceof RetryLater) return { kind: 'deferred', reason: error.message };
     return { kind: 'failed', error, eventId: envelope.id };
   }
 }

@@ -68,7 +68,12 @@ const chatMessage = z.object({ role: z.enum(['system', 'user', 'assistant']), co
 const usage = z.object({
   input_tokens: z.number().int().nonnegative(),
   output_tokens: z.number().int().nonnegative(),
+  /** Part of input_tokens served from the provider's cache, when it reports it. */
+  cached_input_tokens: z.number().int().nonnegative().optional(),
+  /** Part of output_tokens spent on reasoning, when the provider reports it. */
+  reasoning_tokens: z.number().int().nonnegative().optional(),
 });
+const generateReplyTo = z.object({ pipeline_id: z.number().int(), stage: stageSchema, run: z.number().int() });
 
 export const PROCESSOR_KINDS = [
   'config',
@@ -155,31 +160,52 @@ export const events = {
       changed_by: z.number().int().nullable(),
     }),
   ),
+  /**
+   * Generate text with an LLM Model, for a pipeline stage or a validator. `request_id` is the
+   * idempotency key: however often this message is delivered, the provider is called once and
+   * one result (possibly republished, same payload) is published for it. The correlation id
+   * travels in the envelope.
+   */
   llmGenerateRequested: defineEvent(
     'llm.generate.requested.v1',
     z.object({
-      request_id: z.string(),
+      request_id: z.string().min(1).max(200),
       llm_model_id: z.number().int(),
-      messages: z.array(chatMessage),
+      messages: z.array(chatMessage).min(1),
+      /** A JSON Schema as JSON text (user JSON, DESIGN section 2), or null for free text. */
       response_schema: z.string().nullable(),
-      reply_to: z
-        .object({ pipeline_id: z.number().int(), stage: stageSchema, run: z.number().int() })
-        .nullable(),
+      processor_id: z.number().int().nullable(),
+      reply_to: generateReplyTo.nullable(),
     }),
   ),
+  /**
+   * The outcome of one generate request. Published at least once per request id, always with the
+   * same payload: consumers keep the first and drop repeats by `request_id`.
+   */
   llmGenerateCompleted: defineEvent(
     'llm.generate.completed.v1',
     z.object({
-      request_id: z.string(),
+      request_id: z.string().min(1),
       llm_model_id: z.number().int(),
+      processor_id: z.number().int().nullable(),
+      reply_to: generateReplyTo.nullable(),
       ok: z.boolean(),
+      /** The generated text (the last reply when structured output failed), or null. */
       output: z.string().nullable(),
-      error: z.string().nullable(),
+      /** The reply parsed and valid for the request's schema, as JSON text; null without a schema or on failure. */
+      parsed_json: z.string().nullable(),
+      /** Tokens of every provider call made for the request (a re-ask included); null when none answered. */
       usage: usage.nullable(),
+      /** Exact decimal string; null when unpriced or nothing was billed. */
       cost: z.string().nullable(),
-      reply_to: z
-        .object({ pipeline_id: z.number().int(), stage: stageSchema, run: z.number().int() })
-        .nullable(),
+      /** The model has no prices: the cost is unknown, never 0. */
+      unpriced: z.boolean(),
+      /** How the schema reached the model: natively, as prompt instructions, or no schema. */
+      mode: z.enum(['native', 'instructions', 'none']),
+      /** Provider calls made, retries and a re-ask included. */
+      attempts: z.number().int().nonnegative(),
+      latency_ms: z.number().int().nonnegative(),
+      error: z.object({ kind: z.string(), message: z.string() }).nullable(),
     }),
   ),
   pipelineStageChanged: defineEvent(

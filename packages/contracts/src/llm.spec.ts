@@ -1,4 +1,4 @@
-import { canonicalDecimal, isPlainHttpUrl } from './llm';
+import { canonicalDecimal, isPlainHttpUrl, priceSchema } from './llm';
 
 describe('canonicalDecimal', () => {
   it.each([
@@ -36,5 +36,20 @@ describe('isPlainHttpUrl', () => {
     'file:///etc/passwd',
   ])('refuses %s', (url) => {
     expect(isPlainHttpUrl(url)).toBe(false);
+  });
+});
+
+describe('priceSchema', () => {
+  it.each([
+    ['0.15', '0.15'],
+    [0.075, '0.075'],
+    [3, '3'],
+    ['0.000001', '0.000001'],
+    ['1.5E-6', null],
+    ['0.1234567', null],
+    [1e-7, null],
+  ])('reads %j as %j (null: refused, more than 6 decimals)', (price, expected) => {
+    const parsed = priceSchema.safeParse(price);
+    expect(parsed.success ? parsed.data : null).toBe(expected);
   });
 });

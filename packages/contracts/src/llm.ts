@@ -40,6 +40,13 @@ export function canonicalDecimal(text: string): string | null {
   return canonical.length > MAX_DECIMAL_LENGTH ? null : canonical;
 }
 
+/**
+ * Decimals a price may have. With at most 6, every call's cost (tokens x price / 1e6) is a whole
+ * number of 1e-12 currency units, which the dashboard's rollups add up exactly as 64-bit integers
+ * (docs/decisions/0018).
+ */
+export const MAX_PRICE_DECIMALS = 6;
+
 /** A price per million tokens: a JSON number or decimal string in, a canonical decimal string out. */
 export const priceSchema = z
   .union([z.number(), z.string().max(MAX_DECIMAL_LENGTH)])
@@ -49,10 +56,16 @@ export const priceSchema = z
       ctx.addIssue({ code: 'custom', message: 'must be a non-negative decimal number such as "0.15"' });
       return z.NEVER;
     }
+    if ((canonical.split('.')[1] ?? '').length > MAX_PRICE_DECIMALS) {
+      ctx.addIssue({ code: 'custom', message: `must have at most ${MAX_PRICE_DECIMALS} decimals` });
+      return z.NEVER;
+    }
     return canonical;
   })
   .nullable()
-  .describe('Price per 1,000,000 tokens as a decimal string (a JSON number is accepted); null: unpriced');
+  .describe(
+    `Price per 1,000,000 tokens as a decimal string with at most ${MAX_PRICE_DECIMALS} decimals (a JSON number is accepted); null: unpriced`,
+  );
 
 /** http(s) only, and no user:password in the URL (a credential there would leak into logs). */
 export function isPlainHttpUrl(value: string): boolean {

@@ -6,6 +6,7 @@ export { GEMINI_DEFAULT_BASE_URL } from './vendor3';
 export { costOf, sumCosts, isUnpriced, type Cost, type Prices, type Price, type Unpriced } from './cost';
 export {
   generateStructured,
+  schemaProblem,
   StructuredOutputError,
   MAX_STRUCTURED_ATTEMPTS,
   type StructuredResult,

@@ -45,6 +45,16 @@ function validatorOf(schema: JsonSchema): ValidateFunction {
   return validate;
 }
 
+/** Why `schema` cannot be used to validate replies (ajv refuses it), or null when it can. */
+export function schemaProblem(schema: JsonSchema): string | null {
+  try {
+    validatorOf(schema);
+    return null;
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  }
+}
+
 type Check = { ok: true; data: unknown } | { ok: false; problem: string; errors: ErrorObject[] };
 
 function check(text: string, validate: ValidateFunction): Check {

@@ -1,6 +1,7 @@
-import { isUnpriced } from '@pack/llm-providers';
+import { costOf, isUnpriced } from '@pack/llm-providers';
 import type { Metrics } from '@pack/metrics';
-import type { CallObserver } from './domain/connection-test';
+import type { GenerationObserver } from './domain/generation';
+import type { CallObserver } from './domain/reliable-adapter';
 import type { BreakerState } from './domain/reliability';
 
 const LABELS = ['provider', 'model_id'] as const;
@@ -32,11 +33,12 @@ export function llmMetrics(metrics: Metrics) {
   });
 
   const observer: CallObserver = {
-    succeeded(labels, ms, usage, callCost) {
+    succeeded(labels, ms, { usage }, model) {
       requests.inc(of(labels));
       latency.observe(of(labels), ms / 1000);
       inputTokens.inc(of(labels), usage.input_tokens);
       outputTokens.inc(of(labels), usage.output_tokens);
+      const callCost = costOf(usage, model);
       if (!isUnpriced(callCost)) cost.inc(of(labels), Number(callCost));
     },
     failed(labels, ms, kind) {
@@ -48,5 +50,25 @@ export function llmMetrics(metrics: Metrics) {
   };
   const breakerState = (modelId: number, state: BreakerState) =>
     breaker.set({ model_id: String(modelId) }, BREAKER_VALUE[state]);
-  return { observer, breakerState };
+
+  const generations = metrics.counter('llm_generations_total', 'Generate requests answered', LABELS);
+  const failedGenerations = metrics.counter(
+    'llm_generation_failures_total',
+    'Generate requests answered with an error result',
+    LABELS,
+  );
+  const overhead = metrics.histogram(
+    'llm_gateway_overhead_seconds',
+    'Time handling a generate request not spent waiting for the provider (claim, records, rollup, publish)',
+    LABELS,
+    [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 1],
+  );
+  const generation: GenerationObserver = {
+    answered(labels, ok, overheadMs) {
+      generations.inc(of(labels));
+      if (!ok) failedGenerations.inc(of(labels));
+      overhead.observe(of(labels), overheadMs / 1000);
+    },
+  };
+  return { observer, breakerState, generation };
 }

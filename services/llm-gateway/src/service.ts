@@ -2,6 +2,7 @@ import type { ServiceDefinition } from '@pack/runtime';
 import type { Logger } from '@pack/logging';
 import { isEncryptedSecret, keyRingFromEnv, SecretBox, type KeyRing } from '@pack/secrets';
 import { createTargetDispatcher } from '@pack/net-guard';
+import { SettingsCache } from '@pack/settings-client';
 import { ConnectionTester } from './domain/connection-test';
 import { Breakers } from './domain/reliability';
 import { llmMetrics } from './metrics';
@@ -11,6 +12,7 @@ import { processorConsumer } from './messaging/processor-consumer';
 import { LlmModels } from './domain/llm-models';
 import type { SecretCodec } from './domain/model';
 import { llmModelRoutes } from './http/routes';
+import { generationParts, orNullWhenMissing } from './generation-parts';
 import type { LlmGatewayConfig } from './config';
 
 export { llmGatewayEnvSchema, type LlmGatewayConfig } from './config';
@@ -47,23 +49,46 @@ export const llmGatewayService: ServiceDefinition<LlmGatewayConfig> = {
   name: SERVICE,
   version: '0.1.0',
   outboxCollections: [LLM_MODELS_COLLECTION],
-  setup({ config, mongo, logger, metrics, outbox }) {
+  setup({ config, mongo, logger, metrics, broker, outbox }) {
     const repository = new LlmModelRepository(mongo.connection);
     const usage = new ModelUsageRepository(mongo.connection);
-    const models = new LlmModels(repository, secretCodec(keyRingFromEnv(config), logger), usage, () =>
-      outbox.kick(),
-    );
     const allowed = config.PACK_ALLOWED_TARGET_CIDRS;
     const dispatcher = createTargetDispatcher({ allowed });
     const insecureDispatcher = createTargetDispatcher({ allowed, rejectUnauthorized: false });
-    const { observer, breakerState } = llmMetrics(metrics);
+    const { observer, breakerState, generation } = llmMetrics(metrics);
     const breakers = new Breakers(undefined, breakerState);
+    const settings = new SettingsCache({
+      settingsUrl: config.SETTINGS_URL,
+      internalSecret: config.PACK_INTERNAL_SECRET,
+      service: SERVICE,
+      logger,
+    });
+    const gen = generationParts({
+      config,
+      connection: mongo.connection,
+      broker,
+      logger,
+      dispatchers: { dispatcher, insecureDispatcher },
+      breakers,
+      observer,
+      generationObserver: generation,
+      settings: () => settings.get(),
+      // Generation reads profiles through LlmModels: the same decryption, cached.
+      load: (id) => models.withOverrides(id, {}).catch(orNullWhenMissing),
+    });
+    const models = new LlmModels(
+      gen.store(repository),
+      secretCodec(keyRingFromEnv(config), logger),
+      usage,
+      () => outbox.kick(),
+    );
     const tester = new ConnectionTester({ dispatcher, insecureDispatcher }, breakers, observer);
     return {
-      routes: llmModelRoutes(models, tester),
-      consumers: [processorConsumer(usage)],
+      routes: [...llmModelRoutes(models, tester, gen.maySeeCosts), ...gen.routes],
+      consumers: [settings.consumer(), gen.consumer, processorConsumer(usage)],
       async onStart() {
-        await Promise.all([repository.ensureIndexes(), usage.ensureIndexes()]);
+        await Promise.all([repository.ensureIndexes(), usage.ensureIndexes(), gen.ensureIndexes()]);
+        settings.start();
         const sweep = () =>
           repository
             .sweepTombstones()
@@ -71,6 +96,7 @@ export const llmGatewayService: ServiceDefinition<LlmGatewayConfig> = {
         const sweeper = setInterval(() => void sweep(), TOMBSTONE_SWEEP_MS).unref();
         return async () => {
           clearInterval(sweeper);
+          settings.stop();
           breakers.shutdown();
           await Promise.all([dispatcher.close(), insecureDispatcher.close()]);
         };

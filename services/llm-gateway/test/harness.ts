@@ -1,7 +1,7 @@
 import { loadConfig } from '@pack/config';
 import type { Principal } from '@pack/contracts';
 import { startService, type RunningService, type StartOptions } from '@pack/runtime';
-import { call, dropDatabase, storedDocuments, testEnv, type CallResult } from '@pack/testkit';
+import { call, stopAndClean, storedDocuments, testEnv, type CallResult } from '@pack/testkit';
 import { llmGatewayEnvSchema, llmGatewayService, type LlmGatewayConfig } from '../src/service';
 
 export const MODELS = '/v1/ai/llm_models/';
@@ -75,7 +75,8 @@ export class LlmGatewayHarness {
     overrides: Record<string, string> = {},
     options: StartOptions = {},
   ): Promise<LlmGatewayHarness> {
-    const env = testEnv('llm-gateway', overrides);
+    // Nothing answers there: the settings cache keeps the defaults unless a test points it elsewhere.
+    const env = testEnv('llm-gateway', { SETTINGS_URL: 'http://127.0.0.1:1', ...overrides });
     const service = await startService(llmGatewayService, loadConfig(llmGatewayEnvSchema, env), options);
     await service.started;
     return new LlmGatewayHarness(service, env);
@@ -105,8 +106,13 @@ export class LlmGatewayHarness {
     return storedDocuments(this.service);
   }
 
-  async stopAndDrop(): Promise<void> {
-    await this.service.stop();
-    await dropDatabase(this.env.MONGO_URL!, this.env.MONGO_DB!);
+  /** Another replica: the same database and broker namespace, so the two compete for requests. */
+  async replica(): Promise<LlmGatewayHarness> {
+    return LlmGatewayHarness.start(this.env);
+  }
+
+  /** Stops the service and removes its database and queues. */
+  stopAndDrop(): Promise<void> {
+    return stopAndClean(this.service);
   }
 }

@@ -1,18 +1,10 @@
 import { BadGatewayError, GatewayTimeoutError } from '@pack/errors';
-import {
-  costOf,
-  createAdapter,
-  ProviderError,
-  type AdapterOptions,
-  type Cost,
-  type ProviderConfig,
-  type Usage,
-} from '@pack/llm-providers';
+import { costOf, ProviderError, type Cost, type Usage } from '@pack/llm-providers';
 import type { EffectiveModel } from './llm-models';
+import { reliableAdapter, type CallObserver, type Dispatchers } from './reliable-adapter';
 import {
   BreakerOpenError,
   DEFAULT_RETRY_POLICY,
-  withRetries,
   type Breakers,
   type BreakerState,
   type RetryPolicy,
@@ -33,19 +25,7 @@ export interface ConnectionTestResult {
   breaker: BreakerState;
 }
 
-export interface CallLabels {
-  provider: string;
-  model_id: number;
-}
-
-/** What the metrics see of provider calls: one report per attempt, one per retry. */
-export interface CallObserver {
-  succeeded(labels: CallLabels, latencyMs: number, usage: Usage, cost: Cost): void;
-  failed(labels: CallLabels, latencyMs: number, kind: string): void;
-  retried(labels: CallLabels): void;
-}
-
-export type Dispatchers = Pick<AdapterOptions, 'dispatcher' | 'insecureDispatcher'>;
+export type { CallLabels, CallObserver, Dispatchers } from './reliable-adapter';
 
 /** Sends one short prompt to a model (stored fields overridden for the test) through the guard. */
 export class ConnectionTester {
@@ -57,44 +37,25 @@ export class ConnectionTester {
   ) {}
 
   async test(model: EffectiveModel): Promise<ConnectionTestResult> {
-    const config = { provider: model.provider, ...model.extra_data } as ProviderConfig;
-    const adapter = createAdapter(config, { timeout: model.timeout, ...this.dispatchers });
+    const adapter = reliableAdapter(model, this.dispatchers, this.breakers, this.observer, this.policy);
     const messages = [
       ...(model.prompt ? [{ role: 'system' as const, content: model.prompt }] : []),
       { role: 'user' as const, content: TEST_PROMPT },
     ];
-    const labels = { provider: model.provider, model_id: model.id };
-    const once = async () => {
-      const began = Date.now();
-      try {
-        const result = await adapter.generate({
-          model: model.model_name,
-          messages,
-          maxOutputTokens: TEST_MAX_OUTPUT_TOKENS,
-        });
-        const cost = costOf(result.usage, model);
-        this.observer.succeeded(labels, Date.now() - began, result.usage, cost);
-        return { result, cost };
-      } catch (error) {
-        const kind = error instanceof ProviderError ? error.kind : 'unknown';
-        this.observer.failed(labels, Date.now() - began, kind);
-        throw error;
-      }
-    };
     const started = Date.now();
     try {
-      const { value, attempts } = await withRetries(
-        () => this.breakers.run(model.id, once),
-        this.policy,
-        () => this.observer.retried(labels),
-      );
+      const result = await adapter.generate({
+        model: model.model_name,
+        messages,
+        maxOutputTokens: TEST_MAX_OUTPUT_TOKENS,
+      });
       return {
         ok: true,
         latency_ms: Date.now() - started,
-        reply_excerpt: value.result.text.slice(0, EXCERPT),
-        usage: plainUsage(value.result.usage),
-        cost: value.cost,
-        attempts,
+        reply_excerpt: result.text.slice(0, EXCERPT),
+        usage: plainUsage(result.usage),
+        cost: costOf(result.usage, model),
+        attempts: adapter.attempts,
         breaker: this.breakers.state(model.id),
       };
     } catch (error) {

@@ -3,6 +3,7 @@ import {
   llmModelPatchSchema,
   llmModelViewSchema,
   type LlmModelCreate,
+  type Role,
 } from '@pack/contracts';
 import { idParams, listQuerySchema, pageOf, pageSchema, problemSchema, route } from '@pack/http-kit';
 import { z } from 'zod';
@@ -29,13 +30,19 @@ const connectionTestSchema = z.object({
   reply_excerpt: z.string().describe('The first characters of the generated text'),
   usage: z.object({ input_tokens: z.number().int(), output_tokens: z.number().int() }),
   cost: z
-    .union([z.string(), z.object({ unpriced: z.literal(true) })])
-    .describe('A decimal string, or {unpriced: true} when the model has no prices'),
+    .union([z.string(), z.object({ unpriced: z.literal(true) }), z.null()])
+    .describe(
+      'A decimal string, or {unpriced: true} when the model has no prices; null when Charges Settings hide costs from the caller',
+    ),
   attempts: z.number().int().describe('Provider calls made, retries included'),
   breaker: z.enum(['closed', 'open', 'half_open']).describe("State of the model's circuit breaker"),
 });
 
-export function llmModelRoutes(models: LlmModels, tester: ConnectionTester) {
+export function llmModelRoutes(
+  models: LlmModels,
+  tester: ConnectionTester,
+  maySeeCosts: (role: Role) => boolean = () => true,
+) {
   return [
     route({
       method: 'post',
@@ -54,9 +61,10 @@ export function llmModelRoutes(models: LlmModels, tester: ConnectionTester) {
         502: problem('The provider failed, answered with an error or nothing, or the target is refused'),
         504: problem('The provider did not answer within the model timeout'),
       },
-      handler: async ({ params, body, log }) => {
+      handler: async ({ principal, params, body, log }) => {
         const model = await models.withOverrides(params.id, body);
-        const result = await tester.test(model);
+        const tested = await tester.test(model);
+        const result = maySeeCosts(principal.role) ? tested : { ...tested, cost: null };
         log.info(
           { model_id: params.id, provider: model.provider, latency_ms: result.latency_ms },
           'llm connection test passed',

@@ -1,0 +1,92 @@
+import type { EventData, events } from '@pack/contracts';
+
+export type GenerateRequest = EventData<typeof events.llmGenerateRequested>;
+export type GenerateResult = EventData<typeof events.llmGenerateCompleted>;
+
+/**
+ * One generate request's call record in `llm_calls`, keyed by the request id: claimed by the
+ * replica that calls the provider (with a lease), then finished with everything spec 2.2 asks to
+ * keep. The stored result is what a redelivered request republishes.
+ */
+export interface CallClaim {
+  _id: string;
+  state: 'claimed';
+  /** The replica handling it; only the owner may finish it. */
+  owner: string;
+  lease_until: Date;
+  claimed_at: Date;
+  model_id: number;
+  processor_id: number | null;
+  pipeline_id: number | null;
+}
+
+export interface FinishedCall {
+  state: 'finished';
+  finished_at: Date;
+  provider: string | null;
+  model_name: string | null;
+  /** 'ok' or the error kind. */
+  outcome: string;
+  input_tokens: number;
+  output_tokens: number;
+  /** The providers' own usage objects, one per provider call, as JSON text (user JSON). */
+  raw_usage_json: string | null;
+  /** The prices the cost was computed with, as they were at the time of the call. */
+  input_price_per_1m_tokens: string | null;
+  output_price_per_1m_tokens: string | null;
+  cost: string | null;
+  unpriced: boolean;
+  latency_ms: number;
+  mode: GenerateResult['mode'];
+  attempts: number;
+  result: GenerateResult;
+}
+
+export type CallRecord = CallClaim | (Omit<CallClaim, 'state'> & FinishedCall);
+
+/** Everything the generation needs from `llm_calls`; data/call-repository.ts implements it. */
+export interface CallStore {
+  /** Inserts the claim; false when a record with this request id exists (unique _id). */
+  insertClaim(claim: CallClaim): Promise<boolean>;
+  find(requestId: string): Promise<CallRecord | null>;
+  /** Takes over a claim whose lease ended before `now`; false when another replica did first. */
+  takeOver(requestId: string, now: Date, owner: string, leaseUntil: Date): Promise<boolean>;
+  /** Finishes a claim this owner still holds; false when another replica took it over. */
+  finish(requestId: string, owner: string, finished: FinishedCall): Promise<boolean>;
+}
+
+/** One call's contribution to the rollup of its model, processor and UTC hour. */
+export interface RollupDelta {
+  model_id: number;
+  processor_id: number | null;
+  hour: Date;
+  error: boolean;
+  input_tokens: number;
+  output_tokens: number;
+  unpriced: boolean;
+  /** Cost in 1e-12 currency units (rollup-math.ts). */
+  cost_units: bigint;
+  latency_bucket: number;
+}
+
+/** A rollup document: sums of the calls of one model, processor and hour. */
+export interface Rollup {
+  model_id: number;
+  processor_id: number | null;
+  hour: Date;
+  calls: number;
+  errors: number;
+  input_tokens: number;
+  output_tokens: number;
+  unpriced_calls: number;
+  cost_units: bigint;
+  /** Calls per latency bucket. */
+  latency: Map<number, number>;
+}
+
+export interface RollupStore {
+  /** One upsert with `$inc`: safe under concurrency, one command. */
+  add(delta: RollupDelta): Promise<void>;
+  /** The rollups of the hours in [from, to). */
+  between(from: Date, to: Date): Promise<Rollup[]>;
+}

@@ -1,0 +1,100 @@
+import {
+  generateStructured,
+  ProviderError,
+  schemaProblem,
+  STRUCTURED_CAPABILITY,
+  StructuredOutputError,
+  type ChatMessage,
+  type JsonSchema,
+  type Usage,
+} from '@pack/llm-providers';
+import type { GenerateRequest, GenerateResult } from './calls';
+import type { EffectiveModel } from './llm-models';
+import type { ReliableAdapter } from './reliable-adapter';
+import { BreakerOpenError } from './reliability';
+
+/** What came back from the provider side of one generate request. */
+export interface CallOutcome {
+  text: string | null;
+  /** The valid structured reply as JSON text. */
+  parsedJson: string | null;
+  /** Every provider call's tokens (a re-ask's included); null when no call was answered. */
+  usage: Usage | null;
+  mode: GenerateResult['mode'];
+  error: { kind: string; message: string } | null;
+  /** An unexpected error behind an `internal` outcome, for the log. */
+  cause?: unknown;
+}
+
+const failure = (kind: string, message: string, extra: Partial<CallOutcome> = {}): CallOutcome => ({
+  text: null,
+  parsedJson: null,
+  usage: null,
+  mode: 'none',
+  error: { kind, message },
+  ...extra,
+});
+
+/** The model is gone: an error result, so the requester is told instead of waiting. */
+export function modelMissing(modelId: number): CallOutcome {
+  return failure('model_not_found', `no LLM model with id ${modelId}`);
+}
+
+/** The schema as an object ajv accepts, or the reason it is not one. */
+function readSchema(text: string): { schema: JsonSchema } | { problem: string } {
+  let schema: unknown;
+  try {
+    schema = JSON.parse(text);
+  } catch {
+    return { problem: 'response_schema is not JSON' };
+  }
+  if (typeof schema !== 'object' || schema === null || Array.isArray(schema))
+    return { problem: 'response_schema must be a JSON object' };
+  const problem = schemaProblem(schema as JsonSchema);
+  return problem
+    ? { problem: `response_schema is not a valid JSON Schema: ${problem}` }
+    : { schema: schema as JsonSchema };
+}
+
+/**
+ * Calls the model for one request: free text, or JSON valid for the request's schema (sent
+ * natively or as instructions, one re-ask; the schema is never dropped). Never throws: every
+ * failure becomes an error outcome, so a bad request or provider cannot loop in the queue.
+ */
+export async function callModel(
+  adapter: ReliableAdapter,
+  model: EffectiveModel,
+  request: GenerateRequest,
+): Promise<CallOutcome> {
+  const messages: ChatMessage[] = [
+    ...(model.prompt ? [{ role: 'system' as const, content: model.prompt }] : []),
+    ...request.messages,
+  ];
+  try {
+    if (request.response_schema === null) {
+      const out = await adapter.generate({ model: model.model_name, messages });
+      return { text: out.text, parsedJson: null, usage: out.usage, mode: 'none', error: null };
+    }
+    const read = readSchema(request.response_schema);
+    if ('problem' in read) return failure('invalid_request', read.problem);
+    const out = await generateStructured(adapter, { model: model.model_name, messages }, read.schema);
+    return {
+      text: out.text,
+      parsedJson: JSON.stringify(out.data),
+      usage: out.usage,
+      mode: out.mode === 'native' ? 'native' : 'instructions',
+      error: null,
+    };
+  } catch (error) {
+    if (error instanceof StructuredOutputError)
+      // The failed attempts were billed: their tokens stay in the outcome.
+      return failure('structured_output', error.message, {
+        text: error.text,
+        usage: error.usage,
+        mode: STRUCTURED_CAPABILITY[model.provider] === 'native' ? 'native' : 'instructions',
+      });
+    if (error instanceof ProviderError) return failure(error.kind, error.message);
+    if (error instanceof BreakerOpenError) return failure('breaker_open', error.message);
+    return failure('internal', 'the gateway failed to handle the request', { cause: error });
+  }
+}

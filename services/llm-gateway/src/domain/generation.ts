@@ -1,0 +1,170 @@
+import { costOf, isUnpriced } from '@pack/llm-providers';
+import type {
+  CallClaim,
+  CallStore,
+  FinishedCall,
+  GenerateRequest,
+  GenerateResult,
+  RollupStore,
+} from './calls';
+import { callModel, modelMissing, type CallOutcome } from './generate-call';
+import type { EffectiveModel } from './llm-models';
+import type { ModelProfiles } from './model-profiles';
+import type { CallLabels, ReliableAdapter } from './reliable-adapter';
+import type { RetryPolicy } from './reliability';
+import { costUnits, hourOf, latencyBucket } from './rollup-math';
+
+export interface GenerationObserver {
+  /** One result published for the first time; `overheadMs`: handling time not spent in provider calls. */
+  answered(labels: CallLabels, ok: boolean, overheadMs: number): void;
+}
+
+export interface GenerationDeps {
+  calls: CallStore;
+  rollups: RollupStore;
+  profiles: ModelProfiles;
+  adapterFor(model: EffectiveModel): ReliableAdapter;
+  /** Publishes the result and resolves once the broker confirmed it. */
+  publish(result: GenerateResult): Promise<void>;
+  observer: GenerationObserver;
+  policy: RetryPolicy;
+  /** This replica's name in the claims it takes. */
+  owner: string;
+  /** An unexpected error turned into an `internal` error result. */
+  unexpected(requestId: string, error: unknown): void;
+}
+
+/**
+ * What became of a request: answered (first time), republished (a repeat of a finished one),
+ * held (another replica holds a live lease: try again later), or lost (our lease ran out and
+ * another replica took over; it publishes).
+ */
+export type Handled = 'answered' | 'republished' | 'held' | 'lost';
+
+/** Lease of a request whose model is unknown: nothing slow happens under it. */
+const SHORT_LEASE_MS = 30_000;
+/** Structured output makes at most two calls, each retried by the policy. */
+const CALLS_PER_REQUEST = 2;
+
+/**
+ * Generation for the pipeline (issue 9 item 4). The provider is called at most once per request
+ * id across replicas and redeliveries: the claim is a unique insert keyed by the request id, and
+ * a finished record answers repeats from what it stored. Three database commands per request
+ * on the normal path: claim insert, finish update, rollup upsert (docs/decisions/0018).
+ */
+export class Generation {
+  constructor(private readonly deps: GenerationDeps) {}
+
+  async handle(request: GenerateRequest): Promise<Handled> {
+    const began = performance.now();
+    const { calls, owner } = this.deps;
+    const model = await this.deps.profiles.get(request.llm_model_id);
+    const now = new Date();
+    const leaseUntil = new Date(now.getTime() + this.leaseMs(model));
+    const claim: CallClaim = {
+      _id: request.request_id,
+      state: 'claimed',
+      owner,
+      lease_until: leaseUntil,
+      claimed_at: now,
+      model_id: request.llm_model_id,
+      processor_id: request.processor_id,
+      pipeline_id: request.reply_to?.pipeline_id ?? null,
+    };
+    if (!(await calls.insertClaim(claim))) {
+      const existing = await calls.find(request.request_id);
+      if (existing?.state === 'finished') {
+        await this.deps.publish(existing.result);
+        return 'republished';
+      }
+      if (!existing || existing.lease_until > now) return 'held';
+      if (!(await calls.takeOver(request.request_id, now, owner, leaseUntil))) return 'held';
+    }
+
+    const adapter = model ? this.deps.adapterFor(model) : undefined;
+    const outcome =
+      model && adapter ? await callModel(adapter, model, request) : modelMissing(request.llm_model_id);
+    if (outcome.cause !== undefined) this.deps.unexpected(request.request_id, outcome.cause);
+    const finished = this.finished(request, model, outcome, adapter, Math.round(performance.now() - began));
+    if (!(await calls.finish(request.request_id, owner, finished))) return 'lost';
+    await this.deps.rollups.add({
+      model_id: request.llm_model_id,
+      processor_id: request.processor_id,
+      hour: hourOf(finished.finished_at),
+      error: outcome.error !== null,
+      input_tokens: finished.input_tokens,
+      output_tokens: finished.output_tokens,
+      unpriced: finished.unpriced,
+      cost_units: finished.cost === null ? 0n : costUnits(finished.cost),
+      latency_bucket: latencyBucket(finished.latency_ms),
+    });
+    await this.deps.publish(finished.result);
+    const labels = { provider: model?.provider ?? 'unknown', model_id: request.llm_model_id };
+    this.deps.observer.answered(
+      labels,
+      outcome.error === null,
+      performance.now() - began - (adapter?.providerMs ?? 0),
+    );
+    return 'answered';
+  }
+
+  /** Long enough for every attempt at the model's timeout and the backoff between them. */
+  private leaseMs(model: EffectiveModel | null): number {
+    if (!model) return SHORT_LEASE_MS;
+    const { maxAttempts, maxDelayMs } = this.deps.policy;
+    return CALLS_PER_REQUEST * maxAttempts * (model.timeout * 1000 + maxDelayMs) + SHORT_LEASE_MS;
+  }
+
+  private finished(
+    request: GenerateRequest,
+    model: EffectiveModel | null,
+    outcome: CallOutcome,
+    adapter: ReliableAdapter | undefined,
+    latencyMs: number,
+  ): FinishedCall {
+    const usage = outcome.usage;
+    const cost = usage && model ? costOf(usage, model) : null;
+    const unpriced = cost !== null && isUnpriced(cost);
+    const costText = cost === null || isUnpriced(cost) ? null : cost;
+    const attempts = adapter?.attempts ?? 0;
+    const result: GenerateResult = {
+      request_id: request.request_id,
+      llm_model_id: request.llm_model_id,
+      processor_id: request.processor_id,
+      reply_to: request.reply_to,
+      ok: outcome.error === null,
+      output: outcome.text,
+      parsed_json: outcome.parsedJson,
+      usage: usage && {
+        input_tokens: usage.input_tokens,
+        output_tokens: usage.output_tokens,
+        ...(usage.cached_input_tokens !== undefined && { cached_input_tokens: usage.cached_input_tokens }),
+        ...(usage.reasoning_tokens !== undefined && { reasoning_tokens: usage.reasoning_tokens }),
+      },
+      cost: costText,
+      unpriced,
+      mode: outcome.mode,
+      attempts,
+      latency_ms: latencyMs,
+      error: outcome.error,
+    };
+    return {
+      state: 'finished',
+      finished_at: new Date(),
+      provider: model?.provider ?? null,
+      model_name: model?.model_name ?? null,
+      outcome: outcome.error?.kind ?? 'ok',
+      input_tokens: usage?.input_tokens ?? 0,
+      output_tokens: usage?.output_tokens ?? 0,
+      raw_usage_json: usage ? JSON.stringify(usage.raw) : null,
+      input_price_per_1m_tokens: model?.input_price_per_1m_tokens ?? null,
+      output_price_per_1m_tokens: model?.output_price_per_1m_tokens ?? null,
+      cost: costText,
+      unpriced,
+      latency_ms: latencyMs,
+      mode: outcome.mode,
+      attempts,
+      result,
+    };
+  }
+}

@@ -1,0 +1,90 @@
+import { problemSchema, route } from '@pack/http-kit';
+import { z } from 'zod';
+import { GROUP_BY, MAX_RANGE_DAYS, type Dashboard } from '../domain/dashboard';
+
+export const DASHBOARD_PATH = '/v1/ai/dashboard/';
+const DEFAULT_RANGE_MS = 7 * 86_400_000;
+
+const instant = (what: string) =>
+  z
+    .union([z.iso.datetime({ offset: true }), z.iso.date()], {
+      error: 'must be an ISO 8601 date (2026-11-23) or date-time (2026-11-23T14:00:00Z)',
+    })
+    .transform((text) => new Date(text))
+    .optional()
+    .describe(`${what} (ISO 8601 date or date-time, UTC unless an offset is given)`);
+
+const querySchema = z.strictObject({
+  from: instant('Start of the range; default: 7 days before `to`'),
+  to: instant('End of the range (exclusive); default: now'),
+  group_by: z.enum(GROUP_BY, { error: 'must be one of model, day, processor' }).default('model'),
+});
+
+const stats = {
+  calls: z.number().int(),
+  errors: z.number().int(),
+  error_rate: z.number().describe('errors / calls'),
+  input_tokens: z.number().int(),
+  output_tokens: z.number().int(),
+  cost: z
+    .string()
+    .nullable()
+    .describe(
+      'Exact sum of the priced calls as a decimal string; null when Charges Settings hide costs from the caller',
+    ),
+  unpriced_calls: z.number().int().describe('Calls of models without prices: not in `cost`'),
+  p50_latency_ms: z
+    .number()
+    .int()
+    .nullable()
+    .describe('Median call latency, at most 10% above the true value'),
+  p95_latency_ms: z
+    .number()
+    .int()
+    .nullable()
+    .describe('95th percentile call latency, at most 10% above the true value'),
+};
+
+const dashboardSchema = z.object({
+  from: z.string().describe('The range start used: `from` taken back to the start of its UTC hour'),
+  to: z.string().describe('The range end used: `to` taken forward to the end of its UTC hour'),
+  group_by: z.enum(GROUP_BY),
+  currency: z.string().nullable().describe('The Currency setting; null when costs are hidden'),
+  costs_hidden: z.boolean(),
+  totals: z.object(stats),
+  groups: z.array(
+    z.object({
+      key: z
+        .union([z.number().int(), z.string(), z.null()])
+        .describe('The LLM model id, the UTC day (YYYY-MM-DD), or the processor id (null: no processor)'),
+      ...stats,
+    }),
+  ),
+});
+
+const problem = (description: string) => ({ description, schema: problemSchema });
+
+export function dashboardRoutes(dashboard: Dashboard) {
+  return [
+    route({
+      method: 'get',
+      path: DASHBOARD_PATH,
+      summary: `AI Integration dashboard: generations of the LLM models from hourly rollups (admins and service owners; at most ${MAX_RANGE_DAYS} days)`,
+      access: ['admin', 'service_owner'],
+      query: querySchema,
+      responses: {
+        200: { description: 'Totals and one entry per group', schema: dashboardSchema },
+        400: problem(
+          'A bad from, to or group_by, from after to, or a range too long; `errors` names the field',
+        ),
+        401: problem('No or unknown token'),
+        403: problem('The caller role may not do this'),
+      },
+      handler: async ({ principal, query }) => {
+        const to = query.to ?? new Date();
+        const from = query.from ?? new Date(to.getTime() - DEFAULT_RANGE_MS);
+        return { body: await dashboard.view(principal.role, from, to, query.group_by) };
+      },
+    }),
+  ];
+}

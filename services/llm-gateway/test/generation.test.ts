@@ -1,0 +1,234 @@
+import {
+  metricValue,
+  startFakeAnthropic,
+  startFakeOpenAi,
+  storedDocuments,
+  type FakeProviderServer,
+} from '@pack/testkit';
+import { admin, LlmGatewayHarness } from './harness';
+import { KEY, LOOPBACK, providerCalls, Requester, vendor1Model } from './generate-helpers';
+
+const SCHEMA = JSON.stringify({
+  type: 'object',
+  properties: { answer: { type: 'string' } },
+  required: ['answer'],
+  additionalProperties: false,
+});
+
+describe('generation through the broker', () => {
+  let llm: LlmGatewayHarness;
+  let requester: Requester;
+  const fakes: FakeProviderServer[] = [];
+  const openAi = async () => {
+    const fake = await startFakeOpenAi({ apiKey: KEY });
+    fakes.push(fake);
+    return fake;
+  };
+
+  beforeAll(async () => {
+    llm = await LlmGatewayHarness.start(LOOPBACK);
+    requester = await Requester.start(llm);
+  });
+  afterAll(async () => {
+    await requester.stop();
+    await Promise.all(fakes.map((fake) => fake.close()));
+    await llm.stopAndDrop();
+  });
+
+  it('answers a request with the output, usage, exact cost and timings, and keeps a call record', async () => {
+    const fake = await openAi();
+    const model = await vendor1Model(llm, fake);
+    const request = requester.request(model, {
+      processor_id: 7,
+      reply_to: { pipeline_id: 42, stage: 'CONFIG', run: 1 },
+    });
+    await requester.publish(request);
+    const result = await requester.resultOf(request);
+    // The fake's usage: 12 in, 7 out at 0.15 and 0.6 per million = 0.0000018 + 0.0000042.
+    expect(result).toMatchObject({
+      request_id: request.request_id,
+      llm_model_id: model,
+      processor_id: 7,
+      reply_to: { pipeline_id: 42, stage: 'CONFIG', run: 1 },
+      ok: true,
+      output: 'Hello from the fake provider.',
+      parsed_json: null,
+      usage: { input_tokens: 12, output_tokens: 7 },
+      cost: '0.000006',
+      unpriced: false,
+      mode: 'none',
+      attempts: 1,
+      error: null,
+    });
+    expect(result.latency_ms).toEqual(expect.any(Number));
+    const records = (await storedDocuments(llm.service)).llm_calls ?? [];
+    expect(records).toContainEqual(
+      expect.objectContaining({
+        _id: request.request_id,
+        state: 'finished',
+        outcome: 'ok',
+        model_id: model,
+        processor_id: 7,
+        pipeline_id: 42,
+        provider: 'vendor1',
+        input_tokens: 12,
+        output_tokens: 7,
+        input_price_per_1m_tokens: '0.15',
+        output_price_per_1m_tokens: '0.6',
+        cost: '0.000006',
+      }),
+    );
+    const record = records.find((r) => r._id === request.request_id)!;
+    expect(JSON.parse(record.raw_usage_json as string)).toMatchObject({ prompt_tokens: 12 });
+    expect(await metricValue(llm.service.url, 'llm_generations_total')).toBeGreaterThanOrEqual(1);
+    expect(await metricValue(llm.service.url, 'llm_gateway_overhead_seconds_count')).toBeGreaterThanOrEqual(
+      1,
+    );
+  });
+
+  it('waits while another replica holds a request, and takes over one whose lease ran out', async () => {
+    const fake = await openAi();
+    const model = await vendor1Model(llm, fake);
+    const [expired, held] = [requester.request(model), requester.request(model)];
+    const claim = (requestId: string, leaseMs: number) => ({
+      _id: requestId,
+      state: 'claimed',
+      owner: 'a-replica-that-crashed',
+      lease_until: new Date(Date.now() + leaseMs),
+      claimed_at: new Date(),
+      model_id: model,
+      processor_id: null,
+      pipeline_id: null,
+    });
+    await llm.service.context.mongo.connection
+      .collection<{ _id: string }>('llm_calls')
+      .insertMany([claim(expired.request_id, -1000), claim(held.request_id, 1500)]);
+    await requester.publish(expired);
+    await requester.publish(held);
+    expect(await requester.resultOf(expired)).toMatchObject({ ok: true });
+    // Answered only once its lease is over: deferred to the retry queue until then, not dead-lettered.
+    expect(await requester.resultOf(held)).toMatchObject({ ok: true });
+    expect(providerCalls(fake)).toBe(2);
+    const records = (await storedDocuments(llm.service)).llm_calls ?? [];
+    for (const request of [expired, held])
+      expect(records.find((r) => r._id === request.request_id)).toMatchObject({ state: 'finished' });
+  });
+
+  it('calls the provider once per request id however often it is delivered, with two replicas', async () => {
+    const replica = await llm.replica();
+    try {
+      const fake = await openAi();
+      const model = await vendor1Model(llm, fake);
+      const requests = Array.from({ length: 10 }, () => requester.request(model));
+      // Every request twice, interleaved, so both replicas see copies of the same request id.
+      for (const request of [...requests, ...requests]) await requester.publish(request);
+      const results = await requester.results(requests.map((r) => r.request_id));
+      expect(providerCalls(fake)).toBe(10);
+      // Repeats are the same result, republished from the call record.
+      for (const request of requests) {
+        const copies = results.filter((e) => e.data.request_id === request.request_id).map((e) => e.data);
+        for (const copy of copies) expect(copy).toEqual(copies[0]);
+        expect(copies[0]).toMatchObject({ ok: true, attempts: 1 });
+      }
+    } finally {
+      await replica.service.stop();
+    }
+  });
+
+  it('sends a schema natively to vendor1 and as instructions to vendor2, and returns the parsed JSON', async () => {
+    const fake = await openAi();
+    fake.scriptReplies('{"answer": "native"}');
+    const native = requester.request(await vendor1Model(llm, fake), { response_schema: SCHEMA });
+    const anthropic = await startFakeAnthropic({ apiKey: KEY });
+    fakes.push(anthropic);
+    anthropic.scriptReplies('```json\n{"answer": "text"}\n```');
+    const created = await llm.create(
+      {
+        name: 'messages generator',
+        provider: 'vendor2',
+        model_name: 'claude-sonnet',
+        timeout: 5,
+        extra_data: { api_key: KEY, base_url: anthropic.url },
+      },
+      admin,
+    );
+    const instructed = requester.request((created.body as { id: number }).id, { response_schema: SCHEMA });
+    await requester.publish(native);
+    await requester.publish(instructed);
+    expect(await requester.resultOf(native)).toMatchObject({
+      ok: true,
+      mode: 'native',
+      parsed_json: '{"answer":"native"}',
+    });
+    expect(fake.requests.at(-1)?.body).toMatchObject({ response_format: { type: 'json_schema' } });
+    // An unpriced model: the cost is unknown, never "0".
+    expect(await requester.resultOf(instructed)).toMatchObject({
+      ok: true,
+      mode: 'instructions',
+      parsed_json: '{"answer":"text"}',
+      cost: null,
+      unpriced: true,
+    });
+    const sent = anthropic.requests.at(-1)?.body as { messages: { content: string }[] };
+    expect(sent.messages.at(-1)?.content).toContain('"answer"');
+  });
+
+  it('re-asks once after an invalid reply and bills both calls', async () => {
+    const fake = await openAi();
+    fake.scriptReplies('{"answer": 5}', '{"answer": "five"}');
+    const request = requester.request(await vendor1Model(llm, fake), { response_schema: SCHEMA });
+    await requester.publish(request);
+    expect(await requester.resultOf(request)).toMatchObject({
+      ok: true,
+      parsed_json: '{"answer":"five"}',
+      attempts: 2,
+      usage: { input_tokens: 24, output_tokens: 14 },
+      cost: '0.000012',
+    });
+    expect(providerCalls(fake)).toBe(2);
+  });
+
+  it('answers with an error result, never a crash or a loop', async () => {
+    const fake = await openAi();
+    const model = await vendor1Model(llm, fake);
+    const missing = requester.request(999_999);
+    const badSchema = requester.request(model, { response_schema: '{"type": "object", "properties": 5}' });
+    const notJson = requester.request(model, { response_schema: 'not json' });
+    const invalidTwice = requester.request(model, { response_schema: SCHEMA });
+    for (const request of [missing, badSchema, notJson]) await requester.publish(request);
+    expect(await requester.resultOf(missing)).toMatchObject({
+      ok: false,
+      output: null,
+      usage: null,
+      cost: null,
+      attempts: 0,
+      error: { kind: 'model_not_found', message: 'no LLM model with id 999999' },
+    });
+    for (const request of [badSchema, notJson])
+      expect(await requester.resultOf(request)).toMatchObject({
+        ok: false,
+        attempts: 0,
+        error: { kind: 'invalid_request', message: expect.stringContaining('response_schema') },
+      });
+    expect(providerCalls(fake)).toBe(0);
+
+    fake.scriptReplies('no json here', '{"answer": 1}');
+    await requester.publish(invalidTwice);
+    expect(await requester.resultOf(invalidTwice)).toMatchObject({
+      ok: false,
+      parsed_json: null,
+      output: '{"answer": 1}',
+      attempts: 2,
+      usage: { input_tokens: 24, output_tokens: 14 },
+      cost: '0.000012',
+      error: { kind: 'structured_output' },
+    });
+
+    fake.always({ fault: { kind: 'status', status: 401 } });
+    const refused = requester.request(model);
+    await requester.publish(refused);
+    const result = await requester.resultOf(refused);
+    expect(result).toMatchObject({ ok: false, attempts: 1, error: { kind: 'http_status' } });
+    expect(JSON.stringify(result)).not.toContain('SECRET');
+  });
+});
