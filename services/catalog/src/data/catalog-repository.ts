@@ -1,6 +1,14 @@
 import type { Connection } from 'mongoose';
 import type { ChangeInstanceState, Envelope } from '@pack/contracts';
-import { findPage, isDuplicateKey, nextCounterValue, nextId, outboxFields } from '@pack/db';
+import {
+  findPage,
+  isDuplicateKey,
+  nextCounterValue,
+  nextId,
+  OUTBOX_COLLECTION,
+  outboxFields,
+  withOutbox,
+} from '@pack/db';
 import { ConflictError } from '@pack/errors';
 import type {
   ChangeInstanceFilter,
@@ -52,9 +60,9 @@ export class CatalogRepository implements CatalogStore {
 
   // --- Services -----------------------------------------------------------------------------
 
-  async insertService(record: ServiceRecord): Promise<void> {
+  async insertService(record: ServiceRecord, event: Envelope): Promise<void> {
     try {
-      await this.services.insertOne(record);
+      await this.services.insertOne({ ...record, ...outboxFields(event) });
     } catch (error) {
       throw await this.nameConflict(error, record.name, record._id);
     }
@@ -81,16 +89,28 @@ export class CatalogRepository implements CatalogStore {
   }
 
   /** Last writer wins between two concurrent edits of one Service (as for any PATCH of a resource). */
-  async updateService(id: number, set: Partial<ServiceRecord>): Promise<ServiceRecord | null> {
+  async updateService(
+    id: number,
+    version: number,
+    set: Partial<ServiceRecord>,
+    event: Envelope,
+  ): Promise<ServiceRecord | null> {
+    // `version: null` also matches a Service stored before versions existed.
+    const filter = { _id: id, version: version === 0 ? null : version };
     try {
-      return await this.services.findOneAndUpdate({ _id: id }, { $set: set }, { returnDocument: 'after' });
+      return await this.services.findOneAndUpdate(filter as never, withOutbox({ $set: set }, event), {
+        returnDocument: 'after',
+      });
     } catch (error) {
       if (set.name === undefined) throw error;
       throw await this.nameConflict(error, set.name, id);
     }
   }
 
-  async deleteService(id: number): Promise<void> {
+  async deleteService(id: number, tombstone: Envelope): Promise<void> {
+    await this.connection
+      .collection<{ _id: string; envelope: Envelope; created_at: Date }>(OUTBOX_COLLECTION)
+      .insertOne({ _id: tombstone.id, envelope: tombstone, created_at: new Date() });
     await this.services.deleteOne({ _id: id });
   }
 
