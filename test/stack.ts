@@ -3,20 +3,31 @@ import { loadConfig } from '@pack/config';
 import { catalogEnvSchema, catalogService } from '@pack/catalog';
 import { gatewayEnvSchema, gatewayService } from '@pack/gateway';
 import { llmGatewayEnvSchema, llmGatewayService } from '@pack/llm-gateway';
-import type { Role } from '@pack/contracts';
+import { orchestratorEnvSchema, orchestratorService } from '@pack/pipeline-orchestrator';
+import { events, type Role } from '@pack/contracts';
 import { startService, type RunningService } from '@pack/runtime';
 import { settingsEnvSchema, settingsService } from '@pack/settings';
-import { call, stopAndClean, testEnv, uniqueName, type CallOptions, type CallResult } from '@pack/testkit';
+import {
+  call,
+  publishEvent,
+  stopAndClean,
+  testEnv,
+  uniqueName,
+  type CallOptions,
+  type CallResult,
+} from '@pack/testkit';
 import { OpenApiCheck } from './openapi-check';
 
 /** Every service of the platform in this process, with the gateway in front, as a user meets it. */
 export interface Stack {
   gateway: string;
+  /** The broker namespace every service of the stack shares. */
+  namespace: string;
   adminToken: string;
   services: RunningService<never>[];
   /** Base URL of each service behind the gateway, by name (to reach one past the gateway). */
   urls: Record<string, string>;
-  /** A running service by its name (gateway, settings, catalog, llm-gateway). */
+  /** A running service by its name (gateway, settings, catalog, llm-gateway, pipeline-orchestrator). */
   service(name: string): RunningService<never>;
   /**
    * Calls the public API with a token (the admin's unless another is given). Every answer is
@@ -52,13 +63,17 @@ const BEHIND_GATEWAY = [
     env: 'LLM_GATEWAY_URL',
     start: (env: Env) => startService(llmGatewayService, loadConfig(llmGatewayEnvSchema, env)),
   },
+  {
+    name: 'pipeline-orchestrator',
+    env: 'PIPELINE_ORCHESTRATOR_URL',
+    start: (env: Env) => startService(orchestratorService, loadConfig(orchestratorEnvSchema, env)),
+  },
 ] as const;
 
 type Env = Record<string, string>;
 
 /** Services not built yet: the gateway finds nothing there, whatever else runs on the machine. */
 const NOT_RUNNING: Env = {
-  PIPELINE_ORCHESTRATOR_URL: 'http://127.0.0.1:1',
   WEBHOOK_DISPATCHER_URL: 'http://127.0.0.1:1',
 };
 
@@ -90,6 +105,7 @@ export async function startStack(): Promise<Stack> {
 
   const stack: Stack = {
     gateway: gateway.url,
+    namespace,
     adminToken,
     services,
     urls,
@@ -125,4 +141,24 @@ export async function startStack(): Promise<Stack> {
     },
   };
   return stack;
+}
+
+/**
+ * Tells the stack's services about an LLM model with the llm-gateway's `llm.model.changed.v1`
+ * snapshot (the orchestrator refuses processors on a model it does not know). Stands in until
+ * the llm-gateway publishes the event itself; the same version twice is harmless.
+ */
+export async function publishModelSnapshot(
+  stack: Stack,
+  model: { id: number; name: string; provider: string; model_name: string; timeout: number },
+): Promise<void> {
+  await publishEvent(process.env.AMQP_URL!, stack.namespace, events.llmModelChanged, {
+    llm_model_id: model.id,
+    name: model.name,
+    provider: model.provider,
+    model_name: model.model_name,
+    timeout: model.timeout,
+    deleted: false,
+    version: 1,
+  });
 }

@@ -58,11 +58,11 @@ function checkComponent(component: unknown, at: string, registry: Registry, prob
     return;
   }
   const type = component.type;
-  const spec = typeof type === 'string' && Object.hasOwn(registry, type) ? registry[type] : undefined;
-  if (!spec) {
+  if (typeof type !== 'string' || !Object.hasOwn(registry, type)) {
     problems.push(`${at}.type: unsupported component ${JSON.stringify(type)}`);
     return;
   }
+  const spec = registry[type]!;
   for (const key of Object.keys(component))
     if (!COMPONENT_KEYS.has(key)) problems.push(`${at}.${key}: not part of a ${type} component`);
   checkProps(component.props, spec, `${at}.props`, type, problems);
