@@ -18,7 +18,7 @@ describe('AI processors through the gateway', () => {
     await stack?.stop();
   });
 
-  it("learns Services from the catalog, scopes processors to their owner and holds a used model in the llm-gateway", async () => {
+  it('learns Services from the catalog, scopes processors to their owner and holds a used model in the llm-gateway', async () => {
     const service = await stack.call('POST', '/v1/catalog/services/', {
       token: ownerToken,
       body: { name: 'Managed database' },

@@ -21,7 +21,9 @@ describe('at most one active processor per Service and kind', () => {
   });
 
   const activeOf = async (service: number, kind: string) =>
-    (await first.call(admin, 'GET', `/v1/ai/processors/?service=${service}&kind=${kind}&limit=500`)).body.results
+    (
+      await first.call(admin, 'GET', `/v1/ai/processors/?service=${service}&kind=${kind}&limit=500`)
+    ).body.results
       .filter((p: { active: boolean }) => p.active)
       .map((p: { id: number }) => p.id);
 
@@ -75,7 +77,9 @@ describe('at most one active processor per Service and kind', () => {
   it('lets exactly one of many concurrent creates of an active processor win across two replicas', async () => {
     const answers = await Promise.all(
       [0, 1, 2, 3, 4, 5].map((n) =>
-        (n % 2 === 0 ? first : second).create(processorBody({ service: 4, name: `Racer ${n}`, active: true })),
+        (n % 2 === 0 ? first : second).create(
+          processorBody({ service: 4, name: `Racer ${n}`, active: true }),
+        ),
       ),
     );
     expect(answers.map((answer) => answer.status).sort()).toEqual([201, 409, 409, 409, 409, 409]);

@@ -57,9 +57,9 @@ describe('processor events', () => {
     await outboxDrained(orchestrator.service);
     const before = historyOf(await tap.drain(), id);
     expect((await orchestrator.patch(id, { llm_model: 999 })).status).toBe(400);
-    expect((await orchestrator.patch(id, { kind: 'change_instance_validator', response_schema: {} })).status).toBe(
-      400,
-    );
+    expect(
+      (await orchestrator.patch(id, { kind: 'change_instance_validator', response_schema: {} })).status,
+    ).toBe(400);
     await outboxDrained(orchestrator.service);
     expect(historyOf(await tap.drain(), id)).toEqual(before);
   });
@@ -117,7 +117,12 @@ describe('the Service and model projections', () => {
       const service = { service_id: 8, name: 's', owner: { id: 10, name: 'o' } };
       await directory.applyService({ ...service, deleted: false, version: 1 });
       await directory.applyService({ ...service, deleted: true, version: 3 });
-      await directory.applyService({ ...service, owner: { id: 99, name: 'late' }, deleted: false, version: 2 });
+      await directory.applyService({
+        ...service,
+        owner: { id: 99, name: 'late' },
+        deleted: false,
+        version: 2,
+      });
       expect(await directory.service(8)).toBeNull();
       expect(await directory.serviceIdsOwnedBy(99)).toEqual([]);
     } finally {

@@ -1,10 +1,5 @@
 import { loadConfig } from '@pack/config';
-import {
-  events,
-  type LlmModelSnapshot,
-  type Principal,
-  type ServiceSnapshot,
-} from '@pack/contracts';
+import { events, type LlmModelSnapshot, type Principal, type ServiceSnapshot } from '@pack/contracts';
 import { startService, type RunningService, type StartOptions } from '@pack/runtime';
 import { call, publishEvent, stopAndClean, testEnv, waitFor, type CallResult } from '@pack/testkit';
 import {
@@ -87,7 +82,8 @@ export class OrchestratorHarness {
 
   private async projected(collection: string, id: number, version: number): Promise<void> {
     await waitFor(
-      async () => ((await this.collection(collection).findOne({ _id: id as never }))?.version ?? 0) >= version,
+      async () =>
+        ((await this.collection(collection).findOne({ _id: id as never }))?.version ?? 0) >= version,
       { what: `${collection} ${id} at version ${version}` },
     );
   }

@@ -31,7 +31,9 @@ describe('AI processors: create, list, read, update, delete', () => {
       required: ['manifest'],
       properties: { manifest: { type: 'string' }, 'a.b': { enum: [[1, 2]] } },
     };
-    const created = await orchestrator.create(processorBody({ response_schema: schema, generative_ui: true }));
+    const created = await orchestrator.create(
+      processorBody({ response_schema: schema, generative_ui: true }),
+    );
     expect(created.status).toBe(201);
     const id = created.body.id as number;
     expect(created.body).toEqual({
@@ -55,7 +57,12 @@ describe('AI processors: create, list, read, update, delete', () => {
 
     const changed = await orchestrator.patch(id, { name: 'Renamed', llm_model: 2, response_schema: null });
     expect(changed.status).toBe(200);
-    expect(changed.body).toMatchObject({ name: 'Renamed', llm_model: 2, response_schema: null, kind: 'config' });
+    expect(changed.body).toMatchObject({
+      name: 'Renamed',
+      llm_model: 2,
+      response_schema: null,
+      kind: 'config',
+    });
     expect((await orchestrator.read(id)).body.name).toBe('Renamed');
 
     expect((await orchestrator.remove(id)).status).toBe(204);
@@ -65,7 +72,7 @@ describe('AI processors: create, list, read, update, delete', () => {
     expect(after.body.results.map((p: { id: number }) => p.id)).not.toContain(id);
   });
 
-  it("hides a processor from another owner (404) and from consumers (403); admins see every one", async () => {
+  it('hides a processor from another owner (404) and from consumers (403); admins see every one', async () => {
     const mine = (await orchestrator.create(processorBody({ name: 'Mine' }))).body.id as number;
     const theirs = (await orchestrator.create(processorBody({ name: 'Theirs', service: 2 }), otherOwner)).body
       .id as number;
@@ -111,7 +118,9 @@ describe('AI processors: create, list, read, update, delete', () => {
 
   it('notes that a schema is unused on a pack optimizer and ignored on a universal executor', async () => {
     const schema = { type: 'object' };
-    const optimizer = await orchestrator.create(processorBody({ kind: 'pack_optimizer', response_schema: schema }));
+    const optimizer = await orchestrator.create(
+      processorBody({ kind: 'pack_optimizer', response_schema: schema }),
+    );
     expect(optimizer.status).toBe(201);
     expect(optimizer.body.response_schema).toEqual(schema);
     expect(optimizer.body.response_schema_note).toMatch(/not used/);
@@ -136,7 +145,7 @@ describe('AI processors: create, list, read, update, delete', () => {
       return answer;
     };
 
-    it('refuses an unknown Service, another owner\'s Service and a deleted one', async () => {
+    it("refuses an unknown Service, another owner's Service and a deleted one", async () => {
       await refused(processorBody({ service: 999 }), 'service');
       await refused(processorBody({ service: 2 }), 'service');
       await orchestrator.knowService({ service_id: 4 });

@@ -10,7 +10,7 @@ const WITHOUT_OUTBOX = { [OUTBOX_FIELD]: 0, [OUTBOX_PENDING_FIELD]: 0 };
 
 function record(document: ProcessorRecord & Record<string, unknown>): ProcessorRecord {
   const { [OUTBOX_FIELD]: _events, [OUTBOX_PENDING_FIELD]: _pending, ...fields } = document;
-  return fields as unknown as ProcessorRecord;
+  return fields;
 }
 
 /**

@@ -92,7 +92,11 @@ const inputs = (over: Partial<SchemaInputs>): SchemaInputs => ({
 
 /** Spec 2.4, "Final schema sent to the LLM": one case per row (rule 3's deterministic UI beside row 2). */
 const ROWS: [row: string, given: SchemaInputs, sent: FinalSchema][] = [
-  ['response schema only: the custom schema', inputs({ response_schema: data }), { mode: 'custom', schema: data }],
+  [
+    'response schema only: the custom schema',
+    inputs({ response_schema: data }),
+    { mode: 'custom', schema: data },
+  ],
   [
     'generative UI only: the catalog schema in force',
     inputs({ kind: 'verify', generative_ui: true }),

@@ -85,7 +85,9 @@ function rebase(value: unknown, at: string): unknown {
   return Object.fromEntries(
     Object.entries(value).map(([key, inner]) => [
       key,
-      key === '$ref' && typeof inner === 'string' && inner.startsWith('#') ? `#${at}${inner.slice(1)}` : rebase(inner, at),
+      key === '$ref' && typeof inner === 'string' && inner.startsWith('#')
+        ? `#${at}${inner.slice(1)}`
+        : rebase(inner, at),
     ]),
   );
 }

@@ -16,7 +16,12 @@ describe('generative UI output checked against the component registry', () => {
 
   it('refuses an unknown component type', () => {
     expect(
-      checkGenUi({ components: [{ type: 'heading', props: { text: 'Hi' } }, { type: 'chart', props: {} }] }),
+      checkGenUi({
+        components: [
+          { type: 'heading', props: { text: 'Hi' } },
+          { type: 'chart', props: {} },
+        ],
+      }),
     ).toEqual({ valid: false, problems: ['components.1.type: unsupported component "chart"'] });
   });
 

@@ -48,7 +48,9 @@ export function checkGenUi(genUi: unknown, registry: Registry = GEN_UI_COMPONENT
   if (components.length === 0) problems.push('components: at least one component is needed');
   if (components.length > GEN_UI_MAX_COMPONENTS)
     problems.push(`components: at most ${GEN_UI_MAX_COMPONENTS} components are rendered`);
-  components.forEach((component, index) => checkComponent(component, `components.${index}`, registry, problems));
+  components.forEach((component, index) =>
+    checkComponent(component, `components.${index}`, registry, problems),
+  );
   return { valid: problems.length === 0, problems };
 }
 
@@ -83,7 +85,9 @@ function checkProps(props: unknown, spec: GenUiComponentSpec, at: string, type: 
     const validate = propValidator(prop.schema);
     if (!validate(given[name]))
       for (const error of validate.errors ?? [])
-        problems.push(`${at}.${name}${error.instancePath.replace(/\//g, '.')}: ${error.message ?? 'is invalid'}`);
+        problems.push(
+          `${at}.${name}${error.instancePath.replace(/\//g, '.')}: ${error.message ?? 'is invalid'}`,
+        );
   }
   for (const name of Object.keys(given))
     if (!Object.hasOwn(spec.props, name)) problems.push(`${at}.${name}: ${type} has no such prop`);

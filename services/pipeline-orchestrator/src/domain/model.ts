@@ -47,7 +47,12 @@ export interface ProcessorStore {
    * Applies `set` and records `event` in the same write, only while the processor is not deleted
    * and still at `version`. The processor after the change, or null when another change came first.
    */
-  update(id: number, version: number, set: Partial<ProcessorRecord>, event: Envelope): Promise<ProcessorRecord | null>;
+  update(
+    id: number,
+    version: number,
+    set: Partial<ProcessorRecord>,
+    event: Envelope,
+  ): Promise<ProcessorRecord | null>;
 }
 
 /** Who holds the active slot of a Service and kind, since when. */

@@ -65,7 +65,12 @@ export class Processors {
     return view(record);
   }
 
-  async list(principal: Principal, filter: ListFilter, limit: number, offset: number): Promise<Page<ProcessorView>> {
+  async list(
+    principal: Principal,
+    filter: ListFilter,
+    limit: number,
+    offset: number,
+  ): Promise<Page<ProcessorView>> {
     const service_ids =
       principal.role === 'admin' ? undefined : await this.directory.serviceIdsOwnedBy(principal.id);
     const page = await this.store.list(
@@ -114,8 +119,12 @@ export class Processors {
       const needs = next.active && (!holds || next.kind !== current.kind);
       if (needs) await this.slots.acquire(next.service_id, next.kind, id);
       const change: ProcessorChange = next.active !== current.active ? 'activated' : 'updated';
-      const { _id, created_at, ...set } = next;
-      const updated = await this.store.update(id, current.version, set, processorEvent(change, next));
+      const updated = await this.store.update(
+        id,
+        current.version,
+        changed(next),
+        processorEvent(change, next),
+      );
       if (!updated) {
         if (needs) await this.slots.release(next.service_id, next.kind, id);
         continue;
@@ -139,8 +148,8 @@ export class Processors {
         version: current.version + 1,
         updated_at: new Date(),
       };
-      const { _id, created_at, ...set } = next;
-      if (!(await this.store.update(id, current.version, set, processorEvent('deleted', next)))) continue;
+      if (!(await this.store.update(id, current.version, changed(next), processorEvent('deleted', next))))
+        continue;
       this.eventsWritten();
       if (current.active) await this.slots.release(current.service_id, current.kind, id);
       return;
@@ -172,6 +181,12 @@ export class Processors {
       errors.llm_model = [`no LLM model with id ${refs.llm_model}`];
     if (Object.keys(errors).length > 0) throw invalid(errors);
   }
+}
+
+/** What an update writes: everything but the id and the creation time. */
+function changed(next: ProcessorRecord): Partial<ProcessorRecord> {
+  const { _id: _id, created_at: _created, ...set } = next;
+  return set;
 }
 
 const invalid = (errors: FieldErrors) => new ValidationError('invalid AI processor', { errors });
