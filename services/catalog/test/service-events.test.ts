@@ -1,15 +1,21 @@
-import { EventTap, outboxDrained, type TappedEvent } from '@pack/testkit';
+import { EventTap, outboxDrained, TcpProxy, waitFor, type TappedEvent } from '@pack/testkit';
 import { admin, owner, otherOwner, startCatalog, type CatalogUnderTest } from './helpers';
 
 const CHANGED = 'catalog.service.changed.v1';
 const SERVICES = '/v1/catalog/services/';
 
-/** The snapshots published for one Service, in version order. */
+/**
+ * The snapshots published for one Service, in version order, each event once: delivery is at
+ * least once (a deletion copies unpublished events to the standalone outbox, so the relay may
+ * send one twice, with the same event id).
+ */
 function snapshotsOf(events: TappedEvent[], serviceId: number) {
-  return events
-    .filter((event) => event.type === CHANGED && event.data.service_id === serviceId)
-    .map((event) => event.data)
-    .sort((a, b) => a.version - b.version);
+  const unique = new Map(
+    events
+      .filter((event) => event.type === CHANGED && event.data.service_id === serviceId)
+      .map((event) => [event.id, event.data]),
+  );
+  return [...unique.values()].sort((a, b) => a.version - b.version);
 }
 
 describe('Service events (catalog.service.changed.v1)', () => {
@@ -103,5 +109,40 @@ describe('Service events (catalog.service.changed.v1)', () => {
 
     await outboxDrained(catalog.service);
     expect((await tap.drain()).length).toBe(before);
+  });
+});
+
+describe('Service events while RabbitMQ is down', () => {
+  let proxy: TcpProxy;
+  let catalog: CatalogUnderTest;
+  let tap: EventTap;
+
+  beforeAll(async () => {
+    const amqpUrl = process.env.AMQP_URL!;
+    proxy = await TcpProxy.forUrl(amqpUrl).start();
+    catalog = await startCatalog({ env: { AMQP_URL: proxy.rewrite(amqpUrl) } });
+    tap = await EventTap.start(amqpUrl, catalog.namespace, ['catalog.service.#']);
+  });
+  afterAll(async () => {
+    proxy.restore();
+    await tap.stop();
+    await catalog.stop();
+    await proxy.stop();
+  });
+
+  it('publishes every version, even of a Service deleted before its events went out', async () => {
+    proxy.cut();
+    await waitFor(() => !catalog.service.context.broker.isReady(), { what: 'broker gone' });
+    const id = (await catalog.as(owner, 'POST', SERVICES, { name: 'Short-lived' })).body.id as number;
+    expect((await catalog.as(owner, 'PATCH', `${SERVICES}${id}/`, { description: 'soon gone' })).status).toBe(
+      200,
+    );
+    expect((await catalog.as(owner, 'DELETE', `${SERVICES}${id}/`)).status).toBe(204);
+    expect(await tap.drain()).toEqual([]);
+
+    proxy.restore();
+    await outboxDrained(catalog.service);
+    const versions = snapshotsOf(await tap.drain(), id).map((s) => `v${s.version} deleted=${s.deleted}`);
+    expect(versions).toEqual(['v1 deleted=false', 'v2 deleted=false', 'v3 deleted=true']);
   });
 });

@@ -6,6 +6,7 @@ import {
   nextCounterValue,
   nextId,
   OUTBOX_COLLECTION,
+  OUTBOX_FIELD,
   outboxFields,
   withOutbox,
 } from '@pack/db';
@@ -107,11 +108,24 @@ export class CatalogRepository implements CatalogStore {
     }
   }
 
-  async deleteService(id: number, tombstone: Envelope): Promise<void> {
-    await this.connection
-      .collection<{ _id: string; envelope: Envelope; created_at: Date }>(OUTBOX_COLLECTION)
-      .insertOne({ _id: tombstone.id, envelope: tombstone, created_at: new Date() });
-    await this.services.deleteOne({ _id: id });
+  async deleteService(id: number, version: number, tombstone: Envelope): Promise<boolean> {
+    const current = await this.services.findOne({ _id: id }, { projection: { [OUTBOX_FIELD]: 1 } });
+    if (!current) return true;
+    // Events the relay has not published yet would go with the document: they move to the
+    // standalone outbox first (a copy the relay also publishes is a harmless duplicate).
+    const pending = ((current as Record<string, unknown>)[OUTBOX_FIELD] as Envelope[] | undefined) ?? [];
+    const standalone = this.connection.collection<{ _id: string; envelope: Envelope; created_at: Date }>(
+      OUTBOX_COLLECTION,
+    );
+    for (const event of [...pending, tombstone]) {
+      try {
+        await standalone.insertOne({ _id: event.id, envelope: event, created_at: new Date() });
+      } catch (error) {
+        if (!isDuplicateKey(error)) throw error;
+      }
+    }
+    const filter = { _id: id, version: version === 0 ? null : version };
+    return (await this.services.deleteOne(filter as never)).deletedCount === 1;
   }
 
   countChangeInstances(serviceId: number, states: readonly ChangeInstanceState[]): Promise<number> {

@@ -94,17 +94,22 @@ export class ServiceCatalog {
   }
 
   async remove(principal: Principal, id: number): Promise<void> {
-    const service = await this.changeable(principal, id);
-    const active = await this.store.countChangeInstances(service._id, OPEN_STATES);
-    if (active > 0) {
-      throw new ConflictError(
-        `Service ${id} has ${active} change instance(s) still ${OPEN_STATES.join(', ')}; ` +
-          'move them to a final state (REJECTED, COMPLETED or CANCELLED) first',
-      );
+    for (let attempt = 0; attempt < UPDATE_ATTEMPTS; attempt += 1) {
+      const service = await this.changeable(principal, id);
+      const active = await this.store.countChangeInstances(service._id, OPEN_STATES);
+      if (active > 0) {
+        throw new ConflictError(
+          `Service ${id} has ${active} change instance(s) still ${OPEN_STATES.join(', ')}; ` +
+            'move them to a final state (REJECTED, COMPLETED or CANCELLED) first',
+        );
+      }
+      const version = service.version ?? 0;
+      const tombstone = serviceChangedEvent(service, version + 1, true);
+      const deleted = await this.store.deleteService(service._id, version, tombstone);
+      this.eventsWritten();
+      if (deleted) return;
     }
-    const version = (service.version ?? 0) + 1;
-    await this.store.deleteService(service._id, serviceChangedEvent(service, version, true));
-    this.eventsWritten();
+    throw new ConflictError(`Service ${id} is being changed by someone else; try again`);
   }
 
   private async changeable(principal: Principal, id: number): Promise<ServiceRecord> {

@@ -52,10 +52,13 @@ export interface CatalogStore {
     event: Envelope,
   ): Promise<ServiceRecord | null>;
   /**
-   * Records the tombstone event, then deletes the Service. A crash between the two publishes a
-   * tombstone for a Service that still exists; deleting it again finishes the job (0022).
+   * Records the tombstone event (and moves the Service's unpublished events to the standalone
+   * outbox), then deletes the Service if it is still at `version`. False when another change
+   * came first: the caller re-reads and tries again with a newer tombstone. A crash between the
+   * two publishes a tombstone for a Service that still exists; deleting it again finishes the
+   * job (0022).
    */
-  deleteService(id: number, tombstone: Envelope): Promise<void>;
+  deleteService(id: number, version: number, tombstone: Envelope): Promise<boolean>;
   countChangeInstances(serviceId: number, states: readonly ChangeInstanceState[]): Promise<number>;
 
   findServiceOwner(id: number): Promise<ServiceOwnerRecord | null>;
