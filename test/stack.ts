@@ -3,20 +3,32 @@ import { loadConfig } from '@pack/config';
 import { catalogEnvSchema, catalogService } from '@pack/catalog';
 import { gatewayEnvSchema, gatewayService } from '@pack/gateway';
 import { llmGatewayEnvSchema, llmGatewayService } from '@pack/llm-gateway';
+import { orchestratorEnvSchema, orchestratorService } from '@pack/pipeline-orchestrator';
 import type { Role } from '@pack/contracts';
 import { startService, type RunningService } from '@pack/runtime';
 import { settingsEnvSchema, settingsService } from '@pack/settings';
-import { call, stopAndClean, testEnv, uniqueName, type CallOptions, type CallResult } from '@pack/testkit';
+import {
+  call,
+  stopAndClean,
+  storedDocuments,
+  testEnv,
+  uniqueName,
+  type CallOptions,
+  type CallResult,
+  waitFor,
+} from '@pack/testkit';
 import { OpenApiCheck } from './openapi-check';
 
 /** Every service of the platform in this process, with the gateway in front, as a user meets it. */
 export interface Stack {
   gateway: string;
+  /** The broker namespace every service of the stack shares. */
+  namespace: string;
   adminToken: string;
   services: RunningService<never>[];
   /** Base URL of each service behind the gateway, by name (to reach one past the gateway). */
   urls: Record<string, string>;
-  /** A running service by its name (gateway, settings, catalog, llm-gateway). */
+  /** A running service by its name (gateway, settings, catalog, llm-gateway, pipeline-orchestrator). */
   service(name: string): RunningService<never>;
   /**
    * Calls the public API with a token (the admin's unless another is given). Every answer is
@@ -52,13 +64,17 @@ const BEHIND_GATEWAY = [
     env: 'LLM_GATEWAY_URL',
     start: (env: Env) => startService(llmGatewayService, loadConfig(llmGatewayEnvSchema, env)),
   },
+  {
+    name: 'pipeline-orchestrator',
+    env: 'PIPELINE_ORCHESTRATOR_URL',
+    start: (env: Env) => startService(orchestratorService, loadConfig(orchestratorEnvSchema, env)),
+  },
 ] as const;
 
 type Env = Record<string, string>;
 
 /** Services not built yet: the gateway finds nothing there, whatever else runs on the machine. */
 const NOT_RUNNING: Env = {
-  PIPELINE_ORCHESTRATOR_URL: 'http://127.0.0.1:1',
   WEBHOOK_DISPATCHER_URL: 'http://127.0.0.1:1',
 };
 
@@ -95,6 +111,7 @@ export async function startStack(): Promise<Stack> {
 
   const stack: Stack = {
     gateway: gateway.url,
+    namespace,
     adminToken,
     services,
     urls,
@@ -130,4 +147,18 @@ export async function startStack(): Promise<Stack> {
     },
   };
   return stack;
+}
+
+/**
+ * Waits until the orchestrator knows an LLM model from the llm-gateway's `llm.model.changed.v1`
+ * (it refuses processors on a model it does not know).
+ */
+export async function modelKnownToOrchestrator(stack: Stack, modelId: number): Promise<void> {
+  await waitFor(
+    async () => {
+      const stored = await storedDocuments(stack.service('pipeline-orchestrator'));
+      return (stored.llm_models ?? []).some((model) => model._id === modelId) || undefined;
+    },
+    { what: `the orchestrator to learn of LLM model ${modelId}` },
+  );
 }

@@ -1,9 +1,9 @@
 import { isDeepStrictEqual } from 'node:util';
-import { ROLES, type Role } from '@pack/contracts';
 import type { AnyRoute } from '@pack/http-kit';
 import type { RunningService } from '@pack/runtime';
-import { call, outboxDrained, storedDocuments, type CallResult } from '@pack/testkit';
-import { startStack, type Stack } from '../stack';
+import { ROLES, type Role } from '@pack/contracts';
+import { call, outboxDrained, storedDocuments, waitFor, type CallResult } from '@pack/testkit';
+import { modelKnownToOrchestrator, startStack, type Stack } from '../stack';
 
 /**
  * Every route every service declares, called through the gateway as a user would: without a
@@ -58,7 +58,8 @@ describe('every declared route', () => {
       expect(issued.status).toBe(201);
       tokens[role] = issued.body.token;
     }
-    // Id 1 of every kind exists: a token, a Service, its Service Item, declaration and change instance, an LLM model.
+    // Id 1 of every kind exists: a token, a Service, its Service Item, declaration and change instance,
+    // an LLM model, an AI processor.
     const service = await stack.call('POST', '/v1/catalog/services/', {
       token: tokens.service_owner,
       body: { name: 'Matrix service' },
@@ -78,6 +79,19 @@ describe('every declared route', () => {
       },
     });
     expect(model.body.id).toBe(1);
+    await modelKnownToOrchestrator(stack, model.body.id);
+    // The orchestrator learns the Service and the model from events; until then it answers 400.
+    const processor = await waitFor(
+      async () => {
+        const created = await stack.call('POST', '/v1/ai/processors/', {
+          token: tokens.service_owner,
+          body: { name: 'Matrix processor', service: 1, kind: 'config', llm_model: 1, active: true },
+        });
+        return created.status === 201 && created;
+      },
+      { what: 'the orchestrator to know Service 1 and model 1' },
+    );
+    expect(processor.body.id).toBe(1);
     for (const running of stack.services)
       if (running.definition.usesBroker !== false) await outboxDrained(running);
     routes = stack.services.flatMap((running) =>
@@ -115,9 +129,15 @@ describe('every declared route', () => {
     if (!isDeepStrictEqual(await snapshot(), before)) failures.push(`${label}: the database changed`);
   }
 
-  it('are found on every service: the gateway, settings, catalog and llm-gateway', () => {
+  it('are found on every service: the gateway, settings, catalog, llm-gateway and pipeline-orchestrator', () => {
     const services = new Set(routes.map(({ service }) => service.definition.name));
-    expect([...services].sort()).toEqual(['catalog', 'gateway', 'llm-gateway', 'settings']);
+    expect([...services].sort()).toEqual([
+      'catalog',
+      'gateway',
+      'llm-gateway',
+      'pipeline-orchestrator',
+      'settings',
+    ]);
     expect(routes.length).toBeGreaterThanOrEqual(20);
   });
 

@@ -73,7 +73,11 @@ const usage = z.object({
   /** Part of output_tokens spent on reasoning, when the provider reports it. */
   reasoning_tokens: z.number().int().nonnegative().optional(),
 });
-const generateReplyTo = z.object({ pipeline_id: z.number().int(), stage: stageSchema, run: z.number().int() });
+const generateReplyTo = z.object({
+  pipeline_id: z.number().int(),
+  stage: stageSchema,
+  run: z.number().int(),
+});
 
 export const PROCESSOR_KINDS = [
   'config',
@@ -119,6 +123,20 @@ const llmModelSnapshot = z.object({
   version: z.number().int().min(1),
 });
 export type LlmModelSnapshot = z.infer<typeof llmModelSnapshot>;
+
+/**
+ * A Service as other services need to know it (the orchestrator checks that a processor's
+ * Service exists and who owns it), whole in every event: `version` grows with every change of
+ * the Service and `deleted` is a tombstone, so a projection applies the newest snapshot only.
+ */
+const serviceSnapshot = z.object({
+  service_id: z.number().int(),
+  name: z.string(),
+  owner: z.object({ id: z.number().int(), name: z.string() }),
+  deleted: z.boolean(),
+  version: z.number().int().min(1),
+});
+export type ServiceSnapshot = z.infer<typeof serviceSnapshot>;
 
 export const events = {
   /**
@@ -217,6 +235,8 @@ export const events = {
       state: stageStateSchema,
     }),
   ),
+  /** Published by the catalog on every create, update and delete of a Service. */
+  serviceChanged: defineEvent('catalog.service.changed.v1', serviceSnapshot),
   /** Published by the llm-gateway on every create, update and delete of a model. */
   llmModelChanged: defineEvent('llm.model.changed.v1', llmModelSnapshot),
   processorCreated: defineEvent('pipeline.processor.created.v1', processorSnapshot),

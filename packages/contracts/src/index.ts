@@ -6,3 +6,4 @@ export * from './gen-ui';
 export * from './settings';
 export * from './llm';
 export * from './charges';
+export * from './processors';

@@ -6,3 +6,4 @@ export * from './outbox';
 export * from './idempotency';
 export * from './processed-events';
 export * from './paging';
+export * from './snapshots';

@@ -1,4 +1,4 @@
-import { call } from '@pack/testkit';
+import { call, outboxDrained } from '@pack/testkit';
 import { admin, consumer, owner, startCatalog, type CatalogUnderTest } from './helpers';
 
 describe('catalog bad input that must not break anything', () => {
@@ -24,6 +24,8 @@ describe('catalog bad input that must not break anything', () => {
   it('answers 409 problem+json for a rename to the name of another Service, and changes nothing', async () => {
     const first = (await catalog.as(owner, 'POST', '/v1/catalog/services/', { name: 'Alpha' })).body;
     await catalog.as(admin, 'POST', '/v1/catalog/services/', { name: 'Beta' });
+    // Services carry their own events until the relay has published them.
+    await outboxDrained(catalog.service);
     const before = await stored();
     for (const who of [owner, admin]) {
       const renamed = await catalog.as(who, 'PATCH', `/v1/catalog/services/${first.id}/`, {
@@ -44,6 +46,7 @@ describe('catalog bad input that must not break anything', () => {
     // 5000 levels, 30 KB: once a 500 (stack overflow) that left an empty Service Item behind.
     const deep = `${'{"a":'.repeat(5000)}{"leaf":true}${'}'.repeat(5000)}`;
     const path = `/v1/catalog/services/${service.id}/declarations/`;
+    await outboxDrained(catalog.service);
     const before = await stored();
     const listed = await itemsListed();
     const reply = await call(catalog.url, 'POST', path, {

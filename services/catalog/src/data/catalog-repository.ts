@@ -1,6 +1,15 @@
 import type { Connection } from 'mongoose';
 import type { ChangeInstanceState, Envelope } from '@pack/contracts';
-import { findPage, isDuplicateKey, nextCounterValue, nextId, outboxFields } from '@pack/db';
+import {
+  findPage,
+  isDuplicateKey,
+  nextCounterValue,
+  nextId,
+  OUTBOX_COLLECTION,
+  OUTBOX_FIELD,
+  outboxFields,
+  withOutbox,
+} from '@pack/db';
 import { ConflictError } from '@pack/errors';
 import type {
   ChangeInstanceFilter,
@@ -52,9 +61,9 @@ export class CatalogRepository implements CatalogStore {
 
   // --- Services -----------------------------------------------------------------------------
 
-  async insertService(record: ServiceRecord): Promise<void> {
+  async insertService(record: ServiceRecord, event: Envelope): Promise<void> {
     try {
-      await this.services.insertOne(record);
+      await this.services.insertOne({ ...record, ...outboxFields(event) });
     } catch (error) {
       throw await this.nameConflict(error, record.name, record._id);
     }
@@ -81,17 +90,42 @@ export class CatalogRepository implements CatalogStore {
   }
 
   /** Last writer wins between two concurrent edits of one Service (as for any PATCH of a resource). */
-  async updateService(id: number, set: Partial<ServiceRecord>): Promise<ServiceRecord | null> {
+  async updateService(
+    id: number,
+    version: number,
+    set: Partial<ServiceRecord>,
+    event: Envelope,
+  ): Promise<ServiceRecord | null> {
+    // `version: null` also matches a Service stored before versions existed.
+    const filter = { _id: id, version: version === 0 ? null : version };
     try {
-      return await this.services.findOneAndUpdate({ _id: id }, { $set: set }, { returnDocument: 'after' });
+      return await this.services.findOneAndUpdate(filter as never, withOutbox({ $set: set }, event), {
+        returnDocument: 'after',
+      });
     } catch (error) {
       if (set.name === undefined) throw error;
       throw await this.nameConflict(error, set.name, id);
     }
   }
 
-  async deleteService(id: number): Promise<void> {
-    await this.services.deleteOne({ _id: id });
+  async deleteService(id: number, version: number, tombstone: Envelope): Promise<boolean> {
+    const current = await this.services.findOne({ _id: id }, { projection: { [OUTBOX_FIELD]: 1 } });
+    if (!current) return true;
+    // Events the relay has not published yet would go with the document: they move to the
+    // standalone outbox first (a copy the relay also publishes is a harmless duplicate).
+    const pending = ((current as Record<string, unknown>)[OUTBOX_FIELD] as Envelope[] | undefined) ?? [];
+    const standalone = this.connection.collection<{ _id: string; envelope: Envelope; created_at: Date }>(
+      OUTBOX_COLLECTION,
+    );
+    for (const event of [...pending, tombstone]) {
+      try {
+        await standalone.insertOne({ _id: event.id, envelope: event, created_at: new Date() });
+      } catch (error) {
+        if (!isDuplicateKey(error)) throw error;
+      }
+    }
+    const filter = { _id: id, version: version === 0 ? null : version };
+    return (await this.services.deleteOne(filter as never)).deletedCount === 1;
   }
 
   countChangeInstances(serviceId: number, states: readonly ChangeInstanceState[]): Promise<number> {

@@ -17,10 +17,12 @@ export const CHANGE_INSTANCES = 'change_instances';
 export const TRANSITIONS = 'change_instance_transitions';
 export const SERVICE_OWNERS = 'service_owners';
 /**
- * Only transition records carry events. They are inserted once and afterwards written only by
- * the outbox relay, so no other write can race the relay on them (docs/decisions/0007).
+ * Transition records carry the change-instance events: inserted once, afterwards written only by
+ * the outbox relay (docs/decisions/0007). Services carry their own `changed` events in place:
+ * the relay's `$pull` and a later update of the same Service are both single-document updates,
+ * atomic on MongoDB and on our FerretDB build (0002, 0022).
  */
-export const OUTBOX_COLLECTIONS = [TRANSITIONS] as const;
+export const OUTBOX_COLLECTIONS = [TRANSITIONS, SERVICES] as const;
 
 const options = { versionKey: false, strict: true } as const;
 
@@ -33,8 +35,10 @@ const serviceSchema = new Schema<ServiceRecord>(
     owner_name: { type: String, required: true },
     auto_approval: { type: Boolean, default: false },
     allow_submit_submission_builder: { type: Boolean, default: null },
+    version: { type: Number },
     created_at: { type: Date, required: true },
     updated_at: { type: Date, required: true },
+    ...outboxSchemaFields,
   },
   { ...options, collection: SERVICES },
 );

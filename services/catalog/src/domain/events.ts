@@ -7,7 +7,7 @@ import {
   type Envelope,
 } from '@pack/contracts';
 import { currentContext } from '@pack/logging';
-import type { ChangeInstanceRecord } from './model';
+import type { ChangeInstanceRecord, ServiceRecord } from './model';
 import type { Actor } from './transitions';
 
 export const EVENT_SOURCE = 'catalog';
@@ -77,5 +77,20 @@ export function stateChangedEvent(
       changed_by: actorPayload(change.actor),
     },
     options(time),
+  );
+}
+
+/** The Service's whole snapshot at `version`; `deleted` marks the tombstone of a deletion. */
+export function serviceChangedEvent(service: ServiceRecord, version: number, deleted: boolean): Envelope {
+  return createEnvelope(
+    events.serviceChanged,
+    {
+      service_id: service._id,
+      name: service.name,
+      owner: { id: service.owner_id, name: service.owner_name },
+      deleted,
+      version,
+    },
+    options(new Date()),
   );
 }

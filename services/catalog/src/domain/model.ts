@@ -19,6 +19,11 @@ export interface ServiceRecord {
    * `default_allow_submit_submission_builder` decides (docs/decisions/0008).
    */
   allow_submit_submission_builder?: boolean | null;
+  /**
+   * Grows with every change and goes out in the Service's `catalog.service.changed.v1` snapshot;
+   * absent on Services stored before the event existed (read as 0).
+   */
+  version?: number;
   created_at: Date;
   updated_at: Date;
 }

@@ -1,6 +1,7 @@
 import type { Principal } from '@pack/contracts';
 import { ConflictError, ForbiddenError, NotFoundError } from '@pack/errors';
 import { canChangeService, canSeeService } from './access';
+import { serviceChangedEvent } from './events';
 import type { Page, ServiceRecord } from './model';
 import type { ServiceOwners } from './service-owners';
 import type { CatalogStore } from './store';
@@ -22,11 +23,16 @@ export interface NewService {
 
 export type ServiceChanges = Partial<NewService>;
 
+/** How often an update re-reads a Service that another change moved on meanwhile. */
+const UPDATE_ATTEMPTS = 5;
+
 /** Creating, reading, changing and deleting Services, each caller within their scope (access.ts). */
 export class ServiceCatalog {
   constructor(
     private readonly store: CatalogStore,
     private readonly owners: ServiceOwners,
+    /** Tells the outbox relay that events were written (it would find them on its sweep anyway). */
+    private readonly eventsWritten: () => void = () => undefined,
   ) {}
 
   async create(principal: Principal, input: NewService): Promise<ServiceRecord> {
@@ -40,10 +46,12 @@ export class ServiceCatalog {
       owner_name: owner.name,
       auto_approval: input.auto_approval,
       allow_submit_submission_builder: input.allow_submit_submission_builder ?? null,
+      version: 1,
       created_at: now,
       updated_at: now,
     };
-    await this.store.insertService(record);
+    await this.store.insertService(record, serviceChangedEvent(record, 1, false));
+    this.eventsWritten();
     return record;
   }
 
@@ -62,37 +70,46 @@ export class ServiceCatalog {
     return service;
   }
 
-  /** A rename to a name another Service has is 409 and changes nothing. */
+  /**
+   * A rename to a name another Service has is 409 and changes nothing. Last writer wins between
+   * concurrent edits; each change is conditional on the version it read, so every change gets
+   * its own version number in its event.
+   */
   async update(principal: Principal, id: number, changes: ServiceChanges): Promise<ServiceRecord> {
-    const service = await this.changeable(principal, id);
     if (changes.owner && principal.role !== 'admin') {
       throw new ForbiddenError('only an admin can assign a Service to another owner');
     }
-    const set: Partial<ServiceRecord> = { updated_at: new Date() };
-    if (changes.name !== undefined) set.name = changes.name;
-    if (changes.description !== undefined) set.description = changes.description;
-    if (changes.auto_approval !== undefined) set.auto_approval = changes.auto_approval;
-    if (changes.allow_submit_submission_builder !== undefined)
-      set.allow_submit_submission_builder = changes.allow_submit_submission_builder;
-    if (changes.owner) {
-      set.owner_id = changes.owner.id;
-      set.owner_name = changes.owner.name;
+    for (let attempt = 0; attempt < UPDATE_ATTEMPTS; attempt += 1) {
+      const service = await this.changeable(principal, id);
+      const version = service.version ?? 0;
+      const set = { ...changedFields(changes), updated_at: new Date(), version: version + 1 };
+      const event = serviceChangedEvent({ ...service, ...set }, version + 1, false);
+      const updated = await this.store.updateService(service._id, version, set, event);
+      if (updated) {
+        this.eventsWritten();
+        return updated;
+      }
     }
-    const updated = await this.store.updateService(service._id, set);
-    if (!updated) throw new NotFoundError(`Service ${id} does not exist`);
-    return updated;
+    throw new ConflictError(`Service ${id} is being changed by someone else; try again`);
   }
 
   async remove(principal: Principal, id: number): Promise<void> {
-    const service = await this.changeable(principal, id);
-    const active = await this.store.countChangeInstances(service._id, OPEN_STATES);
-    if (active > 0) {
-      throw new ConflictError(
-        `Service ${id} has ${active} change instance(s) still ${OPEN_STATES.join(', ')}; ` +
-          'move them to a final state (REJECTED, COMPLETED or CANCELLED) first',
-      );
+    for (let attempt = 0; attempt < UPDATE_ATTEMPTS; attempt += 1) {
+      const service = await this.changeable(principal, id);
+      const active = await this.store.countChangeInstances(service._id, OPEN_STATES);
+      if (active > 0) {
+        throw new ConflictError(
+          `Service ${id} has ${active} change instance(s) still ${OPEN_STATES.join(', ')}; ` +
+            'move them to a final state (REJECTED, COMPLETED or CANCELLED) first',
+        );
+      }
+      const version = service.version ?? 0;
+      const tombstone = serviceChangedEvent(service, version + 1, true);
+      const deleted = await this.store.deleteService(service._id, version, tombstone);
+      this.eventsWritten();
+      if (deleted) return;
     }
-    await this.store.deleteService(service._id);
+    throw new ConflictError(`Service ${id} is being changed by someone else; try again`);
   }
 
   private async changeable(principal: Principal, id: number): Promise<ServiceRecord> {
@@ -111,4 +128,18 @@ export class ServiceCatalog {
     await this.owners.admitCreator(principal);
     return self;
   }
+}
+
+function changedFields(changes: ServiceChanges): Partial<ServiceRecord> {
+  const set: Partial<ServiceRecord> = {};
+  if (changes.name !== undefined) set.name = changes.name;
+  if (changes.description !== undefined) set.description = changes.description;
+  if (changes.auto_approval !== undefined) set.auto_approval = changes.auto_approval;
+  if (changes.allow_submit_submission_builder !== undefined)
+    set.allow_submit_submission_builder = changes.allow_submit_submission_builder;
+  if (changes.owner) {
+    set.owner_id = changes.owner.id;
+    set.owner_name = changes.owner.name;
+  }
+  return set;
 }

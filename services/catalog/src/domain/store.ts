@@ -34,15 +34,31 @@ export interface CatalogStore {
   /** The next approval number: increasing, one command, not guaranteed unique (see 0007). */
   nextApprovalNumber(): Promise<number>;
 
-  /** ConflictError when the name is taken. */
-  insertService(record: ServiceRecord): Promise<void>;
+  /** Inserts a Service with its `changed` event (outbox); ConflictError when the name is taken. */
+  insertService(record: ServiceRecord, event: Envelope): Promise<void>;
   findService(id: number): Promise<ServiceRecord | null>;
   findServices(ids: readonly number[]): Promise<Map<number, ServiceRecord>>;
   serviceIdsOwnedBy(ownerId: number): Promise<number[]>;
   listServices(filter: { owner_id?: number }, limit: number, offset: number): Promise<Page<ServiceRecord>>;
-  /** The Service after the change; null when it is gone; ConflictError when the new name is taken. */
-  updateService(id: number, set: Partial<ServiceRecord>): Promise<ServiceRecord | null>;
-  deleteService(id: number): Promise<void>;
+  /**
+   * Applies `set` and records `event` in the same write, only while the Service is still at
+   * `version` (absent counts as 0). The Service after the change; null when it is gone or another
+   * change came first; ConflictError when the new name is taken.
+   */
+  updateService(
+    id: number,
+    version: number,
+    set: Partial<ServiceRecord>,
+    event: Envelope,
+  ): Promise<ServiceRecord | null>;
+  /**
+   * Records the tombstone event (and moves the Service's unpublished events to the standalone
+   * outbox), then deletes the Service if it is still at `version`. False when another change
+   * came first: the caller re-reads and tries again with a newer tombstone. A crash between the
+   * two publishes a tombstone for a Service that still exists; deleting it again finishes the
+   * job (0022).
+   */
+  deleteService(id: number, version: number, tombstone: Envelope): Promise<boolean>;
   countChangeInstances(serviceId: number, states: readonly ChangeInstanceState[]): Promise<number>;
 
   findServiceOwner(id: number): Promise<ServiceOwnerRecord | null>;

@@ -1,6 +1,6 @@
 import type { Connection } from 'mongoose';
 import type { ProcessorSnapshot } from '@pack/contracts';
-import { isDuplicateKey } from '@pack/db';
+import { applyVersionedSnapshot } from '@pack/db';
 import type { ModelUsageStore } from '../domain/model-usage';
 
 export const PROCESSOR_MODELS_COLLECTION = 'processor_models';
@@ -28,21 +28,10 @@ export class ModelUsageRepository implements ModelUsageStore {
     await this.processors.createIndex({ llm_model_id: 1, active: 1 }, { name: 'model_active' });
   }
 
-  /**
-   * One conditional upsert: it matches only an older version. When a document with the same or
-   * a newer version exists, the upsert's insert collides on `_id` and the event is stale.
-   */
+  /** Applied unless the same or a newer version of the processor is stored (applyVersionedSnapshot). */
   async apply(snapshot: ProcessorSnapshot): Promise<void> {
     const { processor_id, ...fields } = snapshot;
-    try {
-      await this.processors.updateOne(
-        { _id: processor_id, version: { $lt: snapshot.version } },
-        { $set: { ...fields, updated_at: new Date() } },
-        { upsert: true },
-      );
-    } catch (error) {
-      if (!isDuplicateKey(error)) throw error;
-    }
+    await applyVersionedSnapshot(this.processors, processor_id, { ...fields, updated_at: new Date() });
   }
 
   async activeProcessorsUsing(modelId: number, limit: number): Promise<number[]> {

@@ -1,0 +1,81 @@
+import type { Connection } from 'mongoose';
+import type { Envelope } from '@pack/contracts';
+import { findPage, nextId, OUTBOX_FIELD, OUTBOX_PENDING_FIELD, outboxFields, withOutbox } from '@pack/db';
+import type { Page, ProcessorFilter, ProcessorRecord, ProcessorStore } from '../domain/model';
+
+export const PROCESSORS_COLLECTION = 'ai_processors';
+
+/** Outbox fields never leave the data layer. */
+const WITHOUT_OUTBOX = { [OUTBOX_FIELD]: 0, [OUTBOX_PENDING_FIELD]: 0 };
+
+function record(document: ProcessorRecord & Record<string, unknown>): ProcessorRecord {
+  const { [OUTBOX_FIELD]: _events, [OUTBOX_PENDING_FIELD]: _pending, ...fields } = document;
+  return fields;
+}
+
+/**
+ * Processors carry their own events (`_outbox`): a change and its event are one single-document
+ * write, and the relay's `$pull` cannot undo a concurrent change (docs/decisions/0002).
+ */
+export class ProcessorRepository implements ProcessorStore {
+  private readonly processors;
+
+  constructor(private readonly connection: Connection) {
+    this.processors = connection.collection<ProcessorRecord>(PROCESSORS_COLLECTION);
+  }
+
+  async ensureIndexes(): Promise<void> {
+    await this.processors.createIndex({ service_id: 1, deleted: 1 }, { name: 'service_deleted' });
+    await this.processors.createIndex({ [OUTBOX_PENDING_FIELD]: 1 }, { name: 'outbox_pending' });
+  }
+
+  nextId(): Promise<number> {
+    return nextId(this.connection, PROCESSORS_COLLECTION);
+  }
+
+  async insert(processor: ProcessorRecord, event: Envelope): Promise<void> {
+    await this.processors.insertOne({ ...processor, ...outboxFields(event) });
+  }
+
+  find(id: number): Promise<ProcessorRecord | null> {
+    return this.processors.findOne({ _id: id, deleted: false }, { projection: WITHOUT_OUTBOX });
+  }
+
+  findAny(id: number): Promise<ProcessorRecord | null> {
+    return this.processors.findOne({ _id: id }, { projection: WITHOUT_OUTBOX });
+  }
+
+  list(filter: ProcessorFilter, limit: number, offset: number): Promise<Page<ProcessorRecord>> {
+    const query: Record<string, unknown> = { deleted: false };
+    const ids =
+      filter.service_ids === undefined
+        ? undefined
+        : filter.service_id === undefined
+          ? filter.service_ids
+          : filter.service_ids.filter((id) => id === filter.service_id);
+    if (ids !== undefined) query.service_id = { $in: [...ids] };
+    else if (filter.service_id !== undefined) query.service_id = filter.service_id;
+    if (filter.kind !== undefined) query.kind = filter.kind;
+    return findPage(this.processors, query, {
+      sort: { _id: 1 },
+      limit,
+      offset,
+      projection: WITHOUT_OUTBOX,
+    });
+  }
+
+  async update(
+    id: number,
+    version: number,
+    set: Partial<ProcessorRecord>,
+    event: Envelope,
+  ): Promise<ProcessorRecord | null> {
+    // No projection: FerretDB v1 refuses one on findOneAndUpdate.
+    const updated = await this.processors.findOneAndUpdate(
+      { _id: id, version, deleted: false },
+      withOutbox({ $set: set }, event),
+      { returnDocument: 'after' },
+    );
+    return updated && record(updated);
+  }
+}
