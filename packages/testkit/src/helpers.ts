@@ -27,6 +27,7 @@ export function testEnv(service: string, overrides: Record<string, string> = {})
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     HOST: '127.0.0.1',
     PORT: '0',
+    METRICS_PORT: '0',
     MONGO_URL: mongoUrl,
     AMQP_URL: amqpUrl,
     MONGO_DB: uniqueName(`t_${service.replace(/-/g, '_')}`),
