@@ -491,13 +491,18 @@ describe.each(SERVICES)('service %s', (service) => {
 
     it('is scraped by deploy/prometheus/prometheus.yml at /metrics on its metrics port', () => {
       const [config] = readYaml('deploy/prometheus/prometheus.yml') as {
-        scrape_configs: { metrics_path?: string; static_configs?: { targets: string[] }[] }[];
+        scrape_configs: {
+          metrics_path?: string;
+          static_configs?: { targets: string[]; labels?: Record<string, string> }[];
+        }[];
       }[];
       const target = `${service}:${metricsPort(service, env())}`;
       const jobs = config!.scrape_configs.filter((job) =>
         job.static_configs?.some((c) => c.targets.includes(target)),
       );
       expect(jobs.map((job) => job.metrics_path ?? '/metrics')).toEqual(['/metrics']);
+      const labels = jobs[0]?.static_configs?.find((c) => c.targets.includes(target))?.labels;
+      expect(labels?.service).toBe(service);
     });
   });
 });

@@ -122,6 +122,16 @@ export async function startService<C extends ServiceEnv>(
     ...(usesBroker ? { broker: broker.isReady() } : {}),
     ...(parts.readiness ? await parts.readiness() : {}),
   });
+  // What /readyz answers, as a series to alert on (read on each scrape, like a probe).
+  metrics.gauge(
+    'service_ready',
+    '1 when /readyz would answer ready (database, broker, ...)',
+    [],
+    async (gauge) => {
+      const checks = await readiness().catch(() => ({ readiness: false }));
+      gauge.set(Object.values(checks).every(Boolean) ? 1 : 0);
+    },
+  );
   const app = createHttpApp({
     service: definition.name,
     version: definition.version,

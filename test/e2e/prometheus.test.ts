@@ -1,0 +1,112 @@
+/**
+ * Prometheus for real: every service's /metrics passes `promtool check metrics`, and the real
+ * `prometheus` binary, run with deploy/prometheus/prometheus.yml pointed at this stack, finds
+ * every service up, loads the alert rules, and shows a request made here in a queried series.
+ */
+import { prometheusTool, PROMETHEUS_MISSING, PrometheusServer, promtool, waitFor } from '@pack/testkit';
+import { builtServices } from '../deploy/load';
+import { scrapeConfigForStack } from '../observability';
+import { startStack, type Stack } from '../stack';
+
+const available = prometheusTool('promtool') !== undefined && prometheusTool('prometheus') !== undefined;
+const describeIf = available ? describe : describe.skip;
+if (!available) it.skip(PROMETHEUS_MISSING, () => undefined);
+
+/** Labels that would give a series per user, token or raw URL (unbounded cardinality). */
+const FORBIDDEN_LABELS = /^(user|user_?id|username|token|path|url|request_?id|ip)$/;
+/** A route label with an id in it is a raw path, not a template. */
+const RAW_ROUTE = /route="[^"]*\/\d+(\/|")/;
+
+describeIf('the stack under Prometheus', () => {
+  let stack: Stack;
+  const scrape = (name: string) =>
+    fetch(`${stack.service(name).metricsUrl}/metrics`).then(async (response) => {
+      expect(response.status).toBe(200);
+      return response.text();
+    });
+
+  beforeAll(async () => {
+    stack = await startStack();
+    // Traffic through every kind of route, so the labelled series exist.
+    await stack.call('GET', '/v1/core/general_settings/');
+    await stack.call('GET', '/v1/catalog/services/');
+    await stack.call('GET', '/v1/ai/llm_models/');
+    await stack.call('GET', '/v1/core/tokens/');
+  });
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  it('runs every service of deploy/services.yaml that exists', () => {
+    expect(stack.services.map((service) => service.definition.name).sort()).toEqual(
+      builtServices()
+        .map((entry) => entry.name)
+        .sort(),
+    );
+  });
+
+  it.each(builtServices().map((entry) => entry.name))(
+    "%s's /metrics passes promtool check metrics, without per-user or raw-path labels",
+    async (name) => {
+      const text = await scrape(name);
+      const checked = promtool(['check', 'metrics'], text);
+      expect({ status: checked.status, problems: `${checked.stdout}${checked.stderr}`.trim() }).toEqual({
+        status: 0,
+        problems: '',
+      });
+      const series = text.split('\n').filter((line) => line && !line.startsWith('#'));
+      const labelNames = new Set(
+        series.flatMap((line) => [...line.matchAll(/[{,](\w+)="/g)].map((m) => m[1]!)),
+      );
+      expect([...labelNames].filter((label) => FORBIDDEN_LABELS.test(label))).toEqual([]);
+      expect(series.filter((line) => RAW_ROUTE.test(line))).toEqual([]);
+    },
+  );
+
+  it('is scraped by the real prometheus: every target up, rules loaded, a request visible', async () => {
+    const { yaml, targets } = scrapeConfigForStack(stack);
+    const prometheus = await PrometheusServer.start(yaml);
+    try {
+      const up = await waitFor(
+        async () => {
+          const active = await prometheus.activeTargets();
+          return active.length === targets && active.every((t) => t.health === 'up') && active;
+        },
+        { timeoutMs: 15_000, intervalMs: 250, what: 'every target to be up' },
+      );
+      expect(up.map((target) => target.labels.service).sort()).toEqual(
+        stack.services.map((service) => service.definition.name).sort(),
+      );
+      const upSeries = await prometheus.query('up == 1');
+      expect(upSeries).toHaveLength(targets);
+
+      // Three reads of the settings through the gateway: the gateway's series for that route counts them.
+      for (let i = 0; i < 3; i += 1)
+        expect((await stack.call('GET', '/v1/core/general_settings/')).status).toBe(200);
+      const expression =
+        'sum(http_request_duration_seconds_count{service="gateway",route="proxy:settings",status_code="200"})';
+      const seen = await waitFor(
+        async () => {
+          const [sample] = await prometheus.query(expression);
+          return sample && Number(sample.value[1]) === 4 && sample; // one in beforeAll, three here
+        },
+        { timeoutMs: 10_000, intervalMs: 250, what: `${expression} to reach 4` },
+      );
+      expect(Number(seen.value[1])).toBe(4);
+
+      const groups = await waitFor(
+        async () => {
+          const loaded = await prometheus.ruleGroups();
+          const rules = loaded.flatMap((group) => group.rules);
+          return rules.length > 0 && rules.every((rule) => rule.health === 'ok') && loaded;
+        },
+        { timeoutMs: 10_000, intervalMs: 250, what: 'the alert rules to be evaluated' },
+      );
+      expect(groups.length).toBeGreaterThan(0);
+      // A healthy stack wakes nobody: nothing fires.
+      expect((await prometheus.alerts()).filter((alert) => alert.state === 'firing')).toEqual([]);
+    } finally {
+      await prometheus.stop();
+    }
+  }, 40_000);
+});
