@@ -63,3 +63,58 @@ export function scrapeConfigForStack(stack: Stack): { yaml: string; targets: num
 export function metricFamilies(exposition: string): string[] {
   return [...exposition.matchAll(/^# TYPE (\S+) \S+$/gm)].map((match) => match[1]!);
 }
+
+const NOT_METRICS = new Set(['and', 'or', 'unless', 'bool', 'offset', 'inf', 'nan', 'group_left', 'group_right']);
+const HISTOGRAM_SERIES = /_(bucket|sum|count)$/;
+
+/**
+ * The metric names a PromQL expression reads: identifiers that are not functions, keywords,
+ * label names (in matchers or by/without/on/ignoring lists), strings or ranges.
+ */
+export function metricNames(expression: string): string[] {
+  const bare = expression
+    .replace(/"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'/g, '""')
+    .replace(/\{[^}]*\}/g, ' ')
+    .replace(/\[[^\]]*\]/g, ' ')
+    .replace(/\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)/g, ' ');
+  const names = [...bare.matchAll(/[A-Za-z_:][A-Za-z0-9_:]*/g)]
+    .filter((match) => !/^\s*\(/.test(bare.slice(match.index + match[0].length)))
+    .map((match) => match[0])
+    .filter((name) => !NOT_METRICS.has(name.toLowerCase()));
+  return [...new Set(names)];
+}
+
+/** Whether `name` is one of `families` (a histogram's _bucket/_sum/_count series counts as its family). */
+export function isKnownMetric(name: string, families: ReadonlySet<string>): boolean {
+  return families.has(name) || families.has(name.replace(HISTOGRAM_SERIES, ''));
+}
+
+interface DashboardPanel {
+  title?: string;
+  targets?: { expr?: string }[];
+  panels?: DashboardPanel[];
+}
+export interface Dashboard {
+  panels: DashboardPanel[];
+  templating?: { list: { name: string; query?: string | { query?: string } }[] };
+}
+
+/** Every PromQL expression of a Grafana dashboard: panel targets and query variables. */
+export function dashboardExpressions(dashboard: Dashboard): { where: string; expr: string }[] {
+  const fromPanels = (panels: DashboardPanel[]): { where: string; expr: string }[] =>
+    panels.flatMap((panel) => [
+      ...(panel.targets ?? []).flatMap((t) => (t.expr ? [{ where: `panel "${panel.title}"`, expr: t.expr }] : [])),
+      ...fromPanels(panel.panels ?? []),
+    ]);
+  const variables = (dashboard.templating?.list ?? []).flatMap((variable) => {
+    const query = typeof variable.query === 'string' ? variable.query : variable.query?.query;
+    const inner = query && /^label_values\((.+),\s*\w+\)$/.exec(query)?.[1];
+    return inner ? [{ where: `variable ${variable.name}`, expr: inner }] : [];
+  });
+  return [...fromPanels(dashboard.panels), ...variables];
+}
+
+/** A dashboard expression as Prometheus can run it: Grafana's range and variables replaced. */
+export function runnable(expression: string): string {
+  return expression.replace(/\$__range/g, '1h').replace(/\$\{?\w+\}?/g, 'x');
+}

@@ -1,12 +1,36 @@
 /**
- * Prometheus for real: every service's /metrics passes `promtool check metrics`, and the real
+ * Prometheus for real: every service's /metrics passes `promtool check metrics`; the real
  * `prometheus` binary, run with deploy/prometheus/prometheus.yml pointed at this stack, finds
- * every service up, loads the alert rules, and shows a request made here in a queried series.
+ * every service up, loads the alert rules, shows a request made here in a queried series and
+ * runs every dashboard query; and the dashboard and the alert rules name only metrics the
+ * services expose (or that a planned service of deploy/services.yaml will).
  */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { prometheusTool, PROMETHEUS_MISSING, PrometheusServer, promtool, waitFor } from '@pack/testkit';
-import { builtServices } from '../deploy/load';
-import { scrapeConfigForStack } from '../observability';
+import { builtServices, platformServices, readYaml, REPO } from '../deploy/load';
+import {
+  dashboardExpressions,
+  isKnownMetric,
+  metricFamilies,
+  metricNames,
+  runnable,
+  scrapeConfigForStack,
+  type Dashboard,
+} from '../observability';
 import { startStack, type Stack } from '../stack';
+
+const DASHBOARD = 'deploy/grafana/pack-platform.json';
+const dashboard = JSON.parse(readFileSync(path.join(REPO, DASHBOARD), 'utf8')) as Dashboard;
+const ruleExpressions = (
+  readYaml('deploy/prometheus/rules/pack-alerts.yml') as {
+    groups: { rules: { alert?: string; expr: string }[] }[];
+  }[]
+).flatMap((file) =>
+  file.groups.flatMap((group) => group.rules.map((rule) => ({ where: `alert ${rule.alert}`, expr: rule.expr }))),
+);
+/** Metrics of services not built yet (deploy/services.yaml `pending_metrics`). */
+const PENDING = new Set(platformServices().flatMap((entry) => (entry.built ? [] : (entry.pending_metrics ?? []))));
 
 const available = prometheusTool('promtool') !== undefined && prometheusTool('prometheus') !== undefined;
 const describeIf = available ? describe : describe.skip;
@@ -17,27 +41,27 @@ const FORBIDDEN_LABELS = /^(user|user_?id|username|token|path|url|request_?id|ip
 /** A route label with an id in it is a raw path, not a template. */
 const RAW_ROUTE = /route="[^"]*\/\d+(\/|")/;
 
-describeIf('the stack under Prometheus', () => {
-  let stack: Stack;
-  const scrape = (name: string) =>
-    fetch(`${stack.service(name).metricsUrl}/metrics`).then(async (response) => {
-      expect(response.status).toBe(200);
-      return response.text();
-    });
-
-  beforeAll(async () => {
-    stack = await startStack();
-    // Traffic through every kind of route, so the labelled series exist.
-    await stack.call('GET', '/v1/core/general_settings/');
-    await stack.call('GET', '/v1/catalog/services/');
-    await stack.call('GET', '/v1/ai/llm_models/');
-    await stack.call('GET', '/v1/core/tokens/');
-  });
-  afterAll(async () => {
-    await stack?.stop();
+let stack: Stack;
+const scrape = (name: string) =>
+  fetch(`${stack.service(name).metricsUrl}/metrics`).then(async (response) => {
+    expect(response.status).toBe(200);
+    return response.text();
   });
 
-  it('runs every service of deploy/services.yaml that exists', () => {
+beforeAll(async () => {
+  stack = await startStack();
+  // Traffic through every kind of route, so the labelled series exist.
+  await stack.call('GET', '/v1/core/general_settings/');
+  await stack.call('GET', '/v1/catalog/services/');
+  await stack.call('GET', '/v1/ai/llm_models/');
+  await stack.call('GET', '/v1/core/tokens/');
+});
+afterAll(async () => {
+  await stack?.stop();
+});
+
+describe('the metrics the stack exposes', () => {
+  it('come from every service of deploy/services.yaml that exists', () => {
     expect(stack.services.map((service) => service.definition.name).sort()).toEqual(
       builtServices()
         .map((entry) => entry.name)
@@ -45,6 +69,24 @@ describeIf('the stack under Prometheus', () => {
     );
   });
 
+  it(`are the only ones ${DASHBOARD} and the alert rules query (or pending ones of planned services)`, async () => {
+    const families = new Set(['up']);
+    for (const service of stack.services)
+      for (const family of metricFamilies(await scrape(service.definition.name))) families.add(family);
+    const expressions = [...dashboardExpressions(dashboard), ...ruleExpressions];
+    expect(dashboardExpressions(dashboard).length).toBeGreaterThan(15);
+    const unknown = expressions.flatMap(({ where, expr }) =>
+      metricNames(expr)
+        .filter((name) => !isKnownMetric(name, families) && !isKnownMetric(name, PENDING))
+        .map((name) => `${where}: ${name}`),
+    );
+    expect(unknown).toEqual([]);
+    // A pending metric that a running service already exposes belongs to a built service now.
+    expect([...PENDING].filter((name) => families.has(name))).toEqual([]);
+  });
+});
+
+describeIf('the stack under Prometheus', () => {
   it.each(builtServices().map((entry) => entry.name))(
     "%s's /metrics passes promtool check metrics, without per-user or raw-path labels",
     async (name) => {
@@ -105,6 +147,12 @@ describeIf('the stack under Prometheus', () => {
       expect(groups.length).toBeGreaterThan(0);
       // A healthy stack wakes nobody: nothing fires.
       expect((await prometheus.alerts()).filter((alert) => alert.state === 'firing')).toEqual([]);
+
+      // Every dashboard query parses and runs (Grafana's variables replaced).
+      const failed: string[] = [];
+      for (const { where, expr } of dashboardExpressions(dashboard))
+        await prometheus.query(runnable(expr)).catch((error: Error) => failed.push(`${where}: ${error.message}`));
+      expect(failed).toEqual([]);
     } finally {
       await prometheus.stop();
     }
