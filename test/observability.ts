@@ -64,7 +64,17 @@ export function metricFamilies(exposition: string): string[] {
   return [...exposition.matchAll(/^# TYPE (\S+) \S+$/gm)].map((match) => match[1]!);
 }
 
-const NOT_METRICS = new Set(['and', 'or', 'unless', 'bool', 'offset', 'inf', 'nan', 'group_left', 'group_right']);
+const NOT_METRICS = new Set([
+  'and',
+  'or',
+  'unless',
+  'bool',
+  'offset',
+  'inf',
+  'nan',
+  'group_left',
+  'group_right',
+]);
 const HISTOGRAM_SERIES = /_(bucket|sum|count)$/;
 
 /**
@@ -103,7 +113,9 @@ export interface Dashboard {
 export function dashboardExpressions(dashboard: Dashboard): { where: string; expr: string }[] {
   const fromPanels = (panels: DashboardPanel[]): { where: string; expr: string }[] =>
     panels.flatMap((panel) => [
-      ...(panel.targets ?? []).flatMap((t) => (t.expr ? [{ where: `panel "${panel.title}"`, expr: t.expr }] : [])),
+      ...(panel.targets ?? []).flatMap((t) =>
+        t.expr ? [{ where: `panel "${panel.title}"`, expr: t.expr }] : [],
+      ),
       ...fromPanels(panel.panels ?? []),
     ]);
   const variables = (dashboard.templating?.list ?? []).flatMap((variable) => {

@@ -27,10 +27,14 @@ const ruleExpressions = (
     groups: { rules: { alert?: string; expr: string }[] }[];
   }[]
 ).flatMap((file) =>
-  file.groups.flatMap((group) => group.rules.map((rule) => ({ where: `alert ${rule.alert}`, expr: rule.expr }))),
+  file.groups.flatMap((group) =>
+    group.rules.map((rule) => ({ where: `alert ${rule.alert}`, expr: rule.expr })),
+  ),
 );
 /** Metrics of services not built yet (deploy/services.yaml `pending_metrics`). */
-const PENDING = new Set(platformServices().flatMap((entry) => (entry.built ? [] : (entry.pending_metrics ?? []))));
+const PENDING = new Set(
+  platformServices().flatMap((entry) => (entry.built ? [] : (entry.pending_metrics ?? []))),
+);
 
 const available = prometheusTool('promtool') !== undefined && prometheusTool('prometheus') !== undefined;
 const describeIf = available ? describe : describe.skip;
@@ -151,7 +155,9 @@ describeIf('the stack under Prometheus', () => {
       // Every dashboard query parses and runs (Grafana's variables replaced).
       const failed: string[] = [];
       for (const { where, expr } of dashboardExpressions(dashboard))
-        await prometheus.query(runnable(expr)).catch((error: Error) => failed.push(`${where}: ${error.message}`));
+        await prometheus
+          .query(runnable(expr))
+          .catch((error: Error) => failed.push(`${where}: ${error.message}`));
       expect(failed).toEqual([]);
     } finally {
       await prometheus.stop();

@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import net from 'node:net';
@@ -204,4 +204,31 @@ export function runEntryPoint(file: string, args: string[], env: Record<string, 
     encoding: 'utf8',
     timeout: 60_000,
   });
+}
+
+/**
+ * runEntryPoint without blocking: for a process that talks to services running in this test's
+ * own process (spawnSync would stall their event loop).
+ */
+export function spawnEntryPoint(
+  file: string,
+  args: string[],
+  env: Record<string, string | undefined>,
+): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, file), ...args], {
+    env: { PATH: process.env.PATH, ...env },
+    cwd: REPO_ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+  const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+  return new Promise((resolve) =>
+    child.on('close', (status) => {
+      clearTimeout(timer);
+      resolve({ status, stdout, stderr });
+    }),
+  );
 }
