@@ -33,7 +33,10 @@ describe('packctl', () => {
 
   beforeAll(async () => {
     stack = await startStack();
-    queue = `${stack.service('catalog').context.config.BROKER_NAMESPACE}.catalog.validation-decisions`;
+    const catalog = stack.service('catalog') as unknown as {
+      context: { config: { BROKER_NAMESPACE: string } };
+    };
+    queue = `${catalog.context.config.BROKER_NAMESPACE}.catalog.validation-decisions`;
   });
   afterAll(async () => {
     await stack?.stop();
