@@ -13,6 +13,8 @@ import { OpenApiCheck } from './openapi-check';
 export interface Stack {
   gateway: string;
   adminToken: string;
+  /** The broker namespace every service of the stack shares (prefix of its queue names). */
+  brokerNamespace: string;
   services: RunningService<never>[];
   /** Base URL of each service behind the gateway, by name (to reach one past the gateway). */
   urls: Record<string, string>;
@@ -91,6 +93,7 @@ export async function startStack(): Promise<Stack> {
   const stack: Stack = {
     gateway: gateway.url,
     adminToken,
+    brokerNamespace: namespace,
     services,
     urls,
     service(name) {
