@@ -33,10 +33,7 @@ describe('packctl', () => {
 
   beforeAll(async () => {
     stack = await startStack();
-    const catalog = stack.service('catalog') as unknown as {
-      context: { config: { BROKER_NAMESPACE: string } };
-    };
-    queue = `${catalog.context.config.BROKER_NAMESPACE}.catalog.validation-decisions`;
+    queue = `${stack.brokerNamespace}.catalog.validation-decisions`;
   });
   afterAll(async () => {
     await stack?.stop();
