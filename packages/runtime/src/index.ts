@@ -15,6 +15,7 @@ import {
 import { answerClientError, createHttpApp, opsEndpoints, type AnyRoute } from '@pack/http-kit';
 import { createLogger, type DestinationStream, type Logger } from '@pack/logging';
 import { createMetrics, type Metrics } from '@pack/metrics';
+import { drainable } from './drain';
 
 export interface ServiceContext<C extends ServiceEnv> {
   config: C;
@@ -148,13 +149,14 @@ export async function startService<C extends ServiceEnv>(
   });
 
   const front = parts.front;
-  const server: Server = createServer(
+  const http = drainable(
     front
       ? (req, res) => {
           if (!front(req, res)) app(req, res);
         }
       : app,
   );
+  const server: Server = createServer(http.handler);
   server.on('clientError', answerClientError(logger));
   const url = await listen(server, config.PORT, config.HOST);
   server.keepAliveTimeout = 65_000;
@@ -186,10 +188,7 @@ export async function startService<C extends ServiceEnv>(
     started,
     async stop() {
       await started.catch(() => undefined);
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeIdleConnections();
-      });
+      await http.drain(server);
       if (stopStarted) await stopStarted();
       await outbox.stop();
       await broker.close();

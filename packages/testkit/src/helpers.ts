@@ -1,4 +1,4 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import net from 'node:net';
@@ -206,15 +206,22 @@ export function runEntryPoint(file: string, args: string[], env: Record<string, 
   });
 }
 
+export interface EntryPointResult {
+  status: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
 /**
- * runEntryPoint without blocking: for a process that talks to services running in this test's
- * own process (spawnSync would stall their event loop).
+ * Starts one of the repository's entry points as its own process without waiting: the test can
+ * signal it (`child.kill('SIGTERM')`) and await `exited`. Killed after 60 s at the latest.
  */
-export function spawnEntryPoint(
+export function startEntryPoint(
   file: string,
   args: string[],
   env: Record<string, string | undefined>,
-): Promise<{ status: number | null; stdout: string; stderr: string }> {
+): { child: ChildProcess; exited: Promise<EntryPointResult> } {
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, file), ...args], {
     env: { PATH: process.env.PATH, ...env },
     cwd: REPO_ROOT,
@@ -225,10 +232,23 @@ export function spawnEntryPoint(
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
   const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-  return new Promise((resolve) =>
-    child.on('close', (status) => {
+  const exited = new Promise<EntryPointResult>((resolve) =>
+    child.on('close', (status, signal) => {
       clearTimeout(timer);
-      resolve({ status, stdout, stderr });
+      resolve({ status, signal, stdout, stderr });
     }),
   );
+  return { child, exited };
+}
+
+/**
+ * runEntryPoint without blocking: for a process that talks to services running in this test's
+ * own process (spawnSync would stall their event loop).
+ */
+export function spawnEntryPoint(
+  file: string,
+  args: string[],
+  env: Record<string, string | undefined>,
+): Promise<EntryPointResult> {
+  return startEntryPoint(file, args, env).exited;
 }
