@@ -187,6 +187,19 @@ export interface Ingress extends K8sObject {
   };
 }
 
+export interface NetworkPolicyPeer {
+  podSelector?: { matchLabels?: Record<string, string> };
+  namespaceSelector?: { matchLabels?: Record<string, string> };
+  ipBlock?: { cidr: string };
+}
+export interface NetworkPolicy extends K8sObject {
+  spec: {
+    podSelector: { matchLabels?: Record<string, string> };
+    policyTypes?: string[];
+    ingress?: { from?: NetworkPolicyPeer[]; ports?: { port?: number | string }[] }[];
+  };
+}
+
 /** Every YAML file in deploy/k8s, relative to it. */
 export function k8sFiles(): string[] {
   return readdirSync(K8S_DIR)

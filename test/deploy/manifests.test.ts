@@ -32,6 +32,7 @@ import {
   type Hpa,
   type Ingress,
   type KService,
+  type NetworkPolicy,
   type Pdb,
   type Probe,
   type Secret,
@@ -354,6 +355,39 @@ describe.each(SERVICES)('service %s', (service) => {
       expect(container.livenessProbe?.httpGet?.path).toBe('/healthz');
       expect(probePort(container, container.livenessProbe)).toBe(port());
       if (container.startupProbe) expect(probePort(container, container.startupProbe)).toBe(port());
+    });
+
+    it(`is reached only as NetworkPolicies allow: its main port from pack pods${service === PUBLIC_SERVICE ? ' and anyone' : ''}, its metrics port from monitoring`, () => {
+      const policies = ofKind<NetworkPolicy>(applied, 'NetworkPolicy').filter(
+        (p) =>
+          p.spec.policyTypes?.includes('Ingress') &&
+          selects(p.spec.podSelector.matchLabels, podLabels(service)),
+      );
+      expect(policies.length).toBeGreaterThan(0); // selected: everything not allowed is refused
+      const portName = (port: number | string | undefined) =>
+        typeof port === 'number'
+          ? containerOf(service).ports?.find((p) => p.containerPort === port)?.name
+          : port;
+      const allowed = new Set<string>();
+      for (const rule of policies.flatMap((p) => p.spec.ingress ?? [])) {
+        const ports = (rule.ports ?? [{ port: undefined }]).map((p) => portName(p.port) ?? 'every port');
+        const peers = (rule.from ?? [{}]).map((peer) => {
+          if (peer.ipBlock || (!peer.podSelector && !peer.namespaceSelector)) return 'anyone';
+          if (peer.namespaceSelector)
+            return `namespace ${JSON.stringify(peer.namespaceSelector.matchLabels)}`;
+          return selects(peer.podSelector?.matchLabels, { 'app.kubernetes.io/part-of': 'pack' })
+            ? 'pack pods'
+            : 'other pods';
+        });
+        for (const port of ports) for (const peer of peers) allowed.add(`${port} from ${peer}`);
+      }
+      expect([...allowed].sort()).toEqual(
+        [
+          'http from pack pods',
+          ...(service === PUBLIC_SERVICE ? ['http from anyone'] : []),
+          'metrics from namespace {"kubernetes.io/metadata.name":"monitoring"}',
+        ].sort(),
+      );
     });
 
     it('has CPU and memory requests and limits', () => {
