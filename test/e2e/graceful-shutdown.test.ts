@@ -1,12 +1,15 @@
 /**
- * Graceful shutdown under load (the runtime's, shown on the settings service run as its own
- * process): on SIGTERM it stops taking requests, answers every request already in flight,
- * relays or keeps every event it accepted, and exits 0; the next start relays what was left.
+ * Graceful shutdown under load (the runtime's, shown on services run as their own processes):
+ * on SIGTERM a service stops taking requests and messages, answers every request already in
+ * flight, finishes the handlers running, keeps every event it accepted, and exits 0; the next
+ * start relays or consumes what was left. Nothing is lost, nothing is handled twice.
  */
-import { events } from '@pack/contracts';
+import amqp from 'amqplib';
+import { createEnvelope, events } from '@pack/contracts';
 import type { Principal } from '@pack/contracts';
 import {
   call,
+  deleteQueues,
   dropDatabase,
   EventTap,
   freePort,
@@ -103,5 +106,110 @@ describe('SIGTERM while requests and events flow through a service', () => {
       second.kill();
       expect((await second.exited).status).toBe(0);
     }
+  }, 120_000);
+});
+
+describe('SIGTERM while messages flow into a consumer', () => {
+  const TOTAL = 300;
+  const HANDLED = 'validator decision for an unknown change instance ignored';
+  let env: Record<string, string>;
+  let queue: string;
+  let connection: amqp.ChannelModel;
+  let channel: amqp.ConfirmChannel;
+
+  beforeAll(async () => {
+    env = testEnv('catalog', {
+      PORT: String(await freePort()),
+      METRICS_PORT: String(await freePort()),
+      LOG_LEVEL: 'info',
+      SETTINGS_URL: 'http://127.0.0.1:1',
+    });
+    queue = `${env.BROKER_NAMESPACE}.catalog.validation-decisions`;
+    connection = await amqp.connect(process.env.AMQP_URL!);
+    channel = await connection.createConfirmChannel();
+  });
+  afterAll(async () => {
+    await connection?.close();
+    const view = `${env.BROKER_NAMESPACE}.catalog.change-instance-view`;
+    await deleteQueues(process.env.AMQP_URL!, [
+      queue,
+      `${queue}.retry`,
+      `${queue}.dlq`,
+      view,
+      `${view}.retry`,
+      `${view}.dlq`,
+    ]);
+    await dropDatabase(env.MONGO_URL!, env.MONGO_DB!);
+  });
+
+  /** The change instance ids whose decision the catalog's handler ran for, once per run. */
+  const handledIds = (output: string) =>
+    output
+      .split('\n')
+      .filter((line) => line.includes(HANDLED))
+      .map((line) => (JSON.parse(line) as { change_instance_id: number }).change_instance_id);
+
+  async function start() {
+    const started = startEntryPoint('services/catalog/src/main.ts', [], env);
+    await waitFor(async () => (await fetch(`http://127.0.0.1:${env.PORT}/readyz`)).status === 200, {
+      timeoutMs: 30_000,
+      what: 'catalog to be ready',
+    });
+    return started;
+  }
+
+  async function publish(from: number, to: number): Promise<void> {
+    for (let id = from; id < to; id += 1) {
+      const envelope = createEnvelope(
+        events.changeInstanceValidationDecided,
+        { change_instance_id: id, decision: 'approve', reasons: [] },
+        { source: 'test', correlationId: `shutdown-${id}` },
+      );
+      channel.publish(
+        `${env.BROKER_NAMESPACE}.events`,
+        envelope.type,
+        Buffer.from(JSON.stringify(envelope)),
+        {
+          persistent: true,
+          messageId: envelope.id,
+          type: envelope.type,
+        },
+      );
+    }
+    await channel.waitForConfirms();
+  }
+
+  it('finishes the handlers running, leaves the rest queued, and handles every message exactly once', async () => {
+    const first = await start();
+    const publishing = (async () => {
+      for (let from = 1; from <= TOTAL; from += 20) await publish(from, Math.min(from + 20, TOTAL + 1));
+    })();
+    await waitFor(() => handledIds(first.output()).length >= 30, {
+      timeoutMs: 30_000,
+      what: 'messages to flow',
+    });
+    first.child.kill('SIGTERM');
+    const exit = await first.exited;
+    await publishing;
+    expect({ status: exit.status, signal: exit.signal }).toEqual({ status: 0, signal: null });
+    const beforeStop = handledIds(exit.stdout);
+    expect(beforeStop.length).toBeLessThan(TOTAL); // it stopped mid-stream
+
+    const second = await start();
+    try {
+      await waitFor(() => beforeStop.length + handledIds(second.output()).length >= TOTAL, {
+        timeoutMs: 30_000,
+        what: 'every message to be handled',
+      });
+      await waitFor(async () => (await channel.checkQueue(queue)).messageCount === 0, {
+        what: 'an empty queue',
+      });
+    } finally {
+      second.child.kill('SIGTERM');
+    }
+    const afterRestart = handledIds((await second.exited).stdout);
+    const all = [...beforeStop, ...afterRestart].sort((a, b) => a - b);
+    expect(all).toEqual(Array.from({ length: TOTAL }, (_, i) => i + 1)); // each once, none lost
+    expect((await channel.checkQueue(`${queue}.dlq`)).messageCount).toBe(0);
   }, 120_000);
 });

@@ -215,13 +215,14 @@ export interface EntryPointResult {
 
 /**
  * Starts one of the repository's entry points as its own process without waiting: the test can
- * signal it (`child.kill('SIGTERM')`) and await `exited`. Killed after 60 s at the latest.
+ * signal it (`child.kill('SIGTERM')`), read its standard output so far (`output()`) and await
+ * `exited`. Killed after 60 s at the latest.
  */
 export function startEntryPoint(
   file: string,
   args: string[],
   env: Record<string, string | undefined>,
-): { child: ChildProcess; exited: Promise<EntryPointResult> } {
+): { child: ChildProcess; exited: Promise<EntryPointResult>; output: () => string } {
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, file), ...args], {
     env: { PATH: process.env.PATH, ...env },
     cwd: REPO_ROOT,
@@ -238,7 +239,7 @@ export function startEntryPoint(
       resolve({ status, signal, stdout, stderr });
     }),
   );
-  return { child, exited };
+  return { child, exited, output: () => stdout };
 }
 
 /**
