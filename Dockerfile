@@ -28,7 +28,9 @@ WORKDIR /app
 # Owned by root and only readable by the `node` user: the running service cannot change its code.
 COPY --from=build /app /app
 USER node
-# Default ports (DESIGN section 12): gateway 8080, catalog 8081, settings 8082, llm-gateway 8083,
-# pipeline-orchestrator 8084, webhook-dispatcher 8085. Each serves /healthz, /readyz and /metrics.
-EXPOSE 8080 8081 8082 8083 8084 8085
+# Default ports (DESIGN section 12, deploy/services.yaml): gateway 8080, catalog 8081, settings
+# 8082, llm-gateway 8083, pipeline-orchestrator 8084, webhook-dispatcher 8085, each with /healthz
+# and /readyz; and each service's internal metrics port (METRICS_PORT) 9080 ... 9085, with
+# /metrics, for Prometheus only.
+EXPOSE 8080 8081 8082 8083 8084 8085 9080 9081 9082 9083 9084 9085
 CMD ["node", "--import", "tsx", "services/gateway/src/main.ts"]

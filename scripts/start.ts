@@ -65,8 +65,9 @@ function services(): string[] {
 function main(): void {
   const env = { ...infraEnv() };
   const secrets = localSecrets();
-  // PORT would give every service the same port: each keeps its default (GATEWAY_PORT moves the gateway).
-  const { PORT: _port, ...inherited } = process.env;
+  // PORT or METRICS_PORT would give every service the same port: each keeps its defaults
+  // (deploy/services.yaml; GATEWAY_PORT moves the gateway).
+  const { PORT: _port, METRICS_PORT: _metricsPort, ...inherited } = process.env;
   const shared = { ...secrets.env, ...env, ...inherited } as Record<string, string>;
   const children: ChildProcess[] = [];
   for (const name of services()) {

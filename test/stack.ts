@@ -25,6 +25,8 @@ export interface Stack {
   /** The broker namespace every service of the stack shares. */
   namespace: string;
   adminToken: string;
+  /** The broker namespace every service of the stack shares (prefix of its queue names). */
+  brokerNamespace: string;
   services: RunningService<never>[];
   /** Base URL of each service behind the gateway, by name (to reach one past the gateway). */
   urls: Record<string, string>;
@@ -113,6 +115,7 @@ export async function startStack(): Promise<Stack> {
     gateway: gateway.url,
     namespace,
     adminToken,
+    brokerNamespace: namespace,
     services,
     urls,
     service(name) {

@@ -126,12 +126,15 @@ async function main(): Promise<void> {
   };
   const settingsUrl = 'http://127.0.0.1:18082';
   const gatewayUrl = 'http://127.0.0.1:18080';
+  // The gateway's public port does not serve /metrics; its metrics listener does.
+  const gatewayMetricsUrl = 'http://127.0.0.1:19080';
   const databases = [`bench_settings_${suffix}`, `bench_gateway_${suffix}`];
   const children = [
-    start('settings', { ...shared, PORT: '18082', MONGO_DB: databases[0]! }),
+    start('settings', { ...shared, PORT: '18082', METRICS_PORT: '19082', MONGO_DB: databases[0]! }),
     start('gateway', {
       ...shared,
       PORT: '18080',
+      METRICS_PORT: '19080',
       MONGO_DB: databases[1]!,
       SETTINGS_URL: settingsUrl,
       PACK_ADMIN_TOKEN: adminToken,
@@ -156,9 +159,9 @@ async function main(): Promise<void> {
     const runs: { direct: Figures; gateway: Figures; commandsPerRequest: number }[] = [];
     for (let round = 0; round < rounds; round += 1) {
       const d = await direct();
-      const before = await dbCommands(gatewayUrl);
+      const before = await dbCommands(gatewayMetricsUrl);
       const g = await gateway();
-      const commands = (await dbCommands(gatewayUrl)) - before;
+      const commands = (await dbCommands(gatewayMetricsUrl)) - before;
       runs.push({ direct: d, gateway: g, commandsPerRequest: commands / g.requests });
     }
     // Light load (one request at a time, microsecond timing): what one request pays for the hop.

@@ -6,12 +6,37 @@ import { parseAllDocuments } from 'yaml';
 export const REPO = path.resolve(__dirname, '../..');
 export const K8S_DIR = path.join(REPO, 'deploy/k8s');
 
-/** Every service of the platform: one folder per service under services/. */
+/** Every folder under services/ (each must be an entry of deploy/services.yaml). */
 export function serviceDirs(): string[] {
   return readdirSync(path.join(REPO, 'services'), { withFileTypes: true })
     .filter((entry) => entry.isDirectory())
     .map((entry) => entry.name)
     .sort();
+}
+
+/** An entry of deploy/services.yaml, the one list of the platform's services. */
+export interface PlatformService {
+  name: string;
+  port: number;
+  metrics_port: number;
+  public?: boolean;
+  /** Metrics the dashboard and alert rules may name before the service exists. */
+  pending_metrics?: string[];
+  /** Whether services/<name>/src/main.ts exists (false: planned, nothing deployed yet). */
+  built: boolean;
+}
+
+export function platformServices(): PlatformService[] {
+  const [file] = readYaml('deploy/services.yaml') as { services: Omit<PlatformService, 'built'>[] }[];
+  return file!.services.map((entry) => ({
+    ...entry,
+    built: existsSync(path.join(REPO, 'services', entry.name, 'src', 'main.ts')),
+  }));
+}
+
+/** The services that exist (have a main.ts), in the list's order. */
+export function builtServices(): PlatformService[] {
+  return platformServices().filter((entry) => entry.built);
 }
 
 /** `llm-gateway` -> `LLM_GATEWAY`: the prefix of the variables that name a service (`LLM_GATEWAY_URL`). */
@@ -159,6 +184,19 @@ export interface Ingress extends K8sObject {
   spec: {
     defaultBackend?: { service?: { name: string } };
     rules?: { http?: { paths: { backend: { service?: { name: string } } }[] } }[];
+  };
+}
+
+export interface NetworkPolicyPeer {
+  podSelector?: { matchLabels?: Record<string, string> };
+  namespaceSelector?: { matchLabels?: Record<string, string> };
+  ipBlock?: { cidr: string };
+}
+export interface NetworkPolicy extends K8sObject {
+  spec: {
+    podSelector: { matchLabels?: Record<string, string> };
+    policyTypes?: string[];
+    ingress?: { from?: NetworkPolicyPeer[]; ports?: { port?: number | string }[] }[];
   };
 }
 

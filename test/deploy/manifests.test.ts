@@ -1,12 +1,13 @@
 /**
- * The operations files against the code: every folder under services/ is a service that must be
- * deployable by docker-compose.yml and deploy/k8s, with only the variables its env schema
- * declares, on the port it listens on, probed and scraped where it answers.
+ * The operations files against the code: every service of deploy/services.yaml that exists under
+ * services/ must be deployable by docker-compose.yml and deploy/k8s, with only the variables its
+ * env schema declares, on the port it listens on, probed and scraped (on its metrics port).
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
 import {
+  builtServices,
   commandLine,
   compose,
   composeEnv,
@@ -17,6 +18,7 @@ import {
   kustomizationResources,
   loadEnvSchema,
   ofKind,
+  platformServices,
   publishedPorts,
   readYaml,
   REPO,
@@ -30,14 +32,15 @@ import {
   type Hpa,
   type Ingress,
   type KService,
+  type NetworkPolicy,
   type Pdb,
   type Probe,
   type Secret,
 } from './load';
 
-const SERVICES = serviceDirs();
+const SERVICES = builtServices().map((entry) => entry.name);
 const NAMESPACE = 'pack';
-const PUBLIC_SERVICE = 'gateway';
+const PUBLIC_SERVICE = platformServices().find((entry) => entry.public)?.name ?? '(none)';
 const PLACEHOLDER = /^REPLACE_ME\b/;
 /** Variables a service has in its schema (from the shared base) but does not use, so it is not given them. */
 const NOT_USED: Record<string, string[]> = {
@@ -92,6 +95,11 @@ function listenPort(service: string, env: Map<string, string | null>): number {
   const schema = schemaOf(service);
   const raw = (own in schema.shape && env.get(own)) || env.get('PORT');
   return Number(raw ?? defaultOf(schema.shape.PORT!).value);
+}
+
+/** The internal metrics port a service listens on given its environment. */
+function metricsPort(service: string, env: Map<string, string | null>): number {
+  return Number(env.get('METRICS_PORT') ?? defaultOf(schemaOf(service).shape.METRICS_PORT!).value);
 }
 
 /** The environment of a Kubernetes container: literal values, or null for values from a Secret or file. */
@@ -165,6 +173,30 @@ function probePort(container: Container, probe: Probe | undefined): number | und
   if (typeof port === 'number') return port;
   return container.ports?.find((p) => p.name === port)?.containerPort;
 }
+
+describe('deploy/services.yaml', () => {
+  const list = platformServices();
+
+  it('lists every folder under services/, each once, with distinct ports', () => {
+    const names = list.map((entry) => entry.name);
+    expect(serviceDirs().filter((dir) => !names.includes(dir))).toEqual([]);
+    expect(new Set(names).size).toBe(names.length);
+    const ports = list.flatMap((entry) => [entry.port, entry.metrics_port]);
+    expect(new Set(ports).size).toBe(ports.length);
+    expect(list.filter((entry) => entry.public).map((entry) => entry.name)).toEqual(['gateway']);
+  });
+
+  it("agrees with each existing service's env schema on PORT and METRICS_PORT", () => {
+    const defaults = builtServices().map((entry) => ({
+      name: entry.name,
+      port: defaultOf(schemaOf(entry.name).shape.PORT!).value,
+      metrics_port: defaultOf(schemaOf(entry.name).shape.METRICS_PORT!).value,
+    }));
+    expect(defaults).toEqual(
+      builtServices().map(({ name, port, metrics_port }) => ({ name, port, metrics_port })),
+    );
+  });
+});
 
 describe('deploy/k8s', () => {
   it('kustomization.yaml applies every manifest except the example Secret', () => {
@@ -284,12 +316,12 @@ describe('docker-compose.yml', () => {
     ).toEqual([PUBLIC_SERVICE]);
   });
 
-  it('mounts deploy/prometheus/prometheus.yml into Prometheus', () => {
+  it('mounts deploy/prometheus (configuration and alert rules) into Prometheus', () => {
     const prometheus = Object.values(composeFile.services).find((s) =>
       /^prom\/prometheus\b/.test(s.image ?? ''),
     );
     expect(prometheus?.volumes).toContainEqual(
-      expect.stringMatching(/^\.\/deploy\/prometheus\/prometheus\.yml:/),
+      expect.stringMatching(/^\.\/deploy\/prometheus:\/etc\/prometheus(:ro)?$/),
     );
   });
 });
@@ -310,9 +342,10 @@ describe.each(SERVICES)('service %s', (service) => {
       expect(existsSync(path.join(REPO, 'services', service, 'src', 'main.ts'))).toBe(true);
     });
 
-    it('listens on its documented port, and the container declares it', () => {
+    it('listens on its documented port and metrics port, and the container declares both', () => {
       expect(port()).toBe(defaultOf(schemaOf(service).shape.PORT!).value);
-      expect(containerOf(service).ports?.map((p) => p.containerPort)).toEqual([port()]);
+      const metrics = metricsPort(service, k8sEnv(containerOf(service)).env);
+      expect(containerOf(service).ports?.map((p) => p.containerPort)).toEqual([port(), metrics]);
     });
 
     it('is probed: readiness on /readyz, liveness on /healthz, on that port', () => {
@@ -322,6 +355,39 @@ describe.each(SERVICES)('service %s', (service) => {
       expect(container.livenessProbe?.httpGet?.path).toBe('/healthz');
       expect(probePort(container, container.livenessProbe)).toBe(port());
       if (container.startupProbe) expect(probePort(container, container.startupProbe)).toBe(port());
+    });
+
+    it(`is reached only as NetworkPolicies allow: its main port from pack pods${service === PUBLIC_SERVICE ? ' and anyone' : ''}, its metrics port from monitoring`, () => {
+      const policies = ofKind<NetworkPolicy>(applied, 'NetworkPolicy').filter(
+        (p) =>
+          p.spec.policyTypes?.includes('Ingress') &&
+          selects(p.spec.podSelector.matchLabels, podLabels(service)),
+      );
+      expect(policies.length).toBeGreaterThan(0); // selected: everything not allowed is refused
+      const portName = (port: number | string | undefined) =>
+        typeof port === 'number'
+          ? containerOf(service).ports?.find((p) => p.containerPort === port)?.name
+          : port;
+      const allowed = new Set<string>();
+      for (const rule of policies.flatMap((p) => p.spec.ingress ?? [])) {
+        const ports = (rule.ports ?? [{ port: undefined }]).map((p) => portName(p.port) ?? 'every port');
+        const peers = (rule.from ?? [{}]).map((peer) => {
+          if (peer.ipBlock || (!peer.podSelector && !peer.namespaceSelector)) return 'anyone';
+          if (peer.namespaceSelector)
+            return `namespace ${JSON.stringify(peer.namespaceSelector.matchLabels)}`;
+          return selects(peer.podSelector?.matchLabels, { 'app.kubernetes.io/part-of': 'pack' })
+            ? 'pack pods'
+            : 'other pods';
+        });
+        for (const port of ports) for (const peer of peers) allowed.add(`${port} from ${peer}`);
+      }
+      expect([...allowed].sort()).toEqual(
+        [
+          'http from pack pods',
+          ...(service === PUBLIC_SERVICE ? ['http from anyone'] : []),
+          'metrics from namespace {"kubernetes.io/metadata.name":"monitoring"}',
+        ].sort(),
+      );
     });
 
     it('has CPU and memory requests and limits', () => {
@@ -407,10 +473,10 @@ describe.each(SERVICES)('service %s', (service) => {
       expect(pdbs.map((p) => p.spec.minAvailable)).toEqual([1]);
     });
 
-    it('is annotated for Prometheus at /metrics on its port', () => {
+    it('is annotated for Prometheus at /metrics on its metrics port', () => {
       expect(deploymentOf(service).spec.template.metadata.annotations).toMatchObject({
         'prometheus.io/scrape': 'true',
-        'prometheus.io/port': String(port()),
+        'prometheus.io/port': String(metricsPort(service, k8sEnv(containerOf(service)).env)),
         'prometheus.io/path': '/metrics',
       });
     });
@@ -457,14 +523,20 @@ describe.each(SERVICES)('service %s', (service) => {
       expect(Object.keys(conditions).sort()).toEqual(expect.arrayContaining(needed.sort()));
     });
 
-    it('is scraped by deploy/prometheus/prometheus.yml at /metrics on its port', () => {
+    it('is scraped by deploy/prometheus/prometheus.yml at /metrics on its metrics port', () => {
       const [config] = readYaml('deploy/prometheus/prometheus.yml') as {
-        scrape_configs: { metrics_path?: string; static_configs?: { targets: string[] }[] }[];
+        scrape_configs: {
+          metrics_path?: string;
+          static_configs?: { targets: string[]; labels?: Record<string, string> }[];
+        }[];
       }[];
+      const target = `${service}:${metricsPort(service, env())}`;
       const jobs = config!.scrape_configs.filter((job) =>
-        job.static_configs?.some((c) => c.targets.includes(`${service}:${composePort(service)}`)),
+        job.static_configs?.some((c) => c.targets.includes(target)),
       );
       expect(jobs.map((job) => job.metrics_path ?? '/metrics')).toEqual(['/metrics']);
+      const labels = jobs[0]?.static_configs?.find((c) => c.targets.includes(target))?.labels;
+      expect(labels?.service).toBe(service);
     });
   });
 });

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import amqp, { type Channel, type ChannelModel, type ConfirmChannel, type ConsumeMessage } from 'amqplib';
 import type { Envelope } from '@pack/contracts';
 import { currentContext, type Logger } from '@pack/logging';
-import type { Metrics } from '@pack/metrics';
+import type { Gauge, Metrics } from '@pack/metrics';
 import { BrokerUnavailableError, confirmed, withinMs } from './confirm';
 import { deliver, eventTypes, type ConsumerSpec } from './consumer';
 import { declareBroadcastQueue, declareQueues, topologyNames } from './topology';
@@ -40,7 +40,9 @@ export class Broker {
   private readonly readyListeners = new Set<() => void>();
   private readonly published;
   private readonly consumed;
-  private readonly connectedGauge;
+  /** Created by start(): a broker that is never started (the gateway's) exports no gauge to alert on. */
+  private connectedGauge?: Gauge;
+  private inspectChannel?: Promise<Channel>;
 
   constructor(private readonly options: BrokerOptions) {
     this.names = topologyNames(options.namespace);
@@ -53,10 +55,6 @@ export class Broker {
       'queue',
       'outcome',
     ]);
-    this.connectedGauge = options.metrics.gauge(
-      'broker_connected',
-      '1 when the broker connection and topology are up',
-    );
   }
 
   /** Registers a consumer; it starts now if connected, and again after every reconnect. */
@@ -70,7 +68,56 @@ export class Broker {
   /** Connects in the background, retrying with backoff; never throws. */
   start(): void {
     this.closing = false;
+    this.registerGauges();
     void this.connect();
+  }
+
+  private registerGauges(): void {
+    if (this.connectedGauge) return;
+    const metrics = this.options.metrics;
+    this.connectedGauge = metrics.gauge(
+      'broker_connected',
+      '1 when the broker connection and topology are up',
+    );
+    // Read from RabbitMQ on each scrape; every replica reports the same queues (use max by queue).
+    metrics.gauge(
+      'broker_queue_messages',
+      "Messages ready in a consumer's queue (backlog), read at scrape time",
+      ['queue'],
+      (gauge) => this.collectDepths(gauge, (spec) => this.names.queue(spec.name)),
+    );
+    metrics.gauge(
+      'broker_dead_letter_messages',
+      "Messages in a consumer's dead-letter queue, read at scrape time",
+      ['queue'],
+      (gauge) => this.collectDepths(gauge, (spec) => this.names.deadLetterQueue(spec.name)),
+    );
+  }
+
+  /** Sets the gauge to the depth of one queue per shared consumer, labelled by its main queue. */
+  private async collectDepths(gauge: Gauge<'queue'>, queueOf: (spec: ConsumerSpec) => string): Promise<void> {
+    gauge.reset();
+    const shared = this.consumers.filter((spec) => !spec.broadcast);
+    if (!this.ready || !this.connection || shared.length === 0) return;
+    const connection = this.connection;
+    this.inspectChannel ??= connection.createChannel().then((channel) => {
+      const forget = () => (this.inspectChannel = undefined);
+      channel.on('error', forget);
+      channel.on('close', forget);
+      return channel;
+    });
+    const inspect = this.inspectChannel;
+    void inspect.catch(() => (this.inspectChannel = undefined));
+    await withinMs(
+      (async () => {
+        const channel = await inspect;
+        for (const spec of shared) {
+          const { messageCount } = await channel.checkQueue(queueOf(spec));
+          gauge.set({ queue: this.names.queue(spec.name) }, messageCount);
+        }
+      })(),
+      1000,
+    );
   }
 
   isReady(): boolean {
@@ -156,7 +203,7 @@ export class Broker {
     this.connection = undefined;
     this.publishChannel = undefined;
     if (connection) await withinMs(connection.close(), 2000);
-    this.connectedGauge.set(0);
+    this.connectedGauge?.set(0);
   }
 
   private async connect(): Promise<void> {
@@ -194,7 +241,7 @@ export class Broker {
       for (const spec of this.consumers) await this.startConsumer(connection, spec);
       this.attempt = 0;
       this.ready = true;
-      this.connectedGauge.set(1);
+      this.connectedGauge?.set(1);
       log.info({ consumers: this.consumers.map((c) => c.name) }, 'broker connected');
       for (const listener of this.readyListeners) listener();
     } catch (error) {
@@ -216,8 +263,9 @@ export class Broker {
 
   private onDisconnect(): void {
     this.ready = false;
-    this.connectedGauge.set(0);
+    this.connectedGauge?.set(0);
     this.publishChannel = undefined;
+    this.inspectChannel = undefined;
     this.consumerChannels = [];
     if (this.closing || this.reconnectTimer) return;
     const delay = Math.min(5000, 100 * 2 ** this.attempt) * (0.5 + Math.random() / 2);

@@ -173,6 +173,49 @@ describe('Broker on a real RabbitMQ', () => {
     expect(handled).toEqual([2]);
   });
 
+  it('reports its connection, backlog and dead letters as gauges read at scrape time', async () => {
+    const metrics = createMetrics('test');
+    const idleMetrics = createMetrics('test');
+    makeBroker(amqpUrl(), { metrics: idleMetrics });
+    const broker = makeBroker(amqpUrl(), { metrics });
+    const gauges = async () => {
+      const text = await metrics.registry.metrics();
+      const value = (name: string) =>
+        new RegExp(`^${name}\\{[^}]*queue="${namespace}\\.c-depth"[^}]*\\} (\\d+)$`, 'm').exec(text)?.[1];
+      return {
+        connected: /^broker_connected\{[^}]*\} (\d+)$/m.exec(text)?.[1],
+        backlog: value('broker_queue_messages'),
+        dead: value('broker_dead_letter_messages'),
+      };
+    };
+    let release: () => void = () => undefined;
+    const blocked = new Promise<void>((resolve) => (release = resolve));
+    broker.consume(consumer('c-depth', () => blocked, { prefetch: 1 }));
+    broker.start();
+    await waitFor(() => broker.isReady());
+    // One invalid message (dead-lettered at once), one handled slowly, two waiting behind it.
+    const connection = await amqp.connect(amqpUrl());
+    const channel = await connection.createConfirmChannel();
+    channel.publish(`${namespace}.events`, events.settingsChanged.type, Buffer.from('not json'));
+    await channel.waitForConfirms();
+    await connection.close();
+    for (let version = 1; version <= 3; version += 1) await broker.publish(settingsChanged(version));
+    const seen = await waitFor(
+      async () => {
+        const now = await gauges();
+        return now.dead === '1' && now.backlog === '2' && now;
+      },
+      { what: 'one dead letter and a backlog of two' },
+    );
+    expect(seen).toEqual({ connected: '1', backlog: '2', dead: '1' });
+    release();
+    await waitFor(async () => (await gauges()).backlog === '0', { what: 'the backlog to drain' });
+    // A broker that was never started (the gateway's) exports none of these: nothing to alert on.
+    const idleText = await idleMetrics.registry.metrics();
+    for (const name of ['broker_connected', 'broker_queue_messages', 'broker_dead_letter_messages'])
+      expect(idleText).not.toContain(name);
+  });
+
   it('retries a failing handler after a delay, then dead-letters it after the last attempt', async () => {
     const attempts = new Map<number, number>();
     const broker = makeBroker();

@@ -60,13 +60,23 @@ export const envBoolean = z
   .enum(['true', 'false', '1', '0'])
   .transform((value) => value === 'true' || value === '1');
 
-/** Variables every service reads. Each service extends this with its own. */
-export function serviceEnvSchema(defaults: { port: number; database: string }) {
+/**
+ * Variables every service reads. Each service extends this with its own. The metrics listener's
+ * port defaults to the service port plus 1000 (8080 -> 9080, ... 8085 -> 9085; docs/decisions/0020).
+ */
+export function serviceEnvSchema(defaults: { port: number; database: string; metricsPort?: number }) {
   return z.object({
     NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     HOST: z.string().default('127.0.0.1'),
     PORT: z.coerce.number().int().min(0).max(65535).default(defaults.port),
+    /** Internal listener for /metrics, /healthz and /readyz (scraped by Prometheus, never published). */
+    METRICS_PORT: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .max(65535)
+      .default(defaults.metricsPort ?? defaults.port + 1000),
     MONGO_URL: z
       .string()
       .regex(/^mongodb(\+srv)?:\/\//, 'must be a mongodb:// URL')

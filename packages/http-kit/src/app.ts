@@ -17,6 +17,7 @@ import { verifyPrincipal } from './internal-auth';
 import { jsonBody, refuseEmptyPatch } from './body';
 import { zodFieldErrors } from './problem';
 import { openApiDocument, type OpenApiDocument } from './openapi';
+import { opsEndpoints, type ReadinessCheck } from './ops';
 import type { AnyRoute } from './route';
 
 declare global {
@@ -29,8 +30,6 @@ declare global {
   }
 }
 
-export type ReadinessCheck = () => Promise<Record<string, boolean>>;
-
 export interface HttpAppOptions {
   service: string;
   /** The service version, shown in its OpenAPI document. */
@@ -42,6 +41,11 @@ export interface HttpAppOptions {
   internalSecret: string;
   bodyLimitBytes: number;
   readiness: ReadinessCheck;
+  /**
+   * Whether this port serves /metrics (default true). The gateway's public port does not: its
+   * metrics are on the internal metrics listener only (docs/decisions/0020).
+   */
+  serveMetrics?: boolean;
   /** How a request's principal is found; by default, the gateway's signed headers. */
   authenticate?: (req: Request) => Promise<Principal | null>;
   /** Check every response body against its declared schema (on in tests, to catch drift). */
@@ -112,7 +116,9 @@ function observe(metrics: Metrics, logger: Logger): RequestHandler {
       logger,
       req,
       res,
-      () => (req.route as { path?: string } | undefined)?.path ?? 'unmatched',
+      () =>
+        (req.route as { path?: string } | undefined)?.path ??
+        (QUIET_PATHS.has(req.path) && res.statusCode !== 404 ? req.path : 'unmatched'),
       req.path,
     );
     next();
@@ -192,18 +198,14 @@ export function createHttpApp(options: HttpAppOptions): Express {
   app.use(requestContext());
   app.use(observe(options.metrics, options.logger));
 
-  app.get('/healthz', (_req, res) => {
-    res.json({ status: 'ok', service: options.service });
+  const ops = opsEndpoints({
+    service: options.service,
+    metrics: options.metrics,
+    readiness: options.readiness,
+    serveMetrics: options.serveMetrics ?? true,
   });
-  app.get('/readyz', async (_req, res) => {
-    const checks = await options.readiness().catch(() => ({ readiness: false }));
-    const ready = Object.values(checks).every(Boolean);
-    res
-      .status(ready ? 200 : 503)
-      .json({ status: ready ? 'ready' : 'not_ready', service: options.service, checks });
-  });
-  app.get('/metrics', async (_req, res) => {
-    res.type(options.metrics.registry.contentType).send(await options.metrics.registry.metrics());
+  app.use((req, res, next) => {
+    if (!ops(req, res)) next();
   });
 
   // Like /healthz, outside /v1: the gateway fetches it to build the public document at /v1/openapi.json.

@@ -3,6 +3,7 @@ export * from './problem';
 export * from './internal-auth';
 export * from './route';
 export * from './app';
+export * from './ops';
 export * from './error-response';
 export * from './pagination';
 export * from './openapi';

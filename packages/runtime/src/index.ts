@@ -12,9 +12,10 @@ import {
   ProcessedEventsSweeper,
   type Mongo,
 } from '@pack/db';
-import { answerClientError, createHttpApp, type AnyRoute } from '@pack/http-kit';
+import { answerClientError, createHttpApp, opsEndpoints, type AnyRoute } from '@pack/http-kit';
 import { createLogger, type DestinationStream, type Logger } from '@pack/logging';
 import { createMetrics, type Metrics } from '@pack/metrics';
+import { drainable } from './drain';
 
 export interface ServiceContext<C extends ServiceEnv> {
   config: C;
@@ -47,12 +48,19 @@ export interface ServiceDefinition<C extends ServiceEnv> {
   outboxCollections?: readonly string[];
   /** False for a service that neither publishes nor consumes (the gateway). */
   usesBroker?: boolean;
+  /**
+   * True when the main port faces clients outside the cluster (the gateway): /metrics is then
+   * served on the metrics listener only. Internal services answer it on both (docs/decisions/0020).
+   */
+  public?: boolean;
   setup: (context: ServiceContext<C>) => Promise<ServiceParts> | ServiceParts;
 }
 
 export interface RunningService<C extends ServiceEnv> {
   url: string;
   port: number;
+  /** The internal listener: /metrics, /healthz, /readyz (METRICS_PORT). */
+  metricsUrl: string;
   context: ServiceContext<C>;
   /** What it was started from (tests read its outbox collections). */
   definition: ServiceDefinition<C>;
@@ -110,6 +118,21 @@ export async function startService<C extends ServiceEnv>(
   const usesBroker = definition.usesBroker ?? true;
   if (usesBroker) broker.start();
 
+  const readiness = async () => ({
+    database: await mongo.isReady(),
+    ...(usesBroker ? { broker: broker.isReady() } : {}),
+    ...(parts.readiness ? await parts.readiness() : {}),
+  });
+  // What /readyz answers, as a series to alert on (read on each scrape, like a probe).
+  metrics.gauge(
+    'service_ready',
+    '1 when /readyz would answer ready (database, broker, ...)',
+    [],
+    async (gauge) => {
+      const checks = await readiness().catch(() => ({ readiness: false }));
+      gauge.set(Object.values(checks).every(Boolean) ? 1 : 0);
+    },
+  );
   const app = createHttpApp({
     service: definition.name,
     version: definition.version,
@@ -121,30 +144,31 @@ export async function startService<C extends ServiceEnv>(
     authenticate: parts.authenticate,
     validateResponses: config.NODE_ENV === 'test',
     mapError: mapDatabaseError,
-    readiness: async () => ({
-      database: await mongo.isReady(),
-      ...(usesBroker ? { broker: broker.isReady() } : {}),
-      ...(parts.readiness ? await parts.readiness() : {}),
-    }),
+    readiness,
+    serveMetrics: !definition.public,
   });
 
   const front = parts.front;
-  const server: Server = createServer(
+  const http = drainable(
     front
       ? (req, res) => {
           if (!front(req, res)) app(req, res);
         }
       : app,
   );
+  const server: Server = createServer(http.handler);
   server.on('clientError', answerClientError(logger));
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(config.PORT, config.HOST, () => resolve());
-  });
+  const url = await listen(server, config.PORT, config.HOST);
   server.keepAliveTimeout = 65_000;
   const port = (server.address() as AddressInfo).port;
-  const url = `http://${config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST}:${port}`;
-  logger.info({ url }, 'listening');
+
+  const ops = opsEndpoints({ service: definition.name, metrics, readiness, serveMetrics: true });
+  const metricsServer = createServer((req, res) => {
+    if (ops(req, res)) return;
+    res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('not found\n');
+  });
+  const metricsUrl = await listen(metricsServer, config.METRICS_PORT, config.HOST);
+  logger.info({ url, metrics_url: metricsUrl }, 'listening');
 
   let stopStarted: (() => Promise<void>) | void = undefined;
   const started = mongo.connected.then(async () => {
@@ -157,24 +181,37 @@ export async function startService<C extends ServiceEnv>(
   return {
     url,
     port,
+    metricsUrl,
     context,
     definition,
     routes: parts.routes,
     started,
     async stop() {
       await started.catch(() => undefined);
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeIdleConnections();
-      });
+      await http.drain(server);
       if (stopStarted) await stopStarted();
       await outbox.stop();
       await broker.close();
       await sweeper?.stop();
       await mongo.close();
+      // Scrapes and probes are answered until the very end, so the last figures are not lost.
+      await new Promise<void>((resolve) => {
+        metricsServer.close(() => resolve());
+        metricsServer.closeAllConnections();
+      });
       logger.flush();
     },
   };
+}
+
+/** Listens and returns the base URL (the port actually bound, for port 0). */
+async function listen(server: Server, port: number, host: string): Promise<string> {
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
+  const bound = (server.address() as AddressInfo).port;
+  return `http://${host.includes(':') ? `[${host}]` : host}:${bound}`;
 }
 
 /** Entry point of a service process: start, then stop gracefully on SIGTERM or SIGINT. */

@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import net from 'node:net';
@@ -27,6 +27,7 @@ export function testEnv(service: string, overrides: Record<string, string> = {})
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     HOST: '127.0.0.1',
     PORT: '0',
+    METRICS_PORT: '0',
     MONGO_URL: mongoUrl,
     AMQP_URL: amqpUrl,
     MONGO_DB: uniqueName(`t_${service.replace(/-/g, '_')}`),
@@ -203,4 +204,52 @@ export function runEntryPoint(file: string, args: string[], env: Record<string, 
     encoding: 'utf8',
     timeout: 60_000,
   });
+}
+
+export interface EntryPointResult {
+  status: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Starts one of the repository's entry points as its own process without waiting: the test can
+ * signal it (`child.kill('SIGTERM')`), read its standard output so far (`output()`) and await
+ * `exited`. Killed after 60 s at the latest.
+ */
+export function startEntryPoint(
+  file: string,
+  args: string[],
+  env: Record<string, string | undefined>,
+): { child: ChildProcess; exited: Promise<EntryPointResult>; output: () => string } {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, file), ...args], {
+    env: { PATH: process.env.PATH, ...env },
+    cwd: REPO_ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+  const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+  const exited = new Promise<EntryPointResult>((resolve) =>
+    child.on('close', (status, signal) => {
+      clearTimeout(timer);
+      resolve({ status, signal, stdout, stderr });
+    }),
+  );
+  return { child, exited, output: () => stdout };
+}
+
+/**
+ * runEntryPoint without blocking: for a process that talks to services running in this test's
+ * own process (spawnSync would stall their event loop).
+ */
+export function spawnEntryPoint(
+  file: string,
+  args: string[],
+  env: Record<string, string | undefined>,
+): Promise<EntryPointResult> {
+  return startEntryPoint(file, args, env).exited;
 }

@@ -19,6 +19,7 @@ export const gatewayService: ServiceDefinition<GatewayConfig> = {
   name: 'gateway',
   version: VERSION,
   usesBroker: false,
+  public: true,
   setup({ config, mongo, logger, metrics }) {
     const repository = new TokenRepository(mongo.connection, gatewayModels(mongo.connection));
     const authenticator = new Authenticator(repository, logger, config.REVOCATION_POLL_MS);

@@ -290,11 +290,24 @@ describe('gateway', () => {
     expect(list.results.filter((t) => t.user.username === 'admin')).toHaveLength(1);
   });
 
-  it('reports ready with its database, and exposes metrics', async () => {
+  it('reports ready with its database, and exposes metrics on its metrics port only', async () => {
     const ready = await fetch(`${a.url}/readyz`);
     expect(await ready.json()).toMatchObject({ status: 'ready', checks: { database: true } });
-    const metrics = await (await fetch(`${a.url}/metrics`)).text();
-    expect(metrics).toContain('db_commands_total');
-    expect(metrics).toContain('http_request_duration_seconds_bucket');
+    const metrics = await fetch(`${a.metricsUrl}/metrics`);
+    expect(metrics.status).toBe(200);
+    const text = await metrics.text();
+    expect(text).toContain('db_commands_total');
+    expect(text).toContain('http_request_duration_seconds_bucket');
+    const internal = await fetch(`${a.metricsUrl}/readyz`);
+    expect(await internal.json()).toMatchObject({ status: 'ready', checks: { database: true } });
+  });
+
+  it('does not serve /metrics on its public port, with or without a token', async () => {
+    const anonymous = await fetch(`${a.url}/metrics`);
+    expect(anonymous.status).toBe(404);
+    expect(await anonymous.text()).not.toContain('db_commands_total');
+    const admin = await fetch(`${a.url}/metrics`, { headers: { authorization: `Token ${adminToken}` } });
+    expect(admin.status).toBe(404);
+    expect(await admin.text()).not.toContain('process_cpu_seconds_total');
   });
 });

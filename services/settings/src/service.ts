@@ -41,7 +41,7 @@ export const settingsService: ServiceDefinition<SettingsConfig> = {
   name: SERVICE,
   version: '0.2.0',
   outboxCollections: [SETTINGS_COLLECTION],
-  setup({ config, mongo, outbox, logger }) {
+  setup({ config, mongo, outbox, logger, metrics }) {
     const repository = new SettingsRepository(mongo.connection);
     const settings = new GeneralSettingsUseCases({
       store: repository,
@@ -58,6 +58,17 @@ export const settingsService: ServiceDefinition<SettingsConfig> = {
           .catch((error: unknown) => logger.warn({ err: error }, 'pruning old settings snapshots failed'));
       },
     });
+    // The unit of every cost on the dashboards (prices are taken to be in this currency).
+    metrics.gauge(
+      'settings_currency_info',
+      'The Currency setting: 1 on the series labelled with the current currency',
+      ['currency'],
+      async (gauge) => {
+        const state = await settings.read().catch(() => undefined);
+        gauge.reset();
+        if (state) gauge.set({ currency: state.view.currency.currency }, 1);
+      },
+    );
     return {
       routes: settingsRoutes(settings),
       consumers: [

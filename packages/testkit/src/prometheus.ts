@@ -1,0 +1,160 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { waitFor } from './helpers';
+
+export type PrometheusToolName = 'prometheus' | 'promtool';
+
+/**
+ * The path of a Prometheus binary on PATH (Debian's `prometheus` package has both), or undefined
+ * so the test can skip. With CI=true a missing binary is an error: CI installs it (.ci/run), and
+ * a check that silently stops running is worse than a failing one.
+ */
+export function prometheusTool(name: PrometheusToolName): string | undefined {
+  const found = spawnSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8' });
+  const file = found.status === 0 ? found.stdout.trim() : '';
+  if (file) return file;
+  if (process.env.CI === 'true')
+    throw new Error(
+      `${name} is not installed and CI=true: install Debian's prometheus package (.ci/run does)`,
+    );
+  return undefined;
+}
+
+/** Why a Prometheus test does not run here, as a skipped test's name shows it. */
+export const PROMETHEUS_MISSING =
+  'SKIPPED: prometheus/promtool not installed (apt-get install prometheus); CI=true fails instead';
+
+export interface ToolResult {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs promtool with `input` on stdin. */
+export function promtool(args: string[], input?: string, cwd?: string): ToolResult {
+  const binary = prometheusTool('promtool');
+  if (!binary) throw new Error('promtool is not installed');
+  const result = spawnSync(binary, args, { input, cwd, encoding: 'utf8', timeout: 20_000 });
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+/** A loopback port nobody listens on right now. */
+export async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+export interface PrometheusTarget {
+  labels: Record<string, string>;
+  scrapeUrl: string;
+  health: 'up' | 'down' | 'unknown';
+  lastError: string;
+}
+
+export interface PrometheusSample {
+  metric: Record<string, string>;
+  value: [number, string];
+}
+
+/** A real Prometheus server on a free loopback port with a temporary data directory. */
+export class PrometheusServer {
+  private output = '';
+
+  private constructor(
+    readonly url: string,
+    private readonly child: ChildProcess,
+    private readonly dir: string,
+  ) {
+    child.stdout?.on('data', (chunk: Buffer) => (this.output += chunk.toString('utf8')));
+    child.stderr?.on('data', (chunk: Buffer) => (this.output += chunk.toString('utf8')));
+  }
+
+  /** Starts `prometheus` with this configuration (YAML text) and waits until it is ready. */
+  static async start(config: string): Promise<PrometheusServer> {
+    const binary = prometheusTool('prometheus');
+    if (!binary) throw new Error('prometheus is not installed');
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'pack-prometheus-'));
+    const configFile = path.join(dir, 'prometheus.yml');
+    writeFileSync(configFile, config);
+    const port = await freePort();
+    const child = spawn(
+      binary,
+      [
+        `--config.file=${configFile}`,
+        `--storage.tsdb.path=${path.join(dir, 'data')}`,
+        `--web.listen-address=127.0.0.1:${port}`,
+        '--log.level=warn',
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    const server = new PrometheusServer(`http://127.0.0.1:${port}`, child, dir);
+    try {
+      await waitFor(
+        async () => {
+          if (child.exitCode !== null) throw new Error(`prometheus exited: ${server.output}`);
+          return (await fetch(`${server.url}/-/ready`)).ok;
+        },
+        { timeoutMs: 15_000, intervalMs: 100, what: 'prometheus to be ready' },
+      );
+    } catch (error) {
+      await server.stop();
+      throw error;
+    }
+    return server;
+  }
+
+  /** What Prometheus logged (warnings and errors only). */
+  get log(): string {
+    return this.output;
+  }
+
+  private async api<T>(pathAndQuery: string): Promise<T> {
+    const response = await fetch(`${this.url}/api/v1/${pathAndQuery}`);
+    const body = (await response.json()) as { status: string; data: T; error?: string };
+    if (body.status !== 'success') throw new Error(`prometheus ${pathAndQuery}: ${body.error}`);
+    return body.data;
+  }
+
+  async activeTargets(): Promise<PrometheusTarget[]> {
+    const data = await this.api<{ activeTargets: PrometheusTarget[] }>('targets?state=active');
+    return data.activeTargets;
+  }
+
+  /** An instant query's vector. */
+  async query(expression: string): Promise<PrometheusSample[]> {
+    const data = await this.api<{ resultType: string; result: PrometheusSample[] }>(
+      `query?query=${encodeURIComponent(expression)}`,
+    );
+    return data.result;
+  }
+
+  /** The alerts the loaded rules currently have pending or firing. */
+  async alerts(): Promise<{ labels: Record<string, string>; state: string }[]> {
+    return (await this.api<{ alerts: { labels: Record<string, string>; state: string }[] }>('alerts')).alerts;
+  }
+
+  /** The rule groups Prometheus loaded. */
+  async ruleGroups(): Promise<{ name: string; rules: { name: string; health: string }[] }[]> {
+    return (
+      await this.api<{ groups: { name: string; rules: { name: string; health: string }[] }[] }>('rules')
+    ).groups;
+  }
+
+  async stop(): Promise<void> {
+    if (this.child.exitCode === null) {
+      const exited = new Promise((resolve) => this.child.once('exit', resolve));
+      this.child.kill('SIGTERM');
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([exited, new Promise((resolve) => (timer = setTimeout(resolve, 5000)))]);
+      clearTimeout(timer);
+      if (this.child.exitCode === null) this.child.kill('SIGKILL');
+    }
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
