@@ -3,7 +3,15 @@ import { loadConfig } from '@pack/config';
 import { gatewayEnvSchema, gatewayService, type GatewayConfig } from '@pack/gateway';
 import { startService, type RunningService } from '@pack/runtime';
 import { settingsEnvSchema, settingsService, type SettingsConfig } from '@pack/settings';
-import { call, LogCapture, stopAndClean, testEnv, uniqueName, type CallOptions, type CallResult } from '@pack/testkit';
+import {
+  call,
+  LogCapture,
+  stopAndClean,
+  testEnv,
+  uniqueName,
+  type CallOptions,
+  type CallResult,
+} from '@pack/testkit';
 
 /** The settings service and a gateway in front of it, sharing a broker namespace. */
 export interface SignInStack {
@@ -36,9 +44,13 @@ export async function startSignInStack(gatewayEnv: Record<string, string> = {}):
     ...gatewayEnv,
   });
   const log = new LogCapture();
-  const gateway = await startService(gatewayService, loadConfig(gatewayEnvSchema, { ...env, LOG_LEVEL: 'debug' }), {
-    logDestination: log,
-  });
+  const gateway = await startService(
+    gatewayService,
+    loadConfig(gatewayEnvSchema, { ...env, LOG_LEVEL: 'debug' }),
+    {
+      logDestination: log,
+    },
+  );
   await gateway.started;
   const replicas: RunningService<GatewayConfig>[] = [];
   const stack: SignInStack = {
@@ -48,7 +60,10 @@ export async function startSignInStack(gatewayEnv: Record<string, string> = {}):
     namespace,
     log,
     call: (method, path, options = {}) =>
-      call(gateway.url, method, path, { ...options, token: options.token === undefined ? adminToken : options.token }),
+      call(gateway.url, method, path, {
+        ...options,
+        token: options.token === undefined ? adminToken : options.token,
+      }),
     async patchSettings(body) {
       const answer = await stack.call('PATCH', '/v1/core/general_settings/', { body });
       if (answer.status !== 200) throw new Error(`PATCH settings answered ${answer.status}: ${answer.text}`);

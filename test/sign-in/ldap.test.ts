@@ -1,7 +1,15 @@
 import { Attribute, Change } from 'ldapts';
 import { storedDocuments, waitFor } from '@pack/testkit';
 import { startSignInStack, type SignInStack } from './harness';
-import { addServiceAccount, freePort, loadDirectory, personDn, startSlapd, SUFFIX, type Slapd } from './slapd';
+import {
+  addServiceAccount,
+  freePort,
+  loadDirectory,
+  personDn,
+  startSlapd,
+  SUFFIX,
+  type Slapd,
+} from './slapd';
 
 /**
  * Sign-in with a directory password against a real OpenLDAP server (Debian's slapd, started
@@ -10,7 +18,12 @@ import { addServiceAccount, freePort, loadDirectory, personDn, startSlapd, SUFFI
  */
 const ROOT_PASSWORD = 'root-secret-7f3a';
 const READER_PASSWORD = 'reader-secret-91bc';
-const PASSWORDS = { alice: 'alice-pw-5d2e', bob: 'bob-pw-0c4f', carol: 'carol-pw-88aa', dave: 'dave-pw-31f0' };
+const PASSWORDS = {
+  alice: 'alice-pw-5d2e',
+  bob: 'bob-pw-0c4f',
+  carol: 'carol-pw-88aa',
+  dave: 'dave-pw-31f0',
+};
 const WRONG_PASSWORD = 'not-the-password-4471';
 const LOGIN = '/v1/core/auth/login/';
 
@@ -81,12 +94,17 @@ describe('sign-in through LDAP', () => {
     const listed = await stack.call('GET', '/v1/core/tokens/?limit=100', { token: answer.body.token });
     expect(listed.status).toBe(200);
     const row = listed.body.results.find((token: { id: number }) => token.id === answer.body.id);
-    expect(row).toMatchObject({ user: { username: 'alice', role: 'admin' }, expires_at: answer.body.expires_at });
+    expect(row).toMatchObject({
+      user: { username: 'alice', role: 'admin' },
+      expires_at: answer.body.expires_at,
+    });
     const user = await stack.call('GET', `/v1/core/users/${answer.body.user.id}/`);
     expect(user.body).toMatchObject({ origin: 'ldap', email: 'alice@example.com' });
 
     expect((await stack.call('DELETE', `/v1/core/tokens/${answer.body.id}/`)).status).toBe(204);
-    await waitFor(async () => (await stack.call('GET', '/v1/core/tokens/', { token: answer.body.token })).status === 401);
+    await waitFor(
+      async () => (await stack.call('GET', '/v1/core/tokens/', { token: answer.body.token })).status === 401,
+    );
   });
 
   it('maps the highest group to the role, and an account in no listed group gets the default role', async () => {
@@ -113,7 +131,10 @@ describe('sign-in through LDAP', () => {
       await admin.del(personDn('carol'));
       await admin.modify(
         personDn('bob'),
-        new Change({ operation: 'replace', modification: new Attribute({ type: 'userPassword', values: ['bob-new-pw-7777'] }) }),
+        new Change({
+          operation: 'replace',
+          modification: new Attribute({ type: 'userPassword', values: ['bob-new-pw-7777'] }),
+        }),
       );
     } finally {
       await admin.unbind();
@@ -165,7 +186,13 @@ describe('sign-in through LDAP', () => {
   it('never writes a password to the log', () => {
     const text = stack.log.text;
     expect(text).toContain('LDAP sign-in refused'); // the log was captured
-    for (const secret of [...Object.values(PASSWORDS), 'bob-new-pw-7777', WRONG_PASSWORD, READER_PASSWORD, 'a-wrong-bind-password-0000'])
+    for (const secret of [
+      ...Object.values(PASSWORDS),
+      'bob-new-pw-7777',
+      WRONG_PASSWORD,
+      READER_PASSWORD,
+      'a-wrong-bind-password-0000',
+    ])
       expect(text).not.toContain(secret);
   });
 });

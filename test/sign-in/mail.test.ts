@@ -112,14 +112,20 @@ describe('mail through SMTP', () => {
     await stack.patchSettings(smtpSettings({ EMAIL_USE_TLS: true }));
     const tls = await testMail('ops@example.com');
     expect(tls.status).toBe(502);
-    expect(tls.body.detail).toMatch(new RegExp(`^TLS with the SMTP server 127.0.0.1:${smtp.port} failed: .*certificate`));
+    expect(tls.body.detail).toMatch(
+      new RegExp(`^TLS with the SMTP server 127.0.0.1:${smtp.port} failed: .*certificate`),
+    );
     expect(mailTo('ops@example.com')).toHaveLength(1);
   });
 
   it('mails the owner when a Change Instance is submitted and the consumer when it changes state', async () => {
     await stack.patchSettings(smtpSettings());
-    const owner = await stack.call('POST', '/v1/core/tokens/', { body: { username: 'owner_mail', role: 'service_owner' } });
-    const consumer = await stack.call('POST', '/v1/core/tokens/', { body: { username: 'consumer_mail', role: 'consumer' } });
+    const owner = await stack.call('POST', '/v1/core/tokens/', {
+      body: { username: 'owner_mail', role: 'service_owner' },
+    });
+    const consumer = await stack.call('POST', '/v1/core/tokens/', {
+      body: { username: 'consumer_mail', role: 'consumer' },
+    });
     for (const [user, email] of [
       [owner.body.user, 'owner@example.com'],
       [consumer.body.user, 'consumer@example.com'],

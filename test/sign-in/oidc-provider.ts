@@ -67,7 +67,8 @@ export async function browseToCallback(
   account: string,
 ): Promise<{ callbackUrl: string; gatewayCookie: string }> {
   const start = await fetch(`${gatewayUrl}/v1/core/auth/oidc/login/`, { redirect: 'manual' });
-  if (start.status !== 302) throw new Error(`the start route answered ${start.status}: ${await start.text()}`);
+  if (start.status !== 302)
+    throw new Error(`the start route answered ${start.status}: ${await start.text()}`);
   const gatewayCookie = (start.headers.get('set-cookie') ?? '').split(';')[0]!;
   const jar = new Map<string, string>();
   let url = start.headers.get('location')!;
@@ -86,7 +87,10 @@ export async function browseToCallback(
       jar.set(pair!.slice(0, index), pair!.slice(index + 1));
     }
     const location = response.headers.get('location');
-    if (!location) throw new Error(`the provider answered ${response.status} without a redirect: ${await response.text()}`);
+    if (!location)
+      throw new Error(
+        `the provider answered ${response.status} without a redirect: ${await response.text()}`,
+      );
     url = new URL(location, target).href;
   }
   throw new Error('too many redirects');

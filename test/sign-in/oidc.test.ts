@@ -64,12 +64,18 @@ describe('sign-in through the identity provider (OpenID Connect)', () => {
     expect(authorize.origin).toBe(provider.issuer);
     expect(authorize.searchParams.get('client_id')).toBe(CLIENT_ID);
     expect(authorize.searchParams.get('code_challenge_method')).toBe('S256');
-    for (const name of ['state', 'nonce', 'code_challenge']) expect(authorize.searchParams.get(name)).toBeTruthy();
+    for (const name of ['state', 'nonce', 'code_challenge'])
+      expect(authorize.searchParams.get(name)).toBeTruthy();
     expect(start.headers.get('set-cookie')).toMatch(/^pack_oidc_login=[^;]+;.*HttpOnly/);
 
     const answer = await finish(await browseToCallback(stack.gateway.url, 'sub-erin'));
     expect(answer.status).toBe(200);
-    const body = (await answer.json()) as { id: number; token: string; expires_at: string; user: { id: number } };
+    const body = (await answer.json()) as {
+      id: number;
+      token: string;
+      expires_at: string;
+      user: { id: number };
+    };
     expect(body.user).toMatchObject({ username: 'erin', role: 'admin' });
     expect(Date.parse(body.expires_at)).toBeGreaterThan(Date.now() + 7 * 3600_000);
     const user = await stack.call('GET', `/v1/core/users/${body.user.id}/`, { token: body.token });

@@ -142,7 +142,11 @@ export async function addServiceAccount(slapd: Slapd, cn: string, password: stri
   const dn = `cn=${cn},ou=services,${SUFFIX}`;
   const client = await slapd.admin();
   try {
-    await client.add(dn, { objectClass: ['organizationalRole', 'simpleSecurityObject'], cn, userPassword: password });
+    await client.add(dn, {
+      objectClass: ['organizationalRole', 'simpleSecurityObject'],
+      cn,
+      userPassword: password,
+    });
   } finally {
     await client.unbind();
   }

@@ -116,12 +116,7 @@ export class SettingsCache {
     const response = await request(url, {
       method: 'GET',
       headers: {
-        ...principalHeaders(
-          this.options.internalSecret,
-          'GET',
-          path,
-          systemPrincipal(this.options.service),
-        ),
+        ...principalHeaders(this.options.internalSecret, 'GET', path, systemPrincipal(this.options.service)),
         ...(this.loaded && this.etag ? { 'if-none-match': this.etag } : {}),
       },
       headersTimeout: 5000,

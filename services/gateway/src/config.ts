@@ -19,7 +19,12 @@ export const gatewayEnvSchema = serviceEnvSchema({ port: 8080, database: 'pack_g
   /** How often revocations are picked up from the database by every replica. */
   REVOCATION_POLL_MS: z.coerce.number().int().min(50).max(10_000).default(500),
   /** Lifetime of the token a sign-in answers (LDAP or identity provider). */
-  SIGNIN_TOKEN_TTL_SECONDS: z.coerce.number().int().min(60).max(30 * 86_400).default(8 * 3600),
+  SIGNIN_TOKEN_TTL_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(60)
+    .max(30 * 86_400)
+    .default(8 * 3600),
   /** Failed sign-ins one address may make per window before it must wait (per replica). */
   SIGNIN_MAX_FAILURES: z.coerce.number().int().min(1).max(10_000).default(5),
   SIGNIN_FAILURE_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(60),

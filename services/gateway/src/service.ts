@@ -16,6 +16,7 @@ import { ApiDocument } from './http/api-document';
 import { authRoutes } from './http/auth-routes';
 import { docsRoutes } from './http/docs-routes';
 import { createProxy } from './http/proxy';
+import { mailRoutes } from './http/mail-routes';
 import { tokenRoutes } from './http/token-routes';
 import { userRoutes } from './http/user-routes';
 import { mailConsumer } from './messaging/mail-consumer';
@@ -47,7 +48,9 @@ export const gatewayService: ServiceDefinition<GatewayConfig> = {
         await settingsCache.refresh();
       } catch (error) {
         if (!settingsCache.isLoaded())
-          throw new ServiceUnavailableError('The general settings cannot be read; try again shortly.', { cause: error });
+          throw new ServiceUnavailableError('The general settings cannot be read; try again shortly.', {
+            cause: error,
+          });
         logger.warn({ err: error }, 'settings refresh failed; using the last settings read');
       }
       return settingsCache.get();
@@ -109,7 +112,8 @@ export const gatewayService: ServiceDefinition<GatewayConfig> = {
     const routes: AnyRoute[] = [
       ...tokenRoutes(authenticator),
       ...authRoutes({ signIn, internalSecret: config.PACK_INTERNAL_SECRET, publicUrl: config.PUBLIC_URL }),
-      ...userRoutes(repository, notifier),
+      ...userRoutes(repository),
+      ...mailRoutes(notifier),
       ...docsRoutes(apiDocument),
     ];
     return {

@@ -3,6 +3,7 @@ import type { GeneralSettings } from '@pack/contracts';
 import { AppError, BadGatewayError } from '@pack/errors';
 import type { Logger } from '@pack/logging';
 import type { Directory, SignedInIdentity } from '../domain/sign-in';
+import { errorField } from '../domain/error-fields';
 
 type LdapSettings = GeneralSettings['ldap'];
 
@@ -18,12 +19,16 @@ const TLS_FAILURE = /CERT|TLS|SSL|ALTNAME|SIGNATURE/i;
 /** What went wrong talking to the server, in words an operator can act on; never a password. */
 function directoryError(uri: string, step: string, error: unknown): AppError {
   if (error instanceof AppError) return error;
-  const code = String((error as { code?: unknown }).code ?? '');
+  const code = errorField(error, 'code');
   const message = error instanceof Error ? error.message : String(error);
   if (['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ETIMEDOUT', 'ECONNRESET'].includes(code))
-    return new BadGatewayError(`The LDAP server ${uri} is unreachable (${code}); check SERVER_URI.`, { cause: error });
+    return new BadGatewayError(`The LDAP server ${uri} is unreachable (${code}); check SERVER_URI.`, {
+      cause: error,
+    });
   if (TLS_FAILURE.test(code) || TLS_FAILURE.test(message))
-    return new BadGatewayError(`TLS with the LDAP server ${uri} failed: ${code || message}.`, { cause: error });
+    return new BadGatewayError(`TLS with the LDAP server ${uri} failed: ${code || message}.`, {
+      cause: error,
+    });
   if (/timeout/i.test(message))
     return new BadGatewayError(`The LDAP server ${uri} did not answer in time (${step}).`, { cause: error });
   return new BadGatewayError(`The LDAP server ${uri} failed during ${step}: ${message}`, { cause: error });
@@ -45,12 +50,18 @@ const first = (value: unknown): string | null => {
 export class LdapDirectory implements Directory {
   constructor(private readonly options: LdapDirectoryOptions) {}
 
-  async authenticate(settings: LdapSettings, username: string, password: string): Promise<SignedInIdentity | null> {
+  async authenticate(
+    settings: LdapSettings,
+    username: string,
+    password: string,
+  ): Promise<SignedInIdentity | null> {
     // An empty password is an unauthenticated bind, which many servers accept as anonymous.
     if (password === '') return null;
     const uris = settings.SERVER_URI.split(/\s+/).filter(Boolean);
     if (uris.length === 0 || !settings.USER_SEARCH_BASE_DN)
-      throw new BadGatewayError('LDAP is enabled but SERVER_URI or USER_SEARCH_BASE_DN is empty in the general settings.');
+      throw new BadGatewayError(
+        'LDAP is enabled but SERVER_URI or USER_SEARCH_BASE_DN is empty in the general settings.',
+      );
     let lastError: AppError | undefined;
     for (const uri of uris) {
       try {
@@ -70,7 +81,11 @@ export class LdapDirectory implements Directory {
     username: string,
     password: string,
   ): Promise<SignedInIdentity | null> {
-    const client = new Client({ url: uri, timeout: this.options.timeoutMs, connectTimeout: this.options.timeoutMs });
+    const client = new Client({
+      url: uri,
+      timeout: this.options.timeoutMs,
+      connectTimeout: this.options.timeoutMs,
+    });
     try {
       if (settings.BIND_DN) {
         try {
@@ -90,12 +105,17 @@ export class LdapDirectory implements Directory {
         sizeLimit: 2,
       });
       if (searchEntries.length !== 1) {
-        if (searchEntries.length > 1) this.options.logger.warn({ username }, 'LDAP user name matches several entries');
+        if (searchEntries.length > 1)
+          this.options.logger.warn({ username }, 'LDAP user name matches several entries');
         return null;
       }
       const entry = searchEntries[0]!;
       // A second connection for the user's bind: the service account's session stays as it was.
-      const userClient = new Client({ url: uri, timeout: this.options.timeoutMs, connectTimeout: this.options.timeoutMs });
+      const userClient = new Client({
+        url: uri,
+        timeout: this.options.timeoutMs,
+        connectTimeout: this.options.timeoutMs,
+      });
       try {
         await userClient.bind(entry.dn, password);
       } catch (error) {
@@ -105,7 +125,11 @@ export class LdapDirectory implements Directory {
         await userClient.unbind().catch(() => undefined);
       }
       const name = first(entry[this.options.userAttribute]) ?? username;
-      return { username: name, email: first(entry.mail), groups: await this.groups(client, settings, entry.dn, name) };
+      return {
+        username: name,
+        email: first(entry.mail),
+        groups: await this.groups(client, settings, entry.dn, name),
+      };
     } finally {
       await client.unbind().catch(() => undefined);
     }

@@ -2,6 +2,7 @@ import * as oidc from 'openid-client';
 import type { GeneralSettings } from '@pack/contracts';
 import { AppError, BadGatewayError, BadRequestError, ForbiddenError } from '@pack/errors';
 import type { IdentityProvider, PendingLogin, SignedInIdentity } from '../domain/sign-in';
+import { errorField } from '../domain/error-fields';
 
 type OAuthSettings = GeneralSettings['oauth'];
 
@@ -17,32 +18,48 @@ const NETWORK = ['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ETIM
 /** What failed, for the operator (misconfiguration: 502) or the user (a stale or forged callback: 400). */
 function providerError(issuer: string, error: unknown): AppError {
   if (error instanceof AppError) return error;
-  const code = String((error as { code?: unknown }).code ?? '');
-  const cause = (error as { cause?: { code?: unknown } }).cause;
-  const causeCode = String(cause?.code ?? '');
+  const code = errorField(error, 'code');
+  const causeCode = errorField((error as { cause?: unknown }).cause, 'code');
   const message = error instanceof Error ? error.message : String(error);
   if (NETWORK.includes(causeCode) || NETWORK.includes(code) || message === 'fetch failed')
-    return new BadGatewayError(`The identity provider ${issuer} is unreachable (${causeCode || code || message}).`, {
+    return new BadGatewayError(
+      `The identity provider ${issuer} is unreachable (${causeCode || code || message}).`,
+      {
+        cause: error,
+      },
+    );
+  if (/CERT|TLS|SSL/i.test(causeCode))
+    return new BadGatewayError(`TLS with the identity provider ${issuer} failed: ${causeCode}.`, {
       cause: error,
     });
-  if (/CERT|TLS|SSL/i.test(causeCode))
-    return new BadGatewayError(`TLS with the identity provider ${issuer} failed: ${causeCode}.`, { cause: error });
   const oauthError = (error as { error?: unknown }).error;
-  if (code === 'OAUTH_WWW_AUTHENTICATE_CHALLENGE' || oauthError === 'invalid_client' || oauthError === 'unauthorized_client')
+  if (
+    code === 'OAUTH_WWW_AUTHENTICATE_CHALLENGE' ||
+    oauthError === 'invalid_client' ||
+    oauthError === 'unauthorized_client'
+  )
     return new BadGatewayError(
       `The identity provider ${issuer} refused the client; check CLIENT_ID and CLIENT_SECRET in the general settings.`,
       { cause: error },
     );
   if (code === 'OAUTH_AUTHORIZATION_RESPONSE_ERROR')
-    return new ForbiddenError(`The identity provider refused the sign-in (${String(oauthError)}).`, { cause: error });
+    return new ForbiddenError(`The identity provider refused the sign-in (${String(oauthError)}).`, {
+      cause: error,
+    });
   if (oauthError === 'invalid_grant')
-    return new BadRequestError('The authorization code is invalid or was used already; start the sign-in again.', {
-      cause: error,
-    });
+    return new BadRequestError(
+      'The authorization code is invalid or was used already; start the sign-in again.',
+      {
+        cause: error,
+      },
+    );
   if (code.startsWith('OAUTH_'))
-    return new BadRequestError(`The identity provider's answer did not check out (${message}); start the sign-in again.`, {
-      cause: error,
-    });
+    return new BadRequestError(
+      `The identity provider's answer did not check out (${message}); start the sign-in again.`,
+      {
+        cause: error,
+      },
+    );
   return new BadGatewayError(`The identity provider ${issuer} failed: ${message}`, { cause: error });
 }
 
@@ -56,12 +73,18 @@ const text = (value: unknown) => (typeof value === 'string' && value !== '' ? va
 export class OidcIdentityProvider implements IdentityProvider {
   constructor(private readonly options: OidcOptions) {}
 
-  private async configuration(settings: OAuthSettings): Promise<{ config: oidc.Configuration; issuer: string }> {
+  private async configuration(
+    settings: OAuthSettings,
+  ): Promise<{ config: oidc.Configuration; issuer: string }> {
     const issuer = this.options.issuerUrl;
     if (!issuer)
-      throw new BadGatewayError('Identity-provider OAuth is enabled, but OIDC_ISSUER_URL is not set on the gateway.');
+      throw new BadGatewayError(
+        'Identity-provider OAuth is enabled, but OIDC_ISSUER_URL is not set on the gateway.',
+      );
     if (!settings.CLIENT_ID)
-      throw new BadGatewayError('Identity-provider OAuth is enabled, but CLIENT_ID is empty in the general settings.');
+      throw new BadGatewayError(
+        'Identity-provider OAuth is enabled, but CLIENT_ID is empty in the general settings.',
+      );
     const url = new URL(issuer);
     try {
       const config = await oidc.discovery(
@@ -110,7 +133,12 @@ export class OidcIdentityProvider implements IdentityProvider {
       const tokens = await oidc.authorizationCodeGrant(
         config,
         callbackUrl,
-        { pkceCodeVerifier: pending.codeVerifier, expectedState: pending.state, expectedNonce: pending.nonce, idTokenExpected: true },
+        {
+          pkceCodeVerifier: pending.codeVerifier,
+          expectedState: pending.state,
+          expectedNonce: pending.nonce,
+          idTokenExpected: true,
+        },
         { redirect_uri: redirectUri },
       );
       const claims = tokens.claims();
@@ -118,7 +146,9 @@ export class OidcIdentityProvider implements IdentityProvider {
       // Providers put profile claims in the UserInfo answer rather than in the ID token.
       const info = await oidc.fetchUserInfo(config, tokens.access_token, claims.sub);
       const merged: Record<string, unknown> = { ...claims, ...info };
-      const groups = Array.isArray(merged.groups) ? merged.groups.filter((g): g is string => typeof g === 'string') : [];
+      const groups = Array.isArray(merged.groups)
+        ? merged.groups.filter((g): g is string => typeof g === 'string')
+        : [];
       return {
         username: text(merged.preferred_username) ?? claims.sub,
         email: merged.email_verified === false ? null : text(merged.email),

@@ -40,7 +40,12 @@ export class Authenticator {
   /** A token for a user who signed in; it stops working at `expiresAt` (and can be revoked). */
   async issueExpiring(user: UserRecord, expiresAt: Date): Promise<IssuedToken> {
     const token = generateToken();
-    const record = await this.repository.createToken(user._id, hashToken(token), tokenPrefix(token), expiresAt);
+    const record = await this.repository.createToken(
+      user._id,
+      hashToken(token),
+      tokenPrefix(token),
+      expiresAt,
+    );
     if (!record) throw new Error('a new random token collided with a stored one'); // 2^-256: never
     return {
       token,

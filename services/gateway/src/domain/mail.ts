@@ -32,7 +32,10 @@ export function submittedMail(data: Created): { userId: number; subject: string;
 
 /** The consumer's mail when their Change Instance moves. */
 export function stateChangedMail(data: StateChanged): { userId: number; subject: string; text: string } {
-  const by = data.changed_by.kind === 'user' ? (data.changed_by.username ?? 'a user') : data.changed_by.kind.replace('_', ' ');
+  const by =
+    data.changed_by.kind === 'user'
+      ? (data.changed_by.username ?? 'a user')
+      : data.changed_by.kind.replace('_', ' ');
   return {
     userId: data.consumer_id,
     subject: `Change Instance #${data.change_instance_id} is now ${data.state}`,
@@ -71,7 +74,8 @@ export class Notifier {
   /** The admin's test mail: sent with the current SMTP settings, refused while SMTP is off. */
   async test(to: string): Promise<void> {
     const { smtp } = await this.options.settings();
-    if (!smtp.ENABLED) throw new ConflictError('SMTP is not enabled in the general settings; enable it first.');
+    if (!smtp.ENABLED)
+      throw new ConflictError('SMTP is not enabled in the general settings; enable it first.');
     await this.options.mailer.send(smtp, {
       to,
       subject: 'Test mail from the pack platform',

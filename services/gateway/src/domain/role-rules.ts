@@ -16,11 +16,13 @@ const RANK: readonly Role[] = ['admin', 'service_owner', 'consumer'];
 /** `<group>=<role>` pairs, comma separated; the map, or what is wrong with the text. */
 export function parseRoleGroups(text: string): Map<string, Role> | string {
   const groups = new Map<string, Role>();
-  for (const pair of text.split(',').map((part) => part.trim()).filter(Boolean)) {
+  for (const pair of text
+    .split(',')
+    .map((part) => part.trim())
+    .filter(Boolean)) {
     const [group, role, ...rest] = pair.split('=').map((part) => part.trim());
     if (!group || !role || rest.length > 0) return `"${pair}" is not <group>=<role>`;
-    if (!(ROLES as readonly string[]).includes(role))
-      return `"${role}" is not a role (${ROLES.join(', ')})`;
+    if (!(ROLES as readonly string[]).includes(role)) return `"${role}" is not a role (${ROLES.join(', ')})`;
     groups.set(group.toLowerCase(), role as Role);
   }
   return groups;

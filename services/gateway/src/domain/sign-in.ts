@@ -19,7 +19,11 @@ export interface Directory {
    * The account whose password this is, or null for an unknown user or a wrong password (the
    * caller must not tell them apart). Misconfiguration throws an AppError that says what failed.
    */
-  authenticate(settings: GeneralSettings['ldap'], username: string, password: string): Promise<SignedInIdentity | null>;
+  authenticate(
+    settings: GeneralSettings['ldap'],
+    username: string,
+    password: string,
+  ): Promise<SignedInIdentity | null>;
 }
 
 /** What the browser carries between the start of an identity-provider sign-in and its callback. */
@@ -31,7 +35,10 @@ export interface PendingLogin {
 
 /** The OpenID provider (data/oidc-identity-provider.ts). */
 export interface IdentityProvider {
-  start(settings: GeneralSettings['oauth'], redirectUri: string): Promise<{ url: string; pending: PendingLogin }>;
+  start(
+    settings: GeneralSettings['oauth'],
+    redirectUri: string,
+  ): Promise<{ url: string; pending: PendingLogin }>;
   /** Exchanges the code of `callbackUrl` (state, nonce and PKCE checked) for the account. */
   finish(
     settings: GeneralSettings['oauth'],
@@ -104,7 +111,11 @@ export class SignIn {
     return this.options.identityProvider.start(oauth, redirectUri);
   }
 
-  async finishIdentityProvider(redirectUri: string, callbackUrl: URL, pending: PendingLogin): Promise<IssuedToken> {
+  async finishIdentityProvider(
+    redirectUri: string,
+    callbackUrl: URL,
+    pending: PendingLogin,
+  ): Promise<IssuedToken> {
     const { oauth } = await this.enabledIdentityProvider();
     const identity = await this.options.identityProvider.finish(oauth, redirectUri, callbackUrl, pending);
     return this.issue('oidc', identity);
@@ -147,7 +158,10 @@ export class SignIn {
       user,
       new Date(Date.now() + this.options.tokenTtlMs),
     );
-    this.options.logger.info({ username: user.username, origin, role, token_id: issued.tokenId }, 'signed in');
+    this.options.logger.info(
+      { username: user.username, origin, role, token_id: issued.tokenId },
+      'signed in',
+    );
     return issued;
   }
 }

@@ -41,7 +41,11 @@ export interface TokenStore {
   findUser(username: string): Promise<UserRecord | null>;
   findUserById(id: number): Promise<UserRecord | null>;
   /** The new user, or the existing one when the username was taken concurrently. */
-  createUser(username: string, role: Role, extra?: { origin: UserOrigin; email: string | null }): Promise<UserRecord>;
+  createUser(
+    username: string,
+    role: Role,
+    extra?: { origin: UserOrigin; email: string | null },
+  ): Promise<UserRecord>;
   /** Sets the given fields of a user; the user after the change, or null when there is none. */
   updateUser(id: number, fields: { role?: Role; email?: string | null }): Promise<UserRecord | null>;
   /** The new token record, or null when a token with this hash exists already. */

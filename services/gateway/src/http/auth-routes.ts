@@ -26,8 +26,14 @@ const callbackQuery = z.object({
   error: z.string().max(256).optional(),
 });
 const problems = {
-  403: { description: 'This way of signing in is off, or the account is in no group that grants a role', schema: problemSchema },
-  502: { description: 'The directory or identity provider is misconfigured or unreachable (the detail says which)', schema: problemSchema },
+  403: {
+    description: 'This way of signing in is off, or the account is in no group that grants a role',
+    schema: problemSchema,
+  },
+  502: {
+    description: 'The directory or identity provider is misconfigured or unreachable (the detail says which)',
+    schema: problemSchema,
+  },
 };
 
 const answer = (issued: IssuedToken) => ({
@@ -61,23 +67,36 @@ export function authRoutes({ signIn, internalSecret, publicUrl }: AuthRoutesOpti
       responses: {
         200: { description: 'Signed in; the token is shown only here', schema: signedIn },
         400: { description: 'Invalid request', schema: problemSchema },
-        401: { description: 'Unknown user name or wrong password (one message for both)', schema: problemSchema },
-        429: { description: 'Too many failed sign-ins from this address; see Retry-After', schema: problemSchema, headers: { 'retry-after': 'Seconds to wait' } },
+        401: {
+          description: 'Unknown user name or wrong password (one message for both)',
+          schema: problemSchema,
+        },
+        429: {
+          description: 'Too many failed sign-ins from this address; see Retry-After',
+          schema: problemSchema,
+          headers: { 'retry-after': 'Seconds to wait' },
+        },
         ...problems,
       },
       handler: async ({ body, req }) => ({
-        body: answer(await signIn.withPassword(body.username, body.password, req.ip ?? req.socket.remoteAddress ?? '?')),
+        body: answer(
+          await signIn.withPassword(body.username, body.password, req.ip ?? req.socket.remoteAddress ?? '?'),
+        ),
       }),
     }),
     route({
       method: 'get',
       path: OIDC_LOGIN_PATH,
-      summary: 'Start signing in through the identity provider (OpenID Connect): redirects to its sign-in page',
+      summary:
+        'Start signing in through the identity provider (OpenID Connect): redirects to its sign-in page',
       access: 'public',
       responses: {
         302: {
           description: "To the identity provider's authorization endpoint",
-          headers: { location: 'The authorization URL', 'set-cookie': 'The pending sign-in (encrypted, 10 minutes)' },
+          headers: {
+            location: 'The authorization URL',
+            'set-cookie': 'The pending sign-in (encrypted, 10 minutes)',
+          },
         },
         ...problems,
       },
@@ -96,7 +115,10 @@ export function authRoutes({ signIn, internalSecret, publicUrl }: AuthRoutesOpti
       query: callbackQuery,
       responses: {
         200: { description: 'Signed in; the token is shown only here', schema: signedIn },
-        400: { description: 'No sign-in in progress, or an answer that does not check out', schema: problemSchema },
+        400: {
+          description: 'No sign-in in progress, or an answer that does not check out',
+          schema: problemSchema,
+        },
         ...problems,
       },
       handler: async ({ req, query }) => {
@@ -108,8 +130,11 @@ export function authRoutes({ signIn, internalSecret, publicUrl }: AuthRoutesOpti
             `No sign-in in progress (its cookie is missing or expired); start at GET ${OIDC_LOGIN_PATH}.`,
             { headers: clear },
           );
-        if (!query.code && !query.error) throw new BadRequestError('The callback carries no code.', { headers: clear });
-        const search = req.originalUrl.includes('?') ? req.originalUrl.slice(req.originalUrl.indexOf('?')) : '';
+        if (!query.code && !query.error)
+          throw new BadRequestError('The callback carries no code.', { headers: clear });
+        const search = req.originalUrl.includes('?')
+          ? req.originalUrl.slice(req.originalUrl.indexOf('?'))
+          : '';
         const issued = await signIn.finishIdentityProvider(uri, new URL(`${uri}${search}`), pending);
         return { body: answer(issued), headers: clear };
       },

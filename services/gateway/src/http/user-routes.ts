@@ -1,17 +1,16 @@
 import { z } from 'zod';
 import { roleSchema } from '@pack/contracts';
 import { idParams, NotFoundError, problemSchema, route } from '@pack/http-kit';
-import type { Notifier } from '../domain/mail';
 import type { TokenStore, UserRecord } from '../domain/token-store';
 
-export const TEST_MAIL_PATH = '/v1/core/general_settings/test_mail/';
-
-const email = z.email({ error: 'must be an email address' }).max(254);
+export const emailSchema = z.email({ error: 'must be an email address' }).max(254);
 const userView = z.object({
   id: z.number().int(),
   username: z.string(),
   role: roleSchema,
-  origin: z.enum(['local', 'ldap', 'oidc']).describe('How the user signs in: an admin-issued token, LDAP or the identity provider'),
+  origin: z
+    .enum(['local', 'ldap', 'oidc'])
+    .describe('How the user signs in: an admin-issued token, LDAP or the identity provider'),
   email: z.string().nullable().describe('Where Change Instance mail goes'),
 });
 const errors = {
@@ -27,7 +26,7 @@ const view = (user: UserRecord) => ({
   email: user.email ?? null,
 });
 
-export function userRoutes(users: TokenStore, notifier: Notifier) {
+export function userRoutes(users: TokenStore) {
   return [
     route({
       method: 'get',
@@ -53,7 +52,7 @@ export function userRoutes(users: TokenStore, notifier: Notifier) {
         "Set a user's email address (null removes it); a directory or identity-provider address replaces it at the next sign-in",
       access: ['admin'],
       params: idParams,
-      body: z.strictObject({ email: email.nullable().optional() }),
+      body: z.strictObject({ email: emailSchema.nullable().optional() }),
       responses: {
         200: { description: 'The user after the change', schema: userView },
         404: { description: 'No such user', schema: problemSchema },
@@ -63,24 +62,6 @@ export function userRoutes(users: TokenStore, notifier: Notifier) {
         const user = await users.updateUser(params.id, { email: body.email ?? null });
         if (!user) throw new NotFoundError(`user ${params.id} does not exist`);
         return { body: view(user) };
-      },
-    }),
-    route({
-      method: 'post',
-      path: TEST_MAIL_PATH,
-      summary:
-        'Send a test mail with the current SMTP settings (served by the gateway, which sends all mail)',
-      access: ['admin'],
-      body: z.strictObject({ to: email }),
-      responses: {
-        200: { description: 'The SMTP server accepted the mail', schema: z.object({ sent: z.literal(true), to: z.string() }) },
-        409: { description: 'SMTP is not enabled in the general settings', schema: problemSchema },
-        502: { description: 'The SMTP server is unreachable, refused the login or TLS failed (the detail says which)', schema: problemSchema },
-        ...errors,
-      },
-      handler: async ({ body }) => {
-        await notifier.test(body.to);
-        return { body: { sent: true as const, to: body.to } };
       },
     }),
   ];

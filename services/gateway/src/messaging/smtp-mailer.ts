@@ -2,6 +2,7 @@ import nodemailer from 'nodemailer';
 import type { GeneralSettings } from '@pack/contracts';
 import { AppError, BadGatewayError } from '@pack/errors';
 import type { Mailer, MailMessage } from '../domain/mail';
+import { errorField } from '../domain/error-fields';
 
 type SmtpSettings = GeneralSettings['smtp'];
 
@@ -16,12 +17,12 @@ const TLS_FAILURE = /certificate|CERT_|TLS|SSL|wrong version/i;
 /** The failure in words an operator can act on; nodemailer's own text only where it holds no secret. */
 function mailError(smtp: SmtpSettings, error: unknown): AppError {
   const server = `${smtp.EMAIL_HOST}:${smtp.EMAIL_PORT}`;
-  const code = String((error as { code?: unknown }).code ?? '');
+  const code = errorField(error, 'code');
   const message = error instanceof Error ? error.message : String(error);
-  const responseCode = (error as { responseCode?: unknown }).responseCode;
+  const responseCode = errorField(error, 'responseCode');
   if (code === 'EAUTH')
     return new BadGatewayError(
-      `The SMTP server ${server} refused the login${responseCode ? ` (${String(responseCode)})` : ''}; check EMAIL_HOST_USER and EMAIL_HOST_PASSWORD.`,
+      `The SMTP server ${server} refused the login${responseCode ? ` (${responseCode})` : ''}; check EMAIL_HOST_USER and EMAIL_HOST_PASSWORD.`,
       { cause: error },
     );
   if (code === 'ETLS' || TLS_FAILURE.test(message))
@@ -33,9 +34,12 @@ function mailError(smtp: SmtpSettings, error: unknown): AppError {
   if (code === 'ETIMEDOUT')
     return new BadGatewayError(`The SMTP server ${server} did not answer in time.`, { cause: error });
   if (code === 'EENVELOPE')
-    return new BadGatewayError(`The SMTP server ${server} refused the recipient${responseCode ? ` (${String(responseCode)})` : ''}.`, {
-      cause: error,
-    });
+    return new BadGatewayError(
+      `The SMTP server ${server} refused the recipient${responseCode ? ` (${responseCode})` : ''}.`,
+      {
+        cause: error,
+      },
+    );
   return new BadGatewayError(`Sending mail through ${server} failed (${code || 'error'}).`, { cause: error });
 }
 
