@@ -52,7 +52,7 @@ export const gatewayEnvSchema = serviceEnvSchema({ port: 8080, database: 'pack_g
   /** The gateway's public base URL, for the OpenID redirect URI; unset: taken from each request. */
   PUBLIC_URL: z.url({ protocol: /^https?$/ }).optional(),
   /** The sender of notification and test mails. */
-  MAIL_FROM: z.string().min(3).default('pack-platform@localhost'),
+  MAIL_FROM: z.string().min(3).default('noreply@pack-platform.invalid'),
   /** How long the LDAP server, the identity provider or the SMTP server may take per step. */
   INTEGRATION_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
 });
