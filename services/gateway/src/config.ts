@@ -28,6 +28,11 @@ export const gatewayEnvSchema = serviceEnvSchema({ port: 8080, database: 'pack_g
   /** Failed sign-ins one address may make per window before it must wait (per replica). */
   SIGNIN_MAX_FAILURES: z.coerce.number().int().min(1).max(10_000).default(5),
   SIGNIN_FAILURE_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(60),
+  /**
+   * Proxies in front of the gateway that append to X-Forwarded-For (an ingress: 1). The sign-in
+   * rate limit counts per client address, which is then read from that header; 0 uses the peer.
+   */
+  TRUSTED_PROXY_HOPS: z.coerce.number().int().min(0).max(10).default(0),
   /** `<group>=<role>` pairs: directory or identity-provider groups that grant a role. */
   SIGNIN_ROLE_GROUPS: z
     .string()

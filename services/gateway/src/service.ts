@@ -111,14 +111,19 @@ export const gatewayService: ServiceDefinition<GatewayConfig> = {
     });
     const routes: AnyRoute[] = [
       ...tokenRoutes(authenticator),
-      ...authRoutes({ signIn, internalSecret: config.PACK_INTERNAL_SECRET, publicUrl: config.PUBLIC_URL }),
+      ...authRoutes({
+        signIn,
+        internalSecret: config.PACK_INTERNAL_SECRET,
+        publicUrl: config.PUBLIC_URL,
+        trustedProxyHops: config.TRUSTED_PROXY_HOPS,
+      }),
       ...userRoutes(repository),
       ...mailRoutes(notifier),
       ...docsRoutes(apiDocument),
     ];
     return {
       routes,
-      consumers: [settingsCache.consumer(), mailConsumer(notifier)],
+      consumers: [settingsCache.consumer(), mailConsumer(notifier, mongo.connection)],
       authenticate: (req) => authenticateHeader(req.get('authorization')),
       front: proxy.handler,
       async onStart() {

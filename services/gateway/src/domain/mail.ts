@@ -57,6 +57,11 @@ export interface NotifierOptions {
 export class Notifier {
   constructor(private readonly options: NotifierOptions) {}
 
+  /** Whether mail is on now (the settings of this moment). */
+  async enabled(): Promise<boolean> {
+    return (await this.options.settings()).smtp.ENABLED;
+  }
+
   /** Sends one notification; a user without an address, or SMTP switched off, means no mail. */
   async notify(mail: { userId: number; subject: string; text: string }): Promise<boolean> {
     const { smtp } = await this.options.settings();

@@ -48,9 +48,30 @@ export interface AuthRoutesOptions {
   internalSecret: string;
   /** PUBLIC_URL; unset: the redirect URI follows the request's own scheme and host. */
   publicUrl: string | undefined;
+  /** TRUSTED_PROXY_HOPS: how many X-Forwarded-For entries, from the right, our own proxies added. */
+  trustedProxyHops: number;
 }
 
-export function authRoutes({ signIn, internalSecret, publicUrl }: AuthRoutesOptions) {
+/**
+ * The address of the client as the last trusted proxy saw it. Entries further left were written
+ * by the client itself and could be anything, so they are never used.
+ */
+export function clientAddress(
+  peer: string | undefined,
+  forwardedFor: string | undefined,
+  hops: number,
+): string {
+  const chain = [
+    ...(forwardedFor ?? '')
+      .split(',')
+      .map((entry) => entry.trim())
+      .filter(Boolean),
+    peer ?? 'unknown',
+  ];
+  return chain[Math.max(0, chain.length - 1 - hops)]!;
+}
+
+export function authRoutes({ signIn, internalSecret, publicUrl, trustedProxyHops }: AuthRoutesOptions) {
   const cookie = new LoginCookie(internalSecret);
   const redirectUri = (req: Request) =>
     new URL(OIDC_CALLBACK_PATH, publicUrl ?? `${req.protocol}://${req.get('host') ?? '127.0.0.1'}`).href;
@@ -80,7 +101,11 @@ export function authRoutes({ signIn, internalSecret, publicUrl }: AuthRoutesOpti
       },
       handler: async ({ body, req }) => ({
         body: answer(
-          await signIn.withPassword(body.username, body.password, req.ip ?? req.socket.remoteAddress ?? '?'),
+          await signIn.withPassword(
+            body.username,
+            body.password,
+            clientAddress(req.socket.remoteAddress, req.get('x-forwarded-for'), trustedProxyHops),
+          ),
         ),
       }),
     }),

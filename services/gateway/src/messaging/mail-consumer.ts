@@ -1,22 +1,37 @@
+import type { Connection } from 'mongoose';
 import { on, type ConsumerSpec } from '@pack/broker';
-import { events } from '@pack/contracts';
+import { events, type Envelope } from '@pack/contracts';
+import { idempotent } from '@pack/db';
 import { stateChangedMail, submittedMail, type Notifier } from '../domain/mail';
+
+const CONSUMER = 'gateway.change-instance-mail';
 
 /**
  * Change Instance mail: the Service's owner hears of a submission, the consumer of every move of
- * their Change Instance. A failed send is retried with delay, then dead-lettered (at least once:
- * a crash between sending and acknowledging sends the mail again).
+ * their Change Instance. An event seen twice is mailed once (a marker per event, written after
+ * the send: a crash between the two sends it again). While SMTP is off an event is dropped
+ * without a marker, so nothing is written. A failed send is retried with delay, then dead-lettered.
  */
-export function mailConsumer(notifier: Notifier): ConsumerSpec {
+export function mailConsumer(notifier: Notifier, connection: Connection): ConsumerSpec {
+  const whileEnabled =
+    <T>(send: (data: T) => Promise<unknown>) =>
+    async (data: T, envelope: Envelope<T>) => {
+      if (!(await notifier.enabled())) return;
+      await idempotent<T>(connection, CONSUMER, async (payload) => {
+        await send(payload);
+      })(data, envelope);
+    };
   return {
-    name: 'gateway.change-instance-mail',
+    name: CONSUMER,
     handlers: [
-      on(events.changeInstanceCreated, async (data) => {
-        await notifier.notify(submittedMail(data));
-      }),
-      on(events.changeInstanceStateChanged, async (data) => {
-        await notifier.notify(stateChangedMail(data));
-      }),
+      on(
+        events.changeInstanceCreated,
+        whileEnabled((data) => notifier.notify(submittedMail(data))),
+      ),
+      on(
+        events.changeInstanceStateChanged,
+        whileEnabled((data) => notifier.notify(stateChangedMail(data))),
+      ),
     ],
   };
 }
