@@ -160,7 +160,7 @@ describe('sign-in through LDAP', () => {
     expect((await login('dave', PASSWORDS.dave)).status).toBe(200);
   });
 
-  it('reports misconfiguration clearly, and each settings change applies to the next sign-in', async () => {
+  it('reports a refused bind, an unreachable server and a TLS failure clearly, and each settings change applies to the next sign-in', async () => {
     await stack.patchSettings(ldapSettings({ BIND_PASSWORD: 'a-wrong-bind-password-0000' }));
     const badBind = await login('alice', PASSWORDS.alice);
     expect(badBind.status).toBe(502);
@@ -173,6 +173,13 @@ describe('sign-in through LDAP', () => {
     const unreachable = await login('alice', PASSWORDS.alice);
     expect(unreachable.status).toBe(502);
     expect(unreachable.body.detail).toMatch(new RegExp(`^The LDAP server ${closed} is unreachable`));
+
+    await stack.patchSettings(ldapSettings({ SERVER_URI: slapd.tlsUri }));
+    const tls = await login('alice', PASSWORDS.alice);
+    expect(tls.status).toBe(502);
+    expect(tls.body.detail).toMatch(
+      new RegExp(`^TLS with the LDAP server ${slapd.tlsUri} failed: .*SELF_SIGNED`),
+    );
 
     // A second URI is tried when the first cannot be reached.
     await stack.patchSettings(ldapSettings({ SERVER_URI: `${closed} ${slapd.uri}` }));

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm, writeFile, mkdir } from 'node:fs/promises';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
@@ -25,6 +25,8 @@ export async function freePort(): Promise<number> {
 
 export interface Slapd {
   uri: string;
+  /** ldaps:// on a second port, with a self-signed certificate no client trusts. */
+  tlsUri: string;
   /** A client bound as the root DN, to change the directory during a test. */
   admin(): Promise<Client>;
   stop(): Promise<void>;
@@ -40,11 +42,35 @@ export async function startSlapd(rootPassword: string): Promise<Slapd> {
   await mkdir(path.join(dir, 'data'));
   const port = await freePort();
   const uri = `ldap://127.0.0.1:${port}`;
+  const tlsUri = `ldaps://127.0.0.1:${await freePort()}`;
+  // A self-signed certificate for the ldaps:// listener, which clients must refuse.
+  const openssl = spawnSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-days',
+      '1',
+      '-subj',
+      '/CN=127.0.0.1',
+      '-keyout',
+      `${dir}/key.pem`,
+      '-out',
+      `${dir}/cert.pem`,
+    ],
+    { encoding: 'utf8' },
+  );
+  if (openssl.status !== 0) throw new Error(`openssl failed: ${openssl.stderr}`);
   await writeFile(
     path.join(dir, 'slapd.conf'),
     [
       ...['core', 'cosine', 'inetorgperson', 'nis'].map((schema) => `include ${SCHEMAS}/${schema}.schema`),
       `pidfile ${dir}/slapd.pid`,
+      `TLSCertificateFile ${dir}/cert.pem`,
+      `TLSCertificateKeyFile ${dir}/key.pem`,
       `modulepath ${MODULES}`,
       'moduleload back_mdb',
       'database mdb',
@@ -58,9 +84,13 @@ export async function startSlapd(rootPassword: string): Promise<Slapd> {
       '',
     ].join('\n'),
   );
-  const child: ChildProcess = spawn(SLAPD, ['-f', `${dir}/slapd.conf`, '-h', `${uri}/`, '-d', '0'], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  const child: ChildProcess = spawn(
+    SLAPD,
+    ['-f', `${dir}/slapd.conf`, '-h', `${uri}/ ${tlsUri}/`, '-d', '0'],
+    {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
   let output = '';
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   let exited = false;
@@ -88,6 +118,7 @@ export async function startSlapd(rootPassword: string): Promise<Slapd> {
   }
   return {
     uri,
+    tlsUri,
     admin,
     async stop() {
       if (!exited) {
