@@ -119,6 +119,17 @@ describe('sign-in through the identity provider (OpenID Connect)', () => {
     expect((await stack.call('GET', START, { token: null })).status).toBe(403);
   });
 
+  it('reports an identity provider that cannot be reached', async () => {
+    await stack.patchSettings(oauth());
+    const closed = `http://127.0.0.1:${await reservePort()}`;
+    const replica = await stack.replica({ OIDC_ISSUER_URL: closed });
+    const answer = await fetch(`${replica.url}${START}`, { redirect: 'manual' });
+    expect(answer.status).toBe(502);
+    expect(((await answer.json()) as { detail: string }).detail).toMatch(
+      new RegExp(`^The identity provider ${closed} is unreachable`),
+    );
+  });
+
   it('never writes the client secret to the log', () => {
     expect(stack.log.text).toContain('signed in');
     expect(stack.log.text).not.toContain(CLIENT_SECRET);

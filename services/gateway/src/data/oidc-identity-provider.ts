@@ -2,7 +2,7 @@ import * as oidc from 'openid-client';
 import type { GeneralSettings } from '@pack/contracts';
 import { AppError, BadGatewayError, BadRequestError, ForbiddenError } from '@pack/errors';
 import type { IdentityProvider, PendingLogin, SignedInIdentity } from '../domain/sign-in';
-import { errorField } from '../domain/error-fields';
+import { errorCodes, errorField } from '../domain/error-fields';
 
 type OAuthSettings = GeneralSettings['oauth'];
 
@@ -19,19 +19,16 @@ const NETWORK = ['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ETIM
 function providerError(issuer: string, error: unknown): AppError {
   if (error instanceof AppError) return error;
   const code = errorField(error, 'code');
-  const causeCode = errorField((error as { cause?: unknown }).cause, 'code');
+  const codes = errorCodes(error);
   const message = error instanceof Error ? error.message : String(error);
-  if (NETWORK.includes(causeCode) || NETWORK.includes(code) || message === 'fetch failed')
-    return new BadGatewayError(
-      `The identity provider ${issuer} is unreachable (${causeCode || code || message}).`,
-      {
-        cause: error,
-      },
-    );
-  if (/CERT|TLS|SSL/i.test(causeCode))
-    return new BadGatewayError(`TLS with the identity provider ${issuer} failed: ${causeCode}.`, {
+  const network = codes.find((c) => NETWORK.includes(c));
+  if (network)
+    return new BadGatewayError(`The identity provider ${issuer} is unreachable (${network}).`, {
       cause: error,
     });
+  const tls = codes.find((c) => /CERT|TLS|SSL/i.test(c));
+  if (tls)
+    return new BadGatewayError(`TLS with the identity provider ${issuer} failed: ${tls}.`, { cause: error });
   const oauthError = (error as { error?: unknown }).error;
   if (
     code === 'OAUTH_WWW_AUTHENTICATE_CHALLENGE' ||
