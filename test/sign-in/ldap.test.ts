@@ -107,6 +107,13 @@ describe('sign-in through LDAP', () => {
     );
   });
 
+  it('signs out: the token revokes itself', async () => {
+    const { token } = (await login('dave', PASSWORDS.dave)).body as { token: string };
+    expect((await stack.call('GET', '/v1/core/general_settings/', { token })).status).toBe(200);
+    expect((await stack.call('POST', '/v1/core/auth/logout/', { token })).status).toBe(204);
+    expect((await stack.call('GET', '/v1/core/general_settings/', { token })).status).toBe(401);
+  });
+
   it('maps the highest group to the role, and an account in no listed group gets the default role', async () => {
     expect((await login('bob', PASSWORDS.bob)).body.user.role).toBe('service_owner');
     expect((await login('dave', PASSWORDS.dave)).body.user.role).toBe('consumer');

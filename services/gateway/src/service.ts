@@ -113,6 +113,7 @@ export const gatewayService: ServiceDefinition<GatewayConfig> = {
       ...tokenRoutes(authenticator),
       ...authRoutes({
         signIn,
+        authenticator,
         internalSecret: config.PACK_INTERNAL_SECRET,
         publicUrl: config.PUBLIC_URL,
         trustedProxyHops: config.TRUSTED_PROXY_HOPS,

@@ -96,6 +96,11 @@ export class TokenRepository implements TokenStore {
     return { count, items: tokens.map((token) => ({ token, user: byId.get(token.user_id) })) };
   }
 
+  async tokenIdForHash(hash: string): Promise<number | null> {
+    const token = await this.models.tokens.findOne({ token_hash: hash }, { _id: 1 }).lean();
+    return token?._id ?? null;
+  }
+
   async revoke(id: number): Promise<{ found: boolean; hash?: string }> {
     const existing = await this.models.tokens.findById(id, { token_hash: 1, revoked_at: 1 }).lean();
     if (!existing) return { found: false };

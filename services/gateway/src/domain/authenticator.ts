@@ -78,6 +78,12 @@ export class Authenticator {
     return result.found;
   }
 
+  /** Sign-out: revokes the token itself (the caller's own), as an admin's DELETE would. */
+  async revokeToken(token: string): Promise<void> {
+    const id = await this.repository.tokenIdForHash(hashToken(token));
+    if (id !== null) await this.revoke(id);
+  }
+
   /** Makes sure `token` belongs to an admin called `username` (PACK_ADMIN_TOKEN at start). */
   async ensureAdminToken(username: string, token: string): Promise<void> {
     const hash = hashToken(token);

@@ -56,6 +56,8 @@ export interface TokenStore {
     expiresAt?: Date | null,
   ): Promise<TokenRecord | null>;
   list(limit: number, offset: number): Promise<{ count: number; items: TokenListItem[] }>;
+  /** The id of the token with this hash, or null. */
+  tokenIdForHash(hash: string): Promise<number | null>;
   /** Marks a token revoked once; its hash, or found: false when there is no such token. */
   revoke(id: number): Promise<{ found: boolean; hash?: string }>;
   /** Revocations numbered above `afterSeq`, oldest first. */

@@ -2,11 +2,13 @@ import type { Request } from 'express';
 import { z } from 'zod';
 import { roleSchema } from '@pack/contracts';
 import { BadRequestError, problemSchema, route } from '@pack/http-kit';
-import type { IssuedToken } from '../domain/authenticator';
+import type { Authenticator, IssuedToken } from '../domain/authenticator';
+import { tokenFromHeader } from '../domain/token';
 import type { SignIn } from '../domain/sign-in';
 import { LoginCookie } from './login-cookie';
 
 export const LOGIN_PATH = '/v1/core/auth/login/';
+export const LOGOUT_PATH = '/v1/core/auth/logout/';
 export const OIDC_LOGIN_PATH = '/v1/core/auth/oidc/login/';
 export const OIDC_CALLBACK_PATH = '/v1/core/auth/oidc/callback/';
 
@@ -45,6 +47,7 @@ const answer = (issued: IssuedToken) => ({
 
 export interface AuthRoutesOptions {
   signIn: SignIn;
+  authenticator: Authenticator;
   internalSecret: string;
   /** PUBLIC_URL; unset: the redirect URI follows the request's own scheme and host. */
   publicUrl: string | undefined;
@@ -71,7 +74,13 @@ export function clientAddress(
   return chain[Math.max(0, chain.length - 1 - hops)]!;
 }
 
-export function authRoutes({ signIn, internalSecret, publicUrl, trustedProxyHops }: AuthRoutesOptions) {
+export function authRoutes({
+  signIn,
+  authenticator,
+  internalSecret,
+  publicUrl,
+  trustedProxyHops,
+}: AuthRoutesOptions) {
   const cookie = new LoginCookie(internalSecret);
   const redirectUri = (req: Request) =>
     new URL(OIDC_CALLBACK_PATH, publicUrl ?? `${req.protocol}://${req.get('host') ?? '127.0.0.1'}`).href;
@@ -108,6 +117,21 @@ export function authRoutes({ signIn, internalSecret, publicUrl, trustedProxyHops
           ),
         ),
       }),
+    }),
+    route({
+      method: 'post',
+      path: LOGOUT_PATH,
+      summary: 'Sign out: revokes the token this request carries (any token, signed-in or issued)',
+      access: 'authenticated',
+      responses: {
+        204: { description: 'Revoked; every gateway replica refuses it within REVOCATION_POLL_MS' },
+        401: { description: 'No or unknown token', schema: problemSchema },
+      },
+      handler: async ({ req }) => {
+        const token = tokenFromHeader(req.get('authorization'));
+        if (token) await authenticator.revokeToken(token);
+        return { status: 204 };
+      },
     }),
     route({
       method: 'get',
