@@ -260,15 +260,13 @@ describe('gateway', () => {
         // Start-up work ends first: the broker connects (the gateway sends mail) and the outbox
         // relay looks once; after that the counts stay still.
         await waitFor(async () => (await fetch(`${quiet.url}/readyz`)).ok, { what: 'readiness' });
-        let last = '';
+        const samples: string[] = [];
         await waitFor(
           () => {
-            const now = JSON.stringify(quiet.context.mongo.commandCounts());
-            const still = now === last;
-            last = now;
-            return still;
+            samples.push(JSON.stringify(quiet.context.mongo.commandCounts()));
+            return samples.length >= 4 && new Set(samples.slice(-4)).size === 1;
           },
-          { intervalMs: 200, what: 'start-up commands to end' },
+          { intervalMs: 250, what: 'start-up commands to end' },
         );
         const before = quiet.context.mongo.commandCounts();
         for (let i = 0; i < 50; i += 1)
