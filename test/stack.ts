@@ -99,7 +99,12 @@ export async function startStack(): Promise<Stack> {
   }
   const gatewayConfig = loadConfig(
     gatewayEnvSchema,
-    testEnv('gateway', { ...NOT_RUNNING, ...upstreams, PACK_ADMIN_TOKEN: adminToken }),
+    testEnv('gateway', {
+      ...NOT_RUNNING,
+      ...upstreams,
+      BROKER_NAMESPACE: namespace,
+      PACK_ADMIN_TOKEN: adminToken,
+    }),
   );
   const gateway = await startService(gatewayService, gatewayConfig);
   services.unshift(gateway as unknown as RunningService<never>);

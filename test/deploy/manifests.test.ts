@@ -43,10 +43,7 @@ const NAMESPACE = 'pack';
 const PUBLIC_SERVICE = platformServices().find((entry) => entry.public)?.name ?? '(none)';
 const PLACEHOLDER = /^REPLACE_ME\b/;
 /** Variables a service has in its schema (from the shared base) but does not use, so it is not given them. */
-const NOT_USED: Record<string, string[]> = {
-  // usesBroker: false in the gateway's service definition: no broker credentials on the public pods.
-  gateway: ['AMQP_URL'],
-};
+const NOT_USED: Record<string, string[]> = {};
 const LOOPBACK = /127\.0\.0\.1|localhost|\[::1\]/;
 
 const { applied, all } = k8sObjects();

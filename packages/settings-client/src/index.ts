@@ -11,6 +11,11 @@ import { principalHeaders } from '@pack/http-kit';
 import type { Logger } from '@pack/logging';
 
 export const GENERAL_SETTINGS_PATH = '/v1/core/general_settings/';
+/**
+ * The same document with secrets in plaintext, answered to services only (the gateway needs
+ * BIND_PASSWORD, CLIENT_SECRET and EMAIL_HOST_PASSWORD to sign users in and send mail).
+ */
+export const GENERAL_SETTINGS_PLAINTEXT_PATH = '/v1/core/general_settings/plaintext/';
 
 export interface SettingsCacheOptions {
   /** Base URL of the settings service, e.g. http://127.0.0.1:8082 */
@@ -27,14 +32,16 @@ export interface SettingsCacheOptions {
    * redelivered: the poll bounds how stale a cache can get then. Default 15 s.
    */
   pollMs?: number;
+  /** GENERAL_SETTINGS_PLAINTEXT_PATH for a service that uses secret settings; masked otherwise. */
+  path?: string;
 }
 
 /** Response header carrying the version a settings response reflects. */
 export const SETTINGS_VERSION_HEADER = 'x-settings-version';
 
 /**
- * The general settings as a service sees them (secrets masked; no service needs a secret
- * setting). Defaults until the first fetch succeeds; refetched on every settings.changed
+ * The general settings as a service sees them (secrets masked, unless it reads the plaintext
+ * path). Defaults until the first fetch succeeds; refetched on every settings.changed
  * event, so a change applies without a restart.
  */
 export class SettingsCache {
@@ -104,16 +111,12 @@ export class SettingsCache {
   }
 
   async refresh(): Promise<void> {
-    const url = new URL(GENERAL_SETTINGS_PATH, this.options.settingsUrl);
+    const path = this.options.path ?? GENERAL_SETTINGS_PATH;
+    const url = new URL(path, this.options.settingsUrl);
     const response = await request(url, {
       method: 'GET',
       headers: {
-        ...principalHeaders(
-          this.options.internalSecret,
-          'GET',
-          GENERAL_SETTINGS_PATH,
-          systemPrincipal(this.options.service),
-        ),
+        ...principalHeaders(this.options.internalSecret, 'GET', path, systemPrincipal(this.options.service)),
         ...(this.loaded && this.etag ? { 'if-none-match': this.etag } : {}),
       },
       headersTimeout: 5000,

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { loadConfig, serviceEnvSchema, type Env } from '@pack/config';
+import { parseRoleGroups } from './domain/role-rules';
 
 const url = (port: number) => z.url({ protocol: /^https?$/ }).default(`http://127.0.0.1:${port}`);
 
@@ -17,6 +18,48 @@ export const gatewayEnvSchema = serviceEnvSchema({ port: 8080, database: 'pack_g
   UPSTREAM_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
   /** How often revocations are picked up from the database by every replica. */
   REVOCATION_POLL_MS: z.coerce.number().int().min(50).max(10_000).default(500),
+  /** Lifetime of the token a sign-in answers (LDAP or identity provider). */
+  SIGNIN_TOKEN_TTL_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(60)
+    .max(30 * 86_400)
+    .default(8 * 3600),
+  /** Failed sign-ins one address may make per window before it must wait (per replica). */
+  SIGNIN_MAX_FAILURES: z.coerce.number().int().min(1).max(10_000).default(5),
+  SIGNIN_FAILURE_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(60),
+  /**
+   * Proxies in front of the gateway that append to X-Forwarded-For (an ingress: 1). The sign-in
+   * rate limit counts per client address, which is then read from that header; 0 uses the peer.
+   */
+  TRUSTED_PROXY_HOPS: z.coerce.number().int().min(0).max(10).default(0),
+  /** `<group>=<role>` pairs: directory or identity-provider groups that grant a role. */
+  SIGNIN_ROLE_GROUPS: z
+    .string()
+    .default('admin=admin,service_owner=service_owner,consumer=consumer')
+    .transform((text, ctx) => {
+      const parsed = parseRoleGroups(text);
+      if (typeof parsed === 'string') {
+        ctx.addIssue({ code: 'custom', message: parsed });
+        return z.NEVER;
+      }
+      return parsed;
+    }),
+  /** The role of an account in none of those groups; `none` refuses its sign-in. */
+  SIGNIN_DEFAULT_ROLE: z.enum(['consumer', 'service_owner', 'none']).default('consumer'),
+  /** The LDAP attribute that holds the user name (`sAMAccountName` on Active Directory). */
+  LDAP_USER_ATTRIBUTE: z
+    .string()
+    .regex(/^[A-Za-z][A-Za-z0-9-]*$/, 'must be an attribute name')
+    .default('uid'),
+  /** The OpenID provider (its issuer URL); identity-provider sign-in needs it. */
+  OIDC_ISSUER_URL: z.url({ protocol: /^https?$/ }).optional(),
+  /** The gateway's public base URL, for the OpenID redirect URI; unset: taken from each request. */
+  PUBLIC_URL: z.url({ protocol: /^https?$/ }).optional(),
+  /** The sender of notification and test mails. */
+  MAIL_FROM: z.string().min(3).default('noreply@pack-platform.invalid'),
+  /** How long the LDAP server, the identity provider or the SMTP server may take per step. */
+  INTEGRATION_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
 });
 
 export type GatewayConfig = z.infer<typeof gatewayEnvSchema>;

@@ -1,13 +1,26 @@
+import type { GeneralSettings } from '@pack/contracts';
 import type { AnyRoute } from '@pack/http-kit';
 import type { ServiceDefinition } from '@pack/runtime';
+import { GENERAL_SETTINGS_PLAINTEXT_PATH, SettingsCache } from '@pack/settings-client';
+import { ServiceUnavailableError } from '@pack/errors';
+import { MemoryFailureLimiter } from './data/failure-limiter';
+import { LdapDirectory } from './data/ldap-directory';
 import { gatewayModels } from './data/models';
+import { OidcIdentityProvider } from './data/oidc-identity-provider';
 import { TokenRepository } from './data/token-repository';
 import { Authenticator } from './domain/authenticator';
+import { Notifier } from './domain/mail';
+import { SignIn } from './domain/sign-in';
 import { tokenFromHeader } from './domain/token';
 import { ApiDocument } from './http/api-document';
+import { authRoutes } from './http/auth-routes';
 import { docsRoutes } from './http/docs-routes';
 import { createProxy } from './http/proxy';
+import { mailRoutes } from './http/mail-routes';
 import { tokenRoutes } from './http/token-routes';
+import { userRoutes } from './http/user-routes';
+import { mailConsumer } from './messaging/mail-consumer';
+import { SmtpMailer } from './messaging/smtp-mailer';
 import type { GatewayConfig } from './config';
 
 export { gatewayConfig, gatewayEnvSchema, type GatewayConfig } from './config';
@@ -18,11 +31,58 @@ const VERSION = '0.1.0';
 export const gatewayService: ServiceDefinition<GatewayConfig> = {
   name: 'gateway',
   version: VERSION,
-  usesBroker: false,
   public: true,
   setup({ config, mongo, logger, metrics }) {
     const repository = new TokenRepository(mongo.connection, gatewayModels(mongo.connection));
     const authenticator = new Authenticator(repository, logger, config.REVOCATION_POLL_MS);
+    // Sign-in and mail need secrets in plaintext: the settings service answers them to services only.
+    const settingsCache = new SettingsCache({
+      settingsUrl: config.SETTINGS_URL,
+      internalSecret: config.PACK_INTERNAL_SECRET,
+      service: 'gateway',
+      logger,
+      path: GENERAL_SETTINGS_PLAINTEXT_PATH,
+    });
+    /** Read again before each sign-in and mail (a 304 while nothing changed): a change applies at once. */
+    const currentSettings = async (): Promise<GeneralSettings> => {
+      try {
+        await settingsCache.refresh();
+      } catch (error) {
+        if (!settingsCache.isLoaded())
+          throw new ServiceUnavailableError('The general settings cannot be read; try again shortly.', {
+            cause: error,
+          });
+        logger.warn({ err: error }, 'settings refresh failed; using the last settings read');
+      }
+      return settingsCache.get();
+    };
+    const signIn = new SignIn({
+      users: repository,
+      authenticator,
+      directory: new LdapDirectory({
+        userAttribute: config.LDAP_USER_ATTRIBUTE,
+        timeoutMs: config.INTEGRATION_TIMEOUT_MS,
+        logger,
+      }),
+      identityProvider: new OidcIdentityProvider({
+        issuerUrl: config.OIDC_ISSUER_URL,
+        timeoutMs: config.INTEGRATION_TIMEOUT_MS,
+      }),
+      limiter: new MemoryFailureLimiter(config.SIGNIN_MAX_FAILURES, config.SIGNIN_FAILURE_WINDOW_SECONDS),
+      settings: currentSettings,
+      roles: {
+        groups: config.SIGNIN_ROLE_GROUPS,
+        defaultRole: config.SIGNIN_DEFAULT_ROLE === 'none' ? null : config.SIGNIN_DEFAULT_ROLE,
+      },
+      tokenTtlMs: config.SIGNIN_TOKEN_TTL_SECONDS * 1000,
+      logger,
+    });
+    const notifier = new Notifier({
+      users: repository,
+      mailer: new SmtpMailer({ from: config.MAIL_FROM, timeoutMs: config.INTEGRATION_TIMEOUT_MS }),
+      settings: currentSettings,
+      logger,
+    });
     const authenticateHeader = async (header: string | undefined) => {
       const token = tokenFromHeader(header);
       return token ? authenticator.authenticate(token) : null;
@@ -50,16 +110,31 @@ export const gatewayService: ServiceDefinition<GatewayConfig> = {
       upstreams,
       logger,
     });
-    const routes: AnyRoute[] = [...tokenRoutes(authenticator), ...docsRoutes(apiDocument)];
+    const routes: AnyRoute[] = [
+      ...tokenRoutes(authenticator),
+      ...authRoutes({
+        signIn,
+        authenticator,
+        internalSecret: config.PACK_INTERNAL_SECRET,
+        publicUrl: config.PUBLIC_URL,
+        trustedProxyHops: config.TRUSTED_PROXY_HOPS,
+      }),
+      ...userRoutes(repository),
+      ...mailRoutes(notifier),
+      ...docsRoutes(apiDocument),
+    ];
     return {
       routes,
+      consumers: [settingsCache.consumer(), mailConsumer(notifier, mongo.connection)],
       authenticate: (req) => authenticateHeader(req.get('authorization')),
       front: proxy.handler,
       async onStart() {
         if (config.PACK_ADMIN_TOKEN)
           await authenticator.ensureAdminToken(config.PACK_ADMIN_USERNAME, config.PACK_ADMIN_TOKEN);
         await authenticator.startRevocationPolling();
+        settingsCache.start();
         return async () => {
+          settingsCache.stop();
           authenticator.stop();
           await proxy.close();
         };

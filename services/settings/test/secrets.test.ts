@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { ConfigError, loadConfig } from '@pack/config';
+import { systemPrincipal } from '@pack/contracts';
 import { createKeyRing, maskSecret, SECRET_MASK, SecretBox, secretKeyId } from '@pack/secrets';
 import { LogCapture, runEntryPoint, TEST_ENCRYPTION_KEY, testEnv } from '@pack/testkit';
 import { settingsEnvSchema, settingsSecretContext } from '../src/service';
@@ -49,6 +50,21 @@ describe('secret settings', () => {
     expect(
       testBox.decrypt(stored.ldap!.BIND_PASSWORD as string, settingsSecretContext('ldap', 'BIND_PASSWORD')),
     ).toBe(secrets.BIND_PASSWORD);
+  });
+
+  it("are answered in plaintext to the platform's own services only; a user, even an admin, gets 404", async () => {
+    expect((await settings.patch(patchAll)).status).toBe(200);
+    const path = `${SETTINGS}plaintext/`;
+    for (const user of [admin, consumer]) expect((await settings.call(user, 'GET', path)).status).toBe(404);
+    const service = await settings.call(systemPrincipal('gateway'), 'GET', path);
+    expect(service.status).toBe(200);
+    expect(service.body.ldap.BIND_PASSWORD).toBe(secrets.BIND_PASSWORD);
+    expect(service.body.oauth.CLIENT_SECRET).toBe(secrets.CLIENT_SECRET);
+    const again = await settings.call(systemPrincipal('gateway'), 'GET', path, undefined, {
+      'if-none-match': service.headers.get('etag')!,
+    });
+    expect(again.status).toBe(304);
+    expect(logs.text).not.toContain('PLAINTEXT');
   });
 
   it('never reach the logs', async () => {

@@ -8,6 +8,8 @@ const userSchema = new Schema<UserRecord>(
     username: { type: String, required: true, unique: true },
     role: { type: String, enum: ROLES, required: true },
     created_at: { type: Date, required: true },
+    origin: { type: String, enum: ['local', 'ldap', 'oidc'], default: 'local' },
+    email: { type: String, default: null },
   },
   { versionKey: false, collection: 'users' },
 );
@@ -21,6 +23,7 @@ const tokenSchema = new Schema<TokenRecord>(
     created_at: { type: Date, required: true },
     revoked_at: { type: Date, default: null },
     revocation_seq: { type: Number, default: null, index: true },
+    expires_at: { type: Date, default: null },
   },
   { versionKey: false, collection: 'api_tokens' },
 );

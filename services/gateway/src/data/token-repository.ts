@@ -1,7 +1,7 @@
 import type { Connection } from 'mongoose';
 import type { Principal, Role } from '@pack/contracts';
 import { findPage, isDuplicateKey, nextId } from '@pack/db';
-import type { TokenListItem, TokenRecord, TokenStore, UserRecord } from '../domain/token-store';
+import type { TokenListItem, TokenRecord, TokenStore, UserOrigin, UserRecord } from '../domain/token-store';
 import type { GatewayModels } from './models';
 
 /** Every database round trip of the gateway goes through here. */
@@ -12,25 +12,41 @@ export class TokenRepository implements TokenStore {
   ) {}
 
   /** One indexed equality lookup for the token, one for its user. */
-  async principalForHash(hash: string): Promise<Principal | null> {
+  async principalForHash(hash: string): Promise<{ principal: Principal; expiresAt: Date | null } | null> {
     const token = await this.models.tokens
-      .findOne({ token_hash: hash }, { user_id: 1, revoked_at: 1 })
+      .findOne({ token_hash: hash }, { user_id: 1, revoked_at: 1, expires_at: 1 })
       .lean();
     if (!token || token.revoked_at) return null;
+    const expiresAt = token.expires_at ?? null;
+    if (expiresAt && expiresAt.getTime() <= Date.now()) return null;
     const user = await this.models.users.findById(token.user_id).lean();
-    return user ? { id: user._id, username: user.username, role: user.role } : null;
+    return user ? { principal: { id: user._id, username: user.username, role: user.role }, expiresAt } : null;
   }
 
   async findUser(username: string): Promise<UserRecord | null> {
     return this.models.users.findOne({ username }).lean();
   }
 
-  async createUser(username: string, role: Role): Promise<UserRecord> {
+  async findUserById(id: number): Promise<UserRecord | null> {
+    return this.models.users.findById(id).lean();
+  }
+
+  async updateUser(id: number, fields: { role?: Role; email?: string | null }): Promise<UserRecord | null> {
+    const result = await this.models.users.updateOne({ _id: id }, { $set: fields });
+    return result.matchedCount === 0 ? null : this.findUserById(id);
+  }
+
+  async createUser(
+    username: string,
+    role: Role,
+    extra: { origin: UserOrigin; email: string | null } = { origin: 'local', email: null },
+  ): Promise<UserRecord> {
     const user: UserRecord = {
       _id: await nextId(this.connection, 'users'),
       username,
       role,
       created_at: new Date(),
+      ...extra,
     };
     try {
       await this.models.users.create(user);
@@ -42,7 +58,12 @@ export class TokenRepository implements TokenStore {
     }
   }
 
-  async createToken(userId: number, hash: string, prefix: string): Promise<TokenRecord | null> {
+  async createToken(
+    userId: number,
+    hash: string,
+    prefix: string,
+    expiresAt: Date | null = null,
+  ): Promise<TokenRecord | null> {
     const token: TokenRecord = {
       _id: await nextId(this.connection, 'api_tokens'),
       user_id: userId,
@@ -51,6 +72,7 @@ export class TokenRepository implements TokenStore {
       created_at: new Date(),
       revoked_at: null,
       revocation_seq: null,
+      expires_at: expiresAt,
     };
     try {
       await this.models.tokens.create(token);
@@ -72,6 +94,11 @@ export class TokenRepository implements TokenStore {
       .lean();
     const byId = new Map(users.map((u) => [u._id, u]));
     return { count, items: tokens.map((token) => ({ token, user: byId.get(token.user_id) })) };
+  }
+
+  async tokenIdForHash(hash: string): Promise<number | null> {
+    const token = await this.models.tokens.findOne({ token_hash: hash }, { _id: 1 }).lean();
+    return token?._id ?? null;
   }
 
   async revoke(id: number): Promise<{ found: boolean; hash?: string }> {

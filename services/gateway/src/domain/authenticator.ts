@@ -5,6 +5,13 @@ import { generateToken, hashToken, tokenPrefix } from './token';
 import { TokenCache } from './token-cache';
 import type { TokenListItem, TokenStore, UserRecord } from './token-store';
 
+export interface IssuedToken {
+  token: string;
+  tokenId: number;
+  expiresAt: Date | null;
+  user: Principal;
+}
+
 /**
  * Authenticates API tokens. A warm token costs no database round trip; every replica polls the
  * revocation sequence, so a revoked token stops working everywhere within one poll interval.
@@ -25,17 +32,40 @@ export class Authenticator {
     const hash = hashToken(token);
     const cached = this.cache.get(hash);
     if (cached !== undefined) return cached;
-    const principal = await this.repository.principalForHash(hash);
-    this.cache.set(hash, principal);
-    return principal;
+    const found = await this.repository.principalForHash(hash);
+    this.cache.set(hash, found?.principal ?? null, Date.now(), found?.expiresAt?.getTime());
+    return found?.principal ?? null;
   }
 
-  async issue(username: string, role: Role): Promise<{ token: string; tokenId: number; user: Principal }> {
+  /** A token for a user who signed in; it stops working at `expiresAt` (and can be revoked). */
+  async issueExpiring(user: UserRecord, expiresAt: Date): Promise<IssuedToken> {
+    const token = generateToken();
+    const record = await this.repository.createToken(
+      user._id,
+      hashToken(token),
+      tokenPrefix(token),
+      expiresAt,
+    );
+    if (!record) throw new Error('a new random token collided with a stored one'); // 2^-256: never
+    return {
+      token,
+      tokenId: record._id,
+      expiresAt,
+      user: { id: user._id, username: user.username, role: user.role },
+    };
+  }
+
+  async issue(username: string, role: Role): Promise<IssuedToken> {
     const user = await this.userWithRole(username, role);
     const token = generateToken();
     const record = await this.repository.createToken(user._id, hashToken(token), tokenPrefix(token));
     if (!record) throw new Error('a new random token collided with a stored one'); // 2^-256: never
-    return { token, tokenId: record._id, user: { id: user._id, username: user.username, role: user.role } };
+    return {
+      token,
+      tokenId: record._id,
+      expiresAt: null,
+      user: { id: user._id, username: user.username, role: user.role },
+    };
   }
 
   list(limit: number, offset: number): Promise<{ count: number; items: TokenListItem[] }> {
@@ -46,6 +76,12 @@ export class Authenticator {
     const result = await this.repository.revoke(id);
     if (result.hash) this.cache.evict(result.hash);
     return result.found;
+  }
+
+  /** Sign-out: revokes the token itself (the caller's own), as an admin's DELETE would. */
+  async revokeToken(token: string): Promise<void> {
+    const id = await this.repository.tokenIdForHash(hashToken(token));
+    if (id !== null) await this.revoke(id);
   }
 
   /** Makes sure `token` belongs to an admin called `username` (PACK_ADMIN_TOKEN at start). */

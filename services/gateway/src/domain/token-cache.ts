@@ -29,12 +29,14 @@ export class TokenCache {
     return entry.principal;
   }
 
-  set(hash: string, principal: Principal | null, now = Date.now()): void {
+  /** `expiresAt` (ms): an expiring token is never served from the cache past its expiry. */
+  set(hash: string, principal: Principal | null, now = Date.now(), expiresAt = Infinity): void {
     if (this.entries.size >= this.maxEntries) {
       const oldest = this.entries.keys().next().value;
       if (oldest !== undefined) this.entries.delete(oldest);
     }
-    this.entries.set(hash, { principal, expiresAt: now + (principal ? this.ttlMs : this.negativeTtlMs) });
+    const ttl = principal ? this.ttlMs : this.negativeTtlMs;
+    this.entries.set(hash, { principal, expiresAt: Math.min(now + ttl, expiresAt) });
   }
 
   evict(hash: string): void {

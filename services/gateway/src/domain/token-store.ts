@@ -1,10 +1,17 @@
 import type { Principal, Role } from '@pack/contracts';
 
+/** How a user signs in: tokens issued by an admin, the LDAP directory, or the identity provider. */
+export type UserOrigin = 'local' | 'ldap' | 'oidc';
+
 export interface UserRecord {
   _id: number;
   username: string;
   role: Role;
   created_at: Date;
+  /** Absent on users stored before sign-in existed: they are local. */
+  origin?: UserOrigin;
+  /** Where notifications go: from the directory or identity provider, or set by an admin. */
+  email?: string | null;
 }
 
 export interface TokenRecord {
@@ -18,6 +25,8 @@ export interface TokenRecord {
   revoked_at: Date | null;
   /** Increasing number given at revocation; replicas poll for numbers above the last they saw. */
   revocation_seq: number | null;
+  /** Sign-in tokens expire; admin-issued ones do not (null, or absent on older records). */
+  expires_at?: Date | null;
 }
 
 export interface TokenListItem {
@@ -27,14 +36,28 @@ export interface TokenListItem {
 
 /** Users and API tokens as the authenticator needs them; data/token-repository.ts implements it. */
 export interface TokenStore {
-  /** The principal of a live token, or null for an unknown or revoked one. */
-  principalForHash(hash: string): Promise<Principal | null>;
+  /** The principal of a live token and when it expires, or null for an unknown, revoked or expired one. */
+  principalForHash(hash: string): Promise<{ principal: Principal; expiresAt: Date | null } | null>;
   findUser(username: string): Promise<UserRecord | null>;
+  findUserById(id: number): Promise<UserRecord | null>;
   /** The new user, or the existing one when the username was taken concurrently. */
-  createUser(username: string, role: Role): Promise<UserRecord>;
+  createUser(
+    username: string,
+    role: Role,
+    extra?: { origin: UserOrigin; email: string | null },
+  ): Promise<UserRecord>;
+  /** Sets the given fields of a user; the user after the change, or null when there is none. */
+  updateUser(id: number, fields: { role?: Role; email?: string | null }): Promise<UserRecord | null>;
   /** The new token record, or null when a token with this hash exists already. */
-  createToken(userId: number, hash: string, prefix: string): Promise<TokenRecord | null>;
+  createToken(
+    userId: number,
+    hash: string,
+    prefix: string,
+    expiresAt?: Date | null,
+  ): Promise<TokenRecord | null>;
   list(limit: number, offset: number): Promise<{ count: number; items: TokenListItem[] }>;
+  /** The id of the token with this hash, or null. */
+  tokenIdForHash(hash: string): Promise<number | null>;
   /** Marks a token revoked once; its hash, or found: false when there is no such token. */
   revoke(id: number): Promise<{ found: boolean; hash?: string }>;
   /** Revocations numbered above `afterSeq`, oldest first. */

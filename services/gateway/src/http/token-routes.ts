@@ -26,6 +26,8 @@ const tokenView = z.object({
   user: userSchema.nullable(),
   created_at: z.string(),
   revoked_at: z.string().nullable(),
+  /** Sign-in tokens expire; tokens an admin issues do not (null). */
+  expires_at: z.string().nullable(),
 });
 const errors = {
   400: { description: 'Invalid request', schema: problemSchema },
@@ -69,6 +71,7 @@ export function tokenRoutes(authenticator: Authenticator) {
           user: user ? { id: user._id, username: user.username, role: user.role } : null,
           created_at: token.created_at.toISOString(),
           revoked_at: token.revoked_at?.toISOString() ?? null,
+          expires_at: token.expires_at?.toISOString() ?? null,
         }));
         return { body: pageOf(req, query, count, results) };
       },

@@ -1,8 +1,10 @@
 import {
   buildGenUiCatalogSchema,
+  deriveAiIntegration,
   type Envelope,
   type EventData,
   type events,
+  type GeneralSettings,
   type GeneralSettingsPatch,
   type GeneralSettingsView,
   type Principal,
@@ -79,6 +81,16 @@ export class GeneralSettingsUseCases {
     const state = await this.read();
     const view = viewFor(reader.role, state.view);
     return view === state.view ? state : { ...state, view, masked: true };
+  }
+
+  /**
+   * The newest settings with secrets in plaintext (write-only ones included), for the platform's
+   * own services that use them (the gateway signs in and sends mail). Never cached here: it is
+   * read rarely, and plaintext should not outlive the request that needed it.
+   */
+  async readPlaintext(): Promise<{ version: number; settings: GeneralSettings }> {
+    const current = await this.options.store.latest();
+    return { version: current.version, settings: deriveAiIntegration(this.decode(current).settings) };
   }
 
   /** A newer version exists (another replica's settings.changed): the next read loads it. */

@@ -1,11 +1,20 @@
 import { z } from 'zod';
 import {
   generalSettingsPatchSchema,
+  generalSettingsSchema,
   generalSettingsViewSchema,
   roleSchema,
   type Principal,
 } from '@pack/contracts';
-import { listQuerySchema, pageOf, pageSchema, problemSchema, route, type Reply } from '@pack/http-kit';
+import {
+  listQuerySchema,
+  NotFoundError,
+  pageOf,
+  pageSchema,
+  problemSchema,
+  route,
+  type Reply,
+} from '@pack/http-kit';
 import type { GeneralSettingsUseCases, SettingsState } from '../domain/settings-use-cases';
 
 export const SETTINGS_PATH = '/v1/core/general_settings/';
@@ -52,6 +61,9 @@ function stateReply(state: SettingsState): Reply {
     },
   };
 }
+
+/** Principals that services sign for themselves (id 0, `system:<service>`); no user has id 0. */
+const isSystem = (principal: Principal) => principal.id === 0 && principal.username.startsWith('system:');
 
 const actorOf = ({ id, username, role }: Principal) => ({ id, username, role });
 
@@ -114,6 +126,38 @@ export function settingsRoutes(settings: GeneralSettingsUseCases) {
         ...errors,
       },
       handler: async ({ principal }) => stateReply(await settings.generateCatalogSchema(principal)),
+    }),
+    route({
+      method: 'get',
+      path: `${SETTINGS_PATH}plaintext/`,
+      summary:
+        "The settings with secrets in plaintext, for the platform's own services (the gateway signs users in and sends mail); 404 to every user",
+      access: 'authenticated',
+      responses: {
+        200: {
+          description: 'The settings document, secrets in plaintext',
+          schema: generalSettingsSchema,
+          headers: stateHeaders,
+        },
+        304: { description: 'Unchanged since the version in If-None-Match', headers: stateHeaders },
+        401: errors[401],
+        404: { description: 'Not a service of the platform', schema: problemSchema },
+      },
+      handler: async ({ req, principal, log }) => {
+        // A 404, not a 403: to a user this route does not exist.
+        if (!isSystem(principal)) throw new NotFoundError(`no such path: ${req.path}`);
+        const tag = (version: number) => `"settings-v${version}-plaintext"`;
+        const headers = (version: number) => ({
+          [VERSION_HEADER]: String(version),
+          etag: tag(version),
+          'cache-control': 'no-store',
+        });
+        const { version } = await settings.read();
+        if (req.get('if-none-match') === tag(version)) return { status: 304, headers: headers(version) };
+        const plain = await settings.readPlaintext();
+        log.info({ reader: principal.username, settings_version: plain.version }, 'plaintext settings read');
+        return { body: plain.settings, headers: headers(plain.version) };
+      },
     }),
     route({
       method: 'get',

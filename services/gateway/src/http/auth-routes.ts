@@ -1,0 +1,192 @@
+import type { Request } from 'express';
+import { z } from 'zod';
+import { roleSchema } from '@pack/contracts';
+import { BadRequestError, problemSchema, route } from '@pack/http-kit';
+import type { Authenticator, IssuedToken } from '../domain/authenticator';
+import { tokenFromHeader } from '../domain/token';
+import type { SignIn } from '../domain/sign-in';
+import { LoginCookie } from './login-cookie';
+
+export const LOGIN_PATH = '/v1/core/auth/login/';
+export const LOGOUT_PATH = '/v1/core/auth/logout/';
+export const OIDC_LOGIN_PATH = '/v1/core/auth/oidc/login/';
+export const OIDC_CALLBACK_PATH = '/v1/core/auth/oidc/callback/';
+
+const loginBody = z.strictObject({
+  username: z.string().min(1, 'must not be empty').max(256),
+  password: z.string().min(1, 'must not be empty').max(1024),
+});
+const signedIn = z.object({
+  id: z.number().int().describe('Id of the token: DELETE /v1/core/tokens/<id>/ revokes it'),
+  token: z.string(),
+  expires_at: z.string(),
+  user: z.object({ id: z.number().int(), username: z.string(), role: roleSchema }),
+});
+const callbackQuery = z.object({
+  code: z.string().max(4096).optional(),
+  state: z.string().max(1024).optional(),
+  error: z.string().max(256).optional(),
+});
+const problems = {
+  403: {
+    description: 'This way of signing in is off, or the account is in no group that grants a role',
+    schema: problemSchema,
+  },
+  502: {
+    description: 'The directory or identity provider is misconfigured or unreachable (the detail says which)',
+    schema: problemSchema,
+  },
+};
+
+const answer = (issued: IssuedToken) => ({
+  id: issued.tokenId,
+  token: issued.token,
+  expires_at: (issued.expiresAt ?? new Date(0)).toISOString(),
+  user: issued.user,
+});
+
+export interface AuthRoutesOptions {
+  signIn: SignIn;
+  authenticator: Authenticator;
+  internalSecret: string;
+  /** PUBLIC_URL; unset: the redirect URI follows the request's own scheme and host. */
+  publicUrl: string | undefined;
+  /** TRUSTED_PROXY_HOPS: how many X-Forwarded-For entries, from the right, our own proxies added. */
+  trustedProxyHops: number;
+}
+
+/**
+ * The address of the client as the last trusted proxy saw it. Entries further left were written
+ * by the client itself and could be anything, so they are never used.
+ */
+export function clientAddress(
+  peer: string | undefined,
+  forwardedFor: string | undefined,
+  hops: number,
+): string {
+  const chain = [
+    ...(forwardedFor ?? '')
+      .split(',')
+      .map((entry) => entry.trim())
+      .filter(Boolean),
+    peer ?? 'unknown',
+  ];
+  return chain[Math.max(0, chain.length - 1 - hops)]!;
+}
+
+export function authRoutes({
+  signIn,
+  authenticator,
+  internalSecret,
+  publicUrl,
+  trustedProxyHops,
+}: AuthRoutesOptions) {
+  const cookie = new LoginCookie(internalSecret);
+  const redirectUri = (req: Request) =>
+    new URL(OIDC_CALLBACK_PATH, publicUrl ?? `${req.protocol}://${req.get('host') ?? '127.0.0.1'}`).href;
+  const secure = (uri: string) => uri.startsWith('https:');
+
+  return [
+    route({
+      method: 'post',
+      path: LOGIN_PATH,
+      summary:
+        'Sign in with a directory (LDAP) user name and password: an API token that expires (SIGNIN_TOKEN_TTL_SECONDS)',
+      access: 'public',
+      body: loginBody,
+      responses: {
+        200: { description: 'Signed in; the token is shown only here', schema: signedIn },
+        400: { description: 'Invalid request', schema: problemSchema },
+        401: {
+          description: 'Unknown user name or wrong password (one message for both)',
+          schema: problemSchema,
+        },
+        429: {
+          description: 'Too many failed sign-ins from this address; see Retry-After',
+          schema: problemSchema,
+          headers: { 'retry-after': 'Seconds to wait' },
+        },
+        ...problems,
+      },
+      handler: async ({ body, req }) => ({
+        body: answer(
+          await signIn.withPassword(
+            body.username,
+            body.password,
+            clientAddress(req.socket.remoteAddress, req.get('x-forwarded-for'), trustedProxyHops),
+          ),
+        ),
+      }),
+    }),
+    route({
+      method: 'post',
+      path: LOGOUT_PATH,
+      summary: 'Sign out: revokes the token this request carries (any token, signed-in or issued)',
+      access: 'authenticated',
+      responses: {
+        204: { description: 'Revoked; every gateway replica refuses it within REVOCATION_POLL_MS' },
+        401: { description: 'No or unknown token', schema: problemSchema },
+      },
+      handler: async ({ req }) => {
+        const token = tokenFromHeader(req.get('authorization'));
+        if (token) await authenticator.revokeToken(token);
+        return { status: 204 };
+      },
+    }),
+    route({
+      method: 'get',
+      path: OIDC_LOGIN_PATH,
+      summary:
+        'Start signing in through the identity provider (OpenID Connect): redirects to its sign-in page',
+      access: 'public',
+      responses: {
+        302: {
+          description: "To the identity provider's authorization endpoint",
+          headers: {
+            location: 'The authorization URL',
+            'set-cookie': 'The pending sign-in (encrypted, 10 minutes)',
+          },
+        },
+        ...problems,
+      },
+      handler: async ({ req }) => {
+        const uri = redirectUri(req);
+        const { url, pending } = await signIn.startIdentityProvider(uri);
+        return { status: 302, headers: { location: url, 'set-cookie': cookie.seal(pending, secure(uri)) } };
+      },
+    }),
+    route({
+      method: 'get',
+      path: OIDC_CALLBACK_PATH,
+      summary:
+        'Where the identity provider sends the browser back: checks state, nonce and PKCE, answers an API token that expires',
+      access: 'public',
+      query: callbackQuery,
+      responses: {
+        200: { description: 'Signed in; the token is shown only here', schema: signedIn },
+        400: {
+          description: 'No sign-in in progress, or an answer that does not check out',
+          schema: problemSchema,
+        },
+        ...problems,
+      },
+      handler: async ({ req, query }) => {
+        const uri = redirectUri(req);
+        const clear = { 'set-cookie': cookie.clear(secure(uri)) };
+        const pending = cookie.open(req.get('cookie'));
+        if (!pending)
+          throw new BadRequestError(
+            `No sign-in in progress (its cookie is missing or expired); start at GET ${OIDC_LOGIN_PATH}.`,
+            { headers: clear },
+          );
+        if (!query.code && !query.error)
+          throw new BadRequestError('The callback carries no code.', { headers: clear });
+        const search = req.originalUrl.includes('?')
+          ? req.originalUrl.slice(req.originalUrl.indexOf('?'))
+          : '';
+        const issued = await signIn.finishIdentityProvider(uri, new URL(`${uri}${search}`), pending);
+        return { body: answer(issued), headers: clear };
+      },
+    }),
+  ];
+}

@@ -1,0 +1,68 @@
+import { z } from 'zod';
+import { roleSchema } from '@pack/contracts';
+import { idParams, NotFoundError, problemSchema, route } from '@pack/http-kit';
+import type { TokenStore, UserRecord } from '../domain/token-store';
+
+export const emailSchema = z.email({ error: 'must be an email address' }).max(254);
+const userView = z.object({
+  id: z.number().int(),
+  username: z.string(),
+  role: roleSchema,
+  origin: z
+    .enum(['local', 'ldap', 'oidc'])
+    .describe('How the user signs in: an admin-issued token, LDAP or the identity provider'),
+  email: z.string().nullable().describe('Where Change Instance mail goes'),
+});
+const errors = {
+  400: { description: 'Invalid request', schema: problemSchema },
+  401: { description: 'No or unknown token', schema: problemSchema },
+  403: { description: 'Not an admin', schema: problemSchema },
+};
+const view = (user: UserRecord) => ({
+  id: user._id,
+  username: user.username,
+  role: user.role,
+  origin: user.origin ?? 'local',
+  email: user.email ?? null,
+});
+
+export function userRoutes(users: TokenStore) {
+  return [
+    route({
+      method: 'get',
+      path: '/v1/core/users/:id/',
+      summary: 'A user: role, how they sign in, email address',
+      access: ['admin'],
+      params: idParams,
+      responses: {
+        200: { description: 'The user', schema: userView },
+        404: { description: 'No such user', schema: problemSchema },
+        ...errors,
+      },
+      handler: async ({ params }) => {
+        const user = await users.findUserById(params.id);
+        if (!user) throw new NotFoundError(`user ${params.id} does not exist`);
+        return { body: view(user) };
+      },
+    }),
+    route({
+      method: 'patch',
+      path: '/v1/core/users/:id/',
+      summary:
+        "Set a user's email address (null removes it); a directory or identity-provider address replaces it at the next sign-in",
+      access: ['admin'],
+      params: idParams,
+      body: z.strictObject({ email: emailSchema.nullable().optional() }),
+      responses: {
+        200: { description: 'The user after the change', schema: userView },
+        404: { description: 'No such user', schema: problemSchema },
+        ...errors,
+      },
+      handler: async ({ params, body }) => {
+        const user = await users.updateUser(params.id, { email: body.email ?? null });
+        if (!user) throw new NotFoundError(`user ${params.id} does not exist`);
+        return { body: view(user) };
+      },
+    }),
+  ];
+}
