@@ -94,6 +94,16 @@ export const events = {
       changed_by: changeInstanceActorSchema,
     }),
   ),
+  /**
+   * A Service was created, changed (renamed, given to another owner) or deleted. Services that
+   * scope their own records by Service owner (webhooks) keep a projection from it instead of
+   * reading the catalog. `version` is the Service's updated_at in ms (its deletion time for
+   * `deleted`): a consumer keeps the highest version it has seen.
+   */
+  serviceChanged: defineEvent(
+    'catalog.service.changed.v1',
+    z.object({ service: serviceRef, deleted: z.boolean(), version: z.number().int() }),
+  ),
   changeInstanceValidationDecided: defineEvent(
     'pipeline.change_instance.validation_decided.v1',
     z.object({

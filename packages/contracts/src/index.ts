@@ -5,3 +5,4 @@ export * from './events';
 export * from './gen-ui';
 export * from './settings';
 export * from './llm';
+export * from './webhooks';

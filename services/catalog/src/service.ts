@@ -45,7 +45,7 @@ export const catalogService: ServiceDefinition<CatalogConfig> = {
 
     return {
       routes: [
-        ...serviceRoutes(new ServiceCatalog(repository, owners)),
+        ...serviceRoutes(new ServiceCatalog(repository, owners, eventsWritten)),
         ...submissionRoutes(new SubmitDeclaration(repository, settings, eventsWritten, logger)),
         ...serviceItemRoutes(queries),
         ...changeInstanceRoutes(queries, moves, settings),

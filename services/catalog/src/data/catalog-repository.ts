@@ -1,6 +1,15 @@
 import type { Connection } from 'mongoose';
 import type { ChangeInstanceState, Envelope } from '@pack/contracts';
-import { findPage, isDuplicateKey, nextCounterValue, nextId, outboxFields } from '@pack/db';
+import {
+  findPage,
+  isDuplicateKey,
+  nextCounterValue,
+  nextId,
+  OUTBOX_COLLECTION,
+  OUTBOX_FIELD,
+  outboxFields,
+  withOutbox,
+} from '@pack/db';
 import { ConflictError } from '@pack/errors';
 import type {
   ChangeInstanceFilter,
@@ -52,9 +61,9 @@ export class CatalogRepository implements CatalogStore {
 
   // --- Services -----------------------------------------------------------------------------
 
-  async insertService(record: ServiceRecord): Promise<void> {
+  async insertService(record: ServiceRecord, event: Envelope): Promise<void> {
     try {
-      await this.services.insertOne(record);
+      await this.services.insertOne({ ...record, ...outboxFields(event) });
     } catch (error) {
       throw await this.nameConflict(error, record.name, record._id);
     }
@@ -81,16 +90,34 @@ export class CatalogRepository implements CatalogStore {
   }
 
   /** Last writer wins between two concurrent edits of one Service (as for any PATCH of a resource). */
-  async updateService(id: number, set: Partial<ServiceRecord>): Promise<ServiceRecord | null> {
+  async updateService(id: number, set: Partial<ServiceRecord>, event: Envelope): Promise<ServiceRecord | null> {
     try {
-      return await this.services.findOneAndUpdate({ _id: id }, { $set: set }, { returnDocument: 'after' });
+      return await this.services.findOneAndUpdate({ _id: id }, withOutbox({ $set: set }, event), {
+        returnDocument: 'after',
+      });
     } catch (error) {
       if (set.name === undefined) throw error;
       throw await this.nameConflict(error, set.name, id);
     }
   }
 
-  async deleteService(id: number): Promise<void> {
+  /**
+   * The document's own outbox goes with it, so its unpublished events and the deletion event move
+   * to the outbox collection first. A crash before the delete publishes a deletion that did not
+   * happen; the Service's next change carries a higher version and corrects any projection.
+   */
+  async deleteService(id: number, event: Envelope): Promise<void> {
+    const document = await this.services.findOne({ _id: id }, { projection: { [OUTBOX_FIELD]: 1 } });
+    const pending = ((document as Record<string, unknown> | null)?.[OUTBOX_FIELD] as Envelope[] | undefined) ?? [];
+    const outbox = this.connection.collection(OUTBOX_COLLECTION);
+    const now = Date.now();
+    for (const [index, envelope] of [...pending, event].entries()) {
+      await outbox
+        .insertOne({ _id: envelope.id as never, envelope, created_at: new Date(now + index) })
+        .catch((error: unknown) => {
+          if (!isDuplicateKey(error)) throw error;
+        });
+    }
     await this.services.deleteOne({ _id: id });
   }
 

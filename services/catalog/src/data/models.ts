@@ -17,10 +17,11 @@ export const CHANGE_INSTANCES = 'change_instances';
 export const TRANSITIONS = 'change_instance_transitions';
 export const SERVICE_OWNERS = 'service_owners';
 /**
- * Only transition records carry events. They are inserted once and afterwards written only by
- * the outbox relay, so no other write can race the relay on them (docs/decisions/0007).
+ * Transition records carry the change-instance events (inserted once, docs/decisions/0007);
+ * Service documents carry their own service.changed events, pushed by the write that changes
+ * them (an in-document outbox, safe on our FerretDB build: docs/decisions/0002).
  */
-export const OUTBOX_COLLECTIONS = [TRANSITIONS] as const;
+export const OUTBOX_COLLECTIONS = [TRANSITIONS, SERVICES] as const;
 
 const options = { versionKey: false, strict: true } as const;
 
@@ -35,6 +36,7 @@ const serviceSchema = new Schema<ServiceRecord>(
     allow_submit_submission_builder: { type: Boolean, default: null },
     created_at: { type: Date, required: true },
     updated_at: { type: Date, required: true },
+    ...outboxSchemaFields,
   },
   { ...options, collection: SERVICES },
 );

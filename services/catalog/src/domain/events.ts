@@ -7,7 +7,7 @@ import {
   type Envelope,
 } from '@pack/contracts';
 import { currentContext } from '@pack/logging';
-import type { ChangeInstanceRecord } from './model';
+import type { ChangeInstanceRecord, ServiceRecord } from './model';
 import type { Actor } from './transitions';
 
 export const EVENT_SOURCE = 'catalog';
@@ -75,6 +75,19 @@ export function stateChangedEvent(
       old_state: change.from,
       reasons: change.reasons,
       changed_by: actorPayload(change.actor),
+    },
+    options(time),
+  );
+}
+
+/** The Service as it is now, for services that keep an owner-scoping projection (webhooks). */
+export function serviceChangedEvent(service: ServiceRecord, deleted: boolean, time: Date): Envelope {
+  return createEnvelope(
+    events.serviceChanged,
+    {
+      service: { id: service._id, name: service.name, owner: { id: service.owner_id, name: service.owner_name } },
+      deleted,
+      version: (deleted ? time : service.updated_at).getTime(),
     },
     options(time),
   );

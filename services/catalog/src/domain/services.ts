@@ -2,6 +2,7 @@ import type { Principal } from '@pack/contracts';
 import { ConflictError, ForbiddenError, NotFoundError } from '@pack/errors';
 import { canChangeService, canSeeService } from './access';
 import type { Page, ServiceRecord } from './model';
+import { serviceChangedEvent } from './events';
 import type { ServiceOwners } from './service-owners';
 import type { CatalogStore } from './store';
 import { OPEN_STATES } from './transitions';
@@ -27,6 +28,8 @@ export class ServiceCatalog {
   constructor(
     private readonly store: CatalogStore,
     private readonly owners: ServiceOwners,
+    /** Tells the outbox relay that events were written (it publishes them soon). */
+    private readonly eventsWritten: () => void = () => {},
   ) {}
 
   async create(principal: Principal, input: NewService): Promise<ServiceRecord> {
@@ -43,7 +46,8 @@ export class ServiceCatalog {
       created_at: now,
       updated_at: now,
     };
-    await this.store.insertService(record);
+    await this.store.insertService(record, serviceChangedEvent(record, false, now));
+    this.eventsWritten();
     return record;
   }
 
@@ -78,8 +82,14 @@ export class ServiceCatalog {
       set.owner_id = changes.owner.id;
       set.owner_name = changes.owner.name;
     }
-    const updated = await this.store.updateService(service._id, set);
+    const after = { ...service, ...set } as ServiceRecord;
+    const updated = await this.store.updateService(
+      service._id,
+      set,
+      serviceChangedEvent(after, false, set.updated_at!),
+    );
     if (!updated) throw new NotFoundError(`Service ${id} does not exist`);
+    this.eventsWritten();
     return updated;
   }
 
@@ -92,7 +102,8 @@ export class ServiceCatalog {
           'move them to a final state (REJECTED, COMPLETED or CANCELLED) first',
       );
     }
-    await this.store.deleteService(service._id);
+    await this.store.deleteService(service._id, serviceChangedEvent(service, true, new Date()));
+    this.eventsWritten();
   }
 
   private async changeable(principal: Principal, id: number): Promise<ServiceRecord> {

@@ -34,15 +34,19 @@ export interface CatalogStore {
   /** The next approval number: increasing, one command, not guaranteed unique (see 0007). */
   nextApprovalNumber(): Promise<number>;
 
-  /** ConflictError when the name is taken. */
-  insertService(record: ServiceRecord): Promise<void>;
+  /** ConflictError when the name is taken. The event is recorded by the same insert. */
+  insertService(record: ServiceRecord, event: Envelope): Promise<void>;
   findService(id: number): Promise<ServiceRecord | null>;
   findServices(ids: readonly number[]): Promise<Map<number, ServiceRecord>>;
   serviceIdsOwnedBy(ownerId: number): Promise<number[]>;
   listServices(filter: { owner_id?: number }, limit: number, offset: number): Promise<Page<ServiceRecord>>;
-  /** The Service after the change; null when it is gone; ConflictError when the new name is taken. */
-  updateService(id: number, set: Partial<ServiceRecord>): Promise<ServiceRecord | null>;
-  deleteService(id: number): Promise<void>;
+  /**
+   * The Service after the change; null when it is gone; ConflictError when the new name is taken.
+   * The event is recorded by the same update.
+   */
+  updateService(id: number, set: Partial<ServiceRecord>, event: Envelope): Promise<ServiceRecord | null>;
+  /** Deletes, then records the event in the outbox collection (a crash between loses only the event). */
+  deleteService(id: number, event: Envelope): Promise<void>;
   countChangeInstances(serviceId: number, states: readonly ChangeInstanceState[]): Promise<number>;
 
   findServiceOwner(id: number): Promise<ServiceOwnerRecord | null>;
