@@ -123,7 +123,7 @@ describe('change instance events while RabbitMQ is down', () => {
     const amqpUrl = process.env.AMQP_URL!;
     proxy = await TcpProxy.forUrl(amqpUrl).start();
     catalog = await startCatalog({ env: { AMQP_URL: proxy.rewrite(amqpUrl) } });
-    tap = await EventTap.start(amqpUrl, catalog.namespace, ['catalog.#']);
+    tap = await EventTap.start(amqpUrl, catalog.namespace, ['catalog.change_instance.#']);
   });
   afterAll(async () => {
     proxy.restore();

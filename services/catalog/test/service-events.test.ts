@@ -17,7 +17,7 @@ describe('service.changed events (the projection other services scope by owner w
   });
 
   it('publishes the Service with its owner at creation, on a change of owner and at deletion', async () => {
-    const owner = newUser('service_owner', 'olga');
+    const owner = newUser('service_owner');
     const created = (await catalog.as(owner, 'POST', '/v1/catalog/services/', { name: 'Events of a service' }))
       .body;
     const renamed = await catalog.as(admin, 'PATCH', `/v1/catalog/services/${created.id}/`, {
