@@ -5,3 +5,4 @@ export * from './openapi';
 export * from './events';
 export * from './outbox';
 export * from './fake-providers';
+export * from './fake-settings';

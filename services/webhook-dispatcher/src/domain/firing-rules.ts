@@ -1,0 +1,103 @@
+import type { ScheduleRecord } from './model';
+
+/** The shaping of one webhook: its own times and the administrators' rate limit. */
+export interface Shaping {
+  waitMs: number;
+  coolMs: number;
+  /** Fires per rate window (webhook_rate_limit_per_minute). */
+  limit: number;
+  windowMs: number;
+}
+
+export type RateExpectation =
+  | { kind: 'older_than'; slot: number }
+  | { kind: 'below'; slot: number; limit: number }
+  | { kind: 'full'; slot: number; limit: number };
+
+/**
+ * A fire, planned from a (possibly stale) view of the schedule. The store applies `next` only if
+ * the schedule still meets `expect`, in one conditional update; otherwise the caller re-reads and
+ * plans again. So two replicas can never both open a window or both take the last rate slot.
+ */
+export interface FirePlan {
+  expect: { freeAt: number | null; rate: RateExpectation };
+  next: {
+    rate_slot: number;
+    /** 'inc' adds one to the stored count; a number replaces it. */
+    rate_count: 'inc' | number;
+    window_end: number;
+    window_fire: string | null;
+    block_until: number;
+  };
+  /** When the request goes out (epoch ms). */
+  due: number;
+  /** True when the rate limit pushed the fire past the time it was wanted. */
+  delayed: boolean;
+}
+
+export function shapes(shaping: Shaping): boolean {
+  return shaping.waitMs > 0 || shaping.coolMs > 0;
+}
+
+/** What a trigger at `now` meets: an open wait window, the cooling time, or nothing. */
+export function blockedBy(schedule: ScheduleRecord, now: number, shaping: Shaping): 'window' | 'cooling' | null {
+  if (!shapes(shaping)) return null;
+  if (schedule.window_fire !== null && now < schedule.window_end) return 'window';
+  if (now < schedule.block_until) return 'cooling';
+  return null;
+}
+
+/**
+ * The fire a trigger at `now` opens. A wait window ends `waitMs` from its first trigger (so a
+ * steady stream still fires once per window: the window is its own maximum wait); the cooling
+ * time runs from the fire. The rate limit counts fires per window of `windowMs`; a full window
+ * moves the fire to the start of the next one that has room, never drops it.
+ */
+export function planFire(schedule: ScheduleRecord, now: number, shaping: Shaping, fireKey: string): FirePlan {
+  const wanted = now + shaping.waitMs;
+  const slotOfWanted = Math.floor(wanted / shaping.windowMs);
+  let rate: RateExpectation;
+  let slot: number;
+  let count: 'inc' | number;
+  if (schedule.rate_slot < slotOfWanted) {
+    rate = { kind: 'older_than', slot: slotOfWanted };
+    slot = slotOfWanted;
+    count = 1;
+  } else if (schedule.rate_count < shaping.limit) {
+    rate = { kind: 'below', slot: schedule.rate_slot, limit: shaping.limit };
+    slot = schedule.rate_slot;
+    count = 'inc';
+  } else {
+    rate = { kind: 'full', slot: schedule.rate_slot, limit: shaping.limit };
+    slot = schedule.rate_slot + 1;
+    count = 1;
+  }
+  const due = Math.max(wanted, slot * shaping.windowMs);
+  const windowed = shaping.waitMs > 0;
+  return {
+    expect: { freeAt: shapes(shaping) ? now : null, rate },
+    next: {
+      rate_slot: slot,
+      rate_count: count,
+      window_end: windowed ? due : 0,
+      window_fire: windowed ? fireKey : null,
+      block_until: due + shaping.coolMs,
+    },
+    due,
+    delayed: due > wanted,
+  };
+}
+
+/** The schedule of a webhook that never fired. */
+export function emptySchedule(webhookId: number): ScheduleRecord {
+  return {
+    _id: webhookId,
+    seq: 0,
+    window_end: 0,
+    window_fire: null,
+    block_until: 0,
+    rate_slot: -1,
+    rate_count: 0,
+    suppressed: 0,
+  };
+}
