@@ -98,7 +98,7 @@ export interface DispatcherUnderTest {
   settings: FakeSettings;
   env: Record<string, string>;
   as(principal: Principal | null, method: string, path: string, body?: unknown): Promise<CallResult>;
-  publish<D extends EventDefinition>(definition: D, data: EventData<D>): Promise<string>;
+  publish<D extends EventDefinition>(definition: D, data: EventData<D>, id?: string): Promise<string>;
   /** Announces a catalog Service (as the catalog would) and waits until the dispatcher knows it. */
   addService(id: number, by?: Principal, name?: string): Promise<void>;
   changeSettings(change: (settings: GeneralSettings) => void): Promise<void>;
@@ -151,7 +151,7 @@ export async function startDispatcher(options: StartOptions = {}): Promise<Dispa
     env,
     settings,
     as: (principal, method, path, body) => call(service.url, method, path, { principal, body }),
-    publish: (definition, data) => publishEvent(amqpUrl, namespace, definition, data),
+    publish: (definition, data, id) => publishEvent(amqpUrl, namespace, definition, data, id),
     async addService(id, by = owner, name = `Service ${id}`) {
       await publishEvent(amqpUrl, namespace, events.serviceChanged, {
         service: { id, name, owner: { id: by.id, name: by.username } },
