@@ -93,6 +93,30 @@ export class Receiver {
   }
 }
 
+/** Stands in for the catalog's change instance API (manual triggers read a state there). */
+export class FakeCatalog {
+  readonly instances = new Map<number, { service_id: number; state: string }>();
+  private server?: http.Server;
+  url = '';
+
+  async start(): Promise<this> {
+    this.server = http.createServer((req, res) => {
+      const id = Number(/\/v1\/catalog\/change_instances\/(\d+)\/$/.exec(req.url ?? '')?.[1]);
+      const found = this.instances.get(id);
+      res.writeHead(found ? 200 : 404, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(found ? { id, service: { id: found.service_id }, state: found.state } : {}));
+    });
+    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    return this;
+  }
+
+  async stop(): Promise<void> {
+    this.server?.closeAllConnections();
+    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+  }
+}
+
 export interface DispatcherUnderTest {
   service: RunningService<WebhookDispatcherConfig>;
   settings: FakeSettings;
