@@ -40,6 +40,8 @@ export interface Received {
 }
 
 export interface Answer {
+  /** Never answer (the connection stays open until the receiver stops). */
+  hang?: boolean;
   status: number;
   body?: string;
   headers?: Record<string, string>;
@@ -67,6 +69,7 @@ export class Receiver {
         }
         this.requests.push({ headers: req.headers, body, json, at: Date.now() });
         const answer = this.script.shift() ?? this.fallback;
+        if (answer.hang) return;
         res.writeHead(answer.status, answer.headers ?? {});
         res.end(answer.body ?? '');
       });
