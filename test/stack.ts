@@ -6,6 +6,7 @@ import { llmGatewayEnvSchema, llmGatewayService } from '@pack/llm-gateway';
 import type { Role } from '@pack/contracts';
 import { startService, type RunningService } from '@pack/runtime';
 import { settingsEnvSchema, settingsService } from '@pack/settings';
+import { webhookDispatcherEnvSchema, webhookDispatcherService } from '@pack/webhook-dispatcher';
 import { call, stopAndClean, testEnv, uniqueName, type CallOptions, type CallResult } from '@pack/testkit';
 import { OpenApiCheck } from './openapi-check';
 
@@ -16,7 +17,7 @@ export interface Stack {
   services: RunningService<never>[];
   /** Base URL of each service behind the gateway, by name (to reach one past the gateway). */
   urls: Record<string, string>;
-  /** A running service by its name (gateway, settings, catalog, llm-gateway). */
+  /** A running service by its name (gateway, settings, catalog, llm-gateway, webhook-dispatcher). */
   service(name: string): RunningService<never>;
   /**
    * Calls the public API with a token (the admin's unless another is given). Every answer is
@@ -52,6 +53,16 @@ const BEHIND_GATEWAY = [
     env: 'LLM_GATEWAY_URL',
     start: (env: Env) => startService(llmGatewayService, loadConfig(llmGatewayEnvSchema, env)),
   },
+  {
+    name: 'webhook-dispatcher',
+    env: 'WEBHOOK_DISPATCHER_URL',
+    // Webhook targets in the tests are local receivers (DESIGN section 12).
+    start: (env: Env) =>
+      startService(
+        webhookDispatcherService,
+        loadConfig(webhookDispatcherEnvSchema, { ...env, PACK_ALLOWED_TARGET_CIDRS: '127.0.0.0/8,::1/128' }),
+      ),
+  },
 ] as const;
 
 type Env = Record<string, string>;
@@ -59,7 +70,6 @@ type Env = Record<string, string>;
 /** Services not built yet: the gateway finds nothing there, whatever else runs on the machine. */
 const NOT_RUNNING: Env = {
   PIPELINE_ORCHESTRATOR_URL: 'http://127.0.0.1:1',
-  WEBHOOK_DISPATCHER_URL: 'http://127.0.0.1:1',
 };
 
 export async function startStack(): Promise<Stack> {

@@ -115,9 +115,9 @@ describe('every declared route', () => {
     if (!isDeepStrictEqual(await snapshot(), before)) failures.push(`${label}: the database changed`);
   }
 
-  it('are found on every service: the gateway, settings, catalog and llm-gateway', () => {
+  it('are found on every service: the gateway, settings, catalog, llm-gateway and webhook-dispatcher', () => {
     const services = new Set(routes.map(({ service }) => service.definition.name));
-    expect([...services].sort()).toEqual(['catalog', 'gateway', 'llm-gateway', 'settings']);
+    expect([...services].sort()).toEqual(['catalog', 'gateway', 'llm-gateway', 'settings', 'webhook-dispatcher']);
     expect(routes.length).toBeGreaterThanOrEqual(20);
   });
 
