@@ -131,7 +131,6 @@ async function main(): Promise<void> {
     PACK_ENCRYPTION_KEY_ID: 'bench',
     PACK_ALLOWED_TARGET_CIDRS: '127.0.0.0/8',
     SETTINGS_URL: settings.url,
-    WEBHOOK_CONCURRENCY: String(concurrency),
   };
   const port = 18_085 + Math.floor(Math.random() * 1000);
   const child: ChildProcess = spawn(

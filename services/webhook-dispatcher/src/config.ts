@@ -12,7 +12,7 @@ export const webhookDispatcherEnvSchema = withEncryptionEnv(
     /** The catalog: a manual trigger about a Change Instance reads its state there. */
     CATALOG_URL: z.url({ protocol: /^https?$/ }).default('http://127.0.0.1:8081'),
     /** Deliveries in flight per replica. */
-    WEBHOOK_CONCURRENCY: ms(20),
+    WEBHOOK_CONCURRENCY: ms(50),
     /** How often due fires are looked for when no local timer is due sooner. */
     WEBHOOK_POLL_MS: ms(250),
     /** A claimed fire belongs to its replica this long; after it, another replica retries it. */

@@ -45,13 +45,13 @@ export class ResponseRepository implements ResponseStore, ScheduleStore, WindowC
     if (rate.kind === 'older_than') filter.rate_slot = { $lt: rate.slot };
     else {
       filter.rate_slot = rate.slot;
-      filter.rate_count = rate.kind === 'below' ? { $lt: rate.limit } : { $gte: rate.limit };
+      filter.rate_count = rate.kind === 'room' ? { $lte: rate.max } : { $gte: rate.limit };
     }
     const { rate_count, ...set } = plan.next;
     const update =
-      rate_count === 'inc'
-        ? { $set: set, $inc: { seq: 1, rate_count: 1 } }
-        : { $set: { ...set, rate_count }, $inc: { seq: 1 } };
+      typeof rate_count === 'number'
+        ? { $set: { ...set, rate_count }, $inc: { seq: plan.count } }
+        : { $set: set, $inc: { seq: plan.count, rate_count: rate_count.inc } };
     return this.schedules.findOneAndUpdate(filter, update, { returnDocument: 'after' });
   }
 
@@ -68,6 +68,24 @@ export class ResponseRepository implements ResponseStore, ScheduleStore, WindowC
     } catch (error) {
       if (isDuplicateKey(error)) return false;
       throw error;
+    }
+  }
+
+  /** One command for many fires; false for each one that existed already. */
+  async insertMany(records: ResponseRecord[]): Promise<boolean[]> {
+    if (records.length === 1) return [await this.insert(records[0]!)];
+    try {
+      await this.responses.insertMany(records, { ordered: false });
+      return records.map(() => true);
+    } catch (error) {
+      const failed = new Set<number>();
+      const writeErrors = (error as { writeErrors?: { index: number; code?: number }[] }).writeErrors;
+      if (!writeErrors?.length) throw error;
+      for (const writeError of writeErrors) {
+        if (writeError.code !== 11000) throw error;
+        failed.add(writeError.index);
+      }
+      return records.map((_, index) => !failed.has(index));
     }
   }
 
@@ -103,18 +121,23 @@ export class ResponseRepository implements ResponseStore, ScheduleStore, WindowC
     return { count, items };
   }
 
-  async claim(now: Date, leaseUntil: Date, token: string): Promise<ResponseRecord | null> {
-    const take = {
-      $set: { state: 'WAITING_FOR_RESPONSE' as const, lease_until: leaseUntil, lease_token: token, updated_at: now },
-    };
-    const due = await this.responses.findOneAndUpdate({ state: 'SCHEDULED', due_at: { $lte: now } }, take, {
-      sort: { due_at: 1 },
-      returnDocument: 'after',
-    });
-    if (due) return due;
-    return this.responses.findOneAndUpdate({ state: 'WAITING_FOR_RESPONSE', lease_until: { $lt: now } }, take, {
-      returnDocument: 'after',
-    });
+  /**
+   * One command: a due SCHEDULED fire, or one still WAITING whose lease expired (its replica
+   * died mid-delivery). Both have due_at in the past, so the oldest due goes first.
+   */
+  claim(now: Date, leaseUntil: Date, token: string): Promise<ResponseRecord | null> {
+    return this.responses.findOneAndUpdate(
+      {
+        $or: [
+          { state: 'SCHEDULED', due_at: { $lte: now } },
+          { state: 'WAITING_FOR_RESPONSE', lease_until: { $lt: now } },
+        ],
+      },
+      {
+        $set: { state: 'WAITING_FOR_RESPONSE', lease_until: leaseUntil, lease_token: token, updated_at: now },
+      },
+      { sort: { due_at: 1 }, returnDocument: 'after' },
+    );
   }
 
   async finish(

@@ -1,5 +1,5 @@
 import type { WebhookTriggerResult } from '@pack/contracts';
-import { blockedBy, emptySchedule, planFire, type Shaping } from './firing-rules';
+import { blockedBy, emptySchedule, planFire, shapes, type Shaping } from './firing-rules';
 import type { ResponseRecord, ScheduleRecord, Trigger, WebhookRecord } from './model';
 import type { ResponseStore, ScheduleStore } from './ports';
 
@@ -24,6 +24,7 @@ export interface FiringOptions {
 }
 
 const MAX_ROUNDS = 50;
+const MAX_BATCH = 100;
 const OPENER_WAIT_MS = 20;
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -40,6 +41,8 @@ export function fireId(webhookId: number, triggerKey: string): string {
 export class Firing {
   /** Last schedule seen per webhook: usually right, and a wrong guess costs only a re-read. */
   private readonly guesses = new Map<number, ScheduleRecord>();
+  /** Triggers of unshaped webhooks waiting for the schedule update in progress (group commit). */
+  private readonly batches = new Map<number, Waiting[]>();
 
   constructor(
     private readonly schedules: ScheduleStore,
@@ -56,6 +59,88 @@ export class Firing {
       windowMs: this.options.rateWindowMs,
     };
     const id = fireId(webhook._id, trigger.key);
+    if (!shapes(shaping)) return this.joinBatch(webhook, shaping, trigger, id);
+    return this.fireOne(webhook, shaping, trigger, id);
+  }
+
+  forget(webhookId: number): void {
+    this.guesses.delete(webhookId);
+  }
+
+  /**
+   * Simultaneous triggers of a webhook without wait or cooling time share one schedule update
+   * and one insert: the schedule document is the one place all its fires meet, so under load it
+   * would otherwise take them one at a time.
+   */
+  private joinBatch(
+    webhook: WebhookRecord,
+    shaping: Shaping,
+    trigger: Trigger,
+    id: string,
+  ): Promise<WebhookTriggerResult> {
+    return new Promise((resolve, reject) => {
+      const waiting = this.batches.get(webhook._id);
+      const entry = { trigger, id, resolve, reject };
+      if (waiting) {
+        waiting.push(entry);
+        return;
+      }
+      this.batches.set(webhook._id, [entry]);
+      void this.drainBatches(webhook, shaping);
+    });
+  }
+
+  private async drainBatches(webhook: WebhookRecord, shaping: Shaping): Promise<void> {
+    for (;;) {
+      const waiting = this.batches.get(webhook._id) ?? [];
+      const batch = waiting.splice(0, MAX_BATCH);
+      if (batch.length === 0) {
+        this.batches.delete(webhook._id);
+        return;
+      }
+      try {
+        const results = await this.fireBatch(webhook, shaping, batch);
+        batch.forEach((entry, index) => entry.resolve(results[index]!));
+      } catch (error) {
+        for (const entry of batch) entry.reject(error);
+      }
+    }
+  }
+
+  private async fireBatch(webhook: WebhookRecord, shaping: Shaping, batch: Waiting[]): Promise<WebhookTriggerResult[]> {
+    if (batch.length > 1) {
+      const now = this.now();
+      const schedule = this.guesses.get(webhook._id) ?? emptySchedule(webhook._id);
+      const plan = planFire(schedule, now, shaping, batch[0]!.id, batch.length);
+      const after = plan && (await this.schedules.tryFire(webhook._id, plan));
+      if (plan && after) {
+        this.guesses.set(webhook._id, after);
+        const first = after.seq - batch.length + 1;
+        await this.recordMany(
+          webhook,
+          batch.map((entry, index) => ({ ...entry, seq: first + index })),
+          plan.due,
+          now,
+        );
+        for (const entry of batch) this.observer.fired(entry.trigger.mode, plan.delayed);
+        return batch.map((_, index) => ({ outcome: 'scheduled', response_id: first + index }));
+      }
+      if (!after) {
+        const fresh = await this.schedules.read(webhook._id);
+        if (fresh) this.guesses.set(webhook._id, fresh);
+      }
+    }
+    const results: WebhookTriggerResult[] = [];
+    for (const entry of batch) results.push(await this.fireOne(webhook, shaping, entry.trigger, entry.id));
+    return results;
+  }
+
+  private async fireOne(
+    webhook: WebhookRecord,
+    shaping: Shaping,
+    trigger: Trigger,
+    id: string,
+  ): Promise<WebhookTriggerResult> {
     let schedule = this.guesses.get(webhook._id) ?? emptySchedule(webhook._id);
     for (let round = 0; round < MAX_ROUNDS; round += 1) {
       const now = this.now();
@@ -68,7 +153,7 @@ export class Firing {
         this.observer.suppressed();
         return { outcome: 'suppressed', response_id: null };
       } else {
-        const plan = planFire(schedule, now, shaping, id);
+        const plan = planFire(schedule, now, shaping, id)!;
         const after = await this.schedules.tryFire(webhook._id, plan);
         if (after) {
           this.guesses.set(webhook._id, after);
@@ -81,10 +166,6 @@ export class Firing {
       this.guesses.set(webhook._id, schedule);
     }
     throw new Error(`webhook ${webhook._id}: the schedule kept changing; the trigger will be retried`);
-  }
-
-  forget(webhookId: number): void {
-    this.guesses.delete(webhookId);
   }
 
   private now(): number {
@@ -111,6 +192,31 @@ export class Firing {
     if (!inserted) return; // a redelivered trigger: its fire exists
     if (lease) this.options.deliverNow(record, webhook);
     else this.options.dueLater(record.due_at);
+  }
+
+  private async recordMany(
+    webhook: WebhookRecord,
+    entries: { trigger: Trigger; id: string; seq: number }[],
+    due: number,
+    now: number,
+  ): Promise<void> {
+    const leases = entries.map(() => (due <= now ? this.options.leaseFor() : null));
+    const records = entries.map((entry, index) =>
+      newResponse(webhook, entry.trigger, entry.id, entry.seq, new Date(due), leases[index]!),
+    );
+    let inserted: boolean[] = [];
+    try {
+      inserted = await this.responses.insertMany(records);
+    } finally {
+      leases.forEach((lease, index) => {
+        if (lease && !inserted[index]) this.options.unlease();
+      });
+    }
+    records.forEach((record, index) => {
+      if (!inserted[index]) return;
+      if (leases[index]) this.options.deliverNow(record, webhook);
+      else this.options.dueLater(record.due_at);
+    });
   }
 
   /**
@@ -157,6 +263,13 @@ export class Firing {
     }
     return null;
   }
+}
+
+interface Waiting {
+  trigger: Trigger;
+  id: string;
+  resolve: (result: WebhookTriggerResult) => void;
+  reject: (error: unknown) => void;
 }
 
 export function newResponse(

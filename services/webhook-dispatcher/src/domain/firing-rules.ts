@@ -11,7 +11,8 @@ export interface Shaping {
 
 export type RateExpectation =
   | { kind: 'older_than'; slot: number }
-  | { kind: 'below'; slot: number; limit: number }
+  /** The slot is still this one and holds at most `max` fires. */
+  | { kind: 'room'; slot: number; max: number }
   | { kind: 'full'; slot: number; limit: number };
 
 /**
@@ -21,10 +22,12 @@ export type RateExpectation =
  */
 export interface FirePlan {
   expect: { freeAt: number | null; rate: RateExpectation };
+  /** Fires this plan numbers (a batch of simultaneous triggers of one unshaped webhook). */
+  count: number;
   next: {
     rate_slot: number;
-    /** 'inc' adds one to the stored count; a number replaces it. */
-    rate_count: 'inc' | number;
+    /** `{inc}` adds to the stored count; a number replaces it. */
+    rate_count: { inc: number } | number;
     window_end: number;
     window_fire: string | null;
     block_until: number;
@@ -53,29 +56,38 @@ export function blockedBy(schedule: ScheduleRecord, now: number, shaping: Shapin
  * time runs from the fire. The rate limit counts fires per window of `windowMs`; a full window
  * moves the fire to the start of the next one that has room, never drops it.
  */
-export function planFire(schedule: ScheduleRecord, now: number, shaping: Shaping, fireKey: string): FirePlan {
+export function planFire(
+  schedule: ScheduleRecord,
+  now: number,
+  shaping: Shaping,
+  fireKey: string,
+  fires = 1,
+): FirePlan | null {
   const wanted = now + shaping.waitMs;
   const slotOfWanted = Math.floor(wanted / shaping.windowMs);
   let rate: RateExpectation;
   let slot: number;
-  let count: 'inc' | number;
-  if (schedule.rate_slot < slotOfWanted) {
+  let count: { inc: number } | number;
+  if (schedule.rate_slot < slotOfWanted && fires <= shaping.limit) {
     rate = { kind: 'older_than', slot: slotOfWanted };
     slot = slotOfWanted;
-    count = 1;
-  } else if (schedule.rate_count < shaping.limit) {
-    rate = { kind: 'below', slot: schedule.rate_slot, limit: shaping.limit };
+    count = fires;
+  } else if (schedule.rate_slot >= slotOfWanted && schedule.rate_count + fires <= shaping.limit) {
+    rate = { kind: 'room', slot: schedule.rate_slot, max: shaping.limit - fires };
     slot = schedule.rate_slot;
-    count = 'inc';
-  } else {
+    count = { inc: fires };
+  } else if (fires === 1 && schedule.rate_slot >= slotOfWanted) {
     rate = { kind: 'full', slot: schedule.rate_slot, limit: shaping.limit };
     slot = schedule.rate_slot + 1;
     count = 1;
+  } else {
+    return null; // a batch that does not fit one window goes one fire at a time
   }
   const due = Math.max(wanted, slot * shaping.windowMs);
   const windowed = shaping.waitMs > 0;
   return {
     expect: { freeAt: shapes(shaping) ? now : null, rate },
+    count: fires,
     next: {
       rate_slot: slot,
       rate_count: count,

@@ -42,6 +42,8 @@ export interface ScheduleStore {
 export interface ResponseStore {
   /** False when a response with this id exists already (the trigger was handled before). */
   insert(record: ResponseRecord): Promise<boolean>;
+  /** The same for several, in one command: one flag per record. */
+  insertMany(records: ResponseRecord[]): Promise<boolean[]>;
   /**
    * Puts a later trigger's body into a fire that has not been sent yet; the response after it,
    * or null when the fire is gone, sent, or holds a later trigger already (then it is unchanged).

@@ -31,6 +31,8 @@ export class Scheduler {
   private sweeper?: NodeJS.Timeout;
   private backlogTimer?: NodeJS.Timeout;
   private readonly dirty = new Set<number>();
+  /** This replica left a fire to the scheduler (it was busy): look as soon as a slot frees. */
+  private leftBehind = false;
 
   constructor(
     private readonly responses: ResponseStore,
@@ -59,7 +61,10 @@ export class Scheduler {
 
   /** A slot for a fire sent at once, or null when this replica is busy (the fire is then scheduled). */
   leaseFor(): { token: string; until: Date } | null {
-    if (this.stopped || this.inFlight >= this.options.concurrency) return null;
+    if (this.stopped || this.inFlight >= this.options.concurrency) {
+      this.leftBehind = true;
+      return null;
+    }
     this.inFlight += 1;
     return { token: randomUUID(), until: new Date(Date.now() + this.options.leaseMs) };
   }
@@ -97,7 +102,8 @@ export class Scheduler {
       .finally(() => {
         this.inFlight -= 1;
         this.running.delete(tracked);
-        this.wake(Date.now());
+        // A finished delivery frees a slot; claiming costs a command, so only when work waits.
+        if (this.leftBehind) this.wake(Date.now());
       });
     this.running.add(tracked);
   }
@@ -119,7 +125,10 @@ export class Scheduler {
         } finally {
           if (!claimed) this.inFlight -= 1;
         }
-        if (!claimed) break;
+        if (!claimed) {
+          this.leftBehind = false;
+          break;
+        }
         this.track(this.delivery.deliver(claimed, token));
       }
     } catch (error) {
