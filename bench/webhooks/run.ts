@@ -75,10 +75,14 @@ class Receiver {
   }
 }
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!;
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!;
 
 /** Runs `count` jobs on `concurrency` closed-loop workers; returns per-job latencies and wall time. */
-async function closedLoop(count: number, job: (n: number) => Promise<void>): Promise<{ ms: number[]; wall: number }> {
+async function closedLoop(
+  count: number,
+  job: (n: number) => Promise<void>,
+): Promise<{ ms: number[]; wall: number }> {
   const latencies: number[] = [];
   let next = 0;
   const started = performance.now();
@@ -136,10 +140,16 @@ async function main(): Promise<void> {
   const child: ChildProcess = spawn(
     process.execPath,
     ['--import', 'tsx', path.join(root, 'services/webhook-dispatcher/src/main.ts')],
-    { env: { ...process.env, ...env, PORT: String(port), LOG_LEVEL: 'warn', NODE_ENV: 'production' }, stdio: ['ignore', 'ignore', 'inherit'] },
+    {
+      env: { ...process.env, ...env, PORT: String(port), LOG_LEVEL: 'warn', NODE_ENV: 'production' },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    },
   );
   const url = `http://127.0.0.1:${port}`;
-  const mongo = new mongoose.mongo.MongoClient(infra.mongoUrl, { monitorCommands: true, maxPoolSize: concurrency });
+  const mongo = new mongoose.mongo.MongoClient(infra.mongoUrl, {
+    monitorCommands: true,
+    maxPoolSize: concurrency,
+  });
   const amqpConnection = await amqp.connect(infra.amqpUrl);
   try {
     await ready(url);
@@ -148,8 +158,12 @@ async function main(): Promise<void> {
     await channel.assertExchange(exchange, 'topic', { durable: true });
     const publish = (envelope: ReturnType<typeof createEnvelope>) =>
       new Promise<void>((resolve, reject) =>
-        channel.publish(exchange, envelope.type, Buffer.from(JSON.stringify(envelope)), { persistent: true, messageId: envelope.id }, (error) =>
-          error ? reject(error) : resolve(),
+        channel.publish(
+          exchange,
+          envelope.type,
+          Buffer.from(JSON.stringify(envelope)),
+          { persistent: true, messageId: envelope.id },
+          (error: unknown) => (error ? reject(new Error('the broker refused the event')) : resolve()),
         ),
       );
     const owner = { id: 10, name: 'bench-owner' };
@@ -167,7 +181,13 @@ async function main(): Promise<void> {
       const created = await fetch(`${url}${path_}`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', ...principalHeaders(secret, 'POST', path_, admin) },
-        body: JSON.stringify({ name: 'bench', description: '', service: SERVICE_ID, target_url: receiver.url, authorization: 'Bearer bench' }),
+        body: JSON.stringify({
+          name: 'bench',
+          description: '',
+          service: SERVICE_ID,
+          target_url: receiver.url,
+          authorization: 'Bearer bench',
+        }),
       });
       if (created.status === 201) webhookId = ((await created.json()) as { id: number }).id;
       else await new Promise((resolve) => setTimeout(resolve, 100));
@@ -210,7 +230,10 @@ async function main(): Promise<void> {
         body,
       });
       const text = await response.body.text();
-      await baselineDb.updateOne({ _id: id as never }, { $set: { state: 'OK', status_code: response.statusCode, response_body: text } });
+      await baselineDb.updateOne(
+        { _id: id as never },
+        { $set: { state: 'OK', status_code: response.statusCode, response_body: text } },
+      );
     };
 
     // Warm up both paths (connections, JIT, caches).
@@ -230,23 +253,36 @@ async function main(): Promise<void> {
         p99: percentile(run.ms, 0.99),
         commandsPerDelivery: commands / fires,
       });
-      results.push({ dispatcher: summary(d, dispatcherCommands), baseline: summary(b, baselineCommands - baselineBefore) });
+      results.push({
+        dispatcher: summary(d, dispatcherCommands),
+        baseline: summary(b, baselineCommands - baselineBefore),
+      });
     }
     const rss = await rssMb(url);
     const f = (n: number, digits = 1) => n.toFixed(digits);
     console.log(`\nbench/webhooks: ${fires} fires per round, concurrency ${concurrency}, ${rounds} rounds`);
     console.log('round | path       | deliveries/s | p50 ms | p99 ms | db cmds/delivery');
     results.forEach((r, i) => {
-      for (const [name, x] of [['dispatcher', r.dispatcher], ['baseline', r.baseline]] as const)
-        console.log(`${i + 1}     | ${name.padEnd(10)} | ${f(x.perSecond, 0).padStart(12)} | ${f(x.p50).padStart(6)} | ${f(x.p99).padStart(6)} | ${f(x.commandsPerDelivery, 2)}`);
-      console.log(`      | ratio      | ${f(r.dispatcher.perSecond / r.baseline.perSecond, 2).padStart(12)} |`);
+      for (const [name, x] of [
+        ['dispatcher', r.dispatcher],
+        ['baseline', r.baseline],
+      ] as const)
+        console.log(
+          `${i + 1}     | ${name.padEnd(10)} | ${f(x.perSecond, 0).padStart(12)} | ${f(x.p50).padStart(6)} | ${f(x.p99).padStart(6)} | ${f(x.commandsPerDelivery, 2)}`,
+        );
+      console.log(
+        `      | ratio      | ${f(r.dispatcher.perSecond / r.baseline.perSecond, 2).padStart(12)} |`,
+      );
     });
     console.log(`dispatcher RSS after the run: ${f(rss, 0)} MB`);
     await agent.close();
   } finally {
     child.kill('SIGTERM');
     await amqpConnection.close().catch(() => undefined);
-    await mongo.db(`bench_webhooks_baseline_${suffix}`).dropDatabase().catch(() => undefined);
+    await mongo
+      .db(`bench_webhooks_baseline_${suffix}`)
+      .dropDatabase()
+      .catch(() => undefined);
     await mongo.close();
     await dropDatabase(infra.mongoUrl, env.MONGO_DB).catch(() => undefined);
     await receiver.stop();

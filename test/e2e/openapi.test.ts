@@ -60,7 +60,9 @@ describe('the API reference', () => {
     expect(body.paths['/v1/catalog/services/{id}/'].patch.tags).toEqual(['catalog']);
     expect(body.paths['/v1/core/general_settings/'].get.tags).toEqual(['settings']);
     expect(body.paths['/v1/ai/llm_models/{id}/'].patch.tags).toEqual(['llm-gateway']);
-    expect(body.paths['/v1/external/serviceowner/webhooks/{id}/trigger/'].post.tags).toEqual(['webhook-dispatcher']);
+    expect(body.paths['/v1/external/serviceowner/webhooks/{id}/trigger/'].post.tags).toEqual([
+      'webhook-dispatcher',
+    ]);
     expect(body.paths['/v1/core/tokens/'].post.security).toEqual([{ Token: [] }]);
     expect(body.paths['/v1/openapi.json'].get.security).toEqual([]);
   });

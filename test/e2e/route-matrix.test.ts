@@ -117,7 +117,13 @@ describe('every declared route', () => {
 
   it('are found on every service: the gateway, settings, catalog, llm-gateway and webhook-dispatcher', () => {
     const services = new Set(routes.map(({ service }) => service.definition.name));
-    expect([...services].sort()).toEqual(['catalog', 'gateway', 'llm-gateway', 'settings', 'webhook-dispatcher']);
+    expect([...services].sort()).toEqual([
+      'catalog',
+      'gateway',
+      'llm-gateway',
+      'settings',
+      'webhook-dispatcher',
+    ]);
     expect(routes.length).toBeGreaterThanOrEqual(20);
   });
 

@@ -25,7 +25,11 @@ export class FakeSettings {
   }
 
   /** Changes the document and announces it on a broker namespace (services there refetch it). */
-  async change(amqpUrl: string, namespace: string, change: (settings: GeneralSettings) => void): Promise<void> {
+  async change(
+    amqpUrl: string,
+    namespace: string,
+    change: (settings: GeneralSettings) => void,
+  ): Promise<void> {
     change(this.document);
     this.version += 1;
     await publishEvent(amqpUrl, namespace, events.settingsChanged, {

@@ -18,8 +18,9 @@ describe('service.changed events (the projection other services scope by owner w
 
   it('publishes the Service with its owner at creation, on a change of owner and at deletion', async () => {
     const owner = newUser('service_owner');
-    const created = (await catalog.as(owner, 'POST', '/v1/catalog/services/', { name: 'Events of a service' }))
-      .body;
+    const created = (
+      await catalog.as(owner, 'POST', '/v1/catalog/services/', { name: 'Events of a service' })
+    ).body;
     const renamed = await catalog.as(admin, 'PATCH', `/v1/catalog/services/${created.id}/`, {
       name: 'Renamed service',
       owner: { id: 4242, name: 'new-owner' },
@@ -46,9 +47,9 @@ describe('service.changed events (the projection other services scope by owner w
     const owner = newUser('service_owner');
     const created = (await catalog.as(owner, 'POST', '/v1/catalog/services/', { name: 'Only once' })).body;
     const intruder = newUser('service_owner');
-    expect((await catalog.as(intruder, 'PATCH', `/v1/catalog/services/${created.id}/`, { name: 'x' })).status).toBe(
-      404,
-    );
+    expect(
+      (await catalog.as(intruder, 'PATCH', `/v1/catalog/services/${created.id}/`, { name: 'x' })).status,
+    ).toBe(404);
     await outboxDrained(catalog.service);
     const events = (await tap.drain()).filter((event) => event.data.service.id === created.id);
     expect(events).toHaveLength(1);

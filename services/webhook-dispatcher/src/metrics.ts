@@ -8,9 +8,15 @@ const BREAKER_VALUE: Record<BreakerState, number> = { closed: 0, half_open: 1, o
 /** Webhook metrics; labels are bounded (modes, outcomes; the breaker gauge by webhook id). */
 export function webhookMetrics(metrics: Metrics) {
   const fires = metrics.counter('webhook_fires_total', 'Fires (new Webhook Responses) by mode', ['mode']);
-  const delayed = metrics.counter('webhook_fires_delayed_total', 'Fires the rate limit moved to a later window');
+  const delayed = metrics.counter(
+    'webhook_fires_delayed_total',
+    'Fires the rate limit moved to a later window',
+  );
   const merged = metrics.counter('webhook_triggers_merged_total', 'Triggers merged into an open wait window');
-  const suppressed = metrics.counter('webhook_triggers_suppressed_total', 'Triggers suppressed by the cooling time');
+  const suppressed = metrics.counter(
+    'webhook_triggers_suppressed_total',
+    'Triggers suppressed by the cooling time',
+  );
   const deliveries = metrics.counter('webhook_deliveries_total', 'Delivery steps by outcome', ['outcome']);
   const attempts = metrics.counter('webhook_attempts_total', 'Requests sent to webhook targets');
   const latency = metrics.histogram(
@@ -19,9 +25,11 @@ export function webhookMetrics(metrics: Metrics) {
     [],
     [0.005, 0.01, 0.025, 0.05, 0.08, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
   );
-  const breaker = metrics.gauge('webhook_breaker_state', 'Circuit breaker per webhook: 0 closed, 1 half open, 2 open', [
-    'webhook_id',
-  ]);
+  const breaker = metrics.gauge(
+    'webhook_breaker_state',
+    'Circuit breaker per webhook: 0 closed, 1 half open, 2 open',
+    ['webhook_id'],
+  );
   const backlog = metrics.gauge('webhook_scheduled_backlog', 'Fires in SCHEDULED (all replicas)');
 
   const fireObserver: FireObserver = {

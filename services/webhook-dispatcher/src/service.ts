@@ -63,8 +63,14 @@ export const webhookDispatcherService: ServiceDefinition<WebhookDispatcherConfig
       logger,
     });
     const externalApi = () => settings.get().external_api;
-    const settingsApplied = metrics.counter('settings_applied_total', 'General settings documents this replica has applied');
-    const settingsVersion = metrics.gauge('settings_version', 'Version of the general settings this replica applies');
+    const settingsApplied = metrics.counter(
+      'settings_applied_total',
+      'General settings documents this replica has applied',
+    );
+    const settingsVersion = metrics.gauge(
+      'settings_version',
+      'Version of the general settings this replica applies',
+    );
     settings.onChange(() => {
       settingsApplied.inc();
       settingsVersion.set(settings.version());
@@ -165,7 +171,10 @@ export const webhookDispatcherService: ServiceDefinition<WebhookDispatcherConfig
  * the cache's lifetime.
  */
 class WebhookCache {
-  private readonly entries = new Map<number, { record: import('./domain/model').WebhookRecord; at: number }>();
+  private readonly entries = new Map<
+    number,
+    { record: import('./domain/model').WebhookRecord; at: number }
+  >();
 
   constructor(
     private readonly store: WebhookRepository,

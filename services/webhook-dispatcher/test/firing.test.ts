@@ -7,13 +7,13 @@ import {
   Receiver,
   startDispatcher,
   WEBHOOKS,
+  webhookOnNewService,
   type DispatcherUnderTest,
 } from './harness';
 
 describe('firing and delivery (spec 4.1, 6; Standard Webhooks)', () => {
   let dispatcher: DispatcherUnderTest;
   let receiver: Receiver;
-  let nextService = 1000;
 
   beforeAll(async () => {
     dispatcher = await startDispatcher({ env: { WEBHOOK_MAX_ATTEMPTS: '3' } });
@@ -24,23 +24,11 @@ describe('firing and delivery (spec 4.1, 6; Standard Webhooks)', () => {
   });
   afterEach(() => receiver.stop());
 
-  /** A fresh Service with one webhook on it pointing at this test's receiver. */
-  async function webhookOn(change: Record<string, unknown> = {}) {
-    const service = ++nextService;
-    await dispatcher.addService(service, owner);
-    const created = await dispatcher.as(owner, 'POST', WEBHOOKS, {
-      name: `hook ${service}`,
-      description: '',
-      service,
-      target_url: receiver.url,
-      authorization: 'Bearer receiver-token-0001',
-      ...change,
-    });
-    expect(created.status).toBe(201);
-    return { service, webhook: created.body as { id: number; secret: string } };
-  }
+  const webhookOn = (change: Record<string, unknown> = {}) =>
+    webhookOnNewService(dispatcher, receiver.url, change);
 
-  const responsesOf = async (id: number) => (await dispatcher.as(owner, 'GET', `${WEBHOOKS}${id}/responses/`)).body;
+  const responsesOf = async (id: number) =>
+    (await dispatcher.as(owner, 'GET', `${WEBHOOKS}${id}/responses/`)).body;
   const settled = (id: number, count = 1) =>
     waitFor(
       async () => {
@@ -53,7 +41,10 @@ describe('firing and delivery (spec 4.1, 6; Standard Webhooks)', () => {
 
   it('fires at submission with exactly the body of 4.1, the stored Authorization and verifiable signatures', async () => {
     const { service, webhook } = await webhookOn();
-    await dispatcher.publish(events.changeInstanceCreated, { ...changeInstance(service, 501, 'PENDING'), auto_approved: false });
+    await dispatcher.publish(events.changeInstanceCreated, {
+      ...changeInstance(service, 501, 'PENDING'),
+      auto_approved: false,
+    });
     const [request] = await receiver.received(1);
     expect(request!.json).toEqual({
       id: service,
@@ -70,11 +61,14 @@ describe('firing and delivery (spec 4.1, 6; Standard Webhooks)', () => {
     });
     expect(verified).toEqual(request!.json);
     expect(() =>
-      new Webhook(`whsec_${Buffer.from('another secret of 24 b!!').toString('base64')}`).verify(request!.body, {
-        'webhook-id': String(request!.headers['webhook-id']),
-        'webhook-timestamp': String(request!.headers['webhook-timestamp']),
-        'webhook-signature': String(request!.headers['webhook-signature']),
-      }),
+      new Webhook(`whsec_${Buffer.from('another secret of 24 b!!').toString('base64')}`).verify(
+        request!.body,
+        {
+          'webhook-id': String(request!.headers['webhook-id']),
+          'webhook-timestamp': String(request!.headers['webhook-timestamp']),
+          'webhook-signature': String(request!.headers['webhook-signature']),
+        },
+      ),
     ).toThrow();
 
     const [response] = await settled(webhook.id);
@@ -92,7 +86,10 @@ describe('firing and delivery (spec 4.1, 6; Standard Webhooks)', () => {
 
   it('fires on a move into the configured state only', async () => {
     const { service, webhook } = await webhookOn({ change_instance_state: 'APPROVED' });
-    await dispatcher.publish(events.changeInstanceCreated, { ...changeInstance(service, 601, 'PENDING'), auto_approved: false });
+    await dispatcher.publish(events.changeInstanceCreated, {
+      ...changeInstance(service, 601, 'PENDING'),
+      auto_approved: false,
+    });
     const move = (from: 'PENDING' | 'APPROVED', to: 'APPROVED' | 'IN_PROGRESS') =>
       dispatcher.publish(events.changeInstanceStateChanged, {
         ...changeInstance(service, 601, to),
@@ -104,7 +101,9 @@ describe('firing and delivery (spec 4.1, 6; Standard Webhooks)', () => {
     await move('APPROVED', 'IN_PROGRESS');
     await settled(webhook.id);
     const responses = await responsesOf(webhook.id);
-    expect(responses.results.map((r: any) => [r.mode, r.request_body.state])).toEqual([['state_change', 'APPROVED']]);
+    expect(responses.results.map((r: any) => [r.mode, r.request_body.state])).toEqual([
+      ['state_change', 'APPROVED'],
+    ]);
     expect(receiver.requests.map((r) => r.json.state)).toEqual(['APPROVED']);
   });
 
@@ -170,7 +169,10 @@ describe('firing and delivery (spec 4.1, 6; Standard Webhooks)', () => {
     expect(response).toMatchObject({ state: 'FAILED', status_code: 410 });
     const read = (await dispatcher.as(owner, 'GET', `${WEBHOOKS}${webhook.id}/`)).body;
     expect(read).toMatchObject({ enabled: false, disabled_reason: expect.stringContaining('410') });
-    await dispatcher.publish(events.changeInstanceCreated, { ...changeInstance(service, 801, 'PENDING'), auto_approved: false });
+    await dispatcher.publish(events.changeInstanceCreated, {
+      ...changeInstance(service, 801, 'PENDING'),
+      auto_approved: false,
+    });
     await dispatcher.as(owner, 'POST', `${WEBHOOKS}${webhook.id}/trigger/`, {});
     await settled(webhook.id, 2);
     expect(receiver.requests).toHaveLength(1);

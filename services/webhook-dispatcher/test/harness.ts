@@ -35,6 +35,7 @@ export const consumer: Principal = { id: 20, username: 'carla', role: 'consumer'
 export interface Received {
   headers: http.IncomingHttpHeaders;
   body: string;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read the JSON a target received by field name
   json: any;
   at: number;
 }
@@ -129,7 +130,9 @@ export interface DispatcherUnderTest {
   /** Announces a catalog Service (as the catalog would) and waits until the dispatcher knows it. */
   addService(id: number, by?: Principal, name?: string): Promise<void>;
   changeSettings(change: (settings: GeneralSettings) => void): Promise<void>;
-  collection(name: string): ReturnType<RunningService<WebhookDispatcherConfig>['context']['mongo']['connection']['collection']>;
+  collection(
+    name: string,
+  ): ReturnType<RunningService<WebhookDispatcherConfig>['context']['mongo']['connection']['collection']>;
   /** Stops this instance only (the database stays for the others). */
   stop(): Promise<void>;
   /** Stops and removes the database and queues. */
@@ -167,7 +170,9 @@ export async function startDispatcher(options: StartOptions = {}): Promise<Dispa
   const config = loadConfig(webhookDispatcherEnvSchema, env);
   const service = await startService(webhookDispatcherService, config);
   await service.started;
-  await waitFor(async () => (await fetch(`${service.url}/readyz`)).status === 200, { what: 'dispatcher ready' });
+  await waitFor(async () => (await fetch(`${service.url}/readyz`)).status === 200, {
+    what: 'dispatcher ready',
+  });
   const namespace = config.BROKER_NAMESPACE;
   const amqpUrl = process.env.AMQP_URL!;
   const collection = (name: string) => service.context.mongo.connection.collection(name);
@@ -185,9 +190,12 @@ export async function startDispatcher(options: StartOptions = {}): Promise<Dispa
         deleted: false,
         version: Date.now(),
       });
-      await waitFor(async () => (await collection('services').findOne({ _id: id as never, owner_id: by.id })) !== null, {
-        what: `service ${id} in the projection`,
-      });
+      await waitFor(
+        async () => (await collection('services').findOne({ _id: id as never, owner_id: by.id })) !== null,
+        {
+          what: `service ${id} in the projection`,
+        },
+      );
     },
     async changeSettings(change) {
       await settings.change(amqpUrl, namespace, change);
@@ -216,8 +224,35 @@ async function settingsApplied(url: string, version: number): Promise<boolean> {
   return (await metricValue(url, 'settings_version')) >= version;
 }
 
+let nextService = 1000;
+
+/** A Service no other test uses, owned by `owner`, with one webhook on it aimed at `targetUrl`. */
+export async function webhookOnNewService(
+  dispatcher: DispatcherUnderTest,
+  targetUrl: string,
+  change: Record<string, unknown> = {},
+): Promise<{ service: number; webhook: { id: number; secret: string } }> {
+  const service = ++nextService;
+  await dispatcher.addService(service, owner);
+  const created = await dispatcher.as(owner, 'POST', WEBHOOKS, {
+    name: `hook ${service}`,
+    description: '',
+    service,
+    target_url: targetUrl,
+    authorization: 'Bearer receiver-token-0001',
+    ...change,
+  });
+  if (created.status !== 201) throw new Error(`webhook not created: ${created.status} ${created.text}`);
+  return { service, webhook: created.body as { id: number; secret: string } };
+}
+
 /** A change instance event payload for Service `serviceId` in `state`. */
-export function changeInstance(serviceId: number, id: number, state: EventData<typeof events.changeInstanceCreated>['state'], by = owner) {
+export function changeInstance(
+  serviceId: number,
+  id: number,
+  state: EventData<typeof events.changeInstanceCreated>['state'],
+  by = owner,
+) {
   return {
     change_instance_id: id,
     service_item_id: 1,

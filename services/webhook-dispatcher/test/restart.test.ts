@@ -58,12 +58,18 @@ describe('no lost fire when the dispatcher dies mid-flight', () => {
       await new Promise((resolve) => processed.child.once('exit', resolve));
 
       // Nothing runs now: the event waits in the dispatcher's durable queue.
-      await first.publish(events.changeInstanceCreated, { ...changeInstance(7000, 1, 'PENDING'), auto_approved: false });
+      await first.publish(events.changeInstanceCreated, {
+        ...changeInstance(7000, 1, 'PENDING'),
+        auto_approved: false,
+      });
 
       second = await startDispatcher({ env, peer: first, settings: first.settings });
       const records = await waitFor(
         async () => {
-          const all = await second!.collection('webhook_responses').find({ webhook_id: webhook.id }).toArray();
+          const all = await second!
+            .collection('webhook_responses')
+            .find({ webhook_id: webhook.id })
+            .toArray();
           return all.length === 2 && all.every((r) => r.state === 'OK') ? all : undefined;
         },
         { what: 'both fires delivered', timeoutMs: 30_000 },

@@ -5,6 +5,7 @@ import {
   Receiver,
   startDispatcher,
   WEBHOOKS,
+  webhookOnNewService,
   type DispatcherUnderTest,
 } from './harness';
 
@@ -16,7 +17,6 @@ describe('wait windows, cooling, rate limits and retention across two instances'
   let b: DispatcherUnderTest;
   let catalog: FakeCatalog;
   let receiver: Receiver;
-  let nextService = 2000;
 
   beforeAll(async () => {
     catalog = await new FakeCatalog().start();
@@ -26,7 +26,9 @@ describe('wait windows, cooling, rate limits and retention across two instances'
     await a.changeSettings((s) => {
       s.external_api.webhook_rate_limit_per_minute = 1000;
     });
-    await waitFor(async () => (await fetch(`${b.service.url}/metrics`)).text().then((t) => t.includes('settings_version')));
+    await waitFor(async () =>
+      (await fetch(`${b.service.url}/metrics`)).text().then((t) => t.includes('settings_version')),
+    );
   });
   afterAll(async () => {
     await b.stop();
@@ -38,20 +40,10 @@ describe('wait windows, cooling, rate limits and retention across two instances'
   });
   afterEach(() => receiver.stop());
 
-  async function webhookOn(change: Record<string, unknown>) {
-    const service = ++nextService;
-    await a.addService(service, owner);
-    const created = await a.as(owner, 'POST', WEBHOOKS, {
-      name: `hook ${service}`,
-      description: '',
-      service,
-      target_url: receiver.url,
-      authorization: '',
-      ...change,
-    });
-    expect(created.status).toBe(201);
-    return { service, id: created.body.id as number };
-  }
+  const webhookOn = async (change: Record<string, unknown>) => {
+    const { service, webhook } = await webhookOnNewService(a, receiver.url, { authorization: '', ...change });
+    return { service, id: webhook.id };
+  };
   const trigger = (via: DispatcherUnderTest, id: number, body: Record<string, unknown> = {}) =>
     via.as(owner, 'POST', `${WEBHOOKS}${id}/trigger/`, body);
   const stored = (via: DispatcherUnderTest, id: number) =>
@@ -75,7 +67,11 @@ describe('wait windows, cooling, rate limits and retention across two instances'
     const first = await trigger(a, id, { change_instance_id: 91 });
     const second = await trigger(b, id, { change_instance_id: 92 });
     const third = await trigger(a, id, { change_instance_id: 93 });
-    expect([first.body.outcome, second.body.outcome, third.body.outcome]).toEqual(['scheduled', 'merged', 'merged']);
+    expect([first.body.outcome, second.body.outcome, third.body.outcome]).toEqual([
+      'scheduled',
+      'merged',
+      'merged',
+    ]);
     expect(new Set([first.body.response_id, second.body.response_id, third.body.response_id]).size).toBe(1);
     const records = await allSettled(id, 1);
     expect(records).toHaveLength(1);

@@ -1,5 +1,13 @@
 import { waitFor } from '@pack/testkit';
-import { admin, otherOwner, owner, consumer, startDispatcher, WEBHOOKS, type DispatcherUnderTest } from './harness';
+import {
+  admin,
+  otherOwner,
+  owner,
+  consumer,
+  startDispatcher,
+  WEBHOOKS,
+  type DispatcherUnderTest,
+} from './harness';
 
 const full = (service: number) => ({
   name: 'Playbook',
@@ -61,7 +69,11 @@ describe('webhooks: create, read, change, delete (endpoint 8)', () => {
       authorization: 'Token abc',
     });
     expect(created.status).toBe(201);
-    expect(created.body).toMatchObject({ change_instance_state: null, trigger_wait_time: 0, trigger_cooling_time: 0 });
+    expect(created.body).toMatchObject({
+      change_instance_state: null,
+      trigger_wait_time: 0,
+      trigger_cooling_time: 0,
+    });
   });
 
   it('rotates the secret: the new one shown once, the old one gone', async () => {
@@ -100,10 +112,16 @@ describe('webhooks: create, read, change, delete (endpoint 8)', () => {
       ['GET', `${WEBHOOKS}${mine.id}/responses/`],
     ] as const) {
       const body = method === 'PATCH' ? { name: 'mine now' } : method === 'POST' ? {} : undefined;
-      expect([method, path, (await dispatcher.as(otherOwner, method, path, body)).status]).toEqual([method, path, 404]);
+      expect([method, path, (await dispatcher.as(otherOwner, method, path, body)).status]).toEqual([
+        method,
+        path,
+        404,
+      ]);
     }
     const all = await dispatcher.as(admin, 'GET', `${WEBHOOKS}?limit=500`);
-    expect(all.body.results.map((w: { id: number }) => w.id)).toEqual(expect.arrayContaining([mine.id, theirs.id]));
+    expect(all.body.results.map((w: { id: number }) => w.id)).toEqual(
+      expect.arrayContaining([mine.id, theirs.id]),
+    );
     expect((await dispatcher.as(consumer, 'GET', WEBHOOKS)).status).toBe(403);
     expect((await dispatcher.as(null, 'GET', WEBHOOKS)).status).toBe(401);
   });

@@ -90,7 +90,11 @@ export class CatalogRepository implements CatalogStore {
   }
 
   /** Last writer wins between two concurrent edits of one Service (as for any PATCH of a resource). */
-  async updateService(id: number, set: Partial<ServiceRecord>, event: Envelope): Promise<ServiceRecord | null> {
+  async updateService(
+    id: number,
+    set: Partial<ServiceRecord>,
+    event: Envelope,
+  ): Promise<ServiceRecord | null> {
     try {
       return await this.services.findOneAndUpdate({ _id: id }, withOutbox({ $set: set }, event), {
         returnDocument: 'after',
@@ -108,7 +112,8 @@ export class CatalogRepository implements CatalogStore {
    */
   async deleteService(id: number, event: Envelope): Promise<void> {
     const document = await this.services.findOne({ _id: id }, { projection: { [OUTBOX_FIELD]: 1 } });
-    const pending = ((document as Record<string, unknown> | null)?.[OUTBOX_FIELD] as Envelope[] | undefined) ?? [];
+    const pending =
+      ((document as Record<string, unknown> | null)?.[OUTBOX_FIELD] as Envelope[] | undefined) ?? [];
     const outbox = this.connection.collection(OUTBOX_COLLECTION);
     const now = Date.now();
     for (const [index, envelope] of [...pending, event].entries()) {

@@ -85,7 +85,11 @@ export function serviceChangedEvent(service: ServiceRecord, deleted: boolean, ti
   return createEnvelope(
     events.serviceChanged,
     {
-      service: { id: service._id, name: service.name, owner: { id: service.owner_id, name: service.owner_name } },
+      service: {
+        id: service._id,
+        name: service.name,
+        owner: { id: service.owner_id, name: service.owner_name },
+      },
       deleted,
       version: (deleted ? time : service.updated_at).getTime(),
     },

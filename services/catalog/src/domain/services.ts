@@ -82,7 +82,7 @@ export class ServiceCatalog {
       set.owner_id = changes.owner.id;
       set.owner_name = changes.owner.name;
     }
-    const after = { ...service, ...set } as ServiceRecord;
+    const after: ServiceRecord = { ...service, ...set };
     const updated = await this.store.updateService(
       service._id,
       set,

@@ -3,7 +3,7 @@ import { isIP } from 'node:net';
 import { request, type Dispatcher } from 'undici';
 import { RESPONSE_BODY_LIMIT } from '@pack/contracts';
 import { checkAddress, TargetRefusedError, validateTargetUrl, type AllowedCidrs } from '@pack/net-guard';
-import { parseRetryAfter } from '../domain/delivery-rules';
+import { parseRetryAfter, truncate } from '../domain/delivery-rules';
 import type { Sender, SendResult } from '../domain/ports';
 import type { TargetCheck } from '../domain/webhooks';
 
@@ -15,7 +15,12 @@ import type { TargetCheck } from '../domain/webhooks';
 export class TargetSender implements Sender {
   constructor(private readonly dispatcher: Dispatcher) {}
 
-  async send(url: string, headers: Record<string, string>, body: string, timeoutMs: number): Promise<SendResult> {
+  async send(
+    url: string,
+    headers: Record<string, string>,
+    body: string,
+    timeoutMs: number,
+  ): Promise<SendResult> {
     try {
       const response = await request(url, {
         method: 'POST',
@@ -36,7 +41,9 @@ export class TargetSender implements Sender {
         refused: false,
       };
     } catch (error) {
-      const refused = error instanceof TargetRefusedError || (error as { cause?: unknown }).cause instanceof TargetRefusedError;
+      const refused =
+        error instanceof TargetRefusedError ||
+        (error as { cause?: unknown }).cause instanceof TargetRefusedError;
       return {
         status: null,
         body: '',
@@ -67,9 +74,8 @@ async function readLimited(
       break;
     }
   }
-  const text = Buffer.concat(chunks).toString('utf8');
-  if (text.length > limit) return { text: text.slice(0, limit), truncated: true };
-  return { text, truncated };
+  const kept = truncate(Buffer.concat(chunks).toString('utf8'), limit);
+  return { text: kept.text, truncated: truncated || kept.truncated };
 }
 
 /** An error message fit for a response record: what failed, never the URL or a header. */

@@ -97,7 +97,12 @@ export class Delivery {
         if (attempts >= this.options.policy.maxAttempts)
           return this.settle(record, token, 'failed', { state: 'FAILED', ...answer }, attempt);
         const delay = retryDelayMs(this.options.policy, attempts, result.retryAfter);
-        const kept = await this.responses.reschedule(record._id, token, new Date(Date.now() + delay), attempt);
+        const kept = await this.responses.reschedule(
+          record._id,
+          token,
+          new Date(Date.now() + delay),
+          attempt,
+        );
         this.observer.finished(kept ? 'retry' : 'lease_lost', null);
         return kept ? 'retry' : 'lease_lost';
       }

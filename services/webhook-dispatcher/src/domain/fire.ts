@@ -107,7 +107,11 @@ export class Firing {
     }
   }
 
-  private async fireBatch(webhook: WebhookRecord, shaping: Shaping, batch: Waiting[]): Promise<WebhookTriggerResult[]> {
+  private async fireBatch(
+    webhook: WebhookRecord,
+    shaping: Shaping,
+    batch: Waiting[],
+  ): Promise<WebhookTriggerResult[]> {
     if (batch.length > 1) {
       const now = this.now();
       const schedule = this.guesses.get(webhook._id) ?? emptySchedule(webhook._id);

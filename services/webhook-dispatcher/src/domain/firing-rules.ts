@@ -43,7 +43,11 @@ export function shapes(shaping: Shaping): boolean {
 }
 
 /** What a trigger at `now` meets: an open wait window, the cooling time, or nothing. */
-export function blockedBy(schedule: ScheduleRecord, now: number, shaping: Shaping): 'window' | 'cooling' | null {
+export function blockedBy(
+  schedule: ScheduleRecord,
+  now: number,
+  shaping: Shaping,
+): 'window' | 'cooling' | null {
   if (!shapes(shaping)) return null;
   if (schedule.window_fire !== null && now < schedule.window_end) return 'window';
   if (now < schedule.block_until) return 'cooling';

@@ -1,9 +1,4 @@
-import type {
-  ChangeInstanceState,
-  FireMode,
-  WebhookBody,
-  WebhookResponseState,
-} from '@pack/contracts';
+import type { ChangeInstanceState, FireMode, WebhookBody, WebhookResponseState } from '@pack/contracts';
 
 /** A webhook as stored: authorization and secret hold ciphertext bound to the webhook. */
 export interface WebhookRecord {

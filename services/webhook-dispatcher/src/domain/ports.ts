@@ -56,7 +56,12 @@ export interface ResponseStore {
   /** Takes one due SCHEDULED fire, or one whose lease expired mid-delivery, under a new lease. */
   claim(now: Date, leaseUntil: Date, token: string): Promise<ResponseRecord | null>;
   /** Records an attempt and the final state; false when the lease was lost meanwhile. */
-  finish(id: string, token: string, set: Partial<ResponseRecord>, attempt: AttemptRecord | null): Promise<boolean>;
+  finish(
+    id: string,
+    token: string,
+    set: Partial<ResponseRecord>,
+    attempt: AttemptRecord | null,
+  ): Promise<boolean>;
   /** Back to SCHEDULED for `due`, lease released; the attempt (if any) recorded. */
   reschedule(id: string, token: string, due: Date, attempt: AttemptRecord | null): Promise<boolean>;
   /** Deletes finished responses of the webhook beyond the `keep` newest; returns how many. */

@@ -15,7 +15,12 @@ export class Responses {
     private readonly limit: () => number,
   ) {}
 
-  async list(principal: Principal, webhookId: number, limit: number, offset: number): Promise<Page<WebhookResponseView>> {
+  async list(
+    principal: Principal,
+    webhookId: number,
+    limit: number,
+    offset: number,
+  ): Promise<Page<WebhookResponseView>> {
     await this.admit(principal);
     await this.access.visible(principal, webhookId);
     const page = await this.responses.list(webhookId, limit, offset);

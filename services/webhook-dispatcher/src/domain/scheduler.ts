@@ -85,10 +85,13 @@ export class Scheduler {
     if (when >= this.nextWake) return;
     clearTimeout(this.timer);
     this.nextWake = when;
-    this.timer = setTimeout(() => {
-      this.nextWake = Infinity;
-      void this.claimDue();
-    }, Math.max(0, when - Date.now()));
+    this.timer = setTimeout(
+      () => {
+        this.nextWake = Infinity;
+        void this.claimDue();
+      },
+      Math.max(0, when - Date.now()),
+    );
     this.timer.unref();
   }
 
@@ -98,7 +101,9 @@ export class Scheduler {
 
   private track(work: Promise<unknown>): void {
     const tracked = work
-      .catch((error: unknown) => this.options.logger.error({ err: error }, 'webhook delivery failed unexpectedly'))
+      .catch((error: unknown) =>
+        this.options.logger.error({ err: error }, 'webhook delivery failed unexpectedly'),
+      )
       .finally(() => {
         this.inFlight -= 1;
         this.running.delete(tracked);

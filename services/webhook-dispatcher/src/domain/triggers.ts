@@ -52,7 +52,11 @@ export class Triggers {
     );
   }
 
-  async manual(principal: Principal, webhookId: number, changeInstanceId?: number): Promise<WebhookTriggerResult> {
+  async manual(
+    principal: Principal,
+    webhookId: number,
+    changeInstanceId?: number,
+  ): Promise<WebhookTriggerResult> {
     const webhook = await this.access.visible(principal, webhookId);
     const service = await this.services.find(webhook.service_id);
     let state: string = MANUAL_STATE;

@@ -47,7 +47,8 @@ export class Webhooks {
       owner_id: service.owner_id,
       owner_name: service.owner_name,
       target_url: input.target_url,
-      authorization: input.authorization === '' ? '' : this.codec.seal(id, 'authorization', input.authorization),
+      authorization:
+        input.authorization === '' ? '' : this.codec.seal(id, 'authorization', input.authorization),
       secret: this.codec.seal(id, 'secret', secret),
       change_instance_state: input.change_instance_state,
       trigger_wait_time: input.trigger_wait_time,
@@ -125,7 +126,9 @@ export class Webhooks {
 
   private view(record: WebhookRecord, freshSecret?: string): WebhookView {
     const authorization =
-      record.authorization === '' ? '' : (this.codec.open(record._id, 'authorization', record.authorization) ?? '');
+      record.authorization === ''
+        ? ''
+        : (this.codec.open(record._id, 'authorization', record.authorization) ?? '');
     const secret = freshSecret ?? this.codec.open(record._id, 'secret', record.secret) ?? '';
     return {
       id: record._id,

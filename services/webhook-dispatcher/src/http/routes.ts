@@ -8,7 +8,15 @@ import {
   webhookTriggerSchema,
   webhookViewSchema,
 } from '@pack/contracts';
-import { idParams, idSchema, listQuerySchema, pageOf, pageSchema, problemSchema, route } from '@pack/http-kit';
+import {
+  idParams,
+  idSchema,
+  listQuerySchema,
+  pageOf,
+  pageSchema,
+  problemSchema,
+  route,
+} from '@pack/http-kit';
 import type { Responses } from '../domain/responses';
 import type { Triggers } from '../domain/triggers';
 import type { Webhooks } from '../domain/webhooks';
@@ -39,7 +47,10 @@ export function webhookRoutes(webhooks: Webhooks, triggers: Triggers, responses:
       access,
       body: webhookCreateSchema,
       responses: {
-        201: { description: 'The created webhook, with its signing secret in full', schema: webhookViewSchema },
+        201: {
+          description: 'The created webhook, with its signing secret in full',
+          schema: webhookViewSchema,
+        },
         ...problems,
       },
       handler: async ({ principal, body, log }) => {
@@ -77,12 +88,18 @@ export function webhookRoutes(webhooks: Webhooks, triggers: Triggers, responses:
     route({
       method: 'patch',
       path: `${WEBHOOKS_PATH}:id/`,
-      summary: 'Change a webhook; a masked authorization sent back keeps the stored one; enabling clears disabled_reason',
+      summary:
+        'Change a webhook; a masked authorization sent back keeps the stored one; enabling clears disabled_reason',
       access,
       params: idParams,
       body: webhookPatchSchema,
-      responses: { 200: { description: `The changed webhook; ${MASKED}`, schema: webhookViewSchema }, ...problems },
-      handler: async ({ principal, params, body }) => ({ body: await webhooks.update(principal, params.id, body) }),
+      responses: {
+        200: { description: `The changed webhook; ${MASKED}`, schema: webhookViewSchema },
+        ...problems,
+      },
+      handler: async ({ principal, params, body }) => ({
+        body: await webhooks.update(principal, params.id, body),
+      }),
     }),
     route({
       method: 'delete',
@@ -102,7 +119,10 @@ export function webhookRoutes(webhooks: Webhooks, triggers: Triggers, responses:
       summary: 'Replace the signing secret; the new one is in the answer this once',
       access,
       params: idParams,
-      responses: { 200: { description: 'The webhook with its new secret in full', schema: webhookViewSchema }, ...problems },
+      responses: {
+        200: { description: 'The webhook with its new secret in full', schema: webhookViewSchema },
+        ...problems,
+      },
       handler: async ({ principal, params }) => ({ body: await webhooks.rotateSecret(principal, params.id) }),
     }),
     route({
