@@ -7,6 +7,7 @@ import { orchestratorEnvSchema, orchestratorService } from '@pack/pipeline-orche
 import type { Role } from '@pack/contracts';
 import { startService, type RunningService } from '@pack/runtime';
 import { settingsEnvSchema, settingsService } from '@pack/settings';
+import { webhookDispatcherEnvSchema, webhookDispatcherService } from '@pack/webhook-dispatcher';
 import {
   call,
   stopAndClean,
@@ -30,7 +31,7 @@ export interface Stack {
   services: RunningService<never>[];
   /** Base URL of each service behind the gateway, by name (to reach one past the gateway). */
   urls: Record<string, string>;
-  /** A running service by its name (gateway, settings, catalog, llm-gateway, pipeline-orchestrator). */
+  /** A running service by its name (gateway, settings, catalog, llm-gateway, pipeline-orchestrator, webhook-dispatcher). */
   service(name: string): RunningService<never>;
   /**
    * Calls the public API with a token (the admin's unless another is given). Every answer is
@@ -71,16 +72,16 @@ const BEHIND_GATEWAY = [
     env: 'PIPELINE_ORCHESTRATOR_URL',
     start: (env: Env) => startService(orchestratorService, loadConfig(orchestratorEnvSchema, env)),
   },
+  {
+    name: 'webhook-dispatcher',
+    env: 'WEBHOOK_DISPATCHER_URL',
+    start: (env: Env) => startService(webhookDispatcherService, loadConfig(webhookDispatcherEnvSchema, env)),
+  },
 ] as const;
 
 type Env = Record<string, string>;
 
-/** Services not built yet: the gateway finds nothing there, whatever else runs on the machine. */
-const NOT_RUNNING: Env = {
-  WEBHOOK_DISPATCHER_URL: 'http://127.0.0.1:1',
-};
-
-/** Fake providers listen on loopback, which the LLM gateway's URL guard refuses by default. */
+/** Fake providers and webhook receivers listen on loopback, which the URL guards refuse by default. */
 const LOOPBACK_TARGETS: Env = { PACK_ALLOWED_TARGET_CIDRS: '127.0.0.0/8,::1/128' };
 
 export async function startStack(): Promise<Stack> {
@@ -100,7 +101,6 @@ export async function startStack(): Promise<Stack> {
   const gatewayConfig = loadConfig(
     gatewayEnvSchema,
     testEnv('gateway', {
-      ...NOT_RUNNING,
       ...upstreams,
       BROKER_NAMESPACE: namespace,
       PACK_ADMIN_TOKEN: adminToken,

@@ -129,7 +129,7 @@ describe('every declared route', () => {
     if (!isDeepStrictEqual(await snapshot(), before)) failures.push(`${label}: the database changed`);
   }
 
-  it('are found on every service: the gateway, settings, catalog, llm-gateway and pipeline-orchestrator', () => {
+  it('are found on every service: the gateway, settings, catalog, llm-gateway, pipeline-orchestrator and webhook-dispatcher', () => {
     const services = new Set(routes.map(({ service }) => service.definition.name));
     expect([...services].sort()).toEqual([
       'catalog',
@@ -137,6 +137,7 @@ describe('every declared route', () => {
       'llm-gateway',
       'pipeline-orchestrator',
       'settings',
+      'webhook-dispatcher',
     ]);
     expect(routes.length).toBeGreaterThanOrEqual(20);
   });

@@ -68,8 +68,10 @@ export async function publishEvent<D extends EventDefinition>(
   namespace: string,
   definition: D,
   data: EventData<D>,
+  /** An id of an event published before: a redelivery, as at-least-once delivery may make. */
+  id?: string,
 ): Promise<string> {
-  const envelope = createEnvelope(definition, data, { source: 'test', correlationId: 'test' });
+  const envelope = createEnvelope(definition, data, { source: 'test', correlationId: 'test', id });
   const connection = await amqp.connect(amqpUrl);
   try {
     const channel = await connection.createConfirmChannel();

@@ -6,3 +6,4 @@ export * from './events';
 export * from './outbox';
 export * from './fake-providers';
 export * from './prometheus';
+export * from './fake-settings';

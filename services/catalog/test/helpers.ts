@@ -1,8 +1,5 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { loadConfig } from '@pack/config';
 import {
-  defaultGeneralSettings,
   events,
   type EventData,
   type EventDefinition,
@@ -12,6 +9,7 @@ import {
 import { startService, type RunningService } from '@pack/runtime';
 import {
   call,
+  FakeSettings,
   metricValue,
   publishEvent,
   stopAndClean,
@@ -39,32 +37,7 @@ export function newUser(role: Principal['role'], name = role): Principal {
   return { id: nextUserId, username: `${name}_${nextUserId}`, role };
 }
 
-/**
- * Stands in for the settings service: serves a settings document the test controls and, on
- * change, publishes settings.changed the way the real one does.
- */
-export class FakeSettings {
-  document: GeneralSettings = defaultGeneralSettings();
-  version = 1;
-  private server?: http.Server;
-  url = '';
-
-  async start(): Promise<this> {
-    this.server = http.createServer((req, res) => {
-      res.setHeader('content-type', 'application/json');
-      res.setHeader('x-settings-version', String(this.version));
-      res.end(JSON.stringify(this.document));
-    });
-    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
-    return this;
-  }
-
-  async stop(): Promise<void> {
-    this.server?.closeAllConnections();
-    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
-  }
-}
+export { FakeSettings };
 
 export interface CatalogUnderTest {
   service: RunningService<CatalogConfig>;
@@ -107,13 +80,7 @@ export async function startCatalog(options: StartOptions = {}): Promise<CatalogU
     as: (principal, method, path, body) => call(service.url, method, path, { principal, body }),
     async changeSettings(change) {
       const before = await metricValue(service.url, 'settings_applied_total');
-      change(settings.document);
-      settings.version += 1;
-      await publishEvent(amqpUrl, namespace, events.settingsChanged, {
-        groups: ['all'],
-        version: settings.version,
-        changed_by: 1,
-      });
+      await settings.change(amqpUrl, namespace, change);
       await waitFor(async () => (await metricValue(service.url, 'settings_applied_total')) > before, {
         what: 'settings applied',
       });

@@ -1,0 +1,155 @@
+import { z } from 'zod';
+import { changeInstanceStateSchema } from './events';
+import { isPlainHttpUrl } from './llm';
+
+/** Webhooks (spec 2.6, 2.7, 3.2, 4.1; DESIGN section 8). */
+export const WEBHOOKS_PATH = '/v1/external/serviceowner/webhooks/';
+
+/** Longest trigger_wait_time / trigger_cooling_time: one day (DESIGN section 8). */
+export const MAX_TRIGGER_SECONDS = 86_400;
+
+const seconds = (what: string) =>
+  z
+    .number()
+    .min(0, 'must be 0 or more seconds')
+    .max(MAX_TRIGGER_SECONDS, `must be at most ${MAX_TRIGGER_SECONDS} seconds`)
+    .describe(`${what}, in seconds (0..${MAX_TRIGGER_SECONDS}); 0: off`);
+
+const targetUrl = z
+  .string()
+  .max(2048)
+  .refine(isPlainHttpUrl, 'must be an http(s) URL without credentials in it')
+  .describe('http(s) URL that receives the POST of spec 4.1');
+
+const authorization = z
+  .string()
+  .max(4096)
+  .describe('Sent as the Authorization header (secret: encrypted at rest, masked in responses)');
+
+/** Fields of the full form of spec 2.6. */
+const webhookFields = {
+  name: z.string().trim().min(1).max(200),
+  description: z.string().max(2000),
+  service: z.number().int().positive().describe('Id of a Service the caller owns'),
+  target_url: targetUrl,
+  authorization,
+  change_instance_state: changeInstanceStateSchema
+    .nullable()
+    .describe('The Change Instance state that fires the webhook; null: fire at submission'),
+  trigger_wait_time: seconds('Triggers within this window merge into one request at its end'),
+  trigger_cooling_time: seconds('Triggers within this interval after a fire are suppressed'),
+};
+
+/**
+ * `POST .../webhooks/`: the full form of spec 2.6, or the short one without
+ * change_instance_state, trigger_wait_time and trigger_cooling_time (then null, 0 and 0).
+ */
+export const webhookCreateSchema = z.strictObject({
+  ...webhookFields,
+  description: webhookFields.description.default(''),
+  authorization: webhookFields.authorization.default(''),
+  change_instance_state: webhookFields.change_instance_state.default(null),
+  trigger_wait_time: webhookFields.trigger_wait_time.default(0),
+  trigger_cooling_time: webhookFields.trigger_cooling_time.default(0),
+  enabled: z.boolean().default(true),
+});
+export type WebhookCreate = z.infer<typeof webhookCreateSchema>;
+
+/** `PATCH .../webhooks/<id>/`: any subset; a masked authorization sent back keeps the stored one. */
+export const webhookPatchSchema = z.strictObject({
+  name: webhookFields.name.optional(),
+  description: webhookFields.description.optional(),
+  target_url: targetUrl.optional(),
+  authorization: authorization.optional(),
+  change_instance_state: webhookFields.change_instance_state.optional(),
+  trigger_wait_time: webhookFields.trigger_wait_time.optional(),
+  trigger_cooling_time: webhookFields.trigger_cooling_time.optional(),
+  enabled: z.boolean().optional(),
+});
+export type WebhookPatch = z.infer<typeof webhookPatchSchema>;
+
+export const webhookViewSchema = z.object({
+  id: z.number().int(),
+  name: z.string(),
+  description: z.string(),
+  service: z.number().int(),
+  owner: z.object({ id: z.number().int(), name: z.string() }),
+  target_url: z.string(),
+  authorization: z.string().describe('Masked: at most the last four characters'),
+  change_instance_state: changeInstanceStateSchema.nullable(),
+  trigger_wait_time: z.number(),
+  trigger_cooling_time: z.number(),
+  enabled: z.boolean(),
+  disabled_reason: z.string().nullable().describe('Why the dispatcher disabled it (a 410 from the target)'),
+  secret: z
+    .string()
+    .describe('Signing secret (whsec_...): in full only when created or rotated, masked otherwise'),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+export type WebhookView = z.infer<typeof webhookViewSchema>;
+
+/** `POST .../webhooks/<id>/trigger/`: a manual fire, optionally about one Change Instance. */
+export const webhookTriggerSchema = z.strictObject({
+  change_instance_id: z
+    .number()
+    .int()
+    .positive()
+    .optional()
+    .describe("A Change Instance of the webhook's Service; its current state goes in the body"),
+});
+
+export const FIRE_MODES = ['manual', 'submission', 'state_change'] as const;
+export type FireMode = (typeof FIRE_MODES)[number];
+
+export const webhookTriggerResultSchema = z.object({
+  outcome: z
+    .enum(['scheduled', 'merged', 'suppressed'])
+    .describe('scheduled: a new response; merged: joined an open wait window; suppressed: cooling time'),
+  response_id: z.number().int().nullable().describe('The Webhook Response that carries this trigger'),
+});
+export type WebhookTriggerResult = z.infer<typeof webhookTriggerResultSchema>;
+
+export const WEBHOOK_RESPONSE_STATES = ['SCHEDULED', 'WAITING_FOR_RESPONSE', 'OK', 'FAILED'] as const;
+export const webhookResponseStateSchema = z.enum(WEBHOOK_RESPONSE_STATES);
+export type WebhookResponseState = z.infer<typeof webhookResponseStateSchema>;
+
+/** The body of spec 4.1, exactly. */
+export const webhookBodySchema = z.object({
+  id: z.number().int(),
+  name: z.string(),
+  owner: z.object({ id: z.number().int(), name: z.string() }),
+  state: z.string(),
+});
+export type WebhookBody = z.infer<typeof webhookBodySchema>;
+
+/** Longest response body kept on a Webhook Response, in characters. */
+export const RESPONSE_BODY_LIMIT = 4096;
+
+export const webhookResponseViewSchema = z.object({
+  id: z.number().int().describe('Numbered per webhook, increasing'),
+  webhook: z.number().int(),
+  state: webhookResponseStateSchema,
+  mode: z.enum(FIRE_MODES),
+  change_instance_id: z.number().int().nullable(),
+  message_id: z.string().describe('The webhook-id header: the same on every attempt'),
+  request_body: webhookBodySchema,
+  status_code: z.number().int().nullable(),
+  response_body: z
+    .string()
+    .nullable()
+    .describe(`The target's answer, cut to ${RESPONSE_BODY_LIMIT} characters`),
+  response_truncated: z.boolean(),
+  attempts: z.array(
+    z.object({
+      at: z.string(),
+      status_code: z.number().int().nullable(),
+      error: z.string().nullable(),
+      duration_ms: z.number().int(),
+    }),
+  ),
+  scheduled_for: z.string().describe('When the request is (or was) due'),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+export type WebhookResponseView = z.infer<typeof webhookResponseViewSchema>;

@@ -1,0 +1,35 @@
+import { z } from 'zod';
+import { serviceEnvSchema } from '@pack/config';
+import { withEncryptionEnv } from '@pack/secrets';
+
+const ms = (fallback: number, min = 1) => z.coerce.number().int().min(min).default(fallback);
+
+/** The base service variables, the key ring (webhook secrets) and the delivery tuning knobs. */
+export const webhookDispatcherEnvSchema = withEncryptionEnv(
+  serviceEnvSchema({ port: 8085, database: 'pack_webhook_dispatcher' }).extend({
+    /** The settings service: rate limits and retention are read from it and applied live. */
+    SETTINGS_URL: z.url({ protocol: /^https?$/ }).default('http://127.0.0.1:8082'),
+    /** The catalog: a manual trigger about a Change Instance reads its state there. */
+    CATALOG_URL: z.url({ protocol: /^https?$/ }).default('http://127.0.0.1:8081'),
+    /** Deliveries in flight per replica. */
+    WEBHOOK_CONCURRENCY: ms(50),
+    /** How often due fires are looked for when no local timer is due sooner. */
+    WEBHOOK_POLL_MS: ms(250),
+    /** A claimed fire belongs to its replica this long; after it, another replica retries it. */
+    WEBHOOK_LEASE_MS: ms(30_000, 1000),
+    /** Per attempt: time to headers and time between body chunks. */
+    WEBHOOK_TIMEOUT_MS: ms(10_000, 100),
+    WEBHOOK_MAX_ATTEMPTS: ms(5),
+    WEBHOOK_RETRY_BASE_MS: ms(1_000),
+    WEBHOOK_RETRY_MAX_MS: ms(60_000),
+    /** The window webhook_rate_limit_per_minute counts in (tests shorten it). */
+    WEBHOOK_RATE_WINDOW_MS: ms(60_000, 100),
+    /** How often replicas trim responses beyond the retention of webhooks they delivered for. */
+    WEBHOOK_RETENTION_SWEEP_MS: ms(1_000, 50),
+    /** Breaker: failures in percent, calls before it may open, open time. */
+    WEBHOOK_BREAKER_THRESHOLD: ms(50),
+    WEBHOOK_BREAKER_VOLUME: ms(10),
+    WEBHOOK_BREAKER_RESET_MS: ms(30_000, 100),
+  }),
+);
+export type WebhookDispatcherConfig = z.infer<typeof webhookDispatcherEnvSchema>;

@@ -1,0 +1,204 @@
+import type { Connection } from 'mongoose';
+import { isDuplicateKey } from '@pack/db';
+import type { FirePlan } from '../domain/firing-rules';
+import type { AttemptRecord, Page, ResponseRecord, ScheduleRecord, Trigger } from '../domain/model';
+import type { ResponseStore, ScheduleStore, WindowCounter } from '../domain/ports';
+
+export const RESPONSES = 'webhook_responses';
+export const SCHEDULES = 'webhook_schedules';
+export const WINDOW_COUNTERS = 'rate_windows';
+
+const FINAL = ['OK', 'FAILED'] as const;
+
+/**
+ * Fires (Webhook Responses) and the per-webhook schedule. Every decision here is one
+ * conditional single-document update (docs/decisions/0002): whoever gets a document back won.
+ */
+export class ResponseRepository implements ResponseStore, ScheduleStore, WindowCounter {
+  private readonly responses;
+  private readonly schedules;
+  private readonly counters;
+
+  constructor(connection: Connection) {
+    this.responses = connection.collection<ResponseRecord>(RESPONSES);
+    this.schedules = connection.collection<ScheduleRecord>(SCHEDULES);
+    this.counters = connection.collection<{ _id: string; count: number; expires_at: Date }>(WINDOW_COUNTERS);
+  }
+
+  async ensureIndexes(): Promise<void> {
+    await this.responses.createIndex({ webhook_id: 1, seq: -1 }, { name: 'webhook_seq' });
+    await this.responses.createIndex({ state: 1, due_at: 1 }, { name: 'due' });
+    await this.responses.createIndex({ state: 1, lease_until: 1 }, { name: 'lease' });
+    await this.counters.createIndex({ expires_at: 1 }, { name: 'expires' });
+  }
+
+  // --- schedule ---------------------------------------------------------------------------
+
+  read(webhookId: number): Promise<ScheduleRecord | null> {
+    return this.schedules.findOne({ _id: webhookId });
+  }
+
+  tryFire(webhookId: number, plan: FirePlan): Promise<ScheduleRecord | null> {
+    const filter: Record<string, unknown> = { _id: webhookId };
+    if (plan.expect.freeAt !== null) filter.block_until = { $lte: plan.expect.freeAt };
+    const { rate } = plan.expect;
+    if (rate.kind === 'older_than') filter.rate_slot = { $lt: rate.slot };
+    else {
+      filter.rate_slot = rate.slot;
+      filter.rate_count = rate.kind === 'room' ? { $lte: rate.max } : { $gte: rate.limit };
+    }
+    const { rate_count, ...set } = plan.next;
+    const update =
+      typeof rate_count === 'number'
+        ? { $set: { ...set, rate_count }, $inc: { seq: plan.count } }
+        : { $set: set, $inc: { seq: plan.count, rate_count: rate_count.inc } };
+    return this.schedules.findOneAndUpdate(filter, update, { returnDocument: 'after' });
+  }
+
+  async countSuppressed(webhookId: number): Promise<void> {
+    await this.schedules.updateOne({ _id: webhookId }, { $inc: { suppressed: 1 } });
+  }
+
+  // --- responses --------------------------------------------------------------------------
+
+  async insert(record: ResponseRecord): Promise<boolean> {
+    try {
+      await this.responses.insertOne(record);
+      return true;
+    } catch (error) {
+      if (isDuplicateKey(error)) return false;
+      throw error;
+    }
+  }
+
+  /** One command for many fires; false for each one that existed already. */
+  async insertMany(records: ResponseRecord[]): Promise<boolean[]> {
+    if (records.length === 1) return [await this.insert(records[0]!)];
+    try {
+      await this.responses.insertMany(records, { ordered: false });
+      return records.map(() => true);
+    } catch (error) {
+      const failed = new Set<number>();
+      const writeErrors = (error as { writeErrors?: { index: number; code?: number }[] }).writeErrors;
+      if (!writeErrors?.length) throw error;
+      for (const writeError of writeErrors) {
+        if (writeError.code !== 11000) throw error;
+        failed.add(writeError.index);
+      }
+      return records.map((_, index) => !failed.has(index));
+    }
+  }
+
+  merge(id: string, trigger: Trigger): Promise<ResponseRecord | null> {
+    return this.responses.findOneAndUpdate(
+      { _id: id, state: 'SCHEDULED', event_at: { $lte: trigger.event_at } },
+      {
+        $set: {
+          body: trigger.body,
+          event_at: trigger.event_at,
+          mode: trigger.mode,
+          change_instance_id: trigger.change_instance_id,
+          updated_at: new Date(),
+        },
+      },
+      { returnDocument: 'after' },
+    );
+  }
+
+  find(id: string): Promise<ResponseRecord | null> {
+    return this.responses.findOne({ _id: id });
+  }
+
+  findBySeq(webhookId: number, seq: number): Promise<ResponseRecord | null> {
+    return this.responses.findOne({ webhook_id: webhookId, seq });
+  }
+
+  async list(webhookId: number, limit: number, offset: number): Promise<Page<ResponseRecord>> {
+    const [count, items] = await Promise.all([
+      this.responses.countDocuments({ webhook_id: webhookId }),
+      this.responses.find({ webhook_id: webhookId }, { sort: { seq: -1 }, skip: offset, limit }).toArray(),
+    ]);
+    return { count, items };
+  }
+
+  /**
+   * One command: a due SCHEDULED fire, or one still WAITING whose lease expired (its replica
+   * died mid-delivery). Both have due_at in the past, so the oldest due goes first.
+   */
+  claim(now: Date, leaseUntil: Date, token: string): Promise<ResponseRecord | null> {
+    return this.responses.findOneAndUpdate(
+      {
+        $or: [
+          { state: 'SCHEDULED', due_at: { $lte: now } },
+          { state: 'WAITING_FOR_RESPONSE', lease_until: { $lt: now } },
+        ],
+      },
+      {
+        $set: { state: 'WAITING_FOR_RESPONSE', lease_until: leaseUntil, lease_token: token, updated_at: now },
+      },
+      { sort: { due_at: 1 }, returnDocument: 'after' },
+    );
+  }
+
+  async finish(
+    id: string,
+    token: string,
+    set: Partial<ResponseRecord>,
+    attempt: AttemptRecord | null,
+  ): Promise<boolean> {
+    const update: Record<string, unknown> = {
+      $set: { ...set, lease_until: null, lease_token: null, updated_at: new Date() },
+    };
+    if (attempt) {
+      update.$push = { attempts: attempt };
+      update.$inc = { attempt_count: 1 };
+    }
+    const result = await this.responses.updateOne({ _id: id, lease_token: token }, update);
+    return result.matchedCount === 1;
+  }
+
+  reschedule(id: string, token: string, due: Date, attempt: AttemptRecord | null): Promise<boolean> {
+    return this.finish(id, token, { state: 'SCHEDULED', due_at: due }, attempt);
+  }
+
+  /** The newest `keep` stay, whatever their state; older finished ones go (unfinished ones when they finish). */
+  async trim(webhookId: number, keep: number): Promise<number> {
+    const boundary = await this.responses
+      .find({ webhook_id: webhookId }, { sort: { seq: -1 }, skip: keep, limit: 1, projection: { seq: 1 } })
+      .toArray();
+    const oldestToGo = boundary[0]?.seq;
+    if (oldestToGo === undefined) return 0;
+    const result = await this.responses.deleteMany({
+      webhook_id: webhookId,
+      seq: { $lte: oldestToGo },
+      state: { $in: [...FINAL] },
+    });
+    return result.deletedCount;
+  }
+
+  backlog(): Promise<number> {
+    return this.responses.countDocuments({ state: 'SCHEDULED' });
+  }
+
+  // --- read-rate windows ------------------------------------------------------------------
+
+  async hit(key: string, window: number, expiresAt: Date): Promise<number> {
+    const id = `${key}:${window}`;
+    for (let attempt = 0; ; attempt += 1) {
+      try {
+        const after = await this.counters.findOneAndUpdate(
+          { _id: id },
+          { $inc: { count: 1 }, $setOnInsert: { expires_at: expiresAt } },
+          { upsert: true, returnDocument: 'after' },
+        );
+        // Expired windows are removed now and then, by any replica (idempotent).
+        if (Math.random() < 0.01)
+          this.counters.deleteMany({ expires_at: { $lt: new Date() } }).catch(() => undefined);
+        return after?.count ?? 1;
+      } catch (error) {
+        // Two first hits of a window race to insert it; the loser counts on the winner's document.
+        if (!isDuplicateKey(error) || attempt > 3) throw error;
+      }
+    }
+  }
+}

@@ -1,0 +1,119 @@
+import { lookup } from 'node:dns/promises';
+import { isIP } from 'node:net';
+import { request, type Dispatcher } from 'undici';
+import { RESPONSE_BODY_LIMIT } from '@pack/contracts';
+import { checkAddress, TargetRefusedError, validateTargetUrl, type AllowedCidrs } from '@pack/net-guard';
+import { parseRetryAfter, truncate } from '../domain/delivery-rules';
+import type { Sender, SendResult } from '../domain/ports';
+import type { TargetCheck } from '../domain/webhooks';
+
+/**
+ * POSTs through the net-guard dispatcher: every connection resolves the host, checks each
+ * address and connects to a checked one; redirects are never followed (undici's `request` does
+ * not follow them). The body is read up to the kept size and the rest discarded.
+ */
+export class TargetSender implements Sender {
+  constructor(private readonly dispatcher: Dispatcher) {}
+
+  async send(
+    url: string,
+    headers: Record<string, string>,
+    body: string,
+    timeoutMs: number,
+  ): Promise<SendResult> {
+    try {
+      const response = await request(url, {
+        method: 'POST',
+        headers,
+        body,
+        dispatcher: this.dispatcher,
+        headersTimeout: timeoutMs,
+        bodyTimeout: timeoutMs,
+      });
+      const { text, truncated } = await readLimited(response.body, RESPONSE_BODY_LIMIT);
+      const retryAfter = response.headers['retry-after'];
+      return {
+        status: response.statusCode,
+        body: text,
+        truncated,
+        retryAfter: parseRetryAfter(typeof retryAfter === 'string' ? retryAfter : undefined),
+        error: null,
+        refused: false,
+      };
+    } catch (error) {
+      const refused =
+        error instanceof TargetRefusedError ||
+        (error as { cause?: unknown }).cause instanceof TargetRefusedError;
+      return {
+        status: null,
+        body: '',
+        truncated: false,
+        retryAfter: null,
+        error: describe(error),
+        refused,
+      };
+    }
+  }
+}
+
+async function readLimited(
+  body: AsyncIterable<Buffer> & { destroy(): unknown },
+  limit: number,
+): Promise<{ text: string; truncated: boolean }> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let truncated = false;
+  // Characters are at most 4 bytes: this many bytes always hold `limit` characters.
+  const maxBytes = limit * 4;
+  for await (const chunk of body) {
+    chunks.push(chunk);
+    size += chunk.length;
+    if (size > maxBytes) {
+      truncated = true;
+      body.destroy();
+      break;
+    }
+  }
+  const kept = truncate(Buffer.concat(chunks).toString('utf8'), limit);
+  return { text: kept.text, truncated: truncated || kept.truncated };
+}
+
+/** An error message fit for a response record: what failed, never the URL or a header. */
+function describe(error: unknown): string {
+  if (error instanceof TargetRefusedError) return error.message;
+  const cause = (error as { cause?: unknown }).cause;
+  if (cause instanceof TargetRefusedError) return cause.message;
+  const code = (error as { code?: string }).code;
+  if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') return 'timed out';
+  if (code) return `network error ${code}`;
+  return 'network error';
+}
+
+/**
+ * The check at creation: the URL's syntax and, for a host name, every address it resolves to
+ * now (the dispatcher checks again at every connection, since DNS answers change). A name that
+ * does not resolve yet is accepted: it is refused at connect time if it then points somewhere refused.
+ */
+export function targetCheck(
+  allowed: AllowedCidrs,
+  resolve: (host: string) => Promise<string[]> = async (host) =>
+    (await lookup(host, { all: true })).map((entry) => entry.address),
+): TargetCheck {
+  return async (url) => {
+    const checked = validateTargetUrl(url, { allowed });
+    if (!checked.ok) return checked.reason;
+    const host = checked.url.hostname.replace(/^\[(.*)\]$/, '$1');
+    if (isIP(host)) return null;
+    let addresses: string[];
+    try {
+      addresses = await resolve(host);
+    } catch {
+      return null;
+    }
+    for (const address of addresses) {
+      const verdict = checkAddress(address, allowed);
+      if (verdict.refused) return `host resolves to ${verdict.reason} (PACK_ALLOWED_TARGET_CIDRS)`;
+    }
+    return null;
+  };
+}

@@ -1,0 +1,99 @@
+import type { Connection } from 'mongoose';
+import { findPage, isDuplicateKey, nextId } from '@pack/db';
+import { emptySchedule } from '../domain/firing-rules';
+import type { Page, ScheduleRecord, ServiceRecord, WebhookRecord } from '../domain/model';
+import type { ServiceStore, WebhookStore } from '../domain/ports';
+import { RESPONSES, SCHEDULES } from './response-repository';
+
+export const WEBHOOKS = 'webhooks';
+export const SERVICES = 'services';
+
+/** Webhooks, and the Services projection they are scoped by. */
+export class WebhookRepository implements WebhookStore {
+  private readonly webhooks;
+  private readonly services;
+  private readonly schedules;
+
+  constructor(private readonly connection: Connection) {
+    this.webhooks = connection.collection<WebhookRecord>(WEBHOOKS);
+    this.services = connection.collection<ServiceRecord>(SERVICES);
+    this.schedules = connection.collection<ScheduleRecord>(SCHEDULES);
+  }
+
+  async ensureIndexes(): Promise<void> {
+    await this.webhooks.createIndex({ service_id: 1 }, { name: 'service' });
+    await this.webhooks.createIndex({ owner_id: 1, _id: 1 }, { name: 'owner' });
+  }
+
+  nextId(): Promise<number> {
+    return nextId(this.connection, WEBHOOKS);
+  }
+
+  async insert(record: WebhookRecord): Promise<void> {
+    await this.schedules.insertOne(emptySchedule(record._id));
+    await this.webhooks.insertOne(record);
+  }
+
+  find(id: number): Promise<WebhookRecord | null> {
+    return this.webhooks.findOne({ _id: id });
+  }
+
+  list(ownerId: number | null, limit: number, offset: number): Promise<Page<WebhookRecord>> {
+    return findPage(this.webhooks, ownerId === null ? {} : { owner_id: ownerId }, {
+      sort: { _id: 1 },
+      limit,
+      offset,
+    });
+  }
+
+  update(id: number, set: Partial<WebhookRecord>): Promise<WebhookRecord | null> {
+    return this.webhooks.findOneAndUpdate(
+      { _id: id },
+      { $set: set, $inc: { version: 1 } },
+      { returnDocument: 'after' },
+    );
+  }
+
+  async remove(id: number): Promise<boolean> {
+    const removed = (await this.webhooks.deleteOne({ _id: id })).deletedCount === 1;
+    await this.schedules.deleteOne({ _id: id });
+    await this.connection.collection(RESPONSES).deleteMany({ webhook_id: id });
+    return removed;
+  }
+
+  enabledFor(serviceId: number): Promise<WebhookRecord[]> {
+    return this.webhooks.find({ service_id: serviceId, enabled: true }).toArray();
+  }
+
+  async reassign(serviceId: number, owner: { id: number; name: string }): Promise<void> {
+    await this.webhooks.updateMany(
+      { service_id: serviceId, $or: [{ owner_id: { $ne: owner.id } }, { owner_name: { $ne: owner.name } }] },
+      { $set: { owner_id: owner.id, owner_name: owner.name, updated_at: new Date() }, $inc: { version: 1 } },
+    );
+  }
+
+  findService(id: number): Promise<ServiceRecord | null> {
+    return this.services.findOne({ _id: id });
+  }
+
+  /** An upsert whose filter keeps newer versions: a stale event finds the record and loses on _id. */
+  async apply(record: ServiceRecord): Promise<boolean> {
+    const { _id, ...fields } = record;
+    try {
+      const result = await this.services.updateOne(
+        { _id, version: { $lt: record.version } },
+        { $set: fields },
+        { upsert: true },
+      );
+      return result.modifiedCount + result.upsertedCount > 0;
+    } catch (error) {
+      if (isDuplicateKey(error)) return false;
+      throw error;
+    }
+  }
+}
+
+/** The same repository seen as the Services store (find means a Service there). */
+export function serviceStoreOf(repository: WebhookRepository): ServiceStore {
+  return { find: (id) => repository.findService(id), apply: (record) => repository.apply(record) };
+}

@@ -1,0 +1,146 @@
+import type { Logger } from '@pack/logging';
+import { BreakerOpenError, type Breakers } from './breakers';
+import { retryDelayMs, verdictOf, type RetryPolicy } from './delivery-rules';
+import type { AttemptRecord, ResponseRecord, WebhookRecord } from './model';
+import type { ResponseStore, Sender, SendResult, WebhookStore } from './ports';
+import { standardWebhookHeaders } from './signature';
+import type { SecretCodec } from './webhooks';
+
+export type DeliveryOutcome = 'ok' | 'failed' | 'retry' | 'disabled' | 'waiting' | 'lease_lost';
+
+export interface DeliveryObserver {
+  attempted(): void;
+  finished(outcome: DeliveryOutcome, latencyMs: number | null): void;
+}
+
+export interface DeliveryOptions {
+  policy: RetryPolicy;
+  timeoutMs: number;
+  /** The fire's webhook at least at the version the fire was made with (cached). */
+  webhookOf: (id: number, minVersion: number) => Promise<WebhookRecord | null>;
+  /** A finished fire: its webhook's responses may need trimming to the retention. */
+  finishedFor: (webhookId: number) => void;
+  logger: Logger;
+}
+
+/** Sends one fire (one attempt) and records what came of it. */
+export class Delivery {
+  constructor(
+    private readonly responses: ResponseStore,
+    private readonly webhooks: WebhookStore,
+    private readonly sender: Sender,
+    private readonly breakers: Breakers,
+    private readonly codec: SecretCodec,
+    private readonly options: DeliveryOptions,
+    private readonly observer: DeliveryObserver,
+  ) {}
+
+  async deliver(record: ResponseRecord, token: string, known?: WebhookRecord): Promise<DeliveryOutcome> {
+    const webhook = known ?? (await this.options.webhookOf(record.webhook_id, record.webhook_version));
+    if (!webhook || !webhook.enabled) {
+      const error = webhook ? 'the webhook is disabled' : 'the webhook was deleted';
+      return this.fail(record, token, null, error);
+    }
+    const body = JSON.stringify(record.body);
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      'user-agent': 'pack-webhook-dispatcher/0.1',
+      ...standardWebhookHeaders(this.secretOf(webhook, 'secret'), record._id, body),
+    };
+    const authorization = this.secretOf(webhook, 'authorization');
+    if (authorization) headers.authorization = authorization;
+
+    const started = Date.now();
+    let result: SendResult;
+    try {
+      result = await this.breakers.send(
+        webhook._id,
+        (sent) => !sent.refused && verdictOf(sent.status) === 'retry',
+        () => this.sender.send(webhook.target_url, headers, body, this.options.timeoutMs),
+      );
+    } catch (error) {
+      if (!(error instanceof BreakerOpenError)) throw error;
+      // Not an attempt: the target is left alone and the fire waits for the breaker.
+      const due = new Date(Date.now() + this.breakers.resetTimeoutMs);
+      await this.responses.reschedule(record._id, token, due, null);
+      this.observer.finished('waiting', null);
+      return 'waiting';
+    }
+    this.observer.attempted();
+    const attempt: AttemptRecord = {
+      at: new Date(started),
+      status_code: result.status,
+      error: result.error,
+      duration_ms: Date.now() - started,
+    };
+    const answer = {
+      status_code: result.status,
+      response_body: result.status === null ? null : result.body,
+      response_truncated: result.truncated,
+    };
+    const verdict = result.refused ? 'failed' : verdictOf(result.status);
+    switch (verdict) {
+      case 'ok':
+        return this.settle(record, token, 'ok', { state: 'OK', ...answer }, attempt);
+      case 'gone':
+        await this.webhooks.update(webhook._id, {
+          enabled: false,
+          disabled_reason: 'the target answered 410 Gone',
+          updated_at: new Date(),
+        });
+        this.options.logger.warn({ webhook_id: webhook._id }, 'webhook disabled: its target answered 410');
+        return this.settle(record, token, 'disabled', { state: 'FAILED', ...answer }, attempt);
+      case 'failed':
+        return this.settle(record, token, 'failed', { state: 'FAILED', ...answer }, attempt);
+      case 'retry': {
+        const attempts = record.attempt_count + 1;
+        if (attempts >= this.options.policy.maxAttempts)
+          return this.settle(record, token, 'failed', { state: 'FAILED', ...answer }, attempt);
+        const delay = retryDelayMs(this.options.policy, attempts, result.retryAfter);
+        const kept = await this.responses.reschedule(
+          record._id,
+          token,
+          new Date(Date.now() + delay),
+          attempt,
+        );
+        this.observer.finished(kept ? 'retry' : 'lease_lost', null);
+        return kept ? 'retry' : 'lease_lost';
+      }
+    }
+  }
+
+  private async fail(record: ResponseRecord, token: string, attempt: AttemptRecord | null, error: string) {
+    const set = { state: 'FAILED' as const, response_body: error, status_code: null };
+    return this.settle(record, token, 'failed', set, attempt);
+  }
+
+  private async settle(
+    record: ResponseRecord,
+    token: string,
+    outcome: DeliveryOutcome,
+    set: Partial<ResponseRecord>,
+    attempt: AttemptRecord | null,
+  ): Promise<DeliveryOutcome> {
+    if (!(await this.responses.finish(record._id, token, set, attempt))) {
+      this.observer.finished('lease_lost', null);
+      return 'lease_lost';
+    }
+    this.observer.finished(outcome, Date.now() - record.event_at.getTime());
+    this.options.finishedFor(record.webhook_id);
+    return outcome;
+  }
+
+  /** Decrypted once per ciphertext: the hot path does no AES work for a webhook seen before. */
+  private readonly plaintexts = new Map<string, string>();
+
+  private secretOf(webhook: WebhookRecord, field: 'authorization' | 'secret'): string {
+    const stored = webhook[field];
+    if (stored === '') return '';
+    const cached = this.plaintexts.get(stored);
+    if (cached !== undefined) return cached;
+    const plain = this.codec.open(webhook._id, field, stored) ?? '';
+    if (this.plaintexts.size > 10_000) this.plaintexts.clear();
+    this.plaintexts.set(stored, plain);
+    return plain;
+  }
+}

@@ -1,0 +1,311 @@
+import type { WebhookTriggerResult } from '@pack/contracts';
+import { blockedBy, emptySchedule, planFire, shapes, type Shaping } from './firing-rules';
+import type { ResponseRecord, ScheduleRecord, Trigger, WebhookRecord } from './model';
+import type { ResponseStore, ScheduleStore } from './ports';
+
+export interface FireObserver {
+  fired(mode: Trigger['mode'], delayed: boolean): void;
+  merged(): void;
+  suppressed(): void;
+}
+
+export interface FiringOptions {
+  rateWindowMs: number;
+  /** webhook_rate_limit_per_minute, read live from the settings. */
+  rateLimit: () => number;
+  /** A due fire this replica can send at once: recorded leased, handed to `deliverNow`. */
+  leaseFor: () => { token: string; until: Date } | null;
+  deliverNow: (record: ResponseRecord, webhook: WebhookRecord) => void;
+  /** Gives back a lease from `leaseFor` that was not used. */
+  unlease: () => void;
+  /** A fire due later: the scheduler should look again by then. */
+  dueLater: (due: Date) => void;
+  now?: () => number;
+}
+
+const MAX_ROUNDS = 50;
+const MAX_BATCH = 100;
+const OPENER_WAIT_MS = 20;
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** A message id fit for the webhook-id header: stable for one fire, unique across fires. */
+export function fireId(webhookId: number, triggerKey: string): string {
+  return `msg_${webhookId}_${triggerKey.replace(/[^A-Za-z0-9]/g, '')}`;
+}
+
+/**
+ * Turns triggers into fires: wait windows merge, cooling suppresses, the rate limit delays. The
+ * shared schedule is the only place a decision is made (conditional updates), so replicas agree;
+ * the fire itself is written before the caller acknowledges the trigger, so none is lost.
+ */
+export class Firing {
+  /** Last schedule seen per webhook: usually right, and a wrong guess costs only a re-read. */
+  private readonly guesses = new Map<number, ScheduleRecord>();
+  /** Triggers of unshaped webhooks waiting for the schedule update in progress (group commit). */
+  private readonly batches = new Map<number, Waiting[]>();
+
+  constructor(
+    private readonly schedules: ScheduleStore,
+    private readonly responses: ResponseStore,
+    private readonly options: FiringOptions,
+    private readonly observer: FireObserver,
+  ) {}
+
+  async trigger(webhook: WebhookRecord, trigger: Trigger): Promise<WebhookTriggerResult> {
+    const shaping: Shaping = {
+      waitMs: Math.round(webhook.trigger_wait_time * 1000),
+      coolMs: Math.round(webhook.trigger_cooling_time * 1000),
+      limit: this.options.rateLimit(),
+      windowMs: this.options.rateWindowMs,
+    };
+    const id = fireId(webhook._id, trigger.key);
+    if (!shapes(shaping)) return this.joinBatch(webhook, shaping, trigger, id);
+    return this.fireOne(webhook, shaping, trigger, id);
+  }
+
+  forget(webhookId: number): void {
+    this.guesses.delete(webhookId);
+  }
+
+  /**
+   * Simultaneous triggers of a webhook without wait or cooling time share one schedule update
+   * and one insert: the schedule document is the one place all its fires meet, so under load it
+   * would otherwise take them one at a time.
+   */
+  private joinBatch(
+    webhook: WebhookRecord,
+    shaping: Shaping,
+    trigger: Trigger,
+    id: string,
+  ): Promise<WebhookTriggerResult> {
+    return new Promise((resolve, reject) => {
+      const waiting = this.batches.get(webhook._id);
+      const entry = { trigger, id, resolve, reject };
+      if (waiting) {
+        waiting.push(entry);
+        return;
+      }
+      this.batches.set(webhook._id, [entry]);
+      void this.drainBatches(webhook, shaping);
+    });
+  }
+
+  private async drainBatches(webhook: WebhookRecord, shaping: Shaping): Promise<void> {
+    for (;;) {
+      const waiting = this.batches.get(webhook._id) ?? [];
+      const batch = waiting.splice(0, MAX_BATCH);
+      if (batch.length === 0) {
+        this.batches.delete(webhook._id);
+        return;
+      }
+      try {
+        const results = await this.fireBatch(webhook, shaping, batch);
+        batch.forEach((entry, index) => entry.resolve(results[index]!));
+      } catch (error) {
+        for (const entry of batch) entry.reject(error);
+      }
+    }
+  }
+
+  private async fireBatch(
+    webhook: WebhookRecord,
+    shaping: Shaping,
+    batch: Waiting[],
+  ): Promise<WebhookTriggerResult[]> {
+    if (batch.length > 1) {
+      const now = this.now();
+      const schedule = this.guesses.get(webhook._id) ?? emptySchedule(webhook._id);
+      const plan = planFire(schedule, now, shaping, batch[0]!.id, batch.length);
+      const after = plan && (await this.schedules.tryFire(webhook._id, plan));
+      if (plan && after) {
+        this.guesses.set(webhook._id, after);
+        const first = after.seq - batch.length + 1;
+        await this.recordMany(
+          webhook,
+          batch.map((entry, index) => ({ ...entry, seq: first + index })),
+          plan.due,
+          now,
+        );
+        for (const entry of batch) this.observer.fired(entry.trigger.mode, plan.delayed);
+        return batch.map((_, index) => ({ outcome: 'scheduled', response_id: first + index }));
+      }
+      if (!after) {
+        const fresh = await this.schedules.read(webhook._id);
+        if (fresh) this.guesses.set(webhook._id, fresh);
+      }
+    }
+    const results: WebhookTriggerResult[] = [];
+    for (const entry of batch) results.push(await this.fireOne(webhook, shaping, entry.trigger, entry.id));
+    return results;
+  }
+
+  private async fireOne(
+    webhook: WebhookRecord,
+    shaping: Shaping,
+    trigger: Trigger,
+    id: string,
+  ): Promise<WebhookTriggerResult> {
+    let schedule = this.guesses.get(webhook._id) ?? emptySchedule(webhook._id);
+    for (let round = 0; round < MAX_ROUNDS; round += 1) {
+      const now = this.now();
+      const blocked = blockedBy(schedule, now, shaping);
+      if (blocked === 'window') {
+        const merged = await this.mergeInto(schedule, webhook, trigger, id);
+        if (merged) return merged;
+      } else if (blocked === 'cooling') {
+        await this.schedules.countSuppressed(webhook._id);
+        this.observer.suppressed();
+        return { outcome: 'suppressed', response_id: null };
+      } else {
+        const plan = planFire(schedule, now, shaping, id)!;
+        const after = await this.schedules.tryFire(webhook._id, plan);
+        if (after) {
+          this.guesses.set(webhook._id, after);
+          await this.record(webhook, trigger, id, after.seq, plan.due, now);
+          this.observer.fired(trigger.mode, plan.delayed);
+          return { outcome: 'scheduled', response_id: after.seq };
+        }
+      }
+      schedule = (await this.schedules.read(webhook._id)) ?? emptySchedule(webhook._id);
+      this.guesses.set(webhook._id, schedule);
+    }
+    throw new Error(`webhook ${webhook._id}: the schedule kept changing; the trigger will be retried`);
+  }
+
+  private now(): number {
+    return (this.options.now ?? Date.now)();
+  }
+
+  /** Writes the fire; a fire due now goes out from this replica at once when it has room. */
+  private async record(
+    webhook: WebhookRecord,
+    trigger: Trigger,
+    id: string,
+    seq: number,
+    due: number,
+    now: number,
+  ): Promise<void> {
+    const lease = due <= now ? this.options.leaseFor() : null;
+    const record = newResponse(webhook, trigger, id, seq, new Date(due), lease);
+    let inserted = false;
+    try {
+      inserted = await this.responses.insert(record);
+    } finally {
+      if (lease && !inserted) this.options.unlease();
+    }
+    if (!inserted) return; // a redelivered trigger: its fire exists
+    if (lease) this.options.deliverNow(record, webhook);
+    else this.options.dueLater(record.due_at);
+  }
+
+  private async recordMany(
+    webhook: WebhookRecord,
+    entries: { trigger: Trigger; id: string; seq: number }[],
+    due: number,
+    now: number,
+  ): Promise<void> {
+    const leases = entries.map(() => (due <= now ? this.options.leaseFor() : null));
+    const records = entries.map((entry, index) =>
+      newResponse(webhook, entry.trigger, entry.id, entry.seq, new Date(due), leases[index]!),
+    );
+    let inserted: boolean[] = [];
+    try {
+      inserted = await this.responses.insertMany(records);
+    } finally {
+      leases.forEach((lease, index) => {
+        if (lease && !inserted[index]) this.options.unlease();
+      });
+    }
+    records.forEach((record, index) => {
+      if (!inserted[index]) return;
+      if (leases[index]) this.options.deliverNow(record, webhook);
+      else this.options.dueLater(record.due_at);
+    });
+  }
+
+  /**
+   * A trigger inside an open window: the latest event's body wins. If the opener has not written
+   * the fire yet (or crashed before it did), this trigger writes it, so the window always fires.
+   */
+  private async mergeInto(
+    schedule: ScheduleRecord,
+    webhook: WebhookRecord,
+    trigger: Trigger,
+    id: string,
+  ): Promise<WebhookTriggerResult | null> {
+    const windowFire = schedule.window_fire!;
+    for (let tries = 0; tries < 10; tries += 1) {
+      const merged = await this.responses.merge(windowFire, trigger);
+      if (merged) {
+        this.observer.merged();
+        return { outcome: 'merged', response_id: merged.seq };
+      }
+      const existing = await this.responses.find(windowFire);
+      if (existing) {
+        if (existing.state !== 'SCHEDULED') return null; // the window closed meanwhile
+        this.observer.merged(); // it holds a later trigger already
+        return { outcome: 'merged', response_id: existing.seq };
+      }
+      if (windowFire === id || tries === 9) {
+        const record = newResponse(
+          webhook,
+          trigger,
+          windowFire,
+          // No fire can follow while the window is open, so the counter still holds the window's number.
+          schedule.seq,
+          new Date(schedule.window_end),
+          null,
+        );
+        if (await this.responses.insert(record)) {
+          this.options.dueLater(record.due_at);
+          this.observer.merged();
+          return { outcome: 'merged', response_id: record.seq };
+        }
+      } else {
+        await sleep(OPENER_WAIT_MS);
+      }
+    }
+    return null;
+  }
+}
+
+interface Waiting {
+  trigger: Trigger;
+  id: string;
+  resolve: (result: WebhookTriggerResult) => void;
+  reject: (error: unknown) => void;
+}
+
+export function newResponse(
+  webhook: WebhookRecord,
+  trigger: Trigger,
+  id: string,
+  seq: number,
+  due: Date,
+  lease: { token: string; until: Date } | null,
+): ResponseRecord {
+  const now = new Date();
+  return {
+    _id: id,
+    webhook_id: webhook._id,
+    seq,
+    webhook_version: webhook.version,
+    // A fire sent at once is recorded as being sent, under this replica's lease; a crash before
+    // its answer is recorded leaves the lease to expire and another replica retries it.
+    state: lease ? 'WAITING_FOR_RESPONSE' : 'SCHEDULED',
+    mode: trigger.mode,
+    change_instance_id: trigger.change_instance_id,
+    body: trigger.body,
+    event_at: trigger.event_at,
+    due_at: due,
+    lease_until: lease?.until ?? null,
+    lease_token: lease?.token ?? null,
+    attempt_count: 0,
+    attempts: [],
+    status_code: null,
+    response_body: null,
+    response_truncated: false,
+    created_at: now,
+    updated_at: now,
+  };
+}

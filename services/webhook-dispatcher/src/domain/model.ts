@@ -1,0 +1,99 @@
+import type { ChangeInstanceState, FireMode, WebhookBody, WebhookResponseState } from '@pack/contracts';
+
+/** A webhook as stored: authorization and secret hold ciphertext bound to the webhook. */
+export interface WebhookRecord {
+  _id: number;
+  name: string;
+  description: string;
+  service_id: number;
+  owner_id: number;
+  owner_name: string;
+  target_url: string;
+  authorization: string;
+  secret: string;
+  change_instance_state: ChangeInstanceState | null;
+  trigger_wait_time: number;
+  trigger_cooling_time: number;
+  enabled: boolean;
+  disabled_reason: string | null;
+  /** Increased by every change, so a cached copy can tell it is stale. */
+  version: number;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** What the dispatcher knows of a catalog Service, from catalog.service.changed events. */
+export interface ServiceRecord {
+  _id: number;
+  name: string;
+  owner_id: number;
+  owner_name: string;
+  deleted: boolean;
+  version: number;
+}
+
+/**
+ * The per-webhook firing state, shared by every replica and changed only by conditional
+ * single-document updates: the response numbering, the open wait window, the cooling time and
+ * the rate-limit window the next fire counts in. Times are epoch milliseconds.
+ */
+export interface ScheduleRecord {
+  _id: number;
+  seq: number;
+  /** Triggers before this merge into `window_fire`. */
+  window_end: number;
+  window_fire: string | null;
+  /** Triggers before this (and after window_end) are suppressed: the cooling time. */
+  block_until: number;
+  /** The rate window being filled (index of a WEBHOOK_RATE_WINDOW_MS slot) and its count. */
+  rate_slot: number;
+  rate_count: number;
+  suppressed: number;
+}
+
+export interface AttemptRecord {
+  at: Date;
+  status_code: number | null;
+  error: string | null;
+  duration_ms: number;
+}
+
+/** One fire of a webhook (spec 2.7). `_id` is also the webhook-id header, stable across retries. */
+export interface ResponseRecord {
+  _id: string;
+  webhook_id: number;
+  /** Numbered per webhook in firing order; the public id of the response. */
+  seq: number;
+  webhook_version: number;
+  state: WebhookResponseState;
+  mode: FireMode;
+  change_instance_id: number | null;
+  body: WebhookBody;
+  /** When the triggering event happened: the latest one wins a merge; latency counts from it. */
+  event_at: Date;
+  due_at: Date;
+  lease_until: Date | null;
+  lease_token: string | null;
+  attempt_count: number;
+  attempts: AttemptRecord[];
+  status_code: number | null;
+  response_body: string | null;
+  response_truncated: boolean;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface Page<T> {
+  count: number;
+  items: T[];
+}
+
+/** A trigger as the firing rules see it, whatever its source. */
+export interface Trigger {
+  /** Unique per source event and webhook: a redelivered event finds its own fire. */
+  key: string;
+  mode: FireMode;
+  body: WebhookBody;
+  change_instance_id: number | null;
+  event_at: Date;
+}

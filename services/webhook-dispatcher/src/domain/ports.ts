@@ -1,0 +1,92 @@
+import type {
+  AttemptRecord,
+  Page,
+  ResponseRecord,
+  ScheduleRecord,
+  ServiceRecord,
+  Trigger,
+  WebhookRecord,
+} from './model';
+import type { FirePlan } from './firing-rules';
+
+/** Everything the use cases need from storage; src/data implements it. */
+export interface WebhookStore {
+  nextId(): Promise<number>;
+  /** Inserts the webhook and its empty schedule. */
+  insert(record: WebhookRecord): Promise<void>;
+  find(id: number): Promise<WebhookRecord | null>;
+  list(ownerId: number | null, limit: number, offset: number): Promise<Page<WebhookRecord>>;
+  /** The webhook after the change (its version increased); null when it is gone. */
+  update(id: number, set: Partial<WebhookRecord>): Promise<WebhookRecord | null>;
+  /** Removes the webhook, its schedule and its responses; false when there was none. */
+  remove(id: number): Promise<boolean>;
+  /** The enabled webhooks of a Service: one query per event, so a new webhook fires at once on every replica. */
+  enabledFor(serviceId: number): Promise<WebhookRecord[]>;
+  /** Gives the Service's webhooks to its new owner. */
+  reassign(serviceId: number, owner: { id: number; name: string }): Promise<void>;
+}
+
+export interface ServiceStore {
+  find(id: number): Promise<ServiceRecord | null>;
+  /** Keeps the record unless one of a higher version is stored already; true when it was applied. */
+  apply(record: ServiceRecord): Promise<boolean>;
+}
+
+export interface ScheduleStore {
+  read(webhookId: number): Promise<ScheduleRecord | null>;
+  /** Applies the plan and numbers the fire, if the schedule still meets its expectation; else null. */
+  tryFire(webhookId: number, plan: FirePlan): Promise<ScheduleRecord | null>;
+  countSuppressed(webhookId: number): Promise<void>;
+}
+
+export interface ResponseStore {
+  /** False when a response with this id exists already (the trigger was handled before). */
+  insert(record: ResponseRecord): Promise<boolean>;
+  /** The same for several, in one command: one flag per record. */
+  insertMany(records: ResponseRecord[]): Promise<boolean[]>;
+  /**
+   * Puts a later trigger's body into a fire that has not been sent yet; the response after it,
+   * or null when the fire is gone, sent, or holds a later trigger already (then it is unchanged).
+   */
+  merge(id: string, trigger: Trigger): Promise<ResponseRecord | null>;
+  find(id: string): Promise<ResponseRecord | null>;
+  findBySeq(webhookId: number, seq: number): Promise<ResponseRecord | null>;
+  /** Newest first. */
+  list(webhookId: number, limit: number, offset: number): Promise<Page<ResponseRecord>>;
+  /** Takes one due SCHEDULED fire, or one whose lease expired mid-delivery, under a new lease. */
+  claim(now: Date, leaseUntil: Date, token: string): Promise<ResponseRecord | null>;
+  /** Records an attempt and the final state; false when the lease was lost meanwhile. */
+  finish(
+    id: string,
+    token: string,
+    set: Partial<ResponseRecord>,
+    attempt: AttemptRecord | null,
+  ): Promise<boolean>;
+  /** Back to SCHEDULED for `due`, lease released; the attempt (if any) recorded. */
+  reschedule(id: string, token: string, due: Date, attempt: AttemptRecord | null): Promise<boolean>;
+  /** Deletes finished responses of the webhook beyond the `keep` newest; returns how many. */
+  trim(webhookId: number, keep: number): Promise<number>;
+  /** Fires waiting to be sent. */
+  backlog(): Promise<number>;
+}
+
+/** A fixed-window counter shared by replicas (the response-read rate limit). */
+export interface WindowCounter {
+  /** The count in the window after this hit. */
+  hit(key: string, window: number, expiresAt: Date): Promise<number>;
+}
+
+/** The answer of the target, or a network-level failure (status null). */
+export interface SendResult {
+  status: number | null;
+  body: string;
+  truncated: boolean;
+  retryAfter: number | null;
+  error: string | null;
+  /** The address checks refused the target: retrying will not help. */
+  refused: boolean;
+}
+
+export interface Sender {
+  send(url: string, headers: Record<string, string>, body: string, timeoutMs: number): Promise<SendResult>;
+}

@@ -1,0 +1,23 @@
+import { createHmac } from 'node:crypto';
+
+/**
+ * Standard Webhooks headers (standardwebhooks.com): the signature is HMAC-SHA256 over
+ * `<webhook-id>.<webhook-timestamp>.<body>` with the secret's bytes (the part after `whsec_`,
+ * base64), sent as `v1,<base64>`. The timestamp is the attempt's, so a retry is not refused as
+ * stale by a receiver's tolerance window; the id stays the same, so a receiver can de-duplicate.
+ */
+export function standardWebhookHeaders(
+  secret: string,
+  messageId: string,
+  body: string,
+  nowMs = Date.now(),
+): Record<string, string> {
+  const timestamp = String(Math.floor(nowMs / 1000));
+  const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');
+  const signature = createHmac('sha256', key).update(`${messageId}.${timestamp}.${body}`).digest('base64');
+  return {
+    'webhook-id': messageId,
+    'webhook-timestamp': timestamp,
+    'webhook-signature': `v1,${signature}`,
+  };
+}

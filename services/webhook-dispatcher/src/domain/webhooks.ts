@@ -1,0 +1,151 @@
+import { randomBytes } from 'node:crypto';
+import type { Principal, WebhookCreate, WebhookPatch, WebhookView } from '@pack/contracts';
+import { NotFoundError, ValidationError } from '@pack/errors';
+import { isMaskedSecret, maskSecret } from '@pack/secrets';
+import type { Page, WebhookRecord } from './model';
+import type { ServiceStore, WebhookStore } from './ports';
+
+/** Encrypts and decrypts one secret field of one webhook; both are bound into the ciphertext. */
+export interface SecretCodec {
+  seal(webhookId: number, field: 'authorization' | 'secret', plaintext: string): string;
+  /** null when the stored value cannot be decrypted (its key is gone). */
+  open(webhookId: number, field: 'authorization' | 'secret', stored: string): string | null;
+}
+
+/** The reason a target URL is refused (syntax, or an address it resolves to), or null. */
+export type TargetCheck = (url: string) => Promise<string | null>;
+
+/** A Standard Webhooks signing secret: `whsec_` and 24 random bytes in base64. */
+export function newSigningSecret(): string {
+  return `whsec_${randomBytes(24).toString('base64')}`;
+}
+
+/** Creating, reading, changing and deleting webhooks, each owner within their Services. */
+export class Webhooks {
+  constructor(
+    private readonly store: WebhookStore,
+    private readonly services: ServiceStore,
+    private readonly codec: SecretCodec,
+    private readonly checkTarget: TargetCheck,
+  ) {}
+
+  async create(principal: Principal, input: WebhookCreate): Promise<WebhookView> {
+    const service = await this.services.find(input.service);
+    if (!service || service.deleted)
+      throw new ValidationError('unknown service', { errors: { service: ['no such Service'] } });
+    if (principal.role !== 'admin' && service.owner_id !== principal.id)
+      throw new NotFoundError(`Service ${input.service} does not exist`);
+    await this.refuseTarget(input.target_url);
+    const id = await this.store.nextId();
+    const secret = newSigningSecret();
+    const now = new Date();
+    const record: WebhookRecord = {
+      _id: id,
+      name: input.name,
+      description: input.description,
+      service_id: service._id,
+      owner_id: service.owner_id,
+      owner_name: service.owner_name,
+      target_url: input.target_url,
+      authorization:
+        input.authorization === '' ? '' : this.codec.seal(id, 'authorization', input.authorization),
+      secret: this.codec.seal(id, 'secret', secret),
+      change_instance_state: input.change_instance_state,
+      trigger_wait_time: input.trigger_wait_time,
+      trigger_cooling_time: input.trigger_cooling_time,
+      enabled: input.enabled,
+      disabled_reason: null,
+      version: 1,
+      created_at: now,
+      updated_at: now,
+    };
+    await this.store.insert(record);
+    return this.view(record, secret);
+  }
+
+  async list(principal: Principal, limit: number, offset: number): Promise<Page<WebhookView>> {
+    const page = await this.store.list(principal.role === 'admin' ? null : principal.id, limit, offset);
+    return { count: page.count, items: page.items.map((record) => this.view(record)) };
+  }
+
+  async get(principal: Principal, id: number): Promise<WebhookView> {
+    return this.view(await this.visible(principal, id));
+  }
+
+  /** The webhook if the caller may see it; 404 otherwise (no existence leak). */
+  async visible(principal: Principal, id: number): Promise<WebhookRecord> {
+    const record = await this.store.find(id);
+    if (!record || (principal.role !== 'admin' && record.owner_id !== principal.id))
+      throw new NotFoundError(`Webhook ${id} does not exist`);
+    return record;
+  }
+
+  async update(principal: Principal, id: number, patch: WebhookPatch): Promise<WebhookView> {
+    const record = await this.visible(principal, id);
+    if (patch.target_url !== undefined) await this.refuseTarget(patch.target_url);
+    const set: Partial<WebhookRecord> = { updated_at: new Date() };
+    if (patch.name !== undefined) set.name = patch.name;
+    if (patch.description !== undefined) set.description = patch.description;
+    if (patch.target_url !== undefined) set.target_url = patch.target_url;
+    if (patch.change_instance_state !== undefined) set.change_instance_state = patch.change_instance_state;
+    if (patch.trigger_wait_time !== undefined) set.trigger_wait_time = patch.trigger_wait_time;
+    if (patch.trigger_cooling_time !== undefined) set.trigger_cooling_time = patch.trigger_cooling_time;
+    if (patch.enabled !== undefined) {
+      set.enabled = patch.enabled;
+      if (patch.enabled) set.disabled_reason = null;
+    }
+    if (patch.authorization !== undefined && !isMaskedSecret(patch.authorization))
+      set.authorization =
+        patch.authorization === '' ? '' : this.codec.seal(id, 'authorization', patch.authorization);
+    const updated = await this.store.update(record._id, set);
+    if (!updated) throw new NotFoundError(`Webhook ${id} does not exist`);
+    return this.view(updated);
+  }
+
+  /** A new signing secret, shown in full this once; the old one stops signing at once. */
+  async rotateSecret(principal: Principal, id: number): Promise<WebhookView> {
+    const record = await this.visible(principal, id);
+    const secret = newSigningSecret();
+    const updated = await this.store.update(record._id, {
+      secret: this.codec.seal(id, 'secret', secret),
+      updated_at: new Date(),
+    });
+    if (!updated) throw new NotFoundError(`Webhook ${id} does not exist`);
+    return this.view(updated, secret);
+  }
+
+  async remove(principal: Principal, id: number): Promise<void> {
+    const record = await this.visible(principal, id);
+    if (!(await this.store.remove(record._id))) throw new NotFoundError(`Webhook ${id} does not exist`);
+  }
+
+  private async refuseTarget(url: string): Promise<void> {
+    const reason = await this.checkTarget(url);
+    if (reason) throw new ValidationError('target refused', { errors: { target_url: [reason] } });
+  }
+
+  private view(record: WebhookRecord, freshSecret?: string): WebhookView {
+    const authorization =
+      record.authorization === ''
+        ? ''
+        : (this.codec.open(record._id, 'authorization', record.authorization) ?? '');
+    const secret = freshSecret ?? this.codec.open(record._id, 'secret', record.secret) ?? '';
+    return {
+      id: record._id,
+      name: record.name,
+      description: record.description,
+      service: record.service_id,
+      owner: { id: record.owner_id, name: record.owner_name },
+      target_url: record.target_url,
+      authorization: maskSecret(authorization),
+      change_instance_state: record.change_instance_state,
+      trigger_wait_time: record.trigger_wait_time,
+      trigger_cooling_time: record.trigger_cooling_time,
+      enabled: record.enabled,
+      disabled_reason: record.disabled_reason,
+      secret: freshSecret ?? maskSecret(secret),
+      created_at: record.created_at.toISOString(),
+      updated_at: record.updated_at.toISOString(),
+    };
+  }
+}

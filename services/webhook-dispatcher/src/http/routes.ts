@@ -1,0 +1,178 @@
+import { z } from 'zod';
+import {
+  WEBHOOKS_PATH,
+  webhookCreateSchema,
+  webhookPatchSchema,
+  webhookResponseViewSchema,
+  webhookTriggerResultSchema,
+  webhookTriggerSchema,
+  webhookViewSchema,
+} from '@pack/contracts';
+import {
+  idParams,
+  idSchema,
+  listQuerySchema,
+  pageOf,
+  pageSchema,
+  problemSchema,
+  route,
+} from '@pack/http-kit';
+import type { Responses } from '../domain/responses';
+import type { Triggers } from '../domain/triggers';
+import type { Webhooks } from '../domain/webhooks';
+
+const problem = (description: string) => ({ description, schema: problemSchema });
+const problems = {
+  400: problem('Invalid request; `errors` names each field'),
+  401: problem('No or unknown token'),
+  403: problem('The caller role may not do this'),
+  404: problem('No such webhook among those of your Services'),
+} as const;
+const tooMany = {
+  ...problem('More than webhook_response_rate_limit reads this minute'),
+  headers: { 'Retry-After': 'Seconds until the next minute starts' },
+};
+
+const access = ['admin', 'service_owner'] as const;
+const MASKED = 'authorization and secret are masked (at most the last four characters).';
+const responseParams = z.object({ id: idSchema, response_id: idSchema });
+
+export function webhookRoutes(webhooks: Webhooks, triggers: Triggers, responses: Responses) {
+  return [
+    route({
+      method: 'post',
+      path: WEBHOOKS_PATH,
+      summary:
+        'Create a webhook (spec endpoint 8): the full or the short form of spec 2.6. The signing secret is in the answer this once',
+      access,
+      body: webhookCreateSchema,
+      responses: {
+        201: {
+          description: 'The created webhook, with its signing secret in full',
+          schema: webhookViewSchema,
+        },
+        ...problems,
+      },
+      handler: async ({ principal, body, log }) => {
+        const created = await webhooks.create(principal, body);
+        log.info({ webhook_id: created.id, service_id: created.service }, 'webhook created');
+        return { status: 201, body: created };
+      },
+    }),
+    route({
+      method: 'get',
+      path: WEBHOOKS_PATH,
+      summary: 'List the webhooks of your Services (admins: all)',
+      access,
+      query: listQuerySchema,
+      responses: {
+        200: { description: `A page of webhooks; ${MASKED}`, schema: pageSchema(webhookViewSchema) },
+        400: problems[400],
+        401: problems[401],
+        403: problems[403],
+      },
+      handler: async ({ principal, query, req }) => {
+        const page = await webhooks.list(principal, query.limit, query.offset);
+        return { body: pageOf(req, query, page.count, page.items) };
+      },
+    }),
+    route({
+      method: 'get',
+      path: `${WEBHOOKS_PATH}:id/`,
+      summary: 'Read a webhook',
+      access,
+      params: idParams,
+      responses: { 200: { description: `The webhook; ${MASKED}`, schema: webhookViewSchema }, ...problems },
+      handler: async ({ principal, params }) => ({ body: await webhooks.get(principal, params.id) }),
+    }),
+    route({
+      method: 'patch',
+      path: `${WEBHOOKS_PATH}:id/`,
+      summary:
+        'Change a webhook; a masked authorization sent back keeps the stored one; enabling clears disabled_reason',
+      access,
+      params: idParams,
+      body: webhookPatchSchema,
+      responses: {
+        200: { description: `The changed webhook; ${MASKED}`, schema: webhookViewSchema },
+        ...problems,
+      },
+      handler: async ({ principal, params, body }) => ({
+        body: await webhooks.update(principal, params.id, body),
+      }),
+    }),
+    route({
+      method: 'delete',
+      path: `${WEBHOOKS_PATH}:id/`,
+      summary: 'Delete a webhook and its responses',
+      access,
+      params: idParams,
+      responses: { 204: { description: 'Deleted' }, ...problems },
+      handler: async ({ principal, params }) => {
+        await webhooks.remove(principal, params.id);
+        return { status: 204 };
+      },
+    }),
+    route({
+      method: 'post',
+      path: `${WEBHOOKS_PATH}:id/rotate_secret/`,
+      summary: 'Replace the signing secret; the new one is in the answer this once',
+      access,
+      params: idParams,
+      responses: {
+        200: { description: 'The webhook with its new secret in full', schema: webhookViewSchema },
+        ...problems,
+      },
+      handler: async ({ principal, params }) => ({ body: await webhooks.rotateSecret(principal, params.id) }),
+    }),
+    route({
+      method: 'post',
+      path: `${WEBHOOKS_PATH}:id/trigger/`,
+      summary:
+        'Fire a webhook manually. With change_instance_id, that Change Instance\'s state goes in the body; without, the state is "MANUAL". Wait and cooling times apply',
+      access,
+      params: idParams,
+      body: webhookTriggerSchema,
+      responses: {
+        202: { description: 'What became of the trigger', schema: webhookTriggerResultSchema },
+        ...problems,
+      },
+      handler: async ({ principal, params, body }) => ({
+        status: 202,
+        body: await triggers.manual(principal, params.id, body.change_instance_id),
+      }),
+    }),
+    route({
+      method: 'get',
+      path: `${WEBHOOKS_PATH}:id/responses/`,
+      summary: 'The Webhook Responses of a webhook, newest first (webhook_response_rate_limit per minute)',
+      access,
+      params: idParams,
+      query: listQuerySchema,
+      responses: {
+        200: { description: 'A page of responses', schema: pageSchema(webhookResponseViewSchema) },
+        ...problems,
+        429: tooMany,
+      },
+      handler: async ({ principal, params, query, req }) => {
+        const page = await responses.list(principal, params.id, query.limit, query.offset);
+        return { body: pageOf(req, query, page.count, page.items) };
+      },
+    }),
+    route({
+      method: 'get',
+      path: `${WEBHOOKS_PATH}:id/responses/:response_id/`,
+      summary: 'One Webhook Response (webhook_response_rate_limit per minute)',
+      access,
+      params: responseParams,
+      responses: {
+        200: { description: 'The response', schema: webhookResponseViewSchema },
+        ...problems,
+        429: tooMany,
+      },
+      handler: async ({ principal, params }) => ({
+        body: await responses.get(principal, params.id, params.response_id),
+      }),
+    }),
+  ];
+}

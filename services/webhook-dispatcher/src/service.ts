@@ -1,0 +1,192 @@
+import type { ServiceDefinition } from '@pack/runtime';
+import type { Logger } from '@pack/logging';
+import { isEncryptedSecret, keyRingFromEnv, SecretBox, type KeyRing } from '@pack/secrets';
+import { createTargetDispatcher } from '@pack/net-guard';
+import { SettingsCache } from '@pack/settings-client';
+import { catalogLookup } from './data/catalog-client';
+import { ResponseRepository } from './data/response-repository';
+import { targetCheck, TargetSender } from './data/target-sender';
+import { serviceStoreOf, WebhookRepository } from './data/webhook-repository';
+import { Breakers } from './domain/breakers';
+import { Delivery } from './domain/deliver';
+import { Firing } from './domain/fire';
+import { Responses } from './domain/responses';
+import { Scheduler } from './domain/scheduler';
+import { ServicesProjection } from './domain/services-projection';
+import { Triggers } from './domain/triggers';
+import { Webhooks, type SecretCodec } from './domain/webhooks';
+import { webhookRoutes } from './http/routes';
+import { changeInstanceConsumer, servicesConsumer } from './messaging/consumers';
+import { webhookMetrics } from './metrics';
+import type { WebhookDispatcherConfig } from './config';
+
+export { webhookDispatcherEnvSchema, type WebhookDispatcherConfig } from './config';
+export { RESPONSES, SCHEDULES } from './data/response-repository';
+export { WEBHOOKS } from './data/webhook-repository';
+export { CHANGE_INSTANCE_CONSUMER, SERVICES_CONSUMER } from './messaging/consumers';
+
+const SERVICE = 'webhook-dispatcher';
+
+/** Each secret is bound to its webhook and field, so a ciphertext copied elsewhere does not decrypt. */
+export function webhookSecretContext(webhookId: number, field: string): string {
+  return `webhooks:${webhookId}.${field}`;
+}
+
+function secretCodec(ring: KeyRing, logger: Logger): SecretCodec {
+  const box = new SecretBox(ring);
+  return {
+    seal: (id, field, plaintext) => box.encrypt(plaintext, webhookSecretContext(id, field)),
+    open: (id, field, stored) => {
+      if (!isEncryptedSecret(stored)) return null;
+      return box.decryptOrNull(stored, webhookSecretContext(id, field), (error) =>
+        logger.error(
+          { webhook_id: id, field, key_id: error.keyId, reason: error.message },
+          'stored secret cannot be decrypted',
+        ),
+      );
+    },
+  };
+}
+
+export const webhookDispatcherService: ServiceDefinition<WebhookDispatcherConfig> = {
+  name: SERVICE,
+  version: '0.1.0',
+  setup({ config, mongo, logger, metrics }) {
+    const webhookRepository = new WebhookRepository(mongo.connection);
+    const services = serviceStoreOf(webhookRepository);
+    const responseRepository = new ResponseRepository(mongo.connection);
+    const codec = secretCodec(keyRingFromEnv(config), logger);
+    const settings = new SettingsCache({
+      settingsUrl: config.SETTINGS_URL,
+      internalSecret: config.PACK_INTERNAL_SECRET,
+      service: SERVICE,
+      logger,
+    });
+    const externalApi = () => settings.get().external_api;
+    const settingsApplied = metrics.counter(
+      'settings_applied_total',
+      'General settings documents this replica has applied',
+    );
+    const settingsVersion = metrics.gauge(
+      'settings_version',
+      'Version of the general settings this replica applies',
+    );
+    settings.onChange(() => {
+      settingsApplied.inc();
+      settingsVersion.set(settings.version());
+    });
+    const observed = webhookMetrics(metrics);
+    const allowed = config.PACK_ALLOWED_TARGET_CIDRS;
+    const dispatcher = createTargetDispatcher({ allowed, connectTimeoutMs: config.WEBHOOK_TIMEOUT_MS });
+    const breakers = new Breakers(
+      {
+        errorThresholdPercentage: config.WEBHOOK_BREAKER_THRESHOLD,
+        volumeThreshold: config.WEBHOOK_BREAKER_VOLUME,
+        resetTimeoutMs: config.WEBHOOK_BREAKER_RESET_MS,
+      },
+      observed.breakerState,
+    );
+    const webhooks = new Webhooks(webhookRepository, services, codec, targetCheck(allowed));
+    const cache = new WebhookCache(webhookRepository);
+    const delivery = new Delivery(
+      responseRepository,
+      webhookRepository,
+      new TargetSender(dispatcher),
+      breakers,
+      codec,
+      {
+        policy: {
+          maxAttempts: config.WEBHOOK_MAX_ATTEMPTS,
+          baseDelayMs: config.WEBHOOK_RETRY_BASE_MS,
+          maxDelayMs: config.WEBHOOK_RETRY_MAX_MS,
+        },
+        timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+        webhookOf: (id, version) => cache.get(id, version),
+        finishedFor: (id) => scheduler.finishedFor(id),
+        logger,
+      },
+      observed.deliveryObserver,
+    );
+    const scheduler: Scheduler = new Scheduler(responseRepository, delivery, {
+      concurrency: config.WEBHOOK_CONCURRENCY,
+      pollMs: config.WEBHOOK_POLL_MS,
+      leaseMs: config.WEBHOOK_LEASE_MS,
+      retentionSweepMs: config.WEBHOOK_RETENTION_SWEEP_MS,
+      retention: () => externalApi().webhook_response_retention,
+      onBacklog: observed.backlog,
+      logger,
+    });
+    const firing = new Firing(
+      responseRepository,
+      responseRepository,
+      {
+        rateWindowMs: config.WEBHOOK_RATE_WINDOW_MS,
+        rateLimit: () => externalApi().webhook_rate_limit_per_minute,
+        leaseFor: () => scheduler.leaseFor(),
+        unlease: () => scheduler.unlease(),
+        deliverNow: (record, webhook) => scheduler.deliverNow(record, webhook),
+        dueLater: (due) => scheduler.wake(due.getTime()),
+      },
+      observed.fireObserver,
+    );
+    const triggers = new Triggers(
+      webhookRepository,
+      services,
+      webhooks,
+      firing,
+      catalogLookup(config.CATALOG_URL, config.PACK_INTERNAL_SECRET),
+    );
+    const responses = new Responses(
+      responseRepository,
+      webhooks,
+      responseRepository,
+      () => externalApi().webhook_response_rate_limit,
+    );
+    return {
+      routes: webhookRoutes(webhooks, triggers, responses),
+      consumers: [
+        settings.consumer(),
+        changeInstanceConsumer(triggers),
+        servicesConsumer(new ServicesProjection(services, webhookRepository)),
+      ],
+      async onStart() {
+        await webhookRepository.ensureIndexes();
+        await responseRepository.ensureIndexes();
+        settings.start();
+        scheduler.start();
+        return async () => {
+          await scheduler.stop();
+          settings.stop();
+          breakers.shutdown();
+          await dispatcher.close();
+        };
+      },
+    };
+  },
+};
+
+/**
+ * Webhooks by id for fires sent later (retries, windows): a fire names the webhook version it was
+ * made with, so a cached copy older than that is refetched; newer edits reach deliveries within
+ * the cache's lifetime.
+ */
+class WebhookCache {
+  private readonly entries = new Map<
+    number,
+    { record: import('./domain/model').WebhookRecord; at: number }
+  >();
+
+  constructor(
+    private readonly store: WebhookRepository,
+    private readonly ttlMs = 1000,
+  ) {}
+
+  async get(id: number, minVersion: number) {
+    const hit = this.entries.get(id);
+    if (hit && hit.record.version >= minVersion && Date.now() - hit.at < this.ttlMs) return hit.record;
+    const record = await this.store.find(id);
+    if (record) this.entries.set(id, { record, at: Date.now() });
+    else this.entries.delete(id);
+    return record;
+  }
+}

@@ -1,0 +1,90 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import path from 'node:path';
+import { call, waitFor } from '@pack/testkit';
+import { changeInstance, events, owner, Receiver, startDispatcher, TEST_TUNING, WEBHOOKS } from './harness';
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/** The dispatcher as its own process, so the test can kill it the hard way. */
+async function spawnDispatcher(env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, '../src/main.ts')], {
+    env: { PATH: process.env.PATH, ...env, PORT: String(port) },
+    stdio: 'ignore',
+  });
+  const url = `http://127.0.0.1:${port}`;
+  await waitFor(async () => (await fetch(`${url}/readyz`).catch(() => null))?.status === 200, {
+    what: 'dispatcher process ready',
+    timeoutMs: 30_000,
+  });
+  return { child, url };
+}
+
+describe('no lost fire when the dispatcher dies mid-flight', () => {
+  it('redelivers a fire whose process died before the answer, and fires events that arrived meanwhile', async () => {
+    const receiver = await new Receiver().start();
+    const env = { WEBHOOK_LEASE_MS: '1500' };
+    const first = await startDispatcher({ env });
+    await first.addService(7000, owner);
+    const webhook = (
+      await first.as(owner, 'POST', WEBHOOKS, {
+        name: 'survives',
+        description: '',
+        service: 7000,
+        target_url: receiver.url,
+        authorization: 'Bearer x',
+      })
+    ).body;
+    await first.stop();
+
+    const processed = await spawnDispatcher({ ...first.env, ...TEST_TUNING, ...env, LOG_LEVEL: 'silent' });
+    let second: Awaited<ReturnType<typeof startDispatcher>> | undefined;
+    try {
+      receiver.next({ status: 200, hang: true });
+      const fired = await call(processed.url, 'POST', `${WEBHOOKS}${webhook.id}/trigger/`, {
+        principal: owner,
+        body: {},
+      });
+      expect(fired.status).toBe(202);
+      await receiver.received(1);
+      processed.child.kill('SIGKILL');
+      await new Promise((resolve) => processed.child.once('exit', resolve));
+
+      // Nothing runs now: the event waits in the dispatcher's durable queue.
+      await first.publish(events.changeInstanceCreated, {
+        ...changeInstance(7000, 1, 'PENDING'),
+        auto_approved: false,
+      });
+
+      second = await startDispatcher({ env, peer: first, settings: first.settings });
+      const records = await waitFor(
+        async () => {
+          const all = await second!
+            .collection('webhook_responses')
+            .find({ webhook_id: webhook.id })
+            .toArray();
+          return all.length === 2 && all.every((r) => r.state === 'OK') ? all : undefined;
+        },
+        { what: 'both fires delivered', timeoutMs: 30_000 },
+      );
+      expect(records.map((r) => r.mode).sort()).toEqual(['manual', 'submission']);
+      const manual = records.find((r) => r.mode === 'manual')!;
+      const sentManual = receiver.requests.filter((r) => r.headers['webhook-id'] === String(manual._id));
+      // Sent twice (the first answer was lost with the process), recorded once.
+      expect(sentManual).toHaveLength(2);
+      expect(receiver.requests).toHaveLength(3);
+    } finally {
+      processed.child.kill('SIGKILL');
+      await second?.stopAndClean();
+      await first.settings.stop();
+      await receiver.stop();
+    }
+  });
+});

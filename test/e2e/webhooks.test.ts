@@ -1,0 +1,104 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Webhook } from 'standardwebhooks';
+import { waitFor } from '@pack/testkit';
+import { startStack, type Stack } from '../stack';
+
+/**
+ * Webhooks through the gateway with the real catalog: the dispatcher learns the Service and its
+ * owner from the catalog's events, and a consumer's submission reaches the owner's receiver.
+ */
+describe('webhooks through the gateway', () => {
+  let stack: Stack;
+  let owner: string;
+  let stranger: string;
+  let consumer: string;
+  let server: http.Server;
+  let target = '';
+  const received: { headers: http.IncomingHttpHeaders; body: string }[] = [];
+
+  beforeAll(async () => {
+    server = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        received.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
+        res.end('thanks');
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    target = `http://127.0.0.1:${(server.address() as AddressInfo).port}/playbook`;
+    stack = await startStack();
+    owner = await stack.issueToken('service_owner');
+    stranger = await stack.issueToken('service_owner');
+    consumer = await stack.issueToken('consumer');
+  });
+  afterAll(async () => {
+    await stack?.stop();
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+
+  it('fires a signed request at submission for the Service the owner created in the catalog', async () => {
+    const service = await stack.call('POST', '/v1/catalog/services/', {
+      token: owner,
+      body: { name: 'Webhooked service', description: '' },
+    });
+    expect(service.status).toBe(201);
+    // The dispatcher knows the Service once the catalog's event arrived.
+    const created = await waitFor(async () => {
+      const reply = await stack.call('POST', '/v1/external/serviceowner/webhooks/', {
+        token: owner,
+        body: {
+          name: 'Playbook',
+          description: 'runs at submission',
+          service: service.body.id,
+          target_url: target,
+          authorization: 'Bearer playbook-token-42',
+        },
+      });
+      return reply.status === 201 ? reply : undefined;
+    });
+    const other = await stack.call('GET', `/v1/external/serviceowner/webhooks/${created.body.id}/`, {
+      token: stranger,
+    });
+    expect(other.status).toBe(404);
+
+    const submitted = await stack.call('POST', `/v1/catalog/services/${service.body.id}/declarations/`, {
+      token: consumer,
+      body: { declaration: { size: 'small' } },
+    });
+    expect(submitted.status).toBe(201);
+    const request = await waitFor(() => received[0]);
+    expect(JSON.parse(request.body)).toEqual({
+      id: service.body.id,
+      name: 'Webhooked service',
+      owner: service.body.owner,
+      state: 'PENDING',
+    });
+    expect(request.headers.authorization).toBe('Bearer playbook-token-42');
+    const headers = {
+      'webhook-id': String(request.headers['webhook-id']),
+      'webhook-timestamp': String(request.headers['webhook-timestamp']),
+      'webhook-signature': String(request.headers['webhook-signature']),
+    };
+    expect(new Webhook(created.body.secret).verify(request.body, headers)).toEqual(JSON.parse(request.body));
+
+    const responses = await waitFor(async () => {
+      const reply = await stack.call(
+        'GET',
+        `/v1/external/serviceowner/webhooks/${created.body.id}/responses/`,
+        {
+          token: owner,
+        },
+      );
+      return reply.body.results?.[0]?.state === 'OK' ? reply.body : undefined;
+    });
+    expect(responses.results[0]).toMatchObject({
+      mode: 'submission',
+      change_instance_id: submitted.body.change_instance.id,
+      status_code: 200,
+      response_body: 'thanks',
+    });
+  });
+});
