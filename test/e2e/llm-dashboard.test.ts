@@ -52,8 +52,15 @@ describe('generation and the AI Integration dashboard through the gateway', () =
       processor_id: 5,
       reply_to: null,
     });
-    const [result] = await tap.waitFor((all) => all.some((e) => e.data.request_id === requestId), 'the result');
-    expect(result!.data).toMatchObject({ ok: true, cost: '0.000006', output: 'Hello from the fake provider.' });
+    const [result] = await tap.waitFor(
+      (all) => all.some((e) => e.data.request_id === requestId),
+      'the result',
+    );
+    expect(result!.data).toMatchObject({
+      ok: true,
+      cost: '0.000006',
+      output: 'Hello from the fake provider.',
+    });
 
     const dashboard = (token?: string) =>
       stack.call('GET', '/v1/ai/dashboard/?group_by=model', token === undefined ? {} : { token });
@@ -61,7 +68,14 @@ describe('generation and the AI Integration dashboard through the gateway', () =
     expect(seen.status).toBe(200);
     expect(seen.body).toMatchObject({ currency: 'USD', costs_hidden: false });
     expect(seen.body.groups).toContainEqual(
-      expect.objectContaining({ key: model, calls: 1, errors: 0, input_tokens: 12, output_tokens: 7, cost: '0.000006' }),
+      expect.objectContaining({
+        key: model,
+        calls: 1,
+        errors: 0,
+        input_tokens: 12,
+        output_tokens: 7,
+        cost: '0.000006',
+      }),
     );
     expect((await dashboard(ownerToken)).body.totals.cost).toBe('0.000006');
 

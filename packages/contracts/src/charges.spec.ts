@@ -18,7 +18,13 @@ describe('maySeeCosts', () => {
     ['enabled, no flag', on({}), true, true, true],
     ['enabled, hide_for_serviceowners', on({ hide_for_serviceowners: true }), true, false, true],
     ['enabled, hide_for_consumers', on({ hide_for_consumers: true }), true, true, false],
-    ['enabled, both hide flags', on({ hide_for_serviceowners: true, hide_for_consumers: true }), true, false, false],
+    [
+      'enabled, both hide flags',
+      on({ hide_for_serviceowners: true, hide_for_consumers: true }),
+      true,
+      false,
+      false,
+    ],
     ['enabled, only_admins_can_see', on({ only_admins_can_see: true }), true, false, false],
     ['enabled, every flag', on(all), true, false, false],
   ];

@@ -73,7 +73,11 @@ const usage = z.object({
   /** Part of output_tokens spent on reasoning, when the provider reports it. */
   reasoning_tokens: z.number().int().nonnegative().optional(),
 });
-const generateReplyTo = z.object({ pipeline_id: z.number().int(), stage: stageSchema, run: z.number().int() });
+const generateReplyTo = z.object({
+  pipeline_id: z.number().int(),
+  stage: stageSchema,
+  run: z.number().int(),
+});
 
 export const events = {
   /**

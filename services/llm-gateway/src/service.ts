@@ -15,6 +15,7 @@ import type { LlmGatewayConfig } from './config';
 
 export { llmGatewayEnvSchema, type LlmGatewayConfig } from './config';
 export { LLM_MODELS_COLLECTION } from './data/llm-model-repository';
+export { GENERATE_CONSUMER } from './messaging/generate-consumer';
 
 const SERVICE = 'llm-gateway';
 

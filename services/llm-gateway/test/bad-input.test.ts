@@ -72,7 +72,11 @@ const CREATE_CASES: [string, unknown, string][] = [
     { ...vendor1, input_price_per_1m_tokens: '0.0000001' },
     'input_price_per_1m_tokens',
   ],
-  ['a price number with 7 decimals', { ...vendor1, output_price_per_1m_tokens: 1e-7 }, 'output_price_per_1m_tokens'],
+  [
+    'a price number with 7 decimals',
+    { ...vendor1, output_price_per_1m_tokens: 1e-7 },
+    'output_price_per_1m_tokens',
+  ],
   ['a zero timeout', { ...vendor1, timeout: 0 }, 'timeout'],
   ['a negative timeout', { ...vendor1, timeout: -5 }, 'timeout'],
   ['a timeout over 600 seconds', { ...vendor1, timeout: 601 }, 'timeout'],
@@ -99,7 +103,11 @@ const PATCH_CASES: [string, unknown, string][] = [
     'extra_data.api_key',
   ],
   ['a negative price', { output_price_per_1m_tokens: '-0.5' }, 'output_price_per_1m_tokens'],
-  ['a price with more than 6 decimals', { input_price_per_1m_tokens: '0.1234567' }, 'input_price_per_1m_tokens'],
+  [
+    'a price with more than 6 decimals',
+    { input_price_per_1m_tokens: '0.1234567' },
+    'input_price_per_1m_tokens',
+  ],
   ['a timeout over 600 seconds', { timeout: 1000 }, 'timeout'],
   ['a null timeout', { timeout: null }, 'timeout'],
 ];

@@ -81,7 +81,9 @@ describe('generation through the broker', () => {
     const record = records.find((r) => r._id === request.request_id)!;
     expect(JSON.parse(record.raw_usage_json as string)).toMatchObject({ prompt_tokens: 12 });
     expect(await metricValue(llm.service.url, 'llm_generations_total')).toBeGreaterThanOrEqual(1);
-    expect(await metricValue(llm.service.url, 'llm_gateway_overhead_seconds_count')).toBeGreaterThanOrEqual(1);
+    expect(await metricValue(llm.service.url, 'llm_gateway_overhead_seconds_count')).toBeGreaterThanOrEqual(
+      1,
+    );
   });
 
   it('waits while another replica holds a request, and takes over one whose lease ran out', async () => {

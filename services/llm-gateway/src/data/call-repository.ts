@@ -36,10 +36,7 @@ export class CallRepository implements CallStore {
   }
 
   async finish(requestId: string, owner: string, finished: FinishedCall): Promise<boolean> {
-    const done = await this.calls.updateOne(
-      { _id: requestId, state: 'claimed', owner },
-      { $set: finished },
-    );
+    const done = await this.calls.updateOne({ _id: requestId, state: 'claimed', owner }, { $set: finished });
     return done.modifiedCount === 1;
   }
 }

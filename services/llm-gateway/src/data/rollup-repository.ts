@@ -75,7 +75,10 @@ export class RollupRepository implements RollupStore {
       unpriced_calls: num(doc.unpriced_calls),
       cost_units: BigInt(doc.cost_units.toString()),
       latency: new Map(
-        Object.entries(doc.latency ?? {}).map(([key, count]) => [Number(key.slice(BUCKET.length)), num(count)]),
+        Object.entries(doc.latency ?? {}).map(([key, count]) => [
+          Number(key.slice(BUCKET.length)),
+          num(count),
+        ]),
       ),
     }));
   }

@@ -100,7 +100,8 @@ export class Dashboard {
    * its UTC hour and `to` forward to the end of its hour.
    */
   async view(role: Role, from: Date, to: Date, groupBy: GroupBy): Promise<DashboardView> {
-    if (from > to) throw new ValidationError('from is after to', { errors: { 'query.from': ['must not be after to'] } });
+    if (from > to)
+      throw new ValidationError('from is after to', { errors: { 'query.from': ['must not be after to'] } });
     if (to.getTime() - from.getTime() > MAX_RANGE_DAYS * DAY_MS)
       throw new ValidationError('the range is too long', {
         errors: { 'query.from': [`must be at most ${MAX_RANGE_DAYS} days before to`] },

@@ -51,7 +51,9 @@ function readSchema(text: string): { schema: JsonSchema } | { problem: string } 
   if (typeof schema !== 'object' || schema === null || Array.isArray(schema))
     return { problem: 'response_schema must be a JSON object' };
   const problem = schemaProblem(schema as JsonSchema);
-  return problem ? { problem: `response_schema is not a valid JSON Schema: ${problem}` } : { schema: schema as JsonSchema };
+  return problem
+    ? { problem: `response_schema is not a valid JSON Schema: ${problem}` }
+    : { schema: schema as JsonSchema };
 }
 
 /**

@@ -29,10 +29,20 @@ const stats = {
   cost: z
     .string()
     .nullable()
-    .describe('Exact sum of the priced calls as a decimal string; null when Charges Settings hide costs from the caller'),
+    .describe(
+      'Exact sum of the priced calls as a decimal string; null when Charges Settings hide costs from the caller',
+    ),
   unpriced_calls: z.number().int().describe('Calls of models without prices: not in `cost`'),
-  p50_latency_ms: z.number().int().nullable().describe('Median call latency, at most 10% above the true value'),
-  p95_latency_ms: z.number().int().nullable().describe('95th percentile call latency, at most 10% above the true value'),
+  p50_latency_ms: z
+    .number()
+    .int()
+    .nullable()
+    .describe('Median call latency, at most 10% above the true value'),
+  p95_latency_ms: z
+    .number()
+    .int()
+    .nullable()
+    .describe('95th percentile call latency, at most 10% above the true value'),
 };
 
 const dashboardSchema = z.object({
@@ -64,7 +74,9 @@ export function dashboardRoutes(dashboard: Dashboard) {
       query: querySchema,
       responses: {
         200: { description: 'Totals and one entry per group', schema: dashboardSchema },
-        400: problem('A bad from, to or group_by, from after to, or a range too long; `errors` names the field'),
+        400: problem(
+          'A bad from, to or group_by, from after to, or a range too long; `errors` names the field',
+        ),
         401: problem('No or unknown token'),
         403: problem('The caller role may not do this'),
       },

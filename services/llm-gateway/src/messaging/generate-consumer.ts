@@ -19,7 +19,8 @@ export function generateConsumer(generation: Generation, prefetch: number): Cons
     handlers: [
       on(events.llmGenerateRequested, async (request) => {
         const handled = await generation.handle(request);
-        if (handled === 'held') throw new RetryLater(`request ${request.request_id} is held by another replica`);
+        if (handled === 'held')
+          throw new RetryLater(`request ${request.request_id} is held by another replica`);
       }),
     ],
   };

@@ -1,0 +1,60 @@
+import { readFileSync } from 'node:fs';
+
+export interface Figures {
+  calls: number;
+  callsPerSecond: number;
+  /** End-to-end latency per call, ms. */
+  p50: number;
+  p99: number;
+  errors: number;
+}
+
+/**
+ * Runs `call` for `seconds` with `concurrency` calls in flight (after `warmup` calls that are not
+ * counted) and reports throughput and latency percentiles.
+ */
+export async function drive(
+  call: () => Promise<void>,
+  concurrency: number,
+  seconds: number,
+  warmup = 50,
+): Promise<Figures> {
+  for (let i = 0; i < warmup; i += 1) await call();
+  const times: number[] = [];
+  let errors = 0;
+  const started = performance.now();
+  const deadline = started + seconds * 1000;
+  const worker = async () => {
+    while (performance.now() < deadline) {
+      const began = performance.now();
+      try {
+        await call();
+        times.push(performance.now() - began);
+      } catch {
+        errors += 1;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  const elapsed = (performance.now() - started) / 1000;
+  times.sort((a, b) => a - b);
+  const at = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))] ?? NaN;
+  return { calls: times.length, callsPerSecond: times.length / elapsed, p50: at(0.5), p99: at(0.99), errors };
+}
+
+/** Resident set size of a process in MB (VmRSS), or NaN when it cannot be read. */
+export function rssMb(pid: number | undefined): number {
+  if (pid === undefined) return NaN;
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = /^VmRSS:\s+(\d+)/m.exec(status)?.[1];
+    return kb ? Number(kb) / 1024 : NaN;
+  } catch {
+    return NaN;
+  }
+}
+
+export async function dbCommands(url: string): Promise<number> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  return [...text.matchAll(/^db_commands_total\{[^}]*\} (\d+)/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
+}
