@@ -1,4 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
@@ -10,6 +11,8 @@ export const LITELLM_VERSION = '1.106.0';
 
 export interface LiteLlm {
   url: string;
+  /** The proxy's master key: callers send it as their bearer token. */
+  key: string;
   process: ChildProcess;
 }
 
@@ -54,20 +57,27 @@ export async function startLiteLlm(
       '',
     ].join('\n'),
   );
+  const key = `sk-${randomBytes(32).toString('hex')}`;
   const child = spawn(
     path.join(bin, 'litellm'),
     ['--config', config, '--port', String(port), '--num_workers', '1'],
     {
-      // No model cost map download: the machine reaches no such host.
-      env: { ...process.env, LITELLM_LOCAL_MODEL_COST_MAP: 'True', LITELLM_LOG: 'ERROR' },
-      stdio: ['ignore', 'ignore', 'ignore'],
+      // No model cost map download (the machine reaches no such host); the proxy refuses to
+      // start without a master key.
+      env: {
+        ...process.env,
+        LITELLM_LOCAL_MODEL_COST_MAP: 'True',
+        LITELLM_LOG: 'ERROR',
+        LITELLM_MASTER_KEY: key,
+      },
+      stdio: ['ignore', 'ignore', process.env.LITELLM_STDERR ? 'inherit' : 'ignore'],
     },
   );
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 1200; i += 1) {
     if (child.exitCode !== null) throw new Error(`litellm exited with code ${child.exitCode}`);
     try {
-      if ((await fetch(`${url}/health/liveliness`)).status === 200) return { url, process: child };
+      if ((await fetch(`${url}/health/liveliness`)).status === 200) return { url, key, process: child };
     } catch {
       // not listening yet
     }

@@ -24,6 +24,7 @@ import { GatewayDriver } from './gateway-driver';
 import { startLiteLlm, LITELLM_VERSION, type LiteLlm } from './litellm';
 import { dbCommands, drive, rssMb, type Figures } from './measure';
 import { report, type Side } from './report';
+import { dashboardOver100kCalls } from './dashboard-load';
 
 const root = path.resolve(__dirname, '../..');
 const duration = Number(process.env.DURATION ?? 8);
@@ -44,13 +45,13 @@ async function ready(url: string): Promise<void> {
 }
 
 /** An OpenAI-shape chat completion over HTTP, as the OpenAI client sends it. */
-function chatCaller(url: string, pathname: string, concurrency: number) {
+function chatCaller(url: string, pathname: string, concurrency: number, key = KEY) {
   const pool = new Pool(url, { connections: concurrency });
   const call = async () => {
     const response = await pool.request({
       method: 'POST',
       path: pathname,
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${KEY}` },
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
       body: BODY,
     });
     await response.body.text();
@@ -159,7 +160,7 @@ async function main(): Promise<void> {
       await provider.close();
       let litellmFigures: Figures | undefined;
       if (litellm) {
-        const proxy = chatCaller(litellm.url, '/v1/chat/completions', concurrency);
+        const proxy = chatCaller(litellm.url, '/v1/chat/completions', concurrency, litellm.key);
         litellmFigures = await drive(proxy.call, concurrency, duration, 20);
         await proxy.close();
       }
@@ -194,6 +195,7 @@ async function main(): Promise<void> {
           : []),
       );
     }
+    const dashboard = await dashboardOver100kCalls(baselineDb.useDb(database), gatewayUrl, secret);
     process.stdout.write(
       report(sides, {
         duration,

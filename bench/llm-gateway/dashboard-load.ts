@@ -1,0 +1,64 @@
+import { mongo, type Connection } from 'mongoose';
+import { principalHeaders } from '@pack/http-kit';
+
+const MODELS = 5;
+const PROCESSORS = [1, 2, null];
+const DAYS = 30;
+
+/**
+ * Rollups as 100,000 calls over 30 days, 5 models and 3 processors leave them (one document per
+ * model, processor and hour), written straight into the gateway's database; then the time the
+ * dashboard takes to answer for the whole range, median of 5.
+ */
+export async function dashboardOver100kCalls(
+  database: Connection,
+  gatewayUrl: string,
+  secret: string,
+): Promise<{ documents: number; calls: number; medianMs: number }> {
+  const end = new Date();
+  end.setUTCMinutes(0, 0, 0);
+  const hours = DAYS * 24;
+  const documents = [];
+  const cells = hours * MODELS * PROCESSORS.length;
+  let calls = 0;
+  let cell = 0;
+  for (let h = 1; h <= hours; h += 1)
+    for (let model = 1; model <= MODELS; model += 1)
+      for (const processor of PROCESSORS) {
+        // 100,000 calls in all, spread as evenly as whole numbers allow.
+        const n = Math.floor(((cell + 1) * 100_000) / cells) - Math.floor((cell * 100_000) / cells);
+        cell += 1;
+        calls += n;
+        const hour = new Date(end.getTime() - h * 3_600_000);
+        documents.push({
+          _id: `bench-${model}:${processor ?? '-'}:${hour.toISOString()}`,
+          model_id: 1000 + model,
+          processor_id: processor,
+          hour,
+          calls: mongo.Long.fromNumber(n),
+          errors: mongo.Long.fromNumber(0),
+          input_tokens: mongo.Long.fromNumber(n * 1200),
+          output_tokens: mongo.Long.fromNumber(n * 300),
+          unpriced_calls: mongo.Long.fromNumber(0),
+          cost_units: mongo.Long.fromNumber(n * 360_000_000),
+          latency: { b40: mongo.Long.fromNumber(n) },
+        });
+      }
+  const collection = database.collection<{ _id: string }>('llm_call_rollups');
+  for (let i = 0; i < documents.length; i += 1000) await collection.insertMany(documents.slice(i, i + 1000));
+  const from = new Date(end.getTime() - (hours + 1) * 3_600_000).toISOString();
+  const path = '/v1/ai/dashboard/';
+  const times: number[] = [];
+  for (let i = 0; i < 5; i += 1) {
+    const began = performance.now();
+    const response = await fetch(`${gatewayUrl}${path}?from=${from}&group_by=model`, {
+      headers: principalHeaders(secret, 'GET', path, { id: 1, username: 'bench', role: 'admin' }),
+    });
+    const body = (await response.json()) as { totals?: { calls: number } };
+    if (response.status !== 200) throw new Error(`the dashboard answered ${response.status}`);
+    if ((body.totals?.calls ?? 0) < calls) throw new Error('the dashboard did not count every call');
+    times.push(performance.now() - began);
+  }
+  times.sort((a, b) => a - b);
+  return { documents: documents.length, calls, medianMs: times[2]! };
+}
