@@ -47,12 +47,12 @@ export async function dashboardOver100kCalls(
   const collection = database.collection<{ _id: string }>('llm_call_rollups');
   for (let i = 0; i < documents.length; i += 1000) await collection.insertMany(documents.slice(i, i + 1000));
   const from = new Date(end.getTime() - (hours + 1) * 3_600_000).toISOString();
-  const path = '/v1/ai/dashboard/';
+  const url = `/v1/ai/dashboard/?from=${from}&group_by=model`;
   const times: number[] = [];
   for (let i = 0; i < 5; i += 1) {
     const began = performance.now();
-    const response = await fetch(`${gatewayUrl}${path}?from=${from}&group_by=model`, {
-      headers: principalHeaders(secret, 'GET', path, { id: 1, username: 'bench', role: 'admin' }),
+    const response = await fetch(`${gatewayUrl}${url}`, {
+      headers: principalHeaders(secret, 'GET', url, { id: 1, username: 'bench', role: 'admin' }),
     });
     const body = (await response.json()) as { totals?: { calls: number } };
     if (response.status !== 200) throw new Error(`the dashboard answered ${response.status}`);

@@ -7,6 +7,8 @@ export interface Side {
   /** The fake provider called directly at the same concurrency. */
   provider: Figures;
   commands: number;
+  /** CPU time the side's own process spent per call (the baseline shares the bench process: n/a). */
+  cpuMsPerCall: number;
   rss: number;
 }
 
@@ -20,7 +22,7 @@ export function report(sides: Side[], notes: { duration: number; litellm: string
   const lines = [
     `bench/llm-gateway: instant fake OpenAI-shape provider, ${notes.duration} s per measurement, ${new Date().toISOString()}`,
     notes.litellm,
-    'side      conc   calls/s    p50 ms    p99 ms  added p50  added p99  db cmds/call  RSS MB  errors',
+    'side      conc   calls/s    p50 ms    p99 ms  added p50  added p99  db cmds/call  cpu ms/call  RSS MB  errors',
   ];
   for (const s of sides) {
     const f = s.figures;
@@ -34,6 +36,7 @@ export function report(sides: Side[], notes: { duration: number; litellm: string
         fixed(f.p50 - s.provider.p50, 2).padStart(10),
         fixed(f.p99 - s.provider.p99, 2).padStart(10),
         fixed(s.commands, 2).padStart(13),
+        fixed(s.cpuMsPerCall, 2).padStart(12),
         fixed(s.rss).padStart(7),
         String(f.errors).padStart(7),
       ].join(' '),

@@ -22,7 +22,7 @@ import { principalHeaders } from '@pack/http-kit';
 import { deleteQueues, dropDatabase, startFakeOpenAi } from '@pack/testkit';
 import { GatewayDriver } from './gateway-driver';
 import { startLiteLlm, LITELLM_VERSION, type LiteLlm } from './litellm';
-import { dbCommands, drive, rssMb, type Figures } from './measure';
+import { cpuMs, dbCommands, drive, rssMb, type Figures } from './measure';
 import { report, type Side } from './report';
 import { dashboardOver100kCalls } from './dashboard-load';
 
@@ -141,7 +141,9 @@ async function main(): Promise<void> {
       const provider = chatCaller(fake.url, '/v1/chat/completions', concurrency);
       const providerFigures = await drive(provider.call, concurrency, duration);
       const before = await dbCommands(gatewayUrl);
+      const cpuBefore = cpuMs(gateway.pid);
       const gatewayFigures = await drive(() => driver!.call(), concurrency, duration);
+      const gatewayCpu = (cpuMs(gateway.pid) - cpuBefore) / (gatewayFigures.calls + 50);
       const gatewayCommands = ((await dbCommands(gatewayUrl)) - before) / (gatewayFigures.calls + 50);
       const commandsBefore = baselineCommands;
       const baselineFigures = await drive(
@@ -159,9 +161,12 @@ async function main(): Promise<void> {
       const perBaselineCall = (baselineCommands - commandsBefore) / (baselineFigures.calls + 50);
       await provider.close();
       let litellmFigures: Figures | undefined;
+      let litellmCpu = NaN;
       if (litellm) {
         const proxy = chatCaller(litellm.url, '/v1/chat/completions', concurrency, litellm.key);
+        const litellmCpuBefore = cpuMs(litellm.process.pid);
         litellmFigures = await drive(proxy.call, concurrency, duration, 20);
+        litellmCpu = (cpuMs(litellm.process.pid) - litellmCpuBefore) / (litellmFigures.calls + 20);
         await proxy.close();
       }
       sides.push(
@@ -171,6 +176,7 @@ async function main(): Promise<void> {
           figures: gatewayFigures,
           provider: providerFigures,
           commands: gatewayCommands,
+          cpuMsPerCall: gatewayCpu,
           rss: rssMb(gateway.pid),
         },
         {
@@ -179,6 +185,7 @@ async function main(): Promise<void> {
           figures: baselineFigures,
           provider: providerFigures,
           commands: perBaselineCall,
+          cpuMsPerCall: NaN,
           rss: rssMb(process.pid),
         },
         ...(litellmFigures
@@ -189,6 +196,7 @@ async function main(): Promise<void> {
                 figures: litellmFigures,
                 provider: providerFigures,
                 commands: 0,
+                cpuMsPerCall: litellmCpu,
                 rss: rssMb(litellm?.process.pid),
               },
             ]
