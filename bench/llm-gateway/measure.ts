@@ -54,9 +54,16 @@ export function rssMb(pid: number | undefined): number {
   }
 }
 
-export async function dbCommands(url: string): Promise<number> {
+/** Database commands a service sent so far: all of them, and the writes (insert, update) alone. */
+export async function dbCommands(url: string): Promise<{ all: number; writes: number }> {
   const text = await (await fetch(`${url}/metrics`)).text();
-  return [...text.matchAll(/^db_commands_total\{[^}]*\} (\d+)/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
+  let all = 0;
+  let writes = 0;
+  for (const m of text.matchAll(/^db_commands_total\{command="(\w+)"[^}]*\} (\d+)/gm)) {
+    all += Number(m[2]);
+    if (m[1] === 'insert' || m[1] === 'update') writes += Number(m[2]);
+  }
+  return { all, writes };
 }
 
 /** CPU time (user + system) a process has used so far, in ms; NaN when it cannot be read. */

@@ -11,7 +11,8 @@
  * At concurrency 1 and 10: calls/s, latency p50/p99, added latency (the side's p50/p99 minus the
  * provider's at the same concurrency), database commands per call and RSS, and the issue's targets.
  *
- *   pnpm bench:llm-gateway     (DURATION=seconds per measurement, default 8; LITELLM=0 skips it)
+ *   pnpm bench:llm-gateway     (DURATION=seconds per measurement, default 8; LITELLM=0 skips it;
+ *                               GATEWAY_NODE_ARGS="--cpu-prof ..." passes node flags to the gateway)
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -144,7 +145,9 @@ async function main(): Promise<void> {
       const cpuBefore = cpuMs(gateway.pid);
       const gatewayFigures = await drive(() => driver!.call(), concurrency, duration);
       const gatewayCpu = (cpuMs(gateway.pid) - cpuBefore) / (gatewayFigures.calls + 50);
-      const gatewayCommands = ((await dbCommands(gatewayUrl)) - before) / (gatewayFigures.calls + 50);
+      const after = await dbCommands(gatewayUrl);
+      const gatewayCommands = (after.all - before.all) / (gatewayFigures.calls + 50);
+      const gatewayWrites = (after.writes - before.writes) / (gatewayFigures.calls + 50);
       const commandsBefore = baselineCommands;
       const baselineFigures = await drive(
         async () => {
@@ -176,6 +179,7 @@ async function main(): Promise<void> {
           figures: gatewayFigures,
           provider: providerFigures,
           commands: gatewayCommands,
+          writes: gatewayWrites,
           cpuMsPerCall: gatewayCpu,
           rss: rssMb(gateway.pid),
         },
@@ -185,6 +189,7 @@ async function main(): Promise<void> {
           figures: baselineFigures,
           provider: providerFigures,
           commands: perBaselineCall,
+          writes: perBaselineCall,
           cpuMsPerCall: NaN,
           rss: rssMb(process.pid),
         },
@@ -196,6 +201,7 @@ async function main(): Promise<void> {
                 figures: litellmFigures,
                 provider: providerFigures,
                 commands: 0,
+                writes: 0,
                 cpuMsPerCall: litellmCpu,
                 rss: rssMb(litellm?.process.pid),
               },
@@ -211,6 +217,9 @@ async function main(): Promise<void> {
           ? `LiteLLM ${LITELLM_VERSION}`
           : `LiteLLM not measured: ${litellmProblem ?? 'LITELLM=0'}`,
       }),
+    );
+    process.stdout.write(
+      `dashboard over ${dashboard.calls} calls (${dashboard.documents} rollup documents, 30 days, group_by=model): ${dashboard.medianMs.toFixed(1)} ms (median of 5)\n`,
     );
     if (process.env.SHOW_METRICS)
       process.stdout.write(
