@@ -20,7 +20,7 @@ import path from 'node:path';
 import { Pool } from 'undici';
 import mongoose from 'mongoose';
 import { principalHeaders } from '@pack/http-kit';
-import { deleteQueues, dropDatabase, startFakeOpenAi } from '@pack/testkit';
+import { deleteQueues, dropDatabase, startFakeOpenAi, waitFor } from '@pack/testkit';
 import { GatewayDriver } from './gateway-driver';
 import { startLiteLlm, LITELLM_VERSION, type LiteLlm } from './litellm';
 import { cpuMs, dbCommands, drive, rssMb, type Figures } from './measure';
@@ -33,17 +33,11 @@ const KEY = 'sk-bench-0123456789';
 const CONCURRENCY = [1, 10] as const;
 const BODY = JSON.stringify({ model: 'fake', messages: [{ role: 'user', content: 'Say hello.' }] });
 
-async function ready(url: string): Promise<void> {
-  for (let i = 0; i < 300; i += 1) {
-    try {
-      if ((await fetch(`${url}/readyz`)).status === 200) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`${url} never became ready`);
-}
+const ready = (url: string) =>
+  waitFor(async () => (await fetch(`${url}/readyz`)).status === 200, {
+    timeoutMs: 30_000,
+    what: `${url}/readyz`,
+  });
 
 /** An OpenAI-shape chat completion over HTTP, as the OpenAI client sends it. */
 function chatCaller(url: string, pathname: string, concurrency: number, key = KEY) {
