@@ -7,46 +7,52 @@ const DAYS = 30;
 
 /**
  * Rollups as 100,000 calls over 30 days, 5 models and 3 processors leave them (one document per
- * model, processor and hour), written straight into the gateway's database; then the time the
- * dashboard takes to answer for the whole range, median of 5.
+ * model, processor and day, with its hours), written straight into the gateway's database; then
+ * the time the dashboard takes to answer for the whole range, median of 5.
  */
 export async function dashboardOver100kCalls(
   database: Connection,
   gatewayUrl: string,
   secret: string,
 ): Promise<{ documents: number; calls: number; medianMs: number }> {
-  const end = new Date();
-  end.setUTCMinutes(0, 0, 0);
-  const hours = DAYS * 24;
+  const DAY_MS = 86_400_000;
+  const today = Math.floor(Date.now() / DAY_MS) * DAY_MS;
+  const cells = DAYS * 24 * MODELS * PROCESSORS.length;
   const documents = [];
-  const cells = hours * MODELS * PROCESSORS.length;
   let calls = 0;
   let cell = 0;
-  for (let h = 1; h <= hours; h += 1)
+  const long = (n: number) => mongo.Long.fromNumber(n);
+  for (let d = 1; d <= DAYS; d += 1)
     for (let model = 1; model <= MODELS; model += 1)
       for (const processor of PROCESSORS) {
-        // 100,000 calls in all, spread as evenly as whole numbers allow.
-        const n = Math.floor(((cell + 1) * 100_000) / cells) - Math.floor((cell * 100_000) / cells);
-        cell += 1;
-        calls += n;
-        const hour = new Date(end.getTime() - h * 3_600_000);
+        const day = new Date(today - d * DAY_MS);
+        const hours: Record<string, unknown> = {};
+        for (let h = 0; h < 24; h += 1) {
+          // 100,000 calls in all, spread as evenly as whole numbers allow.
+          const n = Math.floor(((cell + 1) * 100_000) / cells) - Math.floor((cell * 100_000) / cells);
+          cell += 1;
+          calls += n;
+          hours[`h${String(h).padStart(2, '0')}`] = {
+            calls: long(n),
+            errors: long(0),
+            input_tokens: long(n * 1200),
+            output_tokens: long(n * 300),
+            unpriced_calls: long(0),
+            cost_units: long(n * 360_000_000),
+            latency: { b40: long(n) },
+          };
+        }
         documents.push({
-          _id: `bench-${model}:${processor ?? '-'}:${hour.toISOString()}`,
+          _id: `bench-${model}:${processor ?? '-'}:${day.toISOString().slice(0, 10)}`,
           model_id: 1000 + model,
           processor_id: processor,
-          hour,
-          calls: mongo.Long.fromNumber(n),
-          errors: mongo.Long.fromNumber(0),
-          input_tokens: mongo.Long.fromNumber(n * 1200),
-          output_tokens: mongo.Long.fromNumber(n * 300),
-          unpriced_calls: mongo.Long.fromNumber(0),
-          cost_units: mongo.Long.fromNumber(n * 360_000_000),
-          latency: { b40: mongo.Long.fromNumber(n) },
+          day,
+          hours,
         });
       }
   const collection = database.collection<{ _id: string }>('llm_call_rollups');
   for (let i = 0; i < documents.length; i += 1000) await collection.insertMany(documents.slice(i, i + 1000));
-  const from = new Date(end.getTime() - (hours + 1) * 3_600_000).toISOString();
+  const from = new Date(today - (DAYS + 1) * DAY_MS).toISOString();
   const url = `/v1/ai/dashboard/?from=${from}&group_by=model`;
   const times: number[] = [];
   for (let i = 0; i < 5; i += 1) {
