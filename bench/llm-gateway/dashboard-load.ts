@@ -6,9 +6,9 @@ const PROCESSORS = [1, 2, null];
 const DAYS = 30;
 
 /**
- * Rollups as 100,000 calls over 30 days, 5 models and 3 processors leave them (one document per
- * model, processor and day, with its hours), written straight into the gateway's database; then
- * the time the dashboard takes to answer for the whole range, median of 5.
+ * Rollups as 100,000 calls over 30 days, 5 models and 3 processors leave them (a document per
+ * model, processor and hour, and one per day), written straight into the gateway's database;
+ * then the time the dashboard takes to answer for the whole range, median of 5.
  */
 export async function dashboardOver100kCalls(
   database: Connection,
@@ -21,33 +21,40 @@ export async function dashboardOver100kCalls(
   const documents = [];
   let calls = 0;
   let cell = 0;
-  const long = (n: number) => mongo.Long.fromNumber(n);
+  const sums = (n: number) => ({
+    calls: mongo.Long.fromNumber(n),
+    errors: mongo.Long.fromNumber(0),
+    input_tokens: mongo.Long.fromNumber(n * 1200),
+    output_tokens: mongo.Long.fromNumber(n * 300),
+    unpriced_calls: mongo.Long.fromNumber(0),
+    cost_units: mongo.Long.fromNumber(n * 360_000_000),
+    latency: { b40: mongo.Long.fromNumber(n) },
+  });
+  const key = (model: number, processor: number | null) => `${1000 + model}:${processor ?? '-'}`;
   for (let d = 1; d <= DAYS; d += 1)
     for (let model = 1; model <= MODELS; model += 1)
       for (const processor of PROCESSORS) {
         const day = new Date(today - d * DAY_MS);
-        const hours: Record<string, unknown> = {};
+        let dayCalls = 0;
         for (let h = 0; h < 24; h += 1) {
           // 100,000 calls in all, spread as evenly as whole numbers allow.
           const n = Math.floor(((cell + 1) * 100_000) / cells) - Math.floor((cell * 100_000) / cells);
           cell += 1;
-          calls += n;
-          hours[`h${String(h).padStart(2, '0')}`] = {
-            calls: long(n),
-            errors: long(0),
-            input_tokens: long(n * 1200),
-            output_tokens: long(n * 300),
-            unpriced_calls: long(0),
-            cost_units: long(n * 360_000_000),
-            latency: { b40: long(n) },
-          };
+          dayCalls += n;
+          const start = new Date(day.getTime() + h * 3_600_000);
+          const fields = { model_id: 1000 + model, processor_id: processor, start, ...sums(n) };
+          documents.push({
+            _id: `hour:${key(model, processor)}:${start.toISOString()}`,
+            period: 'hour',
+            ...fields,
+          });
         }
+        calls += dayCalls;
+        const fields = { model_id: 1000 + model, processor_id: processor, start: day, ...sums(dayCalls) };
         documents.push({
-          _id: `bench-${model}:${processor ?? '-'}:${day.toISOString().slice(0, 10)}`,
-          model_id: 1000 + model,
-          processor_id: processor,
-          day,
-          hours,
+          _id: `day:${key(model, processor)}:${day.toISOString()}`,
+          period: 'day',
+          ...fields,
         });
       }
   const collection = database.collection<{ _id: string }>('llm_call_rollups');
