@@ -42,7 +42,8 @@ export async function dashboardOver100kCalls(
           cell += 1;
           dayCalls += n;
           const start = new Date(day.getTime() + h * 3_600_000);
-          const fields = { model_id: 1000 + model, processor_id: processor, start, ...sums(n) };
+          const within = start.toISOString().slice(0, 10);
+          const fields = { model_id: 1000 + model, processor_id: processor, start, within, ...sums(n) };
           documents.push({
             _id: `hour:${key(model, processor)}:${start.toISOString()}`,
             period: 'hour',
@@ -50,7 +51,14 @@ export async function dashboardOver100kCalls(
           });
         }
         calls += dayCalls;
-        const fields = { model_id: 1000 + model, processor_id: processor, start: day, ...sums(dayCalls) };
+        const within = day.toISOString().slice(0, 7);
+        const fields = {
+          model_id: 1000 + model,
+          processor_id: processor,
+          start: day,
+          within,
+          ...sums(dayCalls),
+        };
         documents.push({
           _id: `day:${key(model, processor)}:${day.toISOString()}`,
           period: 'day',

@@ -16,6 +16,11 @@ interface RollupDocument {
   processor_id: number | null;
   /** Start of the hour or day. */
   start: Date;
+  /**
+   * The UTC day (hours) or month (days) it falls in, as text: FerretDB filters equality on a
+   * scalar in the database, ranges only after reading every document, so reads name these.
+   */
+  within: string;
   calls: mongo.Long;
   errors: mongo.Long;
   input_tokens: mongo.Long;
@@ -30,6 +35,21 @@ const long = (value: number | bigint) => mongo.Long.fromBigInt(BigInt(value));
 const num = (value: number | mongo.Long | undefined) =>
   value === undefined ? 0 : typeof value === 'number' ? value : value.toNumber();
 const dayOf = (time: number) => Math.floor(time / DAY_MS) * DAY_MS;
+/** The day of an hour, the month of a day. */
+const withinOf = (period: Period, time: number) =>
+  new Date(time).toISOString().slice(0, period === 'hour' ? 10 : 7);
+
+/** Every UTC month from the one holding `start` to the one holding `end - 1`. */
+function monthsOf(start: number, end: number): string[] {
+  const months: string[] = [];
+  const at = new Date(start);
+  at.setUTCDate(1);
+  while (at.getTime() < end) {
+    months.push(at.toISOString().slice(0, 7));
+    at.setUTCMonth(at.getUTCMonth() + 1);
+  }
+  return months;
+}
 
 /**
  * Rollups at two resolutions in one collection: per model, processor and hour, and per model,
@@ -46,7 +66,7 @@ export class RollupRepository implements RollupStore {
   }
 
   async ensureIndexes(): Promise<void> {
-    await this.rollups.createIndex({ period: 1, start: 1 }, { name: 'period_start' });
+    await this.rollups.createIndex({ period: 1, within: 1, start: 1 }, { name: 'period_within_start' });
   }
 
   async add(delta: RollupDelta): Promise<void> {
@@ -64,7 +84,13 @@ export class RollupRepository implements RollupStore {
         filter: { _id: `${period}:${delta.model_id}:${delta.processor_id ?? '-'}:${start.toISOString()}` },
         update: {
           $inc: inc,
-          $setOnInsert: { period, model_id: delta.model_id, processor_id: delta.processor_id, start },
+          $setOnInsert: {
+            period,
+            model_id: delta.model_id,
+            processor_id: delta.processor_id,
+            start,
+            within: withinOf(period, start.getTime()),
+          },
         },
         upsert: true,
       },
@@ -80,16 +106,22 @@ export class RollupRepository implements RollupStore {
     // Whole days inside [from, to) come from day documents, the hours around them from hour ones.
     const firstDay = dayOf(from.getTime() + DAY_MS - 1);
     const endDay = Math.max(firstDay, dayOf(to.getTime()));
-    const find = (period: Period, start: number, end: number) =>
-      start >= end
-        ? Promise.resolve([])
-        : this.rollups
-            .find({ period, start: { $gte: new Date(start), $lt: new Date(end) } }, { promoteLongs: false })
-            .toArray();
+    const find = (period: Period, within: string, start: number, end: number) =>
+      this.rollups
+        .find(
+          { period, within, start: { $gte: new Date(start), $lt: new Date(end) } },
+          { promoteLongs: false },
+        )
+        .toArray();
+    const edge = (start: number, end: number) =>
+      start >= end ? [] : [find('hour', withinOf('hour', start), start, end)];
+    // Each edge lies within one day; whole days are read month by month.
     const parts = await Promise.all([
-      find('day', firstDay, endDay),
-      find('hour', from.getTime(), Math.min(firstDay, to.getTime())),
-      find('hour', Math.max(endDay, from.getTime()), to.getTime()),
+      ...(firstDay < endDay
+        ? monthsOf(firstDay, endDay).map((month) => find('day', month, firstDay, endDay))
+        : []),
+      ...edge(from.getTime(), Math.min(firstDay, to.getTime())),
+      ...edge(Math.max(endDay, from.getTime()), to.getTime()),
     ]);
     return parts.flat().map((doc) => ({
       model_id: doc.model_id,
