@@ -18,6 +18,7 @@ import type { LlmGatewayConfig } from './config';
 export { llmGatewayEnvSchema, type LlmGatewayConfig } from './config';
 export { LLM_MODELS_COLLECTION } from './data/llm-model-repository';
 export { PROCESSOR_MODELS_COLLECTION } from './data/model-usage-repository';
+export { GENERATE_CONSUMER } from './messaging/generate-consumer';
 
 const SERVICE = 'llm-gateway';
 

@@ -91,6 +91,12 @@ describe('the AI Integration dashboard', () => {
     expect(res.body.totals.p50_latency_ms).toEqual(expect.any(Number));
     expect(res.body.totals.p95_latency_ms).toBeGreaterThanOrEqual(res.body.totals.p50_latency_ms);
 
+    // The whole UTC day is read from the day rollups: the same sums.
+    const today = new Date().toISOString().slice(0, 10);
+    const tomorrow = new Date(Date.parse(today) + 86_400_000).toISOString().slice(0, 10);
+    const wholeDay = await dashboard(`from=${today}&to=${tomorrow}&group_by=model`);
+    expect(wholeDay.body.totals).toEqual(res.body.totals);
+
     const byProcessor = await dashboard(`from=${from}&to=${to}&group_by=processor`);
     expect(byProcessor.body.groups.map((g: { key: unknown; calls: number }) => [g.key, g.calls])).toEqual([
       [100, CALLS],

@@ -42,11 +42,12 @@ export class Requester {
   /** Every result received for these request ids, once each has at least one. */
   async results(requestIds: readonly string[]): Promise<TappedEvent[]> {
     const wanted = new Set(requestIds);
+    const idOf = (e: TappedEvent) => (e.data as { request_id: string }).request_id;
     const received = await this.tap.waitFor((all) => {
-      const seen = new Set(all.map((e) => e.data.request_id as string));
+      const seen = new Set(all.map(idOf));
       return [...wanted].every((id) => seen.has(id));
     }, `results of ${wanted.size} requests`);
-    return received.filter((e) => wanted.has(e.data.request_id as string));
+    return received.filter((e) => wanted.has(idOf(e)));
   }
 
   /** The result of one request (the first, when it was published more than once). */

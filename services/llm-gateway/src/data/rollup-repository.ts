@@ -3,30 +3,60 @@ import type { Rollup, RollupDelta, RollupStore } from '../domain/calls';
 
 export const LLM_ROLLUPS_COLLECTION = 'llm_call_rollups';
 
-/** Bucket counts live under `latency.b<k>`: field names, never array indexes or numeric keys. */
-const BUCKET = 'b';
+const HOUR_MS = 3_600_000;
+const DAY_MS = 24 * HOUR_MS;
 
+type Period = 'hour' | 'day';
+
+/** The sums of one model, processor and hour or UTC day; every counter a 64-bit integer. */
 interface RollupDocument {
   _id: string;
+  period: Period;
   model_id: number;
   processor_id: number | null;
-  hour: Date;
+  /** Start of the hour or day. */
+  start: Date;
+  /**
+   * The UTC day (hours) or month (days) it falls in, as text: FerretDB filters equality on a
+   * scalar in the database, ranges only after reading every document, so reads name these.
+   */
+  within: string;
   calls: mongo.Long;
   errors: mongo.Long;
   input_tokens: mongo.Long;
   output_tokens: mongo.Long;
   unpriced_calls: mongo.Long;
   cost_units: mongo.Long;
-  latency: Record<string, number | mongo.Long>;
+  /** Calls per latency bucket, under `b<k>` (field names, never numeric keys). */
+  latency: Record<string, mongo.Long | number>;
 }
 
 const long = (value: number | bigint) => mongo.Long.fromBigInt(BigInt(value));
 const num = (value: number | mongo.Long | undefined) =>
   value === undefined ? 0 : typeof value === 'number' ? value : value.toNumber();
+const dayOf = (time: number) => Math.floor(time / DAY_MS) * DAY_MS;
+/** The day of an hour, the month of a day. */
+const withinOf = (period: Period, time: number) =>
+  new Date(time).toISOString().slice(0, period === 'hour' ? 10 : 7);
+
+/** Every UTC month from the one holding `start` to the one holding `end - 1`. */
+function monthsOf(start: number, end: number): string[] {
+  const months: string[] = [];
+  const at = new Date(start);
+  at.setUTCDate(1);
+  while (at.getTime() < end) {
+    months.push(at.toISOString().slice(0, 7));
+    at.setUTCMonth(at.getUTCMonth() + 1);
+  }
+  return months;
+}
 
 /**
- * Per model, processor and UTC hour, one document of sums. Every counter is a 64-bit integer
- * (`Long`), which `$inc` adds exactly on MongoDB and on FerretDB (docs/decisions/0018).
+ * Rollups at two resolutions in one collection: per model, processor and hour, and per model,
+ * processor and UTC day. A call adds to both with one `update` command (two upserts with `$inc`,
+ * sent together); the dashboard reads whole days from the day documents and only the hours at
+ * the edges of its range from the hour documents (docs/decisions/0018). `$inc` on Int64 is exact
+ * on MongoDB and on FerretDB.
  */
 export class RollupRepository implements RollupStore {
   private readonly rollups;
@@ -36,38 +66,68 @@ export class RollupRepository implements RollupStore {
   }
 
   async ensureIndexes(): Promise<void> {
-    await this.rollups.createIndex({ hour: 1 }, { name: 'hour' });
+    await this.rollups.createIndex({ period: 1, within: 1, start: 1 }, { name: 'period_within_start' });
   }
 
   async add(delta: RollupDelta): Promise<void> {
-    const hour = delta.hour.toISOString();
-    await this.rollups.updateOne(
-      { _id: `${delta.model_id}:${delta.processor_id ?? '-'}:${hour}` },
-      {
-        $inc: {
-          calls: long(1),
-          errors: long(delta.error ? 1 : 0),
-          input_tokens: long(delta.input_tokens),
-          output_tokens: long(delta.output_tokens),
-          unpriced_calls: long(delta.unpriced ? 1 : 0),
-          cost_units: long(delta.cost_units),
-          [`latency.${BUCKET}${delta.latency_bucket}`]: long(1),
+    const inc = {
+      calls: long(1),
+      errors: long(delta.error ? 1 : 0),
+      input_tokens: long(delta.input_tokens),
+      output_tokens: long(delta.output_tokens),
+      unpriced_calls: long(delta.unpriced ? 1 : 0),
+      cost_units: long(delta.cost_units),
+      [`latency.b${delta.latency_bucket}`]: long(1),
+    };
+    const upsert = (period: Period, start: Date) => ({
+      updateOne: {
+        filter: { _id: `${period}:${delta.model_id}:${delta.processor_id ?? '-'}:${start.toISOString()}` },
+        update: {
+          $inc: inc,
+          $setOnInsert: {
+            period,
+            model_id: delta.model_id,
+            processor_id: delta.processor_id,
+            start,
+            within: withinOf(period, start.getTime()),
+          },
         },
-        $setOnInsert: { model_id: delta.model_id, processor_id: delta.processor_id, hour: delta.hour },
+        upsert: true,
       },
-      { upsert: true },
+    });
+    // One command: the driver sends consecutive updates of a bulk write as one `update`.
+    await this.rollups.bulkWrite(
+      [upsert('hour', delta.hour), upsert('day', new Date(dayOf(delta.hour.getTime())))],
+      { ordered: false },
     );
   }
 
   async between(from: Date, to: Date): Promise<Rollup[]> {
-    const documents = await this.rollups
-      .find({ hour: { $gte: from, $lt: to } }, { promoteLongs: false })
-      .toArray();
-    return documents.map((doc) => ({
+    // Whole days inside [from, to) come from day documents, the hours around them from hour ones.
+    const firstDay = dayOf(from.getTime() + DAY_MS - 1);
+    const endDay = Math.max(firstDay, dayOf(to.getTime()));
+    const find = (period: Period, within: string, start: number, end: number) =>
+      this.rollups
+        .find(
+          { period, within, start: { $gte: new Date(start), $lt: new Date(end) } },
+          { promoteLongs: false },
+        )
+        .toArray();
+    const edge = (start: number, end: number) =>
+      start >= end ? [] : [find('hour', withinOf('hour', start), start, end)];
+    // Each edge lies within one day; whole days are read month by month.
+    const parts = await Promise.all([
+      ...(firstDay < endDay
+        ? monthsOf(firstDay, endDay).map((month) => find('day', month, firstDay, endDay))
+        : []),
+      ...edge(from.getTime(), Math.min(firstDay, to.getTime())),
+      ...edge(Math.max(endDay, from.getTime()), to.getTime()),
+    ]);
+    return parts.flat().map((doc) => ({
       model_id: doc.model_id,
       // FerretDB leaves out a null set on insert.
       processor_id: doc.processor_id ?? null,
-      hour: doc.hour,
+      hour: doc.start,
       calls: num(doc.calls),
       errors: num(doc.errors),
       input_tokens: num(doc.input_tokens),
@@ -75,10 +135,7 @@ export class RollupRepository implements RollupStore {
       unpriced_calls: num(doc.unpriced_calls),
       cost_units: BigInt(doc.cost_units.toString()),
       latency: new Map(
-        Object.entries(doc.latency ?? {}).map(([key, count]) => [
-          Number(key.slice(BUCKET.length)),
-          num(count),
-        ]),
+        Object.entries(doc.latency ?? {}).map(([bucket, count]) => [Number(bucket.slice(1)), num(count)]),
       ),
     }));
   }

@@ -87,18 +87,21 @@ export class Generation {
     if (outcome.cause !== undefined) this.deps.unexpected(request.request_id, outcome.cause);
     const finished = this.finished(request, model, outcome, adapter, Math.round(performance.now() - began));
     if (!(await calls.finish(request.request_id, owner, finished))) return 'lost';
-    await this.deps.rollups.add({
-      model_id: request.llm_model_id,
-      processor_id: request.processor_id,
-      hour: hourOf(finished.finished_at),
-      error: outcome.error !== null,
-      input_tokens: finished.input_tokens,
-      output_tokens: finished.output_tokens,
-      unpriced: finished.unpriced,
-      cost_units: finished.cost === null ? 0n : costUnits(finished.cost),
-      latency_bucket: latencyBucket(finished.latency_ms),
-    });
-    await this.deps.publish(finished.result);
+    // Independent of each other once the record is finished: the rollup and the publish overlap.
+    await Promise.all([
+      this.deps.rollups.add({
+        model_id: request.llm_model_id,
+        processor_id: request.processor_id,
+        hour: hourOf(finished.finished_at),
+        error: outcome.error !== null,
+        input_tokens: finished.input_tokens,
+        output_tokens: finished.output_tokens,
+        unpriced: finished.unpriced,
+        cost_units: finished.cost === null ? 0n : costUnits(finished.cost),
+        latency_bucket: latencyBucket(finished.latency_ms),
+      }),
+      this.deps.publish(finished.result),
+    ]);
     const labels = { provider: model?.provider ?? 'unknown', model_id: request.llm_model_id };
     this.deps.observer.answered(
       labels,

@@ -1,0 +1,241 @@
+/**
+ * bench/llm-gateway: what the LLM gateway adds to a generation, against the minimal same work and
+ * against the LiteLLM proxy, all in one run, all calling one instant fake provider (OpenAI shape).
+ *
+ *   gateway:  a generate request published to RabbitMQ (with a confirm) until its result arrives;
+ *             the gateway runs as its own process, as in production
+ *   baseline: the provider call plus one insert of a call record, in this process
+ *   litellm:  POST /v1/chat/completions on the LiteLLM proxy (installed under .local/)
+ *   provider: the fake provider called directly: what each of the above spends in the provider
+ *
+ * At concurrency 1 and 10: calls/s, latency p50/p99, added latency (the side's p50/p99 minus the
+ * provider's at the same concurrency), database commands per call and RSS, and the issue's targets.
+ *
+ *   pnpm bench:llm-gateway     (DURATION=seconds per measurement, default 8; LITELLM=0 skips it;
+ *                               GATEWAY_NODE_ARGS="--cpu-prof ..." passes node flags to the gateway)
+ */
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import { Pool } from 'undici';
+import mongoose from 'mongoose';
+import { principalHeaders } from '@pack/http-kit';
+import { deleteQueues, dropDatabase, startFakeOpenAi, waitFor } from '@pack/testkit';
+import { GatewayDriver } from './gateway-driver';
+import { startLiteLlm, LITELLM_VERSION, type LiteLlm } from './litellm';
+import { cpuMs, dbCommands, drive, rssMb, type Figures } from './measure';
+import { report, type Side } from './report';
+import { dashboardOver100kCalls } from './dashboard-load';
+
+const root = path.resolve(__dirname, '../..');
+const duration = Number(process.env.DURATION ?? 8);
+const KEY = 'sk-bench-0123456789';
+const CONCURRENCY = [1, 10] as const;
+const BODY = JSON.stringify({ model: 'fake', messages: [{ role: 'user', content: 'Say hello.' }] });
+
+const ready = (url: string) =>
+  waitFor(async () => (await fetch(`${url}/readyz`)).status === 200, {
+    timeoutMs: 30_000,
+    what: `${url}/readyz`,
+  });
+
+/** An OpenAI-shape chat completion over HTTP, as the OpenAI client sends it. */
+function chatCaller(url: string, pathname: string, concurrency: number, key = KEY) {
+  const pool = new Pool(url, { connections: concurrency });
+  const call = async () => {
+    const response = await pool.request({
+      method: 'POST',
+      path: pathname,
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+      body: BODY,
+    });
+    await response.body.text();
+    if (response.statusCode !== 200) throw new Error(`${url} answered ${response.statusCode}`);
+  };
+  return { call, close: () => pool.close() };
+}
+
+async function main(): Promise<void> {
+  const MONGO_URL = process.env.MONGO_URL;
+  const AMQP_URL = process.env.AMQP_URL;
+  if (!MONGO_URL || !AMQP_URL)
+    throw new Error('set MONGO_URL and AMQP_URL (see README, local infrastructure)');
+  const suffix = randomBytes(3).toString('hex');
+  const secret = randomBytes(32).toString('base64url');
+  const database = `bench_llm_gateway_${suffix}`;
+  const namespace = `bench_llm_${suffix}`;
+  const fake = await startFakeOpenAi({ apiKey: KEY });
+  // The fake keeps every request it saw; the bench only needs it to answer.
+  fake.requests.push = () => 0;
+  const gatewayUrl = 'http://127.0.0.1:18083';
+  const gateway = spawn(
+    process.execPath,
+    ['--import', 'tsx', path.join(root, 'services/llm-gateway/src/main.ts')],
+    {
+      env: {
+        ...process.env,
+        MONGO_URL,
+        AMQP_URL,
+        MONGO_DB: database,
+        BROKER_NAMESPACE: namespace,
+        PORT: '18083',
+        PACK_INTERNAL_SECRET: secret,
+        PACK_ENCRYPTION_KEYS: `bench:${randomBytes(32).toString('base64')}`,
+        PACK_ALLOWED_TARGET_CIDRS: '127.0.0.0/8',
+        SETTINGS_URL: 'http://127.0.0.1:1',
+        LOG_LEVEL: 'warn',
+        NODE_ENV: 'production',
+      },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    },
+  );
+  const baselineDb = await mongoose
+    .createConnection(MONGO_URL, { dbName: `${database}_baseline`, monitorCommands: true })
+    .asPromise();
+  let baselineCommands = 0;
+  baselineDb.getClient().on('commandStarted', () => (baselineCommands += 1));
+  let litellm: LiteLlm | undefined;
+  let litellmProblem: string | undefined;
+  let driver: GatewayDriver | undefined;
+  const sides: Side[] = [];
+  try {
+    await ready(gatewayUrl);
+    const created = await fetch(`${gatewayUrl}/v1/ai/llm_models/`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        ...principalHeaders(secret, 'POST', '/v1/ai/llm_models/', {
+          id: 1,
+          username: 'bench',
+          role: 'admin',
+        }),
+      },
+      body: JSON.stringify({
+        name: 'bench model',
+        provider: 'vendor1',
+        model_name: 'gpt-4o-mini',
+        input_price_per_1m_tokens: '0.15',
+        output_price_per_1m_tokens: '0.6',
+        extra_data: { api_key: KEY, base_url: `${fake.url}/v1` },
+      }),
+    });
+    if (created.status !== 201) throw new Error(`creating the bench model answered ${created.status}`);
+    const modelId = ((await created.json()) as { id: number }).id;
+    driver = await GatewayDriver.start(AMQP_URL, namespace, modelId);
+
+    if (process.env.LITELLM !== '0') {
+      try {
+        litellm = await startLiteLlm(root, fake.url, KEY, 18090);
+      } catch (error) {
+        litellmProblem = error instanceof Error ? error.message : String(error);
+      }
+    }
+
+    const calls = baselineDb.collection('llm_calls');
+    for (const concurrency of CONCURRENCY) {
+      const provider = chatCaller(fake.url, '/v1/chat/completions', concurrency);
+      const providerFigures = await drive(provider.call, concurrency, duration);
+      const before = await dbCommands(gatewayUrl);
+      const cpuBefore = cpuMs(gateway.pid);
+      const gatewayFigures = await drive(() => driver!.call(), concurrency, duration);
+      const gatewayCpu = (cpuMs(gateway.pid) - cpuBefore) / (gatewayFigures.calls + 50);
+      const after = await dbCommands(gatewayUrl);
+      const gatewayCommands = (after.all - before.all) / (gatewayFigures.calls + 50);
+      const gatewayWrites = (after.writes - before.writes) / (gatewayFigures.calls + 50);
+      const commandsBefore = baselineCommands;
+      const baselineFigures = await drive(
+        async () => {
+          await provider.call();
+          await calls.insertOne({
+            at: new Date(),
+            model_id: modelId,
+            usage: { input_tokens: 12, output_tokens: 7 },
+          });
+        },
+        concurrency,
+        duration,
+      );
+      const perBaselineCall = (baselineCommands - commandsBefore) / (baselineFigures.calls + 50);
+      await provider.close();
+      let litellmFigures: Figures | undefined;
+      let litellmCpu = NaN;
+      if (litellm) {
+        const proxy = chatCaller(litellm.url, '/v1/chat/completions', concurrency, litellm.key);
+        const litellmCpuBefore = cpuMs(litellm.process.pid);
+        litellmFigures = await drive(proxy.call, concurrency, duration, 20);
+        litellmCpu = (cpuMs(litellm.process.pid) - litellmCpuBefore) / (litellmFigures.calls + 20);
+        await proxy.close();
+      }
+      sides.push(
+        {
+          name: 'gateway',
+          concurrency,
+          figures: gatewayFigures,
+          provider: providerFigures,
+          commands: gatewayCommands,
+          writes: gatewayWrites,
+          cpuMsPerCall: gatewayCpu,
+          rss: rssMb(gateway.pid),
+        },
+        {
+          name: 'baseline',
+          concurrency,
+          figures: baselineFigures,
+          provider: providerFigures,
+          commands: perBaselineCall,
+          writes: perBaselineCall,
+          cpuMsPerCall: NaN,
+          rss: rssMb(process.pid),
+        },
+        ...(litellmFigures
+          ? [
+              {
+                name: 'litellm' as const,
+                concurrency,
+                figures: litellmFigures,
+                provider: providerFigures,
+                commands: 0,
+                writes: 0,
+                cpuMsPerCall: litellmCpu,
+                rss: rssMb(litellm?.process.pid),
+              },
+            ]
+          : []),
+      );
+    }
+    const dashboard = await dashboardOver100kCalls(baselineDb.useDb(database), gatewayUrl, secret);
+    process.stdout.write(
+      report(sides, {
+        duration,
+        litellm: litellm
+          ? `LiteLLM ${LITELLM_VERSION}`
+          : `LiteLLM not measured: ${litellmProblem ?? 'LITELLM=0'}`,
+      }),
+    );
+    process.stdout.write(
+      `dashboard over ${dashboard.calls} calls (${dashboard.documents} rollup documents, 30 days, group_by=model): ${dashboard.medianMs.toFixed(1)} ms (median of 5)\n`,
+    );
+    if (process.env.SHOW_METRICS)
+      process.stdout.write(
+        (await (await fetch(`${gatewayUrl}/metrics`)).text())
+          .split('\n')
+          .filter((line) => /^(llm_gateway_overhead|db_command|broker_)/.test(line))
+          .join('\n'),
+      );
+  } finally {
+    await driver?.stop();
+    litellm?.process.kill('SIGTERM');
+    gateway.kill('SIGTERM');
+    await new Promise((resolve) => (gateway.exitCode !== null ? resolve(null) : gateway.on('exit', resolve)));
+    await baselineDb.dropDatabase().catch(() => undefined);
+    await baselineDb.close();
+    await dropDatabase(MONGO_URL, database).catch(() => undefined);
+    await deleteQueues(AMQP_URL, GatewayDriver.queues(namespace)).catch(() => undefined);
+    await fake.close();
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exit(1);
+});
