@@ -7,3 +7,4 @@ export * from './settings';
 export * from './llm';
 export * from './charges';
 export * from './processors';
+export * from './pipelines';
