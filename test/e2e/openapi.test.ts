@@ -3,7 +3,7 @@ import { openApiProblems } from '@pack/testkit';
 import { startStack, type Stack } from '../stack';
 
 /** Prefixes forwarded to a running service that does not serve them yet (issue 10: the pipelines). */
-const NOT_BUILT_YET = ['/v1/external/serviceowner/pack/'];
+const NOT_BUILT_YET: string[] = [];
 
 /** The API reference as a user of the running platform meets it: /v1/openapi.json and /v1/docs/. */
 describe('the API reference', () => {
