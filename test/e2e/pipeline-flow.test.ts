@@ -122,5 +122,16 @@ describe('pipelines through the gateway with the real llm-gateway', () => {
     expect(refused.status).toBe(409);
     expect(refused.body.detail).toMatch(/VERIFY stage has no PackData/);
     expect((await latest(item)).body).toEqual(done.body);
+
+    // Charges Settings hiding costs from service owners hide them here too; the admin still sees them.
+    const patch = { charges: { ENABLED: true, hide_for_serviceowners: true } };
+    expect((await stack.call('PATCH', '/v1/core/general_settings/', { body: patch })).status).toBe(200);
+    const hidden = await waitFor(async () => {
+      const answer = await latest(item);
+      return answer.body.total_cost === null && answer;
+    }, { what: 'the orchestrator to apply the charges settings' });
+    expect(hidden.body).toMatchObject({ currency: null, stages: [{ cost: null }, { cost: null }, { cost: null }] });
+    const asAdmin = await stack.call('GET', `${PACK}pipelines/${done.body.id}/`);
+    expect(asAdmin.body.total_cost).toBe('0.000018');
   });
 });
