@@ -39,7 +39,14 @@ describe('pipelines through the gateway with the real llm-gateway', () => {
     const service = await asOwner('POST', '/v1/catalog/services/', { name });
     expect(service.status).toBe(201);
     for (const kind of kinds) {
-      const body = { name: `${name} ${kind}`, service: service.body.id, kind, llm_model: model, prompt: `Do ${kind}.`, active: true };
+      const body = {
+        name: `${name} ${kind}`,
+        service: service.body.id,
+        kind,
+        llm_model: model,
+        prompt: `Do ${kind}.`,
+        active: true,
+      };
       // The catalog's Service event reaches the orchestrator asynchronously: 400 until then.
       await waitFor(async () => (await asOwner('POST', '/v1/ai/processors/', body)).status === 201, {
         what: `the ${kind} processor`,
@@ -56,7 +63,9 @@ describe('pipelines through the gateway with the real llm-gateway', () => {
     });
     expect(submitted.status).toBe(201);
     const instance = submitted.body.change_instance;
-    expect((await asOwner('PATCH', `/v1/catalog/change_instances/${instance.id}/`, { state: 'APPROVED' })).status).toBe(200);
+    expect(
+      (await asOwner('PATCH', `/v1/catalog/change_instances/${instance.id}/`, { state: 'APPROVED' })).status,
+    ).toBe(200);
     return instance.service_item as number;
   }
 
@@ -117,7 +126,9 @@ describe('pipelines through the gateway with the real llm-gateway', () => {
     // A Service without a verify processor: CONFIG runs, EXECUTION cannot start without VERIFY's PackData.
     const other = await serviceWith('No verify', model.body.id, ['config', 'execution']);
     const second = await approved(other, { size: 'small' });
-    await waitFor(async () => (await latest(second)).body?.stages?.[0]?.state === 'OK', { what: 'CONFIG OK' });
+    await waitFor(async () => (await latest(second)).body?.stages?.[0]?.state === 'OK', {
+      what: 'CONFIG OK',
+    });
     const refused = await asOwner('POST', `${PACK}trigger/service_item/${second}/execution/`);
     expect(refused.status).toBe(409);
     expect(refused.body.detail).toMatch(/VERIFY stage has no PackData/);
@@ -126,11 +137,17 @@ describe('pipelines through the gateway with the real llm-gateway', () => {
     // Charges Settings hiding costs from service owners hide them here too; the admin still sees them.
     const patch = { charges: { ENABLED: true, hide_for_serviceowners: true } };
     expect((await stack.call('PATCH', '/v1/core/general_settings/', { body: patch })).status).toBe(200);
-    const hidden = await waitFor(async () => {
-      const answer = await latest(item);
-      return answer.body.total_cost === null && answer;
-    }, { what: 'the orchestrator to apply the charges settings' });
-    expect(hidden.body).toMatchObject({ currency: null, stages: [{ cost: null }, { cost: null }, { cost: null }] });
+    const hidden = await waitFor(
+      async () => {
+        const answer = await latest(item);
+        return answer.body.total_cost === null && answer;
+      },
+      { what: 'the orchestrator to apply the charges settings' },
+    );
+    expect(hidden.body).toMatchObject({
+      currency: null,
+      stages: [{ cost: null }, { cost: null }, { cost: null }],
+    });
     const asAdmin = await stack.call('GET', `${PACK}pipelines/${done.body.id}/`);
     expect(asAdmin.body.total_cost).toBe('0.000018');
   });

@@ -61,7 +61,8 @@ describe('pipelines', () => {
   };
   const pipelinesOf = (item: number) =>
     orchestrator.collection(PIPELINES_COLLECTION).find({ service_item_id: item }).toArray();
-  const latest = (item: number) => orchestrator.call(owner, 'GET', `${PACK}pipelines/latest/service_item/${item}/`);
+  const latest = (item: number) =>
+    orchestrator.call(owner, 'GET', `${PACK}pipelines/latest/service_item/${item}/`);
   const stateOf = async (item: number, stage: string) =>
     ((await latest(item)).body?.stages as { stage: string; state: string }[] | undefined)?.find(
       (entry) => entry.stage === stage,
@@ -69,14 +70,21 @@ describe('pipelines', () => {
 
   beforeAll(async () => {
     orchestrator = await OrchestratorHarness.start({ SETTINGS_URL: 'http://127.0.0.1:1' });
-    tap = await EventTap.start(process.env.AMQP_URL!, orchestrator.env.BROKER_NAMESPACE!, ['llm.generate.requested.v1']);
+    tap = await EventTap.start(process.env.AMQP_URL!, orchestrator.env.BROKER_NAMESPACE!, [
+      'llm.generate.requested.v1',
+    ]);
     await orchestrator.knowService({ service_id: 1 });
     await orchestrator.knowService({ service_id: 2 });
     await orchestrator.knowService({ service_id: 4 });
-    await orchestrator.knowService({ service_id: 3, owner: { id: otherOwner.id, name: otherOwner.username } });
+    await orchestrator.knowService({
+      service_id: 3,
+      owner: { id: otherOwner.id, name: otherOwner.username },
+    });
     await orchestrator.knowModel({ llm_model_id: 1 });
     for (const kind of ['config', 'verify', 'execution'])
-      expect((await orchestrator.create(processorBody({ kind, active: true, prompt: `Do ${kind}.` }))).status).toBe(201);
+      expect(
+        (await orchestrator.create(processorBody({ kind, active: true, prompt: `Do ${kind}.` }))).status,
+      ).toBe(201);
     // Service 2 has a config processor only.
     expect((await orchestrator.create(processorBody({ service: 2, active: true }))).status).toBe(201);
   });
@@ -118,8 +126,12 @@ describe('pipelines', () => {
       ],
     });
     expect((await orchestrator.call(owner, 'GET', `${PACK}pipelines/${body.id}/`)).body).toEqual(body);
-    expect(await orchestrator.collection(PACK_DATA_COLLECTION).countDocuments({ service_item_id: 100 })).toBe(3);
-    expect(await metricValue(orchestrator.service.metricsUrl, 'pipeline_stage_transitions_total')).toBeGreaterThan(0);
+    expect(await orchestrator.collection(PACK_DATA_COLLECTION).countDocuments({ service_item_id: 100 })).toBe(
+      3,
+    );
+    expect(
+      await metricValue(orchestrator.service.metricsUrl, 'pipeline_stage_transitions_total'),
+    ).toBeGreaterThan(0);
     expect(await metricValue(orchestrator.service.metricsUrl, 'pipelines_running')).toBe(0);
   });
 
@@ -145,7 +157,11 @@ describe('pipelines', () => {
   it('marks a stage FAILED with the error and starts no next stage', async () => {
     await publish(events.changeInstanceStateChanged, approval(103, 1030, {}));
     const config = await requestFor(103, 'CONFIG');
-    await answer(config, { ok: false, usage: null, error: { kind: 'timeout', message: 'provider took too long' } });
+    await answer(config, {
+      ok: false,
+      usage: null,
+      error: { kind: 'timeout', message: 'provider took too long' },
+    });
     await waitFor(async () => (await stateOf(103, 'CONFIG')) === 'FAILED', { what: 'CONFIG FAILED' });
     expect((await latest(103)).body.stages).toMatchObject([
       { stage: 'CONFIG', state: 'FAILED', error: 'timeout: provider took too long', pack_data: null },
@@ -160,9 +176,13 @@ describe('pipelines', () => {
     await publish(events.changeInstanceStateChanged, approval(107, 1070, { x: 1 }));
     await requestFor(104, 'CONFIG');
     await requestFor(107, 'CONFIG');
-    await waitFor(async () => (await orchestrator.collection('service_items').countDocuments({ _id: 105 as never })) === 1, {
-      what: 'item 105 known',
-    });
+    await waitFor(
+      async () =>
+        (await orchestrator.collection('service_items').countDocuments({ _id: 105 as never })) === 1,
+      {
+        what: 'item 105 known',
+      },
+    );
     const trigger = (item: number, stage: string) =>
       orchestrator.call(owner, 'POST', `${PACK}trigger/service_item/${item}/${stage}/`);
 
@@ -180,9 +200,12 @@ describe('pipelines', () => {
     expect(started.body.stages[0]).toMatchObject({ stage: 'CONFIG', state: 'WAITING_FOR_RESPONSE' });
     const ofRun2 = (all: TappedEvent[]) =>
       all.find((event) => (event.data as Request).reply_to?.pipeline_id === started.body.id);
-    await answer(ofRun2(await tap.waitFor((all) => ofRun2(all) !== undefined, 'run 2 request'))!.data as Request, {
-      output: '{"ok":true}',
-    });
+    await answer(
+      ofRun2(await tap.waitFor((all) => ofRun2(all) !== undefined, 'run 2 request'))!.data as Request,
+      {
+        output: '{"ok":true}',
+      },
+    );
     await waitFor(async () => (await stateOf(104, 'CONFIG')) === 'OK', { what: 'run 2 CONFIG OK' });
     const noProcessor = await trigger(104, 'verify');
     expect(noProcessor.status).toBe(409);
@@ -219,5 +242,9 @@ describe('pipelines', () => {
 
 function matches(event: TappedEvent, item: number, stage: string, attempt: number): boolean {
   const data = event.data as Request;
-  return data.reply_to?.stage === stage && data.request_id.endsWith(`-${stage}-${attempt}`) && event.raw.includes(`Service Item ${item}:`);
+  return (
+    data.reply_to?.stage === stage &&
+    data.request_id.endsWith(`-${stage}-${attempt}`) &&
+    event.raw.includes(`Service Item ${item}:`)
+  );
 }

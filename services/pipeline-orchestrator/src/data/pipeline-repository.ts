@@ -1,7 +1,14 @@
 import type { Connection } from 'mongoose';
 import type { Envelope, Stage } from '@pack/contracts';
 import { STAGES } from '@pack/contracts';
-import { isDuplicateKey, nextId, OUTBOX_FIELD, OUTBOX_PENDING_FIELD, outboxFields, withOutbox } from '@pack/db';
+import {
+  isDuplicateKey,
+  nextId,
+  OUTBOX_FIELD,
+  OUTBOX_PENDING_FIELD,
+  outboxFields,
+  withOutbox,
+} from '@pack/db';
 import {
   RUNNING_STATES,
   type PackDataRecord,
@@ -78,7 +85,10 @@ export class PipelineRepository implements PipelineStore {
     events: Envelope[],
     cost: string | null,
   ): Promise<PipelineRecord | null> {
-    const filter: Record<string, unknown> = { _id: id, [`stages.${stage}.state`]: { $in: [...expect.states] } };
+    const filter: Record<string, unknown> = {
+      _id: id,
+      [`stages.${stage}.state`]: { $in: [...expect.states] },
+    };
     if (expect.attempt !== undefined) filter[`stages.${stage}.attempt`] = expect.attempt;
     if (expect.request_id !== undefined) filter[`stages.${stage}.request_id`] = expect.request_id;
     const fields: Record<string, unknown> = { updated_at: new Date() };

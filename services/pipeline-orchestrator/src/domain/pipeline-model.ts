@@ -9,8 +9,16 @@ export type StageState = 'SCHEDULED' | 'WAITING_FOR_RESPONSE' | 'OK' | 'FAILED';
 /** States in which a stage has a generate request out: only its result may move it on. */
 export const RUNNING_STATES: readonly StageState[] = ['SCHEDULED', 'WAITING_FOR_RESPONSE'];
 
-export const NEXT_STAGE: Record<Stage, Stage | null> = { CONFIG: 'VERIFY', VERIFY: 'EXECUTION', EXECUTION: null };
-export const PREVIOUS_STAGE: Record<Stage, Stage | null> = { CONFIG: null, VERIFY: 'CONFIG', EXECUTION: 'VERIFY' };
+export const NEXT_STAGE: Record<Stage, Stage | null> = {
+  CONFIG: 'VERIFY',
+  VERIFY: 'EXECUTION',
+  EXECUTION: null,
+};
+export const PREVIOUS_STAGE: Record<Stage, Stage | null> = {
+  CONFIG: null,
+  VERIFY: 'CONFIG',
+  EXECUTION: 'VERIFY',
+};
 
 /**
  * One stage of one pipeline. `attempt` counts the stage's starts in this pipeline; the generate

@@ -8,7 +8,8 @@ export interface CostDisplay {
   currency: string;
 }
 
-const parsed = (json: string | null) => (json === null ? null : (JSON.parse(json) as Record<string, unknown>));
+const parsed = (json: string | null) =>
+  json === null ? null : (JSON.parse(json) as Record<string, unknown>);
 
 /** DESIGN section 7's pipeline response; the total is the exact decimal sum of every call's cost. */
 export function pipelineView(pipeline: PipelineRecord, costs: CostDisplay): PipelineView {

@@ -1,11 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type {
-  ChangeInstanceState,
-  JsonSchema,
-  Principal,
-  ProcessorKind,
-  Stage,
-} from '@pack/contracts';
+import type { ChangeInstanceState, JsonSchema, Principal, ProcessorKind, Stage } from '@pack/contracts';
 import { ConflictError, NotFoundError } from '@pack/errors';
 import type { Directory, ProcessorRecord } from './model';
 import {
@@ -71,9 +65,12 @@ export class Pipelines {
     const item = await this.visibleItem(principal, serviceItemId);
     const processor = await this.deps.processors.active(item.service_id, KIND_OF[stage]);
     if (!processor)
-      throw new ConflictError(`the Service has no active ${KIND_OF[stage]} processor to run the ${stage} stage`);
+      throw new ConflictError(
+        `the Service has no active ${KIND_OF[stage]} processor to run the ${stage} stage`,
+      );
     const previous = PREVIOUS_STAGE[stage];
-    if (previous === null) return this.startRun(item, processor, `trigger:${randomUUID()}`) as Promise<PipelineRecord>;
+    if (previous === null)
+      return this.startRun(item, processor, `trigger:${randomUUID()}`) as Promise<PipelineRecord>;
     const latest = await this.deps.store.latest(serviceItemId);
     if (!latest || latest.stages[previous].pack_data_json === null)
       throw new ConflictError(`the ${previous} stage has no PackData yet: run it first`);
@@ -154,13 +151,26 @@ export class Pipelines {
     const next = NEXT_STAGE[stage];
     const processor = next && (await this.deps.processors.active(pipeline.service_id, KIND_OF[next]));
     if (!next || !processor) {
-      const moved = await this.deps.store.move(pipeline_id, stage, expect, { [stage]: done }, [], result.cost);
+      const moved = await this.deps.store.move(
+        pipeline_id,
+        stage,
+        expect,
+        { [stage]: done },
+        [],
+        result.cost,
+      );
       if (moved) this.ended(stage, 'OK', current, now);
       return;
     }
     // Rule 1 in the same write: the stage's OK and the next stage's request cannot come apart.
     const withData = { ...pipeline, stages: { ...pipeline.stages, [stage]: { ...current, ...done } } };
-    const moved = await this.start(withData, next, processor, { [stage]: done }, { stage, expect, cost: result.cost });
+    const moved = await this.start(
+      withData,
+      next,
+      processor,
+      { [stage]: done },
+      { stage, expect, cost: result.cost },
+    );
     if (moved) this.ended(stage, 'OK', current, now);
   }
 

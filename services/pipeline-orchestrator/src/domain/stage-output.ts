@@ -45,7 +45,11 @@ export function stageOutput(result: GenerateResult, mode: FinalSchema['mode'] | 
     case 'gen_ui_catalog':
     case 'gen_ui_deterministic':
       return withGenUi(reply, reply);
-    default:
+    case 'custom':
+    case 'none':
+    case 'universal_executor':
+    case 'validator':
+    case null:
       return { pack_data_json: JSON.stringify(reply), gen_ui_json: null, gen_ui_valid: null };
   }
 }

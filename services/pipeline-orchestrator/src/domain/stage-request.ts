@@ -1,11 +1,4 @@
-import {
-  createEnvelope,
-  events,
-  STAGES,
-  type Envelope,
-  type JsonSchema,
-  type Stage,
-} from '@pack/contracts';
+import { createEnvelope, events, STAGES, type Envelope, type JsonSchema, type Stage } from '@pack/contracts';
 import { finalSchema } from './final-schema';
 import type { ProcessorRecord } from './model';
 import type { PipelineRecord, StageRecord } from './pipeline-model';
@@ -54,7 +47,9 @@ export function scheduleStage(
   const schema = finalSchema({
     kind: processor.kind,
     response_schema:
-      processor.response_schema_json === null ? null : (JSON.parse(processor.response_schema_json) as JsonSchema),
+      processor.response_schema_json === null
+        ? null
+        : (JSON.parse(processor.response_schema_json) as JsonSchema),
     generative_ui: processor.generative_ui,
     catalog_schema: catalogSchema,
   });
