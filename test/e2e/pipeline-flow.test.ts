@@ -11,23 +11,18 @@ describe('pipelines through the gateway with the real llm-gateway', () => {
   let tap: EventTap;
   let ownerToken: string;
   let consumerToken: string;
-  let amqp: { url: string; namespace: string };
+  const amqpUrl = process.env.AMQP_URL!;
 
   beforeAll(async () => {
-    stack = await startStack();
-    fake = await startFakeOpenAi({ apiKey: KEY });
-    const { AMQP_URL, BROKER_NAMESPACE } = stack.service('llm-gateway').context.config as {
-      AMQP_URL: string;
-      BROKER_NAMESPACE: string;
-    };
-    amqp = { url: AMQP_URL, namespace: BROKER_NAMESPACE };
-    tap = await EventTap.start(AMQP_URL, BROKER_NAMESPACE, [events.llmGenerateCompleted.type]);
-    ownerToken = await stack.issueToken('service_owner');
-    consumerToken = await stack.issueToken('consumer');
+    [stack, fake] = await Promise.all([startStack(), startFakeOpenAi({ apiKey: KEY })]);
+    tap = await EventTap.start(amqpUrl, stack.brokerNamespace, [events.llmGenerateCompleted.type]);
+    [ownerToken, consumerToken] = await Promise.all([
+      stack.issueToken('service_owner'),
+      stack.issueToken('consumer'),
+    ]);
   });
   afterAll(async () => {
-    await tap?.stop();
-    await fake?.close();
+    await Promise.all([tap?.stop(), fake?.close()]);
     await stack?.stop();
   });
 
@@ -117,7 +112,7 @@ describe('pipelines through the gateway with the real llm-gateway', () => {
     const configResult = (await tap.drain()).find(
       (event) => event.data.reply_to?.pipeline_id === done.body.id && event.data.reply_to.stage === 'CONFIG',
     )!;
-    await publishEvent(amqp.url, amqp.namespace, events.llmGenerateCompleted, {
+    await publishEvent(amqpUrl, stack.brokerNamespace, events.llmGenerateCompleted, {
       ...configResult.data,
       parsed_json: null,
       output: '{"vm":"other"}',
