@@ -43,10 +43,10 @@ export class Requester {
   async results(requestIds: readonly string[]): Promise<TappedEvent[]> {
     const wanted = new Set(requestIds);
     const received = await this.tap.waitFor((all) => {
-      const seen = new Set(all.map((e) => e.data.request_id as string));
+      const seen = new Set(all.map((e) => (e.data as { request_id: string }).request_id));
       return [...wanted].every((id) => seen.has(id));
     }, `results of ${wanted.size} requests`);
-    return received.filter((e) => wanted.has(e.data.request_id as string));
+    return received.filter((e) => wanted.has((e.data as { request_id: string }).request_id));
   }
 
   /** The result of one request (the first, when it was published more than once). */
