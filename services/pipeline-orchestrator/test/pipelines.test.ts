@@ -133,6 +133,9 @@ describe('pipelines', () => {
       await metricValue(orchestrator.service.metricsUrl, 'pipeline_stage_transitions_total'),
     ).toBeGreaterThan(0);
     expect(await metricValue(orchestrator.service.metricsUrl, 'pipelines_running')).toBe(0);
+    expect(
+      await metricValue(orchestrator.service.metricsUrl, 'pipeline_stage_duration_seconds_count'),
+    ).toBeGreaterThan(0);
   });
 
   it('starts nothing twice for a redelivered approval, and a repeated result changes nothing', async () => {
