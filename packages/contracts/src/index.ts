@@ -8,3 +8,4 @@ export * from './llm';
 export * from './charges';
 export * from './processors';
 export * from './webhooks';
+export * from './pipelines';

@@ -1,32 +1,70 @@
+import { effectiveGenUiCatalogSchema, maySeeCosts } from '@pack/contracts';
 import type { ServiceDefinition } from '@pack/runtime';
+import { SettingsCache } from '@pack/settings-client';
 import { ActiveSlotRepository } from './data/active-slot-repository';
 import { DirectoryRepository } from './data/directory-repository';
+import { PIPELINES_COLLECTION, PipelineRepository } from './data/pipeline-repository';
 import { PROCESSORS_COLLECTION, ProcessorRepository } from './data/processor-repository';
+import { ServiceItemRepository } from './data/service-item-repository';
 import { ActiveSlots } from './domain/active-slots';
+import { Pipelines } from './domain/pipelines';
 import { Processors } from './domain/processors';
+import { pipelineRoutes } from './http/pipeline-routes';
 import { processorRoutes } from './http/processor-routes';
+import { pipelineConsumer } from './messaging/pipeline-consumer';
 import { projectionConsumer } from './messaging/projection-consumer';
+import { pipelineMetrics } from './metrics';
 import type { OrchestratorConfig } from './config';
 
 export { orchestratorEnvSchema, type OrchestratorConfig } from './config';
 export { PROCESSORS_COLLECTION } from './data/processor-repository';
 export { ACTIVE_SLOTS_COLLECTION } from './data/active-slot-repository';
 export { MODELS_COLLECTION, SERVICES_COLLECTION } from './data/directory-repository';
+export { PACK_DATA_COLLECTION, PIPELINES_COLLECTION } from './data/pipeline-repository';
+export { SERVICE_ITEMS_COLLECTION } from './data/service-item-repository';
+
+const SERVICE = 'pipeline-orchestrator';
 
 export const orchestratorService: ServiceDefinition<OrchestratorConfig> = {
-  name: 'pipeline-orchestrator',
+  name: SERVICE,
   version: '0.1.0',
-  outboxCollections: [PROCESSORS_COLLECTION],
-  setup({ mongo, outbox }) {
+  outboxCollections: [PROCESSORS_COLLECTION, PIPELINES_COLLECTION],
+  setup({ config, mongo, outbox, logger, metrics }) {
     const processorsRepository = new ProcessorRepository(mongo.connection);
     const directory = new DirectoryRepository(mongo.connection);
+    const pipelineRepository = new PipelineRepository(mongo.connection);
     const slots = new ActiveSlots(new ActiveSlotRepository(mongo.connection), processorsRepository);
     const processors = new Processors(processorsRepository, directory, slots, () => outbox.kick());
+    const settings = new SettingsCache({
+      settingsUrl: config.SETTINGS_URL,
+      internalSecret: config.PACK_INTERNAL_SECRET,
+      service: SERVICE,
+      logger,
+    });
+    const pipelines = new Pipelines({
+      store: pipelineRepository,
+      items: new ServiceItemRepository(mongo.connection),
+      directory,
+      processors: processorsRepository,
+      catalogSchema: () => effectiveGenUiCatalogSchema(settings.get()),
+      observer: pipelineMetrics(metrics, () => pipelineRepository.countRunning()),
+      eventsWritten: () => outbox.kick(),
+    });
+    const costs = (principal: { role: Parameters<typeof maySeeCosts>[0] }) => ({
+      show: maySeeCosts(principal.role, settings.get().charges),
+      currency: settings.get().currency.currency,
+    });
     return {
-      routes: processorRoutes(processors),
-      consumers: [projectionConsumer(directory)],
+      routes: [...processorRoutes(processors), ...pipelineRoutes(pipelines, costs)],
+      consumers: [projectionConsumer(directory), pipelineConsumer(pipelines), settings.consumer()],
       async onStart() {
-        await Promise.all([processorsRepository.ensureIndexes(), directory.ensureIndexes()]);
+        await Promise.all([
+          processorsRepository.ensureIndexes(),
+          directory.ensureIndexes(),
+          pipelineRepository.ensureIndexes(),
+        ]);
+        settings.start();
+        return async () => settings.stop();
       },
     };
   },

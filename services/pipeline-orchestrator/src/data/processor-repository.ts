@@ -1,6 +1,7 @@
 import type { Connection } from 'mongoose';
-import type { Envelope } from '@pack/contracts';
+import type { Envelope, ProcessorKind } from '@pack/contracts';
 import { findPage, nextId, OUTBOX_FIELD, OUTBOX_PENDING_FIELD, outboxFields, withOutbox } from '@pack/db';
+import type { ActiveProcessors } from '../domain/pipelines';
 import type { Page, ProcessorFilter, ProcessorRecord, ProcessorStore } from '../domain/model';
 
 export const PROCESSORS_COLLECTION = 'ai_processors';
@@ -17,7 +18,7 @@ function record(document: ProcessorRecord & Record<string, unknown>): ProcessorR
  * Processors carry their own events (`_outbox`): a change and its event are one single-document
  * write, and the relay's `$pull` cannot undo a concurrent change (docs/decisions/0002).
  */
-export class ProcessorRepository implements ProcessorStore {
+export class ProcessorRepository implements ProcessorStore, ActiveProcessors {
   private readonly processors;
 
   constructor(private readonly connection: Connection) {
@@ -39,6 +40,13 @@ export class ProcessorRepository implements ProcessorStore {
 
   find(id: number): Promise<ProcessorRecord | null> {
     return this.processors.findOne({ _id: id, deleted: false }, { projection: WITHOUT_OUTBOX });
+  }
+
+  active(serviceId: number, kind: ProcessorKind): Promise<ProcessorRecord | null> {
+    return this.processors.findOne(
+      { service_id: serviceId, kind, active: true, deleted: false },
+      { projection: WITHOUT_OUTBOX },
+    );
   }
 
   findAny(id: number): Promise<ProcessorRecord | null> {

@@ -1,0 +1,49 @@
+import { z } from 'zod';
+import { stageSchema, stageStateSchema, type Stage } from './events';
+
+/** Pipelines (spec 2.5, 3.1, endpoints 3, 6, 7; DESIGN section 7): the orchestrator's API. */
+
+/** The stage as it is written in a path (`config`, `verify`, `execution`). */
+export const stagePathSchema = z
+  .enum(['config', 'verify', 'execution'])
+  .describe('Pipeline stage: config, verify or execution');
+
+export function stageOfPath(path: z.infer<typeof stagePathSchema>): Stage {
+  return path.toUpperCase() as Stage;
+}
+
+const jsonObject = z.record(z.string(), z.unknown());
+
+export const pipelineStageViewSchema = z.object({
+  stage: stageSchema,
+  /** null while the stage has not run in this pipeline. */
+  state: stageStateSchema.nullable(),
+  /** The processor of the latest attempt, or null. */
+  processor: z.number().int().nullable(),
+  started_at: z.iso.datetime().nullable(),
+  finished_at: z.iso.datetime().nullable(),
+  error: z.string().nullable(),
+  /** Exact decimal string of the latest attempt; null when unknown, unpriced or hidden (Charges Settings). */
+  cost: z.string().nullable(),
+  /** The stage's PackData (a JSON object), or null. */
+  pack_data: jsonObject.nullable(),
+  /** The generative UI reply, where the processor asked for one. */
+  gen_ui: jsonObject.nullable(),
+  /** false: the reply is invalid or uses unsupported components (clients fall back); null without generative UI. */
+  gen_ui_valid: z.boolean().nullable(),
+});
+export type PipelineStageView = z.infer<typeof pipelineStageViewSchema>;
+
+export const pipelineViewSchema = z.object({
+  id: z.number().int(),
+  service_item: z.number().int(),
+  /** 1 for the Service Item's first pipeline, growing by one per new run. */
+  run: z.number().int(),
+  created_at: z.iso.datetime(),
+  updated_at: z.iso.datetime(),
+  /** Exact decimal sum of every generate call of the pipeline; null when hidden (Charges Settings). */
+  total_cost: z.string().nullable(),
+  currency: z.string().nullable(),
+  stages: z.array(pipelineStageViewSchema),
+});
+export type PipelineView = z.infer<typeof pipelineViewSchema>;

@@ -1,0 +1,118 @@
+import type { Connection } from 'mongoose';
+import type { Envelope, Stage } from '@pack/contracts';
+import { STAGES } from '@pack/contracts';
+import {
+  isDuplicateKey,
+  nextId,
+  OUTBOX_FIELD,
+  OUTBOX_PENDING_FIELD,
+  outboxFields,
+  withOutbox,
+} from '@pack/db';
+import {
+  RUNNING_STATES,
+  type PackDataRecord,
+  type PipelineRecord,
+  type PipelineStore,
+  type StageExpectation,
+  type StageRecord,
+} from '../domain/pipeline-model';
+
+export const PIPELINES_COLLECTION = 'pipelines';
+export const PACK_DATA_COLLECTION = 'pack_data';
+
+const WITHOUT_OUTBOX = { [OUTBOX_FIELD]: 0, [OUTBOX_PENDING_FIELD]: 0 };
+
+function record(document: PipelineRecord & Record<string, unknown>): PipelineRecord {
+  const { [OUTBOX_FIELD]: _events, [OUTBOX_PENDING_FIELD]: _pending, ...fields } = document;
+  return fields;
+}
+
+/**
+ * One document per pipeline, its stages as sub-documents by name (no arrays of arrays), carrying
+ * its own outbox: a stage move and the generate request it sends are one single-document write.
+ */
+export class PipelineRepository implements PipelineStore {
+  private readonly pipelines;
+  private readonly packData;
+
+  constructor(private readonly connection: Connection) {
+    this.pipelines = connection.collection<PipelineRecord>(PIPELINES_COLLECTION);
+    this.packData = connection.collection<PackDataRecord>(PACK_DATA_COLLECTION);
+  }
+
+  async ensureIndexes(): Promise<void> {
+    await this.pipelines.createIndex({ origin: 1 }, { name: 'origin', unique: true });
+    await this.pipelines.createIndex({ service_item_id: 1, run: -1 }, { name: 'item_run' });
+    await this.pipelines.createIndex({ [OUTBOX_PENDING_FIELD]: 1 }, { name: 'outbox_pending' });
+    await this.packData.createIndex({ service_item_id: 1, stage: 1 }, { name: 'item_stage' });
+  }
+
+  nextId(): Promise<number> {
+    return nextId(this.connection, PIPELINES_COLLECTION);
+  }
+
+  nextRun(serviceItemId: number): Promise<number> {
+    return nextId(this.connection, `pipeline_runs_${serviceItemId}`);
+  }
+
+  async insert(pipeline: PipelineRecord, events: Envelope[]): Promise<boolean> {
+    try {
+      await this.pipelines.insertOne({ ...pipeline, ...outboxFields(...events) });
+      return true;
+    } catch (error) {
+      if (isDuplicateKey(error)) return false;
+      throw error;
+    }
+  }
+
+  find(id: number): Promise<PipelineRecord | null> {
+    return this.pipelines.findOne({ _id: id }, { projection: WITHOUT_OUTBOX });
+  }
+
+  latest(serviceItemId: number): Promise<PipelineRecord | null> {
+    return this.pipelines.findOne(
+      { service_item_id: serviceItemId },
+      { sort: { run: -1 }, projection: WITHOUT_OUTBOX },
+    );
+  }
+
+  async move(
+    id: number,
+    stage: Stage,
+    expect: StageExpectation,
+    set: Partial<Record<Stage, Partial<StageRecord>>>,
+    events: Envelope[],
+    cost: string | null,
+  ): Promise<PipelineRecord | null> {
+    const filter: Record<string, unknown> = {
+      _id: id,
+      [`stages.${stage}.state`]: { $in: [...expect.states] },
+    };
+    if (expect.attempt !== undefined) filter[`stages.${stage}.attempt`] = expect.attempt;
+    if (expect.request_id !== undefined) filter[`stages.${stage}.request_id`] = expect.request_id;
+    const fields: Record<string, unknown> = { updated_at: new Date() };
+    for (const [name, changes] of Object.entries(set))
+      for (const [field, value] of Object.entries(changes)) fields[`stages.${name}.${field}`] = value;
+    let update: Record<string, unknown> = { $set: fields };
+    if (cost !== null) update.$push = { costs: cost };
+    if (events.length > 0) update = withOutbox(update, ...events);
+    // No projection: FerretDB v1 refuses one on findOneAndUpdate.
+    const moved = await this.pipelines.findOneAndUpdate(filter, update, { returnDocument: 'after' });
+    return moved && record(moved);
+  }
+
+  async savePackData(data: PackDataRecord): Promise<void> {
+    try {
+      await this.packData.insertOne(data);
+    } catch (error) {
+      if (!isDuplicateKey(error)) throw error;
+    }
+  }
+
+  countRunning(): Promise<number> {
+    return this.pipelines.countDocuments({
+      $or: STAGES.map((stage) => ({ [`stages.${stage}.state`]: { $in: [...RUNNING_STATES] } })),
+    });
+  }
+}

@@ -1,0 +1,120 @@
+import type { Envelope, EventData, events, Stage } from '@pack/contracts';
+import type { FinalSchema } from './final-schema';
+
+/** One `llm.generate.completed.v1` payload. */
+export type GenerateResult = EventData<typeof events.llmGenerateCompleted>;
+
+export type StageState = 'SCHEDULED' | 'WAITING_FOR_RESPONSE' | 'OK' | 'FAILED';
+
+/** States in which a stage has a generate request out: only its result may move it on. */
+export const RUNNING_STATES: readonly StageState[] = ['SCHEDULED', 'WAITING_FOR_RESPONSE'];
+
+export const NEXT_STAGE: Record<Stage, Stage | null> = {
+  CONFIG: 'VERIFY',
+  VERIFY: 'EXECUTION',
+  EXECUTION: null,
+};
+export const PREVIOUS_STAGE: Record<Stage, Stage | null> = {
+  CONFIG: null,
+  VERIFY: 'CONFIG',
+  EXECUTION: 'VERIFY',
+};
+
+/**
+ * One stage of one pipeline. `attempt` counts the stage's starts in this pipeline; the generate
+ * request of an attempt has the id `pipeline-<id>-<stage>-<attempt>`, so a result names exactly
+ * the attempt it belongs to and a late one of an earlier attempt changes nothing.
+ */
+export interface StageRecord {
+  state: StageState | null;
+  processor_id: number | null;
+  attempt: number;
+  request_id: string | null;
+  schema_mode: FinalSchema['mode'] | null;
+  started_at: Date | null;
+  finished_at: Date | null;
+  error: string | null;
+  cost: string | null;
+  /** The latest PackData as JSON text (user JSON, DESIGN section 2); history in `pack_data`. */
+  pack_data_json: string | null;
+  gen_ui_json: string | null;
+  gen_ui_valid: boolean | null;
+}
+
+/**
+ * A pipeline: one run of a Service Item's three stages from one approved declaration.
+ * `origin` is unique (`approval:<change instance>` or `trigger:<uuid>`): a redelivered approval
+ * inserts nothing the second time.
+ */
+export interface PipelineRecord {
+  _id: number;
+  service_item_id: number;
+  service_id: number;
+  run: number;
+  origin: string;
+  declaration_id: number;
+  declaration_json: string;
+  stages: Record<Stage, StageRecord>;
+  /** The cost of every priced generate result of this pipeline (exact decimal strings). */
+  costs: string[];
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** A Service Item as the catalog's change-instance events describe it: its latest approved declaration. */
+export interface ServiceItemRecord {
+  service_item_id: number;
+  service_id: number;
+  declaration_id: number;
+  declaration_json: string;
+}
+
+/** What a stage move expects to find: the stage in one of `states`, at `attempt` / `request_id` when given. */
+export interface StageExpectation {
+  states: readonly (StageState | null)[];
+  attempt?: number;
+  request_id?: string;
+}
+
+/** One stored PackData version (history: one per stage attempt). */
+export interface PackDataRecord {
+  _id: string;
+  pipeline_id: number;
+  service_item_id: number;
+  stage: Stage;
+  data_json: string;
+  gen_ui_json: string | null;
+  gen_ui_valid: boolean | null;
+  created_at: Date;
+}
+
+export interface PipelineStore {
+  nextId(): Promise<number>;
+  nextRun(serviceItemId: number): Promise<number>;
+  /** Inserts a pipeline with its events; false when one with the same origin exists. */
+  insert(record: PipelineRecord, events: Envelope[]): Promise<boolean>;
+  find(id: number): Promise<PipelineRecord | null>;
+  latest(serviceItemId: number): Promise<PipelineRecord | null>;
+  /**
+   * One atomic conditional update: applies `set` (stage fields by stage) and records `events`
+   * only while `stage` matches `expect`. The pipeline after the move, or null when it did not match.
+   */
+  move(
+    id: number,
+    stage: Stage,
+    expect: StageExpectation,
+    set: Partial<Record<Stage, Partial<StageRecord>>>,
+    events: Envelope[],
+    cost: string | null,
+  ): Promise<PipelineRecord | null>;
+  /** Keeps a PackData version (a repeat of the same attempt is ignored). */
+  savePackData(record: PackDataRecord): Promise<void>;
+  /** Pipelines with a stage SCHEDULED or WAITING_FOR_RESPONSE. */
+  countRunning(): Promise<number>;
+}
+
+export interface ServiceItemStore {
+  /** Keeps the item's declaration when newer than the stored one; true when applied. */
+  applyApproved(item: ServiceItemRecord): Promise<boolean>;
+  find(serviceItemId: number): Promise<ServiceItemRecord | null>;
+}

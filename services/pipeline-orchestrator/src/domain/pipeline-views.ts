@@ -1,0 +1,40 @@
+import { STAGES, type PipelineView } from '@pack/contracts';
+import { sumCosts } from '@pack/llm-providers';
+import type { PipelineRecord } from './pipeline-model';
+
+/** How costs show to the caller: hidden (Charges Settings) or in the Currency setting's currency. */
+export interface CostDisplay {
+  show: boolean;
+  currency: string;
+}
+
+const parsed = (json: string | null) =>
+  json === null ? null : (JSON.parse(json) as Record<string, unknown>);
+
+/** DESIGN section 7's pipeline response; the total is the exact decimal sum of every call's cost. */
+export function pipelineView(pipeline: PipelineRecord, costs: CostDisplay): PipelineView {
+  return {
+    id: pipeline._id,
+    service_item: pipeline.service_item_id,
+    run: pipeline.run,
+    created_at: pipeline.created_at.toISOString(),
+    updated_at: pipeline.updated_at.toISOString(),
+    total_cost: costs.show ? sumCosts(pipeline.costs).total : null,
+    currency: costs.show ? costs.currency : null,
+    stages: STAGES.map((stage) => {
+      const record = pipeline.stages[stage];
+      return {
+        stage,
+        state: record.state,
+        processor: record.processor_id,
+        started_at: record.started_at?.toISOString() ?? null,
+        finished_at: record.finished_at?.toISOString() ?? null,
+        error: record.error,
+        cost: costs.show ? record.cost : null,
+        pack_data: parsed(record.pack_data_json),
+        gen_ui: parsed(record.gen_ui_json),
+        gen_ui_valid: record.gen_ui_valid,
+      };
+    }),
+  };
+}

@@ -1,0 +1,272 @@
+import { randomUUID } from 'node:crypto';
+import type { ChangeInstanceState, JsonSchema, Principal, ProcessorKind, Stage } from '@pack/contracts';
+import { ConflictError, NotFoundError } from '@pack/errors';
+import type { Directory, ProcessorRecord } from './model';
+import {
+  NEXT_STAGE,
+  PREVIOUS_STAGE,
+  RUNNING_STATES,
+  type GenerateResult,
+  type PipelineRecord,
+  type PipelineStore,
+  type ServiceItemRecord,
+  type ServiceItemStore,
+  type StageRecord,
+  type StageState,
+} from './pipeline-model';
+import { emptyStage, scheduleStage } from './stage-request';
+import { stageOutput } from './stage-output';
+
+export interface ActiveProcessors {
+  /** The active processor of a Service for a kind, or null. */
+  active(serviceId: number, kind: ProcessorKind): Promise<ProcessorRecord | null>;
+}
+
+export interface PipelineObserver {
+  transition(stage: Stage, state: StageState): void;
+  /** A stage ended (OK or FAILED) `seconds` after it was scheduled. */
+  finished(stage: Stage, outcome: 'ok' | 'failed', seconds: number): void;
+}
+
+export interface PipelineDeps {
+  store: PipelineStore;
+  items: ServiceItemStore;
+  directory: Directory;
+  processors: ActiveProcessors;
+  catalogSchema(): JsonSchema;
+  observer: PipelineObserver;
+  /** Tells the outbox relay that events were written (its sweep would find them anyway). */
+  eventsWritten(): void;
+}
+
+/** What a Change Instance event tells the pipeline (created or state_changed). */
+export interface ChangeInstanceNews {
+  change_instance_id: number;
+  service_item_id: number;
+  declaration_id: number;
+  declaration_json: string;
+  service: { id: number };
+  state: ChangeInstanceState;
+}
+
+const KIND_OF: Record<Stage, ProcessorKind> = { CONFIG: 'config', VERIFY: 'verify', EXECUTION: 'execution' };
+const STARTABLE: (StageState | null)[] = [null, 'OK', 'FAILED'];
+
+/**
+ * Pipelines (spec 2.5, 3.1; DESIGN section 7). Every stage move is one conditional update on the
+ * stage's current state (and attempt or request id), so a redelivered or late generate result, a
+ * repeated trigger or a redelivered approval cannot move a stage twice (docs/decisions/0024).
+ */
+export class Pipelines {
+  constructor(private readonly deps: PipelineDeps) {}
+
+  /** Endpoint 3: starts `stage` of the Service Item from its latest approved declaration. */
+  async trigger(principal: Principal, serviceItemId: number, stage: Stage): Promise<PipelineRecord> {
+    const item = await this.visibleItem(principal, serviceItemId);
+    const processor = await this.deps.processors.active(item.service_id, KIND_OF[stage]);
+    if (!processor)
+      throw new ConflictError(
+        `the Service has no active ${KIND_OF[stage]} processor to run the ${stage} stage`,
+      );
+    const previous = PREVIOUS_STAGE[stage];
+    if (previous === null)
+      return this.startRun(item, processor, `trigger:${randomUUID()}`) as Promise<PipelineRecord>;
+    const latest = await this.deps.store.latest(serviceItemId);
+    if (!latest || latest.stages[previous].pack_data_json === null)
+      throw new ConflictError(`the ${previous} stage has no PackData yet: run it first`);
+    const started = await this.start(latest, stage, processor, {});
+    if (!started) throw new ConflictError(`the ${stage} stage is already running`);
+    return started;
+  }
+
+  /** Endpoint 6. */
+  async latest(principal: Principal, serviceItemId: number): Promise<PipelineRecord> {
+    await this.visibleItem(principal, serviceItemId);
+    const found = await this.deps.store.latest(serviceItemId);
+    if (!found) throw new NotFoundError('This Service Item has no pipeline yet');
+    return found;
+  }
+
+  /** Endpoint 7. */
+  async get(principal: Principal, id: number): Promise<PipelineRecord> {
+    const found = await this.deps.store.find(id);
+    if (!found || !(await this.mayAccess(principal, found.service_id)))
+      throw new NotFoundError(`No pipeline ${id}`);
+    return found;
+  }
+
+  /**
+   * A Change Instance event: an approved one is the item's latest approved declaration, and
+   * starts CONFIG when the Service has an active config processor (rule 6), once per approval.
+   */
+  async changeInstance(news: ChangeInstanceNews): Promise<void> {
+    if (news.state !== 'APPROVED') return;
+    const item: ServiceItemRecord = {
+      service_item_id: news.service_item_id,
+      service_id: news.service.id,
+      declaration_id: news.declaration_id,
+      declaration_json: news.declaration_json,
+    };
+    await this.deps.items.applyApproved(item);
+    const processor = await this.deps.processors.active(item.service_id, 'config');
+    if (processor) await this.startRun(item, processor, `approval:${news.change_instance_id}`);
+  }
+
+  /** A generate result: only the attempt it names, while it is running, moves (dedupe). */
+  async result(result: GenerateResult): Promise<void> {
+    if (!result.reply_to) return;
+    const { pipeline_id, stage } = result.reply_to;
+    const pipeline = await this.deps.store.find(pipeline_id);
+    const current = pipeline?.stages[stage];
+    if (!pipeline || !current || current.request_id !== result.request_id) return;
+    if (!RUNNING_STATES.includes(current.state as StageState)) return;
+    const now = new Date();
+    const expect = { states: RUNNING_STATES, request_id: result.request_id };
+    const ended = { finished_at: now, cost: result.cost };
+    if (!result.ok) {
+      const error = result.error ? `${result.error.kind}: ${result.error.message}` : 'generation failed';
+      const moved = await this.deps.store.move(
+        pipeline_id,
+        stage,
+        expect,
+        { [stage]: { ...ended, state: 'FAILED', error } },
+        [],
+        result.cost,
+      );
+      if (moved) this.ended(stage, 'FAILED', current, now);
+      return;
+    }
+    const output = stageOutput(result, current.schema_mode);
+    await this.deps.store.savePackData({
+      _id: result.request_id,
+      pipeline_id,
+      service_item_id: pipeline.service_item_id,
+      stage,
+      data_json: output.pack_data_json,
+      gen_ui_json: output.gen_ui_json,
+      gen_ui_valid: output.gen_ui_valid,
+      created_at: now,
+    });
+    const done: Partial<StageRecord> = { ...ended, ...output, state: 'OK', error: null };
+    const next = NEXT_STAGE[stage];
+    const processor = next && (await this.deps.processors.active(pipeline.service_id, KIND_OF[next]));
+    if (!next || !processor) {
+      const moved = await this.deps.store.move(
+        pipeline_id,
+        stage,
+        expect,
+        { [stage]: done },
+        [],
+        result.cost,
+      );
+      if (moved) this.ended(stage, 'OK', current, now);
+      return;
+    }
+    // Rule 1 in the same write: the stage's OK and the next stage's request cannot come apart.
+    const withData = { ...pipeline, stages: { ...pipeline.stages, [stage]: { ...current, ...done } } };
+    const moved = await this.start(
+      withData,
+      next,
+      processor,
+      { [stage]: done },
+      { stage, expect, cost: result.cost },
+    );
+    if (moved) this.ended(stage, 'OK', current, now);
+  }
+
+  /**
+   * Schedules `stage` (with `also`, other stages' fields, in the same write) and then marks it
+   * WAITING_FOR_RESPONSE. By default the move expects `stage` not running at its current
+   * attempt; `on` moves conditional on another stage instead (a result's stage).
+   */
+  private async start(
+    pipeline: PipelineRecord,
+    stage: Stage,
+    processor: ProcessorRecord,
+    also: Partial<Record<Stage, Partial<StageRecord>>>,
+    on?: { stage: Stage; expect: { states: readonly StageState[]; request_id: string }; cost: string | null },
+  ): Promise<PipelineRecord | null> {
+    const now = new Date();
+    const scheduled = scheduleStage(pipeline, stage, processor, this.deps.catalogSchema(), now, randomUUID());
+    const moved = await this.deps.store.move(
+      pipeline._id,
+      on?.stage ?? stage,
+      on?.expect ?? { states: STARTABLE, attempt: pipeline.stages[stage].attempt },
+      { ...also, [stage]: scheduled.fields },
+      [scheduled.event],
+      on?.cost ?? null,
+    );
+    if (!moved) return null;
+    this.deps.eventsWritten();
+    this.deps.observer.transition(stage, 'SCHEDULED');
+    return (await this.waiting(moved, stage, scheduled.fields.request_id!)) ?? moved;
+  }
+
+  /** A new run from CONFIG; null when a pipeline of this origin exists (a repeat). */
+  private async startRun(
+    item: ServiceItemRecord,
+    processor: ProcessorRecord,
+    origin: string,
+  ): Promise<PipelineRecord | null> {
+    const { store } = this.deps;
+    const now = new Date();
+    const draft: PipelineRecord = {
+      _id: await store.nextId(),
+      service_item_id: item.service_item_id,
+      service_id: item.service_id,
+      run: 0,
+      origin,
+      declaration_id: item.declaration_id,
+      declaration_json: item.declaration_json,
+      stages: { CONFIG: emptyStage(), VERIFY: emptyStage(), EXECUTION: emptyStage() },
+      costs: [],
+      created_at: now,
+      updated_at: now,
+    };
+    const scheduled = scheduleStage(draft, 'CONFIG', processor, this.deps.catalogSchema(), now, randomUUID());
+    const record: PipelineRecord = {
+      ...draft,
+      run: await store.nextRun(item.service_item_id),
+      stages: { ...draft.stages, CONFIG: { ...draft.stages.CONFIG, ...scheduled.fields } },
+    };
+    if (!(await store.insert(record, [scheduled.event]))) return null;
+    this.deps.eventsWritten();
+    this.deps.observer.transition('CONFIG', 'SCHEDULED');
+    return (await this.waiting(record, 'CONFIG', scheduled.fields.request_id!)) ?? record;
+  }
+
+  /** SCHEDULED -> WAITING_FOR_RESPONSE once the request is written; a result that came first wins. */
+  private async waiting(pipeline: PipelineRecord, stage: Stage, requestId: string) {
+    const moved = await this.deps.store.move(
+      pipeline._id,
+      stage,
+      { states: ['SCHEDULED'], request_id: requestId },
+      { [stage]: { state: 'WAITING_FOR_RESPONSE' } },
+      [],
+      null,
+    );
+    if (moved) this.deps.observer.transition(stage, 'WAITING_FOR_RESPONSE');
+    return moved;
+  }
+
+  private ended(stage: Stage, state: 'OK' | 'FAILED', before: StageRecord, now: Date): void {
+    this.deps.observer.transition(stage, state);
+    const seconds = before.started_at ? (now.getTime() - before.started_at.getTime()) / 1000 : 0;
+    this.deps.observer.finished(stage, state === 'OK' ? 'ok' : 'failed', seconds);
+  }
+
+  private async visibleItem(principal: Principal, serviceItemId: number): Promise<ServiceItemRecord> {
+    const item = await this.deps.items.find(serviceItemId);
+    if (!item || !(await this.mayAccess(principal, item.service_id)))
+      throw new NotFoundError(
+        `No Service Item ${serviceItemId} with an approved declaration among your Services`,
+      );
+    return item;
+  }
+
+  private async mayAccess(principal: Principal, serviceId: number): Promise<boolean> {
+    if (principal.role === 'admin') return true;
+    const service = await this.deps.directory.service(serviceId);
+    return service !== null && service.owner_id === principal.id;
+  }
+}

@@ -1,0 +1,102 @@
+import { createEnvelope, events, STAGES, type Envelope, type JsonSchema, type Stage } from '@pack/contracts';
+import { finalSchema } from './final-schema';
+import type { ProcessorRecord } from './model';
+import type { PipelineRecord, StageRecord } from './pipeline-model';
+
+export const SOURCE = 'pipeline-orchestrator';
+
+export function requestIdOf(pipelineId: number, stage: Stage, attempt: number): string {
+  return `pipeline-${pipelineId}-${stage}-${attempt}`;
+}
+
+/**
+ * The user message of a stage: the declaration the pipeline runs on and the PackData of the
+ * stages before it. The model's own system prompt is added by the llm-gateway (generate-call.ts),
+ * so it is not repeated here.
+ */
+export function stagePrompt(pipeline: PipelineRecord, stage: Stage): string {
+  const parts = [
+    `Latest approved declaration of Service Item ${pipeline.service_item_id}:\n${pipeline.declaration_json}`,
+  ];
+  for (const earlier of STAGES.slice(0, STAGES.indexOf(stage))) {
+    const data = pipeline.stages[earlier].pack_data_json;
+    if (data !== null) parts.push(`PackData of the ${earlier} stage:\n${data}`);
+  }
+  return parts.join('\n\n');
+}
+
+export interface ScheduledStage {
+  fields: Partial<StageRecord>;
+  event: Envelope;
+}
+
+/**
+ * The stage's move to SCHEDULED and its generate request, written together (the request goes
+ * through the pipeline document's outbox). `pipeline` must hold the PackData the stage builds on.
+ */
+export function scheduleStage(
+  pipeline: PipelineRecord,
+  stage: Stage,
+  processor: ProcessorRecord,
+  catalogSchema: JsonSchema,
+  now: Date,
+  correlationId: string,
+): ScheduledStage {
+  const attempt = pipeline.stages[stage].attempt + 1;
+  const requestId = requestIdOf(pipeline._id, stage, attempt);
+  const schema = finalSchema({
+    kind: processor.kind,
+    response_schema:
+      processor.response_schema_json === null
+        ? null
+        : (JSON.parse(processor.response_schema_json) as JsonSchema),
+    generative_ui: processor.generative_ui,
+    catalog_schema: catalogSchema,
+  });
+  const event = createEnvelope(
+    events.llmGenerateRequested,
+    {
+      request_id: requestId,
+      llm_model_id: processor.llm_model_id,
+      messages: [
+        { role: 'system', content: processor.prompt },
+        { role: 'user', content: stagePrompt(pipeline, stage) },
+      ],
+      response_schema: schema.mode === 'none' ? null : JSON.stringify(schema.schema),
+      processor_id: processor._id,
+      reply_to: { pipeline_id: pipeline._id, stage, run: pipeline.run },
+    },
+    { source: SOURCE, correlationId, id: `generate-${requestId}` },
+  );
+  return {
+    fields: {
+      state: 'SCHEDULED',
+      processor_id: processor._id,
+      attempt,
+      request_id: requestId,
+      schema_mode: schema.mode,
+      started_at: now,
+      finished_at: null,
+      error: null,
+      cost: null,
+    },
+    event,
+  };
+}
+
+export function emptyStage(): StageRecord {
+  return {
+    state: null,
+    processor_id: null,
+    attempt: 0,
+    request_id: null,
+    schema_mode: null,
+    started_at: null,
+    finished_at: null,
+    error: null,
+    cost: null,
+    pack_data_json: null,
+    gen_ui_json: null,
+    gen_ui_valid: null,
+  };
+}

@@ -1,0 +1,75 @@
+import { z } from 'zod';
+import { pipelineViewSchema, stagePathSchema, stageOfPath, type Principal } from '@pack/contracts';
+import { NotFoundError } from '@pack/errors';
+import { idParams, idSchema, problemSchema, route } from '@pack/http-kit';
+import type { Pipelines } from '../domain/pipelines';
+import type { PipelineRecord } from '../domain/pipeline-model';
+import { pipelineView, type CostDisplay } from '../domain/pipeline-views';
+
+export const PACK_PATH = '/v1/external/serviceowner/pack/';
+
+const problem = (description: string) => ({ description, schema: problemSchema });
+const problems = {
+  400: problem('Invalid id in the path'),
+  401: problem('No or unknown token'),
+  403: problem('Consumers may not run pipelines'),
+  404: problem('No such Service Item (with an approved declaration) or pipeline among your Services'),
+} as const;
+
+const itemParams = z.object({ id: idSchema });
+const triggerParams = z.object({
+  id: idSchema,
+  // Any other value is a stage that does not exist: 404, not 400 (issue 10 "Bad input").
+  stage: z.string().describe('config, verify or execution (lowercase); anything else is 404'),
+});
+
+/** Endpoints 3, 6 and 7; costs shown as the Charges Settings allow the caller. */
+export function pipelineRoutes(pipelines: Pipelines, costs: (principal: Principal) => CostDisplay) {
+  const access = ['admin', 'service_owner'] as const;
+  const view = (principal: Principal, pipeline: PipelineRecord) => pipelineView(pipeline, costs(principal));
+  return [
+    route({
+      method: 'post',
+      path: `${PACK_PATH}trigger/service_item/:id/:stage/`,
+      summary:
+        "Start a stage of the Service Item's pipeline from its latest approved declaration (config starts a new run; verify and execution need the previous stage's PackData)",
+      access,
+      params: triggerParams,
+      responses: {
+        202: { description: 'The pipeline with the stage started', schema: pipelineViewSchema },
+        ...problems,
+        409: problem(
+          "No active processor for the stage, the previous stage's PackData is missing, or the stage is already running",
+        ),
+      },
+      handler: async ({ principal, params }) => {
+        const stage = stagePathSchema.safeParse(params.stage);
+        if (!stage.success) throw new NotFoundError(`No stage ${params.stage}: config, verify or execution`);
+        const pipeline = await pipelines.trigger(principal, params.id, stageOfPath(stage.data));
+        return { status: 202, body: view(principal, pipeline) };
+      },
+    }),
+    route({
+      method: 'get',
+      path: `${PACK_PATH}pipelines/latest/service_item/:id/`,
+      summary: 'The latest pipeline of a Service Item',
+      access,
+      params: itemParams,
+      responses: { 200: { description: 'The pipeline', schema: pipelineViewSchema }, ...problems },
+      handler: async ({ principal, params }) => ({
+        body: view(principal, await pipelines.latest(principal, params.id)),
+      }),
+    }),
+    route({
+      method: 'get',
+      path: `${PACK_PATH}pipelines/:id/`,
+      summary: 'A pipeline by id',
+      access,
+      params: idParams,
+      responses: { 200: { description: 'The pipeline', schema: pipelineViewSchema }, ...problems },
+      handler: async ({ principal, params }) => ({
+        body: view(principal, await pipelines.get(principal, params.id)),
+      }),
+    }),
+  ];
+}

@@ -1,0 +1,29 @@
+import type { Metrics } from '@pack/metrics';
+import type { PipelineObserver } from './domain/pipelines';
+
+/** The names deploy/grafana and deploy/prometheus/rules use (issue 10 item 9). */
+export function pipelineMetrics(metrics: Metrics, countRunning: () => Promise<number>): PipelineObserver {
+  const transitions = metrics.counter(
+    'pipeline_stage_transitions_total',
+    'Pipeline stage moves by stage and the state entered',
+    ['stage', 'state'],
+  );
+  const duration = metrics.histogram(
+    'pipeline_stage_duration_seconds',
+    'Time from a stage being scheduled to its OK or FAILED, by stage and outcome',
+    ['stage', 'outcome'],
+    [0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600],
+  );
+  metrics.gauge(
+    'pipelines_running',
+    'Pipelines with a stage scheduled or waiting for its response',
+    [],
+    async (gauge) => {
+      gauge.set(await countRunning());
+    },
+  );
+  return {
+    transition: (stage, state) => transitions.inc({ stage, state }),
+    finished: (stage, outcome, seconds) => duration.observe({ stage, outcome }, seconds),
+  };
+}

@@ -1,0 +1,253 @@
+import { events, type EventData } from '@pack/contracts';
+import { EventTap, metricValue, publishEvent, waitFor, type TappedEvent } from '@pack/testkit';
+import { PIPELINES_COLLECTION, PACK_DATA_COLLECTION } from '../src/service';
+import { OrchestratorHarness, otherOwner, owner, processorBody } from './harness';
+
+type Request = EventData<typeof events.llmGenerateRequested>;
+type Approval = EventData<typeof events.changeInstanceStateChanged>;
+
+const PACK = '/v1/external/serviceowner/pack/';
+
+/** An approval as the catalog publishes it. */
+function approval(item: number, changeInstance: number, declaration: object, service = 1): Approval {
+  return {
+    change_instance_id: changeInstance,
+    service_item_id: item,
+    declaration_id: changeInstance,
+    declaration_json: JSON.stringify(declaration),
+    consumer_id: 20,
+    consumer_name: 'carla',
+    service: { id: service, name: `Service ${service}`, owner: { id: owner.id, name: owner.username } },
+    state: 'APPROVED',
+    old_state: 'PENDING',
+    reasons: [],
+    changed_by: { kind: 'user', user_id: owner.id, username: owner.username },
+  };
+}
+
+describe('pipelines', () => {
+  let orchestrator: OrchestratorHarness;
+  let tap: EventTap;
+  const publish = <D extends Parameters<typeof publishEvent>[2]>(definition: D, data: EventData<D>) =>
+    publishEvent(process.env.AMQP_URL!, orchestrator.env.BROKER_NAMESPACE!, definition, data);
+
+  /** The fake llm-gateway: answers a request as the real one would publish its result. */
+  const answer = (request: Request, over: Partial<EventData<typeof events.llmGenerateCompleted>> = {}) =>
+    publish(events.llmGenerateCompleted, {
+      request_id: request.request_id,
+      llm_model_id: request.llm_model_id,
+      processor_id: request.processor_id,
+      reply_to: request.reply_to,
+      ok: true,
+      output: null,
+      parsed_json: null,
+      usage: { input_tokens: 10, output_tokens: 5 },
+      cost: null,
+      unpriced: false,
+      mode: 'native',
+      attempts: 1,
+      latency_ms: 3,
+      error: null,
+      ...over,
+    });
+
+  /** The generate request for an item's stage (waits for it). */
+  const requestFor = async (item: number, stage: string, attempt = 1): Promise<Request> => {
+    const found = await tap.waitFor(
+      (all) => all.some((event) => matches(event, item, stage, attempt)),
+      `${stage} request of item ${item}`,
+    );
+    return found.find((event) => matches(event, item, stage, attempt))!.data as Request;
+  };
+  const pipelinesOf = (item: number) =>
+    orchestrator.collection(PIPELINES_COLLECTION).find({ service_item_id: item }).toArray();
+  const latest = (item: number) =>
+    orchestrator.call(owner, 'GET', `${PACK}pipelines/latest/service_item/${item}/`);
+  const stateOf = async (item: number, stage: string) =>
+    ((await latest(item)).body?.stages as { stage: string; state: string }[] | undefined)?.find(
+      (entry) => entry.stage === stage,
+    )?.state;
+
+  beforeAll(async () => {
+    orchestrator = await OrchestratorHarness.start({ SETTINGS_URL: 'http://127.0.0.1:1' });
+    tap = await EventTap.start(process.env.AMQP_URL!, orchestrator.env.BROKER_NAMESPACE!, [
+      'llm.generate.requested.v1',
+    ]);
+    await orchestrator.knowService({ service_id: 1 });
+    await orchestrator.knowService({ service_id: 2 });
+    await orchestrator.knowService({ service_id: 4 });
+    await orchestrator.knowService({
+      service_id: 3,
+      owner: { id: otherOwner.id, name: otherOwner.username },
+    });
+    await orchestrator.knowModel({ llm_model_id: 1 });
+    for (const kind of ['config', 'verify', 'execution'])
+      expect(
+        (await orchestrator.create(processorBody({ kind, active: true, prompt: `Do ${kind}.` }))).status,
+      ).toBe(201);
+    // Service 2 has a config processor only.
+    expect((await orchestrator.create(processorBody({ service: 2, active: true }))).status).toBe(201);
+  });
+  afterAll(async () => {
+    await tap.stop();
+    await orchestrator.stopAndClean();
+  });
+
+  it('runs CONFIG on approval, then VERIFY and EXECUTION on their own, summing the costs exactly', async () => {
+    await publish(events.changeInstanceStateChanged, approval(100, 1000, { size: 'large' }));
+    const config = await requestFor(100, 'CONFIG');
+    expect(config.messages).toEqual([
+      { role: 'system', content: 'Do config.' },
+      { role: 'user', content: 'Latest approved declaration of Service Item 100:\n{"size":"large"}' },
+    ]);
+    await waitFor(async () => (await stateOf(100, 'CONFIG')) === 'WAITING_FOR_RESPONSE', { what: 'waiting' });
+    await answer(config, { output: '{"vm":"big"}', cost: '0.1' });
+
+    const verify = await requestFor(100, 'VERIFY');
+    expect(verify.messages[1]!.content).toBe(
+      'Latest approved declaration of Service Item 100:\n{"size":"large"}\n\nPackData of the CONFIG stage:\n{"vm":"big"}',
+    );
+    await answer(verify, { output: 'looks fine', cost: '0.2' });
+    const execution = await requestFor(100, 'EXECUTION');
+    expect(execution.messages[1]!.content).toContain('PackData of the VERIFY stage:\n{"text":"looks fine"}');
+    await answer(execution, { output: '{"delivered":true}', cost: '0.000000000001' });
+
+    await waitFor(async () => (await stateOf(100, 'EXECUTION')) === 'OK', { what: 'EXECUTION OK' });
+    const body = (await latest(100)).body;
+    expect(body).toMatchObject({
+      service_item: 100,
+      run: 1,
+      total_cost: '0.300000000001',
+      currency: 'USD',
+      stages: [
+        { stage: 'CONFIG', state: 'OK', cost: '0.1', pack_data: { vm: 'big' }, error: null },
+        { stage: 'VERIFY', state: 'OK', cost: '0.2', pack_data: { text: 'looks fine' } },
+        { stage: 'EXECUTION', state: 'OK', cost: '0.000000000001', pack_data: { delivered: true } },
+      ],
+    });
+    expect((await orchestrator.call(owner, 'GET', `${PACK}pipelines/${body.id}/`)).body).toEqual(body);
+    expect(await orchestrator.collection(PACK_DATA_COLLECTION).countDocuments({ service_item_id: 100 })).toBe(
+      3,
+    );
+    expect(
+      await metricValue(orchestrator.service.metricsUrl, 'pipeline_stage_transitions_total'),
+    ).toBeGreaterThan(0);
+    expect(await metricValue(orchestrator.service.metricsUrl, 'pipelines_running')).toBe(0);
+    expect(
+      await metricValue(orchestrator.service.metricsUrl, 'pipeline_stage_duration_seconds_count'),
+    ).toBeGreaterThan(0);
+  });
+
+  it('starts nothing twice for a redelivered approval, and a repeated result changes nothing', async () => {
+    const event = approval(101, 1010, { n: 1 });
+    await publish(events.changeInstanceStateChanged, event);
+    const config = await requestFor(101, 'CONFIG');
+    await answer(config, { output: '{"a":1}', cost: '1.5' });
+    await requestFor(101, 'VERIFY');
+    await publish(events.changeInstanceStateChanged, event);
+    await answer(config, { output: '{"a":2}', cost: '1.5' });
+    // A later approval of another item goes through the same queue after both repeats.
+    await publish(events.changeInstanceStateChanged, approval(102, 1020, { n: 2 }));
+    await requestFor(102, 'CONFIG');
+    await waitFor(async () => (await pipelinesOf(102)).length === 1, { what: 'item 102 pipeline' });
+
+    const stored = await pipelinesOf(101);
+    expect(stored).toHaveLength(1);
+    expect(stored[0]).toMatchObject({ costs: ['1.5'], stages: { VERIFY: { attempt: 1 } } });
+    expect((await latest(101)).body.stages[0]).toMatchObject({ state: 'OK', pack_data: { a: 1 } });
+  });
+
+  it('marks a stage FAILED with the error and starts no next stage', async () => {
+    await publish(events.changeInstanceStateChanged, approval(103, 1030, {}));
+    const config = await requestFor(103, 'CONFIG');
+    await answer(config, {
+      ok: false,
+      usage: null,
+      error: { kind: 'timeout', message: 'provider took too long' },
+    });
+    await waitFor(async () => (await stateOf(103, 'CONFIG')) === 'FAILED', { what: 'CONFIG FAILED' });
+    expect((await latest(103)).body.stages).toMatchObject([
+      { stage: 'CONFIG', state: 'FAILED', error: 'timeout: provider took too long', pack_data: null },
+      { stage: 'VERIFY', state: null },
+      { stage: 'EXECUTION', state: null },
+    ]);
+  });
+
+  it('triggers stages by hand: 404 for unknown stages and items, 409 without PackData or processor', async () => {
+    await publish(events.changeInstanceStateChanged, approval(104, 1040, { x: 1 }, 2));
+    await publish(events.changeInstanceStateChanged, approval(105, 1050, { x: 1 }, 3));
+    await publish(events.changeInstanceStateChanged, approval(107, 1070, { x: 1 }));
+    await requestFor(104, 'CONFIG');
+    await requestFor(107, 'CONFIG');
+    await waitFor(
+      async () =>
+        (await orchestrator.collection('service_items').countDocuments({ _id: 105 as never })) === 1,
+      {
+        what: 'item 105 known',
+      },
+    );
+    const trigger = (item: number, stage: string) =>
+      orchestrator.call(owner, 'POST', `${PACK}trigger/service_item/${item}/${stage}/`);
+
+    expect((await trigger(104, 'deploy')).status).toBe(404);
+    expect((await trigger(999, 'config')).status).toBe(404);
+    expect((await trigger(105, 'config')).status).toBe(404); // another owner's Service
+    const noData = await trigger(107, 'verify');
+    expect(noData.status).toBe(409);
+    expect(noData.body.detail).toMatch(/CONFIG stage has no PackData/);
+    const before = await pipelinesOf(104);
+
+    const started = await trigger(104, 'config');
+    expect(started.status).toBe(202);
+    expect(started.body).toMatchObject({ service_item: 104, run: 2 });
+    expect(started.body.stages[0]).toMatchObject({ stage: 'CONFIG', state: 'WAITING_FOR_RESPONSE' });
+    const ofRun2 = (all: TappedEvent[]) =>
+      all.find((event) => (event.data as Request).reply_to?.pipeline_id === started.body.id);
+    await answer(
+      ofRun2(await tap.waitFor((all) => ofRun2(all) !== undefined, 'run 2 request'))!.data as Request,
+      {
+        output: '{"ok":true}',
+      },
+    );
+    await waitFor(async () => (await stateOf(104, 'CONFIG')) === 'OK', { what: 'run 2 CONFIG OK' });
+    const noProcessor = await trigger(104, 'verify');
+    expect(noProcessor.status).toBe(409);
+    expect(noProcessor.body.detail).toMatch(/no active verify processor/);
+    expect((await pipelinesOf(104)).length).toBe(before.length + 1);
+  });
+
+  it('stores the data half of a combined reply as PackData and checks its generative UI', async () => {
+    const created = await orchestrator.create(
+      processorBody({
+        service: 4,
+        kind: 'verify',
+        active: true,
+        generative_ui: true,
+        response_schema: { type: 'object', properties: { passed: { type: 'boolean' } } },
+      }),
+    );
+    expect(created.status).toBe(201);
+    expect((await orchestrator.create(processorBody({ service: 4, active: true }))).status).toBe(201);
+    await publish(events.changeInstanceStateChanged, approval(106, 1060, {}, 4));
+    await answer(await requestFor(106, 'CONFIG'), { output: '{"c":1}' });
+    const verify = await requestFor(106, 'VERIFY');
+    expect(JSON.parse(verify.response_schema!)).toMatchObject({ required: ['data', 'gen_ui'] });
+    const genUi = { components: [{ type: 'nonexistent_widget', props: {} }] };
+    await answer(verify, { parsed_json: JSON.stringify({ data: { passed: true }, gen_ui: genUi }) });
+    await waitFor(async () => (await stateOf(106, 'VERIFY')) === 'OK', { what: 'VERIFY OK' });
+    expect((await latest(106)).body.stages[1]).toMatchObject({
+      pack_data: { passed: true },
+      gen_ui: genUi,
+      gen_ui_valid: false,
+    });
+  });
+});
+
+function matches(event: TappedEvent, item: number, stage: string, attempt: number): boolean {
+  const data = event.data as Request;
+  return (
+    data.reply_to?.stage === stage &&
+    data.request_id.endsWith(`-${stage}-${attempt}`) &&
+    event.raw.includes(`Service Item ${item}:`)
+  );
+}
