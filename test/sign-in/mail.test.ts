@@ -48,6 +48,14 @@ async function startSmtpServer() {
   return { port, received, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
 }
 
+/** Change Instance events the gateway's mail consumer has acknowledged (handled or dropped). */
+async function handledMailEvents(metricsUrl: string): Promise<number> {
+  const text = await (await fetch(`${metricsUrl}/metrics`)).text();
+  const line =
+    /^broker_consumed_total\{[^}]*queue="[^"]*gateway\.change-instance-mail"[^}]*outcome="ack"[^}]*\} (\d+)$/m;
+  return Number(line.exec(text)?.[1] ?? 0);
+}
+
 describe('mail through SMTP', () => {
   let smtp: Awaited<ReturnType<typeof startSmtpServer>>;
   let stack: SignInStack;
@@ -161,6 +169,33 @@ describe('mail through SMTP', () => {
     const moved = await waitFor(() => mailTo('consumer@example.com')[0], { what: "the consumer's mail" });
     expect(moved.raw).toContain('Subject: Change Instance #41 is now REJECTED');
     expect(moved.raw).toContain('size S is sold out');
+  });
+
+  it('sends no mail once SMTP is switched off, without a restart', async () => {
+    const mailsBefore = smtp.received.length;
+    const owner = await stack.call('POST', '/v1/core/tokens/', {
+      body: { username: 'owner_quiet', role: 'service_owner' },
+    });
+    await stack.call('PATCH', `/v1/core/users/${owner.body.user.id}/`, {
+      body: { email: 'quiet@example.com' },
+    });
+    await stack.patchSettings(smtpSettings({ ENABLED: false }));
+    const handled = () => handledMailEvents(stack.gateway.metricsUrl);
+    const before = await handled();
+    await publishEvent(stack.gateway.context.config.AMQP_URL, stack.namespace, events.changeInstanceCreated, {
+      change_instance_id: 77,
+      service_item_id: 8,
+      declaration_id: 10,
+      declaration_json: '{}',
+      consumer_id: 999,
+      consumer_name: 'someone',
+      service: { id: 4, name: 'Queues', owner: { id: owner.body.user.id as number, name: 'owner_quiet' } },
+      state: 'PENDING',
+      auto_approved: false,
+    });
+    await waitFor(async () => (await handled()) > before || undefined, { what: 'the event handled' });
+    expect(smtp.received.length).toBe(mailsBefore);
+    expect(mailTo('quiet@example.com')).toEqual([]);
   });
 
   it('never writes an SMTP password to the log', () => {
