@@ -194,6 +194,8 @@ export async function startService<C extends ServiceEnv>(
     async stop() {
       await started.catch(() => undefined);
       await http.drain(server);
+      // Handlers finish before what they use (the start-up steps' clients, breakers) is shut.
+      await broker.stopConsuming();
       if (stopStarted) await stopStarted();
       await outbox.stop();
       await broker.close();
