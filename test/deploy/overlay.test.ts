@@ -15,7 +15,6 @@ import {
   REPO,
   type Deployment,
   type Hpa,
-  type Ingress,
   type K8sObject,
   type KService,
   type Pdb,
@@ -171,7 +170,7 @@ function render(dir: string): K8sObject[] {
     });
 
     it('serves the public API on its own host, with a certificate for that host', () => {
-      const ingress = one<Ingress>(rendered, 'Ingress', 'gateway') as Ingress & {
+      const ingress = one(rendered, 'Ingress', 'gateway') as unknown as {
         spec: { tls: { hosts: string[]; secretName: string }[]; rules: { host: string }[] };
       };
       expect(ingress.spec.rules.map((r) => r.host)).toEqual(['pack.staging.example.net']);
