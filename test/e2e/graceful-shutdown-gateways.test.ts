@@ -9,30 +9,21 @@ import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import amqp from 'amqplib';
-import { createEnvelope, events, type EventData, type Principal } from '@pack/contracts';
+import { events, type Principal } from '@pack/contracts';
 import {
   call,
   deleteQueues,
   dropDatabase,
   EventTap,
   freePort,
-  startEntryPoint,
   startFakeOpenAi,
   testEnv,
   waitFor,
   type FakeProviderServer,
 } from '@pack/testkit';
+import { publishAll, startReady } from './shutdown';
 
 const WORKERS = 8;
-
-async function startReady(file: string, env: Record<string, string>, what: string) {
-  const started = startEntryPoint(file, [], env);
-  await waitFor(async () => (await fetch(`http://127.0.0.1:${env.PORT}/readyz`)).status === 200, {
-    timeoutMs: 30_000,
-    what: `${what} to be ready`,
-  });
-  return started;
-}
 
 describe('SIGTERM to the gateway while keep-alive requests flow through it to a service', () => {
   const PATH = '/v1/core/general_settings/';
@@ -144,26 +135,6 @@ describe('SIGTERM to the llm-gateway while generate requests flow through the br
     await dropDatabase(env.MONGO_URL!, env.MONGO_DB!);
   });
 
-  async function publish(requests: EventData<typeof events.llmGenerateRequested>[]): Promise<void> {
-    for (const data of requests) {
-      const envelope = createEnvelope(events.llmGenerateRequested, data, {
-        source: 'test',
-        correlationId: `shutdown-${data.request_id}`,
-      });
-      channel.publish(
-        `${env.BROKER_NAMESPACE}.events`,
-        envelope.type,
-        Buffer.from(JSON.stringify(envelope)),
-        {
-          persistent: true,
-          messageId: envelope.id,
-          type: envelope.type,
-        },
-      );
-    }
-    await channel.waitForConfirms();
-  }
-
   it('finishes the generations running, leaves the rest queued, and answers every request once after a restart', async () => {
     const first = await startReady('services/llm-gateway/src/main.ts', env, 'the llm-gateway');
     const url = `http://127.0.0.1:${env.PORT}`;
@@ -189,7 +160,12 @@ describe('SIGTERM to the llm-gateway while generate requests flow through the br
       processor_id: null,
       reply_to: null,
     }));
-    await publish(requests);
+    await publishAll(
+      channel,
+      env.BROKER_NAMESPACE!,
+      events.llmGenerateRequested,
+      requests.map((data) => ({ data, correlationId: `shutdown-${data.request_id}` })),
+    );
     const generations = () => fake.requestsTo('/chat/completions').length;
     const results = async () => new Set((await tap.drain()).map((e) => e.data.request_id as string));
     await waitFor(async () => (await results()).size >= 10 && generations() > (await results()).size, {
