@@ -27,10 +27,17 @@ ENV NODE_ENV=production \
 WORKDIR /app
 # Owned by root and only readable by the `node` user: the running service cannot change its code.
 COPY --from=build /app /app
-USER node
+# The `node` user of the base image, by number: Kubernetes' runAsNonRoot can only verify a uid.
+USER 1000:1000
 # Default ports (DESIGN section 12, deploy/services.yaml): gateway 8080, catalog 8081, settings
 # 8082, llm-gateway 8083, pipeline-orchestrator 8084, webhook-dispatcher 8085, each with /healthz
 # and /readyz; and each service's internal metrics port (METRICS_PORT) 9080 ... 9085, with
 # /metrics, for Prometheus only.
 EXPOSE 8080 8081 8082 8083 8084 8085 9080 9081 9082 9083 9084 9085
+# Alive when /healthz answers on the service's main port. The image serves every service, so the
+# port comes from PORT (docker-compose.yml and the manifests set it for each service; the default
+# 8080 is the default command's gateway): `docker run -e PORT=8082 ... settings/src/main.ts`.
+# Compose overrides this with /readyz for its start order; Kubernetes ignores it (probes instead).
+HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 8080) + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 CMD ["node", "--import", "tsx", "services/gateway/src/main.ts"]

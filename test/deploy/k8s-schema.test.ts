@@ -4,32 +4,7 @@
  * The schemas check types, required fields and enums; they do not refuse unknown fields.
  */
 import { k8sObjects, type K8sObject } from './load';
-
-interface Model {
-  validate(): void;
-}
-type ModelClass = new (data: unknown) => Model;
-
-/** `apps/v1` + `Deployment` -> the model class of kubernetes-models/apps/v1/Deployment. */
-function modelFor(object: K8sObject): ModelClass {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports -- the module is chosen by the manifest
-  const module = require(`kubernetes-models/${object.apiVersion}/${object.kind}`) as Record<
-    string,
-    ModelClass
-  >;
-  const model = module[object.kind];
-  if (!model) throw new Error(`kubernetes-models has no ${object.apiVersion} ${object.kind}`);
-  return model;
-}
-
-function problems(object: K8sObject): string[] {
-  try {
-    new (modelFor(object))(object).validate();
-    return [];
-  } catch (error) {
-    return [`${object.kind}/${object.metadata.name}: ${(error as Error).message}`];
-  }
-}
+import { schemaProblems as problems } from './schema';
 
 describe('deploy/k8s against the Kubernetes API schemas', () => {
   const { all } = k8sObjects();

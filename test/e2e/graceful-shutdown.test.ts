@@ -5,7 +5,7 @@
  * start relays or consumes what was left. Nothing is lost, nothing is handled twice.
  */
 import amqp from 'amqplib';
-import { createEnvelope, events } from '@pack/contracts';
+import { events } from '@pack/contracts';
 import type { Principal } from '@pack/contracts';
 import {
   call,
@@ -13,11 +13,11 @@ import {
   dropDatabase,
   EventTap,
   freePort,
-  startEntryPoint,
   testEnv,
   waitFor,
   type EntryPointResult,
 } from '@pack/testkit';
+import { publishAll, startReady } from './shutdown';
 
 const admin: Principal = { id: 1, username: 'ops-admin', role: 'admin' };
 const PATH = '/v1/core/general_settings/';
@@ -48,11 +48,7 @@ describe('SIGTERM while requests and events flow through a service', () => {
 
   const url = () => `http://127.0.0.1:${env.PORT}`;
   async function start(): Promise<{ kill: () => void; exited: Promise<EntryPointResult> }> {
-    const { child, exited } = startEntryPoint('services/settings/src/main.ts', [], env);
-    await waitFor(async () => (await fetch(`${url()}/readyz`)).status === 200, {
-      timeoutMs: 30_000,
-      what: 'settings to be ready',
-    });
+    const { child, exited } = await startReady('services/settings/src/main.ts', env, 'settings');
     return { kill: () => child.kill('SIGTERM'), exited };
   }
 
@@ -149,35 +145,18 @@ describe('SIGTERM while messages flow into a consumer', () => {
       .filter((line) => line.includes(HANDLED))
       .map((line) => (JSON.parse(line) as { change_instance_id: number }).change_instance_id);
 
-  async function start() {
-    const started = startEntryPoint('services/catalog/src/main.ts', [], env);
-    await waitFor(async () => (await fetch(`http://127.0.0.1:${env.PORT}/readyz`)).status === 200, {
-      timeoutMs: 30_000,
-      what: 'catalog to be ready',
-    });
-    return started;
-  }
+  const start = () => startReady('services/catalog/src/main.ts', env, 'catalog');
 
-  async function publish(from: number, to: number): Promise<void> {
-    for (let id = from; id < to; id += 1) {
-      const envelope = createEnvelope(
-        events.changeInstanceValidationDecided,
-        { change_instance_id: id, decision: 'approve', reasons: [] },
-        { source: 'test', correlationId: `shutdown-${id}` },
-      );
-      channel.publish(
-        `${env.BROKER_NAMESPACE}.events`,
-        envelope.type,
-        Buffer.from(JSON.stringify(envelope)),
-        {
-          persistent: true,
-          messageId: envelope.id,
-          type: envelope.type,
-        },
-      );
-    }
-    await channel.waitForConfirms();
-  }
+  const publish = (from: number, to: number) =>
+    publishAll(
+      channel,
+      env.BROKER_NAMESPACE!,
+      events.changeInstanceValidationDecided,
+      Array.from({ length: to - from }, (_, i) => ({
+        data: { change_instance_id: from + i, decision: 'approve' as const, reasons: [] },
+        correlationId: `shutdown-${from + i}`,
+      })),
+    );
 
   it('finishes the handlers running, leaves the rest queued, and handles every message exactly once', async () => {
     const first = await start();

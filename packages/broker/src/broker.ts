@@ -175,11 +175,12 @@ export class Broker {
   }
 
   /**
-   * Stops consuming (basic.cancel: no new deliveries), lets running handlers finish and settle
-   * their messages within `shutdownTimeoutMs`, then closes the channels and the connection. A
-   * message whose handler outlives the bound stays unacknowledged and is redelivered.
+   * Stops consuming (basic.cancel: no new deliveries) and lets running handlers finish and settle
+   * their messages within `shutdownTimeoutMs`; publishing still works, so a handler can send its
+   * result. A message whose handler outlives the bound stays unacknowledged and is redelivered.
+   * The service shuts what its handlers use (HTTP clients, breakers) only after this.
    */
-  async close(): Promise<void> {
+  async stopConsuming(): Promise<void> {
     this.closing = true;
     clearTimeout(this.reconnectTimer);
     this.ready = false;
@@ -199,6 +200,11 @@ export class Broker {
         'handlers still running at shutdown; their messages will be redelivered',
       );
     for (const { channel } of consumers) await withinMs(channel.close(), 2000);
+  }
+
+  /** stopConsuming, then closes the connection. */
+  async close(): Promise<void> {
+    await this.stopConsuming();
     const connection = this.connection;
     this.connection = undefined;
     this.publishChannel = undefined;

@@ -118,9 +118,13 @@ export async function startService<C extends ServiceEnv>(
   const usesBroker = definition.usesBroker ?? true;
   if (usesBroker) broker.start();
 
+  // Not ready until the start-up steps ran (e.g. the gateway's PACK_ADMIN_TOKEN registered): a
+  // request routed earlier could fail on state that is about to exist, and be cached that way.
+  let startupDone = false;
   const readiness = async () => ({
     database: await mongo.isReady(),
     ...(usesBroker ? { broker: broker.isReady() } : {}),
+    started: startupDone,
     ...(parts.readiness ? await parts.readiness() : {}),
   });
   // What /readyz answers, as a series to alert on (read on each scrape, like a probe).
@@ -175,6 +179,7 @@ export async function startService<C extends ServiceEnv>(
     if (usesBroker) outbox.start();
     sweeper?.start();
     stopStarted = parts.onStart ? await parts.onStart() : undefined;
+    startupDone = true;
   });
   started.catch((error: unknown) => logger.error({ err: error }, 'start-up step failed'));
 
@@ -189,6 +194,8 @@ export async function startService<C extends ServiceEnv>(
     async stop() {
       await started.catch(() => undefined);
       await http.drain(server);
+      // Handlers finish before what they use (the start-up steps' clients, breakers) is shut.
+      await broker.stopConsuming();
       if (stopStarted) await stopStarted();
       await outbox.stop();
       await broker.close();

@@ -65,7 +65,7 @@ describe('a service started by the runtime', () => {
         timeoutMs: 30_000,
         what: 'readiness',
       });
-      expect((await readiness(service.url)).checks).toEqual({ database: true, broker: true });
+      expect((await readiness(service.url)).checks).toEqual({ database: true, broker: true, started: true });
     } finally {
       await stopAndClean(service);
       await mongoProxy.stop();

@@ -1,0 +1,32 @@
+/** What the graceful-shutdown tests share: a service process that is ready, and a confirmed burst of events. */
+import type amqp from 'amqplib';
+import { createEnvelope, type EventData, type EventDefinition } from '@pack/contracts';
+import { startEntryPoint, waitFor } from '@pack/testkit';
+
+/** Starts a service's entry point as its own process and waits until its /readyz answers 200. */
+export async function startReady(file: string, env: Record<string, string>, what: string) {
+  const started = startEntryPoint(file, [], env);
+  await waitFor(async () => (await fetch(`http://127.0.0.1:${env.PORT}/readyz`)).status === 200, {
+    timeoutMs: 30_000,
+    what: `${what} to be ready`,
+  });
+  return started;
+}
+
+/** Publishes events onto a namespace's exchange as another service would, and waits for the confirms. */
+export async function publishAll<D extends EventDefinition>(
+  channel: amqp.ConfirmChannel,
+  namespace: string,
+  definition: D,
+  items: { data: EventData<D>; correlationId: string }[],
+): Promise<void> {
+  for (const { data, correlationId } of items) {
+    const envelope = createEnvelope(definition, data, { source: 'test', correlationId });
+    channel.publish(`${namespace}.events`, envelope.type, Buffer.from(JSON.stringify(envelope)), {
+      persistent: true,
+      messageId: envelope.id,
+      type: envelope.type,
+    });
+  }
+  await channel.waitForConfirms();
+}
