@@ -15,6 +15,11 @@ export const problemSchema = z.object({
 });
 export type Problem = z.infer<typeof problemSchema>;
 
+/** A problem+json answer in a route's `responses`, as the OpenAPI document shows it. */
+export function problemSpec(description: string) {
+  return { description, schema: problemSchema };
+}
+
 export function problemType(code: string): string {
   return `urn:pack:problem:${code.replace(/_/g, '-')}`;
 }

@@ -1,9 +1,9 @@
-import { idParams, idSchema, problemSchema } from '@pack/http-kit';
+import { idParams, idSchema, problemSpec } from '@pack/http-kit';
 
 export { idParams };
 export const optionalId = idSchema.optional();
 
-const problem = (description: string) => ({ description, schema: problemSchema });
+const problem = problemSpec;
 
 export const problems = {
   400: problem('Invalid request'),

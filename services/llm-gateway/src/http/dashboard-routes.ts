@@ -1,4 +1,4 @@
-import { problemSchema, route } from '@pack/http-kit';
+import { problemSpec, route } from '@pack/http-kit';
 import { z } from 'zod';
 import { GROUP_BY, MAX_RANGE_DAYS, type Dashboard } from '../domain/dashboard';
 
@@ -62,7 +62,7 @@ const dashboardSchema = z.object({
   ),
 });
 
-const problem = (description: string) => ({ description, schema: problemSchema });
+const problem = problemSpec;
 
 export function dashboardRoutes(dashboard: Dashboard) {
   return [

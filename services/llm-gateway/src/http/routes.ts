@@ -5,14 +5,14 @@ import {
   type LlmModelCreate,
   type Role,
 } from '@pack/contracts';
-import { idParams, listQuerySchema, pageOf, pageSchema, problemSchema, route } from '@pack/http-kit';
+import { idParams, listQuerySchema, pageOf, pageSchema, problemSpec, route } from '@pack/http-kit';
 import { z } from 'zod';
 import type { ConnectionTester } from '../domain/connection-test';
 import type { LlmModels } from '../domain/llm-models';
 
 export const LLM_MODELS_PATH = '/v1/ai/llm_models/';
 
-const problem = (description: string) => ({ description, schema: problemSchema });
+const problem = problemSpec;
 const problems = {
   400: problem('Invalid request; `errors` names each field'),
   401: problem('No or unknown token'),

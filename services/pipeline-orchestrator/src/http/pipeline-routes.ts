@@ -1,14 +1,14 @@
 import { z } from 'zod';
 import { pipelineViewSchema, stagePathSchema, stageOfPath, type Principal } from '@pack/contracts';
 import { NotFoundError } from '@pack/errors';
-import { idParams, idSchema, problemSchema, route } from '@pack/http-kit';
+import { idParams, idSchema, problemSpec, route } from '@pack/http-kit';
 import type { Pipelines } from '../domain/pipelines';
 import type { PipelineRecord } from '../domain/pipeline-model';
 import { pipelineView, type CostDisplay } from '../domain/pipeline-views';
 
 export const PACK_PATH = '/v1/external/serviceowner/pack/';
 
-const problem = (description: string) => ({ description, schema: problemSchema });
+const problem = problemSpec;
 const problems = {
   400: problem('Invalid id in the path'),
   401: problem('No or unknown token'),

@@ -4,20 +4,12 @@ import {
   processorPatchSchema,
   processorViewSchema,
 } from '@pack/contracts';
-import {
-  idParams,
-  idSchema,
-  listQuerySchema,
-  pageOf,
-  pageSchema,
-  problemSchema,
-  route,
-} from '@pack/http-kit';
+import { idParams, idSchema, listQuerySchema, pageOf, pageSchema, problemSpec, route } from '@pack/http-kit';
 import type { Processors } from '../domain/processors';
 
 export const PROCESSORS_PATH = '/v1/ai/processors/';
 
-const problem = (description: string) => ({ description, schema: problemSchema });
+const problem = problemSpec;
 const problems = {
   400: problem('Invalid request; `errors` names each field'),
   401: problem('No or unknown token'),

@@ -8,20 +8,12 @@ import {
   webhookTriggerSchema,
   webhookViewSchema,
 } from '@pack/contracts';
-import {
-  idParams,
-  idSchema,
-  listQuerySchema,
-  pageOf,
-  pageSchema,
-  problemSchema,
-  route,
-} from '@pack/http-kit';
+import { idParams, idSchema, listQuerySchema, pageOf, pageSchema, problemSpec, route } from '@pack/http-kit';
 import type { Responses } from '../domain/responses';
 import type { Triggers } from '../domain/triggers';
 import type { Webhooks } from '../domain/webhooks';
 
-const problem = (description: string) => ({ description, schema: problemSchema });
+const problem = problemSpec;
 const problems = {
   400: problem('Invalid request; `errors` names each field'),
   401: problem('No or unknown token'),
