@@ -5,6 +5,7 @@ import { currentContext, type Logger } from '@pack/logging';
 import type { Gauge, Metrics } from '@pack/metrics';
 import { BrokerUnavailableError, confirmed, withinMs } from './confirm';
 import { deliver, eventTypes, type ConsumerSpec } from './consumer';
+import { QueueGauges } from './queue-gauges';
 import { declareBroadcastQueue, declareQueues, topologyNames } from './topology';
 
 export interface BrokerOptions {
@@ -42,7 +43,7 @@ export class Broker {
   private readonly consumed;
   /** Created by start(): a broker that is never started (the gateway's) exports no gauge to alert on. */
   private connectedGauge?: Gauge;
-  private inspectChannel?: Promise<Channel>;
+  private queueGauges?: QueueGauges;
 
   constructor(private readonly options: BrokerOptions) {
     this.names = topologyNames(options.namespace);
@@ -74,50 +75,14 @@ export class Broker {
 
   private registerGauges(): void {
     if (this.connectedGauge) return;
-    const metrics = this.options.metrics;
-    this.connectedGauge = metrics.gauge(
+    this.connectedGauge = this.options.metrics.gauge(
       'broker_connected',
       '1 when the broker connection and topology are up',
     );
-    // Read from RabbitMQ on each scrape; every replica reports the same queues (use max by queue).
-    metrics.gauge(
-      'broker_queue_messages',
-      "Messages ready in a consumer's queue (backlog), read at scrape time",
-      ['queue'],
-      (gauge) => this.collectDepths(gauge, (spec) => this.names.queue(spec.name)),
-    );
-    metrics.gauge(
-      'broker_dead_letter_messages',
-      "Messages in a consumer's dead-letter queue, read at scrape time",
-      ['queue'],
-      (gauge) => this.collectDepths(gauge, (spec) => this.names.deadLetterQueue(spec.name)),
-    );
-  }
-
-  /** Sets the gauge to the depth of one queue per shared consumer, labelled by its main queue. */
-  private async collectDepths(gauge: Gauge<'queue'>, queueOf: (spec: ConsumerSpec) => string): Promise<void> {
-    gauge.reset();
-    const shared = this.consumers.filter((spec) => !spec.broadcast);
-    if (!this.ready || !this.connection || shared.length === 0) return;
-    const connection = this.connection;
-    this.inspectChannel ??= connection.createChannel().then((channel) => {
-      const forget = () => (this.inspectChannel = undefined);
-      channel.on('error', forget);
-      channel.on('close', forget);
-      return channel;
+    this.queueGauges = new QueueGauges(this.options.metrics, this.names, {
+      consumers: () => this.consumers,
+      connection: () => (this.ready ? this.connection : undefined),
     });
-    const inspect = this.inspectChannel;
-    void inspect.catch(() => (this.inspectChannel = undefined));
-    await withinMs(
-      (async () => {
-        const channel = await inspect;
-        for (const spec of shared) {
-          const { messageCount } = await channel.checkQueue(queueOf(spec));
-          gauge.set({ queue: this.names.queue(spec.name) }, messageCount);
-        }
-      })(),
-      1000,
-    );
   }
 
   isReady(): boolean {
@@ -271,7 +236,7 @@ export class Broker {
     this.ready = false;
     this.connectedGauge?.set(0);
     this.publishChannel = undefined;
-    this.inspectChannel = undefined;
+    this.queueGauges?.forgetChannel();
     this.consumerChannels = [];
     if (this.closing || this.reconnectTimer) return;
     const delay = Math.min(5000, 100 * 2 ** this.attempt) * (0.5 + Math.random() / 2);

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { envelopeSchema, type Envelope } from './envelope';
+import { llmModelSnapshot, processorSnapshot, serviceSnapshot } from './snapshots';
 
 /** A versioned event type and the zod schema of its payload. */
 export interface EventDefinition<T extends string = string, S extends z.ZodType = z.ZodType> {
@@ -78,65 +79,6 @@ const generateReplyTo = z.object({
   stage: stageSchema,
   run: z.number().int(),
 });
-
-export const PROCESSOR_KINDS = [
-  'config',
-  'verify',
-  'execution',
-  'change_instance_validator',
-  'pack_optimizer',
-  'universal_executor',
-] as const;
-export const processorKindSchema = z.enum(PROCESSOR_KINDS);
-export type ProcessorKind = z.infer<typeof processorKindSchema>;
-
-/**
- * An AI processor as other services need to know it, whole in every processor event so that a
- * consumer keeps a projection without calling the orchestrator back. `version` grows with every
- * change of the processor, so a late or redelivered event never overwrites a newer one;
- * `deleted` is a tombstone (a late `updated` cannot bring a deleted processor back).
- */
-const processorSnapshot = z.object({
-  processor_id: z.number().int(),
-  service_id: z.number().int(),
-  kind: processorKindSchema,
-  llm_model_id: z.number().int(),
-  active: z.boolean(),
-  deleted: z.boolean(),
-  version: z.number().int().min(1),
-});
-export type ProcessorSnapshot = z.infer<typeof processorSnapshot>;
-
-/**
- * An LLM model as other services need to know it (the orchestrator checks that a processor's
- * model exists and reads its timeout for the stage sweeper), whole in every event; `version`
- * grows with every change and `deleted` is a tombstone, as for processors.
- */
-const llmModelSnapshot = z.object({
-  llm_model_id: z.number().int(),
-  name: z.string(),
-  provider: z.string(),
-  model_name: z.string(),
-  /** Seconds per provider attempt (1..600, not necessarily whole). */
-  timeout: z.number().positive(),
-  deleted: z.boolean(),
-  version: z.number().int().min(1),
-});
-export type LlmModelSnapshot = z.infer<typeof llmModelSnapshot>;
-
-/**
- * A Service as other services need to know it (the orchestrator checks that a processor's
- * Service exists and who owns it), whole in every event: `version` grows with every change of
- * the Service and `deleted` is a tombstone, so a projection applies the newest snapshot only.
- */
-const serviceSnapshot = z.object({
-  service_id: z.number().int(),
-  name: z.string(),
-  owner: z.object({ id: z.number().int(), name: z.string() }),
-  deleted: z.boolean(),
-  version: z.number().int().min(1),
-});
-export type ServiceSnapshot = z.infer<typeof serviceSnapshot>;
 
 export const events = {
   /**

@@ -2,6 +2,7 @@ export * from './identity';
 export * from './secrets';
 export * from './envelope';
 export * from './events';
+export * from './snapshots';
 export * from './gen-ui';
 export * from './settings';
 export * from './llm';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { processorKindSchema, type ProcessorKind } from './events';
+import { processorKindSchema, type ProcessorKind } from './snapshots';
 import { jsonSchemaProblems } from './settings';
 
 /** AI Processors (spec 2.3, 2.4; DESIGN section 7): the API of `/v1/ai/processors/`. */
