@@ -2,6 +2,7 @@ import type { WebhookTriggerResult } from '@pack/contracts';
 import { blockedBy, emptySchedule, planFire, shapes, type Shaping } from './firing-rules';
 import type { ResponseRecord, ScheduleRecord, Trigger, WebhookRecord } from './model';
 import type { ResponseStore, ScheduleStore } from './ports';
+import { fireId, newResponse } from './response-record';
 
 export interface FireObserver {
   fired(mode: Trigger['mode'], delayed: boolean): void;
@@ -27,11 +28,6 @@ const MAX_ROUNDS = 50;
 const MAX_BATCH = 100;
 const OPENER_WAIT_MS = 20;
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-/** A message id fit for the webhook-id header: stable for one fire, unique across fires. */
-export function fireId(webhookId: number, triggerKey: string): string {
-  return `msg_${webhookId}_${triggerKey.replace(/[^A-Za-z0-9]/g, '')}`;
-}
 
 /**
  * Turns triggers into fires: wait windows merge, cooling suppresses, the rate limit delays. The
@@ -274,38 +270,4 @@ interface Waiting {
   id: string;
   resolve: (result: WebhookTriggerResult) => void;
   reject: (error: unknown) => void;
-}
-
-export function newResponse(
-  webhook: WebhookRecord,
-  trigger: Trigger,
-  id: string,
-  seq: number,
-  due: Date,
-  lease: { token: string; until: Date } | null,
-): ResponseRecord {
-  const now = new Date();
-  return {
-    _id: id,
-    webhook_id: webhook._id,
-    seq,
-    webhook_version: webhook.version,
-    // A fire sent at once is recorded as being sent, under this replica's lease; a crash before
-    // its answer is recorded leaves the lease to expire and another replica retries it.
-    state: lease ? 'WAITING_FOR_RESPONSE' : 'SCHEDULED',
-    mode: trigger.mode,
-    change_instance_id: trigger.change_instance_id,
-    body: trigger.body,
-    event_at: trigger.event_at,
-    due_at: due,
-    lease_until: lease?.until ?? null,
-    lease_token: lease?.token ?? null,
-    attempt_count: 0,
-    attempts: [],
-    status_code: null,
-    response_body: null,
-    response_truncated: false,
-    created_at: now,
-    updated_at: now,
-  };
 }
