@@ -1,16 +1,7 @@
 import type { Connection } from 'mongoose';
+import { ServiceRepository } from './service-repository';
 import type { ChangeInstanceState, Envelope } from '@pack/contracts';
-import {
-  findPage,
-  isDuplicateKey,
-  nextCounterValue,
-  nextId,
-  OUTBOX_COLLECTION,
-  OUTBOX_FIELD,
-  outboxFields,
-  withOutbox,
-} from '@pack/db';
-import { ConflictError } from '@pack/errors';
+import { findPage, isDuplicateKey, nextCounterValue, nextId, outboxFields } from '@pack/db';
 import type {
   ChangeInstanceFilter,
   ChangeInstanceRecord,
@@ -19,22 +10,13 @@ import type {
   ScopeFilter,
   ServiceItemRecord,
   ServiceOwnerRecord,
-  ServiceRecord,
   TransitionRecord,
 } from '../domain/model';
 import type { CatalogStore, ItemTransitions, Sequence } from '../domain/store';
-import {
-  CHANGE_INSTANCES,
-  DECLARATIONS,
-  SERVICE_ITEMS,
-  SERVICE_OWNERS,
-  SERVICES,
-  TRANSITIONS,
-} from './models';
+import { CHANGE_INSTANCES, DECLARATIONS, SERVICE_ITEMS, SERVICE_OWNERS, TRANSITIONS } from './models';
 
 /** Every database round trip of the catalog goes through here (docs/decisions/0007). */
-export class CatalogRepository implements CatalogStore {
-  private readonly services;
+export class CatalogRepository extends ServiceRepository implements CatalogStore {
   private readonly owners;
   private readonly items;
   private readonly declarations;
@@ -42,8 +24,8 @@ export class CatalogRepository implements CatalogStore {
   private readonly transitions;
 
   /** The driver's collections: no mongoose casting or defaults, one command per call. */
-  constructor(private readonly connection: Connection) {
-    this.services = connection.collection<ServiceRecord>(SERVICES);
+  constructor(connection: Connection) {
+    super(connection);
     this.owners = connection.collection<ServiceOwnerRecord>(SERVICE_OWNERS);
     this.items = connection.collection<ServiceItemRecord>(SERVICE_ITEMS);
     this.declarations = connection.collection<DeclarationRecord>(DECLARATIONS);
@@ -59,88 +41,8 @@ export class CatalogRepository implements CatalogStore {
     return nextCounterValue(this.connection, 'approvals');
   }
 
-  // --- Services -----------------------------------------------------------------------------
-
-  async insertService(record: ServiceRecord, event: Envelope): Promise<void> {
-    try {
-      await this.services.insertOne({ ...record, ...outboxFields(event) });
-    } catch (error) {
-      throw await this.nameConflict(error, record.name, record._id);
-    }
-  }
-
-  findService(id: number): Promise<ServiceRecord | null> {
-    return this.services.findOne({ _id: id });
-  }
-
-  async findServices(ids: readonly number[]): Promise<Map<number, ServiceRecord>> {
-    if (ids.length === 0) return new Map();
-    const rows = await this.services.find({ _id: { $in: [...new Set(ids)] } }).toArray();
-    return new Map(rows.map((row) => [row._id, row]));
-  }
-
-  async serviceIdsOwnedBy(ownerId: number): Promise<number[]> {
-    const rows = await this.services.find({ owner_id: ownerId }, { projection: { _id: 1 } }).toArray();
-    return rows.map((row) => row._id);
-  }
-
-  listServices(filter: { owner_id?: number }, limit: number, offset: number): Promise<Page<ServiceRecord>> {
-    const query = filter.owner_id === undefined ? {} : { owner_id: filter.owner_id };
-    return findPage(this.services, query, { sort: { _id: 1 }, limit, offset });
-  }
-
-  /** Last writer wins between two concurrent edits of one Service (as for any PATCH of a resource). */
-  async updateService(
-    id: number,
-    version: number,
-    set: Partial<ServiceRecord>,
-    event: Envelope,
-  ): Promise<ServiceRecord | null> {
-    // `version: null` also matches a Service stored before versions existed.
-    const filter = { _id: id, version: version === 0 ? null : version };
-    try {
-      return await this.services.findOneAndUpdate(filter as never, withOutbox({ $set: set }, event), {
-        returnDocument: 'after',
-      });
-    } catch (error) {
-      if (set.name === undefined) throw error;
-      throw await this.nameConflict(error, set.name, id);
-    }
-  }
-
-  async deleteService(id: number, version: number, tombstone: Envelope): Promise<boolean> {
-    const current = await this.services.findOne({ _id: id }, { projection: { [OUTBOX_FIELD]: 1 } });
-    if (!current) return true;
-    // Events the relay has not published yet would go with the document: they move to the
-    // standalone outbox first (a copy the relay also publishes is a harmless duplicate).
-    const pending = ((current as Record<string, unknown>)[OUTBOX_FIELD] as Envelope[] | undefined) ?? [];
-    const standalone = this.connection.collection<{ _id: string; envelope: Envelope; created_at: Date }>(
-      OUTBOX_COLLECTION,
-    );
-    for (const event of [...pending, tombstone]) {
-      try {
-        await standalone.insertOne({ _id: event.id, envelope: event, created_at: new Date() });
-      } catch (error) {
-        if (!isDuplicateKey(error)) throw error;
-      }
-    }
-    const filter = { _id: id, version: version === 0 ? null : version };
-    return (await this.services.deleteOne(filter as never)).deletedCount === 1;
-  }
-
   countChangeInstances(serviceId: number, states: readonly ChangeInstanceState[]): Promise<number> {
     return this.views.countDocuments({ service_id: serviceId, state: { $in: [...states] } });
-  }
-
-  /**
-   * Service names are unique (an index). MongoDB reports a violation as 11000; FerretDB v1 does so
-   * for inserts but answers an update with a generic error, so what decides is whether another
-   * Service holds the name now, never the error's text. FerretDB also does not name the key.
-   */
-  private async nameConflict(error: unknown, name: string, id: number): Promise<unknown> {
-    if (isDuplicateKey(error) || (await this.services.findOne({ name, _id: { $ne: id } })))
-      return new ConflictError(`a Service named "${name}" already exists`, { cause: error });
-    return error;
   }
 
   // --- Service owners -----------------------------------------------------------------------
