@@ -1,0 +1,95 @@
+import Ajv from 'ajv';
+import { z } from 'zod';
+import { changeInstanceStateSchema } from './events';
+import { JSON_SCHEMA_DRAFT_07 } from './gen-ui';
+
+/** The field types the General Settings groups are declared with (settings.ts), and their checks. */
+
+export const MAX_TEXT = 1000;
+export const bool = (description: string) => z.boolean().describe(description);
+export const text = (description: string, max = MAX_TEXT) =>
+  z.string().max(max, `must be at most ${max} characters`).describe(description);
+export const secret = (description: string) =>
+  z.string().max(4096, 'must be at most 4096 characters').describe(`${description} (secret)`);
+export const optionalHttpUrl = (description: string) =>
+  z
+    .union(
+      [z.literal(''), z.url({ protocol: /^https?$/, error: 'must be an http(s) URL or empty' }).max(2048)],
+      {
+        error: 'must be an http(s) URL or empty',
+      },
+    )
+    .describe(description);
+export const perMinute = (description: string) =>
+  z
+    .number()
+    .int('must be a whole number')
+    .min(1, 'must be at least 1')
+    .max(100_000, 'must be at most 100000')
+    .describe(description);
+
+/** One or more LDAP server URIs separated by spaces, as LDAP client libraries accept them. */
+export const LDAP_URIS = /^ldaps?:\/\/[^\s/?#]+(\/[^\s]*)?(\s+ldaps?:\/\/[^\s/?#]+(\/[^\s]*)?)*$/;
+/** A distinguished name: attribute=value pairs separated by commas (escaped commas allowed). */
+export const DN = /^[A-Za-z][A-Za-z0-9-]*=(?:[^,\\]|\\.)+(?:,\s*[A-Za-z][A-Za-z0-9-]*=(?:[^,\\]|\\.)+)*$/;
+/** A host name or an IPv4 address (RFC 1123 labels), or an IPv6 address. */
+export const HOST =
+  /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$|^[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*$/;
+
+/** A string that is empty or matches `pattern`; one clear message instead of a raw regex. */
+export const emptyOr = (pattern: RegExp, max: number, message: string) =>
+  z
+    .string()
+    .max(max, `must be at most ${max} characters`)
+    .refine((value) => value === '' || pattern.test(value), { error: message });
+export const dn = (description: string) =>
+  emptyOr(DN, MAX_TEXT, 'must be a DN such as ou=people,dc=example,dc=com, or empty').describe(description);
+export const stateFilter = (description: string) =>
+  z
+    .array(changeInstanceStateSchema)
+    .refine((states) => new Set(states).size === states.length, 'must not list a state twice')
+    .describe(description);
+
+export const GEN_UI_CATALOG_SCHEMA_MAX_BYTES = 256 * 1024;
+
+/** The problems that make a value not a usable draft-07 JSON Schema (empty when it is one). */
+export function jsonSchemaProblems(schema: unknown): string[] {
+  if (typeof schema !== 'object' || schema === null || Array.isArray(schema))
+    return ['must be a JSON Schema object'];
+  const declared = (schema as { $schema?: unknown }).$schema;
+  if (
+    declared !== undefined &&
+    declared !== JSON_SCHEMA_DRAFT_07 &&
+    declared !== JSON_SCHEMA_DRAFT_07.slice(0, -1)
+  ) {
+    return [`$schema must be ${JSON_SCHEMA_DRAFT_07} (draft-07) or absent`];
+  }
+  // A fresh instance per check: compiled schemas are cached per instance, and a user's `$id`
+  // must not collide with an earlier one. Unknown keywords are legal JSON Schema (strict: false).
+  const ajv = new Ajv({ strict: false, allErrors: true, validateFormats: false });
+  if (!ajv.validateSchema(schema)) {
+    return (ajv.errors ?? []).map(
+      (error) => `${error.instancePath || '(root)'} ${error.message ?? 'is invalid'}`,
+    );
+  }
+  try {
+    ajv.compile(schema); // unresolvable $refs and invalid regular expressions only show here
+    return [];
+  } catch (error) {
+    return [error instanceof Error ? error.message : String(error)];
+  }
+}
+
+export const catalogSchemaValue = z.record(z.string(), z.unknown()).nullable();
+export const catalogSchemaWrite = catalogSchemaValue.superRefine((value, ctx) => {
+  if (value === null) return;
+  if (JSON.stringify(value).length > GEN_UI_CATALOG_SCHEMA_MAX_BYTES) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `must be at most ${GEN_UI_CATALOG_SCHEMA_MAX_BYTES} bytes of JSON`,
+    });
+    return;
+  }
+  for (const problem of jsonSchemaProblems(value))
+    ctx.addIssue({ code: 'custom', message: `is not a valid JSON Schema: ${problem}` });
+});

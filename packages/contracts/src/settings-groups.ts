@@ -1,0 +1,221 @@
+import { z } from 'zod';
+import {
+  MAX_TEXT,
+  bool,
+  text,
+  secret,
+  optionalHttpUrl,
+  perMinute,
+  LDAP_URIS,
+  HOST,
+  emptyOr,
+  dn,
+  stateFilter,
+  catalogSchemaValue,
+  catalogSchemaWrite,
+} from './settings-fields';
+
+/** The General Settings groups of spec 2.8: each field's type and default, declared once. */
+
+export type Fields = Record<string, z.ZodType>;
+type Values<F extends Fields> = { [K in keyof F]: z.output<F[K]> };
+
+export interface GroupDefinition<F extends Fields> {
+  label: string;
+  fields: F;
+  defaults: Values<F>;
+  /** Fields whose PATCH type differs from the read type (stricter checks on write). */
+  writeTypes?: Partial<Record<keyof F, z.ZodType>>;
+}
+const defineGroup = <F extends Fields>(definition: GroupDefinition<F>) => definition;
+
+export const groups = {
+  ldap: defineGroup({
+    label: 'LDAP',
+    fields: {
+      ENABLED: bool('Users may sign in with LDAP'),
+      SERVER_URI: emptyOr(
+        LDAP_URIS,
+        MAX_TEXT,
+        'must be ldap:// or ldaps:// URIs separated by spaces, or empty',
+      ).describe('Connection string: ldap:// or ldaps:// URIs separated by spaces'),
+      BIND_DN: dn('DN the service binds as'),
+      BIND_PASSWORD: secret('Password of BIND_DN'),
+      USER_SEARCH_BASE_DN: dn('Base DN of the user search'),
+      GROUP_SEARCH_QUERY_BASE_DN: dn('Base DN of the group search'),
+    },
+    defaults: {
+      ENABLED: false,
+      SERVER_URI: '',
+      BIND_DN: '',
+      BIND_PASSWORD: '',
+      USER_SEARCH_BASE_DN: '',
+      GROUP_SEARCH_QUERY_BASE_DN: '',
+    },
+  }),
+  smtp: defineGroup({
+    label: 'SMTP',
+    fields: {
+      ENABLED: bool('Mail is sent through SMTP'),
+      EMAIL_HOST: emptyOr(HOST, 253, 'must be a host name or IP address, or empty').describe(
+        'SMTP server host',
+      ),
+      EMAIL_PORT: z
+        .number()
+        .int('must be a whole number')
+        .min(1, 'must be at least 1')
+        .max(65535, 'must be at most 65535')
+        .describe('SMTP server port'),
+      EMAIL_HOST_USER: text('SMTP user name', 255),
+      EMAIL_HOST_PASSWORD: secret('SMTP password'),
+      EMAIL_USE_TLS: bool('Use STARTTLS'),
+    },
+    defaults: {
+      ENABLED: false,
+      EMAIL_HOST: '',
+      EMAIL_PORT: 587,
+      EMAIL_HOST_USER: '',
+      EMAIL_HOST_PASSWORD: '',
+      EMAIL_USE_TLS: true,
+    },
+  }),
+  feedback: defineGroup({
+    label: 'Feedback',
+    fields: {
+      ENABLED: bool('Show the feedback link'),
+      feedback_link: optionalHttpUrl('Where the feedback link points'),
+    },
+    defaults: { ENABLED: false, feedback_link: '' },
+  }),
+  oauth: defineGroup({
+    label: 'Identity-provider OAuth',
+    fields: {
+      ENABLED: bool('Users may sign in through the identity provider (single sign-on)'),
+      CLIENT_ID: secret('OAuth client id'),
+      CLIENT_SECRET: secret('OAuth client secret, write-only'),
+    },
+    defaults: { ENABLED: false, CLIENT_ID: '', CLIENT_SECRET: '' },
+  }),
+  currency: defineGroup({
+    label: 'Currency',
+    fields: {
+      ENABLED: bool('Show costs in the chosen currency'),
+      currency: z
+        .enum(['USD', 'EUR', 'GBP'], { error: 'must be one of USD, EUR, GBP' })
+        .describe('Displayed currency'),
+    },
+    defaults: { ENABLED: true, currency: 'USD' },
+  }),
+  charges: defineGroup({
+    label: 'Charges Settings',
+    fields: {
+      ENABLED: bool('Show charges'),
+      hide_for_serviceowners: bool('Hide charges from service owners'),
+      hide_for_consumers: bool('Hide charges from consumers'),
+      only_admins_can_see: bool('Only administrators see charges'),
+    },
+    defaults: {
+      ENABLED: false,
+      hide_for_serviceowners: false,
+      hide_for_consumers: false,
+      only_admins_can_see: false,
+    },
+  }),
+  submission_builder: defineGroup({
+    label: 'Submission Builder',
+    fields: {
+      show_submission_builder: bool('Show the submission builder'),
+      enable_submit_functionality: bool('Allow submitting from the builder'),
+      default_allow_submit_submission_builder: bool('New services allow builder submissions by default'),
+    },
+    defaults: {
+      show_submission_builder: true,
+      enable_submit_functionality: true,
+      default_allow_submit_submission_builder: true,
+    },
+  }),
+  service_creator: defineGroup({
+    label: 'Service Creator',
+    fields: {
+      show_create_service_option: bool('Show the create-service option'),
+      allow_service_creation: bool('Allow creating services'),
+      default_allow_service_creation: bool('New users may create services by default'),
+    },
+    defaults: {
+      show_create_service_option: true,
+      allow_service_creation: true,
+      default_allow_service_creation: true,
+    },
+  }),
+  ai_integration: defineGroup({
+    label: 'AI Integration',
+    fields: {
+      show_ai_validator: bool('The Change Instance Validator is enabled'),
+      show_ai_processor: bool('AI processors are enabled'),
+      show_ai_integration: bool('Derived: true when any AI feature is enabled; never written'),
+      generative_ui_catalog_schema: catalogSchemaValue.describe(
+        'Generative UI Catalog Schema (draft-07 JSON Schema); null until generated, meaning the registry default applies',
+      ),
+    },
+    defaults: {
+      show_ai_validator: false,
+      show_ai_processor: false,
+      show_ai_integration: false,
+      generative_ui_catalog_schema: null,
+    },
+    writeTypes: { generative_ui_catalog_schema: catalogSchemaWrite },
+  }),
+  gui_table: defineGroup({
+    label: 'GUI Table Settings',
+    fields: {
+      ENABLED: bool('Tables refresh automatically'),
+      table_refresh_interval: z
+        .number()
+        .int('must be a whole number')
+        .min(5, 'must be at least 5 seconds')
+        .max(3600, 'must be at most 3600 seconds')
+        .describe('Auto-refresh interval in seconds'),
+      default_filter_states_for_consumers: stateFilter(
+        'Change Instance states pre-selected for consumers; empty means all',
+      ),
+      default_filter_states_for_serviceowners: stateFilter(
+        'Change Instance states pre-selected for service owners; empty means all',
+      ),
+    },
+    defaults: {
+      ENABLED: true,
+      table_refresh_interval: 30,
+      default_filter_states_for_consumers: [],
+      default_filter_states_for_serviceowners: ['PENDING'],
+    },
+  }),
+  global_banner: defineGroup({
+    label: 'Global Banner',
+    fields: { ENABLED: bool('Show the banner'), message: text('Text shown to all users', 2000) },
+    defaults: { ENABLED: false, message: '' },
+  }),
+  external_api: defineGroup({
+    label: 'External API Settings',
+    fields: {
+      healthcheck_rate_limit_per_minute: perMinute('Healthcheck requests per minute per client'),
+      healthcheck_response_rate_limit: perMinute('Healthcheck response reads per minute per client'),
+      webhook_rate_limit_per_minute: perMinute(
+        'Webhook fires per minute per webhook; later fires are delayed, never dropped',
+      ),
+      webhook_response_rate_limit: perMinute('Webhook response reads per minute per client'),
+      webhook_response_retention: z
+        .number()
+        .int('must be a whole number')
+        .min(1, 'must be at least 1')
+        .max(100_000, 'must be at most 100000')
+        .describe('Webhook responses kept per webhook (the newest)'),
+    },
+    defaults: {
+      healthcheck_rate_limit_per_minute: 60,
+      healthcheck_response_rate_limit: 60,
+      webhook_rate_limit_per_minute: 60,
+      webhook_response_rate_limit: 120,
+      webhook_response_retention: 100,
+    },
+  }),
+};
