@@ -3,7 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { loadConfig } from '@pack/config';
 import { startService, type RunningService } from '@pack/runtime';
-import { call as request, dropDatabase, runEntryPoint, testEnv, waitFor } from '@pack/testkit';
+import { call as request, runEntryPoint, stopAndClean, testEnv, waitFor } from '@pack/testkit';
 import { gatewayEnvSchema, gatewayService, type GatewayConfig } from '../src/service';
 import { verifyPrincipal } from '@pack/http-kit';
 
@@ -85,10 +85,9 @@ describe('gateway', () => {
   });
 
   afterAll(async () => {
-    await a.stop();
     await b.stop();
+    await stopAndClean(a);
     await upstream.close();
-    await dropDatabase(env.MONGO_URL!, env.MONGO_DB!);
   });
 
   describe('/v1/core/tokens/', () => {
