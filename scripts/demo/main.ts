@@ -30,6 +30,8 @@ interface Issued {
 interface ConnectionTest {
   latency_ms: number;
   reply_excerpt: string;
+  /** A decimal string, `{unpriced: true}`, or null when hidden. */
+  cost: unknown;
 }
 interface ServiceView {
   id: number;
@@ -57,7 +59,8 @@ const CONFIG_SCHEMA = {
 };
 
 async function waitForGateway(api: Api, token: string, deadline: number): Promise<void> {
-  for (;;) {
+  for (let attempt = 0; ; attempt++) {
+    if (attempt === 1) say(`waiting for the gateway at ${api.gateway} (the stack may still be starting)`);
     try {
       const answer = await api.call('GET', '/v1/core/general_settings/', token);
       if (answer.status === 200) return;
@@ -125,11 +128,12 @@ async function run(env: NodeJS.ProcessEnv, receiver: WebhookReceiver): Promise<C
     );
     if (probe.status !== 200) {
       const text = JSON.stringify(probe.body);
-      if (/refused|PACK_ALLOWED_TARGET_CIDRS/.test(text)) throw new DemoError(LOOPBACK_HINT);
+      if (/refused|PACK_ALLOWED_TARGET_CIDRS/i.test(text)) throw new DemoError(LOOPBACK_HINT);
       throw new DemoError(`the model's connection test answered ${probe.status}: ${excerpt(text, 300)}`);
     }
+    const probeCost = typeof probe.body.cost === 'string' ? `, cost ${probe.body.cost} USD` : '';
     say(
-      `  test_connection: ok in ${probe.body.latency_ms} ms, reply "${excerpt(probe.body.reply_excerpt, 60)}"`,
+      `  test_connection: ok in ${probe.body.latency_ms} ms${probeCost}, reply "${excerpt(probe.body.reply_excerpt, 60)}"`,
     );
 
     const service = await api.expect<ServiceView>(

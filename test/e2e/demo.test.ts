@@ -8,6 +8,16 @@ import { startStack, type Stack } from '../stack';
 
 const DEMO = 'scripts/demo/main.ts';
 
+/** The demo against `stack`, configured as `pnpm start` would configure it (gateway URL, admin token). */
+const runDemo = (stack: Stack, env: Record<string, string>) =>
+  spawnEntryPoint(DEMO, [], {
+    PACK_GATEWAY_URL: stack.gateway,
+    PACK_ADMIN_TOKEN: stack.adminToken,
+    PACK_METRICS_URLS: stack.services.map((s) => `${s.definition.name}=${s.metricsUrl}`).join(','),
+    PACK_DEMO_TIMEOUT_SECONDS: '45',
+    ...env,
+  });
+
 describe('pnpm demo', () => {
   let stack: Stack;
 
@@ -18,17 +28,10 @@ describe('pnpm demo', () => {
     await stack?.stop();
   });
 
-  const demo = (env: Record<string, string>) =>
-    spawnEntryPoint(DEMO, [], {
-      PACK_GATEWAY_URL: stack.gateway,
-      PACK_ADMIN_TOKEN: stack.adminToken,
-      PACK_METRICS_URLS: stack.services.map((s) => `${s.definition.name}=${s.metricsUrl}`).join(','),
-      PACK_DEMO_TIMEOUT_SECONDS: '45',
-      ...env,
-    });
+  const demo = (env: Record<string, string> = {}) => runDemo(stack, env);
 
   it('runs a declaration through CONFIG, VERIFY and EXECUTION and shows the webhook delivery', async () => {
-    const result = await demo({});
+    const result = await demo();
     expect({ status: result.status, stderr: result.stderr }).toEqual({ status: 0, stderr: '' });
     const out = result.stdout;
 
@@ -87,5 +90,25 @@ describe('pnpm demo', () => {
     expect(away.status).toBe(1);
     expect(away.stderr).toContain(`demo FAILED: cannot reach the gateway at http://127.0.0.1:${closed}`);
     expect(away.stderr).toContain('is `pnpm start` running?');
+  }, 60_000);
+});
+
+describe('pnpm demo against a stack that refuses loopback targets (PACK_ALLOWED_TARGET_CIDRS empty)', () => {
+  let stack: Stack;
+
+  beforeAll(async () => {
+    stack = await startStack({ allowedTargetCidrs: '' });
+  });
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  it('stops at the model and says how to allow its fake provider and receiver', async () => {
+    const result = await runDemo(stack, {});
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain(
+      'demo FAILED: the stack refuses loopback targets: start it with PACK_ALLOWED_TARGET_CIDRS=127.0.0.0/8,::1/128',
+    );
+    expect(result.stdout).not.toContain('Service #');
   }, 60_000);
 });
