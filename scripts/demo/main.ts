@@ -79,6 +79,10 @@ async function waitForGateway(api: Api, token: string, deadline: number): Promis
 async function run(env: NodeJS.ProcessEnv, receiver: WebhookReceiver): Promise<Created> {
   const gateway = env.PACK_GATEWAY_URL ?? 'http://127.0.0.1:8080';
   const timeoutSeconds = Number(env.PACK_DEMO_TIMEOUT_SECONDS ?? 120);
+  if (!Number.isInteger(timeoutSeconds) || timeoutSeconds < 1 || timeoutSeconds > 3600)
+    throw new DemoError(
+      `PACK_DEMO_TIMEOUT_SECONDS must be whole seconds, 1 to 3600 (not "${env.PACK_DEMO_TIMEOUT_SECONDS}")`,
+    );
   const deadline = Date.now() + timeoutSeconds * 1000;
   const api = new Api(gateway);
   const admin = adminToken(env);

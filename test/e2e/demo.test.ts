@@ -70,11 +70,17 @@ describe('pnpm demo', () => {
     });
   }, 120_000);
 
-  it('ends with exit 1 and says why when the admin token is refused or the gateway is not there', async () => {
+  it('ends with exit 1 and says why when the admin token is refused, the gateway is not there or the timeout is not a number', async () => {
     const refused = await demo({ PACK_ADMIN_TOKEN: 'pack_not-a-token' });
     expect(refused.status).toBe(1);
     expect(refused.stderr).toContain(
       `demo FAILED: the gateway at ${stack.gateway} refused the admin token (401)`,
+    );
+
+    const unbounded = await demo({ PACK_DEMO_TIMEOUT_SECONDS: 'forever' });
+    expect(unbounded.status).toBe(1);
+    expect(unbounded.stderr).toContain(
+      'demo FAILED: PACK_DEMO_TIMEOUT_SECONDS must be whole seconds, 1 to 3600',
     );
 
     const closed = await new Promise<number>((resolve) => {
