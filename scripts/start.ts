@@ -7,6 +7,10 @@
  *    gateway and the services, and an encryption key. Variables already set win.
  * 3. Starts every service under services/ on its default port, gateway last, and prints the
  *    gateway URL and, on first start without PACK_ADMIN_TOKEN, a one-time admin token.
+ *
+ * Provider and webhook URLs may reach loopback here (PACK_ALLOWED_TARGET_CIDRS, unless set; an
+ * empty value refuses them as in production): on one's own machine the fake provider and the
+ * webhook receiver of `pnpm demo` and local tools listen there. Compose and Kubernetes leave it empty.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -16,6 +20,7 @@ import path from 'node:path';
 const root = path.resolve(__dirname, '..');
 const local = path.join(root, '.local');
 const devEnvFile = path.join(local, 'dev.env');
+const LOCAL_TARGETS = '127.0.0.0/8,::1/128';
 
 function infraEnv(): Record<string, string> {
   if (process.env.MONGO_URL && process.env.AMQP_URL) return {};
@@ -68,7 +73,12 @@ function main(): void {
   // PORT or METRICS_PORT would give every service the same port: each keeps its defaults
   // (deploy/services.yaml; GATEWAY_PORT moves the gateway).
   const { PORT: _port, METRICS_PORT: _metricsPort, ...inherited } = process.env;
-  const shared = { ...secrets.env, ...env, ...inherited } as Record<string, string>;
+  const shared = {
+    PACK_ALLOWED_TARGET_CIDRS: LOCAL_TARGETS,
+    ...secrets.env,
+    ...env,
+    ...inherited,
+  } as Record<string, string>;
   const children: ChildProcess[] = [];
   for (const name of services()) {
     const child = spawn(
@@ -88,6 +98,10 @@ function main(): void {
   }
   const port = process.env.GATEWAY_PORT ?? '8080';
   process.stdout.write(`\n[start] gateway: http://127.0.0.1:${port}\n`);
+  const targets = shared.PACK_ALLOWED_TARGET_CIDRS;
+  process.stdout.write(
+    `[start] provider and webhook targets may reach: ${targets || 'public addresses only'} (PACK_ALLOWED_TARGET_CIDRS)\n`,
+  );
   if (secrets.newAdminToken) {
     process.stdout.write(`[start] one-time admin token (kept in .local/dev.env): ${secrets.newAdminToken}\n`);
   } else if (!process.env.PACK_ADMIN_TOKEN) {

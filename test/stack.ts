@@ -82,9 +82,11 @@ const BEHIND_GATEWAY = [
 type Env = Record<string, string>;
 
 /** Fake providers and webhook receivers listen on loopback, which the URL guards refuse by default. */
-const LOOPBACK_TARGETS: Env = { PACK_ALLOWED_TARGET_CIDRS: '127.0.0.0/8,::1/128' };
+const LOOPBACK_TARGETS = '127.0.0.0/8,::1/128';
 
-export async function startStack(): Promise<Stack> {
+/** `allowedTargetCidrs`: PACK_ALLOWED_TARGET_CIDRS of every service (default: loopback). */
+export async function startStack(options: { allowedTargetCidrs?: string } = {}): Promise<Stack> {
+  const PACK_ALLOWED_TARGET_CIDRS = options.allowedTargetCidrs ?? LOOPBACK_TARGETS;
   const adminToken = `pack_${randomBytes(32).toString('base64url')}`;
   const namespace = uniqueName('e2e');
   const upstreams: Env = {};
@@ -92,7 +94,7 @@ export async function startStack(): Promise<Stack> {
   const urls: Record<string, string> = {};
   for (const service of BEHIND_GATEWAY) {
     const running = await service.start(
-      testEnv(service.name, { ...upstreams, ...LOOPBACK_TARGETS, BROKER_NAMESPACE: namespace }),
+      testEnv(service.name, { ...upstreams, PACK_ALLOWED_TARGET_CIDRS, BROKER_NAMESPACE: namespace }),
     );
     services.push(running as unknown as RunningService<never>);
     upstreams[service.env] = running.url;

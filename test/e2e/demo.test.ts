@@ -1,0 +1,120 @@
+/**
+ * `pnpm demo` as a newcomer runs it: its own process against a running stack, through the
+ * gateway only, with its own fake provider and webhook receiver on loopback.
+ */
+import net from 'node:net';
+import { spawnEntryPoint } from '@pack/testkit';
+import { startStack, type Stack } from '../stack';
+
+const DEMO = 'scripts/demo/main.ts';
+
+/** The demo against `stack`, configured as `pnpm start` would configure it (gateway URL, admin token). */
+const runDemo = (stack: Stack, env: Record<string, string>) =>
+  spawnEntryPoint(DEMO, [], {
+    PACK_GATEWAY_URL: stack.gateway,
+    PACK_ADMIN_TOKEN: stack.adminToken,
+    PACK_METRICS_URLS: stack.services.map((s) => `${s.definition.name}=${s.metricsUrl}`).join(','),
+    PACK_DEMO_TIMEOUT_SECONDS: '45',
+    ...env,
+  });
+
+describe('pnpm demo', () => {
+  let stack: Stack;
+
+  beforeAll(async () => {
+    stack = await startStack();
+  });
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  const demo = (env: Record<string, string> = {}) => runDemo(stack, env);
+
+  it('runs a declaration through CONFIG, VERIFY and EXECUTION and shows the webhook delivery', async () => {
+    const result = await demo();
+    expect({ status: result.status, stderr: result.stderr }).toEqual({ status: 0, stderr: '' });
+    const out = result.stdout;
+
+    // Each stage with its cost (12 input and 7 output tokens at 0.15 / 0.6 per 1M) and PackData, in order.
+    const config = out.search(/CONFIG +OK +cost 0\.000006 USD\n.*PackData \{"vm":\{"flavor":"c2\.large"/);
+    const verify = out.search(/VERIFY +OK +cost 0\.000006 USD\n.*PackData \{"checked":true/);
+    const execution = out.search(/EXECUTION +OK +cost 0\.000006 USD\n.*PackData \{"delivered":true/);
+    expect([config, verify, execution].every((at) => at >= 0)).toBe(true);
+    expect(config < verify && verify < execution).toBe(true);
+    expect(out).toMatch(/done: CONFIG, VERIFY and EXECUTION OK, total cost 0\.000018 USD/);
+
+    expect(out).toMatch(
+      /webhook delivery received: POST \/hooks\/pack-demo, webhook-id \S+, signature valid, authorization Bearer demo-receiver-token/,
+    );
+    expect(out).toMatch(
+      /body \{"id":\d+,"name":"Demo VM \w+","owner":\{"id":\d+,"name":"demo-service-owner-\w+"\},"state":"APPROVED"\}/,
+    );
+    expect(out).toMatch(/webhook response #1 recorded: OK, HTTP 200, 1 attempt\(s\)/);
+    expect(out).toMatch(
+      /pipeline_stage_transitions_total\{stage="EXECUTION",state="OK",service="pipeline-orchestrator"\} [1-9]/,
+    );
+    expect(out).toMatch(/webhook_deliveries_total\{outcome="ok",service="webhook-dispatcher"\} [1-9]/);
+    expect(out).toContain('demo OK');
+
+    // What the demo printed is what the API holds.
+    const pipelineId = /GET \S+\/v1\/external\/serviceowner\/pack\/pipelines\/(\d+)\//.exec(out)?.[1];
+    const pipeline = await stack.call('GET', `/v1/external/serviceowner/pack/pipelines/${pipelineId}/`);
+    expect(pipeline.status).toBe(200);
+    expect(pipeline.body).toMatchObject({
+      total_cost: '0.000018',
+      stages: [
+        { stage: 'CONFIG', state: 'OK', pack_data: { vm: { flavor: 'c2.large' } } },
+        { stage: 'VERIFY', state: 'OK' },
+        { stage: 'EXECUTION', state: 'OK', pack_data: { delivered: true } },
+      ],
+    });
+  }, 120_000);
+
+  it('ends with exit 1 and says why when the admin token is refused, the gateway is not there or the timeout is not a number', async () => {
+    const refused = await demo({ PACK_ADMIN_TOKEN: 'pack_not-a-token' });
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toContain(
+      `demo FAILED: the gateway at ${stack.gateway} refused the admin token (401)`,
+    );
+
+    const unbounded = await demo({ PACK_DEMO_TIMEOUT_SECONDS: 'forever' });
+    expect(unbounded.status).toBe(1);
+    expect(unbounded.stderr).toContain(
+      'demo FAILED: PACK_DEMO_TIMEOUT_SECONDS must be whole seconds, 1 to 3600',
+    );
+
+    const closed = await new Promise<number>((resolve) => {
+      const server = net.createServer().listen(0, '127.0.0.1', () => {
+        const { port } = server.address() as net.AddressInfo;
+        server.close(() => resolve(port));
+      });
+    });
+    const away = await demo({
+      PACK_GATEWAY_URL: `http://127.0.0.1:${closed}`,
+      PACK_DEMO_TIMEOUT_SECONDS: '2',
+    });
+    expect(away.status).toBe(1);
+    expect(away.stderr).toContain(`demo FAILED: cannot reach the gateway at http://127.0.0.1:${closed}`);
+    expect(away.stderr).toContain('is `pnpm start` running?');
+  }, 60_000);
+});
+
+describe('pnpm demo against a stack that refuses loopback targets (PACK_ALLOWED_TARGET_CIDRS empty)', () => {
+  let stack: Stack;
+
+  beforeAll(async () => {
+    stack = await startStack({ allowedTargetCidrs: '' });
+  });
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  it('stops at the model and says how to allow its fake provider and receiver', async () => {
+    const result = await runDemo(stack, {});
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain(
+      'demo FAILED: the stack refuses loopback targets: start it with PACK_ALLOWED_TARGET_CIDRS=127.0.0.0/8,::1/128',
+    );
+    expect(result.stdout).not.toContain('Service #');
+  }, 60_000);
+});
