@@ -6,6 +6,11 @@ import { DirectoryRepository } from './data/directory-repository';
 import { PIPELINES_COLLECTION, PipelineRepository } from './data/pipeline-repository';
 import { PROCESSORS_COLLECTION, ProcessorRepository } from './data/processor-repository';
 import { ServiceItemRepository } from './data/service-item-repository';
+import { ExecutionContextRepository } from './data/execution-context-repository';
+import { ExecutionContext } from './domain/execution-context';
+import { PackDataPush } from './domain/pack-data-push';
+import { Retrigger } from './domain/retrigger';
+import { pipelineFlowRoutes } from './http/pipeline-flow-routes';
 import { ActiveSlots } from './domain/active-slots';
 import { Pipelines } from './domain/pipelines';
 import { Processors } from './domain/processors';
@@ -22,6 +27,7 @@ export { ACTIVE_SLOTS_COLLECTION } from './data/active-slot-repository';
 export { MODELS_COLLECTION, SERVICES_COLLECTION } from './data/directory-repository';
 export { PACK_DATA_COLLECTION, PIPELINES_COLLECTION } from './data/pipeline-repository';
 export { SERVICE_ITEMS_COLLECTION } from './data/service-item-repository';
+export { EXECUTION_NOTES_COLLECTION } from './data/execution-context-repository';
 
 const SERVICE = 'pipeline-orchestrator';
 
@@ -41,27 +47,40 @@ export const orchestratorService: ServiceDefinition<OrchestratorConfig> = {
       service: SERVICE,
       logger,
     });
+    const contextRepository = new ExecutionContextRepository(mongo.connection);
+    const observer = pipelineMetrics(metrics, () => pipelineRepository.countRunning());
     const pipelines = new Pipelines({
+      context: new ExecutionContext(contextRepository),
       store: pipelineRepository,
       items: new ServiceItemRepository(mongo.connection),
       directory,
       processors: processorsRepository,
       catalogSchema: () => effectiveGenUiCatalogSchema(settings.get()),
-      observer: pipelineMetrics(metrics, () => pipelineRepository.countRunning()),
+      observer,
       eventsWritten: () => outbox.kick(),
     });
     const costs = (principal: { role: Parameters<typeof maySeeCosts>[0] }) => ({
       show: maySeeCosts(principal.role, settings.get().charges),
       currency: settings.get().currency.currency,
     });
+    const flowDeps = { pipelines, store: pipelineRepository, processors: processorsRepository };
+    const flows = {
+      retrigger: new Retrigger({ ...flowDeps, context: contextRepository }),
+      push: new PackDataPush({ ...flowDeps, observer }),
+    };
     return {
-      routes: [...processorRoutes(processors), ...pipelineRoutes(pipelines, costs)],
+      routes: [
+        ...processorRoutes(processors),
+        ...pipelineRoutes(pipelines, costs),
+        ...pipelineFlowRoutes(flows, costs),
+      ],
       consumers: [projectionConsumer(directory), pipelineConsumer(pipelines), settings.consumer()],
       async onStart() {
         await Promise.all([
           processorsRepository.ensureIndexes(),
           directory.ensureIndexes(),
           pipelineRepository.ensureIndexes(),
+          contextRepository.ensureIndexes(),
         ]);
         settings.start();
         return async () => settings.stop();

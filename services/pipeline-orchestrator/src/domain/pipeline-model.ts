@@ -39,7 +39,11 @@ export interface StageRecord {
   pack_data_json: string | null;
   gen_ui_json: string | null;
   gen_ui_valid: boolean | null;
+  /** Where the stage's outcome came from: its processor, or PackData pushed from outside (endpoint 5). */
+  origin?: StageOrigin | null;
 }
+
+export type StageOrigin = 'generated' | 'pushed';
 
 /**
  * A pipeline: one run of a Service Item's three stages from one approved declaration.
@@ -57,6 +61,8 @@ export interface PipelineRecord {
   stages: Record<Stage, StageRecord>;
   /** The cost of every priced generate result of this pipeline (exact decimal strings). */
   costs: string[];
+  /** Earlier runs' outcomes, feedback and optimizer notes, given to CONFIG (execution-context.ts). */
+  execution_context?: string | null;
   created_at: Date;
   updated_at: Date;
 }

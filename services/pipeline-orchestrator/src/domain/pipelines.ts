@@ -11,10 +11,11 @@ import {
   type PipelineStore,
   type ServiceItemRecord,
   type ServiceItemStore,
+  type StageExpectation,
   type StageRecord,
   type StageState,
 } from './pipeline-model';
-import { emptyStage, scheduleStage } from './stage-request';
+import { draftPipeline, scheduleStage } from './stage-request';
 import { stageOutput } from './stage-output';
 
 export interface ActiveProcessors {
@@ -37,6 +38,8 @@ export interface PipelineDeps {
   observer: PipelineObserver;
   /** Tells the outbox relay that events were written (its sweep would find them anyway). */
   eventsWritten(): void;
+  /** The item's execution context for a new run's CONFIG prompt (execution-context.ts); none without. */
+  context?: { render(serviceItemId: number): Promise<string | null> };
 }
 
 /** What a Change Instance event tells the pipeline (created or state_changed). */
@@ -49,7 +52,11 @@ export interface ChangeInstanceNews {
   state: ChangeInstanceState;
 }
 
-const KIND_OF: Record<Stage, ProcessorKind> = { CONFIG: 'config', VERIFY: 'verify', EXECUTION: 'execution' };
+export const KIND_OF: Record<Stage, ProcessorKind> = {
+  CONFIG: 'config',
+  VERIFY: 'verify',
+  EXECUTION: 'execution',
+};
 const STARTABLE: (StageState | null)[] = [null, 'OK', 'FAILED'];
 
 /**
@@ -179,12 +186,12 @@ export class Pipelines {
    * WAITING_FOR_RESPONSE. By default the move expects `stage` not running at its current
    * attempt; `on` moves conditional on another stage instead (a result's stage).
    */
-  private async start(
+  async start(
     pipeline: PipelineRecord,
     stage: Stage,
     processor: ProcessorRecord,
     also: Partial<Record<Stage, Partial<StageRecord>>>,
-    on?: { stage: Stage; expect: { states: readonly StageState[]; request_id: string }; cost: string | null },
+    on?: { stage: Stage; expect: StageExpectation; cost: string | null },
   ): Promise<PipelineRecord | null> {
     const now = new Date();
     const scheduled = scheduleStage(pipeline, stage, processor, this.deps.catalogSchema(), now, randomUUID());
@@ -202,27 +209,16 @@ export class Pipelines {
     return (await this.waiting(moved, stage, scheduled.fields.request_id!)) ?? moved;
   }
 
-  /** A new run from CONFIG; null when a pipeline of this origin exists (a repeat). */
-  private async startRun(
+  /** A new run from CONFIG with the item's execution context; null when a pipeline of this origin exists (a repeat). */
+  async startRun(
     item: ServiceItemRecord,
     processor: ProcessorRecord,
     origin: string,
   ): Promise<PipelineRecord | null> {
     const { store } = this.deps;
     const now = new Date();
-    const draft: PipelineRecord = {
-      _id: await store.nextId(),
-      service_item_id: item.service_item_id,
-      service_id: item.service_id,
-      run: 0,
-      origin,
-      declaration_id: item.declaration_id,
-      declaration_json: item.declaration_json,
-      stages: { CONFIG: emptyStage(), VERIFY: emptyStage(), EXECUTION: emptyStage() },
-      costs: [],
-      created_at: now,
-      updated_at: now,
-    };
+    const context = (await this.deps.context?.render(item.service_item_id)) ?? null;
+    const draft = draftPipeline(await store.nextId(), item, origin, now, context);
     const scheduled = scheduleStage(draft, 'CONFIG', processor, this.deps.catalogSchema(), now, randomUUID());
     const record: PipelineRecord = {
       ...draft,
@@ -255,7 +251,8 @@ export class Pipelines {
     this.deps.observer.finished(stage, state === 'OK' ? 'ok' : 'failed', seconds);
   }
 
-  private async visibleItem(principal: Principal, serviceItemId: number): Promise<ServiceItemRecord> {
+  /** The item with its latest approved declaration, if the caller may see it (404 otherwise). */
+  async visibleItem(principal: Principal, serviceItemId: number): Promise<ServiceItemRecord> {
     const item = await this.deps.items.find(serviceItemId);
     if (!item || !(await this.mayAccess(principal, item.service_id)))
       throw new NotFoundError(

@@ -1,7 +1,7 @@
 import { createEnvelope, events, STAGES, type Envelope, type JsonSchema, type Stage } from '@pack/contracts';
 import { finalSchema } from './final-schema';
 import type { ProcessorRecord } from './model';
-import type { PipelineRecord, StageRecord } from './pipeline-model';
+import type { PipelineRecord, ServiceItemRecord, StageRecord } from './pipeline-model';
 
 export const SOURCE = 'pipeline-orchestrator';
 
@@ -61,6 +61,10 @@ export function scheduleStage(
       messages: [
         { role: 'system', content: processor.prompt },
         { role: 'user', content: stagePrompt(pipeline, stage) },
+        // Self-healing (spec endpoint rule 3): CONFIG sees what happened before.
+        ...(stage === 'CONFIG' && pipeline.execution_context
+          ? [{ role: 'user' as const, content: pipeline.execution_context }]
+          : []),
       ],
       response_schema: schema.mode === 'none' ? null : JSON.stringify(schema.schema),
       processor_id: processor._id,
@@ -79,8 +83,33 @@ export function scheduleStage(
       finished_at: null,
       error: null,
       cost: null,
+      origin: 'generated',
     },
     event,
+  };
+}
+
+/** A new run of the item's latest approved declaration, no stage started yet (`run` still 0). */
+export function draftPipeline(
+  id: number,
+  item: ServiceItemRecord,
+  origin: string,
+  now: Date,
+  executionContext: string | null = null,
+): PipelineRecord {
+  return {
+    _id: id,
+    service_item_id: item.service_item_id,
+    service_id: item.service_id,
+    run: 0,
+    origin,
+    declaration_id: item.declaration_id,
+    declaration_json: item.declaration_json,
+    stages: { CONFIG: emptyStage(), VERIFY: emptyStage(), EXECUTION: emptyStage() },
+    costs: [],
+    execution_context: executionContext,
+    created_at: now,
+    updated_at: now,
   };
 }
 
