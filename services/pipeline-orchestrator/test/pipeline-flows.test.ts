@@ -1,3 +1,4 @@
+import { events } from '@pack/contracts';
 import { waitFor } from '@pack/testkit';
 import { EXECUTION_NOTES_COLLECTION, PACK_DATA_COLLECTION, PIPELINES_COLLECTION } from '../src/service';
 import { OrchestratorHarness, otherOwner, owner, processorBody } from './harness';
@@ -36,7 +37,7 @@ describe('pipeline flows: retrigger and PackData push', () => {
 
   beforeAll(async () => {
     orchestrator = await OrchestratorHarness.start({ SETTINGS_URL: 'http://127.0.0.1:1' });
-    driver = await PipelineDriver.start(orchestrator);
+    driver = await PipelineDriver.start(orchestrator, [events.pipelineProgress.type]);
     await orchestrator.knowService({ service_id: 1 });
     await orchestrator.knowService({ service_id: 2 });
     await orchestrator.knowService({
@@ -184,5 +185,44 @@ describe('pipeline flows: retrigger and PackData push', () => {
       '- EXECUTION: OK\n  PackData pushed from outside: {"errors":["simulation: replica count 1 cannot survive a zone outage"]}',
     );
     expect((await latest(204)).body.id).toBe(pushed.body.retrigger.id);
+  });
+
+  it("reports each run's progress to its Change Instance with growing versions", async () => {
+    const progressOf = async (count: number) =>
+      (
+        await driver.tap.waitFor(
+          (all) => all.filter((event) => event.data.change_instance_id === 2050).length >= count,
+          `${count} progress events`,
+        )
+      )
+        .filter(
+          (event) => event.type === events.pipelineProgress.type && event.data.change_instance_id === 2050,
+        )
+        .map((event) => event.data as { state: string; run: number; version: number; reasons: string[] });
+    await driver.approve(205, 2050, { n: 5 });
+    const first = await run(205);
+    await driver.answer(await driver.request(first.id, 'CONFIG'), {
+      ok: false,
+      usage: null,
+      error: { kind: 'timeout', message: 'too slow' },
+    });
+    expect(await progressOf(2)).toEqual([
+      expect.objectContaining({ state: 'IN_PROGRESS', run: 1, reasons: [] }),
+      expect.objectContaining({ state: 'FAILED', run: 1, reasons: ['CONFIG: timeout: too slow'] }),
+    ]);
+    const second = await retrigger(205);
+    await driver.answer(await driver.request(second.body.id, 'CONFIG'), { output: '{"c":1}' });
+    await driver.answer(await driver.request(second.body.id, 'VERIFY'), { output: '{"v":1}' });
+    await driver.answer(await driver.request(second.body.id, 'EXECUTION'), { output: '{"e":1}' });
+    const all = await progressOf(4);
+    expect(all.map((event) => `${event.state}@${event.run}`)).toEqual([
+      'IN_PROGRESS@1',
+      'FAILED@1',
+      'IN_PROGRESS@2',
+      'COMPLETED@2',
+    ]);
+    const versions = all.map((event) => event.version);
+    expect([...versions].sort((a, b) => a - b)).toEqual(versions);
+    expect(new Set(versions).size).toBe(4);
   });
 });

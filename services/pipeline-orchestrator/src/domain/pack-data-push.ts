@@ -50,37 +50,40 @@ export class PackDataPush {
     const dataJson = JSON.stringify(data);
     const next = NEXT_STAGE[stage];
     const nextProcessor = next && (await processors.active(item.service_id, KIND_OF[next]));
+    // Pushed into EXECUTION: the run is over, and a config processor reacts with a new run.
+    const config = stage === 'EXECUTION' ? await processors.active(item.service_id, 'config') : null;
     for (let attempt = 0; attempt <= MAX_RACE_RETRIES; attempt += 1) {
       const latest = await this.latestRun(item);
-      const current = latest.stages[stage];
       const now = new Date();
-      const fields: Partial<StageRecord> = {
-        state: 'OK',
-        origin: 'pushed',
-        attempt: current.attempt + 1,
-        request_id: null,
-        processor_id: null,
-        schema_mode: null,
-        started_at: now,
-        finished_at: now,
-        error: null,
-        cost: null,
-        pack_data_json: dataJson,
-        gen_ui_json: null,
-        gen_ui_valid: null,
+      const fields = pushedFields(latest.stages[stage], dataJson, now);
+      const withData = {
+        ...latest,
+        stages: { ...latest.stages, [stage]: { ...latest.stages[stage], ...fields } },
       };
       // Conditional on the attempt read: a concurrent trigger, result or push makes us re-read.
-      const expect = { states: ANY_STATE, attempt: current.attempt };
+      const expect = { states: ANY_STATE, attempt: latest.stages[stage].attempt };
       const moved =
         next && nextProcessor
           ? await pipelines.start(
-              { ...latest, stages: { ...latest.stages, [stage]: { ...current, ...fields } } },
+              withData,
               next,
               nextProcessor,
               { [stage]: fields },
-              { stage, expect, cost: null },
+              {
+                stage,
+                expect,
+                cost: null,
+                progress: true,
+              },
             )
-          : await this.deps.store.move(latest._id, stage, expect, { [stage]: fields }, [], null);
+          : await this.deps.store.move(
+              latest._id,
+              stage,
+              expect,
+              { [stage]: fields },
+              stage === 'EXECUTION' && !config ? await pipelines.finishing(withData, 'COMPLETED', []) : [],
+              null,
+            );
       if (!moved) continue;
       this.deps.observer.transition(stage, 'OK');
       await this.deps.store.savePackData({
@@ -93,7 +96,9 @@ export class PackDataPush {
         gen_ui_valid: null,
         created_at: now,
       });
-      return { pipeline: moved, retrigger: await this.retriggerAfterExecution(item, stage, moved) };
+      const origin = `push:${moved._id}:${stage}:${fields.attempt}`;
+      const retrigger = config && (await pipelines.startRun(item, config, origin));
+      return { pipeline: moved, retrigger: retrigger ?? null };
     }
     throw new ConflictError(`the ${stage} stage keeps changing; try again`);
   }
@@ -108,16 +113,27 @@ export class PackDataPush {
     await store.insert(record, []);
     return record;
   }
+}
 
-  private async retriggerAfterExecution(
-    item: ServiceItemRecord,
-    stage: Stage,
-    pipeline: PipelineRecord,
-  ): Promise<PipelineRecord | null> {
-    if (stage !== 'EXECUTION') return null;
-    const config = await this.deps.processors.active(item.service_id, 'config');
-    if (!config) return null;
-    const origin = `push:${pipeline._id}:EXECUTION:${pipeline.stages.EXECUTION.attempt}`;
-    return this.deps.pipelines.startRun(item, config, origin);
-  }
+/** A pushed stage: OK as a new attempt with no request out, so a late result of the old one is dropped. */
+function pushedFields(
+  current: StageRecord,
+  dataJson: string,
+  now: Date,
+): Partial<StageRecord> & { attempt: number } {
+  return {
+    state: 'OK',
+    origin: 'pushed',
+    attempt: current.attempt + 1,
+    request_id: null,
+    processor_id: null,
+    schema_mode: null,
+    started_at: now,
+    finished_at: now,
+    error: null,
+    cost: null,
+    pack_data_json: dataJson,
+    gen_ui_json: null,
+    gen_ui_valid: null,
+  };
 }

@@ -1,5 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import type { ChangeInstanceState, JsonSchema, Principal, ProcessorKind, Stage } from '@pack/contracts';
+import {
+  STAGES,
+  type ChangeInstanceState,
+  type Envelope,
+  type JsonSchema,
+  type Principal,
+  type ProcessorKind,
+  type Stage,
+} from '@pack/contracts';
 import { ConflictError, NotFoundError } from '@pack/errors';
 import type { Directory, ProcessorRecord } from './model';
 import {
@@ -15,6 +23,7 @@ import {
   type StageRecord,
   type StageState,
 } from './pipeline-model';
+import { progressEvents } from './progress';
 import { draftPipeline, scheduleStage } from './stage-request';
 import { stageOutput } from './stage-output';
 
@@ -40,7 +49,11 @@ export interface PipelineDeps {
   eventsWritten(): void;
   /** The item's execution context for a new run's CONFIG prompt (execution-context.ts); none without. */
   context?: { render(serviceItemId: number): Promise<string | null> };
+  /** Events written with the move that ends a run: EXECUTION OK, or a stage FAILED (pipeline-finish.ts). */
+  finishing?(pipeline: PipelineRecord, outcome: RunOutcome, reasons: string[]): Promise<Envelope[]>;
 }
+
+export type RunOutcome = 'COMPLETED' | 'FAILED';
 
 /** What a Change Instance event tells the pipeline (created or state_changed). */
 export interface ChangeInstanceNews {
@@ -113,6 +126,7 @@ export class Pipelines {
       service_id: news.service.id,
       declaration_id: news.declaration_id,
       declaration_json: news.declaration_json,
+      change_instance_id: news.change_instance_id,
     };
     await this.deps.items.applyApproved(item);
     const processor = await this.deps.processors.active(item.service_id, 'config');
@@ -137,7 +151,7 @@ export class Pipelines {
         stage,
         expect,
         { [stage]: { ...ended, state: 'FAILED', error } },
-        [],
+        await this.finishing(pipeline, 'FAILED', [`${stage}: ${error}`]),
         result.cost,
       );
       if (moved) this.ended(stage, 'FAILED', current, now);
@@ -163,7 +177,7 @@ export class Pipelines {
         stage,
         expect,
         { [stage]: done },
-        [],
+        stage === 'EXECUTION' ? await this.finishing(pipeline, 'COMPLETED', []) : [],
         result.cost,
       );
       if (moved) this.ended(stage, 'OK', current, now);
@@ -191,16 +205,31 @@ export class Pipelines {
     stage: Stage,
     processor: ProcessorRecord,
     also: Partial<Record<Stage, Partial<StageRecord>>>,
-    on?: { stage: Stage; expect: StageExpectation; cost: string | null },
+    on?: { stage: Stage; expect: StageExpectation; cost: string | null; progress?: boolean },
   ): Promise<PipelineRecord | null> {
     const now = new Date();
     const scheduled = scheduleStage(pipeline, stage, processor, this.deps.catalogSchema(), now, randomUUID());
+    const set = { ...also, [stage]: scheduled.fields };
+    // A trigger or a push (re)starts the work: the Change Instance is IN_PROGRESS (again). Rule 1's
+    // next stage goes on within a run that already is.
+    const progress =
+      on === undefined || on.progress
+        ? progressEvents(
+            {
+              ...pipeline,
+              stages: Object.fromEntries(
+                STAGES.map((name) => [name, { ...pipeline.stages[name], ...set[name] }]),
+              ) as PipelineRecord['stages'],
+            },
+            'IN_PROGRESS',
+          )
+        : [];
     const moved = await this.deps.store.move(
       pipeline._id,
       on?.stage ?? stage,
       on?.expect ?? { states: STARTABLE, attempt: pipeline.stages[stage].attempt },
-      { ...also, [stage]: scheduled.fields },
-      [scheduled.event],
+      set,
+      [scheduled.event, ...progress],
       on?.cost ?? null,
     );
     if (!moved) return null;
@@ -225,7 +254,8 @@ export class Pipelines {
       run: await store.nextRun(item.service_item_id),
       stages: { ...draft.stages, CONFIG: { ...draft.stages.CONFIG, ...scheduled.fields } },
     };
-    if (!(await store.insert(record, [scheduled.event]))) return null;
+    if (!(await store.insert(record, [scheduled.event, ...progressEvents(record, 'IN_PROGRESS')])))
+      return null;
     this.deps.eventsWritten();
     this.deps.observer.transition('CONFIG', 'SCHEDULED');
     return (await this.waiting(record, 'CONFIG', scheduled.fields.request_id!)) ?? record;
@@ -243,6 +273,14 @@ export class Pipelines {
     );
     if (moved) this.deps.observer.transition(stage, 'WAITING_FOR_RESPONSE');
     return moved;
+  }
+
+  /** The events of a run's end (its Change Instance's progress, the Pack Optimizer's request). */
+  finishing(pipeline: PipelineRecord, outcome: RunOutcome, reasons: string[]): Promise<Envelope[]> {
+    return (
+      this.deps.finishing?.(pipeline, outcome, reasons) ??
+      Promise.resolve(progressEvents(pipeline, outcome, reasons))
+    );
   }
 
   private ended(stage: Stage, state: 'OK' | 'FAILED', before: StageRecord, now: Date): void {

@@ -107,6 +107,7 @@ export function draftPipeline(
     declaration_json: item.declaration_json,
     stages: { CONFIG: emptyStage(), VERIFY: emptyStage(), EXECUTION: emptyStage() },
     costs: [],
+    change_instance_id: item.change_instance_id ?? null,
     execution_context: executionContext,
     created_at: now,
     updated_at: now,
