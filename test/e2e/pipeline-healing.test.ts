@@ -194,7 +194,7 @@ describe('pipelines healing themselves, through the gateway', () => {
       'PackData of the VERIFY stage:\\n{\\"verdict\\":\\"approved by QA\\"}',
     );
 
-    fake.scriptReplies('{"vm":"c3"}');
+    fake.scriptReplies('{"vm":"c3"}', '{"checked":"again"}', '{"delivered":"fixed"}');
     const report = await asOwner('POST', `${PACK}data/service_item/${item}/execution/`, {
       errors: ['smoke test: port 443 closed'],
     });
@@ -204,5 +204,51 @@ describe('pipelines healing themselves, through the gateway', () => {
     expect(prompts()[before + 1]).toContain(
       'PackData pushed from outside: {\\"errors\\":[\\"smoke test: port 443 closed\\"]}',
     );
+    // The new run goes on to the end (and uses up the scripted replies).
+    await waitFor(async () => (await latest(item)).body.stages[2].pack_data?.delivered === 'fixed', {
+      what: 'run 2 done',
+      timeoutMs: 30_000,
+    });
+  });
+
+  it('lets the Change Instance Validator approve one submission and reject another', async () => {
+    const service = await serviceWith('Validated', ['change_instance_validator']);
+    const submit = async (declaration: object) => {
+      const submitted = await stack.call('POST', `/v1/catalog/services/${service}/declarations/`, {
+        token: consumerToken,
+        body: { declaration },
+      });
+      expect(submitted.status).toBe(201);
+      return submitted.body.change_instance.id as number;
+    };
+    fake.scriptReplies('{"decision":"approve","reasons":["small enough"]}');
+    const approvedOne = await submit({ size: 'small' });
+    const approval = await waitFor(
+      async () => {
+        const body = (await asOwner('GET', `/v1/catalog/change_instances/${approvedOne}/`)).body;
+        return body.state === 'APPROVED' && body;
+      },
+      { what: 'the validator approval', timeoutMs: 30_000 },
+    );
+    expect(approval.reasons).toEqual(['small enough']);
+    expect(approval.history.at(-1)).toMatchObject({
+      from: 'PENDING',
+      to: 'APPROVED',
+      by: { kind: 'validator' },
+    });
+
+    fake.scriptReplies('{"decision":"reject","reasons":["no capacity for XXL"]}');
+    const rejectedOne = await submit({ size: 'XXL' });
+    const rejection = await waitFor(
+      async () => {
+        const body = (await asOwner('GET', `/v1/catalog/change_instances/${rejectedOne}/`)).body;
+        return body.state === 'REJECTED' && body;
+      },
+      { what: 'the validator rejection', timeoutMs: 30_000 },
+    );
+    expect(rejection.reasons).toEqual(['no capacity for XXL']);
+    const asked = prompts().filter((prompt) => prompt.includes('Approve or reject this declaration'));
+    expect(asked.at(-1)).toContain('{\\"size\\":\\"XXL\\"}');
+    expect(asked.at(-1)).toContain('decision');
   });
 });

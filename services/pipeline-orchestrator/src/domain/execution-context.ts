@@ -25,7 +25,7 @@ export interface ExecutionContextStore {
 /** Bounds that keep the CONFIG prompt small whatever the item's history. */
 export const CONTEXT_LIMITS = { runs: 5, notes: 10, text: 2000 } as const;
 
-const clip = (text: string) =>
+export const clip = (text: string) =>
   text.length <= CONTEXT_LIMITS.text ? text : `${text.slice(0, CONTEXT_LIMITS.text)}... (cut)`;
 
 /**

@@ -10,6 +10,7 @@ import {
   type StageState,
 } from './pipeline-model';
 import { KIND_OF, type ActiveProcessors, type PipelineObserver, type Pipelines } from './pipelines';
+import { withStages } from './progress';
 import { draftPipeline } from './stage-request';
 
 export interface PackDataPushDeps {
@@ -56,10 +57,7 @@ export class PackDataPush {
       const latest = await this.latestRun(item);
       const now = new Date();
       const fields = pushedFields(latest.stages[stage], dataJson, now);
-      const withData = {
-        ...latest,
-        stages: { ...latest.stages, [stage]: { ...latest.stages[stage], ...fields } },
-      };
+      const withData = withStages(latest, { [stage]: fields });
       // Conditional on the attempt read: a concurrent trigger, result or push makes us re-read.
       const expect = { states: ANY_STATE, attempt: latest.stages[stage].attempt };
       const moved =

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import {
-  STAGES,
   type ChangeInstanceState,
   type Envelope,
   type JsonSchema,
@@ -23,7 +22,7 @@ import {
   type StageRecord,
   type StageState,
 } from './pipeline-model';
-import { progressEvents } from './progress';
+import { progressEvents, withStages } from './progress';
 import { draftPipeline, scheduleStage } from './stage-request';
 import { stageOutput } from './stage-output';
 
@@ -151,7 +150,11 @@ export class Pipelines {
         stage,
         expect,
         { [stage]: { ...ended, state: 'FAILED', error } },
-        await this.finishing(pipeline, 'FAILED', [`${stage}: ${error}`]),
+        await this.finishing(
+          withStages(pipeline, { [stage]: { ...ended, state: 'FAILED', error } }),
+          'FAILED',
+          [`${stage}: ${error}`],
+        ),
         result.cost,
       );
       if (moved) this.ended(stage, 'FAILED', current, now);
@@ -177,7 +180,9 @@ export class Pipelines {
         stage,
         expect,
         { [stage]: done },
-        stage === 'EXECUTION' ? await this.finishing(pipeline, 'COMPLETED', []) : [],
+        stage === 'EXECUTION'
+          ? await this.finishing(withStages(pipeline, { [stage]: done }), 'COMPLETED', [])
+          : [],
         result.cost,
       );
       if (moved) this.ended(stage, 'OK', current, now);
@@ -213,17 +218,7 @@ export class Pipelines {
     // A trigger or a push (re)starts the work: the Change Instance is IN_PROGRESS (again). Rule 1's
     // next stage goes on within a run that already is.
     const progress =
-      on === undefined || on.progress
-        ? progressEvents(
-            {
-              ...pipeline,
-              stages: Object.fromEntries(
-                STAGES.map((name) => [name, { ...pipeline.stages[name], ...set[name] }]),
-              ) as PipelineRecord['stages'],
-            },
-            'IN_PROGRESS',
-          )
-        : [];
+      on === undefined || on.progress ? progressEvents(withStages(pipeline, set), 'IN_PROGRESS') : [];
     const moved = await this.deps.store.move(
       pipeline._id,
       on?.stage ?? stage,

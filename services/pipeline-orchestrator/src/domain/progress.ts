@@ -1,5 +1,5 @@
-import { createEnvelope, events, STAGES, type Envelope, type EventData } from '@pack/contracts';
-import type { PipelineRecord } from './pipeline-model';
+import { createEnvelope, events, STAGES, type Envelope, type EventData, type Stage } from '@pack/contracts';
+import type { PipelineRecord, StageRecord } from './pipeline-model';
 import { SOURCE } from './stage-request';
 
 export type Progress = EventData<typeof events.pipelineProgress>['state'];
@@ -50,4 +50,13 @@ export function progressEvents(
       },
     ),
   ];
+}
+
+/** The pipeline as a move setting `set` (stage fields by stage) leaves it. */
+export function withStages(
+  pipeline: PipelineRecord,
+  set: Partial<Record<Stage, Partial<StageRecord>>>,
+): PipelineRecord {
+  const stages = Object.fromEntries(STAGES.map((name) => [name, { ...pipeline.stages[name], ...set[name] }]));
+  return { ...pipeline, stages: stages as PipelineRecord['stages'] };
 }
