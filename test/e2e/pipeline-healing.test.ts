@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startFakeOpenAi, waitFor, type FakeProviderServer } from '@pack/testkit';
+import { pipelineActors } from '../pipeline-actors';
 import { modelKnownToOrchestrator, startStack, type Stack } from '../stack';
 
 const KEY = 'sk-e2e-healing-0000';
@@ -56,46 +57,14 @@ describe('pipelines healing themselves, through the gateway', () => {
     await new Promise<void>((resolve) => receiver.close(() => resolve()));
   });
 
-  const asOwner = (method: string, path: string, body?: unknown) =>
-    stack.call(method, path, { token: ownerToken, ...(body === undefined ? {} : { body }) });
+  const actors = () => pipelineActors(stack, ownerToken, consumerToken);
+  const asOwner = (method: string, path: string, body?: unknown) => actors().asOwner(method, path, body);
+  const serviceWith = (name: string, kinds: string[]) => actors().serviceWith(name, model, kinds);
+  const approved = (service: number, declaration: object) => actors().approved(service, declaration);
   const latest = (item: number) => asOwner('GET', `${PACK}pipelines/latest/service_item/${item}/`);
   const stateOf = async (item: number, index: number) => (await latest(item)).body?.stages?.[index]?.state;
   const prompts = () => fake.requestsTo('/chat/completions').map((request) => JSON.stringify(request.body));
 
-  /** A Service of the owner with active processors of `kinds`. */
-  async function serviceWith(name: string, kinds: string[]): Promise<number> {
-    const service = await asOwner('POST', '/v1/catalog/services/', { name });
-    expect(service.status).toBe(201);
-    for (const kind of kinds) {
-      const body = {
-        name: `${name} ${kind}`,
-        service: service.body.id,
-        kind,
-        llm_model: model,
-        prompt: `Do ${kind}.`,
-        active: true,
-      };
-      // The catalog's Service event reaches the orchestrator asynchronously: 400 until then.
-      await waitFor(async () => (await asOwner('POST', '/v1/ai/processors/', body)).status === 201, {
-        what: `the ${kind} processor`,
-      });
-    }
-    return service.body.id as number;
-  }
-
-  /** A consumer's declaration, approved by the owner: the change instance and Service Item ids. */
-  async function approved(service: number, declaration: object): Promise<{ instance: number; item: number }> {
-    const submitted = await stack.call('POST', `/v1/catalog/services/${service}/declarations/`, {
-      token: consumerToken,
-      body: { declaration },
-    });
-    expect(submitted.status).toBe(201);
-    const instance = submitted.body.change_instance;
-    expect(
-      (await asOwner('PATCH', `/v1/catalog/change_instances/${instance.id}/`, { state: 'APPROVED' })).status,
-    ).toBe(200);
-    return { instance: instance.id as number, item: instance.service_item as number };
-  }
   const instanceState = async (id: number) =>
     (await asOwner('GET', `/v1/catalog/change_instances/${id}/`)).body?.state as string | undefined;
 

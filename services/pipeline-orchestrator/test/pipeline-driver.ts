@@ -25,6 +25,27 @@ export function approval(item: number, changeInstance: number, declaration: obje
   };
 }
 
+/** The llm-gateway's successful result for a request, with `over` changed. */
+export function generateResult(request: GenerateRequest, over: Partial<Completed> = {}): Completed {
+  return {
+    request_id: request.request_id,
+    llm_model_id: request.llm_model_id,
+    processor_id: request.processor_id,
+    reply_to: request.reply_to,
+    ok: true,
+    output: null,
+    parsed_json: null,
+    usage: { input_tokens: 10, output_tokens: 5 },
+    cost: null,
+    unpriced: false,
+    mode: 'native',
+    attempts: 1,
+    latency_ms: 3,
+    error: null,
+    ...over,
+  };
+}
+
 /**
  * Plays the catalog and the llm-gateway around one orchestrator: publishes approvals, watches the
  * generate requests it sends and answers them as the llm-gateway would.
@@ -68,23 +89,7 @@ export class PipelineDriver {
 
   /** Answers a request as the llm-gateway publishes its result. */
   answer(request: GenerateRequest, over: Partial<Completed> = {}): Promise<string> {
-    return this.publish(events.llmGenerateCompleted, {
-      request_id: request.request_id,
-      llm_model_id: request.llm_model_id,
-      processor_id: request.processor_id,
-      reply_to: request.reply_to,
-      ok: true,
-      output: null,
-      parsed_json: null,
-      usage: { input_tokens: 10, output_tokens: 5 },
-      cost: null,
-      unpriced: false,
-      mode: 'native',
-      attempts: 1,
-      latency_ms: 3,
-      error: null,
-      ...over,
-    });
+    return this.publish(events.llmGenerateCompleted, generateResult(request, over));
   }
 
   stop(): Promise<void> {

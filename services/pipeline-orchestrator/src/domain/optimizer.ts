@@ -1,10 +1,10 @@
-import { createEnvelope, events, STAGES, type Envelope } from '@pack/contracts';
+import { STAGES, type Envelope } from '@pack/contracts';
 import type { Logger } from '@pack/logging';
 import { clip, type ExecutionContextStore } from './execution-context';
 import type { GenerateResult, PipelineRecord, PipelineStore } from './pipeline-model';
 import type { ActiveProcessors, RunOutcome } from './pipelines';
 import { progressEvents, progressVersion } from './progress';
-import { SOURCE } from './stage-request';
+import { generateRequest } from './stage-request';
 
 export const OPTIMIZER_REQUEST_PREFIX = 'optimizer-';
 
@@ -31,21 +31,13 @@ export class PackOptimizer {
     const optimizer = await this.deps.processors.active(pipeline.service_id, 'pack_optimizer');
     if (!optimizer) return progress;
     const requestId = `${OPTIMIZER_REQUEST_PREFIX}${pipeline._id}-${progressVersion(pipeline, outcome)}`;
-    const request = createEnvelope(
-      events.llmGenerateRequested,
-      {
-        request_id: requestId,
-        llm_model_id: optimizer.llm_model_id,
-        messages: [
-          { role: 'system', content: optimizer.prompt },
-          { role: 'user', content: runReport(pipeline, outcome) },
-        ],
-        response_schema: null,
-        processor_id: optimizer._id,
-        reply_to: null,
-      },
-      { source: SOURCE, correlationId: `pipeline-${pipeline._id}`, id: `generate-${requestId}` },
-    );
+    const request = generateRequest({
+      requestId,
+      processor: optimizer,
+      user: [runReport(pipeline, outcome)],
+      schema: null,
+      correlationId: `pipeline-${pipeline._id}`,
+    });
     return [...progress, request];
   }
 

@@ -25,6 +25,35 @@ export function stagePrompt(pipeline: PipelineRecord, stage: Stage): string {
   return parts.join('\n\n');
 }
 
+/**
+ * A generate request of a processor: its prompt as the system message, then `user` messages.
+ * Without `replyTo` the result is told apart by its request id (validator, optimizer).
+ */
+export function generateRequest(request: {
+  requestId: string;
+  processor: ProcessorRecord;
+  user: string[];
+  schema: JsonSchema | null;
+  replyTo?: { pipeline_id: number; stage: Stage; run: number };
+  correlationId: string;
+}): Envelope {
+  return createEnvelope(
+    events.llmGenerateRequested,
+    {
+      request_id: request.requestId,
+      llm_model_id: request.processor.llm_model_id,
+      messages: [
+        { role: 'system', content: request.processor.prompt },
+        ...request.user.map((content) => ({ role: 'user' as const, content })),
+      ],
+      response_schema: request.schema === null ? null : JSON.stringify(request.schema),
+      processor_id: request.processor._id,
+      reply_to: request.replyTo ?? null,
+    },
+    { source: SOURCE, correlationId: request.correlationId, id: `generate-${request.requestId}` },
+  );
+}
+
 export interface ScheduledStage {
   fields: Partial<StageRecord>;
   event: Envelope;
@@ -53,25 +82,18 @@ export function scheduleStage(
     generative_ui: processor.generative_ui,
     catalog_schema: catalogSchema,
   });
-  const event = createEnvelope(
-    events.llmGenerateRequested,
-    {
-      request_id: requestId,
-      llm_model_id: processor.llm_model_id,
-      messages: [
-        { role: 'system', content: processor.prompt },
-        { role: 'user', content: stagePrompt(pipeline, stage) },
-        // Self-healing (spec endpoint rule 3): CONFIG sees what happened before.
-        ...(stage === 'CONFIG' && pipeline.execution_context
-          ? [{ role: 'user' as const, content: pipeline.execution_context }]
-          : []),
-      ],
-      response_schema: schema.mode === 'none' ? null : JSON.stringify(schema.schema),
-      processor_id: processor._id,
-      reply_to: { pipeline_id: pipeline._id, stage, run: pipeline.run },
-    },
-    { source: SOURCE, correlationId, id: `generate-${requestId}` },
-  );
+  const event = generateRequest({
+    requestId,
+    processor,
+    // Self-healing (spec endpoint rule 3): CONFIG sees what happened before.
+    user: [
+      stagePrompt(pipeline, stage),
+      ...(stage === 'CONFIG' && pipeline.execution_context ? [pipeline.execution_context] : []),
+    ],
+    schema: schema.mode === 'none' ? null : schema.schema,
+    replyTo: { pipeline_id: pipeline._id, stage, run: pipeline.run },
+    correlationId,
+  });
   return {
     fields: {
       state: 'SCHEDULED',

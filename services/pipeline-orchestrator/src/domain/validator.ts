@@ -3,7 +3,7 @@ import type { Logger } from '@pack/logging';
 import { VALIDATOR_SCHEMA } from './internal-schemas';
 import type { GenerateResult } from './pipeline-model';
 import type { ActiveProcessors } from './pipelines';
-import { SOURCE } from './stage-request';
+import { generateRequest, SOURCE } from './stage-request';
 
 type Created = EventData<typeof events.changeInstanceCreated>;
 type Decision = EventData<typeof events.changeInstanceValidationDecided>;
@@ -53,31 +53,17 @@ export class ChangeInstanceValidator {
     const processor = await this.processors.active(news.service.id, 'change_instance_validator');
     if (!processor) return;
     const requestId = `${VALIDATOR_REQUEST_PREFIX}${news.change_instance_id}`;
-    const request = createEnvelope(
-      events.llmGenerateRequested,
-      {
-        request_id: requestId,
-        llm_model_id: processor.llm_model_id,
-        messages: [
-          { role: 'system', content: processor.prompt },
-          {
-            role: 'user',
-            content:
-              `Change Instance ${news.change_instance_id} of Service Item ${news.service_item_id}, ` +
-              `submitted by ${news.consumer_name} to the Service "${news.service.name}". ` +
-              `Approve or reject this declaration:\n${news.declaration_json}`,
-          },
-        ],
-        response_schema: JSON.stringify(VALIDATOR_SCHEMA),
-        processor_id: processor._id,
-        reply_to: null,
-      },
-      {
-        source: SOURCE,
-        correlationId: `change-instance-${news.change_instance_id}`,
-        id: `generate-${requestId}`,
-      },
-    );
+    const request = generateRequest({
+      requestId,
+      processor,
+      user: [
+        `Change Instance ${news.change_instance_id} of Service Item ${news.service_item_id}, ` +
+          `submitted by ${news.consumer_name} to the Service "${news.service.name}". ` +
+          `Approve or reject this declaration:\n${news.declaration_json}`,
+      ],
+      schema: VALIDATOR_SCHEMA,
+      correlationId: `change-instance-${news.change_instance_id}`,
+    });
     const inserted = await this.store.insert(
       {
         _id: news.change_instance_id,
