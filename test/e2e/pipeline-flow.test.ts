@@ -1,5 +1,6 @@
 import { events } from '@pack/contracts';
 import { EventTap, publishEvent, startFakeOpenAi, waitFor, type FakeProviderServer } from '@pack/testkit';
+import { pipelineActors } from '../pipeline-actors';
 import { modelKnownToOrchestrator, startStack, type Stack } from '../stack';
 
 const KEY = 'sk-e2e-pipeline-0000';
@@ -27,42 +28,11 @@ describe('pipelines through the gateway with the real llm-gateway', () => {
   });
 
   const asOwner = (method: string, path: string, body?: unknown) =>
-    stack.call(method, path, { token: ownerToken, ...(body === undefined ? {} : { body }) });
-
-  /** A Service of the owner with active processors of `kinds`, on `model`. */
-  async function serviceWith(name: string, model: number, kinds: string[]): Promise<number> {
-    const service = await asOwner('POST', '/v1/catalog/services/', { name });
-    expect(service.status).toBe(201);
-    for (const kind of kinds) {
-      const body = {
-        name: `${name} ${kind}`,
-        service: service.body.id,
-        kind,
-        llm_model: model,
-        prompt: `Do ${kind}.`,
-        active: true,
-      };
-      // The catalog's Service event reaches the orchestrator asynchronously: 400 until then.
-      await waitFor(async () => (await asOwner('POST', '/v1/ai/processors/', body)).status === 201, {
-        what: `the ${kind} processor`,
-      });
-    }
-    return service.body.id as number;
-  }
-
-  /** A consumer's declaration, approved by the owner; the Service Item's id. */
-  async function approved(service: number, declaration: object): Promise<number> {
-    const submitted = await stack.call('POST', `/v1/catalog/services/${service}/declarations/`, {
-      token: consumerToken,
-      body: { declaration },
-    });
-    expect(submitted.status).toBe(201);
-    const instance = submitted.body.change_instance;
-    expect(
-      (await asOwner('PATCH', `/v1/catalog/change_instances/${instance.id}/`, { state: 'APPROVED' })).status,
-    ).toBe(200);
-    return instance.service_item as number;
-  }
+    pipelineActors(stack, ownerToken, consumerToken).asOwner(method, path, body);
+  const serviceWith = (name: string, model: number, kinds: string[]) =>
+    pipelineActors(stack, ownerToken, consumerToken).serviceWith(name, model, kinds);
+  const approved = async (service: number, declaration: object) =>
+    (await pipelineActors(stack, ownerToken, consumerToken).approved(service, declaration)).item;
 
   const latest = (item: number) => asOwner('GET', `${PACK}pipelines/latest/service_item/${item}/`);
 

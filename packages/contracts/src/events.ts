@@ -50,9 +50,9 @@ const changeInstanceFields = {
   state: changeInstanceStateSchema,
 };
 
-/** Who made a state change: a user (owner or admin), the AI validator, or the Service's auto-approval. */
+/** Who made a state change: a user (owner or admin), the AI validator, the Service's auto-approval, or its pipeline's progress. */
 export const changeInstanceActorSchema = z.object({
-  kind: z.enum(['user', 'validator', 'auto_approval']),
+  kind: z.enum(['user', 'validator', 'auto_approval', 'pipeline']),
   user_id: z.number().int().nullable(),
   username: z.string().nullable(),
 });
@@ -110,6 +110,25 @@ export const events = {
       change_instance_id: z.number().int(),
       decision: z.enum(['approve', 'reject']),
       reasons: z.array(z.string()),
+    }),
+  ),
+  /**
+   * How a Change Instance's pipeline is doing (docs/decisions/0026): IN_PROGRESS when a run
+   * starts (or restarts after a failure), COMPLETED when EXECUTION ends OK, FAILED when a stage
+   * fails. `version` grows with every progress of the Service Item's pipelines (run, then moves
+   * within the run), so the catalog applies only a newer one: a late event never moves back.
+   */
+  pipelineProgress: defineEvent(
+    'pipeline.change_instance.progress.v1',
+    z.object({
+      change_instance_id: z.number().int(),
+      service_item_id: z.number().int(),
+      pipeline_id: z.number().int(),
+      run: z.number().int(),
+      state: z.enum(['IN_PROGRESS', 'COMPLETED', 'FAILED']),
+      /** Why: the failed stage and its error; empty otherwise. */
+      reasons: z.array(z.string()),
+      version: z.number().int().positive(),
     }),
   ),
   settingsChanged: defineEvent(

@@ -31,6 +31,8 @@ export const pipelineStageViewSchema = z.object({
   gen_ui: jsonObject.nullable(),
   /** false: the reply is invalid or uses unsupported components (clients fall back); null without generative UI. */
   gen_ui_valid: z.boolean().nullable(),
+  /** `generated` by the stage's processor, `pushed` from outside (endpoint 5); null while not run. */
+  origin: z.enum(['generated', 'pushed']).nullable(),
 });
 export type PipelineStageView = z.infer<typeof pipelineStageViewSchema>;
 
@@ -47,3 +49,29 @@ export const pipelineViewSchema = z.object({
   stages: z.array(pipelineStageViewSchema),
 });
 export type PipelineView = z.infer<typeof pipelineViewSchema>;
+
+/** The most a retrigger's feedback may say (it goes into every later CONFIG prompt). */
+export const FEEDBACK_MAX_LENGTH = 4000;
+
+/** Endpoint 4's body; the body itself may be left out. */
+export const retriggerBodySchema = z
+  .object({
+    feedback: z
+      .string()
+      .max(FEEDBACK_MAX_LENGTH)
+      .optional()
+      .describe('What went wrong or what to change; part of the execution context of later runs'),
+  })
+  .strict()
+  .optional();
+
+/** Endpoint 5's body: the stage's PackData, any JSON object. */
+export const packDataBodySchema = jsonObject.describe("The stage's PackData (a JSON object)");
+
+export const packDataPushedSchema = z.object({
+  /** The latest run, holding the pushed PackData (and the next stage started, when it has a processor). */
+  pipeline: pipelineViewSchema,
+  /** PackData pushed into EXECUTION starts a new run from CONFIG when the Service has an active config processor. */
+  retrigger: pipelineViewSchema.nullable(),
+});
+export type PackDataPushed = z.infer<typeof packDataPushedSchema>;

@@ -157,7 +157,8 @@ function mount(app: Express, route: AnyRoute, options: HttpAppOptions): void {
     const query = parsePart(route.query, req.query, 'query');
     let body: unknown;
     if (route.body) {
-      if (req.body === undefined)
+      // A body schema that accepts undefined (`.optional()`) makes the body optional.
+      if (req.body === undefined && !route.body.safeParse(undefined).success)
         throw new ValidationError('a JSON request body is required', { errors: { '(body)': ['required'] } });
       refuseEmptyPatch(route, req.body);
       body = parsePart(route.body, req.body, 'body');

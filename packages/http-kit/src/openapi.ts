@@ -34,7 +34,7 @@ export interface OpenApiOperation {
   security: Record<string, string[]>[];
   'x-roles': string[];
   parameters?: OpenApiParameter[];
-  requestBody?: { required: true; content: Record<string, { schema: JsonSchema }> };
+  requestBody?: { required: boolean; content: Record<string, { schema: JsonSchema }> };
   responses: Record<string, OpenApiResponse>;
 }
 
@@ -220,7 +220,7 @@ function operation(route: AnyRoute, service: string, converter: SchemaConverter)
     ...(route.body
       ? {
           requestBody: {
-            required: true as const,
+            required: !route.body.safeParse(undefined).success,
             content: { 'application/json': { schema: converter.convert(route.body, 'input', `${id}_body`) } },
           },
         }

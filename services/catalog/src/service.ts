@@ -15,6 +15,8 @@ import { serviceRoutes } from './http/service-routes';
 import { submissionRoutes } from './http/submission-routes';
 import { projectionConsumer } from './messaging/projection-consumer';
 import { validationConsumer } from './messaging/validation-consumer';
+import { pipelineProgressConsumer } from './messaging/pipeline-progress-consumer';
+import { PipelineProgress } from './domain/pipeline-progress';
 import type { CatalogConfig } from './config';
 
 export { catalogEnvSchema, type CatalogConfig } from './config';
@@ -54,6 +56,7 @@ export const catalogService: ServiceDefinition<CatalogConfig> = {
       consumers: [
         cache.consumer(),
         validationConsumer(mongo.connection, moves),
+        pipelineProgressConsumer(new PipelineProgress(repository, eventsWritten, logger)),
         projectionConsumer(new ChangeInstanceViews(repository, logger)),
       ],
       async onStart() {

@@ -6,6 +6,16 @@ import { DirectoryRepository } from './data/directory-repository';
 import { PIPELINES_COLLECTION, PipelineRepository } from './data/pipeline-repository';
 import { PROCESSORS_COLLECTION, ProcessorRepository } from './data/processor-repository';
 import { ServiceItemRepository } from './data/service-item-repository';
+import { ExecutionContextRepository } from './data/execution-context-repository';
+import { ExecutionContext } from './domain/execution-context';
+import { PackDataPush } from './domain/pack-data-push';
+import { Retrigger } from './domain/retrigger';
+import { pipelineFlowRoutes } from './http/pipeline-flow-routes';
+import { VALIDATIONS_COLLECTION, ValidationRepository } from './data/validation-repository';
+import { PackOptimizer } from './domain/optimizer';
+import { stageProcessors } from './domain/stage-processors';
+import { ChangeInstanceValidator } from './domain/validator';
+import { sideProcessorConsumer } from './messaging/side-processor-consumer';
 import { ActiveSlots } from './domain/active-slots';
 import { Pipelines } from './domain/pipelines';
 import { Processors } from './domain/processors';
@@ -22,13 +32,15 @@ export { ACTIVE_SLOTS_COLLECTION } from './data/active-slot-repository';
 export { MODELS_COLLECTION, SERVICES_COLLECTION } from './data/directory-repository';
 export { PACK_DATA_COLLECTION, PIPELINES_COLLECTION } from './data/pipeline-repository';
 export { SERVICE_ITEMS_COLLECTION } from './data/service-item-repository';
+export { EXECUTION_NOTES_COLLECTION } from './data/execution-context-repository';
+export { VALIDATIONS_COLLECTION } from './data/validation-repository';
 
 const SERVICE = 'pipeline-orchestrator';
 
 export const orchestratorService: ServiceDefinition<OrchestratorConfig> = {
   name: SERVICE,
   version: '0.1.0',
-  outboxCollections: [PROCESSORS_COLLECTION, PIPELINES_COLLECTION],
+  outboxCollections: [PROCESSORS_COLLECTION, PIPELINES_COLLECTION, VALIDATIONS_COLLECTION],
   setup({ config, mongo, outbox, logger, metrics }) {
     const processorsRepository = new ProcessorRepository(mongo.connection);
     const directory = new DirectoryRepository(mongo.connection);
@@ -41,27 +53,59 @@ export const orchestratorService: ServiceDefinition<OrchestratorConfig> = {
       service: SERVICE,
       logger,
     });
+    const contextRepository = new ExecutionContextRepository(mongo.connection);
+    const observer = pipelineMetrics(metrics, () => pipelineRepository.countRunning());
+    const optimizer = new PackOptimizer({
+      processors: processorsRepository,
+      pipelines: pipelineRepository,
+      context: contextRepository,
+      logger,
+    });
+    const validator = new ChangeInstanceValidator(
+      new ValidationRepository(mongo.connection),
+      processorsRepository,
+      () => outbox.kick(),
+      logger,
+    );
+    const stages = stageProcessors(processorsRepository);
     const pipelines = new Pipelines({
+      context: new ExecutionContext(contextRepository),
+      finishing: (pipeline, outcome, reasons) => optimizer.finishing(pipeline, outcome, reasons),
       store: pipelineRepository,
       items: new ServiceItemRepository(mongo.connection),
       directory,
-      processors: processorsRepository,
+      processors: stages,
       catalogSchema: () => effectiveGenUiCatalogSchema(settings.get()),
-      observer: pipelineMetrics(metrics, () => pipelineRepository.countRunning()),
+      observer,
       eventsWritten: () => outbox.kick(),
     });
     const costs = (principal: { role: Parameters<typeof maySeeCosts>[0] }) => ({
       show: maySeeCosts(principal.role, settings.get().charges),
       currency: settings.get().currency.currency,
     });
+    const flowDeps = { pipelines, store: pipelineRepository, processors: stages };
+    const flows = {
+      retrigger: new Retrigger({ ...flowDeps, context: contextRepository }),
+      push: new PackDataPush({ ...flowDeps, observer }),
+    };
     return {
-      routes: [...processorRoutes(processors), ...pipelineRoutes(pipelines, costs)],
-      consumers: [projectionConsumer(directory), pipelineConsumer(pipelines), settings.consumer()],
+      routes: [
+        ...processorRoutes(processors),
+        ...pipelineRoutes(pipelines, costs),
+        ...pipelineFlowRoutes(flows, costs),
+      ],
+      consumers: [
+        projectionConsumer(directory),
+        pipelineConsumer(pipelines),
+        sideProcessorConsumer(validator, optimizer),
+        settings.consumer(),
+      ],
       async onStart() {
         await Promise.all([
           processorsRepository.ensureIndexes(),
           directory.ensureIndexes(),
           pipelineRepository.ensureIndexes(),
+          contextRepository.ensureIndexes(),
         ]);
         settings.start();
         return async () => settings.stop();

@@ -2,28 +2,9 @@ import { events, type EventData } from '@pack/contracts';
 import { EventTap, metricValue, publishEvent, waitFor, type TappedEvent } from '@pack/testkit';
 import { PIPELINES_COLLECTION, PACK_DATA_COLLECTION } from '../src/service';
 import { OrchestratorHarness, otherOwner, owner, processorBody } from './harness';
+import { approval, generateResult, PACK } from './pipeline-driver';
 
 type Request = EventData<typeof events.llmGenerateRequested>;
-type Approval = EventData<typeof events.changeInstanceStateChanged>;
-
-const PACK = '/v1/external/serviceowner/pack/';
-
-/** An approval as the catalog publishes it. */
-function approval(item: number, changeInstance: number, declaration: object, service = 1): Approval {
-  return {
-    change_instance_id: changeInstance,
-    service_item_id: item,
-    declaration_id: changeInstance,
-    declaration_json: JSON.stringify(declaration),
-    consumer_id: 20,
-    consumer_name: 'carla',
-    service: { id: service, name: `Service ${service}`, owner: { id: owner.id, name: owner.username } },
-    state: 'APPROVED',
-    old_state: 'PENDING',
-    reasons: [],
-    changed_by: { kind: 'user', user_id: owner.id, username: owner.username },
-  };
-}
 
 describe('pipelines', () => {
   let orchestrator: OrchestratorHarness;
@@ -33,23 +14,7 @@ describe('pipelines', () => {
 
   /** The fake llm-gateway: answers a request as the real one would publish its result. */
   const answer = (request: Request, over: Partial<EventData<typeof events.llmGenerateCompleted>> = {}) =>
-    publish(events.llmGenerateCompleted, {
-      request_id: request.request_id,
-      llm_model_id: request.llm_model_id,
-      processor_id: request.processor_id,
-      reply_to: request.reply_to,
-      ok: true,
-      output: null,
-      parsed_json: null,
-      usage: { input_tokens: 10, output_tokens: 5 },
-      cost: null,
-      unpriced: false,
-      mode: 'native',
-      attempts: 1,
-      latency_ms: 3,
-      error: null,
-      ...over,
-    });
+    publish(events.llmGenerateCompleted, generateResult(request, over));
 
   /** The generate request for an item's stage (waits for it). */
   const requestFor = async (item: number, stage: string, attempt = 1): Promise<Request> => {

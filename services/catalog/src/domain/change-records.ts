@@ -31,6 +31,7 @@ export function viewChanges(record: TransitionRecord): Partial<ChangeInstanceRec
     version: record.version,
     reasons: record.reasons,
     updated_at: record.created_at,
+    ...(record.pipeline_progress === undefined ? {} : { pipeline_progress: record.pipeline_progress }),
     ...(record.approval_seq > 0
       ? { approval_seq: record.approval_seq, approved_at: record.approved_at }
       : {}),
@@ -76,6 +77,7 @@ export function transitionOf(
     reasons: instance.reasons,
     approval_seq: approved ? instance.approval_seq : 0,
     approved_at: approved ? instance.approved_at : null,
+    ...(instance.pipeline_progress === undefined ? {} : { pipeline_progress: instance.pipeline_progress }),
     initial: instance.version === 1 ? instance : null,
     created_at: now,
   };

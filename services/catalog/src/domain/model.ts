@@ -74,11 +74,13 @@ export interface ChangeInstanceRecord {
   /** 0 until approved; then the approval's number (a later approval has a larger one). */
   approval_seq: number;
   approved_at: Date | null;
+  /** Version of the latest pipeline progress applied (docs/decisions/0026); 0 or absent: none yet. */
+  pipeline_progress?: number;
   created_at: Date;
   updated_at: Date;
 }
 
-export type ActorKind = 'user' | 'validator' | 'auto_approval';
+export type ActorKind = 'user' | 'validator' | 'auto_approval' | 'pipeline';
 
 export interface TransitionStep {
   from: ChangeInstanceState | null;
@@ -107,6 +109,8 @@ export interface TransitionRecord {
   reasons: string[];
   approval_seq: number;
   approved_at: Date | null;
+  /** Version of the latest pipeline progress applied (a record may change only this: no step). */
+  pipeline_progress?: number;
   /** Only on version 1: the instance as created, so it can be rebuilt if its insert never happened. */
   initial: ChangeInstanceRecord | null;
   created_at: Date;

@@ -1,5 +1,5 @@
 import { CHANGE_INSTANCE_STATES, type ChangeInstanceState } from '@pack/contracts';
-import { checkTransition, OPEN_STATES, type Actor } from './transitions';
+import { checkTransition, OPEN_STATES, pipelinePath, type Actor } from './transitions';
 
 /** docs/decisions/0005, written out here: the test never reads the table it checks. */
 const DECISION_0005: Record<ChangeInstanceState, ChangeInstanceState[]> = {
@@ -74,5 +74,26 @@ describe('change instance transitions', () => {
 
   it('counts as open the states with a way out', () => {
     expect([...OPEN_STATES].sort()).toEqual(['APPROVED', 'FAILED', 'IN_PROGRESS', 'PENDING']);
+  });
+});
+
+describe('pipelinePath (docs/decisions/0026)', () => {
+  it.each([
+    ['APPROVED', 'IN_PROGRESS', ['IN_PROGRESS']],
+    ['APPROVED', 'COMPLETED', ['IN_PROGRESS', 'COMPLETED']],
+    ['APPROVED', 'FAILED', ['IN_PROGRESS', 'FAILED']],
+    ['IN_PROGRESS', 'IN_PROGRESS', []],
+    ['IN_PROGRESS', 'COMPLETED', ['COMPLETED']],
+    ['IN_PROGRESS', 'FAILED', ['FAILED']],
+    ['FAILED', 'IN_PROGRESS', ['IN_PROGRESS']],
+    ['FAILED', 'COMPLETED', ['IN_PROGRESS', 'COMPLETED']],
+    ['FAILED', 'FAILED', []],
+    ['PENDING', 'IN_PROGRESS', null],
+    ['COMPLETED', 'IN_PROGRESS', null],
+    ['COMPLETED', 'FAILED', null],
+    ['CANCELLED', 'IN_PROGRESS', null],
+    ['REJECTED', 'COMPLETED', null],
+  ] as const)('%s reaching %s passes %j', (from, to, path) => {
+    expect(pipelinePath(from, to)).toEqual(path);
   });
 });

@@ -27,7 +27,8 @@ export const OPEN_STATES: readonly ChangeInstanceState[] = CHANGE_INSTANCE_STATE
 export type Actor =
   | { kind: 'user'; userId: number; username: string; role: Role }
   | { kind: 'validator' }
-  | { kind: 'auto_approval' };
+  | { kind: 'auto_approval' }
+  | { kind: 'pipeline' };
 
 export type TransitionCheck =
   { ok: true } | { ok: false; reason: 'illegal' | 'already_decided' | 'not_allowed'; detail: string };
@@ -76,4 +77,33 @@ export function checkTransition(
       `a change instance cannot move from ${from} to ${to}; ` +
       (allowed.length > 0 ? `from ${from} it can move to ${allowed.join(', ')}` : `${from} is final`),
   };
+}
+
+/**
+ * The moves a pipeline's progress may make (docs/decisions/0026), all rows of TRANSITIONS: a run
+ * starts (APPROVED -> IN_PROGRESS), ends (COMPLETED or FAILED), or starts again after a failure.
+ */
+export const PIPELINE_TRANSITIONS: Readonly<
+  Partial<Record<ChangeInstanceState, readonly ChangeInstanceState[]>>
+> = {
+  APPROVED: ['IN_PROGRESS'],
+  IN_PROGRESS: ['COMPLETED', 'FAILED'],
+  FAILED: ['IN_PROGRESS'],
+};
+
+/**
+ * The states a pipeline's progress passes through from `from` to `to`: one move, or two when the
+ * IN_PROGRESS before an end was not applied (its event is late or lost: it is passed through, so
+ * webhooks on IN_PROGRESS still fire); [] when the instance is there already; null when the
+ * pipeline may not move it (it is PENDING, or final).
+ */
+export function pipelinePath(
+  from: ChangeInstanceState,
+  to: ChangeInstanceState,
+): ChangeInstanceState[] | null {
+  if (from === to) return [];
+  if (PIPELINE_TRANSITIONS[from]?.includes(to)) return [to];
+  if (PIPELINE_TRANSITIONS[from]?.includes('IN_PROGRESS') && PIPELINE_TRANSITIONS.IN_PROGRESS?.includes(to))
+    return ['IN_PROGRESS', to];
+  return null;
 }

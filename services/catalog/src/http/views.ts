@@ -112,7 +112,7 @@ const historyView = z.object({
   to: changeInstanceStateSchema,
   at: z.string(),
   by: z.object({
-    kind: z.enum(['user', 'validator', 'auto_approval']),
+    kind: z.enum(['user', 'validator', 'auto_approval', 'pipeline']),
     user_id: z.number().int().nullable(),
     username: z.string().nullable(),
   }),

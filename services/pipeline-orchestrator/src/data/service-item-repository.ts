@@ -9,6 +9,7 @@ interface ServiceItemDocument {
   service_id: number;
   declaration_id: number;
   declaration_json: string;
+  change_instance_id?: number;
   /** The declaration id: a later declaration of the item has a greater one. */
   version: number;
 }
@@ -34,6 +35,7 @@ export class ServiceItemRepository implements ServiceItemStore {
         service_id: found.service_id,
         declaration_id: found.declaration_id,
         declaration_json: found.declaration_json,
+        ...(found.change_instance_id === undefined ? {} : { change_instance_id: found.change_instance_id }),
       }
     );
   }

@@ -39,7 +39,11 @@ export interface StageRecord {
   pack_data_json: string | null;
   gen_ui_json: string | null;
   gen_ui_valid: boolean | null;
+  /** Where the stage's outcome came from: its processor, or PackData pushed from outside (endpoint 5). */
+  origin?: StageOrigin | null;
 }
+
+export type StageOrigin = 'generated' | 'pushed';
 
 /**
  * A pipeline: one run of a Service Item's three stages from one approved declaration.
@@ -57,6 +61,10 @@ export interface PipelineRecord {
   stages: Record<Stage, StageRecord>;
   /** The cost of every priced generate result of this pipeline (exact decimal strings). */
   costs: string[];
+  /** The Change Instance whose approval the run works on; its progress is reported there (progress.ts). */
+  change_instance_id?: number | null;
+  /** Earlier runs' outcomes, feedback and optimizer notes, given to CONFIG (execution-context.ts). */
+  execution_context?: string | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -67,6 +75,8 @@ export interface ServiceItemRecord {
   service_id: number;
   declaration_id: number;
   declaration_json: string;
+  /** The Change Instance of that approval (absent for items stored before it was kept). */
+  change_instance_id?: number;
 }
 
 /** What a stage move expects to find: the stage in one of `states`, at `attempt` / `request_id` when given. */

@@ -34,6 +34,8 @@ export function pipelineView(pipeline: PipelineRecord, costs: CostDisplay): Pipe
         pack_data: parsed(record.pack_data_json),
         gen_ui: parsed(record.gen_ui_json),
         gen_ui_valid: record.gen_ui_valid,
+        // Stages stored before `origin` existed were all generated.
+        origin: record.origin ?? (record.state === null ? null : 'generated'),
       };
     }),
   };

@@ -1,5 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import type { ChangeInstanceState, JsonSchema, Principal, ProcessorKind, Stage } from '@pack/contracts';
+import {
+  type ChangeInstanceState,
+  type Envelope,
+  type JsonSchema,
+  type Principal,
+  type ProcessorKind,
+  type Stage,
+} from '@pack/contracts';
 import { ConflictError, NotFoundError } from '@pack/errors';
 import type { Directory, ProcessorRecord } from './model';
 import {
@@ -11,10 +18,12 @@ import {
   type PipelineStore,
   type ServiceItemRecord,
   type ServiceItemStore,
+  type StageExpectation,
   type StageRecord,
   type StageState,
 } from './pipeline-model';
-import { emptyStage, scheduleStage } from './stage-request';
+import { progressEvents, withStages } from './progress';
+import { draftPipeline, scheduleStage } from './stage-request';
 import { stageOutput } from './stage-output';
 
 export interface ActiveProcessors {
@@ -37,7 +46,13 @@ export interface PipelineDeps {
   observer: PipelineObserver;
   /** Tells the outbox relay that events were written (its sweep would find them anyway). */
   eventsWritten(): void;
+  /** The item's execution context for a new run's CONFIG prompt (execution-context.ts); none without. */
+  context?: { render(serviceItemId: number): Promise<string | null> };
+  /** Events written with the move that ends a run: EXECUTION OK, or a stage FAILED (pipeline-finish.ts). */
+  finishing?(pipeline: PipelineRecord, outcome: RunOutcome, reasons: string[]): Promise<Envelope[]>;
 }
+
+export type RunOutcome = 'COMPLETED' | 'FAILED';
 
 /** What a Change Instance event tells the pipeline (created or state_changed). */
 export interface ChangeInstanceNews {
@@ -49,7 +64,11 @@ export interface ChangeInstanceNews {
   state: ChangeInstanceState;
 }
 
-const KIND_OF: Record<Stage, ProcessorKind> = { CONFIG: 'config', VERIFY: 'verify', EXECUTION: 'execution' };
+export const KIND_OF: Record<Stage, ProcessorKind> = {
+  CONFIG: 'config',
+  VERIFY: 'verify',
+  EXECUTION: 'execution',
+};
 const STARTABLE: (StageState | null)[] = [null, 'OK', 'FAILED'];
 
 /**
@@ -106,6 +125,7 @@ export class Pipelines {
       service_id: news.service.id,
       declaration_id: news.declaration_id,
       declaration_json: news.declaration_json,
+      change_instance_id: news.change_instance_id,
     };
     await this.deps.items.applyApproved(item);
     const processor = await this.deps.processors.active(item.service_id, 'config');
@@ -130,7 +150,11 @@ export class Pipelines {
         stage,
         expect,
         { [stage]: { ...ended, state: 'FAILED', error } },
-        [],
+        await this.finishing(
+          withStages(pipeline, { [stage]: { ...ended, state: 'FAILED', error } }),
+          'FAILED',
+          [`${stage}: ${error}`],
+        ),
         result.cost,
       );
       if (moved) this.ended(stage, 'FAILED', current, now);
@@ -156,7 +180,9 @@ export class Pipelines {
         stage,
         expect,
         { [stage]: done },
-        [],
+        stage === 'EXECUTION'
+          ? await this.finishing(withStages(pipeline, { [stage]: done }), 'COMPLETED', [])
+          : [],
         result.cost,
       );
       if (moved) this.ended(stage, 'OK', current, now);
@@ -179,21 +205,26 @@ export class Pipelines {
    * WAITING_FOR_RESPONSE. By default the move expects `stage` not running at its current
    * attempt; `on` moves conditional on another stage instead (a result's stage).
    */
-  private async start(
+  async start(
     pipeline: PipelineRecord,
     stage: Stage,
     processor: ProcessorRecord,
     also: Partial<Record<Stage, Partial<StageRecord>>>,
-    on?: { stage: Stage; expect: { states: readonly StageState[]; request_id: string }; cost: string | null },
+    on?: { stage: Stage; expect: StageExpectation; cost: string | null; progress?: boolean },
   ): Promise<PipelineRecord | null> {
     const now = new Date();
     const scheduled = scheduleStage(pipeline, stage, processor, this.deps.catalogSchema(), now, randomUUID());
+    const set = { ...also, [stage]: scheduled.fields };
+    // A trigger or a push (re)starts the work: the Change Instance is IN_PROGRESS (again). Rule 1's
+    // next stage goes on within a run that already is.
+    const progress =
+      on === undefined || on.progress ? progressEvents(withStages(pipeline, set), 'IN_PROGRESS') : [];
     const moved = await this.deps.store.move(
       pipeline._id,
       on?.stage ?? stage,
       on?.expect ?? { states: STARTABLE, attempt: pipeline.stages[stage].attempt },
-      { ...also, [stage]: scheduled.fields },
-      [scheduled.event],
+      set,
+      [scheduled.event, ...progress],
       on?.cost ?? null,
     );
     if (!moved) return null;
@@ -202,34 +233,24 @@ export class Pipelines {
     return (await this.waiting(moved, stage, scheduled.fields.request_id!)) ?? moved;
   }
 
-  /** A new run from CONFIG; null when a pipeline of this origin exists (a repeat). */
-  private async startRun(
+  /** A new run from CONFIG with the item's execution context; null when a pipeline of this origin exists (a repeat). */
+  async startRun(
     item: ServiceItemRecord,
     processor: ProcessorRecord,
     origin: string,
   ): Promise<PipelineRecord | null> {
     const { store } = this.deps;
     const now = new Date();
-    const draft: PipelineRecord = {
-      _id: await store.nextId(),
-      service_item_id: item.service_item_id,
-      service_id: item.service_id,
-      run: 0,
-      origin,
-      declaration_id: item.declaration_id,
-      declaration_json: item.declaration_json,
-      stages: { CONFIG: emptyStage(), VERIFY: emptyStage(), EXECUTION: emptyStage() },
-      costs: [],
-      created_at: now,
-      updated_at: now,
-    };
+    const context = (await this.deps.context?.render(item.service_item_id)) ?? null;
+    const draft = draftPipeline(await store.nextId(), item, origin, now, context);
     const scheduled = scheduleStage(draft, 'CONFIG', processor, this.deps.catalogSchema(), now, randomUUID());
     const record: PipelineRecord = {
       ...draft,
       run: await store.nextRun(item.service_item_id),
       stages: { ...draft.stages, CONFIG: { ...draft.stages.CONFIG, ...scheduled.fields } },
     };
-    if (!(await store.insert(record, [scheduled.event]))) return null;
+    if (!(await store.insert(record, [scheduled.event, ...progressEvents(record, 'IN_PROGRESS')])))
+      return null;
     this.deps.eventsWritten();
     this.deps.observer.transition('CONFIG', 'SCHEDULED');
     return (await this.waiting(record, 'CONFIG', scheduled.fields.request_id!)) ?? record;
@@ -249,13 +270,22 @@ export class Pipelines {
     return moved;
   }
 
+  /** The events of a run's end (its Change Instance's progress, the Pack Optimizer's request). */
+  finishing(pipeline: PipelineRecord, outcome: RunOutcome, reasons: string[]): Promise<Envelope[]> {
+    return (
+      this.deps.finishing?.(pipeline, outcome, reasons) ??
+      Promise.resolve(progressEvents(pipeline, outcome, reasons))
+    );
+  }
+
   private ended(stage: Stage, state: 'OK' | 'FAILED', before: StageRecord, now: Date): void {
     this.deps.observer.transition(stage, state);
     const seconds = before.started_at ? (now.getTime() - before.started_at.getTime()) / 1000 : 0;
     this.deps.observer.finished(stage, state === 'OK' ? 'ok' : 'failed', seconds);
   }
 
-  private async visibleItem(principal: Principal, serviceItemId: number): Promise<ServiceItemRecord> {
+  /** The item with its latest approved declaration, if the caller may see it (404 otherwise). */
+  async visibleItem(principal: Principal, serviceItemId: number): Promise<ServiceItemRecord> {
     const item = await this.deps.items.find(serviceItemId);
     if (!item || !(await this.mayAccess(principal, item.service_id)))
       throw new NotFoundError(

@@ -1,7 +1,7 @@
 import { createEnvelope, events, STAGES, type Envelope, type JsonSchema, type Stage } from '@pack/contracts';
 import { finalSchema } from './final-schema';
 import type { ProcessorRecord } from './model';
-import type { PipelineRecord, StageRecord } from './pipeline-model';
+import type { PipelineRecord, ServiceItemRecord, StageRecord } from './pipeline-model';
 
 export const SOURCE = 'pipeline-orchestrator';
 
@@ -23,6 +23,35 @@ export function stagePrompt(pipeline: PipelineRecord, stage: Stage): string {
     if (data !== null) parts.push(`PackData of the ${earlier} stage:\n${data}`);
   }
   return parts.join('\n\n');
+}
+
+/**
+ * A generate request of a processor: its prompt as the system message, then `user` messages.
+ * Without `replyTo` the result is told apart by its request id (validator, optimizer).
+ */
+export function generateRequest(request: {
+  requestId: string;
+  processor: ProcessorRecord;
+  user: string[];
+  schema: JsonSchema | null;
+  replyTo?: { pipeline_id: number; stage: Stage; run: number };
+  correlationId: string;
+}): Envelope {
+  return createEnvelope(
+    events.llmGenerateRequested,
+    {
+      request_id: request.requestId,
+      llm_model_id: request.processor.llm_model_id,
+      messages: [
+        { role: 'system', content: request.processor.prompt },
+        ...request.user.map((content) => ({ role: 'user' as const, content })),
+      ],
+      response_schema: request.schema === null ? null : JSON.stringify(request.schema),
+      processor_id: request.processor._id,
+      reply_to: request.replyTo ?? null,
+    },
+    { source: SOURCE, correlationId: request.correlationId, id: `generate-${request.requestId}` },
+  );
 }
 
 export interface ScheduledStage {
@@ -53,21 +82,18 @@ export function scheduleStage(
     generative_ui: processor.generative_ui,
     catalog_schema: catalogSchema,
   });
-  const event = createEnvelope(
-    events.llmGenerateRequested,
-    {
-      request_id: requestId,
-      llm_model_id: processor.llm_model_id,
-      messages: [
-        { role: 'system', content: processor.prompt },
-        { role: 'user', content: stagePrompt(pipeline, stage) },
-      ],
-      response_schema: schema.mode === 'none' ? null : JSON.stringify(schema.schema),
-      processor_id: processor._id,
-      reply_to: { pipeline_id: pipeline._id, stage, run: pipeline.run },
-    },
-    { source: SOURCE, correlationId, id: `generate-${requestId}` },
-  );
+  const event = generateRequest({
+    requestId,
+    processor,
+    // Self-healing (spec endpoint rule 3): CONFIG sees what happened before.
+    user: [
+      stagePrompt(pipeline, stage),
+      ...(stage === 'CONFIG' && pipeline.execution_context ? [pipeline.execution_context] : []),
+    ],
+    schema: schema.mode === 'none' ? null : schema.schema,
+    replyTo: { pipeline_id: pipeline._id, stage, run: pipeline.run },
+    correlationId,
+  });
   return {
     fields: {
       state: 'SCHEDULED',
@@ -79,8 +105,34 @@ export function scheduleStage(
       finished_at: null,
       error: null,
       cost: null,
+      origin: 'generated',
     },
     event,
+  };
+}
+
+/** A new run of the item's latest approved declaration, no stage started yet (`run` still 0). */
+export function draftPipeline(
+  id: number,
+  item: ServiceItemRecord,
+  origin: string,
+  now: Date,
+  executionContext: string | null = null,
+): PipelineRecord {
+  return {
+    _id: id,
+    service_item_id: item.service_item_id,
+    service_id: item.service_id,
+    run: 0,
+    origin,
+    declaration_id: item.declaration_id,
+    declaration_json: item.declaration_json,
+    stages: { CONFIG: emptyStage(), VERIFY: emptyStage(), EXECUTION: emptyStage() },
+    costs: [],
+    change_instance_id: item.change_instance_id ?? null,
+    execution_context: executionContext,
+    created_at: now,
+    updated_at: now,
   };
 }
 

@@ -1,0 +1,49 @@
+import type { Connection } from 'mongoose';
+import { isDuplicateKey, OUTBOX_FIELD, OUTBOX_PENDING_FIELD } from '@pack/db';
+import type { ExecutionContextStore, ExecutionNote } from '../domain/execution-context';
+import type { PipelineRecord } from '../domain/pipeline-model';
+import { PIPELINES_COLLECTION } from './pipeline-repository';
+
+export const EXECUTION_NOTES_COLLECTION = 'execution_notes';
+
+/** Notes by id (a repeat collides and is dropped); earlier runs read from the pipelines themselves. */
+export class ExecutionContextRepository implements ExecutionContextStore {
+  private readonly notesCollection;
+  private readonly pipelines;
+
+  constructor(connection: Connection) {
+    this.notesCollection = connection.collection<ExecutionNote>(EXECUTION_NOTES_COLLECTION);
+    this.pipelines = connection.collection<PipelineRecord>(PIPELINES_COLLECTION);
+  }
+
+  async ensureIndexes(): Promise<void> {
+    await this.notesCollection.createIndex({ service_item_id: 1, created_at: -1 }, { name: 'item_created' });
+  }
+
+  async addNote(note: ExecutionNote): Promise<void> {
+    try {
+      await this.notesCollection.insertOne(note);
+    } catch (error) {
+      if (!isDuplicateKey(error)) throw error;
+    }
+  }
+
+  notes(serviceItemId: number, limit: number): Promise<ExecutionNote[]> {
+    return this.notesCollection
+      .find({ service_item_id: serviceItemId })
+      .sort({ created_at: -1 })
+      .limit(limit)
+      .toArray();
+  }
+
+  recentRuns(serviceItemId: number, limit: number): Promise<PipelineRecord[]> {
+    return this.pipelines
+      .find(
+        { service_item_id: serviceItemId },
+        { projection: { [OUTBOX_FIELD]: 0, [OUTBOX_PENDING_FIELD]: 0 } },
+      )
+      .sort({ run: -1 })
+      .limit(limit)
+      .toArray();
+  }
+}

@@ -1,0 +1,77 @@
+import { STAGES } from '@pack/contracts';
+import type { PipelineRecord } from './pipeline-model';
+
+/** A note kept for a Service Item's later runs: a retrigger's feedback, or a Pack Optimizer's notes. */
+export interface ExecutionNote {
+  /** Unique per note: a repeat of the same note (a redelivery) is dropped. */
+  _id: string;
+  service_item_id: number;
+  kind: 'feedback' | 'optimizer';
+  /** The run the note is about. */
+  run: number;
+  text: string;
+  created_at: Date;
+}
+
+export interface ExecutionContextStore {
+  /** Keeps a note; a note with the same id already kept is left as it is. */
+  addNote(note: ExecutionNote): Promise<void>;
+  /** The item's newest `limit` notes, newest first. */
+  notes(serviceItemId: number, limit: number): Promise<ExecutionNote[]>;
+  /** The item's newest `limit` pipelines, newest first. */
+  recentRuns(serviceItemId: number, limit: number): Promise<PipelineRecord[]>;
+}
+
+/** Bounds that keep the CONFIG prompt small whatever the item's history. */
+export const CONTEXT_LIMITS = { runs: 5, notes: 10, text: 2000 } as const;
+
+export const clip = (text: string) =>
+  text.length <= CONTEXT_LIMITS.text ? text : `${text.slice(0, CONTEXT_LIMITS.text)}... (cut)`;
+
+/**
+ * The execution context of a Service Item (DESIGN section 7): earlier runs' stage outcomes and
+ * errors, PackData pushed from outside, retrigger feedback and Pack Optimizer notes, oldest
+ * first. It goes into a new run's CONFIG prompt so the processor can correct the configuration.
+ */
+export class ExecutionContext {
+  constructor(private readonly store: ExecutionContextStore) {}
+
+  async render(serviceItemId: number): Promise<string | null> {
+    const [runs, notes] = await Promise.all([
+      this.store.recentRuns(serviceItemId, CONTEXT_LIMITS.runs),
+      this.store.notes(serviceItemId, CONTEXT_LIMITS.notes),
+    ]);
+    if (runs.length === 0 && notes.length === 0) return null;
+    const lines = [
+      `Execution context of Service Item ${serviceItemId} (earlier runs, feedback and Pack Optimizer notes, oldest first):`,
+    ];
+    const runNumbers = [...new Set([...runs.map((run) => run.run), ...notes.map((note) => note.run)])];
+    for (const number of runNumbers.sort((a, b) => a - b)) {
+      const run = runs.find((candidate) => candidate.run === number);
+      if (run) lines.push(...runOutcome(run));
+      for (const note of notes.filter((candidate) => candidate.run === number).reverse())
+        lines.push(
+          note.kind === 'feedback'
+            ? `Feedback on run ${number}: ${clip(note.text)}`
+            : `Pack Optimizer notes after run ${number}: ${clip(note.text)}`,
+        );
+    }
+    return lines.join('\n');
+  }
+}
+
+function runOutcome(run: PipelineRecord): string[] {
+  const lines = [`Run ${run.run}:`];
+  for (const stage of STAGES) {
+    const record = run.stages[stage];
+    if (record.state === null) {
+      lines.push(`- ${stage}: not run`);
+      continue;
+    }
+    const error = record.error ? ` (error: ${clip(record.error)})` : '';
+    lines.push(`- ${stage}: ${record.state}${error}`);
+    if (record.origin === 'pushed' && record.pack_data_json !== null)
+      lines.push(`  PackData pushed from outside: ${clip(record.pack_data_json)}`);
+  }
+  return lines;
+}

@@ -1,0 +1,123 @@
+import { createEnvelope, events, type Envelope, type EventData } from '@pack/contracts';
+import type { Logger } from '@pack/logging';
+import { VALIDATOR_SCHEMA } from './internal-schemas';
+import type { GenerateResult } from './pipeline-model';
+import type { ActiveProcessors } from './pipelines';
+import { generateRequest, SOURCE } from './stage-request';
+
+type Created = EventData<typeof events.changeInstanceCreated>;
+type Decision = EventData<typeof events.changeInstanceValidationDecided>;
+
+export const VALIDATOR_REQUEST_PREFIX = 'validator-';
+
+/** One validation per Change Instance: asked once, decided (or failed) once. */
+export interface ValidationRecord {
+  _id: number;
+  service_id: number;
+  processor_id: number;
+  request_id: string;
+  state: 'requested' | 'decided' | 'failed';
+  decision: Decision['decision'] | null;
+  reasons: string[];
+  error: string | null;
+  created_at: Date;
+  decided_at: Date | null;
+}
+
+export interface ValidationStore {
+  /** Inserts the validation with its generate request; false when this instance has one already. */
+  insert(record: ValidationRecord, request: Envelope): Promise<boolean>;
+  /** Ends a requested validation (with the decision's event, if any); false when it was not requested any more. */
+  settle(id: number, set: Partial<ValidationRecord>, events: Envelope[]): Promise<boolean>;
+}
+
+/**
+ * The Change Instance Validator (spec 2.4, DESIGN section 7): a new Change Instance of a Service
+ * with an active validator is given to its model with the internal `{decision, reasons}` schema,
+ * and the decision goes to the catalog as `validation_decided` (which applies it while the
+ * instance is PENDING, docs/decisions/0005). The validation's unique id (the instance's) makes a
+ * redelivered creation ask nothing twice; its conditional settle makes a repeated result decide
+ * nothing twice.
+ */
+export class ChangeInstanceValidator {
+  constructor(
+    private readonly store: ValidationStore,
+    private readonly processors: ActiveProcessors,
+    private readonly eventsWritten: () => void,
+    private readonly logger: Logger,
+  ) {}
+
+  async created(news: Created): Promise<void> {
+    // Auto-approval decided already; the catalog would drop a decision on an approved instance.
+    if (news.auto_approved || news.state !== 'PENDING') return;
+    const processor = await this.processors.active(news.service.id, 'change_instance_validator');
+    if (!processor) return;
+    const requestId = `${VALIDATOR_REQUEST_PREFIX}${news.change_instance_id}`;
+    const request = generateRequest({
+      requestId,
+      processor,
+      user: [
+        `Change Instance ${news.change_instance_id} of Service Item ${news.service_item_id}, ` +
+          `submitted by ${news.consumer_name} to the Service "${news.service.name}". ` +
+          `Approve or reject this declaration:\n${news.declaration_json}`,
+      ],
+      schema: VALIDATOR_SCHEMA,
+      correlationId: `change-instance-${news.change_instance_id}`,
+    });
+    const inserted = await this.store.insert(
+      {
+        _id: news.change_instance_id,
+        service_id: news.service.id,
+        processor_id: processor._id,
+        request_id: requestId,
+        state: 'requested',
+        decision: null,
+        reasons: [],
+        error: null,
+        created_at: new Date(),
+        decided_at: null,
+      },
+      request,
+    );
+    if (inserted) this.eventsWritten();
+  }
+
+  async result(result: GenerateResult): Promise<void> {
+    const id = Number(result.request_id.slice(VALIDATOR_REQUEST_PREFIX.length));
+    if (!Number.isSafeInteger(id)) return;
+    const decision = result.ok ? decisionOf(result.parsed_json ?? result.output) : null;
+    const now = new Date();
+    if (!decision) {
+      const error = result.ok
+        ? 'the reply is not a {decision, reasons} object'
+        : `${result.error?.kind ?? 'error'}: ${result.error?.message ?? 'generation failed'}`;
+      // No decision: the Service Owner decides by hand, as without a validator.
+      if (await this.store.settle(id, { state: 'failed', error, decided_at: now }, []))
+        this.logger.warn({ change_instance_id: id, error }, 'change instance validator gave no decision');
+      return;
+    }
+    const event = createEnvelope(
+      events.changeInstanceValidationDecided,
+      { change_instance_id: id, ...decision },
+      { source: SOURCE, correlationId: `change-instance-${id}`, id: `validation-decided-${id}` },
+    );
+    if (await this.store.settle(id, { state: 'decided', ...decision, decided_at: now }, [event]))
+      this.eventsWritten();
+  }
+}
+
+/** The validator's reply, checked against its internal schema's shape; null when it is not one. */
+export function decisionOf(text: string | null): Pick<Decision, 'decision' | 'reasons'> | null {
+  if (text === null) return null;
+  let reply: unknown;
+  try {
+    reply = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  if (typeof reply !== 'object' || reply === null) return null;
+  const { decision, reasons } = reply as Record<string, unknown>;
+  if (decision !== 'approve' && decision !== 'reject') return null;
+  if (!Array.isArray(reasons) || !reasons.every((reason) => typeof reason === 'string')) return null;
+  return { decision, reasons: reasons.slice(0, 50).map((reason) => reason.slice(0, 2000)) };
+}

@@ -1,0 +1,83 @@
+import { z } from 'zod';
+import {
+  packDataBodySchema,
+  packDataPushedSchema,
+  pipelineViewSchema,
+  retriggerBodySchema,
+  stageOfPath,
+  stagePathSchema,
+  type Principal,
+} from '@pack/contracts';
+import { NotFoundError } from '@pack/errors';
+import { idSchema, problemSpec as problem, route } from '@pack/http-kit';
+import type { PackDataPush } from '../domain/pack-data-push';
+import type { PipelineRecord } from '../domain/pipeline-model';
+import { pipelineView, type CostDisplay } from '../domain/pipeline-views';
+import type { Retrigger } from '../domain/retrigger';
+import { PACK_PATH } from './pipeline-routes';
+
+const problems = {
+  401: problem('No or unknown token'),
+  403: problem('Consumers may not run pipelines'),
+  404: problem('No such Service Item (with an approved declaration) or stage among your Services'),
+} as const;
+
+/** Endpoints 4 (retrigger) and 5 (PackData from outside). */
+export function pipelineFlowRoutes(
+  flows: { retrigger: Retrigger; push: PackDataPush },
+  costs: (principal: Principal) => CostDisplay,
+) {
+  const access = ['admin', 'service_owner'] as const;
+  const view = (principal: Principal, pipeline: PipelineRecord) => pipelineView(pipeline, costs(principal));
+  return [
+    route({
+      method: 'post',
+      path: `${PACK_PATH}retrigger/service_item/:id/`,
+      summary:
+        "Restart the Service Item's pipeline from CONFIG, keeping its execution context (earlier runs' outcomes and errors, feedback, Pack Optimizer notes) for the CONFIG prompt",
+      access,
+      params: z.object({ id: idSchema }),
+      body: retriggerBodySchema,
+      responses: {
+        202: { description: 'The new pipeline run, CONFIG started', schema: pipelineViewSchema },
+        400: problem('Invalid id or body (feedback too long or not a string)'),
+        ...problems,
+        409: problem('The Service has no active config processor'),
+      },
+      handler: async ({ principal, params, body }) => {
+        const pipeline = await flows.retrigger.retrigger(principal, params.id, body?.feedback);
+        return { status: 202, body: view(principal, pipeline) };
+      },
+    }),
+    route({
+      method: 'post',
+      path: `${PACK_PATH}data/service_item/:id/:stage/`,
+      summary:
+        "Store a JSON object as a stage's PackData in the Service Item's latest run and start the next stage's active processor (into execution: a new run from CONFIG when a config processor is active)",
+      access,
+      params: z.object({
+        id: idSchema,
+        stage: z.string().describe('config, verify or execution (lowercase); anything else is 404'),
+      }),
+      body: packDataBodySchema,
+      responses: {
+        201: { description: 'The PackData is stored', schema: packDataPushedSchema },
+        400: problem('Invalid id, or the body is not a JSON object'),
+        ...problems,
+        409: problem('The stage kept changing while the PackData was stored; try again'),
+      },
+      handler: async ({ principal, params, body }) => {
+        const stage = stagePathSchema.safeParse(params.stage);
+        if (!stage.success) throw new NotFoundError(`No stage ${params.stage}: config, verify or execution`);
+        const outcome = await flows.push.push(principal, params.id, stageOfPath(stage.data), body);
+        return {
+          status: 201,
+          body: {
+            pipeline: view(principal, outcome.pipeline),
+            retrigger: outcome.retrigger && view(principal, outcome.retrigger),
+          },
+        };
+      },
+    }),
+  ];
+}
