@@ -1,8 +1,8 @@
 import type { Connection } from 'mongoose';
-import { isDuplicateKey } from '@pack/db';
+import { findPage, isDuplicateKey } from '@pack/db';
 import type { FirePlan } from '../domain/firing-rules';
 import type { AttemptRecord, Page, ResponseRecord, ScheduleRecord, Trigger } from '../domain/model';
-import type { ResponseStore, ScheduleStore, WindowCounter } from '../domain/ports';
+import type { ResponseFilter, ResponseStore, ScheduleStore, WindowCounter } from '../domain/ports';
 
 export const RESPONSES = 'webhook_responses';
 export const SCHEDULES = 'webhook_schedules';
@@ -28,6 +28,7 @@ export class ResponseRepository implements ResponseStore, ScheduleStore, WindowC
   async ensureIndexes(): Promise<void> {
     await this.responses.createIndex({ webhook_id: 1, seq: -1 }, { name: 'webhook_seq' });
     await this.responses.createIndex({ state: 1, due_at: 1 }, { name: 'due' });
+    await this.responses.createIndex({ created_at: -1, _id: -1 }, { name: 'newest' });
     await this.responses.createIndex({ state: 1, lease_until: 1 }, { name: 'lease' });
     await this.counters.createIndex({ expires_at: 1 }, { name: 'expires' });
   }
@@ -119,6 +120,13 @@ export class ResponseRepository implements ResponseStore, ScheduleStore, WindowC
       this.responses.find({ webhook_id: webhookId }, { sort: { seq: -1 }, skip: offset, limit }).toArray(),
     ]);
     return { count, items };
+  }
+
+  listAcross(filter: ResponseFilter, limit: number, offset: number): Promise<Page<ResponseRecord>> {
+    const query: Record<string, unknown> = {};
+    if (filter.webhookIds) query.webhook_id = { $in: filter.webhookIds };
+    if (filter.state) query.state = filter.state;
+    return findPage(this.responses, query, { sort: { created_at: -1, _id: -1 }, limit, offset });
   }
 
   /**
