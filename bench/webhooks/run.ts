@@ -107,7 +107,9 @@ async function dbCommands(url: string): Promise<number> {
 /** The dispatcher's commands by name (BENCH_DETAIL=1): where the round trips go. */
 async function commandBreakdown(url: string): Promise<string> {
   const text = await (await fetch(`${url}/metrics`)).text();
-  return [...text.matchAll(/^db_commands_total\{([^}]*)\} (\d+)/gm)].map((m) => `${m[1]} ${m[2]}`).join('\n');
+  const commands = [...text.matchAll(/^db_commands_total\{([^}]*)\} (\d+)/gm)].map((m) => `${m[1]} ${m[2]}`);
+  const other = text.split('\n').filter((line) => /^(broker_consumed_total|webhook_\w+_total)\{/.test(line));
+  return [...commands, ...other].join('\n');
 }
 
 async function cpuSeconds(url: string): Promise<number> {
