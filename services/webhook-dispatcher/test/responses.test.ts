@@ -1,6 +1,13 @@
 import type { Principal } from '@pack/contracts';
 import { waitFor } from '@pack/testkit';
-import { admin, Receiver, startDispatcher, WEBHOOKS, type DispatcherUnderTest } from './harness';
+import {
+  admin,
+  Receiver,
+  startDispatcher,
+  WEBHOOKS,
+  webhookOnNewService,
+  type DispatcherUnderTest,
+} from './harness';
 
 const RESPONSES = '/v1/external/serviceowner/webhook_responses/';
 
@@ -16,7 +23,6 @@ describe('Webhook Responses across webhooks (/webhook_responses/)', () => {
   let ok: Receiver;
   let refusing: Receiver;
   let nextOwner = 500;
-  let nextService = 5000;
 
   beforeAll(async () => {
     dispatcher = await startDispatcher();
@@ -39,19 +45,8 @@ describe('Webhook Responses across webhooks (/webhook_responses/)', () => {
     nextOwner += 1;
     return { id: nextOwner, username: `owner${nextOwner}`, role: 'service_owner' };
   };
-  const webhookOf = async (by: Principal, target: string) => {
-    const service = (nextService += 1);
-    await dispatcher.addService(service, by);
-    const created = await dispatcher.as(by, 'POST', WEBHOOKS, {
-      name: `hook ${service}`,
-      description: '',
-      service,
-      target_url: target,
-      authorization: 'Bearer t',
-    });
-    expect(created.status).toBe(201);
-    return (created.body as { id: number }).id;
-  };
+  const webhookOf = async (by: Principal, target: string) =>
+    (await webhookOnNewService(dispatcher, target, {}, by)).webhook.id;
   /** A manual fire, settled (OK or FAILED) before the next one starts, so creation times differ. */
   const fire = async (by: Principal, webhook: number) => {
     expect((await dispatcher.as(by, 'POST', `${WEBHOOKS}${webhook}/trigger/`, {})).status).toBe(202);

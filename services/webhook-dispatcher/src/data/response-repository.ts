@@ -1,6 +1,5 @@
 import type { Connection } from 'mongoose';
 import { findPage, isDuplicateKey } from '@pack/db';
-import { GroupCommit } from './group-commit';
 import type { FirePlan } from '../domain/firing-rules';
 import type { AttemptRecord, Page, ResponseRecord, ScheduleRecord, Trigger } from '../domain/model';
 import type { ResponseFilter, ResponseStore, ScheduleStore, WindowCounter } from '../domain/ports';
@@ -10,13 +9,6 @@ export const SCHEDULES = 'webhook_schedules';
 export const WINDOW_COUNTERS = 'rate_windows';
 
 const FINAL = ['OK', 'FAILED'] as const;
-
-interface Finish {
-  id: string;
-  token: string;
-  set: Partial<ResponseRecord>;
-  attempt: AttemptRecord | null;
-}
 
 /**
  * Fires (Webhook Responses) and the per-webhook schedule. Every decision here is one
@@ -155,43 +147,22 @@ export class ResponseRepository implements ResponseStore, ScheduleStore, WindowC
     );
   }
 
-  /**
-   * Results written together (one bulkWrite while the previous is in flight). The lease token
-   * stays on the record: the one lost lease in a batch is then told by reading the tokens back.
-   */
-  finish(
+  async finish(
     id: string,
     token: string,
     set: Partial<ResponseRecord>,
     attempt: AttemptRecord | null,
   ): Promise<boolean> {
-    return this.results.submit({ id, token, set, attempt });
+    const update: Record<string, unknown> = {
+      $set: { ...set, lease_until: null, lease_token: null, updated_at: new Date() },
+    };
+    if (attempt) {
+      update.$push = { attempts: attempt };
+      update.$inc = { attempt_count: 1 };
+    }
+    const result = await this.responses.updateOne({ _id: id, lease_token: token }, update);
+    return result.matchedCount === 1;
   }
-
-  private readonly results = new GroupCommit<Finish, boolean>(async (finishes) => {
-    const now = new Date();
-    const result = await this.responses.bulkWrite(
-      finishes.map(({ id, token, set, attempt }) => ({
-        updateOne: {
-          filter: { _id: id, lease_token: token },
-          update: {
-            $set: { ...set, lease_until: null, updated_at: now },
-            ...(attempt ? { $push: { attempts: attempt }, $inc: { attempt_count: 1 } } : {}),
-          },
-        },
-      })),
-      { ordered: false },
-    );
-    if (result.matchedCount === finishes.length) return finishes.map(() => true);
-    const tokens = new Map(
-      (
-        await this.responses
-          .find({ _id: { $in: finishes.map((finish) => finish.id) } }, { projection: { lease_token: 1 } })
-          .toArray()
-      ).map((record) => [record._id, record.lease_token]),
-    );
-    return finishes.map((finish) => tokens.get(finish.id) === finish.token);
-  });
 
   reschedule(id: string, token: string, due: Date, attempt: AttemptRecord | null): Promise<boolean> {
     return this.finish(id, token, { state: 'SCHEDULED', due_at: due }, attempt);

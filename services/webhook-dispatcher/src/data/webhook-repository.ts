@@ -1,7 +1,6 @@
 import type { Connection } from 'mongoose';
 import { findPage, isDuplicateKey, nextId } from '@pack/db';
 import { emptySchedule } from '../domain/firing-rules';
-import { GroupCommit } from './group-commit';
 import type { Page, ScheduleRecord, ServiceRecord, WebhookRecord } from '../domain/model';
 import type { ServiceStore, WebhookStore } from '../domain/ports';
 import { RESPONSES, SCHEDULES } from './response-repository';
@@ -62,20 +61,9 @@ export class WebhookRepository implements WebhookStore {
     return removed;
   }
 
-  /**
-   * Read after the event arrived, so a webhook made just before fires; the events that arrive
-   * meanwhile share the next read (one query for all their Services).
-   */
   enabledFor(serviceId: number): Promise<WebhookRecord[]> {
-    return this.lookups.submit(serviceId);
+    return this.webhooks.find({ service_id: serviceId, enabled: true }).toArray();
   }
-
-  private readonly lookups = new GroupCommit<number, WebhookRecord[]>(async (serviceIds) => {
-    const found = await this.webhooks
-      .find({ service_id: { $in: [...new Set(serviceIds)] }, enabled: true })
-      .toArray();
-    return serviceIds.map((id) => found.filter((webhook) => webhook.service_id === id));
-  });
 
   async idsOwnedBy(ownerId: number): Promise<number[]> {
     const owned = await this.webhooks.find({ owner_id: ownerId }, { projection: { _id: 1 } }).toArray();

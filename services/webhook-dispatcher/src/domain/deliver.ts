@@ -35,13 +35,7 @@ export class Delivery {
     private readonly observer: DeliveryObserver,
   ) {}
 
-  /** `sent` is called once the target answered (or was not called): the result is written after. */
-  async deliver(
-    record: ResponseRecord,
-    token: string,
-    known?: WebhookRecord,
-    sent: () => void = () => {},
-  ): Promise<DeliveryOutcome> {
+  async deliver(record: ResponseRecord, token: string, known?: WebhookRecord): Promise<DeliveryOutcome> {
     const webhook = known ?? (await this.options.webhookOf(record.webhook_id, record.webhook_version));
     if (!webhook || !webhook.enabled) {
       const error = webhook ? 'the webhook is disabled' : 'the webhook was deleted';
@@ -65,7 +59,6 @@ export class Delivery {
         () => this.sender.send(webhook.target_url, headers, body, this.options.timeoutMs),
       );
     } catch (error) {
-      sent();
       if (!(error instanceof BreakerOpenError)) throw error;
       // Not an attempt: the target is left alone and the fire waits for the breaker.
       const due = new Date(Date.now() + this.breakers.resetTimeoutMs);
@@ -73,7 +66,6 @@ export class Delivery {
       this.observer.finished('waiting', null);
       return 'waiting';
     }
-    sent();
     this.observer.attempted();
     const attempt: AttemptRecord = {
       at: new Date(started),

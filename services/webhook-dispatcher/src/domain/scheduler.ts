@@ -61,7 +61,7 @@ export class Scheduler {
 
   /** A slot for a fire sent at once, or null when this replica is busy (the fire is then scheduled). */
   leaseFor(): { token: string; until: Date } | null {
-    if (this.stopped || this.busy()) {
+    if (this.stopped || this.inFlight >= this.options.concurrency) {
       this.leftBehind = true;
       return null;
     }
@@ -75,16 +75,7 @@ export class Scheduler {
 
   /** Sends a fire leased with leaseFor. */
   deliverNow(record: ResponseRecord, webhook: WebhookRecord): void {
-    this.track((sent) => this.delivery.deliver(record, record.lease_token!, webhook, sent));
-  }
-
-  /**
-   * The slots bound requests to targets; a delivery gives its slot back once its request is
-   * answered, and its result is written meanwhile (writes are grouped into one command). Results
-   * waiting to be written are bounded too, so a slow database slows the sending down.
-   */
-  private busy(): boolean {
-    return this.inFlight >= this.options.concurrency || this.running.size >= this.options.concurrency * 4;
+    this.track(this.delivery.deliver(record, record.lease_token!, webhook));
   }
 
   /** Look for due fires at `at` (or at the next poll, whichever is sooner). */
@@ -108,22 +99,16 @@ export class Scheduler {
     this.dirty.add(webhookId);
   }
 
-  private track(work: (sent: () => void) => Promise<unknown>): void {
-    let released = false;
-    const release = () => {
-      if (released) return;
-      released = true;
-      this.inFlight -= 1;
-      // A freed slot; claiming costs a command, so only when work waits.
-      if (this.leftBehind) this.wake(Date.now());
-    };
-    const tracked = work(release)
+  private track(work: Promise<unknown>): void {
+    const tracked = work
       .catch((error: unknown) =>
         this.options.logger.error({ err: error }, 'webhook delivery failed unexpectedly'),
       )
       .finally(() => {
+        this.inFlight -= 1;
         this.running.delete(tracked);
-        release();
+        // A finished delivery frees a slot; claiming costs a command, so only when work waits.
+        if (this.leftBehind) this.wake(Date.now());
       });
     this.running.add(tracked);
   }
@@ -135,7 +120,7 @@ export class Scheduler {
     }
     this.claiming = true;
     try {
-      while (!this.stopped && !this.busy()) {
+      while (!this.stopped && this.inFlight < this.options.concurrency) {
         const token = randomUUID();
         const now = Date.now();
         this.inFlight += 1;
@@ -149,8 +134,7 @@ export class Scheduler {
           this.leftBehind = false;
           break;
         }
-        const record = claimed;
-        this.track((sent) => this.delivery.deliver(record, token, undefined, sent));
+        this.track(this.delivery.deliver(claimed, token));
       }
     } catch (error) {
       this.options.logger.warn({ err: error }, 'claiming due webhook fires failed');
