@@ -104,6 +104,19 @@ async function dbCommands(url: string): Promise<number> {
   return [...text.matchAll(/^db_commands_total\{[^}]*\} (\d+)/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
 }
 
+/** The dispatcher's commands by name (BENCH_DETAIL=1): where the round trips go. */
+async function commandBreakdown(url: string): Promise<string> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const commands = [...text.matchAll(/^db_commands_total\{([^}]*)\} (\d+)/gm)].map((m) => `${m[1]} ${m[2]}`);
+  const other = text.split('\n').filter((line) => /^(broker_consumed_total|webhook_\w+_total)\{/.test(line));
+  return [...commands, ...other].join('\n');
+}
+
+async function cpuSeconds(url: string): Promise<number> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  return Number(/^process_cpu_seconds_total(?:\{[^}]*\})? (\S+)/m.exec(text)?.[1] ?? 0);
+}
+
 async function rssMb(url: string): Promise<number> {
   const text = await (await fetch(`${url}/metrics`)).text();
   return Number(/^process_resident_memory_bytes(?:\{[^}]*\})? (\S+)/m.exec(text)?.[1] ?? 0) / 1024 / 1024;
@@ -241,10 +254,13 @@ async function main(): Promise<void> {
     await closedLoop(Math.min(200, fires), baseline);
 
     const results: { dispatcher: Round; baseline: Round }[] = [];
+    const cpuMsPerDelivery: number[] = [];
     for (let round = 1; round <= rounds; round += 1) {
       const before = await dbCommands(url);
+      const cpuBefore = await cpuSeconds(url);
       const d = await closedLoop(fires, fire);
       const dispatcherCommands = (await dbCommands(url)) - before;
+      cpuMsPerDelivery.push((((await cpuSeconds(url)) - cpuBefore) * 1000) / fires);
       const baselineBefore = baselineCommands;
       const b = await closedLoop(fires, baseline);
       const summary = (run: { ms: number[]; wall: number }, commands: number): Round => ({
@@ -259,6 +275,7 @@ async function main(): Promise<void> {
       });
     }
     const rss = await rssMb(url);
+    if (process.env.BENCH_DETAIL) console.log(await commandBreakdown(url));
     const f = (n: number, digits = 1) => n.toFixed(digits);
     console.log(`\nbench/webhooks: ${fires} fires per round, concurrency ${concurrency}, ${rounds} rounds`);
     console.log('round | path       | deliveries/s | p50 ms | p99 ms | db cmds/delivery');
@@ -275,6 +292,7 @@ async function main(): Promise<void> {
       );
     });
     console.log(`dispatcher RSS after the run: ${f(rss, 0)} MB`);
+    console.log(`dispatcher CPU per delivery: ${cpuMsPerDelivery.map((ms) => f(ms, 2)).join(', ')} ms`);
     await agent.close();
   } finally {
     child.kill('SIGTERM');

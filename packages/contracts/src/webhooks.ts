@@ -4,6 +4,8 @@ import { isPlainHttpUrl } from './llm';
 
 /** Webhooks (spec 2.6, 2.7, 3.2, 4.1; DESIGN section 8). */
 export const WEBHOOKS_PATH = '/v1/external/serviceowner/webhooks/';
+/** The Webhook Responses of all the caller's webhooks together. */
+export const WEBHOOK_RESPONSES_PATH = '/v1/external/serviceowner/webhook_responses/';
 
 /** Longest trigger_wait_time / trigger_cooling_time: one day (DESIGN section 8). */
 export const MAX_TRIGGER_SECONDS = 86_400;

@@ -32,9 +32,10 @@ export interface ServiceParts {
   authenticate?: (req: Request) => Promise<Principal | null>;
   /**
    * Sees every request before express and returns true when it answered it (the gateway's
-   * proxy: the hot path of the platform skips express entirely).
+   * proxy: the hot path of the platform skips express entirely). One that answers later can
+   * still hand the request on with `next` (the gateway's healthcheck limits).
    */
-  front?: (req: IncomingMessage, res: ServerResponse) => boolean;
+  front?: (req: IncomingMessage, res: ServerResponse, next: () => void) => boolean;
   /** Extra readiness checks beyond the database and the broker. */
   readiness?: () => Promise<Record<string, boolean>>;
   /** Runs once the HTTP server listens (timers, caches); its result runs at shutdown. */
@@ -156,7 +157,10 @@ export async function startService<C extends ServiceEnv>(
   const http = drainable(
     front
       ? (req, res) => {
-          if (!front(req, res)) app(req, res);
+          const next = () => {
+            app(req, res);
+          };
+          if (!front(req, res, next)) next();
         }
       : app,
   );

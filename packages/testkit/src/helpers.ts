@@ -91,6 +91,8 @@ export class TcpProxy {
   private readonly sockets = new Set<net.Socket>();
   private down = false;
   port = 0;
+  /** Connections refused while cut: a client that tried to reconnect meanwhile. */
+  refused = 0;
 
   constructor(
     private readonly targetHost: string,
@@ -114,6 +116,7 @@ export class TcpProxy {
   async start(): Promise<this> {
     this.server = net.createServer((client) => {
       if (this.down) {
+        this.refused += 1;
         client.destroy();
         return;
       }

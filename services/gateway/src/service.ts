@@ -4,17 +4,20 @@ import type { ServiceDefinition } from '@pack/runtime';
 import { GENERAL_SETTINGS_PLAINTEXT_PATH, SettingsCache } from '@pack/settings-client';
 import { ServiceUnavailableError } from '@pack/errors';
 import { MemoryFailureLimiter } from './data/failure-limiter';
+import { MongoMinuteCounter } from './data/minute-counter';
 import { LdapDirectory } from './data/ldap-directory';
 import { gatewayModels } from './data/models';
 import { OidcIdentityProvider } from './data/oidc-identity-provider';
 import { TokenRepository } from './data/token-repository';
 import { Authenticator } from './domain/authenticator';
+import { HealthLimits } from './domain/health-limits';
 import { Notifier } from './domain/mail';
 import { SignIn } from './domain/sign-in';
 import { tokenFromHeader } from './domain/token';
 import { ApiDocument } from './http/api-document';
 import { authRoutes } from './http/auth-routes';
 import { docsRoutes } from './http/docs-routes';
+import { limitHealth } from './http/health-front';
 import { createProxy } from './http/proxy';
 import { mailRoutes } from './http/mail-routes';
 import { tokenRoutes } from './http/token-routes';
@@ -103,6 +106,9 @@ export const gatewayService: ServiceDefinition<GatewayConfig> = {
       metrics,
       authenticate: authenticateHeader,
     });
+    const healthCounter = new MongoMinuteCounter(mongo.connection, logger);
+    // Kept fresh by the settings event and poll: a health request costs no settings round trip.
+    const healthLimits = new HealthLimits(healthCounter, () => settingsCache.get());
     // The document lists the gateway's own routes, the document's route among them.
     const apiDocument: ApiDocument = new ApiDocument({
       version: VERSION,
@@ -127,10 +133,15 @@ export const gatewayService: ServiceDefinition<GatewayConfig> = {
       routes,
       consumers: [settingsCache.consumer(), mailConsumer(notifier, mongo.connection)],
       authenticate: (req) => authenticateHeader(req.get('authorization')),
-      front: proxy.handler,
+      front: limitHealth(
+        healthLimits,
+        { trustedProxyHops: config.TRUSTED_PROXY_HOPS, logger },
+        proxy.handler,
+      ),
       async onStart() {
         if (config.PACK_ADMIN_TOKEN)
           await authenticator.ensureAdminToken(config.PACK_ADMIN_USERNAME, config.PACK_ADMIN_TOKEN);
+        await healthCounter.ensureIndexes();
         await authenticator.startRevocationPolling();
         settingsCache.start();
         return async () => {

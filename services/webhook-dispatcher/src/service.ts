@@ -139,6 +139,7 @@ export const webhookDispatcherService: ServiceDefinition<WebhookDispatcherConfig
     const responses = new Responses(
       responseRepository,
       webhooks,
+      webhookRepository,
       responseRepository,
       () => externalApi().webhook_response_rate_limit,
     );

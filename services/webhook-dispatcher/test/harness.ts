@@ -228,15 +228,16 @@ async function settingsApplied(url: string, version: number): Promise<boolean> {
 
 let nextService = 1000;
 
-/** A Service no other test uses, owned by `owner`, with one webhook on it aimed at `targetUrl`. */
+/** A Service no other test uses, owned by `by`, with one webhook on it aimed at `targetUrl`. */
 export async function webhookOnNewService(
   dispatcher: DispatcherUnderTest,
   targetUrl: string,
   change: Record<string, unknown> = {},
+  by: Principal = owner,
 ): Promise<{ service: number; webhook: { id: number; secret: string } }> {
   const service = ++nextService;
-  await dispatcher.addService(service, owner);
-  const created = await dispatcher.as(owner, 'POST', WEBHOOKS, {
+  await dispatcher.addService(service, by);
+  const created = await dispatcher.as(by, 'POST', WEBHOOKS, {
     name: `hook ${service}`,
     description: '',
     service,

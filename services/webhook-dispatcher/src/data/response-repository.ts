@@ -1,8 +1,8 @@
 import type { Connection } from 'mongoose';
-import { isDuplicateKey } from '@pack/db';
+import { findPage, isDuplicateKey } from '@pack/db';
 import type { FirePlan } from '../domain/firing-rules';
 import type { AttemptRecord, Page, ResponseRecord, ScheduleRecord, Trigger } from '../domain/model';
-import type { ResponseStore, ScheduleStore, WindowCounter } from '../domain/ports';
+import type { ResponseFilter, ResponseStore, ScheduleStore, WindowCounter } from '../domain/ports';
 
 export const RESPONSES = 'webhook_responses';
 export const SCHEDULES = 'webhook_schedules';
@@ -119,6 +119,13 @@ export class ResponseRepository implements ResponseStore, ScheduleStore, WindowC
       this.responses.find({ webhook_id: webhookId }, { sort: { seq: -1 }, skip: offset, limit }).toArray(),
     ]);
     return { count, items };
+  }
+
+  listAcross(filter: ResponseFilter, limit: number, offset: number): Promise<Page<ResponseRecord>> {
+    const query: Record<string, unknown> = {};
+    if (filter.webhookIds) query.webhook_id = { $in: filter.webhookIds };
+    if (filter.state) query.state = filter.state;
+    return findPage(this.responses, query, { sort: { created_at: -1, _id: -1 }, limit, offset });
   }
 
   /**

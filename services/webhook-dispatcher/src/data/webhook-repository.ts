@@ -65,6 +65,11 @@ export class WebhookRepository implements WebhookStore {
     return this.webhooks.find({ service_id: serviceId, enabled: true }).toArray();
   }
 
+  async idsOwnedBy(ownerId: number): Promise<number[]> {
+    const owned = await this.webhooks.find({ owner_id: ownerId }, { projection: { _id: 1 } }).toArray();
+    return owned.map((webhook) => webhook._id);
+  }
+
   async reassign(serviceId: number, owner: { id: number; name: string }): Promise<void> {
     await this.webhooks.updateMany(
       { service_id: serviceId, $or: [{ owner_id: { $ne: owner.id } }, { owner_name: { $ne: owner.name } }] },

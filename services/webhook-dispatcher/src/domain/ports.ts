@@ -1,3 +1,4 @@
+import type { WebhookResponseState } from '@pack/contracts';
 import type {
   AttemptRecord,
   Page,
@@ -8,6 +9,11 @@ import type {
   WebhookRecord,
 } from './model';
 import type { FirePlan } from './firing-rules';
+
+export interface ResponseFilter {
+  webhookIds: number[] | null;
+  state?: WebhookResponseState;
+}
 
 /** Everything the use cases need from storage; src/data implements it. */
 export interface WebhookStore {
@@ -22,6 +28,8 @@ export interface WebhookStore {
   remove(id: number): Promise<boolean>;
   /** The enabled webhooks of a Service: one query per event, so a new webhook fires at once on every replica. */
   enabledFor(serviceId: number): Promise<WebhookRecord[]>;
+  /** The ids of an owner's webhooks. */
+  idsOwnedBy(ownerId: number): Promise<number[]>;
   /** Gives the Service's webhooks to its new owner. */
   reassign(serviceId: number, owner: { id: number; name: string }): Promise<void>;
 }
@@ -53,6 +61,8 @@ export interface ResponseStore {
   findBySeq(webhookId: number, seq: number): Promise<ResponseRecord | null>;
   /** Newest first. */
   list(webhookId: number, limit: number, offset: number): Promise<Page<ResponseRecord>>;
+  /** Newest first across webhooks (all of them for null). */
+  listAcross(filter: ResponseFilter, limit: number, offset: number): Promise<Page<ResponseRecord>>;
   /** Takes one due SCHEDULED fire, or one whose lease expired mid-delivery, under a new lease. */
   claim(now: Date, leaseUntil: Date, token: string): Promise<ResponseRecord | null>;
   /** Records an attempt and the final state; false when the lease was lost meanwhile. */

@@ -1,7 +1,7 @@
-import type { Principal, WebhookResponseView } from '@pack/contracts';
+import type { Principal, WebhookResponseState, WebhookResponseView } from '@pack/contracts';
 import { NotFoundError, TooManyRequestsError } from '@pack/errors';
 import type { Page, ResponseRecord } from './model';
-import type { ResponseStore, WindowCounter } from './ports';
+import type { ResponseStore, WebhookStore, WindowCounter } from './ports';
 import type { Webhooks } from './webhooks';
 
 const MINUTE_MS = 60_000;
@@ -11,6 +11,7 @@ export class Responses {
   constructor(
     private readonly responses: ResponseStore,
     private readonly access: Webhooks,
+    private readonly webhooks: Pick<WebhookStore, 'idsOwnedBy'>,
     private readonly counter: WindowCounter,
     private readonly limit: () => number,
   ) {}
@@ -32,6 +33,35 @@ export class Responses {
     await this.access.visible(principal, webhookId);
     const record = await this.responses.findBySeq(webhookId, seq);
     if (!record) throw new NotFoundError(`Webhook ${webhookId} has no response ${seq}`);
+    return toResponseView(record);
+  }
+
+  /** Across the caller's webhooks (an admin's: all), newest first; one webhook's when `webhook` is given. */
+  async listAcross(
+    principal: Principal,
+    filter: { webhook?: number; state?: WebhookResponseState },
+    limit: number,
+    offset: number,
+  ): Promise<Page<WebhookResponseView>> {
+    await this.admit(principal);
+    let webhookIds: number[] | null = null;
+    if (filter.webhook !== undefined) {
+      await this.access.visible(principal, filter.webhook);
+      webhookIds = [filter.webhook];
+    } else if (principal.role !== 'admin') webhookIds = await this.webhooks.idsOwnedBy(principal.id);
+    const page = await this.responses.listAcross({ webhookIds, state: filter.state }, limit, offset);
+    return { count: page.count, items: page.items.map(toResponseView) };
+  }
+
+  /** By its message id (the webhook-id header), within the caller's webhooks. */
+  async getByMessageId(principal: Principal, messageId: string): Promise<WebhookResponseView> {
+    await this.admit(principal);
+    const record = await this.responses.find(messageId);
+    const missing = () => new NotFoundError(`No Webhook Response ${messageId} among those of your webhooks`);
+    if (!record) throw missing();
+    await this.access.visible(principal, record.webhook_id).catch((error: unknown) => {
+      throw error instanceof NotFoundError ? missing() : error;
+    });
     return toResponseView(record);
   }
 

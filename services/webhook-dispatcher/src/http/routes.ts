@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import {
+  WEBHOOK_RESPONSES_PATH,
   WEBHOOKS_PATH,
+  webhookResponseStateSchema,
   webhookCreateSchema,
   webhookPatchSchema,
   webhookResponseViewSchema,
@@ -28,6 +30,16 @@ const tooMany = {
 const access = ['admin', 'service_owner'] as const;
 const MASKED = 'authorization and secret are masked (at most the last four characters).';
 const responseParams = z.object({ id: idSchema, response_id: idSchema });
+const messageParams = z.object({
+  message_id: z
+    .string()
+    .regex(/^msg_[A-Za-z0-9_-]{1,200}$/, 'must be a message id (msg_...)')
+    .describe('The message_id of the response: its webhook-id header'),
+});
+const acrossQuery = listQuerySchema.extend({
+  webhook: idSchema.optional().describe("Only this webhook's responses"),
+  state: webhookResponseStateSchema.optional().describe('Only responses in this state'),
+});
 
 export function webhookRoutes(webhooks: Webhooks, triggers: Triggers, responses: Responses) {
   return [
@@ -164,6 +176,39 @@ export function webhookRoutes(webhooks: Webhooks, triggers: Triggers, responses:
       },
       handler: async ({ principal, params }) => ({
         body: await responses.get(principal, params.id, params.response_id),
+      }),
+    }),
+    route({
+      method: 'get',
+      path: WEBHOOK_RESPONSES_PATH,
+      summary:
+        'The Webhook Responses of all your webhooks (admins: all), newest first, optionally of one webhook or in one state (webhook_response_rate_limit per minute)',
+      access,
+      query: acrossQuery,
+      responses: {
+        200: { description: 'A page of responses', schema: pageSchema(webhookResponseViewSchema) },
+        ...problems,
+        429: tooMany,
+      },
+      handler: async ({ principal, query, req }) => {
+        const { webhook, state, ...paging } = query;
+        const page = await responses.listAcross(principal, { webhook, state }, paging.limit, paging.offset);
+        return { body: pageOf(req, paging, page.count, page.items) };
+      },
+    }),
+    route({
+      method: 'get',
+      path: `${WEBHOOK_RESPONSES_PATH}:message_id/`,
+      summary: 'One Webhook Response by its message_id (webhook_response_rate_limit per minute)',
+      access,
+      params: messageParams,
+      responses: {
+        200: { description: 'The response', schema: webhookResponseViewSchema },
+        ...problems,
+        429: tooMany,
+      },
+      handler: async ({ principal, params }) => ({
+        body: await responses.getByMessageId(principal, params.message_id),
       }),
     }),
   ];
