@@ -345,13 +345,16 @@ describe.each(SERVICES)('service %s', (service) => {
       expect(containerOf(service).ports?.map((p) => p.containerPort)).toEqual([port(), metrics]);
     });
 
-    it('is probed: readiness on /readyz, liveness on /healthz, on that port', () => {
+    // The internal listener: the public port's health endpoints are rate limited per client
+    // (docs/decisions/0029), and the kubelet must never be refused.
+    it('is probed: readiness on /readyz, liveness on /healthz, on its metrics port', () => {
       const container = containerOf(service);
+      const metrics = metricsPort(service, k8sEnv(container).env);
       expect(container.readinessProbe?.httpGet?.path).toBe('/readyz');
-      expect(probePort(container, container.readinessProbe)).toBe(port());
+      expect(probePort(container, container.readinessProbe)).toBe(metrics);
       expect(container.livenessProbe?.httpGet?.path).toBe('/healthz');
-      expect(probePort(container, container.livenessProbe)).toBe(port());
-      if (container.startupProbe) expect(probePort(container, container.startupProbe)).toBe(port());
+      expect(probePort(container, container.livenessProbe)).toBe(metrics);
+      if (container.startupProbe) expect(probePort(container, container.startupProbe)).toBe(metrics);
     });
 
     it(`is reached only as NetworkPolicies allow: its main port from pack pods${service === PUBLIC_SERVICE ? ' and anyone' : ''}, its metrics port from monitoring`, () => {
