@@ -84,7 +84,12 @@ type Env = Record<string, string>;
 /** Fake providers and webhook receivers listen on loopback, which the URL guards refuse by default. */
 const LOOPBACK_TARGETS: Env = { PACK_ALLOWED_TARGET_CIDRS: '127.0.0.0/8,::1/128' };
 
-export async function startStack(): Promise<Stack> {
+export interface StackOptions {
+  /** Extra variables of a service, by its name (e.g. a short sweep interval for a test). */
+  env?: Record<string, Env>;
+}
+
+export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const adminToken = `pack_${randomBytes(32).toString('base64url')}`;
   const namespace = uniqueName('e2e');
   const upstreams: Env = {};
@@ -92,7 +97,12 @@ export async function startStack(): Promise<Stack> {
   const urls: Record<string, string> = {};
   for (const service of BEHIND_GATEWAY) {
     const running = await service.start(
-      testEnv(service.name, { ...upstreams, ...LOOPBACK_TARGETS, BROKER_NAMESPACE: namespace }),
+      testEnv(service.name, {
+        ...upstreams,
+        ...LOOPBACK_TARGETS,
+        BROKER_NAMESPACE: namespace,
+        ...options.env?.[service.name],
+      }),
     );
     services.push(running as unknown as RunningService<never>);
     upstreams[service.env] = running.url;

@@ -6,14 +6,17 @@ import { DirectoryRepository } from './data/directory-repository';
 import { PIPELINES_COLLECTION, PipelineRepository } from './data/pipeline-repository';
 import { PROCESSORS_COLLECTION, ProcessorRepository } from './data/processor-repository';
 import { ServiceItemRepository } from './data/service-item-repository';
+import { SweepRepository } from './data/sweep-repository';
 import { ActiveSlots } from './domain/active-slots';
 import { Pipelines } from './domain/pipelines';
 import { Processors } from './domain/processors';
+import { StageSweeper } from './domain/sweeper';
 import { pipelineRoutes } from './http/pipeline-routes';
 import { processorRoutes } from './http/processor-routes';
 import { pipelineConsumer } from './messaging/pipeline-consumer';
 import { projectionConsumer } from './messaging/projection-consumer';
-import { pipelineMetrics } from './metrics';
+import { SweeperLoop } from './messaging/sweeper-loop';
+import { pipelineMetrics, sweepMetrics } from './metrics';
 import type { OrchestratorConfig } from './config';
 
 export { orchestratorEnvSchema, type OrchestratorConfig } from './config';
@@ -50,6 +53,16 @@ export const orchestratorService: ServiceDefinition<OrchestratorConfig> = {
       observer: pipelineMetrics(metrics, () => pipelineRepository.countRunning()),
       eventsWritten: () => outbox.kick(),
     });
+    const sweepRepository = new SweepRepository(mongo.connection, PIPELINES_COLLECTION);
+    const sweeper = new SweeperLoop(
+      new StageSweeper({
+        store: sweepRepository,
+        failer: pipelines,
+        observer: sweepMetrics(metrics),
+        marginMs: config.PIPELINE_STAGE_TIMEOUT_MARGIN_MS,
+      }),
+      { intervalMs: config.PIPELINE_SWEEP_INTERVAL_MS, logger, kickOutbox: () => outbox.kick() },
+    );
     const costs = (principal: { role: Parameters<typeof maySeeCosts>[0] }) => ({
       show: maySeeCosts(principal.role, settings.get().charges),
       currency: settings.get().currency.currency,
@@ -62,9 +75,14 @@ export const orchestratorService: ServiceDefinition<OrchestratorConfig> = {
           processorsRepository.ensureIndexes(),
           directory.ensureIndexes(),
           pipelineRepository.ensureIndexes(),
+          sweepRepository.ensureIndexes(),
         ]);
         settings.start();
-        return async () => settings.stop();
+        sweeper.start();
+        return async () => {
+          await sweeper.stop();
+          settings.stop();
+        };
       },
     };
   },

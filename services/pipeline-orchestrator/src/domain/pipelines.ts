@@ -175,6 +175,24 @@ export class Pipelines {
   }
 
   /**
+   * Fails a stage still running `requestId` (the timeout sweeper, docs/decisions/0028): the same
+   * conditional move as a result's, so of a late result and any sweeper only one wins.
+   */
+  async failRunning(pipelineId: number, stage: Stage, requestId: string, error: string, now: Date) {
+    const moved = await this.deps.store.move(
+      pipelineId,
+      stage,
+      { states: RUNNING_STATES, request_id: requestId },
+      { [stage]: { state: 'FAILED', finished_at: now, error } },
+      [],
+      null,
+    );
+    // started_at is untouched by the move: the duration is still scheduled -> now.
+    if (moved) this.ended(stage, 'FAILED', moved.stages[stage], now);
+    return moved !== null;
+  }
+
+  /**
    * Schedules `stage` (with `also`, other stages' fields, in the same write) and then marks it
    * WAITING_FOR_RESPONSE. By default the move expects `stage` not running at its current
    * attempt; `on` moves conditional on another stage instead (a result's stage).

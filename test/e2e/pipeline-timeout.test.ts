@@ -1,0 +1,101 @@
+import { events } from '@pack/contracts';
+import { EventTap, metricValue, startFakeOpenAi, waitFor, type FakeProviderServer } from '@pack/testkit';
+import { modelKnownToOrchestrator, startStack, type Stack } from '../stack';
+
+const KEY = 'sk-e2e-timeout-0000';
+const PACK = '/v1/external/serviceowner/pack/';
+
+/** Messages the orchestrator's pipeline consumer acknowledged (approvals and generate results). */
+async function resultsHandled(stack: Stack): Promise<number> {
+  const text = await (await fetch(`${stack.service('pipeline-orchestrator').metricsUrl}/metrics`)).text();
+  const line = /^broker_consumed_total\{[^}]*queue="[^"]*pipeline-orchestrator\.pipelines"[^}]*outcome="ack"[^}]*\} (\d+)$/m;
+  return Number(line.exec(text)?.[1] ?? 0);
+}
+
+describe('a stage whose result does not come in time', () => {
+  let stack: Stack;
+  let fake: FakeProviderServer;
+  let tap: EventTap;
+
+  beforeAll(async () => {
+    [stack, fake] = await Promise.all([
+      startStack({
+        env: {
+          'pipeline-orchestrator': {
+            PIPELINE_SWEEP_INTERVAL_MS: '100',
+            PIPELINE_STAGE_TIMEOUT_MARGIN_MS: '300',
+          },
+        },
+      }),
+      startFakeOpenAi({ apiKey: KEY }),
+    ]);
+    tap = await EventTap.start(process.env.AMQP_URL!, stack.brokerNamespace, [events.llmGenerateCompleted.type]);
+  });
+  afterAll(async () => {
+    await Promise.all([tap?.stop(), fake?.close()]);
+    await stack?.stop();
+  });
+
+  it('becomes FAILED by the sweeper after the model timeout plus the margin; the late result changes nothing', async () => {
+    const model = await stack.call('POST', '/v1/ai/llm_models/', {
+      body: {
+        name: 'Slow model',
+        provider: 'vendor1',
+        model_name: 'gpt-4o-mini',
+        timeout: 1,
+        extra_data: { api_key: KEY, base_url: `${fake.url}/v1` },
+      },
+    });
+    expect(model.status).toBe(201);
+    await modelKnownToOrchestrator(stack, model.body.id);
+    const service = await stack.call('POST', '/v1/catalog/services/', { body: { name: 'Slow service' } });
+    for (const kind of ['config', 'verify']) {
+      const body = { name: kind, service: service.body.id, kind, llm_model: model.body.id, prompt: kind, active: true };
+      await waitFor(async () => (await stack.call('POST', '/v1/ai/processors/', { body })).status === 201, {
+        what: `the ${kind} processor`,
+      });
+    }
+    // Each attempt answers within the 1 s timeout, but two 503s and the retries' backoff make the
+    // result come well after 1 s + 0.3 s: the llm-gateway succeeds, too late for the pipeline.
+    fake
+      .next({ latencyMs: 900, fault: { kind: 'status', status: 503 } })
+      .next({ latencyMs: 900, fault: { kind: 'status', status: 503 } })
+      .next({ latencyMs: 900 })
+      .scriptReplies('{"vm":"late"}');
+
+    const consumer = await stack.issueToken('consumer');
+    const submitted = await stack.call('POST', `/v1/catalog/services/${service.body.id}/declarations/`, {
+      token: consumer,
+      body: { declaration: { size: 'large' } },
+    });
+    const instance = submitted.body.change_instance;
+    const approve = { body: { state: 'APPROVED' } };
+    expect((await stack.call('PATCH', `/v1/catalog/change_instances/${instance.id}/`, approve)).status).toBe(200);
+
+    const latest = () => stack.call('GET', `${PACK}pipelines/latest/service_item/${instance.service_item}/`);
+    const failed = await waitFor(
+      async () => {
+        const answer = await latest();
+        return answer.body?.stages?.[0]?.state === 'FAILED' && answer;
+      },
+      { what: 'CONFIG FAILED by the sweeper', timeoutMs: 20_000 },
+    );
+    expect(failed.body.stages[0].error).toMatch(
+      /^timeout: no result within the model's 1 s timeout plus the 0.3 s margin/,
+    );
+    expect(failed.body.stages[1].state).toBeNull();
+    const handledBefore = await resultsHandled(stack);
+
+    // The llm-gateway's successful result arrives later and is handled: nothing moves.
+    const late = await tap.waitFor(
+      (all) => all.some((event) => event.data.reply_to?.pipeline_id === failed.body.id),
+      'the late generate result',
+    );
+    expect(late.find((event) => event.data.reply_to?.pipeline_id === failed.body.id)!.data.ok).toBe(true);
+    await waitFor(async () => (await resultsHandled(stack)) > handledBefore, { what: 'the late result handled' });
+    expect((await latest()).body).toEqual(failed.body);
+    expect(fake.requestsTo('/chat/completions')).toHaveLength(3);
+    const orchestrator = stack.service('pipeline-orchestrator').metricsUrl;
+    expect(await metricValue(orchestrator, 'pipeline_stages_timed_out_total')).toBe(1);
+  });
+});
