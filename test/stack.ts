@@ -29,6 +29,8 @@ export interface Stack {
   /** The broker namespace every service of the stack shares (prefix of its queue names). */
   brokerNamespace: string;
   services: RunningService<never>[];
+  /** The variables each service behind the gateway was started with, by name (to start another replica). */
+  envs: Record<string, Env>;
   /** Base URL of each service behind the gateway, by name (to reach one past the gateway). */
   urls: Record<string, string>;
   /** A running service by its name (gateway, settings, catalog, llm-gateway, pipeline-orchestrator, webhook-dispatcher). */
@@ -95,15 +97,15 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const upstreams: Env = {};
   const services: RunningService<never>[] = [];
   const urls: Record<string, string> = {};
+  const envs: Record<string, Env> = {};
   for (const service of BEHIND_GATEWAY) {
-    const running = await service.start(
-      testEnv(service.name, {
-        ...upstreams,
-        ...LOOPBACK_TARGETS,
-        BROKER_NAMESPACE: namespace,
-        ...options.env?.[service.name],
-      }),
-    );
+    envs[service.name] = testEnv(service.name, {
+      ...upstreams,
+      ...LOOPBACK_TARGETS,
+      BROKER_NAMESPACE: namespace,
+      ...options.env?.[service.name],
+    });
+    const running = await service.start(envs[service.name]!);
     services.push(running as unknown as RunningService<never>);
     upstreams[service.env] = running.url;
     urls[service.name] = running.url;
@@ -132,6 +134,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     adminToken,
     brokerNamespace: namespace,
     services,
+    envs,
     urls,
     service(name) {
       const found = services.find((service) => service.definition.name === name);
@@ -179,4 +182,12 @@ export async function modelKnownToOrchestrator(stack: Stack, modelId: number): P
     },
     { what: `the orchestrator to learn of LLM model ${modelId}` },
   );
+}
+
+/** Messages an orchestrator's pipeline consumer acknowledged (approvals and generate results). */
+export async function pipelineMessagesHandled(metricsUrl: string): Promise<number> {
+  const text = await (await fetch(`${metricsUrl}/metrics`)).text();
+  const line =
+    /^broker_consumed_total\{[^}]*queue="[^"]*pipeline-orchestrator\.pipelines"[^}]*outcome="ack"[^}]*\} (\d+)$/m;
+  return Number(line.exec(text)?.[1] ?? 0);
 }

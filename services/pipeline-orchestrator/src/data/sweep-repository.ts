@@ -38,7 +38,7 @@ export class SweepRepository implements SweepStore {
         { [WATCHED_FIELD]: true, _id: { $gt: afterId } },
         { projection: PROJECTION, sort: { _id: 1 }, limit },
       )
-      .toArray() as Promise<PipelineRecord[]>;
+      .toArray();
   }
 
   async unwatch(id: number): Promise<boolean> {
@@ -60,7 +60,10 @@ export class SweepRepository implements SweepStore {
       .toArray();
     const models = await this.connection
       .collection<{ _id: number; timeout: number }>(MODELS_COLLECTION)
-      .find({ _id: { $in: [...new Set(processors.map((p) => p.llm_model_id))] } }, { projection: { timeout: 1 } })
+      .find(
+        { _id: { $in: [...new Set(processors.map((p) => p.llm_model_id))] } },
+        { projection: { timeout: 1 } },
+      )
       .toArray();
     const timeout = new Map(models.map((model) => [model._id, model.timeout]));
     const found = new Map<number, number>();

@@ -19,7 +19,13 @@ export interface SweepStore {
 
 /** Fails a running stage by the same conditional move as a generate result (Pipelines.failRunning). */
 export interface StageFailer {
-  failRunning(pipelineId: number, stage: Stage, requestId: string, error: string, now: Date): Promise<boolean>;
+  failRunning(
+    pipelineId: number,
+    stage: Stage,
+    requestId: string,
+    error: string,
+    now: Date,
+  ): Promise<boolean>;
 }
 
 export interface SweepObserver {
@@ -53,10 +59,12 @@ export class StageSweeper {
     const { store, marginMs } = this.deps;
     const pageSize = this.deps.pageSize ?? 200;
     const outcome: SweepOutcome = { watched: 0, failed: 0 };
-    for (let after = 0; ; ) {
+    for (let after = 0; ;) {
       const page = await store.watched(after, pageSize);
       outcome.watched += page.length;
-      const running = page.flatMap((pipeline) => runningStages(pipeline).map((stage) => ({ pipeline, stage })));
+      const running = page.flatMap((pipeline) =>
+        runningStages(pipeline).map((stage) => ({ pipeline, stage })),
+      );
       const timeouts = await store.modelTimeouts([
         ...new Set(running.map(({ pipeline, stage }) => pipeline.stages[stage].processor_id!)),
       ]);
