@@ -146,6 +146,15 @@ describe('two orchestrators and two llm-gateways', () => {
     const items = await approve(service, 8);
     const [stuck] = await approve(stuckService, 1);
     await allDone(items);
+    // Each request went out at once and left its pipeline's outbox in the same update as WAITING_FOR_RESPONSE.
+    const stored = await stack
+      .service('pipeline-orchestrator')
+      .context.mongo.connection.collection('pipelines')
+      .find({ service_item_id: { $in: items } })
+      .toArray();
+    expect(stored.map((pipeline) => [pipeline._outbox, pipeline._outbox_pending])).toEqual(
+      items.map(() => [[], false]),
+    );
     const perCall = new Map<string, number>();
     for (const request of fast.requestsTo('/chat/completions'))
       perCall.set(callKey(request), (perCall.get(callKey(request)) ?? 0) + 1);

@@ -24,7 +24,7 @@ export const PACK_DATA_COLLECTION = 'pack_data';
 
 const WITHOUT_OUTBOX = { [OUTBOX_FIELD]: 0, [OUTBOX_PENDING_FIELD]: 0, [WATCHED_FIELD]: 0 };
 
-function record(document: PipelineRecord & Record<string, unknown>): PipelineRecord {
+export function record(document: PipelineRecord & Record<string, unknown>): PipelineRecord {
   const {
     [OUTBOX_FIELD]: _events,
     [OUTBOX_PENDING_FIELD]: _pending,

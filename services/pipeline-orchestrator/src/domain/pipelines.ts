@@ -1,5 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import type { ChangeInstanceState, JsonSchema, Principal, ProcessorKind, Stage } from '@pack/contracts';
+import type {
+  ChangeInstanceState,
+  Envelope,
+  JsonSchema,
+  Principal,
+  ProcessorKind,
+  Stage,
+} from '@pack/contracts';
 import { ConflictError, NotFoundError } from '@pack/errors';
 import type { Directory, ProcessorRecord } from './model';
 import {
@@ -14,6 +21,7 @@ import {
   type StageRecord,
   type StageState,
 } from './pipeline-model';
+import type { RequestSender } from './request-sender';
 import { emptyStage, scheduleStage } from './stage-request';
 import { stageOutput } from './stage-output';
 
@@ -37,6 +45,8 @@ export interface PipelineDeps {
   observer: PipelineObserver;
   /** Tells the outbox relay that events were written (its sweep would find them anyway). */
   eventsWritten(): void;
+  /** Sends a scheduled stage's generate request and marks the stage WAITING_FOR_RESPONSE. */
+  requests: RequestSender;
 }
 
 /** What a Change Instance event tells the pipeline (created or state_changed). */
@@ -137,19 +147,22 @@ export class Pipelines {
       return;
     }
     const output = stageOutput(result, current.schema_mode);
-    await this.deps.store.savePackData({
-      _id: result.request_id,
-      pipeline_id,
-      service_item_id: pipeline.service_item_id,
-      stage,
-      data_json: output.pack_data_json,
-      gen_ui_json: output.gen_ui_json,
-      gen_ui_valid: output.gen_ui_valid,
-      created_at: now,
-    });
-    const done: Partial<StageRecord> = { ...ended, ...output, state: 'OK', error: null };
     const next = NEXT_STAGE[stage];
-    const processor = next && (await this.deps.processors.active(pipeline.service_id, KIND_OF[next]));
+    // Independent reads and writes side by side: each is a round trip on the stage's path (bench/pipeline).
+    const [, processor] = await Promise.all([
+      this.deps.store.savePackData({
+        _id: result.request_id,
+        pipeline_id,
+        service_item_id: pipeline.service_item_id,
+        stage,
+        data_json: output.pack_data_json,
+        gen_ui_json: output.gen_ui_json,
+        gen_ui_valid: output.gen_ui_valid,
+        created_at: now,
+      }),
+      next && this.deps.processors.active(pipeline.service_id, KIND_OF[next]),
+    ]);
+    const done: Partial<StageRecord> = { ...ended, ...output, state: 'OK', error: null };
     if (!next || !processor) {
       const moved = await this.deps.store.move(
         pipeline_id,
@@ -215,9 +228,8 @@ export class Pipelines {
       on?.cost ?? null,
     );
     if (!moved) return null;
-    this.deps.eventsWritten();
     this.deps.observer.transition(stage, 'SCHEDULED');
-    return (await this.waiting(moved, stage, scheduled.fields.request_id!)) ?? moved;
+    return (await this.waiting(moved, stage, scheduled.event)) ?? moved;
   }
 
   /** A new run from CONFIG; null when a pipeline of this origin exists (a repeat). */
@@ -248,21 +260,16 @@ export class Pipelines {
       stages: { ...draft.stages, CONFIG: { ...draft.stages.CONFIG, ...scheduled.fields } },
     };
     if (!(await store.insert(record, [scheduled.event]))) return null;
-    this.deps.eventsWritten();
     this.deps.observer.transition('CONFIG', 'SCHEDULED');
-    return (await this.waiting(record, 'CONFIG', scheduled.fields.request_id!)) ?? record;
+    return (await this.waiting(record, 'CONFIG', scheduled.event)) ?? record;
   }
 
-  /** SCHEDULED -> WAITING_FOR_RESPONSE once the request is written; a result that came first wins. */
-  private async waiting(pipeline: PipelineRecord, stage: Stage, requestId: string) {
-    const moved = await this.deps.store.move(
-      pipeline._id,
-      stage,
-      { states: ['SCHEDULED'], request_id: requestId },
-      { [stage]: { state: 'WAITING_FOR_RESPONSE' } },
-      [],
-      null,
-    );
+  /**
+   * SCHEDULED -> WAITING_FOR_RESPONSE once the request is sent (published at once, the outbox
+   * relay as the fallback, docs/decisions/0028); a result that came first wins.
+   */
+  private async waiting(pipeline: PipelineRecord, stage: Stage, request: Envelope) {
+    const moved = await this.deps.requests.send(pipeline._id, stage, request);
     if (moved) this.deps.observer.transition(stage, 'WAITING_FOR_RESPONSE');
     return moved;
   }
