@@ -33,7 +33,8 @@ export interface StageTiming {
 export class PipelineDriver {
   private readonly seen = new Map<string, number>();
   private readonly done = new Map<number, () => void>();
-  private readonly pipelineOf = new Map<number, number>();
+  /** Resolves a run() with its pipeline's id once the item's CONFIG request is seen. */
+  private readonly started = new Map<number, (pipelineId: number) => void>();
   private nextItem = 1;
 
   private constructor(
@@ -73,7 +74,7 @@ export class PipelineDriver {
     if (!this.seen.has(`${kind}:${request_id}`)) this.seen.set(`${kind}:${request_id}`, at);
     if (kind === 'requested' && reply_to.stage === 'CONFIG') {
       const item = /Service Item (\d+)/.exec(envelope.data.messages?.at(-1)?.content ?? '')?.[1];
-      if (item) this.pipelineOf.set(Number(item), reply_to.pipeline_id);
+      if (item) this.started.get(Number(item))?.(reply_to.pipeline_id);
     }
     if (kind === 'completed' && reply_to.stage === 'EXECUTION') this.done.get(reply_to.pipeline_id)?.();
   }
@@ -81,13 +82,14 @@ export class PipelineDriver {
   /** One Service Item approved and driven through its three stages; the stages' timings. */
   async run(): Promise<StageTiming[]> {
     const item = this.nextItem++;
+    const started = new Promise<number>((resolve) => this.started.set(item, resolve));
     const approvedAt = performance.timeOrigin + performance.now();
     await this.publish(approval(item, this.serviceId));
-    const pipelineId = await this.waitUntil(() => this.pipelineOf.get(item));
+    const pipelineId = await started;
+    this.started.delete(item);
     const executed = new Promise<void>((resolve) => this.done.set(pipelineId, resolve));
     if (!this.seen.has(`completed:pipeline-${pipelineId}-EXECUTION-1`)) await executed;
     this.done.delete(pipelineId);
-    this.pipelineOf.delete(item);
     const pipeline = await this.waitUntil(async () => {
       const found = await this.orchestratorDb
         .collection<{ stages: Record<Stage, StageDoc> }>('pipelines')
@@ -125,7 +127,7 @@ export class PipelineDriver {
       const value = await probe();
       if (value !== undefined) return value;
       if (Date.now() > deadline) throw new Error('a pipeline did not finish within 30 s');
-      await new Promise((resolve) => setTimeout(resolve, 2));
+      await new Promise((resolve) => setTimeout(resolve, 3));
     }
   }
 

@@ -118,6 +118,9 @@ async function main(): Promise<void> {
         duration,
         0,
       );
+      if (process.env.SHOW_SLOWEST)
+        for (const t of [...timings].sort((a, b) => b.total - a.total).slice(0, 5))
+          process.stdout.write(`slowest at ${concurrency}: ${JSON.stringify(t)}\n`);
       const pipelineCommands = ((await commands()) - before) / timings.length;
       const cpuPerStage = services.started.map(
         (service, i) => (cpuMs(service.process.pid) - cpuBefore[i]!) / timings.length,

@@ -91,7 +91,12 @@ describe('a stage whose result does not come in time', () => {
       (all) => all.some((event) => event.data.reply_to?.pipeline_id === failed.body.id),
       'the late generate result',
     );
-    expect(late.find((event) => event.data.reply_to?.pipeline_id === failed.body.id)!.data.ok).toBe(true);
+    const lateResult = late.find((event) => event.data.reply_to?.pipeline_id === failed.body.id)!.data;
+    expect(lateResult).toMatchObject({
+      ok: true,
+      reply_to: { pipeline_id: failed.body.id, stage: 'CONFIG', run: failed.body.run },
+    });
+    expect(failed.body.run).toBe(1);
     await waitFor(
       async () =>
         (await pipelineMessagesHandled(stack.service('pipeline-orchestrator').metricsUrl)) > handledBefore,

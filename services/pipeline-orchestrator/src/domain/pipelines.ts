@@ -117,8 +117,10 @@ export class Pipelines {
       declaration_id: news.declaration_id,
       declaration_json: news.declaration_json,
     };
-    await this.deps.items.applyApproved(item);
-    const processor = await this.deps.processors.active(item.service_id, 'config');
+    const [, processor] = await Promise.all([
+      this.deps.items.applyApproved(item),
+      this.deps.processors.active(item.service_id, 'config'),
+    ]);
     if (processor) await this.startRun(item, processor, `approval:${news.change_instance_id}`);
   }
 
@@ -240,11 +242,12 @@ export class Pipelines {
   ): Promise<PipelineRecord | null> {
     const { store } = this.deps;
     const now = new Date();
+    const [id, run] = await Promise.all([store.nextId(), store.nextRun(item.service_item_id)]);
     const draft: PipelineRecord = {
-      _id: await store.nextId(),
+      _id: id,
       service_item_id: item.service_item_id,
       service_id: item.service_id,
-      run: 0,
+      run,
       origin,
       declaration_id: item.declaration_id,
       declaration_json: item.declaration_json,
@@ -256,7 +259,6 @@ export class Pipelines {
     const scheduled = scheduleStage(draft, 'CONFIG', processor, this.deps.catalogSchema(), now, randomUUID());
     const record: PipelineRecord = {
       ...draft,
-      run: await store.nextRun(item.service_item_id),
       stages: { ...draft.stages, CONFIG: { ...draft.stages.CONFIG, ...scheduled.fields } },
     };
     if (!(await store.insert(record, [scheduled.event]))) return null;
