@@ -2,6 +2,7 @@ import amqp, { type ChannelModel, type ConfirmChannel } from 'amqplib';
 import type { Connection } from 'mongoose';
 import { topologyNames } from '@pack/broker';
 import { createEnvelope, events, type EventData } from '@pack/contracts';
+import { publishConfirmed } from '../llm-gateway/measure';
 
 const STAGES = ['CONFIG', 'VERIFY', 'EXECUTION'] as const;
 type Stage = (typeof STAGES)[number];
@@ -136,15 +137,7 @@ export class PipelineDriver {
       source: 'bench',
       correlationId: `bench-${data.change_instance_id}`,
     });
-    await new Promise<void>((resolve, reject) =>
-      this.channel.publish(
-        this.exchange,
-        envelope.type,
-        Buffer.from(JSON.stringify(envelope)),
-        { persistent: true, messageId: envelope.id, contentType: 'application/cloudevents+json' },
-        (error) => (error ? reject(error as Error) : resolve()),
-      ),
-    );
+    await publishConfirmed(this.channel, this.exchange, envelope);
   }
 
   async stop(): Promise<void> {

@@ -17,10 +17,9 @@
  *   pnpm bench:pipeline     (DURATION=seconds per measurement, default 10)
  */
 import mongoose from 'mongoose';
-import { Pool } from 'undici';
 import { topologyNames } from '@pack/broker';
 import { deleteQueues, dropDatabase, startFakeOpenAi, waitFor } from '@pack/testkit';
-import { cpuMs, dbCommands, drive, type Figures } from '../llm-gateway/measure';
+import { chatCaller, cpuMs, dbCommands, drive, type Figures } from '../llm-gateway/measure';
 import { PipelineDriver, type StageTiming } from './driver';
 import { report, type Row } from './report';
 import { BenchServices } from './services';
@@ -29,22 +28,6 @@ const duration = Number(process.env.DURATION ?? 10);
 const KEY = 'sk-bench-pipeline-0123';
 const SERVICE_ID = 1;
 const KINDS = ['config', 'verify', 'execution'];
-const BODY = JSON.stringify({ model: 'fake', messages: [{ role: 'user', content: 'Say hello.' }] });
-
-function providerCaller(url: string, concurrency: number) {
-  const pool = new Pool(url, { connections: concurrency });
-  const call = async () => {
-    const response = await pool.request({
-      method: 'POST',
-      path: '/v1/chat/completions',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${KEY}` },
-      body: BODY,
-    });
-    await response.body.text();
-    if (response.statusCode !== 200) throw new Error(`the provider answered ${response.statusCode}`);
-  };
-  return { call, close: () => pool.close() };
-}
 
 async function main(): Promise<void> {
   const MONGO_URL = process.env.MONGO_URL;
@@ -106,7 +89,7 @@ async function main(): Promise<void> {
     let baselineError: string | undefined;
     let nextId = 1;
     for (const concurrency of [1, 20]) {
-      const provider = providerCaller(fake.url, concurrency);
+      const provider = chatCaller(fake.url, '/v1/chat/completions', concurrency, KEY);
       const providerFigures = await drive(provider.call, concurrency, Math.min(duration, 5));
       for (let i = 0; i < 5; i++) await driver.run();
       const timings: StageTiming[] = [];

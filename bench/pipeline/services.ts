@@ -1,11 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
-import amqp from 'amqplib';
-import { topologyNames } from '@pack/broker';
-import { createEnvelope, events } from '@pack/contracts';
+import { events } from '@pack/contracts';
 import { principalHeaders } from '@pack/http-kit';
-import { waitFor } from '@pack/testkit';
+import { publishEvent, waitFor } from '@pack/testkit';
 
 const root = path.resolve(__dirname, '../..');
 const ADMIN = { id: 1, username: 'bench', role: 'admin' as const };
@@ -78,34 +76,13 @@ export class BenchServices {
 
   /** Tells the orchestrator about a Service as the catalog would. */
   async publishService(serviceId: number): Promise<void> {
-    const connection = await amqp.connect(this.amqpUrl);
-    try {
-      const channel = await connection.createConfirmChannel();
-      const envelope = createEnvelope(
-        events.serviceChanged,
-        {
-          service_id: serviceId,
-          name: 'Bench service',
-          owner: { id: 1, name: 'bench' },
-          deleted: false,
-          version: 1,
-        },
-        { source: 'bench', correlationId: 'bench-service' },
-      );
-      channel.publish(
-        topologyNames(this.namespace).events,
-        envelope.type,
-        Buffer.from(JSON.stringify(envelope)),
-        {
-          persistent: true,
-          messageId: envelope.id,
-          contentType: 'application/cloudevents+json',
-        },
-      );
-      await channel.waitForConfirms();
-    } finally {
-      await connection.close();
-    }
+    await publishEvent(this.amqpUrl, this.namespace, events.serviceChanged, {
+      service_id: serviceId,
+      name: 'Bench service',
+      owner: { id: 1, name: 'bench' },
+      deleted: false,
+      version: 1,
+    });
   }
 
   async stop(): Promise<void> {
