@@ -29,6 +29,8 @@ export interface Stack {
   /** The broker namespace every service of the stack shares (prefix of its queue names). */
   brokerNamespace: string;
   services: RunningService<never>[];
+  /** The variables each service behind the gateway was started with, by name (to start another replica). */
+  envs: Record<string, Env>;
   /** Base URL of each service behind the gateway, by name (to reach one past the gateway). */
   urls: Record<string, string>;
   /** A running service by its name (gateway, settings, catalog, llm-gateway, pipeline-orchestrator, webhook-dispatcher). */
@@ -84,18 +86,29 @@ type Env = Record<string, string>;
 /** Fake providers and webhook receivers listen on loopback, which the URL guards refuse by default. */
 const LOOPBACK_TARGETS = '127.0.0.0/8,::1/128';
 
-/** `allowedTargetCidrs`: PACK_ALLOWED_TARGET_CIDRS of every service (default: loopback). */
-export async function startStack(options: { allowedTargetCidrs?: string } = {}): Promise<Stack> {
+export interface StackOptions {
+  /** PACK_ALLOWED_TARGET_CIDRS of every service (default: loopback). */
+  allowedTargetCidrs?: string;
+  /** Extra variables of a service, by its name (e.g. a short sweep interval for a test). */
+  env?: Record<string, Env>;
+}
+
+export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const PACK_ALLOWED_TARGET_CIDRS = options.allowedTargetCidrs ?? LOOPBACK_TARGETS;
   const adminToken = `pack_${randomBytes(32).toString('base64url')}`;
   const namespace = uniqueName('e2e');
   const upstreams: Env = {};
   const services: RunningService<never>[] = [];
   const urls: Record<string, string> = {};
+  const envs: Record<string, Env> = {};
   for (const service of BEHIND_GATEWAY) {
-    const running = await service.start(
-      testEnv(service.name, { ...upstreams, PACK_ALLOWED_TARGET_CIDRS, BROKER_NAMESPACE: namespace }),
-    );
+    envs[service.name] = testEnv(service.name, {
+      ...upstreams,
+      PACK_ALLOWED_TARGET_CIDRS,
+      BROKER_NAMESPACE: namespace,
+      ...options.env?.[service.name],
+    });
+    const running = await service.start(envs[service.name]!);
     services.push(running as unknown as RunningService<never>);
     upstreams[service.env] = running.url;
     urls[service.name] = running.url;
@@ -124,6 +137,7 @@ export async function startStack(options: { allowedTargetCidrs?: string } = {}):
     adminToken,
     brokerNamespace: namespace,
     services,
+    envs,
     urls,
     service(name) {
       const found = services.find((service) => service.definition.name === name);
@@ -171,4 +185,12 @@ export async function modelKnownToOrchestrator(stack: Stack, modelId: number): P
     },
     { what: `the orchestrator to learn of LLM model ${modelId}` },
   );
+}
+
+/** Messages an orchestrator's pipeline consumer acknowledged (approvals and generate results). */
+export async function pipelineMessagesHandled(metricsUrl: string): Promise<number> {
+  const text = await (await fetch(`${metricsUrl}/metrics`)).text();
+  const line =
+    /^broker_consumed_total\{[^}]*queue="[^"]*pipeline-orchestrator\.pipelines"[^}]*outcome="ack"[^}]*\} (\d+)$/m;
+  return Number(line.exec(text)?.[1] ?? 0);
 }

@@ -3,6 +3,7 @@ import amqp, { type ChannelModel, type ConfirmChannel } from 'amqplib';
 import { topologyNames } from '@pack/broker';
 import { createEnvelope, events } from '@pack/contracts';
 import { GENERATE_CONSUMER } from '@pack/llm-gateway';
+import { publishConfirmed } from './measure';
 
 /** Publishes generate requests as the pipeline would and resolves each call when its result arrives. */
 export class GatewayDriver {
@@ -64,15 +65,7 @@ export class GatewayDriver {
       { source: 'bench', correlationId: requestId },
     );
     const answered = new Promise<boolean>((resolve) => this.pending.set(requestId, resolve));
-    await new Promise<void>((resolve, reject) =>
-      this.channel.publish(
-        this.exchange,
-        envelope.type,
-        Buffer.from(JSON.stringify(envelope)),
-        { persistent: true, messageId: envelope.id, contentType: 'application/cloudevents+json' },
-        (error) => (error ? reject(error as Error) : resolve()),
-      ),
-    );
+    await publishConfirmed(this.channel, this.exchange, envelope);
     if (!(await answered)) throw new Error(`request ${requestId} answered with an error result`);
   }
 

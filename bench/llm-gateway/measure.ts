@@ -1,4 +1,7 @@
 import { readFileSync } from 'node:fs';
+import type { ConfirmChannel } from 'amqplib';
+import { Pool } from 'undici';
+import type { Envelope } from '@pack/contracts';
 
 export interface Figures {
   calls: number;
@@ -77,4 +80,39 @@ export function cpuMs(pid: number | undefined): number {
   } catch {
     return NaN;
   }
+}
+
+/** Publishes an event onto the namespace's exchange as a service would, resolving on the broker's confirm. */
+export function publishConfirmed(
+  channel: ConfirmChannel,
+  exchange: string,
+  envelope: Envelope,
+): Promise<void> {
+  return new Promise<void>((resolve, reject) =>
+    channel.publish(
+      exchange,
+      envelope.type,
+      Buffer.from(JSON.stringify(envelope)),
+      { persistent: true, messageId: envelope.id, contentType: 'application/cloudevents+json' },
+      (error) => (error ? reject(error as Error) : resolve()),
+    ),
+  );
+}
+
+const CHAT_BODY = JSON.stringify({ model: 'fake', messages: [{ role: 'user', content: 'Say hello.' }] });
+
+/** An OpenAI-shape chat completion over HTTP, as the OpenAI client sends it. */
+export function chatCaller(url: string, pathname: string, concurrency: number, key: string) {
+  const pool = new Pool(url, { connections: concurrency });
+  const call = async () => {
+    const response = await pool.request({
+      method: 'POST',
+      path: pathname,
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+      body: CHAT_BODY,
+    });
+    await response.body.text();
+    if (response.statusCode !== 200) throw new Error(`${url} answered ${response.statusCode}`);
+  };
+  return { call, close: () => pool.close() };
 }

@@ -17,13 +17,12 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
-import { Pool } from 'undici';
 import mongoose from 'mongoose';
 import { principalHeaders } from '@pack/http-kit';
 import { deleteQueues, dropDatabase, startFakeOpenAi, waitFor } from '@pack/testkit';
 import { GatewayDriver } from './gateway-driver';
 import { startLiteLlm, LITELLM_VERSION, type LiteLlm } from './litellm';
-import { cpuMs, dbCommands, drive, rssMb, type Figures } from './measure';
+import { chatCaller, cpuMs, dbCommands, drive, rssMb, type Figures } from './measure';
 import { report, type Side } from './report';
 import { dashboardOver100kCalls } from './dashboard-load';
 
@@ -31,29 +30,12 @@ const root = path.resolve(__dirname, '../..');
 const duration = Number(process.env.DURATION ?? 8);
 const KEY = 'sk-bench-0123456789';
 const CONCURRENCY = [1, 10] as const;
-const BODY = JSON.stringify({ model: 'fake', messages: [{ role: 'user', content: 'Say hello.' }] });
 
 const ready = (url: string) =>
   waitFor(async () => (await fetch(`${url}/readyz`)).status === 200, {
     timeoutMs: 30_000,
     what: `${url}/readyz`,
   });
-
-/** An OpenAI-shape chat completion over HTTP, as the OpenAI client sends it. */
-function chatCaller(url: string, pathname: string, concurrency: number, key = KEY) {
-  const pool = new Pool(url, { connections: concurrency });
-  const call = async () => {
-    const response = await pool.request({
-      method: 'POST',
-      path: pathname,
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
-      body: BODY,
-    });
-    await response.body.text();
-    if (response.statusCode !== 200) throw new Error(`${url} answered ${response.statusCode}`);
-  };
-  return { call, close: () => pool.close() };
-}
 
 async function main(): Promise<void> {
   const MONGO_URL = process.env.MONGO_URL;
@@ -133,7 +115,7 @@ async function main(): Promise<void> {
 
     const calls = baselineDb.collection('llm_calls');
     for (const concurrency of CONCURRENCY) {
-      const provider = chatCaller(fake.url, '/v1/chat/completions', concurrency);
+      const provider = chatCaller(fake.url, '/v1/chat/completions', concurrency, KEY);
       const providerFigures = await drive(provider.call, concurrency, duration);
       const before = await dbCommands(gatewayUrl);
       const cpuBefore = cpuMs(gateway.pid);

@@ -1,5 +1,6 @@
 import type { Metrics } from '@pack/metrics';
 import type { PipelineObserver } from './domain/pipelines';
+import type { SweepObserver } from './domain/sweeper';
 
 /** The names deploy/grafana and deploy/prometheus/rules use (issue 10 item 9). */
 export function pipelineMetrics(metrics: Metrics, countRunning: () => Promise<number>): PipelineObserver {
@@ -26,4 +27,15 @@ export function pipelineMetrics(metrics: Metrics, countRunning: () => Promise<nu
     transition: (stage, state) => transitions.inc({ stage, state }),
     finished: (stage, outcome, seconds) => duration.observe({ stage, outcome }, seconds),
   };
+}
+
+/** The stage timeout sweeper's work (docs/decisions/0028). */
+export function sweepMetrics(metrics: Metrics): SweepObserver {
+  const sweeps = metrics.counter('pipeline_sweeps_total', 'Stage timeout sweeps this replica ran');
+  const timedOut = metrics.counter(
+    'pipeline_stages_timed_out_total',
+    'Stages this replica failed for running past their model timeout plus the margin',
+    ['stage'],
+  );
+  return { swept: () => sweeps.inc(), timedOut: (stage) => timedOut.inc({ stage }) };
 }

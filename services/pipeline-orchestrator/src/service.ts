@@ -1,10 +1,16 @@
-import { effectiveGenUiCatalogSchema, maySeeCosts } from '@pack/contracts';
+import {
+  effectiveGenUiCatalogSchema,
+  maySeeCosts,
+  type GeneralSettings,
+  type JsonSchema,
+} from '@pack/contracts';
 import type { ServiceDefinition } from '@pack/runtime';
 import { SettingsCache } from '@pack/settings-client';
 import { ActiveSlotRepository } from './data/active-slot-repository';
 import { DirectoryRepository } from './data/directory-repository';
 import { PIPELINES_COLLECTION, PipelineRepository } from './data/pipeline-repository';
 import { PROCESSORS_COLLECTION, ProcessorRepository } from './data/processor-repository';
+import { PipelineRequestSender } from './data/request-sender';
 import { ServiceItemRepository } from './data/service-item-repository';
 import { ExecutionContextRepository } from './data/execution-context-repository';
 import { ExecutionContext } from './domain/execution-context';
@@ -16,14 +22,17 @@ import { PackOptimizer } from './domain/optimizer';
 import { stageProcessors } from './domain/stage-processors';
 import { ChangeInstanceValidator } from './domain/validator';
 import { sideProcessorConsumer } from './messaging/side-processor-consumer';
+import { SweepRepository } from './data/sweep-repository';
 import { ActiveSlots } from './domain/active-slots';
 import { Pipelines } from './domain/pipelines';
 import { Processors } from './domain/processors';
+import { StageSweeper } from './domain/sweeper';
 import { pipelineRoutes } from './http/pipeline-routes';
 import { processorRoutes } from './http/processor-routes';
 import { pipelineConsumer } from './messaging/pipeline-consumer';
 import { projectionConsumer } from './messaging/projection-consumer';
-import { pipelineMetrics } from './metrics';
+import { SweeperLoop } from './messaging/sweeper-loop';
+import { pipelineMetrics, sweepMetrics } from './metrics';
 import type { OrchestratorConfig } from './config';
 
 export { orchestratorEnvSchema, type OrchestratorConfig } from './config';
@@ -41,7 +50,7 @@ export const orchestratorService: ServiceDefinition<OrchestratorConfig> = {
   name: SERVICE,
   version: '0.1.0',
   outboxCollections: [PROCESSORS_COLLECTION, PIPELINES_COLLECTION, VALIDATIONS_COLLECTION],
-  setup({ config, mongo, outbox, logger, metrics }) {
+  setup({ config, mongo, outbox, broker, logger, metrics }) {
     const processorsRepository = new ProcessorRepository(mongo.connection);
     const directory = new DirectoryRepository(mongo.connection);
     const pipelineRepository = new PipelineRepository(mongo.connection);
@@ -68,6 +77,13 @@ export const orchestratorService: ServiceDefinition<OrchestratorConfig> = {
       logger,
     );
     const stages = stageProcessors(processorsRepository);
+    // Built once per settings version: it was a measurable share of a stage's CPU (bench/pipeline).
+    let catalog: { from: GeneralSettings; schema: JsonSchema } | undefined;
+    const catalogSchema = (current: GeneralSettings) => {
+      if (catalog?.from !== current)
+        catalog = { from: current, schema: effectiveGenUiCatalogSchema(current) };
+      return catalog.schema;
+    };
     const pipelines = new Pipelines({
       context: new ExecutionContext(contextRepository),
       finishing: (pipeline, outcome, reasons) => optimizer.finishing(pipeline, outcome, reasons),
@@ -75,10 +91,21 @@ export const orchestratorService: ServiceDefinition<OrchestratorConfig> = {
       items: new ServiceItemRepository(mongo.connection),
       directory,
       processors: stages,
-      catalogSchema: () => effectiveGenUiCatalogSchema(settings.get()),
+      catalogSchema: () => catalogSchema(settings.get()),
       observer,
       eventsWritten: () => outbox.kick(),
+      requests: new PipelineRequestSender(mongo.connection, pipelineRepository, broker, () => outbox.kick()),
     });
+    const sweepRepository = new SweepRepository(mongo.connection, PIPELINES_COLLECTION);
+    const sweeper = new SweeperLoop(
+      new StageSweeper({
+        store: sweepRepository,
+        failer: pipelines,
+        observer: sweepMetrics(metrics),
+        marginMs: config.PIPELINE_STAGE_TIMEOUT_MARGIN_MS,
+      }),
+      { intervalMs: config.PIPELINE_SWEEP_INTERVAL_MS, logger, kickOutbox: () => outbox.kick() },
+    );
     const costs = (principal: { role: Parameters<typeof maySeeCosts>[0] }) => ({
       show: maySeeCosts(principal.role, settings.get().charges),
       currency: settings.get().currency.currency,
@@ -106,9 +133,14 @@ export const orchestratorService: ServiceDefinition<OrchestratorConfig> = {
           directory.ensureIndexes(),
           pipelineRepository.ensureIndexes(),
           contextRepository.ensureIndexes(),
+          sweepRepository.ensureIndexes(),
         ]);
         settings.start();
-        return async () => settings.stop();
+        sweeper.start();
+        return async () => {
+          await sweeper.stop();
+          settings.stop();
+        };
       },
     };
   },

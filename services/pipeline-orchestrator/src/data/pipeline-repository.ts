@@ -17,14 +17,20 @@ import {
   type StageExpectation,
   type StageRecord,
 } from '../domain/pipeline-model';
+import { WATCHED_FIELD } from './sweep-repository';
 
 export const PIPELINES_COLLECTION = 'pipelines';
 export const PACK_DATA_COLLECTION = 'pack_data';
 
-const WITHOUT_OUTBOX = { [OUTBOX_FIELD]: 0, [OUTBOX_PENDING_FIELD]: 0 };
+const WITHOUT_OUTBOX = { [OUTBOX_FIELD]: 0, [OUTBOX_PENDING_FIELD]: 0, [WATCHED_FIELD]: 0 };
 
-function record(document: PipelineRecord & Record<string, unknown>): PipelineRecord {
-  const { [OUTBOX_FIELD]: _events, [OUTBOX_PENDING_FIELD]: _pending, ...fields } = document;
+export function record(document: PipelineRecord & Record<string, unknown>): PipelineRecord {
+  const {
+    [OUTBOX_FIELD]: _events,
+    [OUTBOX_PENDING_FIELD]: _pending,
+    [WATCHED_FIELD]: _watched,
+    ...fields
+  } = document;
   return fields;
 }
 
@@ -58,7 +64,9 @@ export class PipelineRepository implements PipelineStore {
 
   async insert(pipeline: PipelineRecord, events: Envelope[]): Promise<boolean> {
     try {
-      await this.pipelines.insertOne({ ...pipeline, ...outboxFields(...events) });
+      // A new pipeline always schedules a stage: the sweeper watches it (0028).
+      const watched: Record<string, boolean> = { [WATCHED_FIELD]: true };
+      await this.pipelines.insertOne({ ...pipeline, ...watched, ...outboxFields(...events) });
       return true;
     } catch (error) {
       if (isDuplicateKey(error)) return false;
@@ -94,6 +102,7 @@ export class PipelineRepository implements PipelineStore {
     const fields: Record<string, unknown> = { updated_at: new Date() };
     for (const [name, changes] of Object.entries(set))
       for (const [field, value] of Object.entries(changes)) fields[`stages.${name}.${field}`] = value;
+    if (Object.values(set).some((changes) => changes.state === 'SCHEDULED')) fields[WATCHED_FIELD] = true;
     let update: Record<string, unknown> = { $set: fields };
     if (cost !== null) update.$push = { costs: cost };
     if (events.length > 0) update = withOutbox(update, ...events);

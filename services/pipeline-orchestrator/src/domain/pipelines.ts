@@ -1,74 +1,32 @@
 import { randomUUID } from 'node:crypto';
-import {
-  type ChangeInstanceState,
-  type Envelope,
-  type JsonSchema,
-  type Principal,
-  type ProcessorKind,
-  type Stage,
-} from '@pack/contracts';
+import type { Envelope, Principal, Stage } from '@pack/contracts';
 import { ConflictError, NotFoundError } from '@pack/errors';
-import type { Directory, ProcessorRecord } from './model';
+import type { ProcessorRecord } from './model';
 import {
   NEXT_STAGE,
   PREVIOUS_STAGE,
   RUNNING_STATES,
   type GenerateResult,
   type PipelineRecord,
-  type PipelineStore,
   type ServiceItemRecord,
-  type ServiceItemStore,
   type StageExpectation,
   type StageRecord,
   type StageState,
 } from './pipeline-model';
 import { progressEvents, withStages } from './progress';
 import { draftPipeline, scheduleStage } from './stage-request';
+import { KIND_OF, type ChangeInstanceNews, type PipelineDeps, type RunOutcome } from './pipeline-deps';
 import { stageOutput } from './stage-output';
 
-export interface ActiveProcessors {
-  /** The active processor of a Service for a kind, or null. */
-  active(serviceId: number, kind: ProcessorKind): Promise<ProcessorRecord | null>;
-}
+export {
+  KIND_OF,
+  type ActiveProcessors,
+  type ChangeInstanceNews,
+  type PipelineDeps,
+  type PipelineObserver,
+  type RunOutcome,
+} from './pipeline-deps';
 
-export interface PipelineObserver {
-  transition(stage: Stage, state: StageState): void;
-  /** A stage ended (OK or FAILED) `seconds` after it was scheduled. */
-  finished(stage: Stage, outcome: 'ok' | 'failed', seconds: number): void;
-}
-
-export interface PipelineDeps {
-  store: PipelineStore;
-  items: ServiceItemStore;
-  directory: Directory;
-  processors: ActiveProcessors;
-  catalogSchema(): JsonSchema;
-  observer: PipelineObserver;
-  /** Tells the outbox relay that events were written (its sweep would find them anyway). */
-  eventsWritten(): void;
-  /** The item's execution context for a new run's CONFIG prompt (execution-context.ts); none without. */
-  context?: { render(serviceItemId: number): Promise<string | null> };
-  /** Events written with the move that ends a run: EXECUTION OK, or a stage FAILED (pipeline-finish.ts). */
-  finishing?(pipeline: PipelineRecord, outcome: RunOutcome, reasons: string[]): Promise<Envelope[]>;
-}
-
-export type RunOutcome = 'COMPLETED' | 'FAILED';
-
-/** What a Change Instance event tells the pipeline (created or state_changed). */
-export interface ChangeInstanceNews {
-  change_instance_id: number;
-  service_item_id: number;
-  declaration_id: number;
-  declaration_json: string;
-  service: { id: number };
-  state: ChangeInstanceState;
-}
-
-export const KIND_OF: Record<Stage, ProcessorKind> = {
-  CONFIG: 'config',
-  VERIFY: 'verify',
-  EXECUTION: 'execution',
-};
 const STARTABLE: (StageState | null)[] = [null, 'OK', 'FAILED'];
 
 /**
@@ -127,8 +85,10 @@ export class Pipelines {
       declaration_json: news.declaration_json,
       change_instance_id: news.change_instance_id,
     };
-    await this.deps.items.applyApproved(item);
-    const processor = await this.deps.processors.active(item.service_id, 'config');
+    const [, processor] = await Promise.all([
+      this.deps.items.applyApproved(item),
+      this.deps.processors.active(item.service_id, 'config'),
+    ]);
     if (processor) await this.startRun(item, processor, `approval:${news.change_instance_id}`);
   }
 
@@ -145,46 +105,37 @@ export class Pipelines {
     const ended = { finished_at: now, cost: result.cost };
     if (!result.ok) {
       const error = result.error ? `${result.error.kind}: ${result.error.message}` : 'generation failed';
-      const moved = await this.deps.store.move(
-        pipeline_id,
-        stage,
-        expect,
-        { [stage]: { ...ended, state: 'FAILED', error } },
-        await this.finishing(
-          withStages(pipeline, { [stage]: { ...ended, state: 'FAILED', error } }),
-          'FAILED',
-          [`${stage}: ${error}`],
-        ),
-        result.cost,
-      );
+      const failed: Partial<StageRecord> = { ...ended, state: 'FAILED', error };
+      const events = await this.finishing(withStages(pipeline, { [stage]: failed }), 'FAILED', [
+        `${stage}: ${error}`,
+      ]);
+      const moved = await this.endMove(pipeline_id, stage, expect, failed, events, result.cost);
       if (moved) this.ended(stage, 'FAILED', current, now);
       return;
     }
     const output = stageOutput(result, current.schema_mode);
-    await this.deps.store.savePackData({
-      _id: result.request_id,
-      pipeline_id,
-      service_item_id: pipeline.service_item_id,
-      stage,
-      data_json: output.pack_data_json,
-      gen_ui_json: output.gen_ui_json,
-      gen_ui_valid: output.gen_ui_valid,
-      created_at: now,
-    });
-    const done: Partial<StageRecord> = { ...ended, ...output, state: 'OK', error: null };
     const next = NEXT_STAGE[stage];
-    const processor = next && (await this.deps.processors.active(pipeline.service_id, KIND_OF[next]));
-    if (!next || !processor) {
-      const moved = await this.deps.store.move(
+    // Independent reads and writes side by side: each is a round trip on the stage's path (bench/pipeline).
+    const [, processor] = await Promise.all([
+      this.deps.store.savePackData({
+        _id: result.request_id,
         pipeline_id,
+        service_item_id: pipeline.service_item_id,
         stage,
-        expect,
-        { [stage]: done },
+        data_json: output.pack_data_json,
+        gen_ui_json: output.gen_ui_json,
+        gen_ui_valid: output.gen_ui_valid,
+        created_at: now,
+      }),
+      next && this.deps.processors.active(pipeline.service_id, KIND_OF[next]),
+    ]);
+    const done: Partial<StageRecord> = { ...ended, ...output, state: 'OK', error: null };
+    if (!next || !processor) {
+      const events =
         stage === 'EXECUTION'
           ? await this.finishing(withStages(pipeline, { [stage]: done }), 'COMPLETED', [])
-          : [],
-        result.cost,
-      );
+          : [];
+      const moved = await this.endMove(pipeline_id, stage, expect, done, events, result.cost);
       if (moved) this.ended(stage, 'OK', current, now);
       return;
     }
@@ -198,6 +149,45 @@ export class Pipelines {
       { stage, expect, cost: result.cost },
     );
     if (moved) this.ended(stage, 'OK', current, now);
+  }
+
+  /**
+   * Fails a stage still running `requestId` (the timeout sweeper, docs/decisions/0028): the same
+   * conditional move as a result's, so of a late result and any sweeper only one wins.
+   */
+  async failRunning(pipelineId: number, stage: Stage, requestId: string, error: string, now: Date) {
+    const pipeline = await this.deps.store.find(pipelineId);
+    if (!pipeline) return false;
+    const failed: Partial<StageRecord> = { state: 'FAILED', finished_at: now, error };
+    // The run ends here as with a failed result: its Change Instance and the optimizer hear of it.
+    const events = await this.finishing(withStages(pipeline, { [stage]: failed }), 'FAILED', [
+      `${stage}: ${error}`,
+    ]);
+    const moved = await this.endMove(
+      pipelineId,
+      stage,
+      { states: RUNNING_STATES, request_id: requestId },
+      failed,
+      events,
+      null,
+    );
+    // started_at is untouched by the move: the duration is still scheduled -> now.
+    if (moved) this.ended(stage, 'FAILED', moved.stages[stage], now);
+    return moved !== null;
+  }
+
+  /** A stage's last move of a run (FAILED, or OK with no next stage), with the run's end events. */
+  private async endMove(
+    pipelineId: number,
+    stage: Stage,
+    expect: StageExpectation,
+    fields: Partial<StageRecord>,
+    events: Envelope[],
+    cost: string | null,
+  ) {
+    const moved = await this.deps.store.move(pipelineId, stage, expect, { [stage]: fields }, events, cost);
+    if (moved && events.length > 0) this.deps.eventsWritten();
+    return moved;
   }
 
   /**
@@ -228,9 +218,10 @@ export class Pipelines {
       on?.cost ?? null,
     );
     if (!moved) return null;
-    this.deps.eventsWritten();
+    // The request is sent at once below; only the other events are left to the relay.
+    if (progress.length > 0) this.deps.eventsWritten();
     this.deps.observer.transition(stage, 'SCHEDULED');
-    return (await this.waiting(moved, stage, scheduled.fields.request_id!)) ?? moved;
+    return (await this.waiting(moved, stage, scheduled.event)) ?? moved;
   }
 
   /** A new run from CONFIG with the item's execution context; null when a pipeline of this origin exists (a repeat). */
@@ -241,31 +232,31 @@ export class Pipelines {
   ): Promise<PipelineRecord | null> {
     const { store } = this.deps;
     const now = new Date();
-    const context = (await this.deps.context?.render(item.service_item_id)) ?? null;
-    const draft = draftPipeline(await store.nextId(), item, origin, now, context);
+    const [id, run, context] = await Promise.all([
+      store.nextId(),
+      store.nextRun(item.service_item_id),
+      this.deps.context?.render(item.service_item_id),
+    ]);
+    const draft = { ...draftPipeline(id, item, origin, now, context ?? null), run };
     const scheduled = scheduleStage(draft, 'CONFIG', processor, this.deps.catalogSchema(), now, randomUUID());
     const record: PipelineRecord = {
       ...draft,
-      run: await store.nextRun(item.service_item_id),
       stages: { ...draft.stages, CONFIG: { ...draft.stages.CONFIG, ...scheduled.fields } },
     };
-    if (!(await store.insert(record, [scheduled.event, ...progressEvents(record, 'IN_PROGRESS')])))
-      return null;
-    this.deps.eventsWritten();
+    const progress = progressEvents(record, 'IN_PROGRESS');
+    if (!(await store.insert(record, [scheduled.event, ...progress]))) return null;
+    // The request is sent at once below; only the other events are left to the relay.
+    if (progress.length > 0) this.deps.eventsWritten();
     this.deps.observer.transition('CONFIG', 'SCHEDULED');
-    return (await this.waiting(record, 'CONFIG', scheduled.fields.request_id!)) ?? record;
+    return (await this.waiting(record, 'CONFIG', scheduled.event)) ?? record;
   }
 
-  /** SCHEDULED -> WAITING_FOR_RESPONSE once the request is written; a result that came first wins. */
-  private async waiting(pipeline: PipelineRecord, stage: Stage, requestId: string) {
-    const moved = await this.deps.store.move(
-      pipeline._id,
-      stage,
-      { states: ['SCHEDULED'], request_id: requestId },
-      { [stage]: { state: 'WAITING_FOR_RESPONSE' } },
-      [],
-      null,
-    );
+  /**
+   * SCHEDULED -> WAITING_FOR_RESPONSE once the request is sent (published at once, the outbox
+   * relay as the fallback, docs/decisions/0028); a result that came first wins.
+   */
+  private async waiting(pipeline: PipelineRecord, stage: Stage, request: Envelope) {
+    const moved = await this.deps.requests.send(pipeline._id, stage, request);
     if (moved) this.deps.observer.transition(stage, 'WAITING_FOR_RESPONSE');
     return moved;
   }

@@ -1,0 +1,163 @@
+import amqp, { type ChannelModel, type ConfirmChannel } from 'amqplib';
+import type { Connection } from 'mongoose';
+import { topologyNames } from '@pack/broker';
+import { createEnvelope, events, type EventData } from '@pack/contracts';
+import { publishConfirmed } from '../llm-gateway/measure';
+
+const STAGES = ['CONFIG', 'VERIFY', 'EXECUTION'] as const;
+type Stage = (typeof STAGES)[number];
+
+interface StageDoc {
+  state: string | null;
+  started_at: Date | null;
+  finished_at: Date | null;
+}
+
+/** Where the time of one stage went, in ms (bench clock and the orchestrator's, one machine). */
+export interface StageTiming {
+  stage: Stage;
+  /** From the previous stage's end (CONFIG: the approval's publish) to this stage's end. */
+  total: number;
+  /** Previous end -> the generate request on the broker (orchestrator, outbox relay). */
+  toRequest: number;
+  /** Request on the broker -> result on the broker (llm-gateway and provider). */
+  inGateway: number;
+  /** Result on the broker -> the stage's end written (orchestrator). */
+  toEnd: number;
+}
+
+/**
+ * Drives Service Items through the orchestrator as the catalog would: publishes an approval and
+ * waits until the item's EXECUTION stage is OK, watching the generate requests and results on the
+ * broker (a queue of its own) to tell where each stage's time went.
+ */
+export class PipelineDriver {
+  private readonly seen = new Map<string, number>();
+  private readonly done = new Map<number, () => void>();
+  /** Resolves a run() with its pipeline's id once the item's CONFIG request is seen. */
+  private readonly started = new Map<number, (pipelineId: number) => void>();
+  private nextItem = 1;
+
+  private constructor(
+    private readonly connection: ChannelModel,
+    private readonly channel: ConfirmChannel,
+    private readonly exchange: string,
+    private readonly orchestratorDb: Connection,
+    private readonly serviceId: number,
+  ) {}
+
+  static async start(amqpUrl: string, namespace: string, orchestratorDb: Connection, serviceId: number) {
+    const connection = await amqp.connect(amqpUrl);
+    const channel = await connection.createConfirmChannel();
+    const exchange = topologyNames(namespace).events;
+    await channel.assertExchange(exchange, 'topic', { durable: true });
+    const { queue } = await channel.assertQueue('', { exclusive: true, autoDelete: true });
+    await channel.bindQueue(queue, exchange, events.llmGenerateRequested.type);
+    await channel.bindQueue(queue, exchange, events.llmGenerateCompleted.type);
+    const driver = new PipelineDriver(connection, channel, exchange, orchestratorDb, serviceId);
+    await channel.consume(queue, (message) => message && driver.observe(message.content), { noAck: true });
+    return driver;
+  }
+
+  private observe(content: Buffer): void {
+    const at = performance.timeOrigin + performance.now();
+    const envelope = JSON.parse(content.toString('utf8')) as {
+      type: string;
+      data: {
+        request_id: string;
+        reply_to: { pipeline_id: number; stage: Stage } | null;
+        messages?: { content: string }[];
+      };
+    };
+    const { request_id, reply_to } = envelope.data;
+    if (!reply_to) return;
+    const kind = envelope.type === events.llmGenerateRequested.type ? 'requested' : 'completed';
+    if (!this.seen.has(`${kind}:${request_id}`)) this.seen.set(`${kind}:${request_id}`, at);
+    if (kind === 'requested' && reply_to.stage === 'CONFIG') {
+      const item = /Service Item (\d+)/.exec(envelope.data.messages?.at(-1)?.content ?? '')?.[1];
+      if (item) this.started.get(Number(item))?.(reply_to.pipeline_id);
+    }
+    if (kind === 'completed' && reply_to.stage === 'EXECUTION') this.done.get(reply_to.pipeline_id)?.();
+  }
+
+  /** One Service Item approved and driven through its three stages; the stages' timings. */
+  async run(): Promise<StageTiming[]> {
+    const item = this.nextItem++;
+    const started = new Promise<number>((resolve) => this.started.set(item, resolve));
+    const approvedAt = performance.timeOrigin + performance.now();
+    await this.publish(approval(item, this.serviceId));
+    const pipelineId = await started;
+    this.started.delete(item);
+    const executed = new Promise<void>((resolve) => this.done.set(pipelineId, resolve));
+    if (!this.seen.has(`completed:pipeline-${pipelineId}-EXECUTION-1`)) await executed;
+    this.done.delete(pipelineId);
+    const pipeline = await this.waitUntil(async () => {
+      const found = await this.orchestratorDb
+        .collection<{ stages: Record<Stage, StageDoc> }>('pipelines')
+        .findOne({ _id: pipelineId as never }, { projection: { stages: 1 } });
+      return found?.stages.EXECUTION.state === 'OK' ? found : undefined;
+    });
+    let previousEnd = approvedAt;
+    return STAGES.map((stage) => {
+      const requestId = `pipeline-${pipelineId}-${stage}-1`;
+      const requested = this.take(`requested:${requestId}`);
+      const completed = this.take(`completed:${requestId}`);
+      const end = pipeline.stages[stage].finished_at!.getTime();
+      const timing = {
+        stage,
+        total: end - previousEnd,
+        toRequest: requested - previousEnd,
+        inGateway: completed - requested,
+        toEnd: end - completed,
+      };
+      previousEnd = end;
+      return timing;
+    });
+  }
+
+  private take(key: string): number {
+    const at = this.seen.get(key);
+    this.seen.delete(key);
+    if (at === undefined) throw new Error(`${key} was not seen on the broker`);
+    return at;
+  }
+
+  private async waitUntil<T>(probe: () => T | undefined | Promise<T | undefined>): Promise<T> {
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const value = await probe();
+      if (value !== undefined) return value;
+      if (Date.now() > deadline) throw new Error('a pipeline did not finish within 30 s');
+      await new Promise((resolve) => setTimeout(resolve, 3));
+    }
+  }
+
+  private async publish(data: EventData<typeof events.changeInstanceStateChanged>): Promise<void> {
+    const envelope = createEnvelope(events.changeInstanceStateChanged, data, {
+      source: 'bench',
+      correlationId: `bench-${data.change_instance_id}`,
+    });
+    await publishConfirmed(this.channel, this.exchange, envelope);
+  }
+
+  async stop(): Promise<void> {
+    await this.connection.close().catch(() => undefined);
+  }
+}
+
+/** An approval as the catalog publishes it: Service Item `item`, its first declaration. */
+function approval(item: number, serviceId: number): EventData<typeof events.changeInstanceStateChanged> {
+  return {
+    change_instance_id: item,
+    service_item_id: item,
+    declaration_id: item,
+    declaration_json: JSON.stringify({ size: 'large', item }),
+    consumer_id: 2,
+    consumer_name: 'bench consumer',
+    service: { id: serviceId, name: 'Bench service', owner: { id: 1, name: 'bench' } },
+    state: 'APPROVED',
+    old_state: 'PENDING',
+    reasons: [],
+    changed_by: { kind: 'user', user_id: 1, username: 'bench' },
+  };
+}

@@ -1,0 +1,76 @@
+import type { Connection } from 'mongoose';
+import { STAGES } from '@pack/contracts';
+import { RUNNING_STATES, type PipelineRecord } from '../domain/pipeline-model';
+import type { SweepStore } from '../domain/sweeper';
+import { MODELS_COLLECTION } from './directory-repository';
+import { PROCESSORS_COLLECTION } from './processor-repository';
+
+/**
+ * Top-level flag on a pipeline set by every SCHEDULED move (pipeline-repository.ts) and cleared
+ * by the sweeper once nothing runs. FerretDB v1 pushes a top-level scalar equality down to
+ * PostgreSQL but not a dotted path (`stages.CONFIG.state`) nor a date range: the sweep's query
+ * is this one equality (docs/decisions/0028).
+ */
+export const WATCHED_FIELD = 'watched';
+
+const STAGE_FIELDS = ['state', 'request_id', 'processor_id', 'started_at'] as const;
+const PROJECTION = Object.fromEntries(
+  STAGES.flatMap((stage) => STAGE_FIELDS.map((field) => [`stages.${stage}.${field}`, 1])),
+);
+
+export class SweepRepository implements SweepStore {
+  private readonly pipelines;
+
+  constructor(
+    private readonly connection: Connection,
+    collection: string,
+  ) {
+    this.pipelines = connection.collection<PipelineRecord>(collection);
+  }
+
+  async ensureIndexes(): Promise<void> {
+    await this.pipelines.createIndex({ [WATCHED_FIELD]: 1 }, { name: WATCHED_FIELD });
+  }
+
+  watched(afterId: number, limit: number): Promise<PipelineRecord[]> {
+    return this.pipelines
+      .find(
+        { [WATCHED_FIELD]: true, _id: { $gt: afterId } },
+        { projection: PROJECTION, sort: { _id: 1 }, limit },
+      )
+      .toArray();
+  }
+
+  async unwatch(id: number): Promise<boolean> {
+    const idle = Object.fromEntries(
+      STAGES.map((stage) => [`stages.${stage}.state`, { $nin: [...RUNNING_STATES] }]),
+    );
+    const result = await this.pipelines.updateOne(
+      { _id: id, [WATCHED_FIELD]: true, ...idle },
+      { $set: { [WATCHED_FIELD]: false } },
+    );
+    return result.modifiedCount === 1;
+  }
+
+  async modelTimeouts(processorIds: readonly number[]): Promise<Map<number, number>> {
+    if (processorIds.length === 0) return new Map();
+    const processors = await this.connection
+      .collection<{ _id: number; llm_model_id: number }>(PROCESSORS_COLLECTION)
+      .find({ _id: { $in: [...processorIds] } }, { projection: { llm_model_id: 1 } })
+      .toArray();
+    const models = await this.connection
+      .collection<{ _id: number; timeout: number }>(MODELS_COLLECTION)
+      .find(
+        { _id: { $in: [...new Set(processors.map((p) => p.llm_model_id))] } },
+        { projection: { timeout: 1 } },
+      )
+      .toArray();
+    const timeout = new Map(models.map((model) => [model._id, model.timeout]));
+    const found = new Map<number, number>();
+    for (const processor of processors) {
+      const seconds = timeout.get(processor.llm_model_id);
+      if (seconds !== undefined) found.set(processor._id, seconds);
+    }
+    return found;
+  }
+}

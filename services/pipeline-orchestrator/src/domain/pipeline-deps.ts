@@ -1,0 +1,51 @@
+import type { ChangeInstanceState, Envelope, JsonSchema, ProcessorKind, Stage } from '@pack/contracts';
+import type { Directory, ProcessorRecord } from './model';
+import type { PipelineRecord, PipelineStore, ServiceItemStore, StageState } from './pipeline-model';
+import type { RequestSender } from './request-sender';
+
+/** What the Pipelines use case needs, and the words it shares with its callers. */
+export interface ActiveProcessors {
+  /** The active processor of a Service for a kind, or null. */
+  active(serviceId: number, kind: ProcessorKind): Promise<ProcessorRecord | null>;
+}
+
+export interface PipelineObserver {
+  transition(stage: Stage, state: StageState): void;
+  /** A stage ended (OK or FAILED) `seconds` after it was scheduled. */
+  finished(stage: Stage, outcome: 'ok' | 'failed', seconds: number): void;
+}
+
+export interface PipelineDeps {
+  store: PipelineStore;
+  items: ServiceItemStore;
+  directory: Directory;
+  processors: ActiveProcessors;
+  catalogSchema(): JsonSchema;
+  observer: PipelineObserver;
+  /** Tells the outbox relay that events were written (its sweep would find them anyway). */
+  eventsWritten(): void;
+  /** The item's execution context for a new run's CONFIG prompt (execution-context.ts); none without. */
+  context?: { render(serviceItemId: number): Promise<string | null> };
+  /** Events written with the move that ends a run: EXECUTION OK, or a stage FAILED (pipeline-finish.ts). */
+  finishing?(pipeline: PipelineRecord, outcome: RunOutcome, reasons: string[]): Promise<Envelope[]>;
+  /** Sends a scheduled stage's generate request and marks the stage WAITING_FOR_RESPONSE. */
+  requests: RequestSender;
+}
+
+export type RunOutcome = 'COMPLETED' | 'FAILED';
+
+/** What a Change Instance event tells the pipeline (created or state_changed). */
+export interface ChangeInstanceNews {
+  change_instance_id: number;
+  service_item_id: number;
+  declaration_id: number;
+  declaration_json: string;
+  service: { id: number };
+  state: ChangeInstanceState;
+}
+
+export const KIND_OF: Record<Stage, ProcessorKind> = {
+  CONFIG: 'config',
+  VERIFY: 'verify',
+  EXECUTION: 'execution',
+};

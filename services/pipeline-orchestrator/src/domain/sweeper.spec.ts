@@ -1,0 +1,109 @@
+import type { Stage } from '@pack/contracts';
+import type { PipelineRecord, StageRecord } from './pipeline-model';
+import { emptyStage } from './stage-request';
+import { StageSweeper, type SweepStore } from './sweeper';
+
+const T0 = new Date('2026-11-23T12:00:00Z');
+
+function pipeline(id: number, stages: Partial<Record<Stage, Partial<StageRecord>>>): PipelineRecord {
+  const stage = (name: Stage) => ({ ...emptyStage(), ...stages[name] });
+  return {
+    _id: id,
+    service_item_id: id,
+    service_id: 1,
+    run: 1,
+    origin: `trigger:${id}`,
+    declaration_id: 1,
+    declaration_json: '{}',
+    stages: { CONFIG: stage('CONFIG'), VERIFY: stage('VERIFY'), EXECUTION: stage('EXECUTION') },
+    costs: [],
+    created_at: T0,
+    updated_at: T0,
+  };
+}
+
+const running = (
+  processor: number,
+  state: 'SCHEDULED' | 'WAITING_FOR_RESPONSE' = 'WAITING_FOR_RESPONSE',
+) => ({
+  state,
+  processor_id: processor,
+  request_id: `request-${processor}`,
+  started_at: T0,
+});
+
+/** The store over a fixed list of watched pipelines, recording what the sweeper did. */
+function store(watched: PipelineRecord[], timeouts: Record<number, number>) {
+  const unwatched: number[] = [];
+  const pages: number[] = [];
+  const sweepStore: SweepStore = {
+    async watched(afterId, limit) {
+      pages.push(afterId);
+      return watched.filter((p) => p._id > afterId).slice(0, limit);
+    },
+    async unwatch(id) {
+      unwatched.push(id);
+      return true;
+    },
+    async modelTimeouts(ids) {
+      return new Map(ids.filter((id) => id in timeouts).map((id) => [id, timeouts[id]!]));
+    },
+  };
+  return { sweepStore, unwatched, pages };
+}
+
+function sweeper(sweepStore: SweepStore, pageSize = 200) {
+  const failed: string[] = [];
+  const timedOut: Stage[] = [];
+  const instance = new StageSweeper({
+    store: sweepStore,
+    failer: {
+      async failRunning(id, stage, requestId, error) {
+        failed.push(`${id} ${stage} ${requestId} ${error}`);
+        return true;
+      },
+    },
+    observer: { swept: () => undefined, timedOut: (stage) => timedOut.push(stage) },
+    marginMs: 5000,
+    pageSize,
+  });
+  return { instance, failed, timedOut };
+}
+
+describe('the stage timeout sweeper', () => {
+  it('fails a running stage only past its model timeout plus the margin', async () => {
+    const { sweepStore } = store([pipeline(1, { VERIFY: running(7) })], { 7: 10 });
+    const { instance, failed, timedOut } = sweeper(sweepStore);
+    // 10 s timeout + 5 s margin: at 15 s it is still in time, at 15.001 s it is not.
+    expect(await instance.sweep(new Date(T0.getTime() + 15_000))).toEqual({ watched: 1, failed: 0 });
+    expect(await instance.sweep(new Date(T0.getTime() + 15_001))).toEqual({ watched: 1, failed: 1 });
+    expect(failed).toEqual([
+      "1 VERIFY request-7 timeout: no result within the model's 10 s timeout plus the 5 s margin (state WAITING_FOR_RESPONSE)",
+    ]);
+    expect(timedOut).toEqual(['VERIFY']);
+  });
+
+  it('takes 60 s for a model the projection does not know, and fails a SCHEDULED stage too', async () => {
+    const { sweepStore } = store([pipeline(1, { CONFIG: running(8, 'SCHEDULED') })], {});
+    const { instance, failed } = sweeper(sweepStore);
+    expect((await instance.sweep(new Date(T0.getTime() + 65_000))).failed).toBe(0);
+    expect((await instance.sweep(new Date(T0.getTime() + 65_001))).failed).toBe(1);
+    expect(failed[0]).toMatch(/model's 60 s timeout .* \(state SCHEDULED\)$/);
+  });
+
+  it('stops watching pipelines with nothing running and reads every page', async () => {
+    const watched = [
+      pipeline(1, { CONFIG: { state: 'OK' } }),
+      pipeline(2, { CONFIG: running(7) }),
+      pipeline(3, { CONFIG: { state: 'OK' }, VERIFY: { state: 'FAILED' } }),
+      pipeline(4, { EXECUTION: running(7) }),
+      pipeline(5, {}),
+    ];
+    const { sweepStore, unwatched, pages } = store(watched, { 7: 10 });
+    const { instance, failed } = sweeper(sweepStore, 2);
+    expect(await instance.sweep(new Date(T0.getTime() + 60_000))).toEqual({ watched: 5, failed: 2 });
+    expect(pages).toEqual([0, 2, 4]);
+    expect(unwatched).toEqual([1, 3, 5]);
+    expect(failed.map((line) => line.split(' ').slice(0, 2).join(' '))).toEqual(['2 CONFIG', '4 EXECUTION']);
+  });
+});

@@ -1,0 +1,96 @@
+import { STAGES, type Stage } from '@pack/contracts';
+import { RUNNING_STATES, type PipelineRecord, type StageState } from './pipeline-model';
+
+/** The contract default of an LLM model's timeout, for a model the projection does not know yet. */
+export const DEFAULT_MODEL_TIMEOUT_SECONDS = 60;
+
+/** What the sweeper reads: pipelines that may have a stage running, and the models' timeouts. */
+export interface SweepStore {
+  /**
+   * Pipelines flagged as watched (set with every SCHEDULED move), `limit` at a time by id after
+   * `afterId`. The flag is an indexed top-level equality, pushed down on FerretDB.
+   */
+  watched(afterId: number, limit: number): Promise<PipelineRecord[]>;
+  /** Clears the flag while no stage of the pipeline runs (a stage scheduled meanwhile keeps it). */
+  unwatch(id: number): Promise<boolean>;
+  /** The timeout in seconds of the model each processor uses now, by processor id. */
+  modelTimeouts(processorIds: readonly number[]): Promise<Map<number, number>>;
+}
+
+/** Fails a running stage by the same conditional move as a generate result (Pipelines.failRunning). */
+export interface StageFailer {
+  failRunning(
+    pipelineId: number,
+    stage: Stage,
+    requestId: string,
+    error: string,
+    now: Date,
+  ): Promise<boolean>;
+}
+
+export interface SweepObserver {
+  swept(): void;
+  timedOut(stage: Stage): void;
+}
+
+export interface SweepOutcome {
+  watched: number;
+  failed: number;
+}
+
+/**
+ * The stage timeout sweeper (docs/decisions/0028): a stage SCHEDULED or WAITING_FOR_RESPONSE
+ * longer than its model's timeout plus `marginMs` becomes FAILED. Every replica sweeps; the move
+ * matches the stage's request id in a running state, so a late result and any number of
+ * sweepers fail or finish it once.
+ */
+export class StageSweeper {
+  constructor(
+    private readonly deps: {
+      store: SweepStore;
+      failer: StageFailer;
+      observer: SweepObserver;
+      marginMs: number;
+      pageSize?: number;
+    },
+  ) {}
+
+  async sweep(now = new Date()): Promise<SweepOutcome> {
+    const { store, marginMs } = this.deps;
+    const pageSize = this.deps.pageSize ?? 200;
+    const outcome: SweepOutcome = { watched: 0, failed: 0 };
+    for (let after = 0; ;) {
+      const page = await store.watched(after, pageSize);
+      outcome.watched += page.length;
+      const running = page.flatMap((pipeline) =>
+        runningStages(pipeline).map((stage) => ({ pipeline, stage })),
+      );
+      const timeouts = await store.modelTimeouts([
+        ...new Set(running.map(({ pipeline, stage }) => pipeline.stages[stage].processor_id!)),
+      ]);
+      for (const pipeline of page)
+        if (runningStages(pipeline).length === 0) await store.unwatch(pipeline._id);
+      for (const { pipeline, stage } of running) {
+        const record = pipeline.stages[stage];
+        const seconds = timeouts.get(record.processor_id!) ?? DEFAULT_MODEL_TIMEOUT_SECONDS;
+        const startedAt = record.started_at?.getTime() ?? 0;
+        if (now.getTime() <= startedAt + seconds * 1000 + marginMs) continue;
+        const error =
+          `timeout: no result within the model's ${seconds} s timeout plus the ` +
+          `${marginMs / 1000} s margin (state ${record.state})`;
+        if (await this.deps.failer.failRunning(pipeline._id, stage, record.request_id!, error, now)) {
+          outcome.failed += 1;
+          this.deps.observer.timedOut(stage);
+        }
+      }
+      if (page.length < pageSize) break;
+      after = page[page.length - 1]!._id;
+    }
+    this.deps.observer.swept();
+    return outcome;
+  }
+}
+
+function runningStages(pipeline: PipelineRecord): Stage[] {
+  return STAGES.filter((stage) => RUNNING_STATES.includes(pipeline.stages[stage].state as StageState));
+}

@@ -1,0 +1,240 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { loadConfig } from '@pack/config';
+import { llmGatewayEnvSchema, llmGatewayService } from '@pack/llm-gateway';
+import { startService, type RunningService } from '@pack/runtime';
+import {
+  freePort,
+  metricValue,
+  startFakeOpenAi,
+  waitFor,
+  type FakeProviderServer,
+  type RecordedRequest,
+} from '@pack/testkit';
+import { modelKnownToOrchestrator, pipelineMessagesHandled, startStack, type Stack } from '../stack';
+
+const KEY = 'sk-e2e-scale-0000';
+const PACK = '/v1/external/serviceowner/pack/';
+const KINDS = ['config', 'verify', 'execution'];
+const ORCHESTRATOR = path.join(__dirname, '../../services/pipeline-orchestrator/src/main.ts');
+/** Set-up and each test are bounded, with room for a loaded machine running the whole suite. */
+const BOUND_MS = 180_000;
+
+/** The orchestrator's entry point as its own process (no time limit of its own: the test kills it). */
+async function startOrchestrator(env: Record<string, string>) {
+  const child = spawn(process.execPath, ['--import', 'tsx', ORCHESTRATOR], {
+    env: { PATH: process.env.PATH, ...env },
+    stdio: 'ignore',
+  });
+  const exited = new Promise<NodeJS.Signals | null>((resolve) =>
+    child.on('exit', (_code, signal) => resolve(signal)),
+  );
+  await waitFor(
+    async () => (await fetch(`http://127.0.0.1:${env.PORT}/readyz`).catch(() => null))?.status === 200,
+    {
+      timeoutMs: 60_000,
+      what: 'the second orchestrator ready',
+    },
+  );
+  return { child, exited };
+}
+
+type Stage = { stage: string; state: string | null; error: string | null };
+
+/** (Service Item, kind) of a provider call: the processor prompt is `Do <kind>.`, the user message names the item. */
+function callKey(request: RecordedRequest): string {
+  const messages = (request.body as { messages: { role: string; content: string }[] }).messages;
+  const kind = /^Do (\w+)\./.exec(messages.find((m) => m.role === 'system')!.content)![1];
+  const item = /Service Item (\d+)/.exec(messages.find((m) => m.role === 'user')!.content)![1];
+  return `${item}/${kind}`;
+}
+
+describe('two orchestrators and two llm-gateways', () => {
+  let stack: Stack;
+  let fast: FakeProviderServer;
+  let slow: FakeProviderServer;
+  let secondGateway: RunningService<never> | undefined;
+  let child: { child: ChildProcess; exited: Promise<NodeJS.Signals | null> } | undefined;
+  let childMetrics = '';
+  const consumers: string[] = [];
+
+  beforeAll(async () => {
+    [stack, fast, slow] = await Promise.all([
+      startStack({
+        env: {
+          'pipeline-orchestrator': {
+            PIPELINE_SWEEP_INTERVAL_MS: '200',
+            PIPELINE_STAGE_TIMEOUT_MARGIN_MS: '500',
+          },
+        },
+      }),
+      startFakeOpenAi({ apiKey: KEY }),
+      startFakeOpenAi({ apiKey: KEY }),
+    ]);
+    const gateway = await startService(
+      llmGatewayService,
+      loadConfig(llmGatewayEnvSchema, stack.envs['llm-gateway']),
+    );
+    await gateway.started;
+    secondGateway = gateway as unknown as RunningService<never>;
+    const [port, metricsPort] = [await freePort(), await freePort()];
+    childMetrics = `http://127.0.0.1:${metricsPort}`;
+    child = await startOrchestrator({
+      ...stack.envs['pipeline-orchestrator']!,
+      PORT: String(port),
+      METRICS_PORT: String(metricsPort),
+    });
+  }, BOUND_MS);
+  afterAll(async () => {
+    child?.child.kill('SIGKILL');
+    await child?.exited;
+    await secondGateway?.stop();
+    await Promise.all([fast?.close(), slow?.close()]);
+    await stack?.stop();
+  });
+
+  async function model(name: string, fake: FakeProviderServer, timeout: number): Promise<number> {
+    const created = await stack.call('POST', '/v1/ai/llm_models/', {
+      body: {
+        name,
+        provider: 'vendor1',
+        model_name: 'gpt-4o-mini',
+        timeout,
+        extra_data: { api_key: KEY, base_url: `${fake.url}/v1` },
+      },
+    });
+    expect(created.status).toBe(201);
+    await modelKnownToOrchestrator(stack, created.body.id);
+    return created.body.id as number;
+  }
+
+  async function serviceOn(name: string, llmModel: number): Promise<number> {
+    const service = await stack.call('POST', '/v1/catalog/services/', { body: { name } });
+    for (const kind of KINDS) {
+      const body = {
+        name: kind,
+        service: service.body.id,
+        kind,
+        llm_model: llmModel,
+        prompt: `Do ${kind}.`,
+        active: true,
+      };
+      await waitFor(async () => (await stack.call('POST', '/v1/ai/processors/', { body })).status === 201, {
+        what: `the ${kind} processor`,
+      });
+    }
+    return service.body.id as number;
+  }
+
+  /** `n` Service Items (one per consumer) with an approved declaration each. */
+  async function approve(service: number, n: number): Promise<number[]> {
+    while (consumers.length < n) consumers.push(await stack.issueToken('consumer'));
+    const items: number[] = [];
+    for (let i = 0; i < n; i++) {
+      const submitted = await stack.call('POST', `/v1/catalog/services/${service}/declarations/`, {
+        token: consumers[i],
+        body: { declaration: { n: i } },
+      });
+      const instance = submitted.body.change_instance;
+      const approved = await stack.call('PATCH', `/v1/catalog/change_instances/${instance.id}/`, {
+        body: { state: 'APPROVED' },
+      });
+      expect(approved.status).toBe(200);
+      items.push(instance.service_item as number);
+    }
+    return items;
+  }
+
+  const stagesOf = async (item: number): Promise<Stage[]> =>
+    ((await stack.call('GET', `${PACK}pipelines/latest/service_item/${item}/`)).body?.stages as Stage[]) ??
+    [];
+
+  const allDone = (items: number[]) =>
+    waitFor(
+      async () => {
+        const all = await Promise.all(items.map(stagesOf));
+        return all.every((stages) => stages[2]?.state === 'OK') && all;
+      },
+      { what: `${items.length} pipelines through EXECUTION`, timeoutMs: 120_000 },
+    );
+
+  it(
+    'runs every stage once per trigger and fails a stuck stage once',
+    async () => {
+      fast.always({ latencyMs: 50 });
+      // Each call is told to come back in 4 s: its result comes long after 1 s + 0.5 s.
+      slow.always({ fault: { kind: 'status', status: 429, retryAfter: '4' } });
+      const service = await serviceOn('Scaled', await model('Fast', fast, 30));
+      const stuckService = await serviceOn('Stuck', await model('Slow', slow, 1));
+
+      const items = await approve(service, 8);
+      const [stuck] = await approve(stuckService, 1);
+      await allDone(items);
+      // Each request went out at once and left its pipeline's outbox in the same update as WAITING_FOR_RESPONSE.
+      const stored = await stack
+        .service('pipeline-orchestrator')
+        .context.mongo.connection.collection('pipelines')
+        .find({ service_item_id: { $in: items } })
+        .toArray();
+      expect(stored.map((pipeline) => [pipeline._outbox, pipeline._outbox_pending])).toEqual(
+        items.map(() => [[], false]),
+      );
+      const perCall = new Map<string, number>();
+      for (const request of fast.requestsTo('/chat/completions'))
+        perCall.set(callKey(request), (perCall.get(callKey(request)) ?? 0) + 1);
+      expect(perCall.size).toBe(items.length * 3);
+      expect([...perCall.values()].every((count) => count === 1)).toBe(true);
+
+      const failed = await waitFor(
+        async () => {
+          const stages = await stagesOf(stuck!);
+          return stages[0]?.state === 'FAILED' && stages;
+        },
+        { what: 'the stuck CONFIG failed by a sweeper', timeoutMs: 60_000 },
+      );
+      expect(failed[0]!.error).toMatch(/^timeout: /);
+      expect(failed[1]!.state).toBeNull();
+      const timedOut = async () =>
+        (await metricValue(
+          stack.service('pipeline-orchestrator').metricsUrl,
+          'pipeline_stages_timed_out_total',
+        )) + (await metricValue(childMetrics, 'pipeline_stages_timed_out_total'));
+      expect(await timedOut()).toBe(1);
+      // Both replicas sweep on: a sweep later, still once.
+      const sweeps = await metricValue(childMetrics, 'pipeline_sweeps_total');
+      await waitFor(async () => (await metricValue(childMetrics, 'pipeline_sweeps_total')) > sweeps + 2, {
+        what: 'more sweeps',
+      });
+      expect(await timedOut()).toBe(1);
+      expect(await stagesOf(stuck!)).toEqual(failed);
+    },
+    BOUND_MS,
+  );
+
+  it(
+    'leaves nothing stuck when one orchestrator is killed with -9 mid-pipeline',
+    async () => {
+      fast.always({ latencyMs: 100 });
+      const service = await serviceOn('Killed mid-flight', await model('Fast too', fast, 30));
+      const before = fast.requestsTo('/chat/completions').length;
+      const handledByChild = await pipelineMessagesHandled(childMetrics);
+      const items = await approve(service, 8);
+      // Killed once it has had its share of this work, with most stages still to run.
+      await waitFor(
+        async () =>
+          fast.requestsTo('/chat/completions').length >= before + 6 &&
+          (await pipelineMessagesHandled(childMetrics)) > handledByChild,
+        { what: 'the pipelines under way on both replicas' },
+      );
+      child!.child.kill('SIGKILL');
+      expect(await child!.exited).toBe('SIGKILL');
+
+      const done = await allDone(items);
+      expect(done.flat().every((stage) => stage.state === 'OK')).toBe(true);
+      const calls = fast.requestsTo('/chat/completions').slice(before).map(callKey);
+      expect(new Set(calls).size).toBe(items.length * 3);
+      expect(calls).toHaveLength(items.length * 3);
+    },
+    BOUND_MS,
+  );
+});
