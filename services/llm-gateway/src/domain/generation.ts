@@ -5,11 +5,11 @@ import type {
   FinishedCall,
   GenerateRequest,
   GenerateResult,
-  RollupStore,
 } from './calls';
 import { callModel, modelMissing, type CallOutcome } from './generate-call';
 import type { EffectiveModel } from './llm-models';
 import type { ModelProfiles } from './model-profiles';
+import type { RollupBatcher } from './rollup-batch';
 import type { CallLabels, ReliableAdapter } from './reliable-adapter';
 import type { RetryPolicy } from './reliability';
 import { costUnits, hourOf, latencyBucket } from './rollup-math';
@@ -21,7 +21,8 @@ export interface GenerationObserver {
 
 export interface GenerationDeps {
   calls: CallStore;
-  rollups: RollupStore;
+  /** Adds a finished call to the rollups; settles once its share is stored. */
+  rollups: Pick<RollupBatcher, 'add'>;
   profiles: ModelProfiles;
   adapterFor(model: EffectiveModel): ReliableAdapter;
   /** Publishes the result and resolves once the broker confirmed it. */
