@@ -88,9 +88,10 @@ export class Generation {
     if (outcome.cause !== undefined) this.deps.unexpected(request.request_id, outcome.cause);
     const finished = this.finished(request, model, outcome, adapter, Math.round(performance.now() - began));
     if (!(await calls.finish(request.request_id, owner, finished))) return 'lost';
-    // Independent of each other once the record is finished: the rollup and the publish overlap.
-    await Promise.all([
-      this.deps.rollups.add({
+    // Independent of each other once the record is finished: the publish goes first (the
+    // requester waits for it), the rollup overlaps it.
+    const published = this.deps.publish(finished.result);
+    const rolledUp = this.deps.rollups.add({
         model_id: request.llm_model_id,
         processor_id: request.processor_id,
         hour: hourOf(finished.finished_at),
@@ -100,9 +101,8 @@ export class Generation {
         unpriced: finished.unpriced,
         cost_units: finished.cost === null ? 0n : costUnits(finished.cost),
         latency_bucket: latencyBucket(finished.latency_ms),
-      }),
-      this.deps.publish(finished.result),
-    ]);
+      });
+    await Promise.all([published, rolledUp]);
     const labels = { provider: model?.provider ?? 'unknown', model_id: request.llm_model_id };
     this.deps.observer.answered(
       labels,
