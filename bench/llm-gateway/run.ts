@@ -32,7 +32,10 @@ const duration = Number(process.env.DURATION ?? 8);
 const KEY = 'sk-bench-0123456789';
 const CONCURRENCY = [1, 10] as const;
 /** The node flags docker-compose.yml and deploy/k8s start the gateway with. */
-const GATEWAY_NODE_FLAGS = ['--max-semi-space-size=2', ...(process.env.GATEWAY_NODE_ARGS?.split(' ').filter(Boolean) ?? [])];
+const GATEWAY_NODE_FLAGS = [
+  '--max-semi-space-size=2',
+  ...(process.env.GATEWAY_NODE_ARGS?.split(' ').filter(Boolean) ?? []),
+];
 const BODY = JSON.stringify({ model: 'fake', messages: [{ role: 'user', content: 'Say hello.' }] });
 
 const ready = (url: string) =>

@@ -55,8 +55,8 @@ export class CallRepository implements CallStore {
     } catch (error) {
       if (claims.length === 1 && isDuplicateKey(error)) return [false];
       if (!(error instanceof mongo.MongoBulkWriteError)) throw error;
-      const failed = error.writeErrors;
-      const writeErrors = Array.isArray(failed) ? failed : [failed];
+      const failed: unknown = error.writeErrors;
+      const writeErrors = (Array.isArray(failed) ? failed : [failed]) as mongo.WriteError[];
       if (writeErrors.some((write) => write.code !== DUPLICATE_KEY)) throw error;
       const duplicates = new Set(writeErrors.map((write) => write.index));
       return claims.map((_, index) => !duplicates.has(index));

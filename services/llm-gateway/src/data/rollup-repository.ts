@@ -54,8 +54,9 @@ function monthsOf(start: number, end: number): string[] {
 /**
  * Rollups at two resolutions in one collection: per model, processor and hour, and per model,
  * processor and UTC day. Sums add to both with one `update` command (two upserts with `$inc` per
- * sum, sent together; the generation sums the calls that finish while a write is under way); the dashboard reads whole days from the day documents and only the hours at
- * the edges of its range from the hour documents (docs/decisions/0018). `$inc` on Int64 is exact
+ * sum, sent together; the generation sums the calls that finish while a write is under way); the
+ * dashboard reads whole days from the day documents and only the hours at the edges of its range
+ * from the hour documents (docs/decisions/0018). `$inc` on Int64 is exact
  * on MongoDB and on FerretDB.
  */
 export class RollupRepository implements RollupStore {
@@ -82,7 +83,9 @@ export class RollupRepository implements RollupStore {
             output_tokens: long(sum.output_tokens),
             unpriced_calls: long(sum.unpriced_calls),
             cost_units: long(sum.cost_units),
-            ...Object.fromEntries([...sum.latency].map(([bucket, count]) => [`latency.b${bucket}`, long(count)])),
+            ...Object.fromEntries(
+              [...sum.latency].map(([bucket, count]) => [`latency.b${bucket}`, long(count)]),
+            ),
           },
           $setOnInsert: {
             period,
