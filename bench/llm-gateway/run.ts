@@ -30,6 +30,11 @@ const root = path.resolve(__dirname, '../..');
 const duration = Number(process.env.DURATION ?? 8);
 const KEY = 'sk-bench-0123456789';
 const CONCURRENCY = [1, 10] as const;
+/** The node flags docker-compose.yml and deploy/k8s start the gateway with. */
+const GATEWAY_NODE_FLAGS = [
+  '--max-semi-space-size=2',
+  ...(process.env.GATEWAY_NODE_ARGS?.split(' ').filter(Boolean) ?? []),
+];
 
 const ready = (url: string) =>
   waitFor(async () => (await fetch(`${url}/readyz`)).status === 200, {
@@ -52,7 +57,7 @@ async function main(): Promise<void> {
   const gatewayUrl = 'http://127.0.0.1:18083';
   const gateway = spawn(
     process.execPath,
-    ['--import', 'tsx', path.join(root, 'services/llm-gateway/src/main.ts')],
+    [...GATEWAY_NODE_FLAGS, '--import', 'tsx', path.join(root, 'services/llm-gateway/src/main.ts')],
     {
       env: {
         ...process.env,

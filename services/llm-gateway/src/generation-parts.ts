@@ -17,6 +17,7 @@ import { reliableAdapter, type CallObserver, type Dispatchers } from './domain/r
 import { DEFAULT_RETRY_POLICY, type Breakers } from './domain/reliability';
 import { dashboardRoutes } from './http/dashboard-routes';
 import { generateConsumer } from './messaging/generate-consumer';
+import { RollupBatcher } from './domain/rollup-batch';
 
 const SOURCE = 'llm-gateway';
 
@@ -47,7 +48,7 @@ export function generationParts(w: GenerationWiring) {
   const policy = DEFAULT_RETRY_POLICY;
   const generation = new Generation({
     calls,
-    rollups,
+    rollups: new RollupBatcher(rollups),
     profiles,
     policy,
     owner: `${SOURCE}-${randomUUID().slice(0, 8)}`,

@@ -1,5 +1,5 @@
 import { mongo, type Connection } from 'mongoose';
-import type { Rollup, RollupDelta, RollupStore } from '../domain/calls';
+import type { Rollup, RollupStore } from '../domain/calls';
 
 export const LLM_ROLLUPS_COLLECTION = 'llm_call_rollups';
 
@@ -53,9 +53,10 @@ function monthsOf(start: number, end: number): string[] {
 
 /**
  * Rollups at two resolutions in one collection: per model, processor and hour, and per model,
- * processor and UTC day. A call adds to both with one `update` command (two upserts with `$inc`,
- * sent together); the dashboard reads whole days from the day documents and only the hours at
- * the edges of its range from the hour documents (docs/decisions/0018). `$inc` on Int64 is exact
+ * processor and UTC day. Sums add to both with one `update` command (two upserts with `$inc` per
+ * sum, sent together; the generation sums the calls that finish while a write is under way); the
+ * dashboard reads whole days from the day documents and only the hours at the edges of its range
+ * from the hour documents (docs/decisions/0018). `$inc` on Int64 is exact
  * on MongoDB and on FerretDB.
  */
 export class RollupRepository implements RollupStore {
@@ -69,25 +70,27 @@ export class RollupRepository implements RollupStore {
     await this.rollups.createIndex({ period: 1, within: 1, start: 1 }, { name: 'period_within_start' });
   }
 
-  async add(delta: RollupDelta): Promise<void> {
-    const inc = {
-      calls: long(1),
-      errors: long(delta.error ? 1 : 0),
-      input_tokens: long(delta.input_tokens),
-      output_tokens: long(delta.output_tokens),
-      unpriced_calls: long(delta.unpriced ? 1 : 0),
-      cost_units: long(delta.cost_units),
-      [`latency.b${delta.latency_bucket}`]: long(1),
-    };
-    const upsert = (period: Period, start: Date) => ({
+  async addAll(sums: readonly Rollup[]): Promise<void> {
+    if (sums.length === 0) return;
+    const upsert = (sum: Rollup, period: Period, start: Date) => ({
       updateOne: {
-        filter: { _id: `${period}:${delta.model_id}:${delta.processor_id ?? '-'}:${start.toISOString()}` },
+        filter: { _id: `${period}:${sum.model_id}:${sum.processor_id ?? '-'}:${start.toISOString()}` },
         update: {
-          $inc: inc,
+          $inc: {
+            calls: long(sum.calls),
+            errors: long(sum.errors),
+            input_tokens: long(sum.input_tokens),
+            output_tokens: long(sum.output_tokens),
+            unpriced_calls: long(sum.unpriced_calls),
+            cost_units: long(sum.cost_units),
+            ...Object.fromEntries(
+              [...sum.latency].map(([bucket, count]) => [`latency.b${bucket}`, long(count)]),
+            ),
+          },
           $setOnInsert: {
             period,
-            model_id: delta.model_id,
-            processor_id: delta.processor_id,
+            model_id: sum.model_id,
+            processor_id: sum.processor_id,
             start,
             within: withinOf(period, start.getTime()),
           },
@@ -97,7 +100,10 @@ export class RollupRepository implements RollupStore {
     });
     // One command: the driver sends consecutive updates of a bulk write as one `update`.
     await this.rollups.bulkWrite(
-      [upsert('hour', delta.hour), upsert('day', new Date(dayOf(delta.hour.getTime())))],
+      sums.flatMap((sum) => [
+        upsert(sum, 'hour', sum.hour),
+        upsert(sum, 'day', new Date(dayOf(sum.hour.getTime()))),
+      ]),
       { ordered: false },
     );
   }

@@ -69,7 +69,7 @@ export interface RollupDelta {
   latency_bucket: number;
 }
 
-/** A rollup document: sums of the calls of one model, processor and hour. */
+/** Sums of the calls of one model, processor and hour: a rollup document, or calls to add to one. */
 export interface Rollup {
   model_id: number;
   processor_id: number | null;
@@ -85,8 +85,8 @@ export interface Rollup {
 }
 
 export interface RollupStore {
-  /** One upsert with `$inc`: safe under concurrency, one command. */
-  add(delta: RollupDelta): Promise<void>;
+  /** Adds each sum to its hour and its day with `$inc`: safe under concurrency, one command. */
+  addAll(sums: readonly Rollup[]): Promise<void>;
   /** The rollups of the hours in [from, to). */
   between(from: Date, to: Date): Promise<Rollup[]>;
 }

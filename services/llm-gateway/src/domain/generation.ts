@@ -1,15 +1,9 @@
 import { costOf, isUnpriced } from '@pack/llm-providers';
-import type {
-  CallClaim,
-  CallStore,
-  FinishedCall,
-  GenerateRequest,
-  GenerateResult,
-  RollupStore,
-} from './calls';
+import type { CallClaim, CallStore, FinishedCall, GenerateRequest, GenerateResult } from './calls';
 import { callModel, modelMissing, type CallOutcome } from './generate-call';
 import type { EffectiveModel } from './llm-models';
 import type { ModelProfiles } from './model-profiles';
+import type { RollupBatcher } from './rollup-batch';
 import type { CallLabels, ReliableAdapter } from './reliable-adapter';
 import type { RetryPolicy } from './reliability';
 import { costUnits, hourOf, latencyBucket } from './rollup-math';
@@ -21,7 +15,8 @@ export interface GenerationObserver {
 
 export interface GenerationDeps {
   calls: CallStore;
-  rollups: RollupStore;
+  /** Adds a finished call to the rollups; settles once its share is stored. */
+  rollups: Pick<RollupBatcher, 'add'>;
   profiles: ModelProfiles;
   adapterFor(model: EffectiveModel): ReliableAdapter;
   /** Publishes the result and resolves once the broker confirmed it. */
@@ -49,8 +44,9 @@ const CALLS_PER_REQUEST = 2;
 /**
  * Generation for the pipeline (issue 9 item 4). The provider is called at most once per request
  * id across replicas and redeliveries: the claim is a unique insert keyed by the request id, and
- * a finished record answers repeats from what it stored. Three database commands per request
- * on the normal path: claim insert, finish update, rollup upsert (docs/decisions/0018).
+ * a finished record answers repeats from what it stored. At most three database commands per
+ * request on the normal path: claim insert, finish update, rollup upsert; under load claims and
+ * rollups share commands with other requests' (docs/decisions/0018).
  */
 export class Generation {
   constructor(private readonly deps: GenerationDeps) {}
@@ -87,21 +83,21 @@ export class Generation {
     if (outcome.cause !== undefined) this.deps.unexpected(request.request_id, outcome.cause);
     const finished = this.finished(request, model, outcome, adapter, Math.round(performance.now() - began));
     if (!(await calls.finish(request.request_id, owner, finished))) return 'lost';
-    // Independent of each other once the record is finished: the rollup and the publish overlap.
-    await Promise.all([
-      this.deps.rollups.add({
-        model_id: request.llm_model_id,
-        processor_id: request.processor_id,
-        hour: hourOf(finished.finished_at),
-        error: outcome.error !== null,
-        input_tokens: finished.input_tokens,
-        output_tokens: finished.output_tokens,
-        unpriced: finished.unpriced,
-        cost_units: finished.cost === null ? 0n : costUnits(finished.cost),
-        latency_bucket: latencyBucket(finished.latency_ms),
-      }),
-      this.deps.publish(finished.result),
-    ]);
+    // Independent of each other once the record is finished: the publish goes first (the
+    // requester waits for it), the rollup overlaps it.
+    const published = this.deps.publish(finished.result);
+    const rolledUp = this.deps.rollups.add({
+      model_id: request.llm_model_id,
+      processor_id: request.processor_id,
+      hour: hourOf(finished.finished_at),
+      error: outcome.error !== null,
+      input_tokens: finished.input_tokens,
+      output_tokens: finished.output_tokens,
+      unpriced: finished.unpriced,
+      cost_units: finished.cost === null ? 0n : costUnits(finished.cost),
+      latency_bucket: latencyBucket(finished.latency_ms),
+    });
+    await Promise.all([published, rolledUp]);
     const labels = { provider: model?.provider ?? 'unknown', model_id: request.llm_model_id };
     this.deps.observer.answered(
       labels,

@@ -1,0 +1,98 @@
+import type { Rollup, RollupDelta } from './calls';
+import { RollupBatcher } from './rollup-batch';
+
+const HOUR = new Date('2026-11-23T10:00:00Z');
+
+const delta = (over: Partial<RollupDelta> = {}): RollupDelta => ({
+  model_id: 1,
+  processor_id: null,
+  hour: HOUR,
+  error: false,
+  input_tokens: 10,
+  output_tokens: 5,
+  unpriced: false,
+  cost_units: 1_000n,
+  latency_bucket: 3,
+  ...over,
+});
+
+/** A writer whose writes finish when the test says so. */
+function heldWriter() {
+  const writes: { sums: Rollup[]; finish(error?: Error): void }[] = [];
+  return {
+    writes,
+    addAll: (sums: readonly Rollup[]) =>
+      new Promise<void>((resolve, reject) =>
+        writes.push({ sums: [...sums], finish: (error) => (error ? reject(error) : resolve()) }),
+      ),
+  };
+}
+
+describe('rollup group commit', () => {
+  it('writes a call at once when no write is under way', async () => {
+    const writer = heldWriter();
+    const added = new RollupBatcher(writer).add(delta());
+    expect(writer.writes).toHaveLength(1);
+    expect(writer.writes[0]!.sums).toEqual([
+      expect.objectContaining({ calls: 1, input_tokens: 10, cost_units: 1_000n, latency: new Map([[3, 1]]) }),
+    ]);
+    writer.writes[0]!.finish();
+    await expect(added).resolves.toBeUndefined();
+  });
+
+  it('sums the calls that finish during a write into one next write, per model, processor and hour', async () => {
+    const writer = heldWriter();
+    const batcher = new RollupBatcher(writer);
+    const first = batcher.add(delta());
+    const later = [
+      batcher.add(delta({ error: true, latency_bucket: 4, cost_units: 2_000n })),
+      batcher.add(delta({ unpriced: true, input_tokens: 1, output_tokens: 2 })),
+      batcher.add(delta({ processor_id: 7 })),
+    ];
+    expect(writer.writes).toHaveLength(1);
+    let laterSettled = false;
+    void Promise.all(later).then(() => (laterSettled = true));
+    writer.writes[0]!.finish();
+    await first;
+    await Promise.resolve();
+    expect(writer.writes).toHaveLength(2);
+    expect(laterSettled).toBe(false);
+    expect(writer.writes[1]!.sums).toEqual([
+      {
+        model_id: 1,
+        processor_id: null,
+        hour: HOUR,
+        calls: 2,
+        errors: 1,
+        input_tokens: 11,
+        output_tokens: 7,
+        unpriced_calls: 1,
+        cost_units: 3_000n,
+        latency: new Map([
+          [4, 1],
+          [3, 1],
+        ]),
+      },
+      expect.objectContaining({ processor_id: 7, calls: 1 }),
+    ]);
+    writer.writes[1]!.finish();
+    await Promise.all(later);
+  });
+
+  it('fails every call of a failed write, and writes the next calls anew', async () => {
+    const writer = heldWriter();
+    const batcher = new RollupBatcher(writer);
+    const first = batcher.add(delta());
+    const second = batcher.add(delta());
+    writer.writes[0]!.finish(new Error('database away'));
+    await expect(first).rejects.toThrow('database away');
+    await Promise.resolve();
+    writer.writes[1]!.finish(new Error('still away'));
+    await expect(second).rejects.toThrow('still away');
+    const third = batcher.add(delta());
+    expect(writer.writes).toHaveLength(3);
+    expect(writer.writes[2]!.sums[0]!.calls).toBe(1);
+    writer.writes[2]!.finish();
+    await expect(third).resolves.toBeUndefined();
+  });
+});

@@ -1,0 +1,103 @@
+import mongoose, { type Connection } from 'mongoose';
+import { dropDatabase, uniqueName } from '@pack/testkit';
+import { CallRepository, LLM_CALLS_COLLECTION } from '../src/data/call-repository';
+import type { CallClaim, FinishedCall } from '../src/domain/calls';
+
+const claim = (id: string, owner = 'replica-a'): CallClaim => ({
+  _id: id,
+  state: 'claimed',
+  owner,
+  lease_until: new Date(Date.now() + 60_000),
+  claimed_at: new Date(),
+  model_id: 1,
+  processor_id: null,
+  pipeline_id: null,
+});
+
+const finished = (id: string): FinishedCall => ({
+  state: 'finished',
+  finished_at: new Date(),
+  provider: 'vendor1',
+  model_name: 'gpt-4o-mini',
+  outcome: 'ok',
+  input_tokens: 3,
+  output_tokens: 2,
+  raw_usage_json: null,
+  input_price_per_1m_tokens: null,
+  output_price_per_1m_tokens: null,
+  cost: null,
+  unpriced: false,
+  latency_ms: 1,
+  mode: 'none',
+  attempts: 1,
+  result: {
+    request_id: id,
+    llm_model_id: 1,
+    processor_id: null,
+    reply_to: null,
+    ok: true,
+    output: `reply to ${id}`,
+    parsed_json: null,
+    usage: { input_tokens: 3, output_tokens: 2 },
+    cost: null,
+    unpriced: false,
+    mode: 'none',
+    attempts: 1,
+    latency_ms: 1,
+    error: null,
+  },
+});
+
+/** Claims and finishes sent together share commands; each still gets its own answer. */
+describe('call records written together', () => {
+  let connection: Connection;
+  let dbName: string;
+  let calls: CallRepository;
+
+  beforeAll(async () => {
+    dbName = uniqueName('t_llm_calls');
+    connection = await mongoose.createConnection(process.env.MONGO_URL!, { dbName }).asPromise();
+    calls = new CallRepository(connection);
+  });
+  afterAll(async () => {
+    await connection.close();
+    await dropDatabase(process.env.MONGO_URL!, dbName);
+  });
+
+  it('tells each of many concurrent claims whether it won, duplicates among them included', async () => {
+    await calls.insertClaim(claim('taken-before', 'replica-b'));
+    const ids = ['c1', 'c2', 'taken-before', 'c3', 'c2', 'c4'];
+
+    const won = await Promise.all(ids.map((id) => calls.insertClaim(claim(id))));
+
+    expect(won).toEqual([true, true, false, true, false, true]);
+    const stored = await connection.collection(LLM_CALLS_COLLECTION).find().sort({ _id: 1 }).toArray();
+    expect(stored.map((record) => [record._id, record.owner])).toEqual([
+      ['c1', 'replica-a'],
+      ['c2', 'replica-a'],
+      ['c3', 'replica-a'],
+      ['c4', 'replica-a'],
+      ['taken-before', 'replica-b'],
+    ]);
+  });
+
+  it('finishes only the claims the owner still holds, among many concurrent finishes', async () => {
+    const ids = ['f1', 'f2', 'f3', 'f4', 'f5'];
+    await Promise.all(ids.map((id) => calls.insertClaim(claim(id))));
+    // Another replica took f2 and f4 over after the lease ran out.
+    for (const id of ['f2', 'f4'])
+      await calls.takeOver(id, new Date(Date.now() + 120_000), 'replica-b', new Date(Date.now() + 180_000));
+
+    const done = await Promise.all(ids.map((id) => calls.finish(id, 'replica-a', finished(id))));
+
+    expect(done).toEqual([true, false, true, false, true]);
+    const records = await Promise.all(ids.map((id) => calls.find(id)));
+    expect(records.map((record) => [record?.state, record?.owner])).toEqual([
+      ['finished', 'replica-a'],
+      ['claimed', 'replica-b'],
+      ['finished', 'replica-a'],
+      ['claimed', 'replica-b'],
+      ['finished', 'replica-a'],
+    ]);
+  });
+});
