@@ -64,7 +64,14 @@ describe('generation and the AI Integration dashboard through the gateway', () =
 
     const dashboard = (token?: string) =>
       stack.call('GET', '/v1/ai/dashboard/?group_by=model', token === undefined ? {} : { token });
-    const seen = await dashboard();
+    // The rollup is written right after the result is published (0018): wait for it.
+    const seen = await waitFor(
+      async () => {
+        const read = await dashboard();
+        return read.body.totals?.calls === 1 && read;
+      },
+      { what: 'the call in the dashboard' },
+    );
     expect(seen.status).toBe(200);
     expect(seen.body).toMatchObject({ currency: 'USD', costs_hidden: false });
     expect(seen.body.groups).toContainEqual(

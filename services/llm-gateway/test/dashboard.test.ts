@@ -1,4 +1,4 @@
-import { startFakeOpenAi, type FakeProviderServer } from '@pack/testkit';
+import { startFakeOpenAi, waitFor, type FakeProviderServer } from '@pack/testkit';
 import { admin, consumer, LlmGatewayHarness, owner } from './harness';
 import { KEY, LOOPBACK, Requester, vendor1Model } from './generate-helpers';
 
@@ -70,7 +70,14 @@ describe('the AI Integration dashboard', () => {
     await requester.results(requests.map((r) => r.request_id));
 
     const to = new Date(Date.now() + 60_000).toISOString();
-    const res = await dashboard(`from=${from}&to=${to}&group_by=model`);
+    // Rollups are written right after the results are published (0018): wait until all are in.
+    const res = await waitFor(
+      async () => {
+        const read = await dashboard(`from=${from}&to=${to}&group_by=model`);
+        return read.body.totals?.calls === 3 * CALLS && read;
+      },
+      { what: 'every call in the dashboard' },
+    );
     expect(res.status).toBe(200);
     expect(res.body.currency).toBe('USD');
     const byModel = res.body.groups as { key: number; cost: string; calls: number }[];
@@ -120,7 +127,14 @@ describe('the AI Integration dashboard', () => {
     await requester.results([failed.request_id]);
     await requester.publish(unpriced);
     await requester.results([unpriced.request_id]);
-    const res = await dashboard(`from=${new Date(Date.now() - 60_000).toISOString()}&group_by=model`);
+    const since = new Date(Date.now() - 60_000).toISOString();
+    const res = await waitFor(
+      async () => {
+        const read = await dashboard(`from=${since}&group_by=model`);
+        return read.body.groups.find((g: { key: number }) => g.key === model)?.calls === 2 && read;
+      },
+      { what: 'both calls in the dashboard' },
+    );
     expect(res.body.groups.find((g: { key: number }) => g.key === model)).toMatchObject({
       calls: 2,
       errors: 1,
