@@ -19,37 +19,11 @@ import {
   type EntryPointResult,
 } from '@pack/testkit';
 import { Receiver } from './receiver';
-import { publishAll, startReady } from './shutdown';
+import { loadUntilStopped, publishAll, startReady } from './shutdown';
 
 const WORKERS = 4;
 const owner: Principal = { id: 7, username: 'olive', role: 'service_owner' };
 const service = { id: 1, name: 'Shutdown service', owner: { id: owner.id, name: owner.username } };
-
-/** HTTP reads by WORKERS clients until `stop()`; every outcome kept (a status or a network error). */
-function httpLoad(url: string, path: string) {
-  const outcomes: { status?: number; error?: string }[] = [];
-  let stopping = false;
-  const worker = async () => {
-    while (!stopping) {
-      const outcome: { status?: number; error?: string } = {};
-      outcomes.push(outcome);
-      try {
-        outcome.status = (await call(url, 'GET', path, { principal: owner })).status;
-      } catch (error) {
-        outcome.error = (error as Error).message;
-      }
-    }
-  };
-  const running = Promise.all(Array.from({ length: WORKERS }, worker));
-  return {
-    outcomes,
-    /** No request starts after this; every one started before it is in flight or done. */
-    stop: async () => {
-      stopping = true;
-      await running;
-    },
-  };
-}
 
 /** A service's env for a process of its own, its queues (for cleanup) and its broker channel. */
 async function processEnv(name: string, consumers: string[], extra: Record<string, string>) {
@@ -75,6 +49,19 @@ const changeFields = (i: number) => ({
   consumer_name: 'carla',
   service,
 });
+
+/** The catalog's event about the Service, which both services learn it from. */
+const announceService = (channel: amqp.ConfirmChannel, namespace: string) =>
+  publishAll(channel, namespace, events.serviceChanged, [
+    {
+      data: { service_id: service.id, name: service.name, owner: service.owner, deleted: false, version: 1 },
+      correlationId: 'shutdown-service',
+    },
+  ]);
+
+/** POSTs `body` as the owner until 201: the service answers 400 until it learnt the Service by event. */
+const createOnceKnown = (url: string, path: string, body: object, what: string) =>
+  waitFor(async () => (await call(url, 'POST', path, { principal: owner, body })).status === 201, { what });
 
 const expectCleanExit = (exit: EntryPointResult) => {
   expect({ status: exit.status, signal: exit.signal }).toEqual({ status: 0, signal: null });
@@ -121,18 +108,7 @@ describe('SIGTERM to the pipeline orchestrator while approvals flow in', () => {
     const first = await start();
     const url = `http://127.0.0.1:${env.PORT}`;
     const ns = env.BROKER_NAMESPACE!;
-    await publishAll(channel, ns, events.serviceChanged, [
-      {
-        data: {
-          service_id: service.id,
-          name: service.name,
-          owner: service.owner,
-          deleted: false,
-          version: 1,
-        },
-        correlationId: 'shutdown-service',
-      },
-    ]);
+    await announceService(channel, ns);
     await publishAll(channel, ns, events.llmModelChanged, [
       {
         data: {
@@ -155,14 +131,13 @@ describe('SIGTERM to the pipeline orchestrator while approvals flow in', () => {
       prompt: 'Do config.',
       active: true,
     };
-    // The projections learn the Service and the model from the events above: 400 until then.
-    await waitFor(
-      async () =>
-        (await call(url, 'POST', '/v1/ai/processors/', { principal: owner, body: processor })).status === 201,
-      { what: 'the config processor' },
-    );
+    // The projections learn the model from the event above too.
+    await createOnceKnown(url, '/v1/ai/processors/', processor, 'the config processor');
 
-    const load = httpLoad(url, '/v1/ai/processors/');
+    const load = loadUntilStopped(
+      WORKERS,
+      async () => (await call(url, 'GET', '/v1/ai/processors/', { principal: owner })).status,
+    );
     const approvals = (from: number, to: number) =>
       publishAll(
         channel,
@@ -273,28 +248,15 @@ describe('SIGTERM to the webhook dispatcher while fires flow to a receiver', () 
     const first = await start();
     const url = `http://127.0.0.1:${env.PORT}`;
     const ns = env.BROKER_NAMESPACE!;
-    await publishAll(channel, ns, events.serviceChanged, [
-      {
-        data: {
-          service_id: service.id,
-          name: service.name,
-          owner: service.owner,
-          deleted: false,
-          version: 1,
-        },
-        correlationId: 'shutdown-service',
-      },
-    ]);
+    await announceService(channel, ns);
     const webhook = { name: 'Shutdown hook', service: service.id, target_url: receiver.url };
-    // The dispatcher learns the Service from the event above: 400 until then.
-    await waitFor(
-      async () =>
-        (await call(url, 'POST', '/v1/external/serviceowner/webhooks/', { principal: owner, body: webhook }))
-          .status === 201,
-      { what: 'the webhook' },
-    );
+    await createOnceKnown(url, '/v1/external/serviceowner/webhooks/', webhook, 'the webhook');
 
-    const load = httpLoad(url, '/v1/external/serviceowner/webhooks/');
+    const load = loadUntilStopped(
+      WORKERS,
+      async () =>
+        (await call(url, 'GET', '/v1/external/serviceowner/webhooks/', { principal: owner })).status,
+    );
     const submissions = (from: number, to: number) =>
       publishAll(
         channel,

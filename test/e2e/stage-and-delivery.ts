@@ -4,7 +4,7 @@
  * active config processor and a webhook at submission, and one consumer's declaration.
  */
 import { startFakeOpenAi, waitFor } from '@pack/testkit';
-import { modelKnownToOrchestrator, type Stack } from '../stack';
+import { modelKnownToOrchestrator, modelOnFakeProvider, type Stack } from '../stack';
 import { Receiver } from './receiver';
 
 const KEY = 'sk-e2e-stage-delivery-0000';
@@ -17,18 +17,8 @@ export async function oneStageAndOneDelivery(stack: Stack): Promise<void> {
       stack.issueToken('service_owner'),
       stack.issueToken('consumer'),
     ]);
-    const model = await stack.call('POST', '/v1/ai/llm_models/', {
-      body: {
-        name: 'Metrics model',
-        provider: 'vendor1',
-        model_name: 'gpt-4o-mini',
-        input_price_per_1m_tokens: '0.15',
-        output_price_per_1m_tokens: '0.6',
-        extra_data: { api_key: KEY, base_url: `${fake.url}/v1` },
-      },
-    });
-    expect(model.status).toBe(201);
-    await modelKnownToOrchestrator(stack, model.body.id);
+    const modelId = await modelOnFakeProvider(stack, 'Metrics model', fake.url, KEY);
+    await modelKnownToOrchestrator(stack, modelId);
     const service = await stack.call('POST', '/v1/catalog/services/', {
       token: owner,
       body: { name: 'Metered service', auto_approval: true },
@@ -39,7 +29,7 @@ export async function oneStageAndOneDelivery(stack: Stack): Promise<void> {
       name: 'Metered config',
       service: service.body.id,
       kind: 'config',
-      llm_model: model.body.id,
+      llm_model: modelId,
       prompt: 'Do config.',
       active: true,
     };
