@@ -194,3 +194,27 @@ export async function pipelineMessagesHandled(metricsUrl: string): Promise<numbe
     /^broker_consumed_total\{[^}]*queue="[^"]*pipeline-orchestrator\.pipelines"[^}]*outcome="ack"[^}]*\} (\d+)$/m;
   return Number(line.exec(text)?.[1] ?? 0);
 }
+
+/**
+ * Creates, as the admin, an LLM model on a fake OpenAI provider at `providerUrl` (0.15 and 0.6
+ * per 1M input and output tokens); returns its id.
+ */
+export async function modelOnFakeProvider(
+  stack: Stack,
+  name: string,
+  providerUrl: string,
+  apiKey: string,
+): Promise<number> {
+  const created = await stack.call('POST', '/v1/ai/llm_models/', {
+    body: {
+      name,
+      provider: 'vendor1',
+      model_name: 'gpt-4o-mini',
+      input_price_per_1m_tokens: '0.15',
+      output_price_per_1m_tokens: '0.6',
+      extra_data: { api_key: apiKey, base_url: `${providerUrl}/v1` },
+    },
+  });
+  if (created.status !== 201) throw new Error(`creating model ${name} answered ${created.status}`);
+  return created.body.id as number;
+}

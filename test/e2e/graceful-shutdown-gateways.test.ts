@@ -21,7 +21,7 @@ import {
   waitFor,
   type FakeProviderServer,
 } from '@pack/testkit';
-import { publishAll, startReady } from './shutdown';
+import { loadUntilStopped, publishAll, startReady } from './shutdown';
 
 const WORKERS = 8;
 
@@ -69,36 +69,25 @@ describe('SIGTERM to the gateway while keep-alive requests flow through it to a 
   it('answers every request in flight in full, then exits 0', async () => {
     const gateway = await startReady('services/gateway/src/main.ts', env, 'the gateway');
     const url = `http://127.0.0.1:${env.PORT}`;
-    const outcomes: { status?: number; error?: string }[] = [];
-    let stopping = false;
-    const worker = async () => {
-      while (!stopping) {
-        const outcome: { status?: number; error?: string } = {};
-        outcomes.push(outcome);
-        try {
-          outcome.status = (await call(url, 'GET', PATH, { token: adminToken })).status;
-        } catch (error) {
-          outcome.error = (error as Error).message;
-        }
-      }
-    };
-    const load = Promise.all(Array.from({ length: WORKERS }, worker));
+    const load = loadUntilStopped(
+      WORKERS,
+      async () => (await call(url, 'GET', PATH, { token: adminToken })).status,
+    );
     await waitFor(() => answered >= 40 && holding >= WORKERS / 2, {
       timeoutMs: 30_000,
       what: 'load to run, with requests held by the service',
     });
-    // No request starts after the signal; every one started before it is in flight or done.
-    stopping = true;
+    const stopped = load.stop();
     const inFlight = holding;
     gateway.child.kill('SIGTERM');
-    await load;
+    await stopped;
     const exit = await gateway.exited;
 
     expect(inFlight).toBeGreaterThan(0);
     expect({ status: exit.status, signal: exit.signal }).toEqual({ status: 0, signal: null });
     expect(exit.stdout).toContain('shutting down');
-    expect(outcomes.filter((o) => o.status !== 200)).toEqual([]);
-    expect(outcomes.length).toBe(answered); // each request reached the service once
+    expect(load.outcomes.filter((o) => o.status !== 200)).toEqual([]);
+    expect(load.outcomes.length).toBe(answered); // each request reached the service once
   }, 120_000);
 });
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { events } from '@pack/contracts';
 import { EventTap, publishEvent, startFakeOpenAi, waitFor, type FakeProviderServer } from '@pack/testkit';
-import { startStack, type Stack } from '../stack';
+import { modelOnFakeProvider, startStack, type Stack } from '../stack';
 
 const KEY = 'sk-e2e-dashboard-SECRET-4242';
 
@@ -30,18 +30,7 @@ describe('generation and the AI Integration dashboard through the gateway', () =
   });
 
   it('a generate request through the broker shows in the dashboard; hidden charges hide its cost', async () => {
-    const created = await stack.call('POST', '/v1/ai/llm_models/', {
-      body: {
-        name: 'E2E generator',
-        provider: 'vendor1',
-        model_name: 'gpt-4o-mini',
-        input_price_per_1m_tokens: '0.15',
-        output_price_per_1m_tokens: '0.6',
-        extra_data: { api_key: KEY, base_url: `${fake.url}/v1` },
-      },
-    });
-    expect(created.status).toBe(201);
-    const model = created.body.id as number;
+    const model = await modelOnFakeProvider(stack, 'E2E generator', fake.url, KEY);
     const requestId = randomUUID();
     await waitFor(() => stack.service('llm-gateway').context.broker.isReady(), { what: 'the broker' });
     await publishEvent(amqp.url, amqp.namespace, events.llmGenerateRequested, {

@@ -1,7 +1,7 @@
 import { events } from '@pack/contracts';
 import { EventTap, publishEvent, startFakeOpenAi, waitFor, type FakeProviderServer } from '@pack/testkit';
 import { pipelineActors } from '../pipeline-actors';
-import { modelKnownToOrchestrator, startStack, type Stack } from '../stack';
+import { modelKnownToOrchestrator, modelOnFakeProvider, startStack, type Stack } from '../stack';
 
 const KEY = 'sk-e2e-pipeline-0000';
 const PACK = '/v1/external/serviceowner/pack/';
@@ -37,19 +37,9 @@ describe('pipelines through the gateway with the real llm-gateway', () => {
   const latest = (item: number) => asOwner('GET', `${PACK}pipelines/latest/service_item/${item}/`);
 
   it('runs CONFIG on approval, then VERIFY and EXECUTION, storing PackData and the exact total cost', async () => {
-    const model = await stack.call('POST', '/v1/ai/llm_models/', {
-      body: {
-        name: 'Pipeline model',
-        provider: 'vendor1',
-        model_name: 'gpt-4o-mini',
-        input_price_per_1m_tokens: '0.15',
-        output_price_per_1m_tokens: '0.6',
-        extra_data: { api_key: KEY, base_url: `${fake.url}/v1` },
-      },
-    });
-    expect(model.status).toBe(201);
-    await modelKnownToOrchestrator(stack, model.body.id);
-    const service = await serviceWith('Managed VM', model.body.id, ['config', 'verify', 'execution']);
+    const modelId = await modelOnFakeProvider(stack, 'Pipeline model', fake.url, KEY);
+    await modelKnownToOrchestrator(stack, modelId);
+    const service = await serviceWith('Managed VM', modelId, ['config', 'verify', 'execution']);
     fake.scriptReplies('{"vm":"c2"}', '{"checked":true}', '{"delivered":true}');
 
     const item = await approved(service, { size: 'large' });
@@ -89,7 +79,7 @@ describe('pipelines through the gateway with the real llm-gateway', () => {
     });
 
     // A Service without a verify processor: CONFIG runs, EXECUTION cannot start without VERIFY's PackData.
-    const other = await serviceWith('No verify', model.body.id, ['config', 'execution']);
+    const other = await serviceWith('No verify', modelId, ['config', 'execution']);
     const second = await approved(other, { size: 'small' });
     await waitFor(async () => (await latest(second)).body?.stages?.[0]?.state === 'OK', {
       what: 'CONFIG OK',

@@ -1,8 +1,8 @@
 /**
  * Prometheus for real: every service's /metrics passes `promtool check metrics`; the real
  * `prometheus` binary, run with deploy/prometheus/prometheus.yml pointed at this stack, finds
- * every service up, loads the alert rules, shows a request made here in a queried series and
- * runs every dashboard query; and the dashboard and the alert rules name only metrics the
+ * every service up, loads the alert rules, shows a request, a pipeline stage and a webhook
+ * delivery made here in queried series and runs every dashboard query; and the dashboard and the alert rules name only metrics the
  * services expose (or that a planned service of deploy/services.yaml will).
  */
 import { readFileSync } from 'node:fs';
@@ -19,6 +19,7 @@ import {
   type Dashboard,
 } from '../observability';
 import { startStack, type Stack } from '../stack';
+import { oneStageAndOneDelivery } from './stage-and-delivery';
 
 const DASHBOARD = 'deploy/grafana/pack-platform.json';
 const dashboard = JSON.parse(readFileSync(path.join(REPO, DASHBOARD), 'utf8')) as Dashboard;
@@ -107,7 +108,7 @@ describeIf('the stack under Prometheus', () => {
     },
   );
 
-  it('is scraped by the real prometheus: every target up, rules loaded, a request visible', async () => {
+  it('is scraped by the real prometheus: every target up, rules loaded, a request, a stage and a delivery visible', async () => {
     const { yaml, targets } = scrapeConfigForStack(stack);
     const prometheus = await PrometheusServer.start(yaml);
     try {
@@ -138,6 +139,22 @@ describeIf('the stack under Prometheus', () => {
       );
       expect(Number(seen.value[1])).toBe(4);
 
+      // One declaration to an auto-approving Service: its CONFIG stage runs and its webhook delivers.
+      await oneStageAndOneDelivery(stack);
+      const counted = async (expression: string, expected: number) => {
+        const sample = await waitFor(
+          async () => {
+            const [found] = await prometheus.query(expression);
+            return found && Number(found.value[1]) === expected && found;
+          },
+          { timeoutMs: 10_000, intervalMs: 250, what: `${expression} to reach ${expected}` },
+        );
+        expect(Number(sample.value[1])).toBe(expected);
+      };
+      await counted('sum(pipeline_stage_transitions_total{stage="CONFIG",state="OK"})', 1);
+      await counted('sum(webhook_deliveries_total{outcome="ok"})', 1);
+      await counted('sum(webhook_attempts_total)', 1);
+
       const groups = await waitFor(
         async () => {
           const loaded = await prometheus.ruleGroups();
@@ -160,5 +177,5 @@ describeIf('the stack under Prometheus', () => {
     } finally {
       await prometheus.stop();
     }
-  }, 40_000);
+  }, 90_000);
 });

@@ -1,4 +1,4 @@
-/** What the graceful-shutdown tests share: a service process that is ready, and a confirmed burst of events. */
+/** What the graceful-shutdown tests share: a service process that is ready, a confirmed burst of events, HTTP load. */
 import type amqp from 'amqplib';
 import { createEnvelope, type EventData, type EventDefinition } from '@pack/contracts';
 import { startEntryPoint, waitFor } from '@pack/testkit';
@@ -29,4 +29,38 @@ export async function publishAll<D extends EventDefinition>(
     });
   }
   await channel.waitForConfirms();
+}
+
+/** What became of one request of a load: its status, or the network error it met. */
+export interface Outcome {
+  status?: number;
+  error?: string;
+}
+
+/**
+ * `workers` clients sending `send()` one after the other until `stop()`: no request starts after
+ * it, and every one started before it is in flight or done. Every outcome is kept.
+ */
+export function loadUntilStopped(workers: number, send: () => Promise<number>) {
+  const outcomes: Outcome[] = [];
+  let stopping = false;
+  const worker = async () => {
+    while (!stopping) {
+      const outcome: Outcome = {};
+      outcomes.push(outcome);
+      try {
+        outcome.status = await send();
+      } catch (error) {
+        outcome.error = (error as Error).message;
+      }
+    }
+  };
+  const running = Promise.all(Array.from({ length: workers }, worker));
+  return {
+    outcomes,
+    stop: async () => {
+      stopping = true;
+      await running;
+    },
+  };
 }

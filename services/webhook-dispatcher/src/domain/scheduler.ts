@@ -26,6 +26,8 @@ export class Scheduler {
   private timer?: NodeJS.Timeout;
   private nextWake = Infinity;
   private claiming = false;
+  /** Settles when the claim loop running now ends (a claim it awaits may still start a delivery). */
+  private claimLoopEnded: Promise<void> = Promise.resolve();
   private again = false;
   private stopped = true;
   private sweeper?: NodeJS.Timeout;
@@ -55,6 +57,7 @@ export class Scheduler {
     clearTimeout(this.timer);
     clearInterval(this.sweeper);
     clearInterval(this.backlogTimer);
+    await this.claimLoopEnded;
     await Promise.allSettled([...this.running]);
     await this.trimDirty();
   }
@@ -119,6 +122,8 @@ export class Scheduler {
       return;
     }
     this.claiming = true;
+    let ended!: () => void;
+    this.claimLoopEnded = new Promise((resolve) => (ended = resolve));
     try {
       while (!this.stopped && this.inFlight < this.options.concurrency) {
         const token = randomUUID();
@@ -140,6 +145,7 @@ export class Scheduler {
       this.options.logger.warn({ err: error }, 'claiming due webhook fires failed');
     } finally {
       this.claiming = false;
+      ended();
       this.wake(this.again ? Date.now() : Date.now() + this.options.pollMs);
       this.again = false;
     }
