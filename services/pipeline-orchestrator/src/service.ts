@@ -93,7 +93,6 @@ export const orchestratorService: ServiceDefinition<OrchestratorConfig> = {
       processors: stages,
       catalogSchema: () => catalogSchema(settings.get()),
       observer,
-      eventsWritten: () => outbox.kick(),
       requests: new PipelineRequestSender(mongo.connection, pipelineRepository, broker, () => outbox.kick()),
     });
     const sweepRepository = new SweepRepository(mongo.connection, PIPELINES_COLLECTION);

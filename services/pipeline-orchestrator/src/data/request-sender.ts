@@ -6,12 +6,14 @@ import type { RequestSender } from '../domain/request-sender';
 import { PIPELINES_COLLECTION, record } from './pipeline-repository';
 
 /**
- * The outbox's fast path for generate requests (docs/decisions/0028): publish the request at once
- * with a broker confirm, then ONE conditional update marks the stage WAITING_FOR_RESPONSE, removes
- * the request from the pipeline's outbox and clears its pending flag. The relay's way (find the
- * pending documents, publish, pull, clear: three commands and a drain that serializes every
- * pipeline of the replica) stays the fallback: a broker that refuses the publish leaves the
- * request to the relay's sweep, as does a crash between the write and the publish.
+ * The outbox's fast path for a pipeline move's events (docs/decisions/0028): publish them at once
+ * with broker confirms, then ONE conditional update removes them from the pipeline's outbox,
+ * clears its pending flag and (for a generate request) marks the stage WAITING_FOR_RESPONSE. The
+ * update matches only while the outbox holds exactly these events (an exact array match), so an
+ * event written by another move is never dropped with them. The relay's way (find the pending
+ * documents, publish, pull, clear: three commands and more, and a drain that serializes every
+ * pipeline of the replica) stays the fallback: a broker that refuses a publish leaves the events
+ * to the relay's sweep, as does a crash between the write and the publish.
  */
 export class PipelineRequestSender implements RequestSender {
   private readonly pipelines;
@@ -25,38 +27,35 @@ export class PipelineRequestSender implements RequestSender {
     this.pipelines = connection.collection<PipelineRecord>(PIPELINES_COLLECTION);
   }
 
-  async send(pipelineId: number, stage: Stage, request: Envelope): Promise<PipelineRecord | null> {
-    try {
-      await this.broker.publish(request);
-    } catch {
-      this.kickRelay();
-      return null;
-    }
+  async send(
+    pipelineId: number,
+    stage: Stage,
+    request: Envelope,
+    written: Envelope[],
+  ): Promise<PipelineRecord | null> {
+    if (!(await this.published(written))) return null;
     const requestId = (request.data as { request_id: string }).request_id;
     const state = `stages.${stage}.state`;
-    // Only when this request is the outbox's single entry may one update also clear the flag.
     const moved = await this.pipelines.findOneAndUpdate(
       {
         _id: pipelineId,
         [state]: 'SCHEDULED',
         [`stages.${stage}.request_id`]: requestId,
-        [OUTBOX_FIELD]: { $size: 1 },
+        [OUTBOX_FIELD]: written,
       },
       {
-        $set: { [state]: 'WAITING_FOR_RESPONSE', updated_at: new Date(), [OUTBOX_PENDING_FIELD]: false },
-        $pull: { [OUTBOX_FIELD]: request } as never,
+        $set: {
+          [state]: 'WAITING_FOR_RESPONSE',
+          updated_at: new Date(),
+          [OUTBOX_FIELD]: [],
+          [OUTBOX_PENDING_FIELD]: false,
+        },
       },
       { returnDocument: 'after' },
     );
     if (moved) return record(moved);
     // Another event is pending, or the stage moved on: the relay's two steps, then the move alone.
-    await this.pipelines.updateOne({ _id: pipelineId }, { $pull: { [OUTBOX_FIELD]: request } as never });
-    await this.pipelines.updateOne(
-      { _id: pipelineId, [OUTBOX_FIELD]: { $size: 0 } },
-      {
-        $set: { [OUTBOX_PENDING_FIELD]: false },
-      },
-    );
+    await this.removeSlowly(pipelineId, written);
     return this.store.move(
       pipelineId,
       stage,
@@ -64,6 +63,34 @@ export class PipelineRequestSender implements RequestSender {
       { [stage]: { state: 'WAITING_FOR_RESPONSE' } },
       [],
       null,
+    );
+  }
+
+  async publish(pipelineId: number, written: Envelope[]): Promise<void> {
+    if (written.length === 0 || !(await this.published(written))) return;
+    const cleared = await this.pipelines.updateOne(
+      { _id: pipelineId, [OUTBOX_FIELD]: written },
+      { $set: { [OUTBOX_FIELD]: [], [OUTBOX_PENDING_FIELD]: false } },
+    );
+    if (cleared.modifiedCount === 0) await this.removeSlowly(pipelineId, written);
+  }
+
+  /** Publishes side by side; on a refusal the relay is told and the events stay pending for it. */
+  private async published(events: Envelope[]): Promise<boolean> {
+    try {
+      await Promise.all(events.map((event) => this.broker.publish(event)));
+      return true;
+    } catch {
+      this.kickRelay();
+      return false;
+    }
+  }
+
+  private async removeSlowly(pipelineId: number, published: Envelope[]): Promise<void> {
+    await this.pipelines.updateOne({ _id: pipelineId }, { $pullAll: { [OUTBOX_FIELD]: published } as never });
+    await this.pipelines.updateOne(
+      { _id: pipelineId, [OUTBOX_FIELD]: { $size: 0 } },
+      { $set: { [OUTBOX_PENDING_FIELD]: false } },
     );
   }
 }

@@ -22,8 +22,6 @@ export interface PipelineDeps {
   processors: ActiveProcessors;
   catalogSchema(): JsonSchema;
   observer: PipelineObserver;
-  /** Tells the outbox relay that events were written (its sweep would find them anyway). */
-  eventsWritten(): void;
   /** The item's execution context for a new run's CONFIG prompt (execution-context.ts); none without. */
   context?: { render(serviceItemId: number): Promise<string | null> };
   /** Events written with the move that ends a run: EXECUTION OK, or a stage FAILED (pipeline-finish.ts). */

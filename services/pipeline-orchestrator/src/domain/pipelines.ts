@@ -186,7 +186,7 @@ export class Pipelines {
     cost: string | null,
   ) {
     const moved = await this.deps.store.move(pipelineId, stage, expect, { [stage]: fields }, events, cost);
-    if (moved && events.length > 0) this.deps.eventsWritten();
+    if (moved) await this.deps.requests.publish(pipelineId, events);
     return moved;
   }
 
@@ -218,10 +218,8 @@ export class Pipelines {
       on?.cost ?? null,
     );
     if (!moved) return null;
-    // The request is sent at once below; only the other events are left to the relay.
-    if (progress.length > 0) this.deps.eventsWritten();
     this.deps.observer.transition(stage, 'SCHEDULED');
-    return (await this.waiting(moved, stage, scheduled.event)) ?? moved;
+    return (await this.waiting(moved, stage, scheduled.event, progress)) ?? moved;
   }
 
   /** A new run from CONFIG with the item's execution context; null when a pipeline of this origin exists (a repeat). */
@@ -245,18 +243,17 @@ export class Pipelines {
     };
     const progress = progressEvents(record, 'IN_PROGRESS');
     if (!(await store.insert(record, [scheduled.event, ...progress]))) return null;
-    // The request is sent at once below; only the other events are left to the relay.
-    if (progress.length > 0) this.deps.eventsWritten();
     this.deps.observer.transition('CONFIG', 'SCHEDULED');
-    return (await this.waiting(record, 'CONFIG', scheduled.event)) ?? record;
+    return (await this.waiting(record, 'CONFIG', scheduled.event, progress)) ?? record;
   }
 
   /**
-   * SCHEDULED -> WAITING_FOR_RESPONSE once the request is sent (published at once, the outbox
-   * relay as the fallback, docs/decisions/0028); a result that came first wins.
+   * SCHEDULED -> WAITING_FOR_RESPONSE once the request and the move's other events are sent
+   * (published at once, the outbox relay as the fallback, docs/decisions/0028); a result that
+   * came first wins.
    */
-  private async waiting(pipeline: PipelineRecord, stage: Stage, request: Envelope) {
-    const moved = await this.deps.requests.send(pipeline._id, stage, request);
+  private async waiting(pipeline: PipelineRecord, stage: Stage, request: Envelope, others: Envelope[]) {
+    const moved = await this.deps.requests.send(pipeline._id, stage, request, [request, ...others]);
     if (moved) this.deps.observer.transition(stage, 'WAITING_FOR_RESPONSE');
     return moved;
   }
