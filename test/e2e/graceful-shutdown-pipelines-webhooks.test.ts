@@ -186,11 +186,13 @@ describe('SIGTERM to the pipeline orchestrator while approvals flow in', () => {
     expectCleanExit(await second.exited);
 
     const published = await requested();
-    // One request per approval: a second pipeline or stage, or an event published twice, would add one.
-    expect(published.map((r) => r.item).sort((a, b) => a - b)).toEqual(
-      Array.from({ length: TOTAL }, (_, i) => i + 1),
-    );
-    expect(new Set(published.map((r) => r.id)).size).toBe(TOTAL);
+    // One request per approval: a second pipeline or stage would add a request id. A request sent
+    // at once just before SIGTERM may be published again by the outbox relay after the restart
+    // (at least once, docs/decisions/0028); the copy has the same id, which the llm-gateway's
+    // claim turns into one provider call.
+    const byId = new Map(published.map((r) => [r.id, r.item]));
+    expect([...byId.values()].sort((a, b) => a - b)).toEqual(Array.from({ length: TOTAL }, (_, i) => i + 1));
+    for (const copy of published) expect(copy.item).toBe(byId.get(copy.id));
     expect((await channel.checkQueue(`${ns}.pipeline-orchestrator.pipelines.dlq`)).messageCount).toBe(0);
   }, 180_000);
 });
