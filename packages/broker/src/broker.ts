@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import amqp, { type Channel, type ChannelModel, type ConfirmChannel, type ConsumeMessage } from 'amqplib';
 import type { Envelope } from '@pack/contracts';
-import { currentContext, type Logger } from '@pack/logging';
+import type { Logger } from '@pack/logging';
 import type { Gauge, Metrics } from '@pack/metrics';
 import { BrokerUnavailableError, confirmed, withinMs } from './confirm';
 import { deliver, eventTypes, type ConsumerSpec } from './consumer';
 import { QueueGauges } from './queue-gauges';
+import { previousAttempts, sendForRetry } from './retry';
 import { declareBroadcastQueue, declareQueues, topologyNames } from './topology';
 
 export interface BrokerOptions {
@@ -23,8 +24,6 @@ export interface BrokerOptions {
    */
   shutdownTimeoutMs?: number;
 }
-
-const RETRY_HEADER = 'x-retry-count';
 
 export class Broker {
   private connection?: ChannelModel;
@@ -282,7 +281,7 @@ export class Broker {
       {
         content: message.content,
         messageId: message.properties.messageId as string | undefined,
-        previousAttempts: Number(message.properties.headers?.[RETRY_HEADER] ?? 0),
+        previousAttempts: previousAttempts(message),
         ack: () => channel.ack(message),
         nack: (requeue) => channel.nack(message, false, requeue),
         retryLater: (attempts) => this.retryLater(this.names.retryQueue(spec.name), message, attempts),
@@ -295,22 +294,6 @@ export class Broker {
   private retryLater(retryQueue: string, message: ConsumeMessage, attempts: number): Promise<void> {
     const channel = this.publishChannel;
     if (!channel) return Promise.reject(new BrokerUnavailableError());
-    return confirmed(this.options.publishTimeoutMs ?? 5000, (done) =>
-      channel.sendToQueue(
-        retryQueue,
-        message.content,
-        {
-          ...message.properties,
-          persistent: true,
-          headers: { ...message.properties.headers, [RETRY_HEADER]: attempts },
-        },
-        done,
-      ),
-    );
+    return sendForRetry(channel, retryQueue, message, attempts, this.options.publishTimeoutMs ?? 5000);
   }
-}
-
-/** The correlation id of the current unit of work, or a new one. */
-export function correlationId(): string {
-  return currentContext()?.correlationId ?? randomUUID();
 }

@@ -1,4 +1,5 @@
 export * from './broker';
+export { correlationId } from './correlation';
 export { BrokerUnavailableError } from './confirm';
 export * from './consumer';
 export * from './topology';

@@ -1,0 +1,34 @@
+import type { ConfirmChannel, ConsumeMessage } from 'amqplib';
+import { confirmed } from './confirm';
+
+/** How many times a message was already handed back for a later try (kept across retries). */
+const RETRY_HEADER = 'x-retry-count';
+
+export function previousAttempts(message: ConsumeMessage): number {
+  return Number(message.properties.headers?.[RETRY_HEADER] ?? 0);
+}
+
+/**
+ * Puts a message on its consumer's retry queue (which dead-letters it back after a delay) with
+ * the attempts so far, confirmed by the broker before the original is acknowledged.
+ */
+export function sendForRetry(
+  channel: ConfirmChannel,
+  retryQueue: string,
+  message: ConsumeMessage,
+  attempts: number,
+  timeoutMs: number,
+): Promise<void> {
+  return confirmed(timeoutMs, (done) =>
+    channel.sendToQueue(
+      retryQueue,
+      message.content,
+      {
+        ...message.properties,
+        persistent: true,
+        headers: { ...message.properties.headers, [RETRY_HEADER]: attempts },
+      },
+      done,
+    ),
+  );
+}
