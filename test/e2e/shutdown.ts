@@ -50,8 +50,17 @@ export function loadUntilStopped(workers: number, send: () => Promise<number>) {
       outcomes.push(outcome);
       try {
         outcome.status = await send();
-      } catch (error) {
-        outcome.error = (error as Error).message;
+      } catch {
+        // A kept-alive socket the draining server closed as idle just as this request went out:
+        // the server never read it. HTTP clients retry an idempotent request once on a fresh
+        // connection then (RFC 9110 section 9.2.2); every request of these loads is a GET.
+        try {
+          outcome.status = await send();
+        } catch (error) {
+          if (refused(error))
+            outcomes.splice(outcomes.indexOf(outcome), 1); // never accepted
+          else outcome.error = (error as Error).message;
+        }
       }
     }
   };
@@ -63,4 +72,10 @@ export function loadUntilStopped(workers: number, send: () => Promise<number>) {
       await running;
     },
   };
+}
+
+/** The server no longer listens: the request was never accepted, so it was not in flight. */
+function refused(error: unknown): boolean {
+  const cause = (error as { cause?: { code?: string } }).cause;
+  return cause?.code === 'ECONNREFUSED';
 }
