@@ -1,7 +1,7 @@
 import { loadConfig } from '@pack/config';
 import type { Principal } from '@pack/contracts';
 import { startService, type RunningService, type StartOptions } from '@pack/runtime';
-import { call, stopAndClean, storedDocuments, testEnv, type CallResult } from '@pack/testkit';
+import { call, stopAndClean, storedDocuments, testEnv, waitFor, type CallResult } from '@pack/testkit';
 import { llmGatewayEnvSchema, llmGatewayService, type LlmGatewayConfig } from '../src/service';
 
 export const MODELS = '/v1/ai/llm_models/';
@@ -79,6 +79,8 @@ export class LlmGatewayHarness {
     const env = testEnv('llm-gateway', { SETTINGS_URL: 'http://127.0.0.1:1', ...overrides });
     const service = await startService(llmGatewayService, loadConfig(llmGatewayEnvSchema, env), options);
     await service.started;
+    // Consumers' queues are bound once the broker is ready: an event published earlier is lost.
+    await waitFor(() => service.context.broker.isReady(), { what: 'the llm-gateway broker' });
     return new LlmGatewayHarness(service, env);
   }
 
