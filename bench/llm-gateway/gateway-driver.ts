@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import amqp, { type ChannelModel, type ConfirmChannel } from 'amqplib';
-import { topologyNames } from '@pack/broker';
+import { AMQP_SOCKET_OPTIONS, topologyNames } from '@pack/broker';
 import { createEnvelope, events } from '@pack/contracts';
 import { GENERATE_CONSUMER } from '@pack/llm-gateway';
 import { publishConfirmed } from './measure';
@@ -17,7 +17,7 @@ export class GatewayDriver {
   ) {}
 
   static async start(amqpUrl: string, namespace: string, modelId: number): Promise<GatewayDriver> {
-    const connection = await amqp.connect(amqpUrl);
+    const connection = await amqp.connect(amqpUrl, AMQP_SOCKET_OPTIONS);
     const channel = await connection.createConfirmChannel();
     const exchange = topologyNames(namespace).events;
     await channel.assertExchange(exchange, 'topic', { durable: true });

@@ -1,6 +1,6 @@
 import amqp, { type ChannelModel, type ConfirmChannel } from 'amqplib';
 import type { Connection } from 'mongoose';
-import { topologyNames } from '@pack/broker';
+import { AMQP_SOCKET_OPTIONS, topologyNames } from '@pack/broker';
 import { createEnvelope, events, type EventData } from '@pack/contracts';
 import { publishConfirmed } from '../llm-gateway/measure';
 
@@ -47,7 +47,7 @@ export class PipelineDriver {
   ) {}
 
   static async start(amqpUrl: string, namespace: string, orchestratorDb: Connection, serviceId: number) {
-    const connection = await amqp.connect(amqpUrl);
+    const connection = await amqp.connect(amqpUrl, AMQP_SOCKET_OPTIONS);
     const channel = await connection.createConfirmChannel();
     const exchange = topologyNames(namespace).events;
     await channel.assertExchange(exchange, 'topic', { durable: true });

@@ -24,7 +24,7 @@ import path from 'node:path';
 import amqp from 'amqplib';
 import mongoose from 'mongoose';
 import { request, Agent } from 'undici';
-import { topologyNames } from '@pack/broker';
+import { AMQP_SOCKET_OPTIONS, topologyNames } from '@pack/broker';
 import { createEnvelope, events } from '@pack/contracts';
 import { principalHeaders } from '@pack/http-kit';
 import { dropDatabase, FakeSettings, resolveInfra } from '@pack/testkit';
@@ -163,7 +163,7 @@ async function main(): Promise<void> {
     monitorCommands: true,
     maxPoolSize: concurrency,
   });
-  const amqpConnection = await amqp.connect(infra.amqpUrl);
+  const amqpConnection = await amqp.connect(infra.amqpUrl, AMQP_SOCKET_OPTIONS);
   try {
     await ready(url);
     const exchange = topologyNames(env.BROKER_NAMESPACE).events;

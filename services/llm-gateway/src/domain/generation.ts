@@ -82,11 +82,17 @@ export class Generation {
       model && adapter ? await callModel(adapter, model, request) : modelMissing(request.llm_model_id);
     if (outcome.cause !== undefined) this.deps.unexpected(request.request_id, outcome.cause);
     const finished = this.finished(request, model, outcome, adapter, Math.round(performance.now() - began));
-    if (!(await calls.finish(request.request_id, owner, finished))) return 'lost';
-    // Independent of each other once the record is finished: the publish goes first (the
-    // requester waits for it), the rollup overlaps it.
-    const published = this.deps.publish(finished.result);
-    const rolledUp = this.deps.rollups.add({
+    // The result goes out beside the finish update, not after it: the requester waits only for
+    // the publish. The message is acknowledged once both are done, so a crash in between leaves
+    // a claimed record whose redelivery waits for the lease, as a crash during the provider call
+    // does; a result published twice carries one envelope id and consumers keep the first.
+    const [, recorded] = await Promise.all([
+      this.deps.publish(finished.result),
+      calls.finish(request.request_id, owner, finished),
+    ]);
+    // Our lease ran out and another replica took over: its finish and rollup count the call.
+    if (!recorded) return 'lost';
+    await this.deps.rollups.add({
       model_id: request.llm_model_id,
       processor_id: request.processor_id,
       hour: hourOf(finished.finished_at),
@@ -97,7 +103,6 @@ export class Generation {
       cost_units: finished.cost === null ? 0n : costUnits(finished.cost),
       latency_bucket: latencyBucket(finished.latency_ms),
     });
-    await Promise.all([published, rolledUp]);
     const labels = { provider: model?.provider ?? 'unknown', model_id: request.llm_model_id };
     this.deps.observer.answered(
       labels,
