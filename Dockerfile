@@ -2,7 +2,7 @@
 #
 #   docker build -t pack-platform .
 #   docker run pack-platform                                                     # the gateway (default)
-#   docker run pack-platform node --import tsx services/settings/src/main.ts     # any other service
+#   docker run pack-platform node --require tsx/cjs services/settings/src/main.ts     # any other service
 #
 # Services run from their TypeScript sources through tsx, so the image keeps the workspace's dev
 # dependencies (tsx is one). Why: docs/decisions/0003-run-from-source.md.
@@ -40,4 +40,4 @@ EXPOSE 8080 8081 8082 8083 8084 8085 9080 9081 9082 9083 9084 9085
 # Compose overrides this with /readyz for its start order; Kubernetes ignores it (probes instead).
 HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 8080) + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
-CMD ["node", "--import", "tsx", "services/gateway/src/main.ts"]
+CMD ["node", "--require", "tsx/cjs", "services/gateway/src/main.ts"]

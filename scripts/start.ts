@@ -83,7 +83,7 @@ function main(): void {
   for (const name of services()) {
     const child = spawn(
       process.execPath,
-      ['--import', 'tsx', path.join(root, 'services', name, 'src/main.ts')],
+      ['--require', 'tsx/cjs', path.join(root, 'services', name, 'src/main.ts')],
       {
         env: { ...shared, MONGO_DB: process.env.MONGO_DB ?? `pack_${name.replace(/-/g, '_')}` },
         stdio: ['ignore', 'inherit', 'inherit'],

@@ -36,7 +36,7 @@ function infra(): { MONGO_URL: string; AMQP_URL: string } {
 }
 
 function start(name: string, env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', path.join(root, 'services', name, 'src/main.ts')], {
+  return spawn(process.execPath, ['--require', 'tsx/cjs', path.join(root, 'services', name, 'src/main.ts')], {
     env: { ...process.env, ...env, LOG_LEVEL: 'warn', NODE_ENV: 'production' },
     stdio: ['ignore', 'ignore', 'inherit'],
   });

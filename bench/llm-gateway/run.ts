@@ -57,7 +57,7 @@ async function main(): Promise<void> {
   const gatewayUrl = 'http://127.0.0.1:18083';
   const gateway = spawn(
     process.execPath,
-    [...GATEWAY_NODE_FLAGS, '--import', 'tsx', path.join(root, 'services/llm-gateway/src/main.ts')],
+    [...GATEWAY_NODE_FLAGS, '--require', 'tsx/cjs', path.join(root, 'services/llm-gateway/src/main.ts')],
     {
       env: {
         ...process.env,

@@ -33,7 +33,7 @@ export class BenchServices {
     const nodeArgs = (process.env[`NODE_ARGS_${name.toUpperCase().replace(/-/g, '_')}`] ?? '')
       .split(' ')
       .filter(Boolean);
-    const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', path.join(root, entry)], {
+    const child = spawn(process.execPath, [...nodeArgs, '--require', 'tsx/cjs', path.join(root, entry)], {
       env: {
         ...process.env,
         MONGO_URL: this.mongoUrl,

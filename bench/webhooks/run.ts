@@ -152,7 +152,7 @@ async function main(): Promise<void> {
   const port = 18_085 + Math.floor(Math.random() * 1000);
   const child: ChildProcess = spawn(
     process.execPath,
-    ['--import', 'tsx', path.join(root, 'services/webhook-dispatcher/src/main.ts')],
+    ['--require', 'tsx/cjs', path.join(root, 'services/webhook-dispatcher/src/main.ts')],
     {
       env: { ...process.env, ...env, PORT: String(port), LOG_LEVEL: 'warn', NODE_ENV: 'production' },
       stdio: ['ignore', 'ignore', 'inherit'],

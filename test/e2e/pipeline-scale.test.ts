@@ -22,7 +22,7 @@ const BOUND_MS = 180_000;
 
 /** The orchestrator's entry point as its own process (no time limit of its own: the test kills it). */
 async function startOrchestrator(env: Record<string, string>) {
-  const child = spawn(process.execPath, ['--import', 'tsx', ORCHESTRATOR], {
+  const child = spawn(process.execPath, ['--require', 'tsx/cjs', ORCHESTRATOR], {
     env: { PATH: process.env.PATH, ...env },
     stdio: 'ignore',
   });

@@ -201,7 +201,7 @@ export async function stopAndClean(service: StoppableService): Promise<void> {
  * process with exactly the given environment (plus PATH), and waits for it to end.
  */
 export function runEntryPoint(file: string, args: string[], env: Record<string, string | undefined>) {
-  return spawnSync(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, file), ...args], {
+  return spawnSync(process.execPath, ['--require', 'tsx/cjs', path.join(REPO_ROOT, file), ...args], {
     env: { PATH: process.env.PATH, ...env },
     cwd: REPO_ROOT,
     encoding: 'utf8',
@@ -226,7 +226,7 @@ export function startEntryPoint(
   args: string[],
   env: Record<string, string | undefined>,
 ): { child: ChildProcess; exited: Promise<EntryPointResult>; output: () => string } {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, file), ...args], {
+  const child = spawn(process.execPath, ['--require', 'tsx/cjs', path.join(REPO_ROOT, file), ...args], {
     env: { PATH: process.env.PATH, ...env },
     cwd: REPO_ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],

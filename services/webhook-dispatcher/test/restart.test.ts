@@ -15,7 +15,7 @@ async function freePort(): Promise<number> {
 /** The dispatcher as its own process, so the test can kill it the hard way. */
 async function spawnDispatcher(env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, '../src/main.ts')], {
+  const child = spawn(process.execPath, ['--require', 'tsx/cjs', path.join(__dirname, '../src/main.ts')], {
     env: { PATH: process.env.PATH, ...env, PORT: String(port) },
     stdio: 'ignore',
   });
