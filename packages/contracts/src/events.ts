@@ -78,6 +78,11 @@ const generateReplyTo = z.object({
   pipeline_id: z.number().int(),
   stage: stageSchema,
   run: z.number().int(),
+  /**
+   * The pipeline's Service, echoed back with the result so the orchestrator can look up the next
+   * processor while it reads the pipeline. Optional: requests sent before it existed lack it.
+   */
+  service_id: z.number().int().optional(),
 });
 
 export const events = {

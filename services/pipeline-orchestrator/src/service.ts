@@ -86,7 +86,8 @@ export const orchestratorService: ServiceDefinition<OrchestratorConfig> = {
     };
     const pipelines = new Pipelines({
       context: new ExecutionContext(contextRepository),
-      finishing: (pipeline, outcome, reasons) => optimizer.finishing(pipeline, outcome, reasons),
+      finishing: (pipeline, outcome, reasons, known) =>
+        optimizer.finishing(pipeline, outcome, reasons, known),
       store: pipelineRepository,
       items: new ServiceItemRepository(mongo.connection),
       directory,

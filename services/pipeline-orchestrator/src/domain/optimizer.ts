@@ -1,6 +1,7 @@
 import { STAGES, type Envelope } from '@pack/contracts';
 import type { Logger } from '@pack/logging';
 import { clip, type ExecutionContextStore } from './execution-context';
+import type { ProcessorRecord } from './model';
 import type { GenerateResult, PipelineRecord, PipelineStore } from './pipeline-model';
 import type { ActiveProcessors, RunOutcome } from './pipelines';
 import { progressEvents, progressVersion } from './progress';
@@ -25,10 +26,16 @@ export class PackOptimizer {
     },
   ) {}
 
-  /** `pipeline` as the ending move leaves it. */
-  async finishing(pipeline: PipelineRecord, outcome: RunOutcome, reasons: string[]): Promise<Envelope[]> {
+  /** `pipeline` as the ending move leaves it; `known`: its Service's optimizer, if looked up already. */
+  async finishing(
+    pipeline: PipelineRecord,
+    outcome: RunOutcome,
+    reasons: string[],
+    known?: ProcessorRecord | null,
+  ): Promise<Envelope[]> {
     const progress = progressEvents(pipeline, outcome, reasons);
-    const optimizer = await this.deps.processors.active(pipeline.service_id, 'pack_optimizer');
+    const optimizer =
+      known !== undefined ? known : await this.deps.processors.active(pipeline.service_id, 'pack_optimizer');
     if (!optimizer) return progress;
     const requestId = `${OPTIMIZER_REQUEST_PREFIX}${pipeline._id}-${progressVersion(pipeline, outcome)}`;
     const request = generateRequest({

@@ -25,7 +25,12 @@ export interface PipelineDeps {
   /** The item's execution context for a new run's CONFIG prompt (execution-context.ts); none without. */
   context?: { render(serviceItemId: number): Promise<string | null> };
   /** Events written with the move that ends a run: EXECUTION OK, or a stage FAILED (pipeline-finish.ts). */
-  finishing?(pipeline: PipelineRecord, outcome: RunOutcome, reasons: string[]): Promise<Envelope[]>;
+  finishing?(
+    pipeline: PipelineRecord,
+    outcome: RunOutcome,
+    reasons: string[],
+    optimizer?: ProcessorRecord | null,
+  ): Promise<Envelope[]>;
   /** Sends a scheduled stage's generate request and marks the stage WAITING_FOR_RESPONSE. */
   requests: RequestSender;
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Envelope, Principal, Stage } from '@pack/contracts';
+import type { Envelope, Principal, ProcessorKind, Stage } from '@pack/contracts';
 import { ConflictError, NotFoundError } from '@pack/errors';
 import type { ProcessorRecord } from './model';
 import {
@@ -28,6 +28,12 @@ export {
 } from './pipeline-deps';
 
 const STARTABLE: (StageState | null)[] = [null, 'OK', 'FAILED'];
+
+/** A lookup started early that may go unused: its failure must not become an unhandled rejection. */
+function settled<T>(promise: Promise<T>): Promise<T> {
+  promise.catch(() => undefined);
+  return promise;
+}
 
 /**
  * Pipelines (spec 2.5, 3.1; DESIGN section 7). Every stage move is one conditional update on the
@@ -95,15 +101,37 @@ export class Pipelines {
   /** A generate result: only the attempt it names, while it is running, moves (dedupe). */
   async result(result: GenerateResult): Promise<void> {
     if (!result.reply_to) return;
-    const { pipeline_id, stage } = result.reply_to;
+    const { pipeline_id, stage, service_id } = result.reply_to;
+    const next = NEXT_STAGE[stage];
+    // What an OK result looks up next (the next stage's processor, or at the end the optimizer),
+    // read beside the pipeline when the result names its Service: one round trip less per stage.
+    const wanted: ProcessorKind = next ? KIND_OF[next] : 'pack_optimizer';
+    const early =
+      service_id === undefined ? undefined : settled(this.deps.processors.active(service_id, wanted));
     const pipeline = await this.deps.store.find(pipeline_id);
     const current = pipeline?.stages[stage];
     if (!pipeline || !current || current.request_id !== result.request_id) return;
-    if (!RUNNING_STATES.includes(current.state as StageState)) return;
     const now = new Date();
+    const output = result.ok ? stageOutput(result, current.schema_mode) : null;
+    const packData = output && {
+      _id: result.request_id,
+      pipeline_id,
+      service_item_id: pipeline.service_item_id,
+      stage,
+      data_json: output.pack_data_json,
+      gen_ui_json: output.gen_ui_json,
+      gen_ui_valid: output.gen_ui_valid,
+      created_at: now,
+    };
+    if (!RUNNING_STATES.includes(current.state as StageState)) {
+      // A redelivery of the result that ended the stage: its PackData history entry, written
+      // beside that move, may be what failed (an insert keyed by the request id: one entry).
+      if (packData && current.state === 'OK') await this.deps.store.savePackData(packData);
+      return;
+    }
     const expect = { states: RUNNING_STATES, request_id: result.request_id };
     const ended = { finished_at: now, cost: result.cost };
-    if (!result.ok) {
+    if (!output || !packData) {
       const error = result.error ? `${result.error.kind}: ${result.error.message}` : 'generation failed';
       const failed: Partial<StageRecord> = { ...ended, state: 'FAILED', error };
       const events = await this.finishing(withStages(pipeline, { [stage]: failed }), 'FAILED', [
@@ -113,42 +141,43 @@ export class Pipelines {
       if (moved) this.ended(stage, 'FAILED', current, now);
       return;
     }
-    const output = stageOutput(result, current.schema_mode);
-    const next = NEXT_STAGE[stage];
-    // Independent reads and writes side by side: each is a round trip on the stage's path (bench/pipeline).
-    const [, processor] = await Promise.all([
-      this.deps.store.savePackData({
-        _id: result.request_id,
-        pipeline_id,
-        service_item_id: pipeline.service_item_id,
-        stage,
-        data_json: output.pack_data_json,
-        gen_ui_json: output.gen_ui_json,
-        gen_ui_valid: output.gen_ui_valid,
-        created_at: now,
-      }),
-      next && this.deps.processors.active(pipeline.service_id, KIND_OF[next]),
-    ]);
+    const lookup =
+      early && service_id === pipeline.service_id
+        ? early
+        : this.deps.processors.active(pipeline.service_id, wanted);
+    // The history entry overlaps the move: the result was checked against the running stage above.
+    const saved = settled(this.deps.store.savePackData(packData));
     const done: Partial<StageRecord> = { ...ended, ...output, state: 'OK', error: null };
-    if (!next || !processor) {
-      const events =
-        stage === 'EXECUTION'
-          ? await this.finishing(withStages(pipeline, { [stage]: done }), 'COMPLETED', [])
-          : [];
-      const moved = await this.endMove(pipeline_id, stage, expect, done, events, result.cost);
-      if (moved) this.ended(stage, 'OK', current, now);
-      return;
-    }
-    // Rule 1 in the same write: the stage's OK and the next stage's request cannot come apart.
-    const withData = { ...pipeline, stages: { ...pipeline.stages, [stage]: { ...current, ...done } } };
-    const moved = await this.start(
-      withData,
-      next,
-      processor,
-      { [stage]: done },
-      { stage, expect, cost: result.cost },
-    );
+    const moved = await this.okMove(pipeline, stage, current, done, expect, result.cost, lookup);
+    await saved;
     if (moved) this.ended(stage, 'OK', current, now);
+  }
+
+  /** A stage's OK: rule 1 starts the next stage's active processor in the same write, else the run may end. */
+  private async okMove(
+    pipeline: PipelineRecord,
+    stage: Stage,
+    current: StageRecord,
+    done: Partial<StageRecord>,
+    expect: StageExpectation,
+    cost: string | null,
+    lookup: Promise<ProcessorRecord | null>,
+  ): Promise<PipelineRecord | null> {
+    const next = NEXT_STAGE[stage];
+    const processor = await lookup;
+    if (!next) {
+      const events = await this.finishing(
+        withStages(pipeline, { [stage]: done }),
+        'COMPLETED',
+        [],
+        processor,
+      );
+      return this.endMove(pipeline._id, stage, expect, done, events, cost);
+    }
+    if (!processor) return this.endMove(pipeline._id, stage, expect, done, [], cost);
+    // The stage's OK and the next stage's request in one write: they cannot come apart.
+    const withData = { ...pipeline, stages: { ...pipeline.stages, [stage]: { ...current, ...done } } };
+    return this.start(withData, next, processor, { [stage]: done }, { stage, expect, cost });
   }
 
   /**
@@ -258,10 +287,18 @@ export class Pipelines {
     return moved;
   }
 
-  /** The events of a run's end (its Change Instance's progress, the Pack Optimizer's request). */
-  finishing(pipeline: PipelineRecord, outcome: RunOutcome, reasons: string[]): Promise<Envelope[]> {
+  /**
+   * The events of a run's end (its Change Instance's progress, the Pack Optimizer's request);
+   * `optimizer`, when given, is the Service's active Pack Optimizer looked up already.
+   */
+  finishing(
+    pipeline: PipelineRecord,
+    outcome: RunOutcome,
+    reasons: string[],
+    optimizer?: ProcessorRecord | null,
+  ): Promise<Envelope[]> {
     return (
-      this.deps.finishing?.(pipeline, outcome, reasons) ??
+      this.deps.finishing?.(pipeline, outcome, reasons, optimizer) ??
       Promise.resolve(progressEvents(pipeline, outcome, reasons))
     );
   }

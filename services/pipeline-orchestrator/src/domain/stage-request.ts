@@ -34,7 +34,7 @@ export function generateRequest(request: {
   processor: ProcessorRecord;
   user: string[];
   schema: JsonSchema | null;
-  replyTo?: { pipeline_id: number; stage: Stage; run: number };
+  replyTo?: { pipeline_id: number; stage: Stage; run: number; service_id: number };
   correlationId: string;
 }): Envelope {
   return createEnvelope(
@@ -91,7 +91,7 @@ export function scheduleStage(
       ...(stage === 'CONFIG' && pipeline.execution_context ? [pipeline.execution_context] : []),
     ],
     schema: schema.mode === 'none' ? null : schema.schema,
-    replyTo: { pipeline_id: pipeline._id, stage, run: pipeline.run },
+    replyTo: { pipeline_id: pipeline._id, stage, run: pipeline.run, service_id: pipeline.service_id },
     correlationId,
   });
   return {
