@@ -21,6 +21,8 @@ import { WATCHED_FIELD } from './sweep-repository';
 
 export const PIPELINES_COLLECTION = 'pipelines';
 export const PACK_DATA_COLLECTION = 'pack_data';
+/** Running pipelines a replica remembers (a few hundred KB at most). */
+const REMEMBERED_PIPELINES = 500;
 
 const WITHOUT_OUTBOX = { [OUTBOX_FIELD]: 0, [OUTBOX_PENDING_FIELD]: 0, [WATCHED_FIELD]: 0 };
 
@@ -41,6 +43,8 @@ export function record(document: PipelineRecord & Record<string, unknown>): Pipe
 export class PipelineRepository implements PipelineStore {
   private readonly pipelines;
   private readonly packData;
+  /** Pipelines as this replica last wrote them, by id (`recent`): a stage's result usually comes back here. */
+  private readonly remembered = new Map<number, PipelineRecord>();
 
   constructor(private readonly connection: Connection) {
     this.pipelines = connection.collection<PipelineRecord>(PIPELINES_COLLECTION);
@@ -66,7 +70,8 @@ export class PipelineRepository implements PipelineStore {
     try {
       // A new pipeline always schedules a stage: the sweeper watches it (0028).
       const watched: Record<string, boolean> = { [WATCHED_FIELD]: true };
-      await this.pipelines.insertOne({ ...pipeline, ...watched, ...outboxFields(...events) });
+      await this.pipelines.insertOne({ ...pipeline, rev: 0, ...watched, ...outboxFields(...events) });
+      this.remember({ ...pipeline, rev: 0 });
       return true;
     } catch (error) {
       if (isDuplicateKey(error)) return false;
@@ -76,6 +81,23 @@ export class PipelineRepository implements PipelineStore {
 
   find(id: number): Promise<PipelineRecord | null> {
     return this.pipelines.findOne({ _id: id }, { projection: WITHOUT_OUTBOX });
+  }
+
+  recent(id: number): PipelineRecord | null {
+    return this.remembered.get(id) ?? null;
+  }
+
+  forget(id: number): void {
+    this.remembered.delete(id);
+  }
+
+  /** Keeps a pipeline this replica wrote (while one of its stages runs), the oldest dropped first. */
+  remember(pipeline: PipelineRecord): void {
+    this.remembered.delete(pipeline._id);
+    if (!STAGES.some((stage) => RUNNING_STATES.includes(pipeline.stages[stage].state as never))) return;
+    this.remembered.set(pipeline._id, pipeline);
+    if (this.remembered.size > REMEMBERED_PIPELINES)
+      this.remembered.delete(this.remembered.keys().next().value!);
   }
 
   latest(serviceItemId: number): Promise<PipelineRecord | null> {
@@ -99,16 +121,20 @@ export class PipelineRepository implements PipelineStore {
     };
     if (expect.attempt !== undefined) filter[`stages.${stage}.attempt`] = expect.attempt;
     if (expect.request_id !== undefined) filter[`stages.${stage}.request_id`] = expect.request_id;
+    if (expect.rev !== undefined) filter.rev = expect.rev;
     const fields: Record<string, unknown> = { updated_at: new Date() };
     for (const [name, changes] of Object.entries(set))
       for (const [field, value] of Object.entries(changes)) fields[`stages.${name}.${field}`] = value;
     if (Object.values(set).some((changes) => changes.state === 'SCHEDULED')) fields[WATCHED_FIELD] = true;
-    let update: Record<string, unknown> = { $set: fields };
+    let update: Record<string, unknown> = { $set: fields, $inc: { rev: 1 } };
     if (cost !== null) update.$push = { costs: cost };
     if (events.length > 0) update = withOutbox(update, ...events);
     // No projection: FerretDB v1 refuses one on findOneAndUpdate.
     const moved = await this.pipelines.findOneAndUpdate(filter, update, { returnDocument: 'after' });
-    return moved && record(moved);
+    if (!moved) return null;
+    const after = record(moved);
+    this.remember(after);
+    return after;
   }
 
   async savePackData(data: PackDataRecord): Promise<void> {

@@ -1,9 +1,9 @@
 import type { Connection } from 'mongoose';
 import type { Envelope, Stage } from '@pack/contracts';
 import { OUTBOX_FIELD, OUTBOX_PENDING_FIELD } from '@pack/db';
-import type { PipelineRecord, PipelineStore } from '../domain/pipeline-model';
+import type { PipelineRecord } from '../domain/pipeline-model';
 import type { RequestSender } from '../domain/request-sender';
-import { PIPELINES_COLLECTION, record } from './pipeline-repository';
+import { PIPELINES_COLLECTION, record, type PipelineRepository } from './pipeline-repository';
 
 /**
  * The outbox's fast path for a pipeline move's events (docs/decisions/0028): publish them at once
@@ -20,7 +20,7 @@ export class PipelineRequestSender implements RequestSender {
 
   constructor(
     connection: Connection,
-    private readonly store: PipelineStore,
+    private readonly store: PipelineRepository,
     private readonly broker: { publish(envelope: Envelope): Promise<void> },
     private readonly kickRelay: () => void,
   ) {
@@ -50,10 +50,15 @@ export class PipelineRequestSender implements RequestSender {
           [OUTBOX_FIELD]: [],
           [OUTBOX_PENDING_FIELD]: false,
         },
+        $inc: { rev: 1 },
       },
       { returnDocument: 'after' },
     );
-    if (moved) return record(moved);
+    if (moved) {
+      const after = record(moved);
+      this.store.remember(after);
+      return after;
+    }
     // Another event is pending, or the stage moved on: the relay's two steps, then the move alone.
     await this.removeSlowly(pipelineId, written);
     return this.store.move(

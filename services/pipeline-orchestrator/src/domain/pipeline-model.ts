@@ -67,6 +67,11 @@ export interface PipelineRecord {
   execution_context?: string | null;
   created_at: Date;
   updated_at: Date;
+  /**
+   * Bumped by every write that changes the pipeline (not by outbox bookkeeping): a move that
+   * expects a `rev` fails if anything changed since that copy was read.
+   */
+  rev?: number;
 }
 
 /** A Service Item as the catalog's change-instance events describe it: its latest approved declaration. */
@@ -84,6 +89,8 @@ export interface StageExpectation {
   states: readonly (StageState | null)[];
   attempt?: number;
   request_id?: string;
+  /** The pipeline unchanged since the copy at this `rev` (a remembered copy, see `recent`). */
+  rev?: number;
 }
 
 /** One stored PackData version (history: one per stage attempt). */
@@ -104,6 +111,13 @@ export interface PipelineStore {
   /** Inserts a pipeline with its events; false when one with the same origin exists. */
   insert(record: PipelineRecord, events: Envelope[]): Promise<boolean>;
   find(id: number): Promise<PipelineRecord | null>;
+  /**
+   * The pipeline as this replica last wrote it, if it still remembers it (no database read). It
+   * may be stale: decide nothing on it alone, and move with its `rev` expected.
+   */
+  recent(id: number): PipelineRecord | null;
+  /** Forgets a remembered copy (it proved stale). */
+  forget(id: number): void;
   latest(serviceItemId: number): Promise<PipelineRecord | null>;
   /**
    * One atomic conditional update: applies `set` (stage fields by stage) and records `events`

@@ -98,8 +98,12 @@ export class Pipelines {
     if (processor) await this.startRun(item, processor, `approval:${news.change_instance_id}`);
   }
 
-  /** A generate result: only the attempt it names, while it is running, moves (dedupe). */
-  async result(result: GenerateResult): Promise<void> {
+  /**
+   * A generate result: only the attempt it names, while it is running, moves (dedupe). The
+   * pipeline is this replica's remembered copy when it has one (the move expects its `rev`);
+   * anything that copy cannot settle is decided again on a fresh read.
+   */
+  async result(result: GenerateResult, fresh = false): Promise<void> {
     if (!result.reply_to) return;
     const { pipeline_id, stage, service_id } = result.reply_to;
     const next = NEXT_STAGE[stage];
@@ -108,8 +112,11 @@ export class Pipelines {
     const wanted: ProcessorKind = next ? KIND_OF[next] : 'pack_optimizer';
     const early =
       service_id === undefined ? undefined : settled(this.deps.processors.active(service_id, wanted));
-    const pipeline = await this.deps.store.find(pipeline_id);
+    const remembered = fresh ? null : this.deps.store.recent(pipeline_id);
+    const pipeline = remembered ?? (await this.deps.store.find(pipeline_id));
     const current = pipeline?.stages[stage];
+    const running = RUNNING_STATES.includes(current?.state as StageState);
+    if (remembered && (current?.request_id !== result.request_id || !running)) return this.again(result);
     if (!pipeline || !current || current.request_id !== result.request_id) return;
     const now = new Date();
     const output = result.ok ? stageOutput(result, current.schema_mode) : null;
@@ -123,13 +130,17 @@ export class Pipelines {
       gen_ui_valid: output.gen_ui_valid,
       created_at: now,
     };
-    if (!RUNNING_STATES.includes(current.state as StageState)) {
+    if (!running) {
       // A redelivery of the result that ended the stage: its PackData history entry, written
       // beside that move, may be what failed (an insert keyed by the request id: one entry).
       if (packData && current.state === 'OK') await this.deps.store.savePackData(packData);
       return;
     }
-    const expect = { states: RUNNING_STATES, request_id: result.request_id };
+    const expect: StageExpectation = {
+      states: RUNNING_STATES,
+      request_id: result.request_id,
+      ...(remembered?.rev !== undefined && { rev: remembered.rev }),
+    };
     const ended = { finished_at: now, cost: result.cost };
     if (!output || !packData) {
       const error = result.error ? `${result.error.kind}: ${result.error.message}` : 'generation failed';
@@ -139,6 +150,7 @@ export class Pipelines {
       ]);
       const moved = await this.endMove(pipeline_id, stage, expect, failed, events, result.cost);
       if (moved) this.ended(stage, 'FAILED', current, now);
+      else if (remembered) await this.again(result);
       return;
     }
     const lookup =
@@ -151,6 +163,13 @@ export class Pipelines {
     const moved = await this.okMove(pipeline, stage, current, done, expect, result.cost, lookup);
     await saved;
     if (moved) this.ended(stage, 'OK', current, now);
+    else if (remembered) await this.again(result);
+  }
+
+  /** The remembered copy proved stale (or could not settle the result): decide on a fresh read. */
+  private again(result: GenerateResult): Promise<void> {
+    this.deps.store.forget(result.reply_to!.pipeline_id);
+    return this.result(result, true);
   }
 
   /** A stage's OK: rule 1 starts the next stage's active processor in the same write, else the run may end. */

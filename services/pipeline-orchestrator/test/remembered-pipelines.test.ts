@@ -1,0 +1,142 @@
+import mongoose from 'mongoose';
+import type { Envelope, EventData, events, ProcessorKind } from '@pack/contracts';
+import { uniqueName } from '@pack/testkit';
+import { PipelineRepository } from '../src/data/pipeline-repository';
+import { PipelineRequestSender } from '../src/data/request-sender';
+import type { ProcessorRecord } from '../src/domain/model';
+import { Pipelines } from '../src/domain/pipelines';
+
+type Request = EventData<typeof events.llmGenerateRequested>;
+
+const processor = (kind: ProcessorKind, id: number): ProcessorRecord => ({
+  _id: id,
+  name: kind,
+  service_id: 1,
+  kind,
+  llm_model_id: 1,
+  prompt: `You are the ${kind} processor.`,
+  response_schema_json: null,
+  generative_ui: false,
+  active: true,
+  deleted: false,
+  version: 1,
+  created_at: new Date(),
+  updated_at: new Date(),
+});
+const PROCESSORS: Partial<Record<ProcessorKind, ProcessorRecord>> = {
+  config: processor('config', 1),
+  verify: processor('verify', 2),
+  execution: processor('execution', 3),
+};
+
+/**
+ * Two orchestrator replicas on one database: each remembers the pipelines it wrote and reads a
+ * result's pipeline from memory. A copy the other replica has changed since must never decide
+ * anything: the result is applied on a fresh read, with nothing the other replica wrote undone.
+ */
+describe('a pipeline remembered by a replica that another replica changed', () => {
+  let connection: mongoose.Connection;
+  const sent: Request[] = [];
+
+  const replica = () => {
+    const store = new PipelineRepository(connection);
+    const broker = {
+      publish: async (envelope: Envelope) => {
+        if (envelope.type.startsWith('llm.generate.requested')) sent.push(envelope.data as Request);
+      },
+    };
+    const pipelines = new Pipelines({
+      store,
+      items: { applyApproved: async () => true, find: async () => null },
+      directory: { service: async () => null } as never,
+      processors: { active: async (_service, kind) => PROCESSORS[kind] ?? null },
+      catalogSchema: () => ({}),
+      observer: { transition: () => undefined, finished: () => undefined },
+      requests: new PipelineRequestSender(connection, store, broker, () => undefined),
+    });
+    return { store, pipelines };
+  };
+
+  beforeAll(async () => {
+    connection = await mongoose
+      .createConnection(process.env.MONGO_URL!, { dbName: uniqueName('orchestrator_remembered') })
+      .asPromise();
+  });
+  afterAll(async () => {
+    await connection.dropDatabase();
+    await connection.close();
+  });
+
+  const item = (id: number) => ({
+    service_item_id: id,
+    service_id: 1,
+    declaration_id: id,
+    declaration_json: '{}',
+  });
+  const ok = (request: Request, data: object) => ({
+    request_id: request.request_id,
+    llm_model_id: 1,
+    processor_id: request.processor_id,
+    reply_to: request.reply_to,
+    ok: true,
+    output: JSON.stringify(data),
+    parsed_json: null,
+    usage: { input_tokens: 1, output_tokens: 1 },
+    cost: '0.000001',
+    unpriced: false,
+    mode: 'none' as const,
+    attempts: 1,
+    latency_ms: 1,
+    error: null,
+  });
+  const requestOf = (pipelineId: number, stage: string) =>
+    sent.find((request) => request.reply_to?.pipeline_id === pipelineId && request.reply_to.stage === stage)!;
+
+  it('applies a result for a stage its copy never saw start (another replica started it)', async () => {
+    const [a, b] = [replica(), replica()];
+    const started = (await a.pipelines.startRun(item(1), PROCESSORS.config!, 'origin-1'))!;
+    expect(a.store.recent(started._id)?.stages.CONFIG.state).toBe('WAITING_FOR_RESPONSE');
+
+    await b.pipelines.result(ok(requestOf(started._id, 'CONFIG'), { config: 1 }));
+    // A's copy still shows CONFIG waiting and VERIFY never started; the VERIFY result comes to A.
+    await a.pipelines.result(ok(requestOf(started._id, 'VERIFY'), { verified: true }));
+
+    const now = (await a.store.find(started._id))!;
+    expect([now.stages.CONFIG.state, now.stages.VERIFY.state, now.stages.EXECUTION.state]).toEqual([
+      'OK',
+      'OK',
+      'WAITING_FOR_RESPONSE',
+    ]);
+    expect(now.stages.VERIFY.pack_data_json).toBe('{"verified":true}');
+  });
+
+  it('builds the next stage from what the other replica wrote, not from its own older copy', async () => {
+    const [a, b] = [replica(), replica()];
+    const started = (await a.pipelines.startRun(item(2), PROCESSORS.config!, 'origin-2'))!;
+    await a.pipelines.result(ok(requestOf(started._id, 'CONFIG'), { config: 2 }));
+    // B replaces CONFIG's PackData while VERIFY runs (as a push of endpoint 5 does).
+    const pushed = await b.store.move(
+      started._id,
+      'CONFIG',
+      { states: ['OK'] },
+      { CONFIG: { pack_data_json: '{"pushed":true}' } },
+      [],
+      null,
+    );
+    expect(pushed?.rev).toBe((a.store.recent(started._id)?.rev ?? 0) + 1);
+
+    await a.pipelines.result(ok(requestOf(started._id, 'VERIFY'), { verified: 2 }));
+
+    const prompt = requestOf(started._id, 'EXECUTION')
+      .messages.map((m) => m.content)
+      .join('\n');
+    expect(prompt).toContain('{"pushed":true}');
+    expect(prompt).not.toContain('{"config":2}');
+    const now = (await a.store.find(started._id))!;
+    expect([now.stages.CONFIG.pack_data_json, now.stages.VERIFY.state, now.costs]).toEqual([
+      '{"pushed":true}',
+      'OK',
+      ['0.000001', '0.000001'],
+    ]);
+  });
+});
