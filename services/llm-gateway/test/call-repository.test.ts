@@ -1,6 +1,6 @@
 import mongoose, { type Connection } from 'mongoose';
 import { dropDatabase, uniqueName } from '@pack/testkit';
-import { CallRepository, LLM_CALLS_COLLECTION } from '../src/data/call-repository';
+import { CallRepository, LLM_CALL_CLAIMS_COLLECTION } from '../src/data/call-repository';
 import type { CallClaim, FinishedCall } from '../src/domain/calls';
 
 const claim = (id: string, owner = 'replica-a'): CallClaim => ({
@@ -71,7 +71,7 @@ describe('call records written together', () => {
     const won = await Promise.all(ids.map((id) => calls.insertClaim(claim(id))));
 
     expect(won).toEqual([true, true, false, true, false, true]);
-    const stored = await connection.collection(LLM_CALLS_COLLECTION).find().sort({ _id: 1 }).toArray();
+    const stored = await connection.collection(LLM_CALL_CLAIMS_COLLECTION).find().sort({ _id: 1 }).toArray();
     expect(stored.map((record) => [record._id, record.owner])).toEqual([
       ['c1', 'replica-a'],
       ['c2', 'replica-a'],
@@ -81,23 +81,31 @@ describe('call records written together', () => {
     ]);
   });
 
-  it('finishes only the claims the owner still holds, among many concurrent finishes', async () => {
+  it('keeps the first finish of each request id, among many concurrent finishes', async () => {
     const ids = ['f1', 'f2', 'f3', 'f4', 'f5'];
     await Promise.all(ids.map((id) => calls.insertClaim(claim(id))));
-    // Another replica took f2 and f4 over after the lease ran out.
-    for (const id of ['f2', 'f4'])
+    // Another replica took f2 and f4 over after the lease ran out, and finished them first.
+    for (const id of ['f2', 'f4']) {
       await calls.takeOver(id, new Date(Date.now() + 120_000), 'replica-b', new Date(Date.now() + 180_000));
+      expect(await calls.finish(claim(id, 'replica-b'), finished(id))).toBe(true);
+    }
 
-    const done = await Promise.all(ids.map((id) => calls.finish(id, 'replica-a', finished(id))));
+    const done = await Promise.all(ids.map((id) => calls.finish(claim(id), finished(id))));
 
     expect(done).toEqual([true, false, true, false, true]);
     const records = await Promise.all(ids.map((id) => calls.find(id)));
     expect(records.map((record) => [record?.state, record?.owner])).toEqual([
       ['finished', 'replica-a'],
-      ['claimed', 'replica-b'],
+      ['finished', 'replica-b'],
       ['finished', 'replica-a'],
-      ['claimed', 'replica-b'],
+      ['finished', 'replica-b'],
       ['finished', 'replica-a'],
     ]);
+  });
+
+  it('finds a claim until its call is finished', async () => {
+    await calls.insertClaim(claim('pending'));
+    expect(await calls.find('pending')).toMatchObject({ state: 'claimed', owner: 'replica-a' });
+    expect(await calls.find('never-seen')).toBeNull();
   });
 });

@@ -101,7 +101,7 @@ describe('generation through the broker', () => {
       pipeline_id: null,
     });
     await llm.service.context.mongo.connection
-      .collection<{ _id: string }>('llm_calls')
+      .collection<{ _id: string }>('llm_call_claims')
       .insertMany([claim(expired.request_id, -1000), claim(held.request_id, 1500)]);
     await requester.publish(expired);
     await requester.publish(held);

@@ -3,63 +3,81 @@ import { isDuplicateKey } from '@pack/db';
 import type { CallClaim, CallRecord, CallStore, FinishedCall } from '../domain/calls';
 import { GroupCommit } from '../domain/group-commit';
 
+/** Finished call records (everything spec 2.2 asks to keep), inserted once per request id. */
 export const LLM_CALLS_COLLECTION = 'llm_calls';
+/** Claims: which replica calls the provider for a request id, with its lease. */
+export const LLM_CALL_CLAIMS_COLLECTION = 'llm_call_claims';
 
 const DUPLICATE_KEY = 11000;
 
+type FinishedRecord = Extract<CallRecord, { state: 'finished' }>;
+
 /**
- * The call records of generate requests, one per request id (the unique `_id`). Claims are
- * group-committed (domain/group-commit.ts): while one `insert` is under way, the next requests'
- * claims go together in the next one, so under load a claim costs a fraction of a command (ten
- * documents in one insert took about as long as one) and an idle gateway waits for nothing.
+ * Claims and finished call records, one each per request id (the unique `_id`), both only ever
+ * inserted: FerretDB runs the inserts of one command as one statement batch (ten documents took
+ * about as long as one) but an update as a read and a write-back, so inserts are group-committed
+ * (domain/group-commit.ts): while one `insert` is under way, the next requests' documents go
+ * together in the next one, so under load a call costs a fraction of a command and an idle
+ * gateway waits for nothing.
  */
 export class CallRepository implements CallStore {
   private readonly calls;
-  private readonly claims = new GroupCommit<CallClaim, boolean>((claims) => this.insertAll(claims));
+  private readonly claimsCollection;
+  private readonly claims = new GroupCommit<CallClaim, boolean>((claims) =>
+    insertAll(this.claimsCollection, claims),
+  );
+  private readonly finishes = new GroupCommit<FinishedRecord, boolean>((records) =>
+    insertAll(this.calls, records),
+  );
 
   constructor(connection: Connection) {
-    this.calls = connection.collection<CallRecord>(LLM_CALLS_COLLECTION);
+    this.calls = connection.collection<FinishedRecord>(LLM_CALLS_COLLECTION);
+    this.claimsCollection = connection.collection<CallClaim>(LLM_CALL_CLAIMS_COLLECTION);
   }
 
   insertClaim(claim: CallClaim): Promise<boolean> {
     return this.claims.run(claim);
   }
 
-  find(requestId: string): Promise<CallRecord | null> {
-    return this.calls.findOne({ _id: requestId });
+  async find(requestId: string): Promise<CallRecord | null> {
+    const [finished, claim] = await Promise.all([
+      this.calls.findOne({ _id: requestId }),
+      this.claimsCollection.findOne({ _id: requestId }),
+    ]);
+    return finished ?? claim;
   }
 
   /** Atomic on MongoDB and on our FerretDB build (docs/decisions/0002). */
   async takeOver(requestId: string, now: Date, owner: string, leaseUntil: Date): Promise<boolean> {
-    const taken = await this.calls.updateOne(
+    const taken = await this.claimsCollection.updateOne(
       { _id: requestId, state: 'claimed', lease_until: { $lt: now } },
       { $set: { owner, lease_until: leaseUntil } },
     );
     return taken.modifiedCount === 1;
   }
 
-  /**
-   * Not grouped: FerretDB applies the updates of one command one after the other, so a command
-   * of ten took as long as ten, where separate ones run side by side (other documents, other locks).
-   */
-  async finish(requestId: string, owner: string, finished: FinishedCall): Promise<boolean> {
-    const done = await this.calls.updateOne({ _id: requestId, state: 'claimed', owner }, { $set: finished });
-    return done.modifiedCount === 1;
+  /** The first finish of a request id wins (unique `_id`); a later one, by any replica, is refused. */
+  finish(claim: CallClaim, finished: FinishedCall): Promise<boolean> {
+    const { state: _claimed, lease_until: _lease, ...claimed } = claim;
+    return this.finishes.run({ ...claimed, ...finished });
   }
+}
 
-  /** Unordered: a duplicate (a request claimed before) does not stop the others. */
-  private async insertAll(claims: CallClaim[]): Promise<boolean[]> {
-    try {
-      await this.calls.insertMany(claims, { ordered: false });
-      return claims.map(() => true);
-    } catch (error) {
-      if (claims.length === 1 && isDuplicateKey(error)) return [false];
-      if (!(error instanceof mongo.MongoBulkWriteError)) throw error;
-      const failed: unknown = error.writeErrors;
-      const writeErrors = (Array.isArray(failed) ? failed : [failed]) as mongo.WriteError[];
-      if (writeErrors.some((write) => write.code !== DUPLICATE_KEY)) throw error;
-      const duplicates = new Set(writeErrors.map((write) => write.index));
-      return claims.map((_, index) => !duplicates.has(index));
-    }
+/** Unordered: a duplicate (a request id written before) does not stop the others. */
+async function insertAll<T extends { _id: string }>(
+  collection: mongo.Collection<T>,
+  documents: T[],
+): Promise<boolean[]> {
+  try {
+    await collection.insertMany(documents as mongo.OptionalUnlessRequiredId<T>[], { ordered: false });
+    return documents.map(() => true);
+  } catch (error) {
+    if (documents.length === 1 && isDuplicateKey(error)) return [false];
+    if (!(error instanceof mongo.MongoBulkWriteError)) throw error;
+    const failed: unknown = error.writeErrors;
+    const writeErrors = (Array.isArray(failed) ? failed : [failed]) as mongo.WriteError[];
+    if (writeErrors.some((write) => write.code !== DUPLICATE_KEY)) throw error;
+    const duplicates = new Set(writeErrors.map((write) => write.index));
+    return documents.map((_, index) => !duplicates.has(index));
   }
 }

@@ -4,9 +4,9 @@ export type GenerateRequest = EventData<typeof events.llmGenerateRequested>;
 export type GenerateResult = EventData<typeof events.llmGenerateCompleted>;
 
 /**
- * One generate request's call record in `llm_calls`, keyed by the request id: claimed by the
- * replica that calls the provider (with a lease), then finished with everything spec 2.2 asks to
- * keep. The stored result is what a redelivered request republishes.
+ * One generate request, keyed by the request id: a claim by the replica that calls the provider
+ * (with a lease), then a finished call record with everything spec 2.2 asks to keep. The stored
+ * result is what a redelivered request republishes.
  */
 export interface CallClaim {
   _id: string;
@@ -42,17 +42,18 @@ export interface FinishedCall {
   result: GenerateResult;
 }
 
-export type CallRecord = CallClaim | (Omit<CallClaim, 'state'> & FinishedCall);
+export type CallRecord = CallClaim | (Omit<CallClaim, 'state' | 'lease_until'> & FinishedCall);
 
-/** Everything the generation needs from `llm_calls`; data/call-repository.ts implements it. */
+/** Everything the generation needs of claims and call records; data/call-repository.ts implements it. */
 export interface CallStore {
   /** Inserts the claim; false when a record with this request id exists (unique _id). */
   insertClaim(claim: CallClaim): Promise<boolean>;
+  /** The finished record of a request id, else its claim, else null. */
   find(requestId: string): Promise<CallRecord | null>;
   /** Takes over a claim whose lease ended before `now`; false when another replica did first. */
   takeOver(requestId: string, now: Date, owner: string, leaseUntil: Date): Promise<boolean>;
-  /** Finishes a claim this owner still holds; false when another replica took it over. */
-  finish(requestId: string, owner: string, finished: FinishedCall): Promise<boolean>;
+  /** Records the finished call; false when the request id was finished already (by a replica that took over). */
+  finish(claim: CallClaim, finished: FinishedCall): Promise<boolean>;
 }
 
 /** One call's contribution to the rollup of its model, processor and UTC hour. */

@@ -45,8 +45,8 @@ const CALLS_PER_REQUEST = 2;
  * Generation for the pipeline (issue 9 item 4). The provider is called at most once per request
  * id across replicas and redeliveries: the claim is a unique insert keyed by the request id, and
  * a finished record answers repeats from what it stored. At most three database commands per
- * request on the normal path: claim insert, finish update, rollup upsert; under load claims and
- * rollups share commands with other requests' (docs/decisions/0018).
+ * request on the normal path, all group-committed with other requests' under load: the claim
+ * insert, the call record insert, the rollup upsert (docs/decisions/0018).
  */
 export class Generation {
   constructor(private readonly deps: GenerationDeps) {}
@@ -73,7 +73,7 @@ export class Generation {
         await this.deps.publish(existing.result);
         return 'republished';
       }
-      if (!existing || existing.lease_until > now) return 'held';
+      if (!existing || existing.state !== 'claimed' || existing.lease_until > now) return 'held';
       if (!(await calls.takeOver(request.request_id, now, owner, leaseUntil))) return 'held';
     }
 
@@ -88,9 +88,9 @@ export class Generation {
     // does; a result published twice carries one envelope id and consumers keep the first.
     const [, recorded] = await Promise.all([
       this.deps.publish(finished.result),
-      calls.finish(request.request_id, owner, finished),
+      calls.finish(claim, finished),
     ]);
-    // Our lease ran out and another replica took over: its finish and rollup count the call.
+    // Our lease ran out and the replica that took over finished first: it counts the call.
     if (!recorded) return 'lost';
     await this.deps.rollups.add({
       model_id: request.llm_model_id,
