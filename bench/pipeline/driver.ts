@@ -54,6 +54,9 @@ export class PipelineDriver {
     const { queue } = await channel.assertQueue('', { exclusive: true, autoDelete: true });
     await channel.bindQueue(queue, exchange, events.llmGenerateRequested.type);
     await channel.bindQueue(queue, exchange, events.llmGenerateCompleted.type);
+    // The catalog consumes a run's progress events; without a queue bound to them each one would
+    // come back unroutable (a warning per event in the orchestrator, not what production does).
+    await channel.bindQueue(queue, exchange, events.pipelineProgress.type);
     const driver = new PipelineDriver(connection, channel, exchange, orchestratorDb, serviceId);
     await channel.consume(queue, (message) => message && driver.observe(message.content), { noAck: true });
     return driver;
