@@ -33,6 +33,7 @@ const CONCURRENCY = [1, 10] as const;
 /** The node flags docker-compose.yml and deploy/k8s start the gateway with. */
 const GATEWAY_NODE_FLAGS = [
   '--max-semi-space-size=2',
+  '--optimize-for-size',
   ...(process.env.GATEWAY_NODE_ARGS?.split(' ').filter(Boolean) ?? []),
 ];
 
