@@ -19,6 +19,7 @@ import { Retrigger } from './domain/retrigger';
 import { pipelineFlowRoutes } from './http/pipeline-flow-routes';
 import { VALIDATIONS_COLLECTION, ValidationRepository } from './data/validation-repository';
 import { PackOptimizer } from './domain/optimizer';
+import { ProcessorCache } from './domain/processor-cache';
 import { stageProcessors } from './domain/stage-processors';
 import { ChangeInstanceValidator } from './domain/validator';
 import { sideProcessorConsumer } from './messaging/side-processor-consumer';
@@ -30,6 +31,7 @@ import { StageSweeper } from './domain/sweeper';
 import { pipelineRoutes } from './http/pipeline-routes';
 import { processorRoutes } from './http/processor-routes';
 import { pipelineConsumer } from './messaging/pipeline-consumer';
+import { processorCacheConsumer } from './messaging/processor-cache-consumer';
 import { projectionConsumer } from './messaging/projection-consumer';
 import { SweeperLoop } from './messaging/sweeper-loop';
 import { pipelineMetrics, sweepMetrics } from './metrics';
@@ -55,7 +57,14 @@ export const orchestratorService: ServiceDefinition<OrchestratorConfig> = {
     const directory = new DirectoryRepository(mongo.connection);
     const pipelineRepository = new PipelineRepository(mongo.connection);
     const slots = new ActiveSlots(new ActiveSlotRepository(mongo.connection), processorsRepository);
-    const processors = new Processors(processorsRepository, directory, slots, () => outbox.kick());
+    const stages = stageProcessors(processorsRepository);
+    const nextProcessors = new ProcessorCache(stages, config.PIPELINE_PROCESSOR_CACHE_MS);
+    // Broadcast queues live with the connection: events missed while it was down are unknown.
+    broker.onReady(() => nextProcessors.clear());
+    const processors = new Processors(processorsRepository, directory, slots, (serviceId) => {
+      nextProcessors.forget(serviceId);
+      outbox.kick();
+    });
     const settings = new SettingsCache({
       settingsUrl: config.SETTINGS_URL,
       internalSecret: config.PACK_INTERNAL_SECRET,
@@ -76,7 +85,6 @@ export const orchestratorService: ServiceDefinition<OrchestratorConfig> = {
       () => outbox.kick(),
       logger,
     );
-    const stages = stageProcessors(processorsRepository);
     // Built once per settings version: it was a measurable share of a stage's CPU (bench/pipeline).
     let catalog: { from: GeneralSettings; schema: JsonSchema } | undefined;
     const catalogSchema = (current: GeneralSettings) => {
@@ -92,6 +100,7 @@ export const orchestratorService: ServiceDefinition<OrchestratorConfig> = {
       items: new ServiceItemRepository(mongo.connection),
       directory,
       processors: stages,
+      nextProcessors,
       catalogSchema: () => catalogSchema(settings.get()),
       observer,
       requests: new PipelineRequestSender(mongo.connection, pipelineRepository, broker, () => outbox.kick()),
@@ -126,6 +135,7 @@ export const orchestratorService: ServiceDefinition<OrchestratorConfig> = {
         pipelineConsumer(pipelines),
         sideProcessorConsumer(validator, optimizer),
         settings.consumer(),
+        processorCacheConsumer(nextProcessors),
       ],
       async onStart() {
         await Promise.all([

@@ -20,6 +20,8 @@ export interface PipelineDeps {
   items: ServiceItemStore;
   directory: Directory;
   processors: ActiveProcessors;
+  /** Where a result looks up what comes next: remembered lookups (processor-cache.ts); `processors` without. */
+  nextProcessors?: ActiveProcessors;
   catalogSchema(): JsonSchema;
   observer: PipelineObserver;
   /** The item's execution context for a new run's CONFIG prompt (execution-context.ts); none without. */

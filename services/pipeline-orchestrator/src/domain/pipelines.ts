@@ -110,8 +110,9 @@ export class Pipelines {
     // What an OK result looks up next (the next stage's processor, or at the end the optimizer),
     // read beside the pipeline when the result names its Service: one round trip less per stage.
     const wanted: ProcessorKind = next ? KIND_OF[next] : 'pack_optimizer';
+    const lookups = this.deps.nextProcessors ?? this.deps.processors;
     const early =
-      service_id === undefined ? undefined : settled(this.deps.processors.active(service_id, wanted));
+      service_id === undefined ? undefined : settled(lookups.active(service_id, wanted));
     const remembered = fresh ? null : this.deps.store.recent(pipeline_id);
     const pipeline = remembered ?? (await this.deps.store.find(pipeline_id));
     const current = pipeline?.stages[stage];
@@ -156,7 +157,7 @@ export class Pipelines {
     const lookup =
       early && service_id === pipeline.service_id
         ? early
-        : this.deps.processors.active(pipeline.service_id, wanted);
+        : lookups.active(pipeline.service_id, wanted);
     // The history entry overlaps the move: the result was checked against the running stage above.
     const saved = settled(this.deps.store.savePackData(packData));
     const done: Partial<StageRecord> = { ...ended, ...output, state: 'OK', error: null };

@@ -31,8 +31,11 @@ export class Processors {
     private readonly store: ProcessorStore,
     private readonly directory: Directory,
     private readonly slots: ActiveSlots,
-    /** Tells the outbox relay that events were written (its sweep would find them anyway). */
-    private readonly eventsWritten: () => void = () => undefined,
+    /**
+     * A processor of the Service changed and its event was written: the outbox relay is told (its
+     * sweep would find the event anyway), and remembered lookups forget the Service.
+     */
+    private readonly eventsWritten: (serviceId: number) => void = () => undefined,
   ) {}
 
   async create(principal: Principal, body: ProcessorCreate): Promise<ProcessorView> {
@@ -61,7 +64,7 @@ export class Processors {
       if (body.active) await this.slots.release(body.service, body.kind, id);
       throw error;
     }
-    this.eventsWritten();
+    this.eventsWritten(record.service_id);
     return view(record);
   }
 
@@ -129,7 +132,7 @@ export class Processors {
         if (needs) await this.slots.release(next.service_id, next.kind, id);
         continue;
       }
-      this.eventsWritten();
+      this.eventsWritten(next.service_id);
       if (holds && (!next.active || next.kind !== current.kind))
         await this.slots.release(current.service_id, current.kind, id);
       return view(updated);
@@ -150,7 +153,7 @@ export class Processors {
       };
       if (!(await this.store.update(id, current.version, changed(next), processorEvent('deleted', next))))
         continue;
-      this.eventsWritten();
+      this.eventsWritten(current.service_id);
       if (current.active) await this.slots.release(current.service_id, current.kind, id);
       return;
     }
