@@ -17,12 +17,11 @@ import {
   type StageExpectation,
   type StageRecord,
 } from '../domain/pipeline-model';
+import { RememberedPipelines } from './remembered-pipelines';
 import { WATCHED_FIELD } from './sweep-repository';
 
 export const PIPELINES_COLLECTION = 'pipelines';
 export const PACK_DATA_COLLECTION = 'pack_data';
-/** Running pipelines a replica remembers (a few hundred KB at most). */
-const REMEMBERED_PIPELINES = 500;
 
 const WITHOUT_OUTBOX = { [OUTBOX_FIELD]: 0, [OUTBOX_PENDING_FIELD]: 0, [WATCHED_FIELD]: 0 };
 
@@ -44,7 +43,7 @@ export class PipelineRepository implements PipelineStore {
   private readonly pipelines;
   private readonly packData;
   /** Pipelines as this replica last wrote them, by id (`recent`): a stage's result usually comes back here. */
-  private readonly remembered = new Map<number, PipelineRecord>();
+  private readonly remembered = new RememberedPipelines();
 
   constructor(private readonly connection: Connection) {
     this.pipelines = connection.collection<PipelineRecord>(PIPELINES_COLLECTION);
@@ -84,20 +83,16 @@ export class PipelineRepository implements PipelineStore {
   }
 
   recent(id: number): PipelineRecord | null {
-    return this.remembered.get(id) ?? null;
+    return this.remembered.get(id);
   }
 
   forget(id: number): void {
-    this.remembered.delete(id);
+    this.remembered.forget(id);
   }
 
-  /** Keeps a pipeline this replica wrote (while one of its stages runs), the oldest dropped first. */
+  /** Keeps a pipeline this replica wrote while one of its stages runs (remembered-pipelines.ts). */
   remember(pipeline: PipelineRecord): void {
-    this.remembered.delete(pipeline._id);
-    if (!STAGES.some((stage) => RUNNING_STATES.includes(pipeline.stages[stage].state as never))) return;
-    this.remembered.set(pipeline._id, pipeline);
-    if (this.remembered.size > REMEMBERED_PIPELINES)
-      this.remembered.delete(this.remembered.keys().next().value!);
+    this.remembered.keep(pipeline);
   }
 
   latest(serviceItemId: number): Promise<PipelineRecord | null> {

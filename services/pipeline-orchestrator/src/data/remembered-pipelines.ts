@@ -1,0 +1,60 @@
+import { STAGES } from '@pack/contracts';
+import { RUNNING_STATES, type PipelineRecord, type StageState } from '../domain/pipeline-model';
+
+/** What a replica may hold of the running pipelines it wrote, in characters of their JSON texts. */
+const BUDGET = 8 * 1024 * 1024;
+/** A pipeline bigger than this is not kept: its result reads it from the database. */
+const LARGEST = 512 * 1024;
+const OVERHEAD = 2048;
+
+/** Roughly what a pipeline holds: its JSON texts (declaration, context, PackData, UI, errors). */
+function sizeOf(pipeline: PipelineRecord): number {
+  let size = OVERHEAD + pipeline.declaration_json.length + (pipeline.execution_context?.length ?? 0);
+  for (const stage of STAGES) {
+    const record = pipeline.stages[stage];
+    size += (record.pack_data_json?.length ?? 0) + (record.gen_ui_json?.length ?? 0);
+    size += record.error?.length ?? 0;
+  }
+  return size;
+}
+
+/**
+ * The running pipelines this replica last wrote, oldest dropped first within a memory budget
+ * (PipelineRepository.recent, docs/decisions/0028). A pipeline with no stage running is dropped:
+ * no result will ask for it.
+ */
+export class RememberedPipelines {
+  private readonly entries = new Map<number, { pipeline: PipelineRecord; size: number }>();
+  private total = 0;
+
+  get(id: number): PipelineRecord | null {
+    return this.entries.get(id)?.pipeline ?? null;
+  }
+
+  forget(id: number): void {
+    const entry = this.entries.get(id);
+    if (!entry) return;
+    this.entries.delete(id);
+    this.total -= entry.size;
+  }
+
+  keep(pipeline: PipelineRecord): void {
+    this.forget(pipeline._id);
+    const running = STAGES.some((stage) =>
+      RUNNING_STATES.includes(pipeline.stages[stage].state as StageState),
+    );
+    const size = sizeOf(pipeline);
+    if (!running || size > LARGEST) return;
+    this.entries.set(pipeline._id, { pipeline, size });
+    this.total += size;
+    for (const oldest of this.entries.keys()) {
+      if (this.total <= BUDGET) break;
+      this.forget(oldest);
+    }
+  }
+
+  /** Characters held (for tests). */
+  get size(): number {
+    return this.total;
+  }
+}
