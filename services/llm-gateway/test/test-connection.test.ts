@@ -179,7 +179,7 @@ describe('POST /v1/ai/llm_models/test_connection/<id>/', () => {
     expect(fake.requests.length).toBeGreaterThan(0);
   });
 
-  it("opens the model's breaker after repeated 5xx, visible in the reply and the metrics", async () => {
+  it("opens the model's breaker after repeated 5xx, visible in the reply and the metrics; a passing test of the stored model closes it", async () => {
     const fake = await started(startFakeOpenAi({ apiKey: KEY }));
     const id = await vendor1Model(fake);
     const healthy = await testOf(id);
@@ -190,10 +190,11 @@ describe('POST /v1/ai/llm_models/test_connection/<id>/', () => {
     const second = await testOf(id);
     expect(second.status).toBe(502);
     expect((second.body as { detail: string }).detail).toMatch(/breaker.*open/);
+    // Open, a test still asks the provider: it must not call a model broken that works again.
     const callsWhenOpen = fake.requests.length;
-    const blocked = await testOf(id);
-    expect((blocked.body as { detail: string }).detail).toMatch(/breaker.*open/);
-    expect(fake.requests).toHaveLength(callsWhenOpen);
+    const stillFailing = await testOf(id);
+    expect((stillFailing.body as { detail: string }).detail).toMatch(/breaker.*open/);
+    expect(fake.requests.length).toBeGreaterThan(callsWhenOpen);
 
     const text = await (await fetch(`${llm.service.url}/metrics`)).text();
     expect(text).toMatch(new RegExp(`^llm_breaker_state\\{[^}]*model_id="${id}"[^}]*\\} 2$`, 'm'));
@@ -202,6 +203,16 @@ describe('POST /v1/ai/llm_models/test_connection/<id>/', () => {
       new RegExp(`^llm_errors_total\\{[^}]*model_id="${id}"[^}]*kind="http_status"[^}]*\\} [1-9]`, 'm'),
     );
     expect(text).toMatch(new RegExp(`^llm_input_tokens_total\\{[^}]*model_id="${id}"[^}]*\\} 12$`, 'm'));
+
+    // The provider recovers. A test with an overridden field passes but says nothing of the
+    // stored model: the breaker stays open. A test of the stored model closes it.
+    fake.always({});
+    const overridden = await testOf(id, { model_name: 'gpt-4o' });
+    expect(overridden.body).toMatchObject({ ok: true, breaker: 'open' });
+    const stored = await testOf(id);
+    expect(stored.body).toMatchObject({ ok: true, breaker: 'closed' });
+    const after = await (await fetch(`${llm.service.url}/metrics`)).text();
+    expect(after).toMatch(new RegExp(`^llm_breaker_state\\{[^}]*model_id="${id}"[^}]*\\} 0$`, 'm'));
   });
 
   it('is for admins only and 404 for an unknown model', async () => {

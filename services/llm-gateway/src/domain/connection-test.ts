@@ -2,13 +2,7 @@ import { BadGatewayError, GatewayTimeoutError } from '@pack/errors';
 import { costOf, ProviderError, type Cost, type Usage } from '@pack/llm-providers';
 import type { EffectiveModel } from './llm-models';
 import { reliableAdapter, type CallObserver, type Dispatchers } from './reliable-adapter';
-import {
-  BreakerOpenError,
-  DEFAULT_RETRY_POLICY,
-  type Breakers,
-  type BreakerState,
-  type RetryPolicy,
-} from './reliability';
+import { DEFAULT_RETRY_POLICY, type Breakers, type BreakerState, type RetryPolicy } from './reliability';
 
 /** Reasoning models spend tokens before they answer; a smaller budget fails healthy models. */
 export const TEST_MAX_OUTPUT_TOKENS = 64;
@@ -36,8 +30,12 @@ export class ConnectionTester {
     private readonly policy: RetryPolicy = DEFAULT_RETRY_POLICY,
   ) {}
 
-  async test(model: EffectiveModel): Promise<ConnectionTestResult> {
-    const adapter = reliableAdapter(model, this.dispatchers, this.breakers, this.observer, this.policy);
+  /** `asStored`: the model is tested as stored (no field overridden), so a success closes its breaker. */
+  async test(model: EffectiveModel, asStored = false): Promise<ConnectionTestResult> {
+    const probing = {
+      run: <T>(modelId: number, attempt: () => Promise<T>) => this.breakers.probe(modelId, attempt, asStored),
+    };
+    const adapter = reliableAdapter(model, this.dispatchers, probing, this.observer, this.policy);
     const messages = [
       ...(model.prompt ? [{ role: 'system' as const, content: model.prompt }] : []),
       { role: 'user' as const, content: TEST_PROMPT },
@@ -70,8 +68,6 @@ function plainUsage(usage: Usage) {
 
 /** Provider messages are already scrubbed of the call's secrets by the adapters. */
 function asHttpError(error: unknown, timeout: number, breaker: BreakerState): Error {
-  if (error instanceof BreakerOpenError)
-    return new BadGatewayError(`connection test failed: ${error.message}`);
   if (!(error instanceof ProviderError)) return error as Error;
   const suffix = ` (circuit breaker ${breaker})`;
   if (error.kind === 'timeout')

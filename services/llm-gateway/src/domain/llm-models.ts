@@ -100,7 +100,23 @@ export class LlmModels {
    * same merge and checks as an update, nothing stored.
    */
   async withOverrides(id: number, patch: LlmModelPatch): Promise<EffectiveModel> {
+    return this.effective(id, await this.found(id), patch);
+  }
+
+  /**
+   * What a connection test talks to, and whether that is the stored model unchanged (then its
+   * success says the stored model works again, and may close its breaker).
+   */
+  async testTarget(id: number, patch: LlmModelPatch): Promise<{ model: EffectiveModel; asStored: boolean }> {
     const current = await this.found(id);
+    const model = this.effective(id, current, patch);
+    const stored = this.effective(id, current, {});
+    const connection = (m: EffectiveModel) =>
+      JSON.stringify([m.provider, m.model_name, m.timeout, m.prompt, m.extra_data]);
+    return { model, asStored: connection(model) === connection(stored) };
+  }
+
+  private effective(id: number, current: LlmModelRecord, patch: LlmModelPatch): EffectiveModel {
     const { extra_data: extraPatch, ...fields } = patch;
     const provider = patch.provider ?? current.provider;
     const extra_data =

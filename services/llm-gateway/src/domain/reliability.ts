@@ -99,6 +99,20 @@ export class Breakers {
     }
   }
 
+  /**
+   * A connection test: counted by the breaker like any call while it is closed, but sent to the
+   * provider even while it is open (an admin checking a fixed key must not be told "open" without
+   * the provider being asked). `closes`: a success closes an open breaker (the stored model was
+   * tested, so it works again).
+   */
+  async probe<T>(modelId: number, attempt: () => Promise<T>, closes: boolean): Promise<T> {
+    const breaker = this.breakerOf(modelId);
+    if (!breaker.opened) return this.run(modelId, attempt);
+    const value = await attempt();
+    if (closes) breaker.close();
+    return value;
+  }
+
   state(modelId: number): BreakerState {
     const breaker = this.byModel.get(modelId);
     if (!breaker) return 'closed';

@@ -39,7 +39,7 @@ export interface ReliableAdapter extends LlmAdapter {
 export function reliableAdapter(
   model: EffectiveModel,
   dispatchers: Dispatchers,
-  breakers: Breakers,
+  breakers: Pick<Breakers, 'run'>,
   observer: CallObserver,
   policy: RetryPolicy,
 ): ReliableAdapter {

@@ -48,7 +48,7 @@ export function llmModelRoutes(
       method: 'post',
       path: `${LLM_MODELS_PATH}test_connection/:id/`,
       summary:
-        'Test an LLM Model (spec endpoint 2): sends a short prompt and passes only when text comes back. The body overrides stored fields for this test only (a masked secret keeps the stored one); nothing is stored',
+        "Test an LLM Model (spec endpoint 2): sends a short prompt and passes only when text comes back. The body overrides stored fields for this test only (a masked secret keeps the stored one); nothing is stored. The provider is asked even while the model's circuit breaker is open, and a passing test of the model as stored closes it",
       access: ['admin'],
       params: idParams,
       body: llmModelPatchSchema,
@@ -62,8 +62,8 @@ export function llmModelRoutes(
         504: problem('The provider did not answer within the model timeout'),
       },
       handler: async ({ principal, params, body, log }) => {
-        const model = await models.withOverrides(params.id, body);
-        const tested = await tester.test(model);
+        const { model, asStored } = await models.testTarget(params.id, body);
+        const tested = await tester.test(model, asStored);
         const result = maySeeCosts(principal.role) ? tested : { ...tested, cost: null };
         log.info(
           { model_id: params.id, provider: model.provider, latency_ms: result.latency_ms },
