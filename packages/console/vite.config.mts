@@ -15,6 +15,14 @@ export default defineConfig({
     modulePreload: { polyfill: false },
     sourcemap: false,
     reportCompressedSize: true,
+    rolldownOptions: {
+      // The console imports only the generative UI registry of @pack/contracts; its other modules
+      // (node:crypto for event ids among them) are read for the analysis and left out.
+      onwarn(warning, warn) {
+        if (warning.message.includes('has been externalized for browser compatibility')) return;
+        warn(warning);
+      },
+    },
   },
   server: {
     // `pnpm --filter @pack/console dev`: the API of a platform started with `pnpm start`.

@@ -64,7 +64,10 @@ export function buildConsole(): void {
   const hash = consoleSourceHash();
   const out = `${CONSOLE_DIST_DIR}.${process.pid}.tmp`;
   rmSync(out, { recursive: true, force: true });
-  const vite = require.resolve('vite/bin/vite.js', { paths: [CONSOLE_DIR] });
+  const vite = path.join(
+    path.dirname(require.resolve('vite/package.json', { paths: [CONSOLE_DIR] })),
+    'bin/vite.js',
+  );
   execFileSync(process.execPath, [vite, 'build', '--outDir', out, '--emptyOutDir', '--logLevel', 'warn'], {
     cwd: CONSOLE_DIR,
     stdio: ['ignore', 'inherit', 'inherit'],
@@ -77,6 +80,14 @@ export function buildConsole(): void {
 const LOCK_DIR = `${CONSOLE_DIST_DIR}.lock`;
 /** A lock older than this was left by a process that died mid-build. */
 const STALE_LOCK_MS = 5 * 60_000;
+
+function lockAge(): number | undefined {
+  try {
+    return Date.now() - statSync(LOCK_DIR).mtimeMs;
+  } catch {
+    return undefined;
+  }
+}
 
 function sleep(ms: number): void {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
@@ -93,8 +104,8 @@ export function ensureConsoleBuilt({ timeoutMs = 180_000 } = {}): BuildState {
       mkdirSync(LOCK_DIR);
       break;
     } catch {
-      if (existsSync(LOCK_DIR) && Date.now() - statSync(LOCK_DIR).mtimeMs > STALE_LOCK_MS)
-        rmSync(LOCK_DIR, { recursive: true, force: true });
+      const since = lockAge();
+      if (since !== undefined && since > STALE_LOCK_MS) rmSync(LOCK_DIR, { recursive: true, force: true });
       if (Date.now() > deadline) throw new Error(`waited too long for another console build (${LOCK_DIR})`);
       sleep(200);
     }

@@ -31,7 +31,11 @@ const PAGES: Record<Exclude<ConsolePage, 'sign-in'>, (props: { path: string }) =
 
 function useSession() {
   const [, setVersion] = useState(0);
-  useEffect(() => session.subscribe(() => setVersion((version) => version + 1)), []);
+  useEffect(() => {
+    const update = () => setVersion((version) => version + 1);
+    update();
+    return session.subscribe(update);
+  }, []);
   return session.me();
 }
 
@@ -75,14 +79,18 @@ function Shell({ path }: { path: string }) {
   const { settings, error } = useSettings();
   const pages = pagesFor(me.role, settings);
   const page = consolePageOf(path);
+  // Home depends on the settings (is the dashboard shown?): wait for them, unless they failed.
+  const settled = settings !== null || error !== null;
   useEffect(() => {
-    if (!page || page === 'sign-in') navigate(homeFor(me.role, settings), { replace: true });
-  }, [page, me.role, settings]);
+    if (settled && (!page || page === 'sign-in')) navigate(homeFor(me.role, settings), { replace: true });
+  }, [page, me.role, settings, settled]);
   useEffect(() => {
     document.title = page && page !== 'sign-in' ? `${pageTitle(page)} · Pack console` : 'Pack console';
   }, [page]);
   const signOut = async () => {
-    await ok(api.POST('/v1/core/auth/logout/')).catch(() => undefined);
+    // A token from the password sign-in lives for this session only: revoke it. A token an
+    // admin issued may be in use elsewhere (scripts, CI): the console only forgets it.
+    if (session.issuedBySignIn()) await ok(api.POST('/v1/core/auth/logout/')).catch(() => undefined);
     session.end();
     navigate('/sign-in');
   };

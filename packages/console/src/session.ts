@@ -5,6 +5,7 @@
 import type { Me } from './api/types';
 
 const KEY = 'pack.console.token';
+const SIGNED_IN = 'pack.console.signed-in';
 type Listener = () => void;
 const listeners = new Set<Listener>();
 let me: Me | null = null;
@@ -21,14 +22,20 @@ export const session = {
   endedReason(): string | null {
     return endedReason;
   },
-  start(token: string, who: Me): void {
+  /** Whether the token came from the password sign-in (and so ends with this session). */
+  issuedBySignIn(): boolean {
+    return window.sessionStorage.getItem(SIGNED_IN) === '1';
+  },
+  start(token: string, who: Me, { bySignIn }: { bySignIn?: boolean } = {}): void {
     window.sessionStorage.setItem(KEY, token);
+    if (bySignIn !== undefined) window.sessionStorage.setItem(SIGNED_IN, bySignIn ? '1' : '0');
     me = who;
     endedReason = null;
     listeners.forEach((listener) => listener());
   },
   end(reason: string | null = null): void {
     window.sessionStorage.removeItem(KEY);
+    window.sessionStorage.removeItem(SIGNED_IN);
     me = null;
     endedReason = reason;
     listeners.forEach((listener) => listener());

@@ -45,6 +45,8 @@ export function useSettings(): { settings: Settings | null; error: unknown } {
   useEffect(() => {
     const listener = () => setVersion((version) => version + 1);
     listeners.add(listener);
+    // Settings read between the first render and this subscription are picked up now.
+    listener();
     return () => void listeners.delete(listener);
   }, []);
   return { settings: current, error: failure };

@@ -6,9 +6,9 @@ import { navigate } from '../router';
 import { consolePageOf } from '../routes';
 import { session } from '../session';
 
-async function begin(token: string) {
+async function begin(token: string, bySignIn: boolean) {
   const who = await ok(api.GET('/v1/core/me/', { headers: { authorization: `Token ${token}` } }));
-  session.start(token, who);
+  session.start(token, who, { bySignIn });
   const next = new URLSearchParams(window.location.search).get('next') ?? '';
   // Only a console page of this origin: never an address someone put in the link.
   navigate(
@@ -35,7 +35,7 @@ export function SignInPage() {
     setBusy(true);
     setTokenError(null);
     try {
-      await begin(token.trim());
+      await begin(token.trim(), false);
     } catch (error) {
       setTokenError(error);
     } finally {
@@ -48,7 +48,7 @@ export function SignInPage() {
     setPasswordError(null);
     try {
       const signedIn = await ok(api.POST('/v1/core/auth/login/', { body: { username, password } }));
-      await begin(signedIn.token);
+      await begin(signedIn.token, true);
     } catch (error) {
       setPasswordError(error);
     } finally {
