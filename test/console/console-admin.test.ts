@@ -59,8 +59,8 @@ describe('the operator console: administration', () => {
     ]);
     // The token is kept for the browser session only: sessionStorage, nothing in localStorage.
     const stored = await h.page.evaluate(() => [
-      window.sessionStorage.getItem('pack.console.token'),
-      window.localStorage.length,
+      (globalThis as any).sessionStorage.getItem('pack.console.token'),
+      (globalThis as any).localStorage.length,
     ]);
     expect(stored).toEqual([h.stack.adminToken, 0]);
   });

@@ -109,14 +109,14 @@ describe('the operator console: pipelines, dashboard, Change Instances, roles', 
     await expectAccessible(h, 'pipeline');
     await h.screenshot('pipeline');
 
-    await h.page.evaluate(() => ((window as unknown as { stayed: boolean }).stayed = true));
+    await h.markPage();
     const pushed = await actors.asOwner('POST', `${PACK}data/service_item/${item}/verify/`, {
       checked: true,
     });
     expect(pushed.status).toBe(201);
     await h.page.locator('[data-stage="VERIFY"] .state-ok').waitFor({ timeout: 20_000 });
     await h.page.locator('[data-stage="VERIFY"]').getByText('pushed from outside').waitFor();
-    expect(await h.page.evaluate(() => (window as unknown as { stayed?: boolean }).stayed)).toBe(true);
+    expect(await h.pageStayed()).toBe(true);
   });
 
   it('falls back to the standard renderer, visibly, for an unsupported gen_ui', async () => {
@@ -221,7 +221,7 @@ describe('the operator console: pipelines, dashboard, Change Instances, roles', 
     await h.page.getByTestId('refresh-status').getByText('Refreshes every 5 s.').waitFor();
     expect(await h.page.getByLabel('PENDING', { exact: true }).isChecked()).toBe(true);
     expect(await h.page.getByLabel('APPROVED', { exact: true }).isChecked()).toBe(false);
-    await h.page.evaluate(() => ((window as unknown as { stayed: boolean }).stayed = true));
+    await h.markPage();
     const submitted = await h.stack.call('POST', `/v1/catalog/services/${service}/declarations/`, {
       token: consumerToken,
       body: { declaration: { namespace: 'team-c' } },
@@ -229,7 +229,7 @@ describe('the operator console: pipelines, dashboard, Change Instances, roles', 
     expect(submitted.status).toBe(201);
     const id = submitted.body.change_instance.id;
     await h.page.locator(`[data-testid="change-instances"] tr[data-id="${id}"]`).waitFor({ timeout: 20_000 });
-    expect(await h.page.evaluate(() => (window as unknown as { stayed?: boolean }).stayed)).toBe(true);
+    expect(await h.pageStayed()).toBe(true);
     await expectAccessible(h, 'change-instances');
     await h.screenshot('change-instances');
     await h.page.setViewportSize({ width: 390, height: 844 });

@@ -38,6 +38,9 @@ export interface Harness {
   /** axe-core on the page as it is: the serious and critical violations (expected: none). */
   axe(): Promise<{ id: string; impact: string; help: string; nodes: string[] }[]>;
   screenshot(name: string, options?: { fullPage?: boolean }): Promise<string>;
+  /** Marks the loaded page, so pageStayed() tells whether it was reloaded or left since. */
+  markPage(): Promise<void>;
+  pageStayed(): Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -93,11 +96,10 @@ export async function startConsole(options: StackOptions = {}): Promise<Harness>
     },
     async axe() {
       // The page's CSP allows no injected <script>: axe goes in through the DevTools protocol.
-      if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(AXE_SOURCE());
-      const result = await page.evaluate(async () => {
-        const axe = (window as unknown as { axe: { run: (context: Document) => Promise<any> } }).axe;
-        return axe.run(document);
-      });
+      if (!(await page.evaluate(() => 'axe' in globalThis))) await page.evaluate(AXE_SOURCE());
+      const result: any = await page.evaluate(() =>
+        (globalThis as any).axe.run((globalThis as any).document),
+      );
       return (result.violations as any[])
         .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
         .map((violation) => ({
@@ -111,6 +113,12 @@ export async function startConsole(options: StackOptions = {}): Promise<Harness>
       const file = path.join(SCREENSHOTS, `${name}.png`);
       await page.screenshot({ path: file, fullPage });
       return file;
+    },
+    async markPage() {
+      await page.evaluate(() => ((globalThis as any).consoleTestMark = true));
+    },
+    async pageStayed() {
+      return page.evaluate(() => (globalThis as any).consoleTestMark === true);
     },
     async close() {
       await context.close().catch(() => undefined);

@@ -70,6 +70,8 @@ export function buildConsole(): void {
   );
   execFileSync(process.execPath, [vite, 'build', '--outDir', out, '--emptyOutDir', '--logLevel', 'warn'], {
     cwd: CONSOLE_DIR,
+    // Jest sets NODE_ENV=test, which would make vite build libraries' development code in.
+    env: { ...process.env, NODE_ENV: 'production' },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
   writeFileSync(path.join(out, BUILD_HASH_FILE), `${hash}\n`);
