@@ -19,20 +19,14 @@ describe('the operator console: administration', () => {
     h = await startConsole();
     fake = await startFakeOpenAi({ apiKey: KEY });
     receiver = await Receiver.start();
-    // AI processors on: the AI Integration (dashboard) is shown.
-    const patched = await h.stack.call('PATCH', '/v1/core/general_settings/', {
-      body: { ai_integration: { show_ai_processor: true } },
-    });
-    expect(patched.status).toBe(200);
+    await h.showAiIntegration();
   }, 120_000);
   afterAll(async () => {
     await h?.close();
     await fake?.close();
     await receiver?.close();
   });
-  afterEach(() => {
-    expect({ csp: h.cspViolations, errors: h.pageErrors }).toEqual({ csp: [], errors: [] });
-  });
+  afterEach(() => h.expectNoBrowserProblems());
 
   it('refuses a wrong token in words, then signs in with the admin token and shows every admin page', async () => {
     await h.page.goto(`${h.stack.gateway}/`);

@@ -66,18 +66,13 @@ describe('the operator console: pipelines, dashboard, Change Instances, roles', 
       async () => (await actors.asOwner('POST', '/v1/ai/processors/', processor)).status === 201,
       { what: 'the config processor' },
     );
-    const patched = await h.stack.call('PATCH', '/v1/core/general_settings/', {
-      body: { ai_integration: { show_ai_processor: true } },
-    });
-    expect(patched.status).toBe(200);
+    await h.showAiIntegration();
   }, 120_000);
   afterAll(async () => {
     await h?.close();
     await fake?.close();
   });
-  afterEach(() => {
-    expect({ csp: h.cspViolations, errors: h.pageErrors }).toEqual({ csp: [], errors: [] });
-  });
+  afterEach(() => h.expectNoBrowserProblems());
 
   /** The item's latest pipeline once CONFIG has finished. */
   /** The item's latest pipeline, other than `before` (a second declaration of one item), once CONFIG is OK. */

@@ -38,6 +38,10 @@ export interface Harness {
   /** axe-core on the page as it is: the serious and critical violations (expected: none). */
   axe(): Promise<{ id: string; impact: string; help: string; nodes: string[] }[]>;
   screenshot(name: string, options?: { fullPage?: boolean }): Promise<string>;
+  /** Turns AI processors on, so the AI Integration (dashboard) is shown. */
+  showAiIntegration(): Promise<void>;
+  /** No CSP report and no uncaught error in the page so far (after every test). */
+  expectNoBrowserProblems(): void;
   /** Marks the loaded page, so pageStayed() tells whether it was reloaded or left since. */
   markPage(): Promise<void>;
   pageStayed(): Promise<boolean>;
@@ -113,6 +117,15 @@ export async function startConsole(options: StackOptions = {}): Promise<Harness>
       const file = path.join(SCREENSHOTS, `${name}.png`);
       await page.screenshot({ path: file, fullPage });
       return file;
+    },
+    async showAiIntegration() {
+      const patched = await stack.call('PATCH', '/v1/core/general_settings/', {
+        body: { ai_integration: { show_ai_processor: true } },
+      });
+      expect(patched.status).toBe(200);
+    },
+    expectNoBrowserProblems() {
+      expect({ csp: cspViolations, errors: pageErrors }).toEqual({ csp: [], errors: [] });
     },
     async markPage() {
       await page.evaluate(() => ((globalThis as any).consoleTestMark = true));

@@ -1,4 +1,5 @@
 /** Names for the API's shapes, all taken from the generated `paths` (never written by hand). */
+import { CHANGE_INSTANCE_STATES as STATES } from '@pack/contracts';
 import type { paths } from './schema';
 
 type Operation<P extends keyof paths, M extends string> = M extends keyof paths[P] ? paths[P][M] : never;
@@ -36,12 +37,6 @@ export type Webhook = Answer<'/v1/external/serviceowner/webhooks/{id}/', 'get'>;
 export type NewWebhook = RequestBody<'/v1/external/serviceowner/webhooks/', 'post'>;
 export type WebhookResponse = Results<Answer<'/v1/external/serviceowner/webhooks/{id}/responses/', 'get'>>;
 
-export const CHANGE_INSTANCE_STATES = [
-  'PENDING',
-  'APPROVED',
-  'REJECTED',
-  'IN_PROGRESS',
-  'COMPLETED',
-  'FAILED',
-  'CANCELLED',
-] as const satisfies readonly ChangeInstanceState[];
+/** The states, from the contracts; checked against the API's own enum. */
+export const CHANGE_INSTANCE_STATES: readonly ChangeInstanceState[] =
+  STATES satisfies readonly ChangeInstanceState[];

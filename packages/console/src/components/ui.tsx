@@ -160,6 +160,22 @@ export function Pager({
   );
 }
 
+/** What a load is doing: its error in words, or that it is loading (until the first answer). */
+export function LoadState({
+  loaded,
+  what,
+}: {
+  loaded: { error: unknown; loading: boolean; data: unknown };
+  what: string;
+}) {
+  return (
+    <>
+      <ErrorNotice error={loaded.error} />
+      {loaded.loading && loaded.data === undefined && <Loading what={what} />}
+    </>
+  );
+}
+
 export function Loading({ what }: { what: string }) {
   return (
     <p class="muted" role="status">

@@ -46,3 +46,13 @@ export function useInterval(tick: () => void, seconds: number | null): void {
     return () => window.clearInterval(timer);
   }, [seconds]);
 }
+
+/** A paged list: `load` gets the page's limit and offset (as the API's query takes them). */
+export function usePaged<T>(
+  load: (page: { limit: string; offset: string }) => Promise<T>,
+  { limit, deps = [] }: { limit: number; deps?: readonly unknown[] },
+): Loaded<T> & { offset: number; limit: number; setOffset: (offset: number) => void } {
+  const [offset, setOffset] = useState(0);
+  const loaded = useLoad(() => load({ limit: String(limit), offset: String(offset) }), [offset, ...deps]);
+  return { ...loaded, offset, limit, setOffset };
+}

@@ -1,8 +1,7 @@
 /** LLM models: the list, and one model to create, edit and test. */
-import { useState } from 'preact/hooks';
 import { api, ok, PAGE_SIZE } from '../api/client';
-import { ErrorNotice, Link, Loading, Pager } from '../components/ui';
-import { useLoad } from '../components/use-load';
+import { Link, LoadState, Pager } from '../components/ui';
+import { usePaged } from '../components/use-load';
 import { session } from '../session';
 import { ModelForm } from './model-form';
 import { PROVIDER_LABELS } from './providers';
@@ -15,15 +14,14 @@ export function ModelsPage({ path }: { path: string }) {
 }
 
 function ModelList() {
-  const [offset, setOffset] = useState(0);
-  const models = useLoad(
-    () =>
+  const models = usePaged(
+    (page) =>
       ok(
         api.GET('/v1/ai/llm_models/', {
-          params: { query: { limit: String(PAGE_SIZE), offset: String(offset) } },
+          params: { query: { ...page } },
         }),
       ),
-    [offset],
+    { limit: PAGE_SIZE },
   );
   const admin = session.me()?.role === 'admin';
   return (
@@ -36,8 +34,7 @@ function ModelList() {
           </Link>
         )}
       </div>
-      <ErrorNotice error={models.error} />
-      {models.loading && !models.data && <Loading what="models" />}
+      <LoadState loaded={models} what="models" />
       {models.data && (
         <>
           <div class="table-scroll">
@@ -72,10 +69,10 @@ function ModelList() {
           </div>
           <Pager
             label="Models"
-            offset={offset}
+            offset={models.offset}
             limit={PAGE_SIZE}
             count={models.data.count}
-            onPage={setOffset}
+            onPage={models.setOffset}
           />
         </>
       )}

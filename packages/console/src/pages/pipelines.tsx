@@ -1,8 +1,7 @@
 /** Pipelines: the Service Items, and the latest pipeline of one, refreshed while it runs. */
-import { useState } from 'preact/hooks';
 import { api, ok, PAGE_SIZE } from '../api/client';
-import { ErrorNotice, Link, Loading, Pager, dateTime } from '../components/ui';
-import { useInterval, useLoad } from '../components/use-load';
+import { ErrorNotice, Link, LoadState, Loading, Pager, dateTime } from '../components/ui';
+import { useInterval, useLoad, usePaged } from '../components/use-load';
 import { PipelineActions } from './pipeline-actions';
 import { StageCard } from './stage-card';
 
@@ -12,22 +11,20 @@ export function PipelinesPage({ path }: { path: string }) {
 }
 
 function ItemList() {
-  const [offset, setOffset] = useState(0);
-  const items = useLoad(
-    () =>
+  const items = usePaged(
+    (page) =>
       ok(
         api.GET('/v1/catalog/service_items/', {
-          params: { query: { limit: String(PAGE_SIZE), offset: String(offset) } },
+          params: { query: { ...page } },
         }),
       ),
-    [offset],
+    { limit: PAGE_SIZE },
   );
   return (
     <section aria-labelledby="page-title">
       <h1 id="page-title">Pipelines</h1>
       <p class="muted">Each Service Item has a pipeline once a declaration of it is approved.</p>
-      <ErrorNotice error={items.error} />
-      {items.loading && !items.data && <Loading what="Service Items" />}
+      <LoadState loaded={items} what="Service Items" />
       {items.data && (
         <>
           <div class="table-scroll">
@@ -57,10 +54,10 @@ function ItemList() {
           </div>
           <Pager
             label="Service Items"
-            offset={offset}
+            offset={items.offset}
             limit={PAGE_SIZE}
             count={items.data.count}
-            onPage={setOffset}
+            onPage={items.setOffset}
           />
         </>
       )}

@@ -30,31 +30,24 @@ export function SignInPage() {
   const [busy, setBusy] = useState(false);
   const ended = session.endedReason();
 
-  const withToken = async (event: Event) => {
+  /** Runs one way of signing in; its error goes to its own form. */
+  const attempt = (setError: (error: unknown) => void, run: () => Promise<void>) => async (event: Event) => {
     event.preventDefault();
     setBusy(true);
-    setTokenError(null);
+    setError(null);
     try {
-      await begin(token.trim(), false);
+      await run();
     } catch (error) {
-      setTokenError(error);
+      setError(error);
     } finally {
       setBusy(false);
     }
   };
-  const withPassword = async (event: Event) => {
-    event.preventDefault();
-    setBusy(true);
-    setPasswordError(null);
-    try {
-      const signedIn = await ok(api.POST('/v1/core/auth/login/', { body: { username, password } }));
-      await begin(signedIn.token, true);
-    } catch (error) {
-      setPasswordError(error);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const withToken = attempt(setTokenError, () => begin(token.trim(), false));
+  const withPassword = attempt(setPasswordError, async () => {
+    const signedIn = await ok(api.POST('/v1/core/auth/login/', { body: { username, password } }));
+    await begin(signedIn.token, true);
+  });
 
   return (
     <main id="main" class="sign-in">

@@ -1,8 +1,7 @@
 /** Webhooks: the list, a new one (short or full form), and one with its trigger and responses. */
-import { useState } from 'preact/hooks';
 import { api, ok, PAGE_SIZE } from '../api/client';
-import { ErrorNotice, Link, Loading, Pager } from '../components/ui';
-import { useLoad } from '../components/use-load';
+import { Link, LoadState, Pager } from '../components/ui';
+import { usePaged } from '../components/use-load';
 import { WebhookDetail } from './webhook-detail';
 import { WebhookForm } from './webhook-form';
 
@@ -14,15 +13,14 @@ export function WebhooksPage({ path }: { path: string }) {
 }
 
 function WebhookList() {
-  const [offset, setOffset] = useState(0);
-  const hooks = useLoad(
-    () =>
+  const hooks = usePaged(
+    (page) =>
       ok(
         api.GET('/v1/external/serviceowner/webhooks/', {
-          params: { query: { limit: String(PAGE_SIZE), offset: String(offset) } },
+          params: { query: { ...page } },
         }),
       ),
-    [offset],
+    { limit: PAGE_SIZE },
   );
   return (
     <section aria-labelledby="page-title">
@@ -32,8 +30,7 @@ function WebhookList() {
           New webhook
         </Link>
       </div>
-      <ErrorNotice error={hooks.error} />
-      {hooks.loading && !hooks.data && <Loading what="webhooks" />}
+      <LoadState loaded={hooks} what="webhooks" />
       {hooks.data && (
         <>
           <div class="table-scroll">
@@ -67,10 +64,10 @@ function WebhookList() {
           </div>
           <Pager
             label="Webhooks"
-            offset={offset}
+            offset={hooks.offset}
             limit={PAGE_SIZE}
             count={hooks.data.count}
-            onPage={setOffset}
+            onPage={hooks.setOffset}
           />
         </>
       )}
