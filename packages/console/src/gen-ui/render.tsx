@@ -7,6 +7,7 @@
 import type { JSX } from 'preact';
 import { JsonView } from '../components/ui';
 import { checkGenUi, type GenUiComponent } from './check';
+import './gen-ui.css';
 
 type Cell = string | number | boolean | null;
 /** Every prop a registry component has; checkGenUi made sure each is of its declared kind. */
