@@ -18,7 +18,8 @@ WORKDIR /app
 COPY pnpm-lock.yaml pnpm-workspace.yaml .npmrc ./
 RUN pnpm fetch
 COPY . .
-RUN pnpm install --frozen-lockfile --offline
+# Then the operator console the gateway serves at / (packages/console/dist; never committed).
+RUN pnpm install --frozen-lockfile --offline && pnpm --filter @pack/console build
 
 # ---- runtime: the sources and node_modules, without pnpm and its store -------------------------
 FROM ${NODE_IMAGE} AS runtime

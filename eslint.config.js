@@ -36,7 +36,15 @@ const domainOnly = [
 ];
 
 module.exports = tseslint.config(
-  { ignores: ['**/node_modules/**', '.local/**', '**/*.js'] },
+  {
+    ignores: [
+      '**/node_modules/**',
+      '.local/**',
+      '**/*.js',
+      'packages/console/dist*/**',
+      'packages/console/src/api/schema.d.ts',
+    ],
+  },
   ...tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: {

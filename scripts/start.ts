@@ -5,7 +5,9 @@
  *    PostgreSQL), unless MONGO_URL and AMQP_URL point elsewhere.
  * 2. Creates local secrets once (.local/dev.env, mode 0600): the internal secret shared by the
  *    gateway and the services, and an encryption key. Variables already set win.
- * 3. Starts every service under services/ on its default port, gateway last, and prints the
+ * 3. Builds the operator console (packages/console) when its build is missing or older than its
+ *    sources (a content hash), so the gateway serves it at `/`.
+ * 4. Starts every service under services/ on its default port, gateway last, and prints the
  *    gateway URL and, on first start without PACK_ADMIN_TOKEN, a one-time admin token.
  *
  * Provider and webhook URLs may reach loopback here (PACK_ALLOWED_TARGET_CIDRS, unless set; an
@@ -16,6 +18,7 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { ensureConsoleBuilt } from '@pack/console';
 
 const root = path.resolve(__dirname, '..');
 const local = path.join(root, '.local');
@@ -70,6 +73,12 @@ function services(): string[] {
 function main(): void {
   const env = { ...infraEnv() };
   const secrets = localSecrets();
+  const before = ensureConsoleBuilt();
+  process.stdout.write(
+    before === 'fresh'
+      ? '[start] console: build is current\n'
+      : `[start] console: built (it was ${before})\n`,
+  );
   // PORT or METRICS_PORT would give every service the same port: each keeps its defaults
   // (deploy/services.yaml; GATEWAY_PORT moves the gateway).
   const { PORT: _port, METRICS_PORT: _metricsPort, ...inherited } = process.env;
@@ -98,6 +107,7 @@ function main(): void {
   }
   const port = process.env.GATEWAY_PORT ?? '8080';
   process.stdout.write(`\n[start] gateway: http://127.0.0.1:${port}\n`);
+  process.stdout.write(`[start] operator console: http://127.0.0.1:${port}/ (sign in with an API token)\n`);
   const targets = shared.PACK_ALLOWED_TARGET_CIDRS;
   process.stdout.write(
     `[start] provider and webhook targets may reach: ${targets || 'public addresses only'} (PACK_ALLOWED_TARGET_CIDRS)\n`,

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
+import { CHANGE_INSTANCE_STATES } from './change-instance-states';
 import { envelopeSchema, type Envelope } from './envelope';
 import { llmModelSnapshot, processorSnapshot, serviceSnapshot } from './snapshots';
 
@@ -19,15 +20,7 @@ const serviceRef = z.object({
   owner: z.object({ id: z.number().int(), name: z.string() }),
 });
 
-export const CHANGE_INSTANCE_STATES = [
-  'PENDING',
-  'APPROVED',
-  'REJECTED',
-  'IN_PROGRESS',
-  'COMPLETED',
-  'FAILED',
-  'CANCELLED',
-] as const;
+export { CHANGE_INSTANCE_STATES };
 export const changeInstanceStateSchema = z.enum(CHANGE_INSTANCE_STATES);
 export type ChangeInstanceState = z.infer<typeof changeInstanceStateSchema>;
 

@@ -81,7 +81,11 @@ export function openApiPath(expressPath: string): string {
   return expressPath.replace(/:([A-Za-z_][A-Za-z0-9_]*)/g, '{$1}');
 }
 
-/** `delete /v1/core/tokens/:id/` -> `deleteCoreTokensById`: stable, readable, unique per method and path. */
+/**
+ * `delete /v1/core/tokens/:id/` -> `deleteCoreTokensById`: stable, readable, unique per method and
+ * path. A path that differs from another only by its missing trailing slash (`/v1/docs`, which
+ * redirects to `/v1/docs/`) ends in `NoSlash`, as OpenAPI wants every operationId unique.
+ */
 export function operationId(method: HttpMethod, expressPath: string): string {
   const pascal = (word: string) =>
     word
@@ -93,7 +97,9 @@ export function operationId(method: HttpMethod, expressPath: string): string {
     .split('/')
     .filter((segment) => segment && segment !== 'v1')
     .map((segment) => (segment.startsWith(':') ? `By${pascal(segment.slice(1))}` : pascal(segment)));
-  return method + segments.join('');
+  const last = expressPath.split('/').pop() ?? '';
+  const bare = /^[A-Za-z0-9_-]+$/.test(last);
+  return method + segments.join('') + (bare ? 'NoSlash' : '');
 }
 
 export function problemResponse(description: string): OpenApiResponse {

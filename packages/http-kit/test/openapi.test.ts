@@ -105,6 +105,19 @@ describe('the OpenAPI document of declared routes', () => {
     ]);
   });
 
+  it('keeps operation ids unique when two paths differ only by the trailing slash (a redirect)', () => {
+    const both = openApiDocument(
+      ['/v1/shop', '/v1/shop/'].map((path) =>
+        route({ method: 'get', path, summary: path, access: 'public', responses: {}, handler: noop }),
+      ),
+      { service: 'shop', version: '1' },
+    );
+    expect([both.paths['/v1/shop']!.get!.operationId, both.paths['/v1/shop/']!.get!.operationId]).toEqual([
+      'getShopNoSlash',
+      'getShop',
+    ]);
+  });
+
   it('documents request bodies as the input the schema accepts and responses as its output', () => {
     const create = document.paths['/v1/shop/things/']!.post!;
     expect(create.requestBody).toEqual({

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { loadConfig, serviceEnvSchema, type Env } from '@pack/config';
+import { CONSOLE_DIST_DIR } from '@pack/console';
 import { parseRoleGroups } from './domain/role-rules';
 
 const url = (port: number) => z.url({ protocol: /^https?$/ }).default(`http://127.0.0.1:${port}`);
@@ -60,6 +61,8 @@ export const gatewayEnvSchema = serviceEnvSchema({ port: 8080, database: 'pack_g
   MAIL_FROM: z.string().min(3).default('noreply@pack-platform.invalid'),
   /** How long the LDAP server, the identity provider or the SMTP server may take per step. */
   INTEGRATION_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
+  /** The operator console's build, served at `/`; default packages/console/dist. */
+  CONSOLE_DIST_DIR: z.string().min(1).default(CONSOLE_DIST_DIR),
 });
 
 export type GatewayConfig = z.infer<typeof gatewayEnvSchema>;

@@ -16,6 +16,7 @@ import { SignIn } from './domain/sign-in';
 import { tokenFromHeader } from './domain/token';
 import { ApiDocument } from './http/api-document';
 import { authRoutes } from './http/auth-routes';
+import { serveConsole } from './http/console-front';
 import { docsRoutes } from './http/docs-routes';
 import { limitHealth } from './http/health-front';
 import { createProxy } from './http/proxy';
@@ -133,10 +134,9 @@ export const gatewayService: ServiceDefinition<GatewayConfig> = {
       routes,
       consumers: [settingsCache.consumer(), mailConsumer(notifier, mongo.connection)],
       authenticate: (req) => authenticateHeader(req.get('authorization')),
-      front: limitHealth(
-        healthLimits,
-        { trustedProxyHops: config.TRUSTED_PROXY_HOPS, logger },
-        proxy.handler,
+      front: serveConsole(
+        { distDir: config.CONSOLE_DIST_DIR, logger },
+        limitHealth(healthLimits, { trustedProxyHops: config.TRUSTED_PROXY_HOPS, logger }, proxy.handler),
       ),
       async onStart() {
         if (config.PACK_ADMIN_TOKEN)

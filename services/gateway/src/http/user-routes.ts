@@ -26,8 +26,28 @@ const view = (user: UserRecord) => ({
   email: user.email ?? null,
 });
 
+/** Who the caller is: what a client (the console) needs to choose what to offer. */
+const meView = z.object({
+  id: z.number().int(),
+  username: z.string(),
+  role: roleSchema.describe('What the token may do: admin, service_owner or consumer'),
+});
+
 export function userRoutes(users: TokenStore) {
   return [
+    route({
+      method: 'get',
+      path: '/v1/core/me/',
+      summary: 'The user the token belongs to: id, user name and role',
+      access: 'authenticated',
+      responses: {
+        200: { description: 'The caller', schema: meView },
+        401: { description: 'No or unknown token', schema: problemSchema },
+      },
+      handler: ({ principal }) => ({
+        body: { id: principal.id, username: principal.username, role: principal.role },
+      }),
+    }),
     route({
       method: 'get',
       path: '/v1/core/users/:id/',

@@ -1,0 +1,114 @@
+/**
+ * Change Instances: the states the role's default filter (GUI Table Settings) picks, and a table
+ * that refreshes itself every `table_refresh_interval` seconds while auto-refresh is on.
+ */
+import { useState } from 'preact/hooks';
+import { api, okWithHeaders, PAGE_SIZE } from '../api/client';
+import { CHANGE_INSTANCE_STATES, type ChangeInstanceState } from '../api/types';
+import { Check, ErrorNotice, Link, Loading, Pager, dateTime } from '../components/ui';
+import { useInterval, useLoad } from '../components/use-load';
+import { session } from '../session';
+import { useSettings } from '../settings-store';
+
+export function ChangeInstancesPage() {
+  const { settings } = useSettings();
+  // null: not chosen yet, so the API applies the role's default filter and says which it was.
+  const [states, setStates] = useState<ChangeInstanceState[] | null>(null);
+  const [offset, setOffset] = useState(0);
+  const [refreshedAt, setRefreshedAt] = useState<Date | null>(null);
+  const list = useLoad(async () => {
+    const state = states === null ? undefined : states.length === 0 ? 'ALL' : states.join(',');
+    const answer = await okWithHeaders(
+      api.GET('/v1/catalog/change_instances/', {
+        params: { query: { limit: String(PAGE_SIZE), offset: String(offset), ...(state ? { state } : {}) } },
+      }),
+    );
+    setRefreshedAt(new Date());
+    const applied = answer.headers.get('x-state-filter');
+    return {
+      page: answer.data,
+      applied: applied === 'ALL' || !applied ? [] : (applied.split(',') as ChangeInstanceState[]),
+    };
+  }, [JSON.stringify(states), offset]);
+  const table = settings?.gui_table;
+  const interval = table?.ENABLED ? table.table_refresh_interval : null;
+  useInterval(() => void list.reload(), interval);
+
+  const shown = states ?? list.data?.applied ?? [];
+  const toggle = (state: ChangeInstanceState, on: boolean) => {
+    setOffset(0);
+    setStates(on ? [...shown, state] : shown.filter((entry) => entry !== state));
+  };
+  const owner = session.me()?.role !== 'consumer';
+  return (
+    <section aria-labelledby="page-title">
+      <h1 id="page-title">Change Instances</h1>
+      <fieldset class="filters">
+        <legend>States shown (none checked: all)</legend>
+        {CHANGE_INSTANCE_STATES.map((state) => (
+          <Check
+            key={state}
+            label={state}
+            checked={shown.includes(state)}
+            onChange={(on) => toggle(state, on)}
+          />
+        ))}
+      </fieldset>
+      <p class="muted" data-testid="refresh-status">
+        {interval ? `Refreshes every ${interval} s.` : 'Auto-refresh is off (GUI Table Settings).'}
+        {refreshedAt && ` Last refreshed ${refreshedAt.toLocaleTimeString()}.`}
+      </p>
+      <ErrorNotice error={list.error} shownFields={[]} />
+      {list.loading && !list.data && <Loading what="Change Instances" />}
+      {list.data && (
+        <>
+          <div class="table-scroll">
+            <table data-testid="change-instances">
+              <caption class="visually-hidden">Change Instances</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Id</th>
+                  <th scope="col">Service</th>
+                  <th scope="col">Consumer</th>
+                  <th scope="col">State</th>
+                  <th scope="col">Created</th>
+                  <th scope="col">Updated</th>
+                  {owner && <th scope="col">Pipeline</th>}
+                </tr>
+              </thead>
+              <tbody>
+                {list.data.page.results.map((instance) => (
+                  <tr key={instance.id} data-id={instance.id}>
+                    <th scope="row">#{instance.id}</th>
+                    <td>{instance.service.name}</td>
+                    <td>{instance.consumer.name}</td>
+                    <td>
+                      <span class={`state state-${instance.state.toLowerCase()}`}>{instance.state}</span>
+                    </td>
+                    <td>{dateTime(instance.created_at)}</td>
+                    <td>{dateTime(instance.updated_at)}</td>
+                    {owner && (
+                      <td>
+                        <Link href={`/pipelines/${instance.service_item}`}>
+                          Item #{instance.service_item}
+                        </Link>
+                      </td>
+                    )}
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+          {list.data.page.results.length === 0 && <p class="muted">No Change Instances in these states.</p>}
+          <Pager
+            label="Change Instances"
+            offset={offset}
+            limit={PAGE_SIZE}
+            count={list.data.page.count}
+            onPage={setOffset}
+          />
+        </>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,180 @@
+/** The AI Integration dashboard: totals, a chart over time and one per model or processor. */
+import { useState } from 'preact/hooks';
+import { api, ok } from '../api/client';
+import type { Dashboard, GroupBy } from '../api/types';
+import { ChartView } from '../components/chart';
+import { ErrorNotice, Field, Loading } from '../components/ui';
+import { useLoad } from '../components/use-load';
+import { formatCost, formatMs, groupLabel } from './dashboard-format';
+
+const DAY = 86_400_000;
+const isoDay = (time: number) => new Date(time).toISOString().slice(0, 10);
+
+export function DashboardPage() {
+  const [from, setFrom] = useState(() => isoDay(Date.now() - 6 * DAY));
+  const [to, setTo] = useState(() => isoDay(Date.now() + DAY));
+  const [groupBy, setGroupBy] = useState<Exclude<GroupBy, 'day'>>('model');
+  const query = (group_by: GroupBy) => ({ params: { query: { from, to, group_by } } });
+  const loaded = useLoad(async () => {
+    const [byGroup, byDay, names] = await Promise.all([
+      ok(api.GET('/v1/ai/dashboard/', query(groupBy))),
+      ok(api.GET('/v1/ai/dashboard/', query('day'))),
+      groupNames(groupBy),
+    ]);
+    return { byGroup, byDay, names };
+  }, [from, to, groupBy]);
+
+  return (
+    <section aria-labelledby="page-title">
+      <h1 id="page-title">AI Integration</h1>
+      <form class="inline-form" onSubmit={(event) => event.preventDefault()}>
+        <Field label="From (UTC day)" name="from" error={loaded.error}>
+          {(props) => (
+            <input
+              {...props}
+              type="date"
+              value={from}
+              onChange={(event) => setFrom(event.currentTarget.value)}
+            />
+          )}
+        </Field>
+        <Field label="To (UTC day, exclusive)" name="to" error={loaded.error}>
+          {(props) => (
+            <input {...props} type="date" value={to} onChange={(event) => setTo(event.currentTarget.value)} />
+          )}
+        </Field>
+        <Field label="Per" name="group_by" error={loaded.error}>
+          {(props) => (
+            <select
+              {...props}
+              value={groupBy}
+              onChange={(event) => setGroupBy(event.currentTarget.value as 'model' | 'processor')}
+            >
+              <option value="model">LLM model</option>
+              <option value="processor">AI processor</option>
+            </select>
+          )}
+        </Field>
+      </form>
+      <ErrorNotice error={loaded.error} shownFields={['from', 'to', 'group_by']} />
+      {loaded.loading && !loaded.data && <Loading what="the dashboard" />}
+      {loaded.data && <Figures {...loaded.data} groupBy={groupBy} />}
+    </section>
+  );
+}
+
+async function groupNames(groupBy: GroupBy): Promise<Map<number, string>> {
+  const list =
+    groupBy === 'model'
+      ? await ok(api.GET('/v1/ai/llm_models/', { params: { query: { limit: '100' } } }))
+      : await ok(api.GET('/v1/ai/processors/', { params: { query: { limit: '100' } } }));
+  return new Map(list.results.map((entry) => [entry.id, entry.name]));
+}
+
+function Figures({
+  byGroup,
+  byDay,
+  names,
+  groupBy,
+}: {
+  byGroup: Dashboard;
+  byDay: Dashboard;
+  names: Map<number, string>;
+  groupBy: GroupBy;
+}) {
+  const { totals } = byGroup;
+  const hidden = byGroup.costs_hidden;
+  const figures: [string, string, string][] = [
+    ['calls', 'Calls', String(totals.calls)],
+    ['errors', 'Errors', `${totals.errors} (${(totals.error_rate * 100).toFixed(1)}%)`],
+    ['input_tokens', 'Input tokens', String(totals.input_tokens)],
+    ['output_tokens', 'Output tokens', String(totals.output_tokens)],
+    ['cost', 'Cost', hidden ? 'hidden' : formatCost(totals.cost, byGroup.currency)],
+    ['p50', 'Latency p50', formatMs(totals.p50_latency_ms)],
+    ['p95', 'Latency p95', formatMs(totals.p95_latency_ms)],
+  ];
+  const label = (key: number | string | null) => groupLabel(groupBy, key, names);
+  const per = groupBy === 'model' ? 'LLM model' : 'AI processor';
+  return (
+    <>
+      <p class="muted">
+        {new Date(byGroup.from).toUTCString()} to {new Date(byGroup.to).toUTCString()}
+        {hidden
+          ? ' · costs are hidden from your role by the Charges Settings'
+          : ` · costs in ${byGroup.currency ?? ''}`}
+      </p>
+      <dl class="figures" data-testid="dashboard-totals">
+        {figures.map(([key, name, value]) => (
+          <div key={key} data-figure={key}>
+            <dt>{name}</dt>
+            <dd>{value}</dd>
+          </div>
+        ))}
+      </dl>
+      <div class="charts">
+        <ChartView
+          kind="line"
+          title="Calls and errors per day"
+          labels={byDay.groups.map((group) => String(group.key))}
+          series={[
+            { label: 'Calls', values: byDay.groups.map((group) => group.calls) },
+            { label: 'Errors', values: byDay.groups.map((group) => group.errors) },
+          ]}
+        />
+        <ChartView
+          kind="bar"
+          title={`Tokens per ${per}`}
+          labels={byGroup.groups.map((group) => label(group.key))}
+          series={[
+            { label: 'Input tokens', values: byGroup.groups.map((group) => group.input_tokens) },
+            { label: 'Output tokens', values: byGroup.groups.map((group) => group.output_tokens) },
+          ]}
+        />
+        {!hidden && (
+          <ChartView
+            kind="bar"
+            title={`Cost per day (${byGroup.currency ?? ''})`}
+            labels={byDay.groups.map((group) => String(group.key))}
+            series={[
+              {
+                label: 'Cost',
+                values: byDay.groups.map((group) => (group.cost === null ? null : Number(group.cost))),
+              },
+            ]}
+          />
+        )}
+      </div>
+      <div class="table-scroll">
+        <table data-testid="dashboard-groups">
+          <caption>Per {per}</caption>
+          <thead>
+            <tr>
+              <th scope="col">{per}</th>
+              <th scope="col">Calls</th>
+              <th scope="col">Errors</th>
+              <th scope="col">Input tokens</th>
+              <th scope="col">Output tokens</th>
+              {!hidden && <th scope="col">Cost ({byGroup.currency})</th>}
+              <th scope="col">p50</th>
+              <th scope="col">p95</th>
+            </tr>
+          </thead>
+          <tbody>
+            {byGroup.groups.map((group) => (
+              <tr key={String(group.key)}>
+                <th scope="row">{label(group.key)}</th>
+                <td>{group.calls}</td>
+                <td>{group.errors}</td>
+                <td>{group.input_tokens}</td>
+                <td>{group.output_tokens}</td>
+                {!hidden && <td>{formatCost(group.cost, null)}</td>}
+                <td>{formatMs(group.p50_latency_ms)}</td>
+                <td>{formatMs(group.p95_latency_ms)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </>
+  );
+}

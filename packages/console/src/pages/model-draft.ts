@@ -1,0 +1,85 @@
+/** An LLM model as the form holds it, and the body the API takes from it. Pure (model-draft.spec.ts). */
+import { ApiError } from '../api/problem';
+import type { LlmModel, Provider } from '../api/types';
+import { isMasked, PROVIDER_FIELDS } from './providers';
+
+export type Extra = Record<string, string | boolean>;
+export interface Draft {
+  name: string;
+  provider: Provider;
+  model_name: string;
+  prompt: string;
+  timeout: string;
+  input_price_per_1m_tokens: string;
+  output_price_per_1m_tokens: string;
+  extra: Extra;
+}
+
+export const EMPTY: Draft = {
+  name: '',
+  provider: 'vendor1',
+  model_name: '',
+  prompt: '',
+  timeout: '60',
+  input_price_per_1m_tokens: '',
+  output_price_per_1m_tokens: '',
+  extra: { verify_ssl: true, request_payload: '{}' },
+};
+
+export function draftOf(model: LlmModel): Draft {
+  const extra: Extra = {};
+  for (const [key, value] of Object.entries(model.extra_data))
+    extra[key] =
+      typeof value === 'boolean'
+        ? value
+        : isMasked(value)
+          ? ''
+          : typeof value === 'string'
+            ? value
+            : JSON.stringify(value ?? null);
+  return {
+    name: model.name,
+    provider: model.provider,
+    model_name: model.model_name,
+    prompt: model.prompt,
+    timeout: String(model.timeout),
+    input_price_per_1m_tokens: model.input_price_per_1m_tokens ?? '',
+    output_price_per_1m_tokens: model.output_price_per_1m_tokens ?? '',
+    extra,
+  };
+}
+
+/** The body the API takes; a blank secret on an edit is left out, so the stored one stays. */
+export function bodyOf(draft: Draft, editing: boolean): Record<string, unknown> {
+  const extra: Record<string, unknown> = {};
+  const errors: Record<string, string[]> = {};
+  for (const field of PROVIDER_FIELDS[draft.provider]) {
+    const value = draft.extra[field.key];
+    if (field.kind === 'boolean') extra[field.key] = value === true;
+    else if (field.kind === 'json') {
+      try {
+        const parsed: unknown = JSON.parse(String(value ?? '{}'));
+        if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+          throw new Error('not an object');
+        extra[field.key] = parsed;
+      } catch {
+        errors[`extra_data.${field.key}`] = ['must be a JSON object, such as {}'];
+      }
+    } else if (value) extra[field.key] = String(value).trim();
+    else if (field.kind === 'secret' && editing) continue;
+    else if (draft.provider === 'vendor3' && field.key === 'base_url') extra[field.key] = null;
+  }
+  if (Object.keys(errors).length)
+    throw new ApiError(400, { detail: 'Check the highlighted fields.', errors });
+  const price = (text: string) => (text.trim() === '' ? null : text.trim());
+  return {
+    name: draft.name,
+    provider: draft.provider,
+    model_name: draft.model_name,
+    prompt: draft.prompt,
+    timeout: Number(draft.timeout),
+    input_price_per_1m_tokens: price(draft.input_price_per_1m_tokens),
+    output_price_per_1m_tokens: price(draft.output_price_per_1m_tokens),
+    extra_data: extra,
+  };
+}

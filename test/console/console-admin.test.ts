@@ -1,0 +1,172 @@
+/**
+ * The operator console as an administrator meets it, in Chromium: sign-in, an LLM model against a
+ * local fake provider and its connection test, the
+ * Global Banner and Feedback link, webhooks and the settings editor. Every page is scanned by
+ * axe-core and photographed (test/console/screenshots, kept by CI as artifacts).
+ */
+import { startFakeOpenAi, type FakeProviderServer } from '@pack/testkit';
+import { Receiver } from '../e2e/receiver';
+import { expectAccessible, startConsole, type Harness } from './harness';
+
+const KEY = 'sk-console-0000000000001234';
+
+describe('the operator console: administration', () => {
+  let h: Harness;
+  let fake: FakeProviderServer;
+  let receiver: Receiver;
+
+  beforeAll(async () => {
+    h = await startConsole();
+    fake = await startFakeOpenAi({ apiKey: KEY });
+    receiver = await Receiver.start();
+    await h.showAiIntegration();
+  }, 120_000);
+  afterAll(async () => {
+    await h?.close();
+    await fake?.close();
+    await receiver?.close();
+  });
+  afterEach(() => h.expectNoBrowserProblems());
+
+  it('refuses a wrong token in words, then signs in with the admin token and shows every admin page', async () => {
+    await h.page.goto(`${h.stack.gateway}/`);
+    await h.page.waitForURL(/\/sign-in/);
+    await expectAccessible(h, 'sign-in');
+    await h.screenshot('sign-in');
+    await h.page.getByLabel('API token', { exact: true }).fill('pack_not_a_real_token_000000000000000000000');
+    await h.page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await h.page
+      .getByRole('alert')
+      .getByText(/not accepted|token/i)
+      .waitFor();
+
+    await h.signIn(h.stack.adminToken, /\/dashboard/);
+    const nav = await h.page.getByRole('navigation', { name: 'Main' }).getByRole('link').allTextContents();
+    expect(nav).toEqual([
+      'AI Integration',
+      'LLM models',
+      'AI processors',
+      'Pipelines',
+      'Change Instances',
+      'Webhooks',
+      'General settings',
+    ]);
+    // The token is kept for the browser session only: sessionStorage, nothing in localStorage.
+    const stored = await h.page.evaluate(() => [
+      (globalThis as any).sessionStorage.getItem('pack.console.token'),
+      (globalThis as any).localStorage.length,
+    ]);
+    expect(stored).toEqual([h.stack.adminToken, 0]);
+  });
+
+  it('shows the API field error next to the field, creates a model against the fake provider and tests its connection', async () => {
+    await h.open('/models/new', 'New LLM model');
+    await h.page.getByLabel('Name', { exact: true }).fill('Console model');
+    await h.page.getByLabel('Model name at the provider').fill('gpt-4o-mini');
+    await h.page.getByLabel('Input price per 1M tokens (empty: unpriced)').fill('0.15');
+    await h.page.getByLabel('Output price per 1M tokens (empty: unpriced)').fill('0.6');
+    await h.page.getByLabel('API key', { exact: true }).fill(KEY);
+    await h.page.getByLabel('Base URL', { exact: true }).fill('ftp://nowhere.example/v1');
+    await h.page.getByRole('button', { name: 'Create model' }).click();
+    const baseUrl = h.page.getByLabel('Base URL', { exact: true });
+    await h.page.locator('.field-invalid .field-error').first().waitFor();
+    expect(await baseUrl.getAttribute('aria-invalid')).toBe('true');
+    const described = (await baseUrl.getAttribute('aria-describedby'))!
+      .split(' ')
+      .find((id) => id.endsWith('-error'))!;
+    expect(await h.page.locator(`[id="${described}"]`).textContent()).toMatch(/http/);
+    await expectAccessible(h, 'model-form-with-error');
+    await h.screenshot('model-form-error');
+
+    await baseUrl.fill(`${fake.url}/v1`);
+    await h.page.getByRole('button', { name: 'Create model' }).click();
+    await h.page.getByRole('heading', { level: 1, name: 'Model Console model' }).waitFor();
+    // The stored key is masked; the test goes to the fake provider and shows what it answered.
+    await h.page.getByText(/Stored: \*{8}1234/).waitFor();
+    await h.page.getByRole('button', { name: 'Test connection' }).click();
+    const outcome = h.page.getByTestId('connection-test');
+    await outcome.waitFor();
+    expect(await outcome.textContent()).toMatch(/Hello from the fake provider\./);
+    expect(await outcome.textContent()).toMatch(/answered in \d+ ms.*cost 0\.000006/);
+    await expectAccessible(h, 'model');
+    await h.screenshot('model');
+    await h.open('/models', 'LLM models');
+    await h.page.getByRole('link', { name: 'Console model' }).waitFor();
+    await expectAccessible(h, 'models');
+    await h.screenshot('models');
+  });
+
+  it('shows the Global Banner on every page once enabled, and the Feedback link', async () => {
+    await h.open('/models', 'LLM models');
+    expect(await h.page.getByTestId('global-banner').count()).toBe(0);
+    const patched = await h.stack.call('PATCH', '/v1/core/general_settings/', {
+      body: {
+        global_banner: { ENABLED: true, message: 'Maintenance tonight at 22:00 UTC' },
+        feedback: { ENABLED: true, feedback_link: 'https://feedback.example/pack' },
+      },
+    });
+    expect(patched.status).toBe(200);
+    // A navigation reads the settings again: no reload.
+    await h.page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Webhooks' }).click();
+    await h.page.getByRole('heading', { level: 1, name: 'Webhooks' }).waitFor();
+    await h.page.getByTestId('global-banner').getByText('Maintenance tonight at 22:00 UTC').waitFor();
+    expect(await h.page.getByRole('link', { name: 'Feedback' }).getAttribute('href')).toBe(
+      'https://feedback.example/pack',
+    );
+    await h.open('/settings', 'General settings');
+    expect(await h.page.getByTestId('global-banner').textContent()).toBe('Maintenance tonight at 22:00 UTC');
+  });
+
+  it('creates a webhook with the short form, triggers it and shows the response with state, status code and body', async () => {
+    const service = await h.stack.call('POST', '/v1/catalog/services/', { body: { name: 'Console hooks' } });
+    expect(service.status).toBe(201);
+    await h.open('/webhooks/new', 'New webhook');
+    await expectAccessible(h, 'webhook-form');
+    await h.page.getByLabel('Name', { exact: true }).fill('Console hook');
+    await h.page.getByLabel('Service', { exact: true }).selectOption(String(service.body.id));
+    await h.page.getByLabel('Target URL').fill(receiver.url);
+    await h.page.getByLabel(/Authorization header value/).fill('Bearer console-receiver');
+    await h.page.getByRole('button', { name: 'Create webhook' }).click();
+    await h.page.getByRole('heading', { level: 1, name: 'Webhook Console hook created' }).waitFor();
+    expect(await h.page.getByLabel('Signing secret').textContent()).toMatch(/^whsec_/);
+    await h.page.getByRole('link', { name: 'Open the webhook' }).click();
+    await h.page.getByRole('button', { name: 'Trigger now' }).click();
+    const row = h.page.getByTestId('webhook-responses').locator('tbody tr').first();
+    await row.getByText('OK', { exact: true }).waitFor({ timeout: 20_000 });
+    expect(await row.locator('td').nth(1).textContent()).toBe('200');
+    expect(await row.locator('td').nth(2).textContent()).toBe('thanks');
+    expect(await h.page.getByText('Bearer console-receiver').count()).toBe(0);
+    await expectAccessible(h, 'webhook');
+    await h.screenshot('webhook');
+    await h.open('/webhooks', 'Webhooks');
+    await expectAccessible(h, 'webhooks');
+    await h.screenshot('webhooks');
+  });
+
+  it('edits every settings group with secrets masked and CLIENT_SECRET write-only, and generates the catalog schema', async () => {
+    await h.open('/settings', 'General settings');
+    expect(await h.page.locator('fieldset[data-group]').count()).toBe(12);
+    const secret = h.page.getByLabel('Client secret (write-only)');
+    expect([await secret.inputValue(), await secret.getAttribute('type')]).toEqual(['', 'password']);
+    await secret.fill('client-secret-value');
+    await h.page.getByLabel('Message', { exact: true }).fill('Maintenance moved to 23:00 UTC');
+    await h.page.getByRole('button', { name: 'Save settings' }).click();
+    await h.page.getByText(/^Saved: /).waitFor();
+    await h.page.getByTestId('global-banner').getByText('Maintenance moved to 23:00 UTC').waitFor();
+    const read = await h.stack.call('GET', '/v1/core/general_settings/');
+    expect(read.body.oauth).not.toHaveProperty('CLIENT_SECRET');
+    expect(await h.page.getByLabel('Client secret (write-only)').inputValue()).toBe('');
+
+    await h.page.getByLabel('Refresh interval (seconds)').fill('1');
+    await h.page.getByRole('button', { name: 'Save settings' }).click();
+    await h.page.locator('.field-invalid').getByLabel('Refresh interval (seconds)').waitFor();
+
+    await h.page.getByRole('button', { name: 'Generate Schema' }).click();
+    await h.page.getByText(/catalog schema was generated/).waitFor();
+    expect(await h.page.getByLabel('Generative UI catalog schema (JSON)').inputValue()).toContain(
+      '"key_value"',
+    );
+    await expectAccessible(h, 'settings');
+    await h.screenshot('settings');
+  });
+});

@@ -1,0 +1,253 @@
+/**
+ * The operator console with pipelines running, in Chromium: a valid gen_ui drawn as components
+ * and an unsupported one shown as data, a stage changing on the page by itself, the dashboard's
+ * figures against the API's, the Change Instances table refreshing by itself, and the
+ * navigation of each role. Every page is scanned by axe-core and photographed.
+ */
+import { copyFileSync } from 'node:fs';
+import path from 'node:path';
+import { startFakeOpenAi, waitFor, type FakeProviderServer } from '@pack/testkit';
+import { pipelineActors } from '../pipeline-actors';
+import { modelKnownToOrchestrator } from '../stack';
+import { expectAccessible, SCREENSHOTS, startConsole, type Harness } from './harness';
+
+const KEY = 'sk-console-pipelines-0000';
+const PACK = '/v1/external/serviceowner/pack/';
+const VALID_UI = {
+  components: [
+    { type: 'heading', props: { text: 'Namespace ready', level: 2 }, style: { color: 'success' } },
+    { type: 'key_value', props: { items: [{ label: 'CPU', value: 8 }] } },
+    { type: 'badge', props: { text: '<b>not markup</b>', tone: 'success' } },
+  ],
+};
+const UNSUPPORTED_UI = { components: [{ type: 'chart', props: { series: [1, 2] } }] };
+
+describe('the operator console: pipelines, dashboard, Change Instances, roles', () => {
+  let h: Harness;
+  let fake: FakeProviderServer;
+  let actors: ReturnType<typeof pipelineActors>;
+  let ownerToken: string;
+  let consumerToken: string;
+  let service: number;
+  let firstItem: number;
+  let firstPipeline: number;
+
+  beforeAll(async () => {
+    h = await startConsole();
+    fake = await startFakeOpenAi({ apiKey: KEY });
+    [ownerToken, consumerToken] = await Promise.all([
+      h.stack.issueToken('service_owner'),
+      h.stack.issueToken('consumer'),
+    ]);
+    actors = pipelineActors(h.stack, ownerToken, consumerToken);
+    const model = await h.stack.call('POST', '/v1/ai/llm_models/', {
+      body: {
+        name: 'Pipeline model',
+        provider: 'vendor1',
+        model_name: 'gpt-4o-mini',
+        input_price_per_1m_tokens: '0.15',
+        output_price_per_1m_tokens: '0.6',
+        extra_data: { api_key: KEY, base_url: `${fake.url}/v1` },
+      },
+    });
+    expect(model.status).toBe(201);
+    await modelKnownToOrchestrator(h.stack, model.body.id);
+    service = (await actors.asOwner('POST', '/v1/catalog/services/', { name: 'Console pipelines' })).body.id;
+    const processor = {
+      name: 'UI config',
+      service,
+      kind: 'config',
+      llm_model: model.body.id,
+      prompt: 'Plan it.',
+      generative_ui: true,
+      active: true,
+    };
+    await waitFor(
+      async () => (await actors.asOwner('POST', '/v1/ai/processors/', processor)).status === 201,
+      { what: 'the config processor' },
+    );
+    await h.showAiIntegration();
+  }, 120_000);
+  afterAll(async () => {
+    await h?.close();
+    await fake?.close();
+  });
+  afterEach(() => h.expectNoBrowserProblems());
+
+  /** The item's latest pipeline once CONFIG has finished. */
+  /** The item's latest pipeline, other than `before` (a second declaration of one item), once CONFIG is OK. */
+  const configDone = (item: number, before?: number) =>
+    waitFor(
+      async () => {
+        const answer = await actors.asOwner('GET', `${PACK}pipelines/latest/service_item/${item}/`);
+        return answer.body?.id !== before && answer.body?.stages?.[0]?.state === 'OK' && answer.body;
+      },
+      { what: 'CONFIG OK', timeoutMs: 30_000 },
+    );
+
+  it('draws a valid gen_ui as components, and shows a stage that changes without a reload', async () => {
+    fake.scriptReplies(JSON.stringify(VALID_UI));
+    const { item } = await actors.approved(service, { namespace: 'team-a' });
+    firstItem = item;
+    firstPipeline = (await configDone(item)).id;
+    await h.signIn(ownerToken, /\/(dashboard|models)/);
+    await h.open(`/pipelines/${item}`, `Pipeline of Service Item #${item}`);
+    const ui = h.page.locator('[data-stage="CONFIG"] [data-gen-ui="components"]');
+    await ui.waitFor();
+    expect(await ui.locator('h5.gu-heading.gu-color-success').textContent()).toBe('Namespace ready');
+    expect(await ui.locator('dl.gu-key-value dt').textContent()).toBe('CPU');
+    expect(await ui.locator('dl.gu-key-value dd').textContent()).toBe('8');
+    // Model output is text: the markup in it is shown, never parsed.
+    expect(await ui.locator('span.gu-badge').textContent()).toBe('<b>not markup</b>');
+    expect(await ui.locator('b').count()).toBe(0);
+    expect(await h.page.locator('[data-gen-ui="fallback"]').count()).toBe(0);
+    await expectAccessible(h, 'pipeline');
+    await h.screenshot('pipeline');
+
+    await h.markPage();
+    const pushed = await actors.asOwner('POST', `${PACK}data/service_item/${item}/verify/`, {
+      checked: true,
+    });
+    expect(pushed.status).toBe(201);
+    await h.page.locator('[data-stage="VERIFY"] .state-ok').waitFor({ timeout: 20_000 });
+    await h.page.locator('[data-stage="VERIFY"]').getByText('pushed from outside').waitFor();
+    expect(await h.pageStayed()).toBe(true);
+  });
+
+  it('falls back to the standard renderer, visibly, for an unsupported gen_ui', async () => {
+    // A looser catalog schema lets the unsupported component through the model's structured output.
+    const looser = {
+      type: 'object',
+      properties: { components: { type: 'array', items: { type: 'object' } } },
+      required: ['components'],
+    };
+    // One settings version also hides charges from owners, which shows when the orchestrator has it.
+    const patched = await h.stack.call('PATCH', '/v1/core/general_settings/', {
+      body: {
+        ai_integration: { generative_ui_catalog_schema: looser },
+        charges: { ENABLED: true, hide_for_serviceowners: true },
+      },
+    });
+    expect(patched.status).toBe(200);
+    await waitFor(
+      async () =>
+        (await actors.asOwner('GET', `${PACK}pipelines/latest/service_item/${firstItem}/`)).body
+          .total_cost === null,
+      { what: 'the orchestrator to read the new settings' },
+    );
+    fake.scriptReplies(JSON.stringify(UNSUPPORTED_UI), JSON.stringify(UNSUPPORTED_UI));
+    const { item } = await actors.approved(service, { namespace: 'team-b' });
+    const pipeline = await configDone(item, firstPipeline);
+    expect(pipeline.stages[0].gen_ui_valid).toBe(false);
+    await h.open(`/pipelines/${item}`, `Pipeline of Service Item #${item}`);
+    const fallback = h.page.locator('[data-stage="CONFIG"] [data-gen-ui="fallback"]');
+    await fallback.waitFor();
+    expect(await fallback.getByRole('note').textContent()).toMatch(
+      /^Shown as data: the UI reply was invalid/,
+    );
+    expect(JSON.parse((await fallback.locator('pre').textContent())!)).toEqual(UNSUPPORTED_UI);
+    expect(await h.page.locator('[data-gen-ui="components"]').count()).toBe(0);
+    await h.screenshot('pipeline-fallback');
+    await h.open('/pipelines', 'Pipelines');
+    await expectAccessible(h, 'pipelines');
+    await h.screenshot('pipelines');
+    await h.open('/processors', 'AI processors');
+    await h.page.getByLabel('Service', { exact: true }).selectOption(String(service));
+    await h.page.getByRole('button', { name: 'UI config' }).click();
+    await h.page.getByLabel('Kind', { exact: true }).selectOption('change_instance_validator');
+    expect(await h.page.getByLabel('Response JSON Schema').isDisabled()).toBe(true);
+    await h.page.getByLabel('Kind', { exact: true }).selectOption('config');
+    await h.page.getByLabel('Response JSON Schema').fill('{"type": "thing"}');
+    await h.page.getByRole('button', { name: 'Save changes' }).click();
+    await h.page.locator('.field-invalid').getByLabel('Response JSON Schema').waitFor();
+    await expectAccessible(h, 'processors');
+    await h.screenshot('processors');
+  });
+
+  it("shows the dashboard's figures equal to the API's for the same range", async () => {
+    await h.signOut();
+    await h.signIn(h.stack.adminToken, /\/dashboard/);
+    // The calls of both pipelines are in the hourly rollups once the API counts them.
+    await waitFor(async () => (await h.stack.call('GET', '/v1/ai/dashboard/')).body.totals.calls >= 2, {
+      what: 'the calls counted',
+    });
+    await h.open('/dashboard', 'AI Integration');
+    await h.page.getByTestId('dashboard-totals').waitFor();
+    const from = await h.page.getByLabel('From (UTC day)').inputValue();
+    const to = await h.page.getByLabel('To (UTC day, exclusive)').inputValue();
+    const { body } = await h.stack.call('GET', `/v1/ai/dashboard/?from=${from}&to=${to}&group_by=model`);
+    const { totals, currency } = body;
+    const figure = async (key: string) =>
+      (await h.page.locator(`[data-figure="${key}"] dd`).textContent())!.trim();
+    const keys = ['calls', 'errors', 'input_tokens', 'output_tokens', 'cost', 'p50', 'p95'];
+    expect(Object.fromEntries(await Promise.all(keys.map(async (key) => [key, await figure(key)])))).toEqual({
+      calls: String(totals.calls),
+      errors: `${totals.errors} (${(totals.error_rate * 100).toFixed(1)}%)`,
+      input_tokens: String(totals.input_tokens),
+      output_tokens: String(totals.output_tokens),
+      cost: `${totals.cost} ${currency}`,
+      p50: `${Math.round(totals.p50_latency_ms)} ms`,
+      p95: `${Math.round(totals.p95_latency_ms)} ms`,
+    });
+    expect(totals.calls).toBeGreaterThanOrEqual(2);
+    const row = h.page.getByTestId('dashboard-groups').locator('tbody tr').first();
+    expect(await row.locator('th').textContent()).toMatch(/Pipeline model/);
+    expect(await row.locator('td').first().textContent()).toBe(String(body.groups[0].calls));
+    expect(await h.page.locator('canvas').count()).toBe(3);
+    await expectAccessible(h, 'dashboard');
+    await h.screenshot('dashboard');
+    copyFileSync(path.join(SCREENSHOTS, 'dashboard.png'), path.join(SCREENSHOTS, 'readme.png'));
+  });
+
+  it('refreshes the Change Instances table by itself, with the default filter of the role', async () => {
+    const patched = await h.stack.call('PATCH', '/v1/core/general_settings/', {
+      body: {
+        gui_table: {
+          ENABLED: true,
+          table_refresh_interval: 5,
+          default_filter_states_for_serviceowners: ['PENDING'],
+        },
+      },
+    });
+    expect(patched.status).toBe(200);
+    await h.signOut();
+    await h.signIn(ownerToken, /\/(dashboard|models)/);
+    await h.open('/change-instances', 'Change Instances');
+    await h.page.getByTestId('refresh-status').getByText('Refreshes every 5 s.').waitFor();
+    expect(await h.page.getByLabel('PENDING', { exact: true }).isChecked()).toBe(true);
+    expect(await h.page.getByLabel('APPROVED', { exact: true }).isChecked()).toBe(false);
+    await h.markPage();
+    const submitted = await h.stack.call('POST', `/v1/catalog/services/${service}/declarations/`, {
+      token: consumerToken,
+      body: { declaration: { namespace: 'team-c' } },
+    });
+    expect(submitted.status).toBe(201);
+    const id = submitted.body.change_instance.id;
+    await h.page.locator(`[data-testid="change-instances"] tr[data-id="${id}"]`).waitFor({ timeout: 20_000 });
+    expect(await h.pageStayed()).toBe(true);
+    await expectAccessible(h, 'change-instances');
+    await h.screenshot('change-instances');
+    await h.page.setViewportSize({ width: 390, height: 844 });
+    await expectAccessible(h, 'change-instances-phone');
+    await h.screenshot('change-instances-phone');
+    await h.page.setViewportSize({ width: 1280, height: 800 });
+  });
+
+  it('offers each role its own navigation', async () => {
+    const nav = () => h.page.getByRole('navigation', { name: 'Main' }).getByRole('link').allTextContents();
+    expect(await nav()).toEqual([
+      'AI Integration',
+      'LLM models',
+      'AI processors',
+      'Pipelines',
+      'Change Instances',
+      'Webhooks',
+    ]);
+    await h.signOut();
+    await h.signIn(consumerToken, /\/change-instances/);
+    expect(await nav()).toEqual(['Change Instances']);
+    await h.page.goto(`${h.stack.gateway}/settings`);
+    await h.page.getByText('This page is not available to your role.').waitFor();
+    await expectAccessible(h, 'consumer');
+  });
+});

@@ -1,0 +1,148 @@
+/**
+ * The console in a real browser: Debian's Chromium driven by playwright-core (headless, no
+ * sandbox, no background networking, a fresh profile), against a test stack whose gateway serves
+ * the console build. A browser that does not start fails the test; nothing here skips.
+ */
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { ensureConsoleBuilt } from '@pack/console';
+import { startStack, type Stack, type StackOptions } from '../stack';
+
+export const CHROMIUM = '/usr/bin/chromium';
+export const SCREENSHOTS = path.join(__dirname, 'screenshots');
+const ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+const AXE_SOURCE = () => readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+
+export interface Harness {
+  stack: Stack;
+  page: Page;
+  /** Messages the browser logged about the Content-Security-Policy (none expected). */
+  cspViolations: string[];
+  /** Page errors (uncaught exceptions) in the console's code. */
+  pageErrors: string[];
+  signIn(token: string, expectPath?: RegExp): Promise<void>;
+  signOut(): Promise<void>;
+  /** Opens a console path and waits for its main heading. */
+  open(pathname: string, heading: string | RegExp): Promise<void>;
+  /** axe-core on the page as it is: the serious and critical violations (expected: none). */
+  axe(): Promise<{ id: string; impact: string; help: string; nodes: string[] }[]>;
+  screenshot(name: string, options?: { fullPage?: boolean }): Promise<string>;
+  /** Turns AI processors on, so the AI Integration (dashboard) is shown. */
+  showAiIntegration(): Promise<void>;
+  /** No CSP report and no uncaught error in the page so far (after every test). */
+  expectNoBrowserProblems(): void;
+  /** Marks the loaded page, so pageStayed() tells whether it was reloaded or left since. */
+  markPage(): Promise<void>;
+  pageStayed(): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+export async function startConsole(options: StackOptions = {}): Promise<Harness> {
+  ensureConsoleBuilt();
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  const profile = mkdtempSync(path.join(tmpdir(), 'console-chromium-'));
+  const stack = await startStack(options);
+  let context: BrowserContext;
+  try {
+    context = await chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ARGS,
+      viewport: { width: 1280, height: 800 },
+      locale: 'en-GB',
+      timezoneId: 'UTC',
+    });
+  } catch (error) {
+    await stack.stop();
+    rmSync(profile, { recursive: true, force: true });
+    throw new Error(`Chromium did not start from ${CHROMIUM} (.ci/run installs it): ${String(error)}`);
+  }
+  const page = context.pages()[0] ?? (await context.newPage());
+  page.setDefaultTimeout(15_000);
+  const cspViolations: string[] = [];
+  const pageErrors: string[] = [];
+  page.on('console', (message) => {
+    if (/Content[- ]Security[- ]Policy/i.test(message.text())) cspViolations.push(message.text());
+  });
+  page.on('pageerror', (error) => pageErrors.push(error.message));
+  const url = (pathname: string) => `${stack.gateway}${pathname}`;
+
+  const harness: Harness = {
+    stack,
+    page,
+    cspViolations,
+    pageErrors,
+    async signIn(token, expectPath = /\/(dashboard|models|change-instances)/) {
+      await page.goto(url('/sign-in'));
+      await page.getByLabel('API token', { exact: true }).fill(token);
+      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+      await page.waitForURL(expectPath);
+      await page.getByRole('navigation', { name: 'Main' }).waitFor();
+    },
+    async signOut() {
+      await page.getByRole('button', { name: 'Sign out' }).click();
+      await page.waitForURL(/\/sign-in/);
+    },
+    async open(pathname, heading) {
+      await page.goto(url(pathname));
+      await page.getByRole('heading', { level: 1, name: heading }).waitFor();
+    },
+    async axe() {
+      // The page's CSP allows no injected <script>: axe goes in through the DevTools protocol.
+      if (!(await page.evaluate(() => 'axe' in globalThis))) await page.evaluate(AXE_SOURCE());
+      const result: any = await page.evaluate(() =>
+        (globalThis as any).axe.run((globalThis as any).document),
+      );
+      return (result.violations as any[])
+        .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
+        .map((violation) => ({
+          id: violation.id,
+          impact: violation.impact,
+          help: violation.help,
+          nodes: violation.nodes.map((node: { target: string[] }) => node.target.join(' ')),
+        }));
+    },
+    async screenshot(name, { fullPage = true } = {}) {
+      const file = path.join(SCREENSHOTS, `${name}.png`);
+      await page.screenshot({ path: file, fullPage });
+      return file;
+    },
+    async showAiIntegration() {
+      const patched = await stack.call('PATCH', '/v1/core/general_settings/', {
+        body: { ai_integration: { show_ai_processor: true } },
+      });
+      expect(patched.status).toBe(200);
+    },
+    expectNoBrowserProblems() {
+      expect({ csp: cspViolations, errors: pageErrors }).toEqual({ csp: [], errors: [] });
+    },
+    async markPage() {
+      await page.evaluate(() => ((globalThis as any).consoleTestMark = true));
+    },
+    async pageStayed() {
+      return page.evaluate(() => (globalThis as any).consoleTestMark === true);
+    },
+    async close() {
+      await context.close().catch(() => undefined);
+      rmSync(profile, { recursive: true, force: true });
+      await stack.stop();
+    },
+  };
+  return harness;
+}
+
+/** The violations of one page, checked and named, so a failure says which page. */
+export async function expectAccessible(harness: Harness, pageName: string): Promise<void> {
+  expect({ page: pageName, violations: await harness.axe() }).toEqual({ page: pageName, violations: [] });
+}
