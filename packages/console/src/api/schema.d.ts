@@ -662,8 +662,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Test an LLM Model (spec endpoint 2): sends a short prompt and passes only when text comes back. The body overrides stored fields for this test only (a masked secret keeps the stored one); nothing is stored
-         * @description Test an LLM Model (spec endpoint 2): sends a short prompt and passes only when text comes back. The body overrides stored fields for this test only (a masked secret keeps the stored one); nothing is stored.
+         * Test an LLM Model (spec endpoint 2): sends a short prompt and passes only when text comes back. The body overrides stored fields for this test only (a masked secret keeps the stored one); nothing is stored. The provider is asked even while the model's circuit breaker is open, and a passing test of the model as stored closes it
+         * @description Test an LLM Model (spec endpoint 2): sends a short prompt and passes only when text comes back. The body overrides stored fields for this test only (a masked secret keeps the stored one); nothing is stored. The provider is asked even while the model's circuit breaker is open, and a passing test of the model as stored closes it.
          *
          *     Roles: admin.
          */
