@@ -111,8 +111,7 @@ export class Pipelines {
     // read beside the pipeline when the result names its Service: one round trip less per stage.
     const wanted: ProcessorKind = next ? KIND_OF[next] : 'pack_optimizer';
     const lookups = this.deps.nextProcessors ?? this.deps.processors;
-    const early =
-      service_id === undefined ? undefined : settled(lookups.active(service_id, wanted));
+    const early = service_id === undefined ? undefined : settled(lookups.active(service_id, wanted));
     const remembered = fresh ? null : this.deps.store.recent(pipeline_id);
     const pipeline = remembered ?? (await this.deps.store.find(pipeline_id));
     const current = pipeline?.stages[stage];
@@ -155,9 +154,7 @@ export class Pipelines {
       return;
     }
     const lookup =
-      early && service_id === pipeline.service_id
-        ? early
-        : lookups.active(pipeline.service_id, wanted);
+      early && service_id === pipeline.service_id ? early : lookups.active(pipeline.service_id, wanted);
     // The history entry overlaps the move: the result was checked against the running stage above.
     const saved = settled(this.deps.store.savePackData(packData));
     const done: Partial<StageRecord> = { ...ended, ...output, state: 'OK', error: null };
