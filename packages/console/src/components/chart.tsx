@@ -17,6 +17,7 @@ import {
   type ChartConfiguration,
 } from 'chart.js';
 import { useEffect, useRef } from 'preact/hooks';
+import { axisLabel } from '../pages/dashboard-format';
 
 Chart.register(
   BarController,
@@ -67,6 +68,8 @@ export function ChartView({
         responsive: true,
         maintainAspectRatio: false,
         plugins: { legend: { position: 'bottom' } },
+        // Costs are tiny numbers: plain decimals on the axis, not chart.js's 1.2E-5.
+        scales: { y: { ticks: { callback: (value) => axisLabel(Number(value)) } } },
       },
     };
     const chart = new Chart(canvas.current, config);

@@ -4,6 +4,12 @@ import type { GroupBy } from '../api/types';
 export const formatCost = (cost: string | null, currency: string | null) =>
   cost === null ? '—' : currency ? `${cost} ${currency}` : cost;
 
+/** A chart tick as a plain decimal with at most 4 significant digits (0.000012, 1,500), never 1.2E-5. */
+export function axisLabel(value: number): string {
+  if (value === 0 || Math.abs(value) >= 1) return value.toLocaleString('en-US');
+  return value.toLocaleString('en-US', { maximumSignificantDigits: 4, maximumFractionDigits: 20 });
+}
+
 export const formatMs = (ms: number | null) => (ms === null ? '—' : `${Math.round(ms)} ms`);
 
 export function groupLabel(
