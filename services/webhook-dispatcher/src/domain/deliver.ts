@@ -4,6 +4,7 @@ import { retryDelayMs, verdictOf, type RetryPolicy } from './delivery-rules';
 import type { AttemptRecord, ResponseRecord, WebhookRecord } from './model';
 import type { ResponseStore, Sender, SendResult, WebhookStore } from './ports';
 import { standardWebhookHeaders } from './signature';
+import type { WebhookChangeSink } from './webhook-lookup';
 import type { SecretCodec } from './webhooks';
 
 export type DeliveryOutcome = 'ok' | 'failed' | 'retry' | 'disabled' | 'waiting' | 'lease_lost';
@@ -20,6 +21,8 @@ export interface DeliveryOptions {
   webhookOf: (id: number, minVersion: number) => Promise<WebhookRecord | null>;
   /** A finished fire: its webhook's responses may need trimming to the retention. */
   finishedFor: (webhookId: number) => void;
+  /** The 410 auto-disable is a webhook write: every replica's cache forgets it (0031). */
+  changes: WebhookChangeSink;
   logger: Logger;
 }
 
@@ -83,10 +86,16 @@ export class Delivery {
       case 'ok':
         return this.settle(record, token, 'ok', { state: 'OK', ...answer }, attempt);
       case 'gone':
-        await this.webhooks.update(webhook._id, {
+        const disabled = await this.webhooks.update(webhook._id, {
           enabled: false,
           disabled_reason: 'the target answered 410 Gone',
           updated_at: new Date(),
+        });
+        await this.options.changes.changed({
+          service_id: webhook.service_id,
+          webhook_id: webhook._id,
+          version: disabled?.version ?? null,
+          deleted: disabled === null,
         });
         this.options.logger.warn({ webhook_id: webhook._id }, 'webhook disabled: its target answered 410');
         return this.settle(record, token, 'disabled', { state: 'FAILED', ...answer }, attempt);
