@@ -160,11 +160,12 @@ export const webhookDispatcherService: ServiceDefinition<WebhookDispatcherConfig
     );
     return {
       routes: webhookRoutes(webhooks, triggers, responses),
+      // Broadcast queues first: on a (re)connection they are bound before events flow.
       consumers: [
         settings.consumer(),
+        webhookChangesConsumer(changes),
         changeInstanceConsumer(triggers),
         servicesConsumer(new ServicesProjection(services, webhookRepository, changes)),
-        webhookChangesConsumer(changes),
       ],
       async onStart() {
         await webhookRepository.ensureIndexes();
