@@ -3,12 +3,15 @@ import { findPage, isDuplicateKey } from '@pack/db';
 import type { FirePlan } from '../domain/firing-rules';
 import type { AttemptRecord, Page, ResponseRecord, ScheduleRecord, Trigger } from '../domain/model';
 import type { ResponseFilter, ResponseStore, ScheduleStore, WindowCounter } from '../domain/ports';
+import { WriteGate } from './write-gate';
 
 export const RESPONSES = 'webhook_responses';
 export const SCHEDULES = 'webhook_schedules';
 export const WINDOW_COUNTERS = 'rate_windows';
 
 const FINAL = ['OK', 'FAILED'] as const;
+/** Result writes in flight at most: of the pool's 20 connections, 8 stay for the rest. */
+const RESULT_WRITES = 12;
 
 /**
  * Fires (Webhook Responses) and the per-webhook schedule. Every decision here is one
@@ -18,6 +21,7 @@ export class ResponseRepository implements ResponseStore, ScheduleStore, WindowC
   private readonly responses;
   private readonly schedules;
   private readonly counters;
+  private readonly resultWrites = new WriteGate(RESULT_WRITES);
 
   constructor(connection: Connection) {
     this.responses = connection.collection<ResponseRecord>(RESPONSES);
@@ -179,7 +183,9 @@ export class ResponseRepository implements ResponseStore, ScheduleStore, WindowC
       update.$push = { attempts: attempt };
       update.$inc = { attempt_count: 1 };
     }
-    const result = await this.responses.updateOne({ _id: id, lease_token: token }, update);
+    const result = await this.resultWrites.run(() =>
+      this.responses.updateOne({ _id: id, lease_token: token }, update),
+    );
     return result.matchedCount === 1;
   }
 
