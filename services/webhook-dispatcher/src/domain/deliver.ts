@@ -38,9 +38,19 @@ export class Delivery {
     private readonly observer: DeliveryObserver,
   ) {}
 
-  async deliver(record: ResponseRecord, token: string, known?: WebhookRecord): Promise<DeliveryOutcome> {
+  /**
+   * `answered` is called once the target has answered (or was not called), before the result is
+   * written: the scheduler may then give the slot to another fire.
+   */
+  async deliver(
+    record: ResponseRecord,
+    token: string,
+    known?: WebhookRecord,
+    answered: () => void = () => undefined,
+  ): Promise<DeliveryOutcome> {
     const webhook = known ?? (await this.options.webhookOf(record.webhook_id, record.webhook_version));
     if (!webhook || !webhook.enabled) {
+      answered();
       const error = webhook ? 'the webhook is disabled' : 'the webhook was deleted';
       return this.fail(record, token, null, error);
     }
@@ -63,12 +73,14 @@ export class Delivery {
       );
     } catch (error) {
       if (!(error instanceof BreakerOpenError)) throw error;
+      answered();
       // Not an attempt: the target is left alone and the fire waits for the breaker.
       const due = new Date(Date.now() + this.breakers.resetTimeoutMs);
       await this.responses.reschedule(record._id, token, due, null);
       this.observer.finished('waiting', null);
       return 'waiting';
     }
+    answered();
     this.observer.attempted();
     const attempt: AttemptRecord = {
       at: new Date(started),
