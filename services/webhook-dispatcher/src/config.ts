@@ -11,7 +11,7 @@ export const webhookDispatcherEnvSchema = withEncryptionEnv(
     SETTINGS_URL: z.url({ protocol: /^https?$/ }).default('http://127.0.0.1:8082'),
     /** The catalog: a manual trigger about a Change Instance reads its state there. */
     CATALOG_URL: z.url({ protocol: /^https?$/ }).default('http://127.0.0.1:8081'),
-    /** Requests to targets in flight per replica; up to 4x as many results may be being written. */
+    /** Requests to targets in flight per replica; up to 10x as many results may be being written. */
     WEBHOOK_CONCURRENCY: ms(50),
     /** How often due fires are looked for when no local timer is due sooner. */
     WEBHOOK_POLL_MS: ms(250),

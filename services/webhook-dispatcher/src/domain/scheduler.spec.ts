@@ -1,7 +1,7 @@
 import type { Delivery } from './deliver';
 import type { ResponseRecord } from './model';
 import type { ResponseStore } from './ports';
-import { Scheduler } from './scheduler';
+import { Scheduler, WRITES_PER_SLOT } from './scheduler';
 
 const silent = { warn: () => undefined, error: () => undefined } as never;
 
@@ -94,23 +94,24 @@ describe('Scheduler slots', () => {
     await scheduler.stop();
   });
 
-  it('keeps the slot until the write ends once four writes per slot are pending, and stop() waits for the writes', async () => {
+  it('keeps the slot until the write ends once WRITES_PER_SLOT writes per slot are pending, and stop() waits for the writes', async () => {
     const { delivery, running } = deliveries();
     const scheduler = new Scheduler(store, delivery, options);
     scheduler.start();
-    for (let n = 0; n < 4; n += 1) {
+    const full = WRITES_PER_SLOT * options.concurrency;
+    for (let n = 0; n < full; n += 1) {
       expect(send(scheduler, n)).toBe(true);
       running[n]!.answer();
     }
-    expect(send(scheduler, 4)).toBe(true);
-    running[4]!.answer(); // a fifth pending write: the slot stays taken
-    expect(send(scheduler, 5)).toBe(false);
+    expect(send(scheduler, full)).toBe(true);
+    running[full]!.answer(); // one pending write too many: the slot stays taken
+    expect(send(scheduler, full + 1)).toBe(false);
     running[0]!.finish();
     await new Promise((resolve) => setImmediate(resolve));
-    expect(send(scheduler, 5)).toBe(false); // a write ended, but the fifth still holds its slot
-    running[4]!.finish();
+    expect(send(scheduler, full + 1)).toBe(false); // a write ended, but the last one still holds its slot
+    running[full]!.finish();
     await new Promise((resolve) => setImmediate(resolve));
-    expect(send(scheduler, 5)).toBe(true);
+    expect(send(scheduler, full + 1)).toBe(true);
 
     let stopped = false;
     const stopping = scheduler.stop().then(() => (stopped = true));

@@ -4,8 +4,11 @@ import type { Delivery } from './deliver';
 import type { ResponseRecord, WebhookRecord } from './model';
 import type { ResponseStore } from './ports';
 
-/** Results being written, per slot at most, once their targets answered. */
-const WRITES_PER_SLOT = 4;
+/**
+ * Results being written, per slot at most, once their targets answered: a retention trim holds
+ * result writes for 0.3-0.7 s on FerretDB under load, 100-300 deliveries at 350-420/s.
+ */
+export const WRITES_PER_SLOT = 10;
 
 export interface SchedulerOptions {
   concurrency: number;
