@@ -14,7 +14,9 @@
  * db_commands_total, which comes from the driver's command monitoring; the baseline's own
  * command monitoring) and the dispatcher's RSS, with the ratio dispatcher/baseline.
  *
- *   pnpm bench:webhooks        (FIRES=n per round, CONCURRENCY=n, ROUNDS=n)
+ *   pnpm bench:webhooks        (FIRES=n per round, CONCURRENCY=n, ROUNDS=n; BENCH_DETAIL=1 prints
+ *                               commands by name; DISPATCHER_NODE_ARGS="--cpu-prof ..." passes node
+ *                               flags to the dispatcher)
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -35,6 +37,7 @@ const concurrency = Number(process.env.CONCURRENCY ?? 20);
 const rounds = Number(process.env.ROUNDS ?? 2);
 const SERVICE_ID = 1;
 const secret = randomBytes(24).toString('base64url');
+const DISPATCHER_NODE_FLAGS = process.env.DISPATCHER_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
 
 interface Round {
   perSecond: number;
@@ -152,7 +155,12 @@ async function main(): Promise<void> {
   const port = 18_085 + Math.floor(Math.random() * 1000);
   const child: ChildProcess = spawn(
     process.execPath,
-    ['--require', 'tsx/cjs', path.join(root, 'services/webhook-dispatcher/src/main.ts')],
+    [
+      ...DISPATCHER_NODE_FLAGS,
+      '--require',
+      'tsx/cjs',
+      path.join(root, 'services/webhook-dispatcher/src/main.ts'),
+    ],
     {
       env: { ...process.env, ...env, PORT: String(port), LOG_LEVEL: 'warn', NODE_ENV: 'production' },
       stdio: ['ignore', 'ignore', 'inherit'],

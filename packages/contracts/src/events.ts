@@ -196,6 +196,22 @@ export const events = {
   ),
   /** Published by the catalog on every create, update and delete of a Service. */
   serviceChanged: defineEvent('catalog.service.changed.v1', serviceSnapshot),
+  /**
+   * Published by the webhook-dispatcher replica that wrote a webhook (create, update, secret
+   * rotation, delete, the 410 auto-disable; `webhook_id` null: every webhook of the Service got
+   * a new owner), before it answers. Every replica hears it on a broadcast queue and forgets its
+   * cached webhooks of the Service (docs/decisions/0031). `version` is the webhook's after the
+   * change, null for a deletion or a change of every webhook of the Service.
+   */
+  webhookChanged: defineEvent(
+    'webhooks.webhook.changed.v1',
+    z.object({
+      service_id: z.number().int(),
+      webhook_id: z.number().int().nullable(),
+      version: z.number().int().nullable(),
+      deleted: z.boolean(),
+    }),
+  ),
   /** Published by the llm-gateway on every create, update and delete of a model. */
   llmModelChanged: defineEvent('llm.model.changed.v1', llmModelSnapshot),
   processorCreated: defineEvent('pipeline.processor.created.v1', processorSnapshot),

@@ -11,7 +11,7 @@ export const webhookDispatcherEnvSchema = withEncryptionEnv(
     SETTINGS_URL: z.url({ protocol: /^https?$/ }).default('http://127.0.0.1:8082'),
     /** The catalog: a manual trigger about a Change Instance reads its state there. */
     CATALOG_URL: z.url({ protocol: /^https?$/ }).default('http://127.0.0.1:8081'),
-    /** Deliveries in flight per replica. */
+    /** Requests to targets in flight per replica; up to 10x as many results may be being written. */
     WEBHOOK_CONCURRENCY: ms(50),
     /** How often due fires are looked for when no local timer is due sooner. */
     WEBHOOK_POLL_MS: ms(250),
@@ -26,6 +26,12 @@ export const webhookDispatcherEnvSchema = withEncryptionEnv(
     WEBHOOK_RATE_WINDOW_MS: ms(60_000, 100),
     /** How often replicas trim responses beyond the retention of webhooks they delivered for. */
     WEBHOOK_RETENTION_SWEEP_MS: ms(1_000, 50),
+    /**
+     * How long a replica keeps a Service's enabled webhooks for the events it consumes; writes
+     * are announced to every replica at once, this bounds staleness when an announcement is
+     * lost (docs/decisions/0031). 0 disables the cache.
+     */
+    WEBHOOK_LOOKUP_CACHE_MS: z.coerce.number().int().min(0).max(300_000).default(5000),
     /** Breaker: failures in percent, calls before it may open, open time. */
     WEBHOOK_BREAKER_THRESHOLD: ms(50),
     WEBHOOK_BREAKER_VOLUME: ms(10),

@@ -2,6 +2,7 @@ import type { Metrics } from '@pack/metrics';
 import type { BreakerState } from './domain/breakers';
 import type { DeliveryObserver } from './domain/deliver';
 import type { FireObserver } from './domain/fire';
+import type { LookupResult } from './domain/webhook-lookup';
 
 const BREAKER_VALUE: Record<BreakerState, number> = { closed: 0, half_open: 1, open: 2 };
 
@@ -31,6 +32,11 @@ export function webhookMetrics(metrics: Metrics) {
     ['webhook_id'],
   );
   const backlog = metrics.gauge('webhook_scheduled_backlog', 'Fires in SCHEDULED (all replicas)');
+  const lookups = metrics.counter(
+    'webhook_lookups_total',
+    "Lookups of a Service's enabled webhooks for an event: hit, miss (a query), shared (joined a query under way), bypass (cache off or broker not ready)",
+    ['result'],
+  );
 
   const fireObserver: FireObserver = {
     fired(mode, wasDelayed) {
@@ -53,5 +59,6 @@ export function webhookMetrics(metrics: Metrics) {
     breakerState: (webhookId: number, state: BreakerState) =>
       breaker.set({ webhook_id: String(webhookId) }, BREAKER_VALUE[state]),
     backlog: (count: number) => backlog.set(count),
+    lookup: (result: LookupResult) => lookups.inc({ result }),
   };
 }

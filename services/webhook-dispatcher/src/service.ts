@@ -14,9 +14,15 @@ import { Responses } from './domain/responses';
 import { Scheduler } from './domain/scheduler';
 import { ServicesProjection } from './domain/services-projection';
 import { Triggers } from './domain/triggers';
+import { WebhookById, WebhookChanges, WebhookLookup } from './domain/webhook-lookup';
 import { Webhooks, type SecretCodec } from './domain/webhooks';
 import { webhookRoutes } from './http/routes';
 import { changeInstanceConsumer, servicesConsumer } from './messaging/consumers';
+import {
+  announceWebhookChange,
+  forgetOnReconnect,
+  webhookChangesConsumer,
+} from './messaging/webhook-changes';
 import { webhookMetrics } from './metrics';
 import type { WebhookDispatcherConfig } from './config';
 
@@ -24,6 +30,7 @@ export { webhookDispatcherEnvSchema, type WebhookDispatcherConfig } from './conf
 export { RESPONSES, SCHEDULES } from './data/response-repository';
 export { WEBHOOKS } from './data/webhook-repository';
 export { CHANGE_INSTANCE_CONSUMER, SERVICES_CONSUMER } from './messaging/consumers';
+export { WEBHOOK_CHANGES_CONSUMER } from './messaging/webhook-changes';
 
 const SERVICE = 'webhook-dispatcher';
 
@@ -51,7 +58,7 @@ function secretCodec(ring: KeyRing, logger: Logger): SecretCodec {
 export const webhookDispatcherService: ServiceDefinition<WebhookDispatcherConfig> = {
   name: SERVICE,
   version: '0.1.0',
-  setup({ config, mongo, logger, metrics }) {
+  setup({ config, mongo, logger, metrics, broker }) {
     const webhookRepository = new WebhookRepository(mongo.connection);
     const services = serviceStoreOf(webhookRepository);
     const responseRepository = new ResponseRepository(mongo.connection);
@@ -86,8 +93,15 @@ export const webhookDispatcherService: ServiceDefinition<WebhookDispatcherConfig
       },
       observed.breakerState,
     );
-    const webhooks = new Webhooks(webhookRepository, services, codec, targetCheck(allowed));
-    const cache = new WebhookCache(webhookRepository);
+    const lookup = new WebhookLookup((serviceId) => webhookRepository.enabledFor(serviceId), {
+      ttlMs: config.WEBHOOK_LOOKUP_CACHE_MS,
+      listening: () => broker.isReady(),
+      observe: observed.lookup,
+    });
+    const byId = new WebhookById((id) => webhookRepository.find(id));
+    const changes = new WebhookChanges(lookup, byId, announceWebhookChange(broker, SERVICE), logger);
+    const stopForgetting = forgetOnReconnect(broker, changes);
+    const webhooks = new Webhooks(webhookRepository, services, codec, targetCheck(allowed), changes);
     const delivery = new Delivery(
       responseRepository,
       webhookRepository,
@@ -101,8 +115,9 @@ export const webhookDispatcherService: ServiceDefinition<WebhookDispatcherConfig
           maxDelayMs: config.WEBHOOK_RETRY_MAX_MS,
         },
         timeoutMs: config.WEBHOOK_TIMEOUT_MS,
-        webhookOf: (id, version) => cache.get(id, version),
+        webhookOf: (id, version) => byId.get(id, version),
         finishedFor: (id) => scheduler.finishedFor(id),
+        changes,
         logger,
       },
       observed.deliveryObserver,
@@ -130,7 +145,7 @@ export const webhookDispatcherService: ServiceDefinition<WebhookDispatcherConfig
       observed.fireObserver,
     );
     const triggers = new Triggers(
-      webhookRepository,
+      lookup,
       services,
       webhooks,
       firing,
@@ -145,10 +160,12 @@ export const webhookDispatcherService: ServiceDefinition<WebhookDispatcherConfig
     );
     return {
       routes: webhookRoutes(webhooks, triggers, responses),
+      // Broadcast queues first: on a (re)connection they are bound before events flow.
       consumers: [
         settings.consumer(),
+        webhookChangesConsumer(changes),
         changeInstanceConsumer(triggers),
-        servicesConsumer(new ServicesProjection(services, webhookRepository)),
+        servicesConsumer(new ServicesProjection(services, webhookRepository, changes)),
       ],
       async onStart() {
         await webhookRepository.ensureIndexes();
@@ -156,6 +173,7 @@ export const webhookDispatcherService: ServiceDefinition<WebhookDispatcherConfig
         settings.start();
         scheduler.start();
         return async () => {
+          stopForgetting();
           await scheduler.stop();
           settings.stop();
           breakers.shutdown();
@@ -165,29 +183,3 @@ export const webhookDispatcherService: ServiceDefinition<WebhookDispatcherConfig
     };
   },
 };
-
-/**
- * Webhooks by id for fires sent later (retries, windows): a fire names the webhook version it was
- * made with, so a cached copy older than that is refetched; newer edits reach deliveries within
- * the cache's lifetime.
- */
-class WebhookCache {
-  private readonly entries = new Map<
-    number,
-    { record: import('./domain/model').WebhookRecord; at: number }
-  >();
-
-  constructor(
-    private readonly store: WebhookRepository,
-    private readonly ttlMs = 1000,
-  ) {}
-
-  async get(id: number, minVersion: number) {
-    const hit = this.entries.get(id);
-    if (hit && hit.record.version >= minVersion && Date.now() - hit.at < this.ttlMs) return hit.record;
-    const record = await this.store.find(id);
-    if (record) this.entries.set(id, { record, at: Date.now() });
-    else this.entries.delete(id);
-    return record;
-  }
-}

@@ -3,12 +3,15 @@ import { findPage, isDuplicateKey } from '@pack/db';
 import type { FirePlan } from '../domain/firing-rules';
 import type { AttemptRecord, Page, ResponseRecord, ScheduleRecord, Trigger } from '../domain/model';
 import type { ResponseFilter, ResponseStore, ScheduleStore, WindowCounter } from '../domain/ports';
+import { WriteGate } from './write-gate';
 
 export const RESPONSES = 'webhook_responses';
 export const SCHEDULES = 'webhook_schedules';
 export const WINDOW_COUNTERS = 'rate_windows';
 
 const FINAL = ['OK', 'FAILED'] as const;
+/** Result writes in flight at most: of the pool's 20 connections, 8 stay for the rest. */
+const RESULT_WRITES = 12;
 
 /**
  * Fires (Webhook Responses) and the per-webhook schedule. Every decision here is one
@@ -18,6 +21,7 @@ export class ResponseRepository implements ResponseStore, ScheduleStore, WindowC
   private readonly responses;
   private readonly schedules;
   private readonly counters;
+  private readonly resultWrites = new WriteGate(RESULT_WRITES);
 
   constructor(connection: Connection) {
     this.responses = connection.collection<ResponseRecord>(RESPONSES);
@@ -129,22 +133,41 @@ export class ResponseRepository implements ResponseStore, ScheduleStore, WindowC
   }
 
   /**
-   * One command: a due SCHEDULED fire, or one still WAITING whose lease expired (its replica
-   * died mid-delivery). Both have due_at in the past, so the oldest due goes first.
+   * A due SCHEDULED fire, or one still WAITING whose lease expired (its replica died
+   * mid-delivery), under a new lease; the oldest due first (both have due_at in the past). Two
+   * reads find the candidates, then one conditional update pinned to the candidate's `_id` takes
+   * it: on FerretDB an update whose filter pins no `_id` holds the whole collection while it
+   * scans every document (100-300 ms with a few hundred responses, blocking every result write;
+   * tools/ferretdb), and replicas poll this every WEBHOOK_POLL_MS, while reads take no lock and
+   * the equality on `state` is pushed down. A candidate another replica took meanwhile no longer
+   * meets the condition; the next one is tried.
    */
-  claim(now: Date, leaseUntil: Date, token: string): Promise<ResponseRecord | null> {
-    return this.responses.findOneAndUpdate(
-      {
-        $or: [
-          { state: 'SCHEDULED', due_at: { $lte: now } },
-          { state: 'WAITING_FOR_RESPONSE', lease_until: { $lt: now } },
-        ],
-      },
-      {
-        $set: { state: 'WAITING_FOR_RESPONSE', lease_until: leaseUntil, lease_token: token, updated_at: now },
-      },
-      { sort: { due_at: 1 }, returnDocument: 'after' },
-    );
+  async claim(now: Date, leaseUntil: Date, token: string): Promise<ResponseRecord | null> {
+    const due = { state: 'SCHEDULED' as const, due_at: { $lte: now } };
+    const expired = { state: 'WAITING_FOR_RESPONSE' as const, lease_until: { $lt: now } };
+    const first = { sort: { due_at: 1 }, limit: 1, projection: { _id: 1, due_at: 1 } } as const;
+    for (let tries = 0; tries < 5; tries += 1) {
+      const found = await Promise.all([
+        this.responses.find(due, first).toArray(),
+        this.responses.find(expired, first).toArray(),
+      ]);
+      const candidate = found.flat().sort((a, b) => a.due_at.getTime() - b.due_at.getTime())[0];
+      if (!candidate) return null;
+      const claimed = await this.responses.findOneAndUpdate(
+        { _id: candidate._id, $or: [due, expired] },
+        {
+          $set: {
+            state: 'WAITING_FOR_RESPONSE',
+            lease_until: leaseUntil,
+            lease_token: token,
+            updated_at: now,
+          },
+        },
+        { returnDocument: 'after' },
+      );
+      if (claimed) return claimed;
+    }
+    return null; // taken by others five times in a row: the next poll looks again
   }
 
   async finish(
@@ -160,7 +183,9 @@ export class ResponseRepository implements ResponseStore, ScheduleStore, WindowC
       update.$push = { attempts: attempt };
       update.$inc = { attempt_count: 1 };
     }
-    const result = await this.responses.updateOne({ _id: id, lease_token: token }, update);
+    const result = await this.resultWrites.run(() =>
+      this.responses.updateOne({ _id: id, lease_token: token }, update),
+    );
     return result.matchedCount === 1;
   }
 

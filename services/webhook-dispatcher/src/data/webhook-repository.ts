@@ -70,11 +70,12 @@ export class WebhookRepository implements WebhookStore {
     return owned.map((webhook) => webhook._id);
   }
 
-  async reassign(serviceId: number, owner: { id: number; name: string }): Promise<void> {
-    await this.webhooks.updateMany(
+  async reassign(serviceId: number, owner: { id: number; name: string }): Promise<number> {
+    const result = await this.webhooks.updateMany(
       { service_id: serviceId, $or: [{ owner_id: { $ne: owner.id } }, { owner_name: { $ne: owner.name } }] },
       { $set: { owner_id: owner.id, owner_name: owner.name, updated_at: new Date() }, $inc: { version: 1 } },
     );
+    return result.modifiedCount;
   }
 
   findService(id: number): Promise<ServiceRecord | null> {

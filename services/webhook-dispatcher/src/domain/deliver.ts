@@ -4,6 +4,7 @@ import { retryDelayMs, verdictOf, type RetryPolicy } from './delivery-rules';
 import type { AttemptRecord, ResponseRecord, WebhookRecord } from './model';
 import type { ResponseStore, Sender, SendResult, WebhookStore } from './ports';
 import { standardWebhookHeaders } from './signature';
+import type { WebhookChangeSink } from './webhook-lookup';
 import type { SecretCodec } from './webhooks';
 
 export type DeliveryOutcome = 'ok' | 'failed' | 'retry' | 'disabled' | 'waiting' | 'lease_lost';
@@ -20,6 +21,8 @@ export interface DeliveryOptions {
   webhookOf: (id: number, minVersion: number) => Promise<WebhookRecord | null>;
   /** A finished fire: its webhook's responses may need trimming to the retention. */
   finishedFor: (webhookId: number) => void;
+  /** The 410 auto-disable is a webhook write: every replica's cache forgets it (0031). */
+  changes: WebhookChangeSink;
   logger: Logger;
 }
 
@@ -35,9 +38,19 @@ export class Delivery {
     private readonly observer: DeliveryObserver,
   ) {}
 
-  async deliver(record: ResponseRecord, token: string, known?: WebhookRecord): Promise<DeliveryOutcome> {
+  /**
+   * `answered` is called once the target has answered (or was not called), before the result is
+   * written: the scheduler may then give the slot to another fire.
+   */
+  async deliver(
+    record: ResponseRecord,
+    token: string,
+    known?: WebhookRecord,
+    answered: () => void = () => undefined,
+  ): Promise<DeliveryOutcome> {
     const webhook = known ?? (await this.options.webhookOf(record.webhook_id, record.webhook_version));
     if (!webhook || !webhook.enabled) {
+      answered();
       const error = webhook ? 'the webhook is disabled' : 'the webhook was deleted';
       return this.fail(record, token, null, error);
     }
@@ -60,12 +73,14 @@ export class Delivery {
       );
     } catch (error) {
       if (!(error instanceof BreakerOpenError)) throw error;
+      answered();
       // Not an attempt: the target is left alone and the fire waits for the breaker.
       const due = new Date(Date.now() + this.breakers.resetTimeoutMs);
       await this.responses.reschedule(record._id, token, due, null);
       this.observer.finished('waiting', null);
       return 'waiting';
     }
+    answered();
     this.observer.attempted();
     const attempt: AttemptRecord = {
       at: new Date(started),
@@ -83,10 +98,16 @@ export class Delivery {
       case 'ok':
         return this.settle(record, token, 'ok', { state: 'OK', ...answer }, attempt);
       case 'gone':
-        await this.webhooks.update(webhook._id, {
+        const disabled = await this.webhooks.update(webhook._id, {
           enabled: false,
           disabled_reason: 'the target answered 410 Gone',
           updated_at: new Date(),
+        });
+        await this.options.changes.changed({
+          service_id: webhook.service_id,
+          webhook_id: webhook._id,
+          version: disabled?.version ?? null,
+          deleted: disabled === null,
         });
         this.options.logger.warn({ webhook_id: webhook._id }, 'webhook disabled: its target answered 410');
         return this.settle(record, token, 'disabled', { state: 'FAILED', ...answer }, attempt);

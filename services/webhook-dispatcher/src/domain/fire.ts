@@ -1,7 +1,8 @@
 import type { WebhookTriggerResult } from '@pack/contracts';
-import { blockedBy, emptySchedule, planFire, shapes, type Shaping } from './firing-rules';
+import { blockedBy, emptySchedule, planFire, shapes, type FirePlan, type Shaping } from './firing-rules';
 import type { ResponseRecord, ScheduleRecord, Trigger, WebhookRecord } from './model';
 import type { ResponseStore, ScheduleStore } from './ports';
+import { RecordingSlots } from './recording-slots';
 import { fireId, newResponse } from './response-record';
 
 export interface FireObserver {
@@ -26,6 +27,8 @@ export interface FiringOptions {
 
 const MAX_ROUNDS = 50;
 const MAX_BATCH = 100;
+/** Batches of one webhook whose insert may run while the next batch is numbered. */
+const MAX_RECORDING = 4;
 const OPENER_WAIT_MS = 20;
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -39,6 +42,7 @@ export class Firing {
   private readonly guesses = new Map<number, ScheduleRecord>();
   /** Triggers of unshaped webhooks waiting for the schedule update in progress (group commit). */
   private readonly batches = new Map<number, Waiting[]>();
+  private readonly recording = new RecordingSlots(MAX_RECORDING);
 
   constructor(
     private readonly schedules: ScheduleStore,
@@ -66,7 +70,10 @@ export class Firing {
   /**
    * Simultaneous triggers of a webhook without wait or cooling time share one schedule update
    * and one insert: the schedule document is the one place all its fires meet, so under load it
-   * would otherwise take them one at a time.
+   * would otherwise take them one at a time. The batches of a webhook are numbered one after
+   * the other (each plans from the schedule the previous one left), but a batch's insert runs
+   * while the next batch is numbered: a trigger that arrives during a batch waits for that
+   * batch's schedule update only, not for its insert too.
    */
   private joinBatch(
     webhook: WebhookRecord,
@@ -88,6 +95,7 @@ export class Firing {
 
   private async drainBatches(webhook: WebhookRecord, shaping: Shaping): Promise<void> {
     for (;;) {
+      await this.recording.room(webhook._id);
       const waiting = this.batches.get(webhook._id) ?? [];
       const batch = waiting.splice(0, MAX_BATCH);
       if (batch.length === 0) {
@@ -95,7 +103,15 @@ export class Firing {
         return;
       }
       try {
-        const results = await this.fireBatch(webhook, shaping, batch);
+        const numbered = await this.numberBatch(webhook, shaping, batch);
+        if (numbered) {
+          this.recording.track(webhook._id, this.recordBatch(webhook, batch, numbered));
+          continue;
+        }
+        // The batch did not fit the rate window, or the guess was stale: one at a time.
+        const results: WebhookTriggerResult[] = [];
+        for (const entry of batch)
+          results.push(await this.fireOne(webhook, shaping, entry.trigger, entry.id));
         batch.forEach((entry, index) => entry.resolve(results[index]!));
       } catch (error) {
         for (const entry of batch) entry.reject(error);
@@ -103,36 +119,40 @@ export class Firing {
     }
   }
 
-  private async fireBatch(
+  /** Numbers the batch's fires with one conditional schedule update; null when it did not apply. */
+  private async numberBatch(
     webhook: WebhookRecord,
     shaping: Shaping,
     batch: Waiting[],
-  ): Promise<WebhookTriggerResult[]> {
-    if (batch.length > 1) {
-      const now = this.now();
-      const schedule = this.guesses.get(webhook._id) ?? emptySchedule(webhook._id);
-      const plan = planFire(schedule, now, shaping, batch[0]!.id, batch.length);
-      const after = plan && (await this.schedules.tryFire(webhook._id, plan));
-      if (plan && after) {
-        this.guesses.set(webhook._id, after);
-        const first = after.seq - batch.length + 1;
-        await this.recordMany(
-          webhook,
-          batch.map((entry, index) => ({ ...entry, seq: first + index })),
-          plan.due,
-          now,
-        );
-        for (const entry of batch) this.observer.fired(entry.trigger.mode, plan.delayed);
-        return batch.map((_, index) => ({ outcome: 'scheduled', response_id: first + index }));
-      }
-      if (!after) {
-        const fresh = await this.schedules.read(webhook._id);
-        if (fresh) this.guesses.set(webhook._id, fresh);
-      }
+  ): Promise<Numbered | null> {
+    const now = this.now();
+    const schedule = this.guesses.get(webhook._id) ?? emptySchedule(webhook._id);
+    const plan = planFire(schedule, now, shaping, batch[0]!.id, batch.length);
+    const after = plan && (await this.schedules.tryFire(webhook._id, plan));
+    if (plan && after) {
+      this.guesses.set(webhook._id, after);
+      return { first: after.seq - batch.length + 1, plan, now };
     }
-    const results: WebhookTriggerResult[] = [];
-    for (const entry of batch) results.push(await this.fireOne(webhook, shaping, entry.trigger, entry.id));
-    return results;
+    const fresh = await this.schedules.read(webhook._id);
+    if (fresh) this.guesses.set(webhook._id, fresh);
+    return null;
+  }
+
+  /** Inserts the numbered fires (a number whose insert fails is a gap) and answers the triggers. */
+  private async recordBatch(webhook: WebhookRecord, batch: Waiting[], numbered: Numbered): Promise<void> {
+    const { first, plan, now } = numbered;
+    try {
+      await this.recordMany(
+        webhook,
+        batch.map((entry, index) => ({ ...entry, seq: first + index })),
+        plan.due,
+        now,
+      );
+      for (const entry of batch) this.observer.fired(entry.trigger.mode, plan.delayed);
+      batch.forEach((entry, index) => entry.resolve({ outcome: 'scheduled', response_id: first + index }));
+    } catch (error) {
+      for (const entry of batch) entry.reject(error);
+    }
   }
 
   private async fireOne(
@@ -263,6 +283,12 @@ export class Firing {
     }
     return null;
   }
+}
+
+interface Numbered {
+  first: number;
+  plan: FirePlan;
+  now: number;
 }
 
 interface Waiting {

@@ -26,12 +26,12 @@ export interface WebhookStore {
   update(id: number, set: Partial<WebhookRecord>): Promise<WebhookRecord | null>;
   /** Removes the webhook, its schedule and its responses; false when there was none. */
   remove(id: number): Promise<boolean>;
-  /** The enabled webhooks of a Service: one query per event, so a new webhook fires at once on every replica. */
+  /** The enabled webhooks of a Service (cached per replica by WebhookLookup, 0031). */
   enabledFor(serviceId: number): Promise<WebhookRecord[]>;
   /** The ids of an owner's webhooks. */
   idsOwnedBy(ownerId: number): Promise<number[]>;
-  /** Gives the Service's webhooks to its new owner. */
-  reassign(serviceId: number, owner: { id: number; name: string }): Promise<void>;
+  /** Gives the Service's webhooks to its new owner; how many changed. */
+  reassign(serviceId: number, owner: { id: number; name: string }): Promise<number>;
 }
 
 export interface ServiceStore {

@@ -1,5 +1,6 @@
 import type { EventData, events } from '@pack/contracts';
 import type { ServiceStore, WebhookStore } from './ports';
+import type { WebhookChangeSink } from './webhook-lookup';
 
 type ServiceChanged = EventData<typeof events.serviceChanged>;
 
@@ -12,6 +13,7 @@ export class ServicesProjection {
   constructor(
     private readonly services: ServiceStore,
     private readonly webhooks: WebhookStore,
+    private readonly changes: WebhookChangeSink,
   ) {}
 
   async apply(data: ServiceChanged): Promise<void> {
@@ -23,6 +25,13 @@ export class ServicesProjection {
       deleted: data.deleted,
       version: data.version,
     });
-    if (applied && !data.deleted) await this.webhooks.reassign(data.service_id, data.owner);
+    if (!applied || data.deleted) return;
+    if ((await this.webhooks.reassign(data.service_id, data.owner)) > 0)
+      await this.changes.changed({
+        service_id: data.service_id,
+        webhook_id: null,
+        version: null,
+        deleted: false,
+      });
   }
 }

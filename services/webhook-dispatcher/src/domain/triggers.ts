@@ -28,7 +28,7 @@ export const MANUAL_STATE = 'MANUAL';
 /** Where triggers come from: the catalog's events (spec 6) and the manual trigger route. */
 export class Triggers {
   constructor(
-    private readonly webhooks: WebhookStore,
+    private readonly webhooks: Pick<WebhookStore, 'enabledFor'>,
     private readonly services: ServiceStore,
     private readonly access: Webhooks,
     private readonly firing: Firing,

@@ -4,6 +4,7 @@ import { NotFoundError, ValidationError } from '@pack/errors';
 import { isMaskedSecret, maskSecret } from '@pack/secrets';
 import type { Page, WebhookRecord } from './model';
 import type { ServiceStore, WebhookStore } from './ports';
+import type { WebhookChangeSink } from './webhook-lookup';
 
 /** Encrypts and decrypts one secret field of one webhook; both are bound into the ciphertext. */
 export interface SecretCodec {
@@ -27,6 +28,7 @@ export class Webhooks {
     private readonly services: ServiceStore,
     private readonly codec: SecretCodec,
     private readonly checkTarget: TargetCheck,
+    private readonly changes: WebhookChangeSink,
   ) {}
 
   async create(principal: Principal, input: WebhookCreate): Promise<WebhookView> {
@@ -60,6 +62,7 @@ export class Webhooks {
       updated_at: now,
     };
     await this.store.insert(record);
+    await this.changed(record);
     return this.view(record, secret);
   }
 
@@ -99,6 +102,7 @@ export class Webhooks {
         patch.authorization === '' ? '' : this.codec.seal(id, 'authorization', patch.authorization);
     const updated = await this.store.update(record._id, set);
     if (!updated) throw new NotFoundError(`Webhook ${id} does not exist`);
+    await this.changed(updated);
     return this.view(updated);
   }
 
@@ -111,12 +115,36 @@ export class Webhooks {
       updated_at: new Date(),
     });
     if (!updated) throw new NotFoundError(`Webhook ${id} does not exist`);
+    await this.changed(updated);
     return this.view(updated, secret);
   }
 
   async remove(principal: Principal, id: number): Promise<void> {
     const record = await this.visible(principal, id);
-    if (!(await this.store.remove(record._id))) throw new NotFoundError(`Webhook ${id} does not exist`);
+    let removed = false;
+    try {
+      removed = await this.store.remove(record._id);
+    } finally {
+      // Also when another request removed it first, or the removal failed part way: a cache may
+      // still hold it.
+      await this.changes.changed({
+        service_id: record.service_id,
+        webhook_id: record._id,
+        version: null,
+        deleted: true,
+      });
+    }
+    if (!removed) throw new NotFoundError(`Webhook ${id} does not exist`);
+  }
+
+  /** Every replica forgets its cached webhooks of the Service before the write is answered (0031). */
+  private changed(record: WebhookRecord): Promise<void> {
+    return this.changes.changed({
+      service_id: record.service_id,
+      webhook_id: record._id,
+      version: record.version,
+      deleted: false,
+    });
   }
 
   private async refuseTarget(url: string): Promise<void> {
