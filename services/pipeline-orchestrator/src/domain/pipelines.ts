@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import type { Envelope, Principal, ProcessorKind, Stage } from '@pack/contracts';
+import type { Envelope, Principal, Stage } from '@pack/contracts';
 import { ConflictError, NotFoundError } from '@pack/errors';
 import type { ProcessorRecord } from './model';
 import {
-  NEXT_STAGE,
   PREVIOUS_STAGE,
   RUNNING_STATES,
   type GenerateResult,
@@ -16,7 +15,7 @@ import {
 import { progressEvents, withStages } from './progress';
 import { draftPipeline, scheduleStage } from './stage-request';
 import { KIND_OF, type ChangeInstanceNews, type PipelineDeps, type RunOutcome } from './pipeline-deps';
-import { stageOutput } from './stage-output';
+import { StageResults } from './stage-results';
 
 export {
   KIND_OF,
@@ -29,19 +28,17 @@ export {
 
 const STARTABLE: (StageState | null)[] = [null, 'OK', 'FAILED'];
 
-/** A lookup started early that may go unused: its failure must not become an unhandled rejection. */
-function settled<T>(promise: Promise<T>): Promise<T> {
-  promise.catch(() => undefined);
-  return promise;
-}
-
 /**
  * Pipelines (spec 2.5, 3.1; DESIGN section 7). Every stage move is one conditional update on the
  * stage's current state (and attempt or request id), so a redelivered or late generate result, a
  * repeated trigger or a redelivered approval cannot move a stage twice (docs/decisions/0024).
  */
 export class Pipelines {
-  constructor(private readonly deps: PipelineDeps) {}
+  private readonly results: StageResults;
+
+  constructor(private readonly deps: PipelineDeps) {
+    this.results = new StageResults(deps, this);
+  }
 
   /** Endpoint 3: starts `stage` of the Service Item from its latest approved declaration. */
   async trigger(principal: Principal, serviceItemId: number, stage: Stage): Promise<PipelineRecord> {
@@ -98,103 +95,9 @@ export class Pipelines {
     if (processor) await this.startRun(item, processor, `approval:${news.change_instance_id}`);
   }
 
-  /**
-   * A generate result: only the attempt it names, while it is running, moves (dedupe). The
-   * pipeline is this replica's remembered copy when it has one (the move expects its `rev`);
-   * anything that copy cannot settle is decided again on a fresh read.
-   */
-  async result(result: GenerateResult, fresh = false): Promise<void> {
-    if (!result.reply_to) return;
-    const { pipeline_id, stage, service_id } = result.reply_to;
-    const next = NEXT_STAGE[stage];
-    // What an OK result looks up next (the next stage's processor, or at the end the optimizer),
-    // read beside the pipeline when the result names its Service: one round trip less per stage.
-    const wanted: ProcessorKind = next ? KIND_OF[next] : 'pack_optimizer';
-    const lookups = this.deps.nextProcessors ?? this.deps.processors;
-    const early = service_id === undefined ? undefined : settled(lookups.active(service_id, wanted));
-    const remembered = fresh ? null : this.deps.store.recent(pipeline_id);
-    const pipeline = remembered ?? (await this.deps.store.find(pipeline_id));
-    const current = pipeline?.stages[stage];
-    const running = RUNNING_STATES.includes(current?.state as StageState);
-    if (remembered && (current?.request_id !== result.request_id || !running)) return this.again(result);
-    if (!pipeline || !current || current.request_id !== result.request_id) return;
-    const now = new Date();
-    const output = result.ok ? stageOutput(result, current.schema_mode) : null;
-    const packData = output && {
-      _id: result.request_id,
-      pipeline_id,
-      service_item_id: pipeline.service_item_id,
-      stage,
-      data_json: output.pack_data_json,
-      gen_ui_json: output.gen_ui_json,
-      gen_ui_valid: output.gen_ui_valid,
-      created_at: now,
-    };
-    if (!running) {
-      // A redelivery of the result that ended the stage: its PackData history entry, written
-      // beside that move, may be what failed (an insert keyed by the request id: one entry).
-      if (packData && current.state === 'OK') await this.deps.store.savePackData(packData);
-      return;
-    }
-    const expect: StageExpectation = {
-      states: RUNNING_STATES,
-      request_id: result.request_id,
-      ...(remembered?.rev !== undefined && { rev: remembered.rev }),
-    };
-    const ended = { finished_at: now, cost: result.cost };
-    if (!output || !packData) {
-      const error = result.error ? `${result.error.kind}: ${result.error.message}` : 'generation failed';
-      const failed: Partial<StageRecord> = { ...ended, state: 'FAILED', error };
-      const events = await this.finishing(withStages(pipeline, { [stage]: failed }), 'FAILED', [
-        `${stage}: ${error}`,
-      ]);
-      const moved = await this.endMove(pipeline_id, stage, expect, failed, events, result.cost);
-      if (moved) this.ended(stage, 'FAILED', current, now);
-      else if (remembered) await this.again(result);
-      return;
-    }
-    const lookup =
-      early && service_id === pipeline.service_id ? early : lookups.active(pipeline.service_id, wanted);
-    // The history entry overlaps the move: the result was checked against the running stage above.
-    const saved = settled(this.deps.store.savePackData(packData));
-    const done: Partial<StageRecord> = { ...ended, ...output, state: 'OK', error: null };
-    const moved = await this.okMove(pipeline, stage, current, done, expect, result.cost, lookup);
-    await saved;
-    if (moved) this.ended(stage, 'OK', current, now);
-    else if (remembered) await this.again(result);
-  }
-
-  /** The remembered copy proved stale (or could not settle the result): decide on a fresh read. */
-  private again(result: GenerateResult): Promise<void> {
-    this.deps.store.forget(result.reply_to!.pipeline_id);
-    return this.result(result, true);
-  }
-
-  /** A stage's OK: rule 1 starts the next stage's active processor in the same write, else the run may end. */
-  private async okMove(
-    pipeline: PipelineRecord,
-    stage: Stage,
-    current: StageRecord,
-    done: Partial<StageRecord>,
-    expect: StageExpectation,
-    cost: string | null,
-    lookup: Promise<ProcessorRecord | null>,
-  ): Promise<PipelineRecord | null> {
-    const next = NEXT_STAGE[stage];
-    const processor = await lookup;
-    if (!next) {
-      const events = await this.finishing(
-        withStages(pipeline, { [stage]: done }),
-        'COMPLETED',
-        [],
-        processor,
-      );
-      return this.endMove(pipeline._id, stage, expect, done, events, cost);
-    }
-    if (!processor) return this.endMove(pipeline._id, stage, expect, done, [], cost);
-    // The stage's OK and the next stage's request in one write: they cannot come apart.
-    const withData = { ...pipeline, stages: { ...pipeline.stages, [stage]: { ...current, ...done } } };
-    return this.start(withData, next, processor, { [stage]: done }, { stage, expect, cost });
+  /** A generate result (stage-results.ts). */
+  result(result: GenerateResult): Promise<void> {
+    return this.results.result(result);
   }
 
   /**
@@ -223,7 +126,7 @@ export class Pipelines {
   }
 
   /** A stage's last move of a run (FAILED, or OK with no next stage), with the run's end events. */
-  private async endMove(
+  async endMove(
     pipelineId: number,
     stage: Stage,
     expect: StageExpectation,
@@ -320,7 +223,8 @@ export class Pipelines {
     );
   }
 
-  private ended(stage: Stage, state: 'OK' | 'FAILED', before: StageRecord, now: Date): void {
+  /** Counts a stage's end (transition and duration). */
+  ended(stage: Stage, state: 'OK' | 'FAILED', before: StageRecord, now: Date): void {
     this.deps.observer.transition(stage, state);
     const seconds = before.started_at ? (now.getTime() - before.started_at.getTime()) / 1000 : 0;
     this.deps.observer.finished(stage, state === 'OK' ? 'ok' : 'failed', seconds);

@@ -1,0 +1,135 @@
+import type { ProcessorKind, Stage } from '@pack/contracts';
+import type { ProcessorRecord } from './model';
+import {
+  NEXT_STAGE,
+  RUNNING_STATES,
+  type GenerateResult,
+  type PipelineRecord,
+  type StageExpectation,
+  type StageRecord,
+  type StageState,
+} from './pipeline-model';
+import { KIND_OF, type PipelineDeps } from './pipeline-deps';
+import type { Pipelines } from './pipelines';
+import { withStages } from './progress';
+import { stageOutput } from './stage-output';
+
+/** A lookup started early that may go unused: its failure must not become an unhandled rejection. */
+function settled<T>(promise: Promise<T>): Promise<T> {
+  promise.catch(() => undefined);
+  return promise;
+}
+
+/** The moves a result makes, owned by Pipelines (the same ones triggers and the sweeper make). */
+type Moves = Pick<Pipelines, 'start' | 'endMove' | 'ended' | 'finishing'>;
+
+/**
+ * Generate results of pipeline stages (rules 1 and 6 of spec 3.1, docs/decisions/0024 and 0028):
+ * the stage ends OK or FAILED, and an OK starts the next stage's active processor in the same
+ * write, or ends the run.
+ */
+export class StageResults {
+  constructor(
+    private readonly deps: PipelineDeps,
+    private readonly moves: Moves,
+  ) {}
+
+  /**
+   * A generate result: only the attempt it names, while it is running, moves (dedupe). The
+   * pipeline is this replica's remembered copy when it has one (the move expects its `rev`);
+   * anything that copy cannot settle is decided again on a fresh read.
+   */
+  async result(result: GenerateResult, fresh = false): Promise<void> {
+    if (!result.reply_to) return;
+    const { pipeline_id, stage, service_id } = result.reply_to;
+    const next = NEXT_STAGE[stage];
+    // What an OK result looks up next (the next stage's processor, or at the end the optimizer),
+    // read beside the pipeline when the result names its Service: one round trip less per stage.
+    const wanted: ProcessorKind = next ? KIND_OF[next] : 'pack_optimizer';
+    const lookups = this.deps.nextProcessors ?? this.deps.processors;
+    const early = service_id === undefined ? undefined : settled(lookups.active(service_id, wanted));
+    const remembered = fresh ? null : this.deps.store.recent(pipeline_id);
+    const pipeline = remembered ?? (await this.deps.store.find(pipeline_id));
+    const current = pipeline?.stages[stage];
+    const running = RUNNING_STATES.includes(current?.state as StageState);
+    if (remembered && (current?.request_id !== result.request_id || !running)) return this.again(result);
+    if (!pipeline || !current || current.request_id !== result.request_id) return;
+    const now = new Date();
+    const output = result.ok ? stageOutput(result, current.schema_mode) : null;
+    const packData = output && {
+      _id: result.request_id,
+      pipeline_id,
+      service_item_id: pipeline.service_item_id,
+      stage,
+      data_json: output.pack_data_json,
+      gen_ui_json: output.gen_ui_json,
+      gen_ui_valid: output.gen_ui_valid,
+      created_at: now,
+    };
+    if (!running) {
+      // A redelivery of the result that ended the stage: its PackData history entry, written
+      // beside that move, may be what failed (an insert keyed by the request id: one entry).
+      if (packData && current.state === 'OK') await this.deps.store.savePackData(packData);
+      return;
+    }
+    const expect: StageExpectation = {
+      states: RUNNING_STATES,
+      request_id: result.request_id,
+      ...(remembered?.rev !== undefined && { rev: remembered.rev }),
+    };
+    const ended = { finished_at: now, cost: result.cost };
+    if (!output || !packData) {
+      const error = result.error ? `${result.error.kind}: ${result.error.message}` : 'generation failed';
+      const failed: Partial<StageRecord> = { ...ended, state: 'FAILED', error };
+      const events = await this.moves.finishing(withStages(pipeline, { [stage]: failed }), 'FAILED', [
+        `${stage}: ${error}`,
+      ]);
+      const moved = await this.moves.endMove(pipeline_id, stage, expect, failed, events, result.cost);
+      if (moved) this.moves.ended(stage, 'FAILED', current, now);
+      else if (remembered) await this.again(result);
+      return;
+    }
+    const lookup =
+      early && service_id === pipeline.service_id ? early : lookups.active(pipeline.service_id, wanted);
+    // The history entry overlaps the move: the result was checked against the running stage above.
+    const saved = settled(this.deps.store.savePackData(packData));
+    const done: Partial<StageRecord> = { ...ended, ...output, state: 'OK', error: null };
+    const moved = await this.okMove(pipeline, stage, current, done, expect, result.cost, lookup);
+    await saved;
+    if (moved) this.moves.ended(stage, 'OK', current, now);
+    else if (remembered) await this.again(result);
+  }
+
+  /** The remembered copy proved stale (or could not settle the result): decide on a fresh read. */
+  private again(result: GenerateResult): Promise<void> {
+    this.deps.store.forget(result.reply_to!.pipeline_id);
+    return this.result(result, true);
+  }
+
+  /** A stage's OK: rule 1 starts the next stage's active processor in the same write, else the run may end. */
+  private async okMove(
+    pipeline: PipelineRecord,
+    stage: Stage,
+    current: StageRecord,
+    done: Partial<StageRecord>,
+    expect: StageExpectation,
+    cost: string | null,
+    lookup: Promise<ProcessorRecord | null>,
+  ): Promise<PipelineRecord | null> {
+    const next = NEXT_STAGE[stage];
+    const processor = await lookup;
+    if (!next) {
+      const events = await this.moves.finishing(
+        withStages(pipeline, { [stage]: done }),
+        'COMPLETED',
+        [],
+        processor,
+      );
+      return this.moves.endMove(pipeline._id, stage, expect, done, events, cost);
+    }
+    if (!processor) return this.moves.endMove(pipeline._id, stage, expect, done, [], cost);
+    // The stage's OK and the next stage's request in one write: they cannot come apart.
+    const withData = { ...pipeline, stages: { ...pipeline.stages, [stage]: { ...current, ...done } } };
+    return this.moves.start(withData, next, processor, { [stage]: done }, { stage, expect, cost });
+  }
+}
