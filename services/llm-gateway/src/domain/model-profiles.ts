@@ -1,10 +1,6 @@
+import { TimedCache } from '@pack/cache';
 import type { EffectiveModel } from './llm-models';
 import type { LlmModelStore } from './model';
-
-interface Entry {
-  model: Promise<EffectiveModel | null>;
-  expires: number;
-}
 
 /**
  * The models the generation uses, secrets decrypted, kept for `ttlMs` so the hot path reads no
@@ -12,27 +8,22 @@ interface Entry {
  * other replicas it applies within `ttlMs` (docs/decisions/0018).
  */
 export class ModelProfiles {
-  private readonly entries = new Map<number, Entry>();
+  private readonly cache: TimedCache<number, EffectiveModel | null>;
 
   constructor(
     private readonly load: (id: number) => Promise<EffectiveModel | null>,
-    private readonly ttlMs: number,
-  ) {}
+    ttlMs: number,
+  ) {
+    this.cache = new TimedCache(ttlMs);
+  }
 
   /** The model, or null when there is none with this id. */
   get(id: number): Promise<EffectiveModel | null> {
-    const now = Date.now();
-    const hit = this.entries.get(id);
-    if (hit && hit.expires > now) return hit.model;
-    // Concurrent misses share one load; a failed load is not kept.
-    const model = this.load(id);
-    this.entries.set(id, { model, expires: now + this.ttlMs });
-    model.catch(() => this.entries.delete(id));
-    return model;
+    return this.cache.get(id, () => this.load(id));
   }
 
   forget(id: number): void {
-    this.entries.delete(id);
+    this.cache.forget(id);
   }
 }
 

@@ -1,11 +1,7 @@
+import { TimedCache } from '@pack/cache';
 import type { ProcessorKind } from '@pack/contracts';
 import type { ProcessorRecord } from './model';
 import type { ActiveProcessors } from './pipeline-deps';
-
-interface Entry {
-  found: Promise<ProcessorRecord | null>;
-  at: number;
-}
 
 /**
  * The active processor per Service and kind, remembered by this replica for the path a stage's
@@ -16,35 +12,26 @@ interface Entry {
  * what a lost event could leave. Requests from people (triggers, pushes) read the database.
  */
 export class ProcessorCache implements ActiveProcessors {
-  private readonly entries = new Map<string, Entry>();
+  private readonly cache: TimedCache<string, ProcessorRecord | null>;
 
   constructor(
     private readonly source: ActiveProcessors,
-    private readonly ttlMs: number,
-    private readonly now: () => number = Date.now,
-  ) {}
+    ttlMs: number,
+    now?: () => number,
+  ) {
+    this.cache = new TimedCache(ttlMs, now);
+  }
 
   active(serviceId: number, kind: ProcessorKind): Promise<ProcessorRecord | null> {
-    if (this.ttlMs <= 0) return this.source.active(serviceId, kind);
-    const key = `${serviceId}:${kind}`;
-    const entry = this.entries.get(key);
-    if (entry && this.now() - entry.at < this.ttlMs) return entry.found;
-    const found = this.source.active(serviceId, kind);
-    const fresh = { found, at: this.now() };
-    this.entries.set(key, fresh);
-    // A failed read is not remembered: the next call asks again.
-    found.catch(() => {
-      if (this.entries.get(key) === fresh) this.entries.delete(key);
-    });
-    return found;
+    return this.cache.get(`${serviceId}:${kind}`, () => this.source.active(serviceId, kind));
   }
 
   /** Every kind of the Service. */
   forget(serviceId: number): void {
-    for (const key of this.entries.keys()) if (key.startsWith(`${serviceId}:`)) this.entries.delete(key);
+    this.cache.forgetWhere((key) => key.startsWith(`${serviceId}:`));
   }
 
   clear(): void {
-    this.entries.clear();
+    this.cache.clear();
   }
 }
