@@ -63,10 +63,6 @@ export class Firing {
     return this.fireOne(webhook, shaping, trigger, id);
   }
 
-  forget(webhookId: number): void {
-    this.guesses.delete(webhookId);
-  }
-
   /**
    * Simultaneous triggers of a webhook without wait or cooling time share one schedule update
    * and one insert: the schedule document is the one place all its fires meet, so under load it
