@@ -100,6 +100,26 @@ describe('pipeline orchestrator input through the gateway', () => {
     );
   });
 
+  it('refuses processor fields of the wrong type or size, naming each', async () => {
+    const body = { name: 'Config', service, kind: 'config', llm_model: model };
+    const cases: [Record<string, unknown>, string][] = [
+      [{ name: 'x'.repeat(201) }, 'name'],
+      [{ name: ' \t ' }, 'name'],
+      [{ prompt: 'x'.repeat(100_001) }, 'prompt'],
+      [{ service: String(service) }, 'service'],
+      [{ service: 2 ** 53 }, 'service'],
+      [{ llm_model: 1.5 }, 'llm_model'],
+      [{ kind: 'CONFIG' }, 'kind'],
+      [{ active: 'true' }, 'active'],
+      [{ generative_ui: 1 }, 'generative_ui'],
+      [{ response_schema: '{"type":"object"}' }, 'response_schema'],
+      [{ response_schema: { type: 'string', pattern: '(' } }, 'response_schema'],
+      [{ response_schema: { $ref: 'http://127.0.0.1:1/schema.json' } }, 'response_schema'],
+    ];
+    for (const [change, field] of cases)
+      await refused(() => asOwner('POST', PROCESSORS, { body: { ...body, ...change } }), 400, [field]);
+  });
+
   it('counts the response schema limit in bytes of JSON, not in characters', async () => {
     // 40,000 two-byte characters: 80,000 bytes of JSON, over the 64 KiB limit.
     const schema = { type: 'object', description: 'é'.repeat(40_000) };
