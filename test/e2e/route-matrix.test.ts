@@ -21,7 +21,7 @@ interface Declared {
 
 /** The seeded resources all have id 1, so an id misread as 1 would reach a real resource. */
 const SEEDED_ID = '1';
-const BAD_IDS = ['+1', '01', '0x1', '1.0', '1e0', '%201', '1%20', '-1', '0', '9007199254740993'];
+const BAD_IDS = ['+1', '01', '0x1', '1.0', '1e0', '%201', '1%20', '-1', '0', '9007199254740993', '%E0%A4%A'];
 const nested = (levels: number) => `${'['.repeat(levels)}${']'.repeat(levels)}`;
 const BAD_BODIES: [what: string, raw: string | Uint8Array, field: string][] = [
   ['a body of the wrong type', '42', '(body)'],

@@ -1,4 +1,5 @@
 export * from './identity';
+export * from './text';
 export * from './secrets';
 export * from './envelope';
 export * from './events';

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { stageSchema, stageStateSchema, type Stage } from './events';
+import { storedText } from './text';
 
 /** Pipelines (spec 2.5, 3.1, endpoints 3, 6, 7; DESIGN section 7): the orchestrator's API. */
 
@@ -56,8 +57,7 @@ export const FEEDBACK_MAX_LENGTH = 4000;
 /** Endpoint 4's body; the body itself may be left out. */
 export const retriggerBodySchema = z
   .object({
-    feedback: z
-      .string()
+    feedback: storedText()
       .max(FEEDBACK_MAX_LENGTH)
       .optional()
       .describe('What went wrong or what to change; part of the execution context of later runs'),

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { processorKindSchema, type ProcessorKind } from './snapshots';
 import { jsonSchemaProblems } from './settings';
+import { jsonBytes, storedText } from './text';
 
 /** AI Processors (spec 2.3, 2.4; DESIGN section 7): the API of `/v1/ai/processors/`. */
 
@@ -43,7 +44,7 @@ const responseSchema = z
   .nullable()
   .superRefine((value, ctx) => {
     if (value === null) return;
-    if (JSON.stringify(value).length > RESPONSE_SCHEMA_MAX_BYTES)
+    if (jsonBytes(value) > RESPONSE_SCHEMA_MAX_BYTES)
       ctx.addIssue({ code: 'custom', message: `must be at most ${RESPONSE_SCHEMA_MAX_BYTES} bytes of JSON` });
     else
       for (const problem of jsonSchemaProblems(value))
@@ -51,8 +52,8 @@ const responseSchema = z
   })
   .describe('A draft-07 JSON Schema of the output, or null');
 
-const name = z.string().trim().min(1).max(200);
-const prompt = z.string().max(100_000);
+const name = storedText().trim().min(1).max(200);
+const prompt = storedText().max(100_000);
 const id = z.number().int().positive();
 
 const fields = {

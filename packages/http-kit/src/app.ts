@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, {
+  type ErrorRequestHandler,
   type Express,
   type NextFunction,
   type Request,
@@ -16,6 +17,7 @@ import { errorHandler } from './error-response';
 import { verifyPrincipal } from './internal-auth';
 import { jsonBody, refuseEmptyPatch } from './body';
 import { zodFieldErrors } from './problem';
+import { undecodableParams } from './params';
 import { openApiDocument, type OpenApiDocument } from './openapi';
 import { opsEndpoints, type ReadinessCheck } from './ops';
 import type { AnyRoute } from './route';
@@ -136,6 +138,25 @@ function parsePart<S extends z.ZodType | undefined>(schema: S, value: unknown, w
   return result.data;
 }
 
+/**
+ * Express percent-decodes path parameters while it matches routes and fails with a URIError
+ * marked 400 on a malformed one, which would answer 500: a 400 naming the parameter instead.
+ */
+function undecodablePath(routes: readonly AnyRoute[]): ErrorRequestHandler {
+  return (error: unknown, req, _res, next) => {
+    if (!(error instanceof URIError) || (error as { status?: unknown }).status !== 400) return next(error);
+    const names = undecodableParams(routes, req.path);
+    const message = 'is not valid percent-encoded UTF-8';
+    next(
+      new ValidationError('the request path is invalid', {
+        errors: Object.fromEntries(
+          (names.length > 0 ? names.map((name) => `path.${name}`) : ['path']).map((key) => [key, [message]]),
+        ),
+      }),
+    );
+  };
+}
+
 function authorize(route: AnyRoute, principal: Principal | null): void {
   if (route.access === 'public') return;
   if (!principal) throw new UnauthorizedError('Send an API token as "Authorization: Token <token>".');
@@ -224,6 +245,7 @@ export function createHttpApp(options: HttpAppOptions): Express {
   app.use((req: Request, _res: Response, next: NextFunction) => {
     next(new NotFoundError(`no route for ${req.method} ${req.path}`));
   });
+  app.use(undecodablePath(options.routes));
   app.use(errorHandler(options.logger, options.mapError));
   return app;
 }

@@ -32,7 +32,7 @@ export function jsonBody(limit: number): RequestHandler[] {
         return next(new UnsupportedMediaTypeError(`JSON bodies must be UTF-8, got charset "${charset}"`));
       next();
     },
-    read,
+    (req, res, next) => read(req, res, (error?: unknown) => next(undecodable(req, error))),
     (req, _res, next) => {
       const raw: unknown = req.body;
       try {
@@ -43,6 +43,20 @@ export function jsonBody(limit: number): RequestHandler[] {
       next();
     },
   ];
+}
+
+/**
+ * A body its Content-Encoding does not decode (gzip, deflate or br data that is not) comes from
+ * the reader as a bare 400 error, which would answer 500: a 400 naming the body instead.
+ */
+function undecodable(req: Request, error: unknown): unknown {
+  if (typeof error !== 'object' || error === null || (error as { status?: unknown }).status !== 400)
+    return error;
+  const encoding = req.headers['content-encoding'] ?? 'identity';
+  const reason = error instanceof Error ? `: ${error.message}` : '';
+  return new ValidationError('the request body could not be read', {
+    errors: { '(body)': [`could not be decoded as Content-Encoding ${encoding}${reason}`] },
+  });
 }
 
 /** A PATCH changes at least one field: an empty object is a mistake, not a request to touch updated_at. */

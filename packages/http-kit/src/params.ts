@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { AnyRoute } from './route';
 
 /**
  * A non-negative integer written as decimal digits only: no sign, no leading zero, no spaces,
@@ -18,3 +19,31 @@ export const idSchema = decimalInteger({ min: 1 });
 
 /** `:id` path parameters, the same for every route. */
 export const idParams = z.object({ id: idSchema });
+
+function decodes(segment: string): boolean {
+  try {
+    decodeURIComponent(segment);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The `:name` parameters that cannot be percent-decoded (`%ZZ`, a truncated UTF-8 sequence) in
+ * `path`, by the first route whose template has its shape; empty when no route has.
+ */
+export function undecodableParams(routes: readonly AnyRoute[], path: string): string[] {
+  const segments = path.split('/');
+  for (const { path: template } of routes) {
+    const parts = template.split('/');
+    if (parts.length !== segments.length) continue;
+    const shaped = parts.every((part, i) => part.startsWith(':') || part === segments[i]);
+    if (!shaped) continue;
+    const names = parts.flatMap((part, i) =>
+      part.startsWith(':') && !decodes(segments[i]!) ? [part.slice(1)] : [],
+    );
+    if (names.length > 0) return names;
+  }
+  return [];
+}

@@ -1,5 +1,6 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { gzipSync } from 'node:zlib';
 import { z } from 'zod';
 import { createLogger } from '@pack/logging';
 import { createMetrics } from '@pack/metrics';
@@ -196,6 +197,28 @@ describe('an app made by createHttpApp', () => {
     expect(stored).toHaveLength(0);
   });
 
+  it('answers 400 for a body its Content-Encoding does not decode, and stores nothing', async () => {
+    for (const encoding of ['gzip', 'deflate', 'br']) {
+      const answer = problem(
+        await call('POST', '/v1/things/', {
+          principal: admin,
+          body: '{"name":"a","size":1}',
+          headers: { 'content-encoding': encoding },
+        }),
+      );
+      expect(answer.status).toBe(400);
+      expect(Object.keys(answer.errors ?? {})).toEqual(['(body)']);
+    }
+    expect(stored).toHaveLength(0);
+    const zipped = await call('POST', '/v1/things/', {
+      principal: admin,
+      body: gzipSync('{"name":"a","size":1}'),
+      headers: { 'content-encoding': 'gzip' },
+    });
+    expect(zipped.status).toBe(201);
+    expect(stored).toEqual([{ name: 'a', size: 1 }]);
+  });
+
   it('answers 400 for a PATCH with no field to change, and stores nothing', async () => {
     const empty = problem(await call('PATCH', '/v1/things/5/', { principal: admin, body: '{}' }));
     expect(empty).toMatchObject({ status: 400, errors: { '(body)': ['send at least one field to change'] } });
@@ -211,6 +234,19 @@ describe('an app made by createHttpApp', () => {
       const answer = problem(await call('GET', `/v1/things/${id}/`, { principal: consumer }));
       expect(answer.status).toBe(400);
       expect(Object.keys(answer.errors ?? {})).toEqual(['path.id']);
+    },
+  );
+
+  it.each(['%ZZ', '%E0%A4%A', '%C0%AF', '5%'])(
+    'refuses the malformed percent-encoding %s with 400 naming path.id, on every method of the path',
+    async (id) => {
+      const read = problem(await call('GET', `/v1/things/${id}/`, { principal: consumer }));
+      expect(read.status).toBe(400);
+      expect(Object.keys(read.errors ?? {})).toEqual(['path.id']);
+      const patch = await call('PATCH', `/v1/things/${id}/`, { principal: admin, body: '{"size":2}' });
+      expect(problem(patch).status).toBe(400);
+      expect(Object.keys(patch.body.errors ?? {})).toEqual(['path.id']);
+      expect(stored).toHaveLength(0);
     },
   );
 
