@@ -129,6 +129,37 @@ describe('general settings schemas', () => {
     ]);
   });
 
+  it('refuses the NUL character and lone surrogates in stored settings text, naming the field', () => {
+    const fields = {
+      ldap: ['SERVER_URI', 'BIND_DN', 'BIND_PASSWORD', 'USER_SEARCH_BASE_DN', 'GROUP_SEARCH_QUERY_BASE_DN'],
+      smtp: ['EMAIL_HOST', 'EMAIL_HOST_USER', 'EMAIL_HOST_PASSWORD'],
+      feedback: ['feedback_link'],
+      oauth: ['CLIENT_ID', 'CLIENT_SECRET'],
+      global_banner: ['message'],
+    };
+    const valid: Record<string, string> = {
+      SERVER_URI: 'ldap://ldap.example.com/',
+      BIND_DN: 'cn=a,dc=b',
+      USER_SEARCH_BASE_DN: 'ou=people,dc=b',
+      GROUP_SEARCH_QUERY_BASE_DN: 'ou=groups,dc=b',
+      EMAIL_HOST: 'smtp.example.com',
+      feedback_link: 'https://feedback.example.com/',
+    };
+    for (const [group, names] of Object.entries(fields)) {
+      for (const field of names) {
+        const base = valid[field] ?? 'text';
+        expect(errorsOf({ [group]: { [field]: base } })).toEqual({});
+        for (const bad of [`${base}\u0000`, `${base}\ud800`]) {
+          const errors = errorsOf({ [group]: { [field]: bad } });
+          expect(Object.keys(errors)).toEqual([`${group}.${field}`]);
+        }
+      }
+    }
+    // A stored value that fails its field type reads as the default (decodeSettings), so the
+    // read schema may be as strict as the write schema.
+    expect(generalSettingsSchema.shape.global_banner.safeParse({ message: 'a\u0000' }).success).toBe(false);
+  });
+
   it('jsonSchemaProblems says what is wrong', () => {
     expect(jsonSchemaProblems({ type: 'object' })).toEqual([]);
     expect(jsonSchemaProblems([])).toEqual(['must be a JSON Schema object']);
