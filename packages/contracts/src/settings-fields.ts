@@ -2,7 +2,7 @@ import Ajv from 'ajv';
 import { z } from 'zod';
 import { changeInstanceStateSchema } from './events';
 import { JSON_SCHEMA_DRAFT_07 } from './gen-ui';
-import { storedText, storedTextChecks } from './text';
+import { jsonBytes, storedText, storedTextChecks } from './text';
 
 /** The field types the General Settings groups are declared with (settings.ts), and their checks. */
 
@@ -84,7 +84,7 @@ export function jsonSchemaProblems(schema: unknown): string[] {
 export const catalogSchemaValue = z.record(z.string(), z.unknown()).nullable();
 export const catalogSchemaWrite = catalogSchemaValue.superRefine((value, ctx) => {
   if (value === null) return;
-  if (JSON.stringify(value).length > GEN_UI_CATALOG_SCHEMA_MAX_BYTES) {
+  if (jsonBytes(value) > GEN_UI_CATALOG_SCHEMA_MAX_BYTES) {
     ctx.addIssue({
       code: 'custom',
       message: `must be at most ${GEN_UI_CATALOG_SCHEMA_MAX_BYTES} bytes of JSON`,

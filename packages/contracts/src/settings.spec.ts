@@ -1,11 +1,13 @@
 import {
   defaultGeneralSettings,
+  GEN_UI_CATALOG_SCHEMA_MAX_BYTES,
   generalSettingsPatchSchema,
   generalSettingsSchema,
   generalSettingsViewSchema,
   jsonSchemaProblems,
   SETTINGS_GROUPS,
 } from './settings';
+import { jsonBytes } from './text';
 
 const errorsOf = (body: unknown) => {
   const result = generalSettingsPatchSchema.safeParse(body);
@@ -127,6 +129,24 @@ describe('general settings schemas', () => {
     expect(Object.keys(errorsOf({ ai_integration: { generative_ui_catalog_schema: 'text' } }))).toEqual([
       'ai_integration.generative_ui_catalog_schema',
     ]);
+  });
+
+  it('counts the catalog schema limit in UTF-8 bytes of JSON, not in characters', () => {
+    const schemaOf = (description: string) => ({ type: 'object', description });
+    const room = GEN_UI_CATALOG_SCHEMA_MAX_BYTES - jsonBytes(schemaOf(''));
+    // Two-byte characters (é) up to the limit exactly, then one byte more: half as many characters.
+    const filler = 'é'.repeat(Math.floor(room / 2)) + 'a'.repeat(room % 2);
+    const atLimit = schemaOf(filler);
+    const over = schemaOf(`${filler}a`);
+    expect(jsonBytes(atLimit)).toBe(GEN_UI_CATALOG_SCHEMA_MAX_BYTES);
+    expect(jsonBytes(over)).toBe(GEN_UI_CATALOG_SCHEMA_MAX_BYTES + 1);
+    expect(JSON.stringify(over).length).toBeLessThan(GEN_UI_CATALOG_SCHEMA_MAX_BYTES * 0.51);
+    expect(errorsOf({ ai_integration: { generative_ui_catalog_schema: atLimit } })).toEqual({});
+    expect(errorsOf({ ai_integration: { generative_ui_catalog_schema: over } })).toEqual({
+      'ai_integration.generative_ui_catalog_schema': [
+        `must be at most ${GEN_UI_CATALOG_SCHEMA_MAX_BYTES} bytes of JSON`,
+      ],
+    });
   });
 
   it('refuses the NUL character and lone surrogates in stored settings text, naming the field', () => {
