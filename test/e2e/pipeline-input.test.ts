@@ -86,18 +86,20 @@ describe('pipeline orchestrator input through the gateway', () => {
     await stack?.stop();
   });
 
-  it('refuses a NUL character in a processor name or prompt and in retrigger feedback, naming the field', async () => {
+  it('refuses a NUL character or a lone surrogate in a processor name or prompt and in retrigger feedback, naming the field', async () => {
     const body = { name: 'Config', service, kind: 'config', llm_model: model };
-    for (const field of ['name', 'prompt']) {
-      const nul = { [field]: 'before\u0000after' };
-      await refused(() => asOwner('POST', PROCESSORS, { body: { ...body, ...nul } }), 400, [field]);
-      await refused(() => asOwner('PATCH', `${PROCESSORS}${processor}/`, { body: nul }), 400, [field]);
+    for (const text of ['before\u0000after', 'before\ud800after']) {
+      for (const field of ['name', 'prompt']) {
+        const bad = { [field]: text };
+        await refused(() => asOwner('POST', PROCESSORS, { body: { ...body, ...bad } }), 400, [field]);
+        await refused(() => asOwner('PATCH', `${PROCESSORS}${processor}/`, { body: bad }), 400, [field]);
+      }
+      await refused(
+        () => asOwner('POST', `${PACK}retrigger/service_item/${item}/`, { body: { feedback: text } }),
+        400,
+        ['feedback'],
+      );
     }
-    await refused(
-      () => asOwner('POST', `${PACK}retrigger/service_item/${item}/`, { body: { feedback: 'a\u0000b' } }),
-      400,
-      ['feedback'],
-    );
   });
 
   it('refuses processor fields of the wrong type or size, naming each', async () => {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { storedText } from './text';
 
 /** LLM Model profiles (spec 2.1, DESIGN section 6). */
 export const LLM_PROVIDERS = ['vendor1', 'vendor1_assistant', 'vendor2', 'vendor3', 'genai'] as const;
@@ -78,20 +79,19 @@ export function isPlainHttpUrl(value: string): boolean {
   return (url.protocol === 'http:' || url.protocol === 'https:') && !url.username && !url.password;
 }
 
-const httpUrl = z
-  .string()
+const httpUrl = storedText()
   .max(2048)
   .refine(isPlainHttpUrl, 'must be an http(s) URL without credentials in it')
   .describe('http(s) URL');
 const secret = (description: string) =>
-  z.string().min(1).max(4096).describe(`${description} (secret: masked in responses)`);
+  storedText().min(1).max(4096).describe(`${description} (secret: masked in responses)`);
 const apiKeyAndUrl = z.strictObject({ api_key: secret('API key'), base_url: httpUrl });
 
 export const llmExtraDataSchemas = {
   vendor1: apiKeyAndUrl,
   vendor1_assistant: z.strictObject({
     VENDOR1_API_KEY: secret('API key'),
-    VENDOR1_ASSISTANT_ID: z.string().trim().min(1).max(200),
+    VENDOR1_ASSISTANT_ID: storedText().trim().min(1).max(200),
     base_url: httpUrl.optional(),
   }),
   vendor2: apiKeyAndUrl,
@@ -109,9 +109,9 @@ export const llmExtraDataSchemas = {
 } satisfies Record<LlmProvider, z.ZodType>;
 export type LlmExtraData = { [P in LlmProvider]: z.infer<(typeof llmExtraDataSchemas)[P]> };
 
-const name = z.string().trim().min(1).max(200);
-const modelName = z.string().trim().min(1).max(200);
-const prompt = z.string().max(100_000);
+const name = storedText().trim().min(1).max(200);
+const modelName = storedText().trim().min(1).max(200);
+const prompt = storedText().max(100_000);
 const timeout = z.number().min(1).max(600).describe('Seconds each provider request may take (1..600)');
 
 const createFields = {

@@ -2,15 +2,16 @@ import Ajv from 'ajv';
 import { z } from 'zod';
 import { changeInstanceStateSchema } from './events';
 import { JSON_SCHEMA_DRAFT_07 } from './gen-ui';
+import { jsonBytes, storedText, storedTextChecks } from './text';
 
 /** The field types the General Settings groups are declared with (settings.ts), and their checks. */
 
 export const MAX_TEXT = 1000;
 export const bool = (description: string) => z.boolean().describe(description);
 export const text = (description: string, max = MAX_TEXT) =>
-  z.string().max(max, `must be at most ${max} characters`).describe(description);
+  storedText().max(max, `must be at most ${max} characters`).describe(description);
 export const secret = (description: string) =>
-  z.string().max(4096, 'must be at most 4096 characters').describe(`${description} (secret)`);
+  storedText().max(4096, 'must be at most 4096 characters').describe(`${description} (secret)`);
 export const optionalHttpUrl = (description: string) =>
   z
     .union(
@@ -19,6 +20,7 @@ export const optionalHttpUrl = (description: string) =>
         error: 'must be an http(s) URL or empty',
       },
     )
+    .check(...storedTextChecks())
     .describe(description);
 export const perMinute = (description: string) =>
   z
@@ -38,8 +40,7 @@ export const HOST =
 
 /** A string that is empty or matches `pattern`; one clear message instead of a raw regex. */
 export const emptyOr = (pattern: RegExp, max: number, message: string) =>
-  z
-    .string()
+  storedText()
     .max(max, `must be at most ${max} characters`)
     .refine((value) => value === '' || pattern.test(value), { error: message });
 export const dn = (description: string) =>
@@ -83,7 +84,7 @@ export function jsonSchemaProblems(schema: unknown): string[] {
 export const catalogSchemaValue = z.record(z.string(), z.unknown()).nullable();
 export const catalogSchemaWrite = catalogSchemaValue.superRefine((value, ctx) => {
   if (value === null) return;
-  if (JSON.stringify(value).length > GEN_UI_CATALOG_SCHEMA_MAX_BYTES) {
+  if (jsonBytes(value) > GEN_UI_CATALOG_SCHEMA_MAX_BYTES) {
     ctx.addIssue({
       code: 'custom',
       message: `must be at most ${GEN_UI_CATALOG_SCHEMA_MAX_BYTES} bytes of JSON`,

@@ -1,11 +1,13 @@
 import {
   defaultGeneralSettings,
+  GEN_UI_CATALOG_SCHEMA_MAX_BYTES,
   generalSettingsPatchSchema,
   generalSettingsSchema,
   generalSettingsViewSchema,
   jsonSchemaProblems,
   SETTINGS_GROUPS,
 } from './settings';
+import { jsonBytes } from './text';
 
 const errorsOf = (body: unknown) => {
   const result = generalSettingsPatchSchema.safeParse(body);
@@ -127,6 +129,55 @@ describe('general settings schemas', () => {
     expect(Object.keys(errorsOf({ ai_integration: { generative_ui_catalog_schema: 'text' } }))).toEqual([
       'ai_integration.generative_ui_catalog_schema',
     ]);
+  });
+
+  it('counts the catalog schema limit in UTF-8 bytes of JSON, not in characters', () => {
+    const schemaOf = (description: string) => ({ type: 'object', description });
+    const room = GEN_UI_CATALOG_SCHEMA_MAX_BYTES - jsonBytes(schemaOf(''));
+    // Two-byte characters (é) up to the limit exactly, then one byte more: half as many characters.
+    const filler = 'é'.repeat(Math.floor(room / 2)) + 'a'.repeat(room % 2);
+    const atLimit = schemaOf(filler);
+    const over = schemaOf(`${filler}a`);
+    expect(jsonBytes(atLimit)).toBe(GEN_UI_CATALOG_SCHEMA_MAX_BYTES);
+    expect(jsonBytes(over)).toBe(GEN_UI_CATALOG_SCHEMA_MAX_BYTES + 1);
+    expect(JSON.stringify(over).length).toBeLessThan(GEN_UI_CATALOG_SCHEMA_MAX_BYTES * 0.51);
+    expect(errorsOf({ ai_integration: { generative_ui_catalog_schema: atLimit } })).toEqual({});
+    expect(errorsOf({ ai_integration: { generative_ui_catalog_schema: over } })).toEqual({
+      'ai_integration.generative_ui_catalog_schema': [
+        `must be at most ${GEN_UI_CATALOG_SCHEMA_MAX_BYTES} bytes of JSON`,
+      ],
+    });
+  });
+
+  it('refuses the NUL character and lone surrogates in stored settings text, naming the field', () => {
+    const fields = {
+      ldap: ['SERVER_URI', 'BIND_DN', 'BIND_PASSWORD', 'USER_SEARCH_BASE_DN', 'GROUP_SEARCH_QUERY_BASE_DN'],
+      smtp: ['EMAIL_HOST', 'EMAIL_HOST_USER', 'EMAIL_HOST_PASSWORD'],
+      feedback: ['feedback_link'],
+      oauth: ['CLIENT_ID', 'CLIENT_SECRET'],
+      global_banner: ['message'],
+    };
+    const valid: Record<string, string> = {
+      SERVER_URI: 'ldap://ldap.example.com/',
+      BIND_DN: 'cn=a,dc=b',
+      USER_SEARCH_BASE_DN: 'ou=people,dc=b',
+      GROUP_SEARCH_QUERY_BASE_DN: 'ou=groups,dc=b',
+      EMAIL_HOST: 'smtp.example.com',
+      feedback_link: 'https://feedback.example.com/',
+    };
+    for (const [group, names] of Object.entries(fields)) {
+      for (const field of names) {
+        const base = valid[field] ?? 'text';
+        expect(errorsOf({ [group]: { [field]: base } })).toEqual({});
+        for (const bad of [`${base}\u0000`, `${base}\ud800`]) {
+          const errors = errorsOf({ [group]: { [field]: bad } });
+          expect(Object.keys(errors)).toEqual([`${group}.${field}`]);
+        }
+      }
+    }
+    // A stored value that fails its field type reads as the default (decodeSettings), so the
+    // read schema may be as strict as the write schema.
+    expect(generalSettingsSchema.shape.global_banner.safeParse({ message: 'a\u0000' }).success).toBe(false);
   });
 
   it('jsonSchemaProblems says what is wrong', () => {

@@ -1,13 +1,25 @@
 import { z } from 'zod';
 
 /**
- * Text a service keeps as a database string. The database (FerretDB on PostgreSQL) cannot hold
- * the NUL character, so a value with one is refused here, naming its field, instead of failing
- * the write with a 500. User JSON kept as JSON text needs no such check: JSON.stringify writes
- * NUL as the escape `\u0000`.
+ * The checks of text a service keeps as a database string, for string types that carry other
+ * checks as well (`z.url()`); `storedText()` is the plain string with them. The database
+ * (FerretDB on PostgreSQL) cannot hold the NUL character, so a value with one would fail the
+ * write with a 500. A lone UTF-16 surrogate (JSON `"\ud800"`) has no UTF-8 form: BSON, and a
+ * secret's encryption, would keep U+FFFD instead, so the value read back is not the one written.
+ * Both are refused here, naming the field. User JSON kept as JSON text needs no such check:
+ * JSON.stringify escapes both (`\u0000`, `\ud800`).
  */
-export const storedText = () =>
-  z.string().refine((value) => !value.includes('\u0000'), 'must not contain the NUL character (\\u0000)');
+export const storedTextChecks = () =>
+  [
+    z.refine<string>((value) => !value.includes('\u0000'), 'must not contain the NUL character (\\u0000)'),
+    z.refine<string>(
+      (value) => value.isWellFormed(),
+      'must be well-formed Unicode: no unpaired surrogate such as \\ud800',
+    ),
+  ] as const;
+
+/** A string kept as a database string: no NUL character, no unpaired surrogate. */
+export const storedText = () => z.string().check(...storedTextChecks());
 
 const utf8 = new TextEncoder();
 

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { changeInstanceStateSchema } from './events';
 import { isPlainHttpUrl } from './llm';
+import { storedText } from './text';
 
 /** Webhooks (spec 2.6, 2.7, 3.2, 4.1; DESIGN section 8). */
 export const WEBHOOKS_PATH = '/v1/external/serviceowner/webhooks/';
@@ -17,21 +18,19 @@ const seconds = (what: string) =>
     .max(MAX_TRIGGER_SECONDS, `must be at most ${MAX_TRIGGER_SECONDS} seconds`)
     .describe(`${what}, in seconds (0..${MAX_TRIGGER_SECONDS}); 0: off`);
 
-const targetUrl = z
-  .string()
+const targetUrl = storedText()
   .max(2048)
   .refine(isPlainHttpUrl, 'must be an http(s) URL without credentials in it')
   .describe('http(s) URL that receives the POST of spec 4.1');
 
-const authorization = z
-  .string()
+const authorization = storedText()
   .max(4096)
   .describe('Sent as the Authorization header (secret: encrypted at rest, masked in responses)');
 
 /** Fields of the full form of spec 2.6. */
 const webhookFields = {
-  name: z.string().trim().min(1).max(200),
-  description: z.string().max(2000),
+  name: storedText().trim().min(1).max(200),
+  description: storedText().max(2000),
   service: z.number().int().positive().describe('Id of a Service the caller owns'),
   target_url: targetUrl,
   authorization,

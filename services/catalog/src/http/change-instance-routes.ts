@@ -1,5 +1,10 @@
 import { z } from 'zod';
-import { CHANGE_INSTANCE_STATES, changeInstanceStateSchema, type GeneralSettings } from '@pack/contracts';
+import {
+  CHANGE_INSTANCE_STATES,
+  changeInstanceStateSchema,
+  storedText,
+  type GeneralSettings,
+} from '@pack/contracts';
 import { listQuerySchema, pageOf, pageSchema, route } from '@pack/http-kit';
 import type { ChangeInstanceQueries } from '../domain/change-instance-queries';
 import type { ChangeInstanceMoves } from '../domain/move-change-instance';
@@ -37,7 +42,7 @@ const listQuery = listQuerySchema.extend({
 const patchBody = z.strictObject({
   state: changeInstanceStateSchema,
   /** Why, e.g. a rejection's reasons; kept with the instance and sent with the event. */
-  reasons: z.array(z.string().trim().min(1).max(2000)).max(50).default([]),
+  reasons: z.array(storedText().trim().min(1).max(2000)).max(50).default([]),
 });
 
 /** Header naming the state filter a list applied, so a caller can tell a default filter from an empty result. */

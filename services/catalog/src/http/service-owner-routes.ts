@@ -1,12 +1,12 @@
 import { z } from 'zod';
-import type { GeneralSettings } from '@pack/contracts';
+import { storedText, type GeneralSettings } from '@pack/contracts';
 import { listQuerySchema, pageOf, pageSchema, route } from '@pack/http-kit';
 import type { ServiceOwners } from '../domain/service-owners';
 import { idParams, pick } from './common';
 import { serviceOwnerView, toServiceOwnerListView, toServiceOwnerView } from './views';
 
 const putBody = z.strictObject({
-  username: z.string().trim().min(1).max(150),
+  username: storedText().trim().min(1).max(150),
   allow_service_creation: z.boolean(),
 });
 

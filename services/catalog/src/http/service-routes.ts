@@ -1,14 +1,15 @@
 import { z } from 'zod';
+import { storedText } from '@pack/contracts';
 import { listQuerySchema, pageOf, pageSchema, route } from '@pack/http-kit';
 import type { ServiceCatalog } from '../domain/services';
 import { idParams, pick } from './common';
 import { serviceView, toServiceView } from './views';
 
-const name = z.string().trim().min(1).max(200);
-const description = z.string().max(5000);
+const name = storedText().trim().min(1).max(200);
+const description = storedText().max(5000);
 const owner = z.strictObject({
   id: z.number().int().positive(),
-  name: z.string().trim().min(1).max(150),
+  name: storedText().trim().min(1).max(150),
 });
 
 /** Whether consumers may submit through the submission builder; null: the settings default decides. */
