@@ -40,6 +40,13 @@ describe('parseJsonBody', () => {
     expect(refusal(bytes('{"name": ')).errors).toEqual({ '(body)': ['not valid JSON'] });
   });
 
+  it('refuses a number beyond the double range, naming its path, and keeps large finite ones', () => {
+    const message = ['is a number out of range (beyond about 1.8e308)'];
+    expect(refusal(bytes('{"size":1e400}')).errors).toEqual({ size: message });
+    expect(refusal(bytes('{"vm":{"disks":[10,-1e309]}}')).errors).toEqual({ 'vm.disks.1': message });
+    expect(parseJsonBody(bytes('{"a":1.7e308,"b":-1e-400}'))).toEqual({ a: 1.7e308, b: -0 });
+  });
+
   it('refuses __proto__, constructor and prototype keys at any depth, naming the path', () => {
     // Compared as entries: an object literal cannot hold an own "__proto__" key.
     expect(Object.entries(refusal(bytes('{"__proto__":{"admin":true}}')).errors!)).toEqual([

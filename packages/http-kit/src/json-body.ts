@@ -36,8 +36,9 @@ function pathOf(frame: Frame, last: string): string {
 }
 
 /**
- * Refuses prototype keys and nesting deeper than MAX_JSON_DEPTH, naming where. Iterative, so a
- * deep document cannot overflow the stack here either.
+ * Refuses prototype keys, numbers out of the double range and nesting deeper than
+ * MAX_JSON_DEPTH, naming where. Iterative, so a deep document cannot overflow the stack here
+ * either.
  */
 export function checkJsonShape(value: unknown, maxDepth = MAX_JSON_DEPTH): void {
   if (typeof value !== 'object' || value === null) return;
@@ -55,6 +56,13 @@ export function checkJsonShape(value: unknown, maxDepth = MAX_JSON_DEPTH): void 
         });
       }
       const child = (frame.value as Record<string, unknown>)[key];
+      // JSON.parse reads a number beyond the double range (1e400) as Infinity, which JSON text,
+      // BSON and every reader after would turn into null: refused instead of changed unnoticed.
+      if (typeof child === 'number' && !Number.isFinite(child)) {
+        throw new ValidationError('the request body holds a number out of range', {
+          errors: { [pathOf(frame, key)]: ['is a number out of range (beyond about 1.8e308)'] },
+        });
+      }
       if (typeof child === 'object' && child !== null)
         stack.push({ value: child, depth: frame.depth + 1, parent: frame, key });
     }
