@@ -2,7 +2,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { outboxDrained, storedDocuments, waitFor, type CallOptions, type CallResult } from '@pack/testkit';
 import { pipelineActors } from '../pipeline-actors';
-import { modelKnownToOrchestrator, startStack, type Stack } from '../stack';
+import { modelKnownToOrchestrator, modelOnFakeProvider, startStack, type Stack } from '../stack';
 
 const PACK = '/v1/external/serviceowner/pack/';
 const PROCESSORS = '/v1/ai/processors/';
@@ -48,16 +48,8 @@ describe('pipeline orchestrator input through the gateway', () => {
       stack.issueToken('service_owner'),
       stack.issueToken('consumer'),
     ]);
-    const created = await stack.call('POST', '/v1/ai/llm_models/', {
-      body: {
-        name: 'Input model',
-        provider: 'vendor1',
-        model_name: 'm',
-        extra_data: { api_key: 'input-key-0000', base_url: 'https://llm.example.com/v1' },
-      },
-    });
-    expect(created.status).toBe(201);
-    model = created.body.id;
+    // Nothing below sends a generate request: the provider's address is never called.
+    model = await modelOnFakeProvider(stack, 'Input model', 'https://llm.example.com', 'input-key-0000');
     await modelKnownToOrchestrator(stack, model);
     // No processor yet: the approval starts no run, and nothing below sends a generate request.
     const actors = pipelineActors(stack, ownerToken, consumerToken);

@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { GEN_UI_CATALOG_SCHEMA_MAX_BYTES, jsonBytes } from '@pack/contracts';
 import { outboxDrained, storedDocuments, waitFor, type CallResult } from '@pack/testkit';
-import { modelKnownToOrchestrator, startStack, type Stack } from '../stack';
+import { modelKnownToOrchestrator, modelOnFakeProvider, startStack, type Stack } from '../stack';
 
 const MODELS = '/v1/ai/llm_models/';
 const SERVICES = '/v1/catalog/services/';
@@ -81,16 +81,7 @@ describe('text kept as database strings, through the gateway', () => {
       stack.issueToken('service_owner'),
       stack.issueToken('consumer'),
     ]);
-    const created = await stack.call('POST', MODELS, {
-      body: {
-        name: 'Text model',
-        provider: 'vendor1',
-        model_name: 'm',
-        extra_data: { api_key: 'text-key-0000', base_url: 'https://llm.example.com/v1' },
-      },
-    });
-    expect(created.status).toBe(201);
-    model = created.body.id;
+    model = await modelOnFakeProvider(stack, 'Text model', 'https://llm.example.com', 'text-key-0000');
     const owned = await stack.call('POST', SERVICES, { token: tokens.owner, body: { name: 'Text service' } });
     expect(owned.status).toBe(201);
     service = owned.body.id;
