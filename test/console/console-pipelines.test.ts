@@ -214,6 +214,9 @@ describe('the operator console: pipelines, dashboard, Change Instances, roles', 
     await h.signIn(ownerToken, /\/(dashboard|models)/);
     await h.open('/change-instances', 'Change Instances');
     await h.page.getByTestId('refresh-status').getByText('Refreshes every 5 s.').waitFor();
+    // The settings and the first page load side by side: the boxes show the role's default filter
+    // once the page (whose answer names the filter applied) is there.
+    await h.page.getByTestId('change-instances').waitFor();
     expect(await h.page.getByLabel('PENDING', { exact: true }).isChecked()).toBe(true);
     expect(await h.page.getByLabel('APPROVED', { exact: true }).isChecked()).toBe(false);
     await h.markPage();
