@@ -8,8 +8,10 @@ import type { Role } from '@pack/contracts';
 import { startService, type RunningService } from '@pack/runtime';
 import { settingsEnvSchema, settingsService } from '@pack/settings';
 import { webhookDispatcherEnvSchema, webhookDispatcherService } from '@pack/webhook-dispatcher';
+import { isDeepStrictEqual } from 'node:util';
 import {
   call,
+  outboxDrained,
   stopAndClean,
   storedDocuments,
   testEnv,
@@ -217,4 +219,25 @@ export async function modelOnFakeProvider(
   });
   if (created.status !== 201) throw new Error(`creating model ${name} answered ${created.status}`);
   return created.body.id as number;
+}
+
+/**
+ * Runs `request` and expects it refused with a problem+json `status` naming exactly `fields`
+ * (when given), with nothing stored in `running`'s database (its outbox drained first, so only
+ * the request can change it).
+ */
+export async function expectRefused(
+  running: RunningService<never>,
+  request: () => Promise<CallResult>,
+  status: number,
+  fields?: string[],
+): Promise<CallResult> {
+  if (running.definition.usesBroker !== false) await outboxDrained(running);
+  const before = await storedDocuments(running);
+  const answer = await request();
+  expect(answer.status).toBe(status);
+  expect(answer.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+  if (fields) expect(Object.keys(answer.body.errors ?? {})).toEqual(fields);
+  expect(isDeepStrictEqual(await storedDocuments(running), before)).toBe(true);
+  return answer;
 }

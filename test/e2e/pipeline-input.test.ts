@@ -1,8 +1,13 @@
-import { isDeepStrictEqual } from 'node:util';
 import { gzipSync } from 'node:zlib';
-import { outboxDrained, storedDocuments, waitFor, type CallOptions, type CallResult } from '@pack/testkit';
+import { storedDocuments, waitFor, type CallOptions, type CallResult } from '@pack/testkit';
 import { pipelineActors } from '../pipeline-actors';
-import { modelKnownToOrchestrator, modelOnFakeProvider, startStack, type Stack } from '../stack';
+import {
+  expectRefused,
+  modelKnownToOrchestrator,
+  modelOnFakeProvider,
+  startStack,
+  type Stack,
+} from '../stack';
 
 const PACK = '/v1/external/serviceowner/pack/';
 const PROCESSORS = '/v1/ai/processors/';
@@ -30,16 +35,8 @@ describe('pipeline orchestrator input through the gateway', () => {
     stack.call(method, path, { token: ownerToken, ...options });
 
   /** Runs `request` and expects it refused with `status`, naming exactly `fields`, nothing stored. */
-  async function refused(request: () => Promise<CallResult>, status: number, fields?: string[]) {
-    await outboxDrained(orchestrator());
-    const before = await storedDocuments(orchestrator());
-    const answer = await request();
-    expect(answer.status).toBe(status);
-    expect(answer.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-    if (fields) expect(Object.keys(answer.body.errors ?? {})).toEqual(fields);
-    expect(isDeepStrictEqual(await storedDocuments(orchestrator()), before)).toBe(true);
-    return answer;
-  }
+  const refused = (request: () => Promise<CallResult>, status: number, fields?: string[]) =>
+    expectRefused(orchestrator(), request, status, fields);
 
   beforeAll(async () => {
     stack = await startStack();

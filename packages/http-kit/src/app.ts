@@ -12,7 +12,14 @@ import type { z } from 'zod';
 import type { Principal } from '@pack/contracts';
 import { runWithContext, type Logger, type RequestContext } from '@pack/logging';
 import type { Metrics } from '@pack/metrics';
-import { type AppError, ForbiddenError, NotFoundError, UnauthorizedError, ValidationError } from './errors';
+import {
+  type AppError,
+  ForbiddenError,
+  isBareBadRequest,
+  NotFoundError,
+  UnauthorizedError,
+  ValidationError,
+} from './errors';
 import { errorHandler } from './error-response';
 import { verifyPrincipal } from './internal-auth';
 import { jsonBody, refuseEmptyPatch } from './body';
@@ -144,7 +151,7 @@ function parsePart<S extends z.ZodType | undefined>(schema: S, value: unknown, w
  */
 function undecodablePath(routes: readonly AnyRoute[]): ErrorRequestHandler {
   return (error: unknown, req, _res, next) => {
-    if (!(error instanceof URIError) || (error as { status?: unknown }).status !== 400) return next(error);
+    if (!(error instanceof URIError) || !isBareBadRequest(error)) return next(error);
     const names = undecodableParams(routes, req.path);
     const message = 'is not valid percent-encoded UTF-8';
     next(

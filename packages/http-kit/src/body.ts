@@ -1,5 +1,5 @@
 import express, { type Request, type RequestHandler } from 'express';
-import { UnsupportedMediaTypeError, ValidationError } from './errors';
+import { isBareBadRequest, UnsupportedMediaTypeError, ValidationError } from './errors';
 import { parseJsonBody } from './json-body';
 import type { AnyRoute } from './route';
 
@@ -50,8 +50,7 @@ export function jsonBody(limit: number): RequestHandler[] {
  * the reader as a bare 400 error, which would answer 500: a 400 naming the body instead.
  */
 function undecodable(req: Request, error: unknown): unknown {
-  if (typeof error !== 'object' || error === null || (error as { status?: unknown }).status !== 400)
-    return error;
+  if (!isBareBadRequest(error)) return error;
   const encoding = req.headers['content-encoding'] ?? 'identity';
   const reason = error instanceof Error ? `: ${error.message}` : '';
   return new ValidationError('the request body could not be read', {
