@@ -66,7 +66,9 @@ export async function startConsole(options: StackOptions = {}): Promise<Harness>
   } catch (error) {
     await stack.stop();
     rmSync(profile, { recursive: true, force: true });
-    throw new Error(`Chromium did not start from ${CHROMIUM} (.ci/run installs it): ${String(error)}`);
+    throw new Error(
+      `Chromium did not start from ${CHROMIUM} (scripts/deps.sh installs it): ${String(error)}`,
+    );
   }
   const page = context.pages()[0] ?? (await context.newPage());
   page.setDefaultTimeout(15_000);
