@@ -145,6 +145,7 @@ cmd_install() {
     say_missing
     return 1
   fi
+  log "missing: ${MISSING[*]}; installing them"
   export DEBIAN_FRONTEND=noninteractive
   local tool apt=() prometheus=0 pypi=() links=() kustomize=0
   for tool in "${MISSING[@]}"; do

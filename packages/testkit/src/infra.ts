@@ -21,7 +21,6 @@ export function ensureTools(isRoot = process.getuid?.() === 0, env = process.env
   const check = spawnSync('bash', [DEPS, 'check'], { encoding: 'utf8', env });
   if (check.status === 0) return;
   if (!isRoot) throw new Error(`system tools missing for the test suite\n${check.stderr.trim()}`);
-  process.stderr.write(check.stderr);
   const install = spawnSync('bash', [DEPS, 'install'], {
     stdio: ['ignore', 'inherit', 'inherit'],
     env,
