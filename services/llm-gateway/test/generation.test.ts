@@ -90,28 +90,39 @@ describe('generation through the broker', () => {
     const fake = await openAi();
     const model = await vendor1Model(llm, fake);
     const [expired, held] = [requester.request(model), requester.request(model)];
-    const claim = (requestId: string, leaseMs: number) => ({
+    const claim = (requestId: string, leaseUntil: Date) => ({
       _id: requestId,
       state: 'claimed',
       owner: 'a-replica-that-crashed',
-      lease_until: new Date(Date.now() + leaseMs),
+      lease_until: leaseUntil,
       claimed_at: new Date(),
       model_id: model,
       processor_id: null,
       pipeline_id: null,
     });
+    const expiredAt = new Date(Date.now() - 1000);
+    const heldUntil = new Date(Date.now() + 1500);
     await llm.service.context.mongo.connection
       .collection<{ _id: string }>('llm_call_claims')
-      .insertMany([claim(expired.request_id, -1000), claim(held.request_id, 1500)]);
+      .insertMany([claim(expired.request_id, expiredAt), claim(held.request_id, heldUntil)]);
     await requester.publish(expired);
     await requester.publish(held);
     expect(await requester.resultOf(expired)).toMatchObject({ ok: true });
+    // While the lease holds, the provider is not called for it: only the expired one went out.
+    expect(providerCalls(fake)).toBe(1);
     // Answered only once its lease is over: deferred to the retry queue until then, not dead-lettered.
     expect(await requester.resultOf(held)).toMatchObject({ ok: true });
     expect(providerCalls(fake)).toBe(2);
     const records = (await storedDocuments(llm.service)).llm_calls ?? [];
+    const record = (request: { request_id: string }) => records.find((r) => r._id === request.request_id);
     for (const request of [expired, held])
-      expect(records.find((r) => r._id === request.request_id)).toMatchObject({ state: 'finished' });
+      expect(record(request)).toMatchObject({
+        state: 'finished',
+        owner: expect.not.stringMatching(/crashed/),
+      });
+    // The held request was claimed by this replica only after the other's lease ran out.
+    expect((record(held)!.claimed_at as Date).getTime()).toBeGreaterThanOrEqual(heldUntil.getTime());
+    expect((record(expired)!.claimed_at as Date).getTime()).toBeLessThan(heldUntil.getTime());
   });
 
   it('calls the provider once per request id however often it is delivered, with two replicas', async () => {
