@@ -1,5 +1,8 @@
-import { ROUTING_TABLE } from '@pack/gateway';
-import { openApiProblems } from '@pack/testkit';
+import { createServer } from 'node:net';
+import { loadConfig } from '@pack/config';
+import { gatewayEnvSchema, gatewayService, ROUTING_TABLE } from '@pack/gateway';
+import { startService } from '@pack/runtime';
+import { openApiProblems, stopAndClean, testEnv } from '@pack/testkit';
 import { startStack, type Stack } from '../stack';
 
 /**
@@ -52,7 +55,7 @@ describe('the API reference', () => {
     }
   });
 
-  it('names the services it could not reach instead of failing (none: all six run)', async () => {
+  it('names no missing service and tags each operation with its service when all six run', async () => {
     const { body } = await stack.call('GET', '/v1/openapi.json', { token: null });
     expect(body['x-missing-services']).toEqual([]);
     expect(body.paths['/v1/catalog/services/{id}/'].patch.tags).toEqual(['catalog']);
@@ -64,6 +67,39 @@ describe('the API reference', () => {
     ]);
     expect(body.paths['/v1/core/tokens/'].post.security).toEqual([{ Token: [] }]);
     expect(body.paths['/v1/openapi.json'].get.security).toEqual([]);
+  });
+
+  it('names the services it could not reach instead of failing, and leaves out their paths', async () => {
+    // A second gateway in front of the same services, but with the webhook dispatcher's address
+    // pointing at a loopback port nothing listens on.
+    const gateway = await startService(
+      gatewayService,
+      loadConfig(
+        gatewayEnvSchema,
+        testEnv('gateway', {
+          SETTINGS_URL: stack.urls.settings!,
+          CATALOG_URL: stack.urls.catalog!,
+          LLM_GATEWAY_URL: stack.urls['llm-gateway']!,
+          PIPELINE_ORCHESTRATOR_URL: stack.urls['pipeline-orchestrator']!,
+          WEBHOOK_DISPATCHER_URL: await closedLoopbackUrl(),
+          PACK_ADMIN_TOKEN: stack.adminToken,
+        }),
+      ),
+    );
+    try {
+      await gateway.started;
+      const answer = await fetch(`${gateway.url}/v1/openapi.json`);
+      expect(answer.status).toBe(200);
+      const body = (await answer.json()) as any;
+      expect(body['x-missing-services']).toEqual(['webhook-dispatcher']);
+      expect(body.info.description).toContain('Left out now, as they did not answer: webhook-dispatcher.');
+      expect(body.paths['/v1/external/serviceowner/webhooks/{id}/trigger/']).toBeUndefined();
+      expect(Object.keys(body.paths).filter((path) => path.includes('/webhooks'))).toEqual([]);
+      expect(body.paths['/v1/catalog/services/{id}/'].patch.tags).toEqual(['catalog']);
+      expect(body.paths['/v1/ai/processors/{id}/'].patch.tags).toEqual(['pipeline-orchestrator']);
+    } finally {
+      await stopAndClean(gateway);
+    }
   });
 
   it('serves a reference page at /v1/docs/ that loads only files of its own origin', async () => {
@@ -97,3 +133,12 @@ describe('the API reference', () => {
     expect(new URL(bare.headers.get('location')!, `${stack.gateway}/v1/docs`).pathname).toBe('/v1/docs/');
   });
 });
+
+/** The URL of a loopback port that was just free (opened, then closed again): nothing answers there. */
+async function closedLoopbackUrl(): Promise<string> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return `http://127.0.0.1:${port}`;
+}
