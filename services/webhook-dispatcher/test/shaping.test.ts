@@ -1,5 +1,5 @@
 import type { GeneralSettings } from '@pack/contracts';
-import { waitFor } from '@pack/testkit';
+import { fakeDate, startOfNextMinute, waitFor } from '@pack/testkit';
 import {
   FakeCatalog,
   owner,
@@ -11,20 +11,6 @@ import {
 } from './harness';
 
 const RATE_WINDOW_MS = 1500;
-/** Everything jest could fake but Date: the services under test keep their real timers. */
-const REAL_TIMERS = [
-  'hrtime',
-  'nextTick',
-  'performance',
-  'queueMicrotask',
-  'setImmediate',
-  'clearImmediate',
-  'setInterval',
-  'clearInterval',
-  'setTimeout',
-  'clearTimeout',
-] as const;
-const startOfNextMinute = () => (Math.floor(Date.now() / 60_000) + 1) * 60_000;
 
 /** Two dispatcher instances on one database and broker namespace: every rule must hold across both. */
 describe('wait windows, cooling, rate limits and retention across two instances', () => {
@@ -181,7 +167,7 @@ describe('wait windows, cooling, rate limits and retention across two instances'
         // A caller of its own: the count is per caller and wall-clock minute. The clock (Date only,
         // running at real speed; timers stay real) starts 1 s into a minute, so the four reads
         // fall in one minute whenever the test runs.
-        jest.useFakeTimers({ now: startOfNextMinute() + 1_000, advanceTimers: true, doNotFake: REAL_TIMERS });
+        fakeDate(startOfNextMinute() + 1_000);
         try {
           const reader = { id: 77, username: 'auditor', role: 'admin' as const };
           const path = `${WEBHOOKS}${id}/responses/`;
