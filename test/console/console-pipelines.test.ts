@@ -106,29 +106,6 @@ describe('the operator console: pipelines, dashboard, Change Instances, roles', 
       { what: 'CONFIG OK', timeoutMs: 30_000 },
     );
   }
-  /** Signed in with `token` in the browser, whoever was signed in before. */
-  async function signedInAs(token: string, landing: RegExp) {
-    if (await h.page.getByRole('button', { name: 'Sign out' }).isVisible()) await h.signOut();
-    await h.signIn(token, landing);
-  }
-  /** Runs `body` with the general settings patched, then patches back what those fields held before. */
-  async function withSettings(patch: Record<string, object>, body: () => Promise<void>) {
-    const before = (await h.stack.call('GET', '/v1/core/general_settings/')).body;
-    const patched = await h.stack.call('PATCH', '/v1/core/general_settings/', { body: patch });
-    expect(patched.status).toBe(200);
-    try {
-      await body();
-    } finally {
-      const restore = Object.fromEntries(
-        Object.entries(patch).map(([group, fields]) => [
-          group,
-          Object.fromEntries(Object.keys(fields).map((field) => [field, before[group][field]])),
-        ]),
-      );
-      const restored = await h.stack.call('PATCH', '/v1/core/general_settings/', { body: restore });
-      expect(restored.status).toBe(200);
-    }
-  }
   /** Whether the orchestrator shows costs to owners (the charges settings it has read). */
   const costShownToOwner = async () =>
     (await actors.asOwner('GET', `${PACK}pipelines/latest/service_item/${probeItem}/`)).body.total_cost !==
@@ -138,7 +115,7 @@ describe('the operator console: pipelines, dashboard, Change Instances, roles', 
     fake.scriptReplies(JSON.stringify(VALID_UI));
     const { item } = await actors.approved(service, { namespace: 'team-a' });
     await configDone(item);
-    await signedInAs(ownerToken, /\/(dashboard|models)/);
+    await h.signInAs(ownerToken, /\/(dashboard|models)/);
     await h.open(`/pipelines/${item}`, `Pipeline of Service Item #${item}`);
     const ui = h.page.locator('[data-stage="CONFIG"] [data-gen-ui="components"]');
     await ui.waitFor();
@@ -172,7 +149,7 @@ describe('the operator console: pipelines, dashboard, Change Instances, roles', 
     // One settings version also hides charges from owners, which shows when the orchestrator has it.
     const own = await uiService('Console pipelines fallback');
     expect(await costShownToOwner()).toBe(true);
-    await withSettings(
+    await h.withSettings(
       {
         ai_integration: { generative_ui_catalog_schema: looser },
         charges: { ENABLED: true, hide_for_serviceowners: true },
@@ -185,7 +162,7 @@ describe('the operator console: pipelines, dashboard, Change Instances, roles', 
         const { item } = await actors.approved(own, { namespace: 'team-b' });
         const pipeline = await configDone(item);
         expect(pipeline.stages[0].gen_ui_valid).toBe(false);
-        await signedInAs(ownerToken, /\/(dashboard|models)/);
+        await h.signInAs(ownerToken, /\/(dashboard|models)/);
         await h.open(`/pipelines/${item}`, `Pipeline of Service Item #${item}`);
         const fallback = h.page.locator('[data-stage="CONFIG"] [data-gen-ui="fallback"]');
         await fallback.waitFor();
@@ -215,7 +192,7 @@ describe('the operator console: pipelines, dashboard, Change Instances, roles', 
   });
 
   it("shows the dashboard's figures equal to the API's for the same range", async () => {
-    await signedInAs(h.stack.adminToken, /\/dashboard/);
+    await h.signInAs(h.stack.adminToken, /\/dashboard/);
     // The set-up's pipeline called the model: its call is in the hourly rollups once the API counts it.
     await waitFor(async () => (await h.stack.call('GET', '/v1/ai/dashboard/')).body.totals.calls >= 1, {
       what: 'the calls counted',
@@ -254,8 +231,8 @@ describe('the operator console: pipelines, dashboard, Change Instances, roles', 
       table_refresh_interval: 5,
       default_filter_states_for_serviceowners: ['PENDING'],
     };
-    await withSettings({ gui_table }, async () => {
-      await signedInAs(ownerToken, /\/(dashboard|models)/);
+    await h.withSettings({ gui_table }, async () => {
+      await h.signInAs(ownerToken, /\/(dashboard|models)/);
       await h.open('/change-instances', 'Change Instances');
       await h.page.getByTestId('refresh-status').getByText('Refreshes every 5 s.').waitFor();
       // The settings and the first page load side by side: the boxes show the role's default filter
@@ -285,7 +262,7 @@ describe('the operator console: pipelines, dashboard, Change Instances, roles', 
 
   it('offers each role its own navigation', async () => {
     const nav = () => h.page.getByRole('navigation', { name: 'Main' }).getByRole('link').allTextContents();
-    await signedInAs(ownerToken, /\/(dashboard|models)/);
+    await h.signInAs(ownerToken, /\/(dashboard|models)/);
     expect(await nav()).toEqual([
       'AI Integration',
       'LLM models',
@@ -294,7 +271,7 @@ describe('the operator console: pipelines, dashboard, Change Instances, roles', 
       'Change Instances',
       'Webhooks',
     ]);
-    await signedInAs(consumerToken, /\/change-instances/);
+    await h.signInAs(consumerToken, /\/change-instances/);
     expect(await nav()).toEqual(['Change Instances']);
     await h.page.goto(`${h.stack.gateway}/settings`);
     await h.page.getByText('This page is not available to your role.').waitFor();
