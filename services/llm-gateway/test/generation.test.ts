@@ -1,5 +1,6 @@
 import {
-  metricValue,
+  metricSample,
+  metricsText,
   startFakeAnthropic,
   startFakeOpenAi,
   storedDocuments,
@@ -42,6 +43,7 @@ describe('generation through the broker', () => {
       processor_id: 7,
       reply_to: { pipeline_id: 42, stage: 'CONFIG', run: 1 },
     });
+    const before = await metricsText(llm.service.url);
     await requester.publish(request);
     const result = await requester.resultOf(request);
     // The fake's usage: 12 in, 7 out at 0.15 and 0.6 per million = 0.0000018 + 0.0000042.
@@ -80,10 +82,13 @@ describe('generation through the broker', () => {
     );
     const record = records.find((r) => r._id === request.request_id)!;
     expect(JSON.parse(record.raw_usage_json as string)).toMatchObject({ prompt_tokens: 12 });
-    expect(await metricValue(llm.service.url, 'llm_generations_total')).toBeGreaterThanOrEqual(1);
-    expect(await metricValue(llm.service.url, 'llm_gateway_overhead_seconds_count')).toBeGreaterThanOrEqual(
-      1,
-    );
+    // What this one request added to the metrics.
+    const after = await metricsText(llm.service.url);
+    const added = (name: string, labels: Record<string, string> = {}) =>
+      metricSample(after, name, labels) - metricSample(before, name, labels);
+    expect(added('llm_generations_total', { provider: 'vendor1', model_id: String(model) })).toBe(1);
+    expect(added('llm_requests_total', { provider: 'vendor1', model_id: String(model) })).toBe(1);
+    expect(added('llm_gateway_overhead_seconds_count')).toBe(1);
   });
 
   it('waits while another replica holds a request, and takes over one whose lease ran out', async () => {

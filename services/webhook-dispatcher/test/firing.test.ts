@@ -1,5 +1,5 @@
 import { Webhook } from 'standardwebhooks';
-import { waitFor } from '@pack/testkit';
+import { metricSample as sample, metricsText, waitFor } from '@pack/testkit';
 import {
   changeInstance,
   events,
@@ -207,19 +207,3 @@ describe('firing and delivery (spec 4.1, 6; Standard Webhooks)', () => {
     expect(after).toContain(`webhook_id="${webhook.id}"`);
   });
 });
-
-async function metricsText(baseUrl: string): Promise<string> {
-  return (await fetch(`${baseUrl}/metrics`)).text();
-}
-
-/** The value of the series of that name carrying those labels (among others), 0 when there is none. */
-function sample(text: string, name: string, labels: Record<string, string> = {}): number {
-  const wanted = Object.entries(labels).map(([key, value]) => `${key}="${value}"`);
-  for (const line of text.split('\n')) {
-    const match = /^([a-z_]+)(?:\{(.*)\})? (\S+)$/.exec(line);
-    if (match?.[1] !== name) continue;
-    const present = (match[2] ?? '').split(',');
-    if (wanted.every((pair) => present.includes(pair))) return Number(match[3]);
-  }
-  return 0;
-}
