@@ -4,13 +4,15 @@ import type { RunningService } from '@pack/runtime';
 import { ROLES, type Role } from '@pack/contracts';
 import { call, outboxDrained, storedDocuments, waitFor, type CallResult } from '@pack/testkit';
 import { modelKnownToOrchestrator, startStack, type Stack } from '../stack';
+import { ROUTE_ACCESS } from './route-access';
 
 /**
  * Every route every service declares, called through the gateway as a user would: without a
  * token, with each role the route does not allow, with malformed bodies and with ids that are
  * not plain decimal numbers. Each answer must be the 4xx problem+json the README promises, and
  * no database of the platform may change. The routes come from the running services
- * themselves, so a new route is covered the moment it is declared.
+ * themselves, so a new route is covered the moment it is declared; who may call each is written
+ * out in route-access.ts, so a route declared with other roles than those fails.
  */
 
 interface Declared {
@@ -38,10 +40,14 @@ const BAD_BODIES: [what: string, raw: string | Uint8Array, field: string][] = [
 
 const pathOf = (route: AnyRoute, id = SEEDED_ID) => route.path.replace(/:\w+/g, id);
 const hasParams = (route: AnyRoute) => /:\w+/.test(route.path);
-const allowed = (route: AnyRoute): readonly Role[] =>
-  route.access === 'public' || route.access === 'authenticated' ? ROLES : route.access;
+/** The roles that may call a route, from the table written out in route-access.ts (not the route's own declaration). */
+const allowed = (label: string): readonly Role[] => {
+  const access = ROUTE_ACCESS[label];
+  if (access === undefined) throw new Error(`${label} is not in route-access.ts`);
+  return access === 'public' || access === 'authenticated' ? ROLES : access;
+};
 /** The caller for checks past authorization: an admin where the route allows one. */
-const caller = (route: AnyRoute): Role => (allowed(route).includes('admin') ? 'admin' : allowed(route)[0]!);
+const caller = (label: string): Role => (allowed(label).includes('admin') ? 'admin' : allowed(label)[0]!);
 
 describe('every declared route', () => {
   let stack: Stack;
@@ -158,10 +164,15 @@ describe('every declared route', () => {
     expect(failures).toEqual([]);
   });
 
+  it('declare exactly the roles written out in route-access.ts, route by route', () => {
+    const declared = Object.fromEntries(routes.map(({ route, label }) => [label, route.access]));
+    expect(declared).toEqual(ROUTE_ACCESS);
+  });
+
   it('answer 403 problem+json to every role they do not allow', async () => {
     const failures: string[] = [];
     for (const { route, label } of routes) {
-      const refused = ROLES.filter((role) => !allowed(route).includes(role));
+      const refused = ROLES.filter((role) => !allowed(label).includes(role));
       if (refused.length === 0) continue;
       await check(failures, label, async () => {
         const answers: [string, CallResult, number[]][] = [];
@@ -187,7 +198,7 @@ describe('every declared route', () => {
         const answers: [string, CallResult, number[], string][] = [];
         for (const [what, raw, field] of cases) {
           const answer = await stack.call(route.method.toUpperCase(), pathOf(route), {
-            token: tokens[caller(route)],
+            token: tokens[caller(label)],
             raw,
           });
           answers.push([what, answer, [400], field]);
@@ -205,7 +216,7 @@ describe('every declared route', () => {
         const answers: [string, CallResult, number[]][] = [];
         for (const id of BAD_IDS) {
           const answer = await stack.call(route.method.toUpperCase(), pathOf(route, id), {
-            token: tokens[caller(route)],
+            token: tokens[caller(label)],
             ...(route.body ? { body: {} } : {}),
           });
           answers.push([`with id ${id}`, answer, [400, 404]]);

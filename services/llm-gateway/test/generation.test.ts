@@ -1,5 +1,6 @@
 import {
-  metricValue,
+  metricSample,
+  metricsText,
   startFakeAnthropic,
   startFakeOpenAi,
   storedDocuments,
@@ -42,6 +43,7 @@ describe('generation through the broker', () => {
       processor_id: 7,
       reply_to: { pipeline_id: 42, stage: 'CONFIG', run: 1 },
     });
+    const before = await metricsText(llm.service.url);
     await requester.publish(request);
     const result = await requester.resultOf(request);
     // The fake's usage: 12 in, 7 out at 0.15 and 0.6 per million = 0.0000018 + 0.0000042.
@@ -80,29 +82,34 @@ describe('generation through the broker', () => {
     );
     const record = records.find((r) => r._id === request.request_id)!;
     expect(JSON.parse(record.raw_usage_json as string)).toMatchObject({ prompt_tokens: 12 });
-    expect(await metricValue(llm.service.url, 'llm_generations_total')).toBeGreaterThanOrEqual(1);
-    expect(await metricValue(llm.service.url, 'llm_gateway_overhead_seconds_count')).toBeGreaterThanOrEqual(
-      1,
-    );
+    // What this one request added to the metrics.
+    const after = await metricsText(llm.service.url);
+    const added = (name: string, labels: Record<string, string> = {}) =>
+      metricSample(after, name, labels) - metricSample(before, name, labels);
+    expect(added('llm_generations_total', { provider: 'vendor1', model_id: String(model) })).toBe(1);
+    expect(added('llm_requests_total', { provider: 'vendor1', model_id: String(model) })).toBe(1);
+    expect(added('llm_gateway_overhead_seconds_count')).toBe(1);
   });
 
   it('waits while another replica holds a request, and takes over one whose lease ran out', async () => {
     const fake = await openAi();
     const model = await vendor1Model(llm, fake);
     const [expired, held] = [requester.request(model), requester.request(model)];
-    const claim = (requestId: string, leaseMs: number) => ({
+    const claim = (requestId: string, leaseUntil: Date) => ({
       _id: requestId,
       state: 'claimed',
       owner: 'a-replica-that-crashed',
-      lease_until: new Date(Date.now() + leaseMs),
+      lease_until: leaseUntil,
       claimed_at: new Date(),
       model_id: model,
       processor_id: null,
       pipeline_id: null,
     });
+    const expiredAt = new Date(Date.now() - 1000);
+    const heldUntil = new Date(Date.now() + 1500);
     await llm.service.context.mongo.connection
       .collection<{ _id: string }>('llm_call_claims')
-      .insertMany([claim(expired.request_id, -1000), claim(held.request_id, 1500)]);
+      .insertMany([claim(expired.request_id, expiredAt), claim(held.request_id, heldUntil)]);
     await requester.publish(expired);
     await requester.publish(held);
     expect(await requester.resultOf(expired)).toMatchObject({ ok: true });
@@ -110,8 +117,15 @@ describe('generation through the broker', () => {
     expect(await requester.resultOf(held)).toMatchObject({ ok: true });
     expect(providerCalls(fake)).toBe(2);
     const records = (await storedDocuments(llm.service)).llm_calls ?? [];
+    const record = (request: { request_id: string }) => records.find((r) => r._id === request.request_id);
     for (const request of [expired, held])
-      expect(records.find((r) => r._id === request.request_id)).toMatchObject({ state: 'finished' });
+      expect(record(request)).toMatchObject({
+        state: 'finished',
+        owner: expect.not.stringMatching(/crashed/),
+      });
+    // The held request was claimed by this replica (and its provider call made) only after the
+    // other's lease ran out.
+    expect((record(held)!.claimed_at as Date).getTime()).toBeGreaterThanOrEqual(heldUntil.getTime());
   });
 
   it('calls the provider once per request id however often it is delivered, with two replicas', async () => {
