@@ -5,7 +5,7 @@ import { gatewayEnvSchema, gatewayService } from '@pack/gateway';
 import { llmGatewayEnvSchema, llmGatewayService } from '@pack/llm-gateway';
 import { orchestratorEnvSchema, orchestratorService } from '@pack/pipeline-orchestrator';
 import type { Role } from '@pack/contracts';
-import { startService, type RunningService } from '@pack/runtime';
+import { startService, type RunningService, type StartOptions } from '@pack/runtime';
 import { settingsEnvSchema, settingsService } from '@pack/settings';
 import { webhookDispatcherEnvSchema, webhookDispatcherService } from '@pack/webhook-dispatcher';
 import { isDeepStrictEqual } from 'node:util';
@@ -59,27 +59,32 @@ const BEHIND_GATEWAY = [
   {
     name: 'settings',
     env: 'SETTINGS_URL',
-    start: (env: Env) => startService(settingsService, loadConfig(settingsEnvSchema, env)),
+    start: (env: Env, options?: StartOptions) =>
+      startService(settingsService, loadConfig(settingsEnvSchema, env), options),
   },
   {
     name: 'catalog',
     env: 'CATALOG_URL',
-    start: (env: Env) => startService(catalogService, loadConfig(catalogEnvSchema, env)),
+    start: (env: Env, options?: StartOptions) =>
+      startService(catalogService, loadConfig(catalogEnvSchema, env), options),
   },
   {
     name: 'llm-gateway',
     env: 'LLM_GATEWAY_URL',
-    start: (env: Env) => startService(llmGatewayService, loadConfig(llmGatewayEnvSchema, env)),
+    start: (env: Env, options?: StartOptions) =>
+      startService(llmGatewayService, loadConfig(llmGatewayEnvSchema, env), options),
   },
   {
     name: 'pipeline-orchestrator',
     env: 'PIPELINE_ORCHESTRATOR_URL',
-    start: (env: Env) => startService(orchestratorService, loadConfig(orchestratorEnvSchema, env)),
+    start: (env: Env, options?: StartOptions) =>
+      startService(orchestratorService, loadConfig(orchestratorEnvSchema, env), options),
   },
   {
     name: 'webhook-dispatcher',
     env: 'WEBHOOK_DISPATCHER_URL',
-    start: (env: Env) => startService(webhookDispatcherService, loadConfig(webhookDispatcherEnvSchema, env)),
+    start: (env: Env, options?: StartOptions) =>
+      startService(webhookDispatcherService, loadConfig(webhookDispatcherEnvSchema, env), options),
   },
 ] as const;
 
@@ -93,6 +98,8 @@ export interface StackOptions {
   allowedTargetCidrs?: string;
   /** Extra variables of a service, by its name (e.g. a short sweep interval for a test). */
   env?: Record<string, Env>;
+  /** Where every service writes its log lines (at debug level), e.g. a LeakScan's destination. */
+  logDestination?: StartOptions['logDestination'];
 }
 
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
@@ -101,6 +108,8 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const namespace = uniqueName('e2e');
   const upstreams: Env = {};
   const services: RunningService<never>[] = [];
+  const started: StartOptions = { logDestination: options.logDestination };
+  const logged: Env = options.logDestination ? { LOG_LEVEL: 'debug' } : {};
   const urls: Record<string, string> = {};
   const envs: Record<string, Env> = {};
   for (const service of BEHIND_GATEWAY) {
@@ -108,9 +117,10 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       ...upstreams,
       PACK_ALLOWED_TARGET_CIDRS,
       BROKER_NAMESPACE: namespace,
+      ...logged,
       ...options.env?.[service.name],
     });
-    const running = await service.start(envs[service.name]!);
+    const running = await service.start(envs[service.name]!, started);
     services.push(running as unknown as RunningService<never>);
     upstreams[service.env] = running.url;
     urls[service.name] = running.url;
@@ -121,9 +131,10 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       ...upstreams,
       BROKER_NAMESPACE: namespace,
       PACK_ADMIN_TOKEN: adminToken,
+      ...logged,
     }),
   );
-  const gateway = await startService(gatewayService, gatewayConfig);
+  const gateway = await startService(gatewayService, gatewayConfig, started);
   services.unshift(gateway as unknown as RunningService<never>);
   await Promise.all(services.map((service) => service.started));
 
