@@ -1,5 +1,6 @@
+import { randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
-import { waitFor } from '@pack/testkit';
+import { LeakScan, waitFor } from '@pack/testkit';
 import {
   admin,
   otherOwner,
@@ -17,9 +18,15 @@ describe('webhook secrets (issue 20)', () => {
   let dispatcher: DispatcherUnderTest;
   let receiver: Receiver;
   let elsewhere: Receiver;
+  /** Every log line of the dispatcher, at debug level, scanned for the secrets of the last test. */
+  const leaks = new LeakScan();
+  const log = leaks.logDestination('dispatcher log');
+  const material = () => randomBytes(18).toString('base64url');
+  const secrets = { first: material(), second: material(), refused: material() };
 
   beforeAll(async () => {
-    dispatcher = await startDispatcher();
+    for (const [label, secret] of Object.entries(secrets)) leaks.seed(`the ${label} authorization`, secret);
+    dispatcher = await startDispatcher({ env: { LOG_LEVEL: 'debug' }, logDestination: log });
     receiver = await new Receiver().start();
     elsewhere = await new Receiver().start();
   });
@@ -214,6 +221,36 @@ describe('webhook secrets (issue 20)', () => {
       const { errors: _missing, ...missingRest } = missing.body;
       expect(theirRest).toEqual(missingRest);
       expect(await dispatcher.collection('webhooks').countDocuments()).toBe(count);
+    });
+  });
+
+  describe('"Logs the same": no fragment of a secret in a log line', () => {
+    it('logs no authorization or signing secret while webhooks are created, refused, moved, fired and rotated', async () => {
+      const { webhook } = await webhookOnNewService(dispatcher, receiver.url, {
+        authorization: `Bearer ${secrets.first}`,
+      });
+      leaks.seed('the signing secret', webhook.secret.replace(/^whsec_/, ''));
+      const refused = await dispatcher.as(owner, 'PATCH', path(webhook.id), {
+        target_url: elsewhere.url,
+        authorization: `Bearer ${secrets.refused}\r\nX-Injected: yes`,
+      });
+      expect(refused.status).toBe(400);
+      expect(
+        (await dispatcher.as(owner, 'PATCH', path(webhook.id), { target_url: elsewhere.url })).status,
+      ).toBe(400);
+      const moved = await dispatcher.as(owner, 'PATCH', path(webhook.id), {
+        target_url: elsewhere.url,
+        authorization: `Bearer ${secrets.second}`,
+      });
+      expect(moved.status).toBe(200);
+      expect((await fire(webhook.id, elsewhere)).headers.authorization).toBe(`Bearer ${secrets.second}`);
+      const rotated = await dispatcher.as(owner, 'POST', path(webhook.id, 'rotate_secret/'));
+      leaks.seed('the rotated signing secret', (rotated.body.secret as string).replace(/^whsec_/, ''));
+      expect((await dispatcher.as(owner, 'POST', path(webhook.id, 'rotate_secret/'))).status).toBe(409);
+      await fire(webhook.id, elsewhere);
+
+      expect(leaks.report()).toEqual([]);
+      expect(log.lines.length).toBeGreaterThan(10);
     });
   });
 });
