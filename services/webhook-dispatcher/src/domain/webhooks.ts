@@ -119,8 +119,18 @@ export class Webhooks {
     if (authorizationSent)
       set.authorization =
         patch.authorization === '' ? '' : this.codec.seal(id, 'authorization', patch.authorization!);
-    const updated = await this.store.update(record._id, set);
-    if (!updated) throw new NotFoundError(`Webhook ${id} does not exist`);
+    // A move is written only over the version checked above: an authorization stored meanwhile
+    // must not go along to the new URL.
+    const updated = moves
+      ? await this.store.updateIf(record._id, record.version, set)
+      : await this.store.update(record._id, set);
+    if (!updated) {
+      if (moves && (await this.store.find(record._id)))
+        throw new ConflictError(
+          'the webhook changed while target_url was being changed; read it and try again',
+        );
+      throw new NotFoundError(`Webhook ${id} does not exist`);
+    }
     await this.changed(updated);
     return this.view(updated);
   }

@@ -100,6 +100,7 @@ export function webhookRoutes(webhooks: Webhooks, triggers: Triggers, responses:
       responses: {
         200: { description: `The changed webhook; ${MASKED}`, schema: webhookViewSchema },
         ...problems,
+        409: problem('A new target_url raced another change of the webhook; nothing was changed'),
       },
       handler: async ({ principal, params, body }) => ({
         body: await webhooks.update(principal, params.id, body),
