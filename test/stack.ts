@@ -11,6 +11,7 @@ import { webhookDispatcherEnvSchema, webhookDispatcherService } from '@pack/webh
 import { isDeepStrictEqual } from 'node:util';
 import {
   call,
+  LeakScan,
   outboxDrained,
   stopAndClean,
   storedDocuments,
@@ -47,6 +48,12 @@ export interface Stack {
   issueToken(role: Role): Promise<string>;
   /** The checker built from the gateway's /v1/openapi.json (fetched once). */
   openApi(): Promise<OpenApiCheck>;
+  /**
+   * Every log line of every service (at debug level) is scanned for the secrets seeded here: the
+   * value of each secret-named field of every body stack.call sends or receives is seeded
+   * (LeakScan.seedFrom), and a test may seed more. stop() fails when a line held a fragment of one.
+   */
+  leaks: LeakScan;
   stop(): Promise<void>;
 }
 
@@ -98,8 +105,8 @@ export interface StackOptions {
   allowedTargetCidrs?: string;
   /** Extra variables of a service, by its name (e.g. a short sweep interval for a test). */
   env?: Record<string, Env>;
-  /** Where every service writes its log lines (at debug level), e.g. a LeakScan's destination. */
-  logDestination?: StartOptions['logDestination'];
+  /** The scan every log line goes through (default: a new one); see Stack.leaks. */
+  leaks?: LeakScan;
 }
 
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
@@ -108,8 +115,9 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const namespace = uniqueName('e2e');
   const upstreams: Env = {};
   const services: RunningService<never>[] = [];
-  const started: StartOptions = { logDestination: options.logDestination };
-  const logged: Env = options.logDestination ? { LOG_LEVEL: 'debug' } : {};
+  const leaks = options.leaks ?? new LeakScan();
+  const started: StartOptions = { logDestination: leaks.logDestination('stack log') };
+  const logged: Env = { LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'debug' };
   const urls: Record<string, string> = {};
   const envs: Record<string, Env> = {};
   for (const service of BEHIND_GATEWAY) {
@@ -117,10 +125,13 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       ...upstreams,
       PACK_ALLOWED_TARGET_CIDRS,
       BROKER_NAMESPACE: namespace,
-      ...logged,
       ...options.env?.[service.name],
     });
-    const running = await service.start(envs[service.name]!, started);
+    // The level only for the stack's own services: a replica a test starts from `envs` logs as usual.
+    const running = await service.start(
+      { ...envs[service.name]!, ...logged, ...options.env?.[service.name] },
+      started,
+    );
     services.push(running as unknown as RunningService<never>);
     upstreams[service.env] = running.url;
     urls[service.name] = running.url;
@@ -158,10 +169,12 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       return found;
     },
     async call(method, path, options = {}) {
+      leaks.seedFrom(options.body, `${method} ${path}`);
       const result = await call(gateway.url, method, path, {
         ...options,
         token: options.token === undefined ? adminToken : options.token,
       });
+      leaks.seedFrom(result.body, `the answer to ${method} ${path}`);
       (await loadOpenApi()).check({
         method,
         path,
@@ -179,8 +192,12 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       return issued.body.token as string;
     },
     openApi: loadOpenApi,
+    leaks,
     async stop() {
       for (const service of services) await stopAndClean(service);
+      leaks.rescanLogs();
+      const found = leaks.report();
+      if (found.length > 0) throw new Error(`secrets in the stack's log lines:\n${found.join('\n')}`);
     },
   };
   return stack;

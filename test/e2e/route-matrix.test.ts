@@ -53,7 +53,6 @@ describe('every declared route', () => {
   let routes: Declared[];
   /** Every seeded secret; every answer to a non-admin and every log line of the stack is scanned. */
   const leaks = new LeakScan();
-  const log = leaks.logDestination('stack log');
   let receiver: Receiver;
   /** A target that answers with the headers it got: where a stolen authorization would be read. */
   let echo: Receiver;
@@ -61,7 +60,7 @@ describe('every declared route', () => {
   beforeAll(async () => {
     receiver = await Receiver.start();
     echo = await Receiver.start(0, true);
-    stack = await startStack({ logDestination: log });
+    stack = await startStack({ leaks });
     Object.assign(tokens, (await seedMatrix(stack, leaks, receiver.url)).tokens);
     routes = stack.services.flatMap((running) =>
       running.routes.map((route) => ({
@@ -234,10 +233,12 @@ describe('every declared route', () => {
         if (answer.status === 401) unauthorized.push(`${label} as ${role}`);
       }
     expect(calls).toBe(routes.length * (ROLES.length - 1));
+    leaks.rescanLogs();
     expect(unauthorized).toEqual([]);
-    expect(leaks.secrets.size).toBe(7);
+    // The seven seeded on purpose, and those stack.call saw (tokens, the signing secret...).
+    expect(leaks.secrets.size).toBeGreaterThanOrEqual(7);
     expect(leaks.report()).toEqual([]);
     // The services did log (at debug level) into the scan: a scan of nothing would pass as well.
-    expect(log.lines.length).toBeGreaterThan(100);
+    expect(leaks.lines).toBeGreaterThan(100);
   });
 });

@@ -48,3 +48,49 @@ describe('LeakScan (issue 20: "matching any 6-character or longer fragment of a 
     expect(() => new LeakScan().seed('short', 'abc12')).toThrow(/shorter than 6/);
   });
 });
+
+describe('LeakScan.seedFrom', () => {
+  it('seeds every secret-named field at any depth, without its public prefix, and no mask', () => {
+    const scan = new LeakScan();
+    const added = scan.seedFrom(
+      {
+        name: 'Visible name',
+        authorization: 'Bearer Zq81mPx0Lw',
+        extra_data: { api_key: 'sk-Hv5Tn2Qa9Y', base_url: 'https://example.com' },
+        settings: [{ EMAIL_HOST_PASSWORD: 'Pw7Jk3Lr0M' }],
+        secret: '********abcd',
+        token: 'short',
+      },
+      'POST /x',
+    );
+    expect(added).toBe(3);
+    expect([...scan.secrets.entries()]).toEqual([
+      ['authorization of POST /x', 'Zq81mPx0Lw'],
+      ['extra_data.api_key of POST /x', 'Hv5Tn2Qa9Y'],
+      ['settings.0.EMAIL_HOST_PASSWORD of POST /x', 'Pw7Jk3Lr0M'],
+    ]);
+    expect(scan.scan('log', 'Bearer in the log, Visible name, sk-Hv5')).toEqual([]);
+    expect(scan.scan('log', 'said Hv5Tn2').map((leak) => leak.secret)).toEqual([
+      'extra_data.api_key of POST /x',
+    ]);
+  });
+});
+
+it('finds a secret seeded after the log line was written, once rescanned, and reports it once', () => {
+  const scan = new LeakScan();
+  const log = scan.logDestination('late');
+  log.write('{"msg":"said Qm4Zt8Wc"}\n');
+  scan.seed('late secret', 'Qm4Zt8Wc');
+  expect(scan.report()).toEqual([]);
+  scan.rescanLogs();
+  scan.rescanLogs();
+  expect(scan.report()).toEqual(['late line 1: a fragment of late secret at 13: {"msg":"said [******]']);
+  expect(scan.lines).toBe(1);
+});
+
+it('looks for no piece of a readable secret that could be a word, when seeded from a body', () => {
+  const scan = new LeakScan();
+  scan.seedFrom({ password: 'e2e-smtp-PLAINTEXT-pw' }, 'PATCH /settings');
+  expect(scan.scan('log', 'GET /v1/core/general_settings/plaintext/ smtp-settings')).toEqual([]);
+  expect(scan.scan('log', 'pw e2e-smtp').map((leak) => leak.secret)).toEqual(['password of PATCH /settings']);
+});

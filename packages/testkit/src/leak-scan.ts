@@ -1,4 +1,5 @@
 import { Writable } from 'node:stream';
+import { isSecretFieldName } from '@pack/contracts';
 
 /** The shortest piece of a secret that counts as a leak (issue 20: "any 6-character or longer fragment"). */
 export const LEAK_FRAGMENT_LENGTH = 6;
@@ -23,19 +24,53 @@ export class LeakScan {
   private readonly seeded = new Map<string, string>();
   private readonly windows = new Map<string, string>();
   readonly leaks: Leak[] = [];
+  /** Log lines scanned so far, by every destination of this scan, with where they were written. */
+  private readonly logged: [where: string, line: string][] = [];
 
   constructor(private readonly fragment = LEAK_FRAGMENT_LENGTH) {}
 
-  seed(label: string, secret: string): this {
+  /**
+   * `only`: which pieces to look for (all by default). seedFrom looks only for pieces that cannot
+   * be a word: a test's readable secret (`e2e-client-secret-PLAINTEXT`) would otherwise be found
+   * in a route name or a message (`plaintext settings read`).
+   */
+  seed(label: string, secret: string, only: (piece: string) => boolean = () => true): this {
     if (secret.length < this.fragment)
       throw new Error(
         `secret ${label} is shorter than ${this.fragment} characters: it cannot be scanned for`,
       );
     this.seeded.set(label, secret);
-    const lower = secret.toLowerCase();
-    for (let at = 0; at + this.fragment <= lower.length; at += 1)
-      this.windows.set(lower.slice(at, at + this.fragment), label);
+    for (let at = 0; at + this.fragment <= secret.length; at += 1) {
+      const piece = secret.slice(at, at + this.fragment);
+      if (only(piece)) this.windows.set(piece.toLowerCase(), label);
+    }
     return this;
+  }
+
+  /**
+   * Seeds the value of every secret-named field (SECRET_FIELD_NAMES: authorization, api_key,
+   * credentials, token, secret, passwords...) found at any depth of a request or response body,
+   * without its public prefix (`Bearer `, `whsec_`, `pack_`, `sk-`); masks and values shorter than
+   * the fragment are left out, and only pieces that cannot be a word are looked for (`wordless`).
+   * Returns how many were new.
+   */
+  seedFrom(body: unknown, source: string): number {
+    let added = 0;
+    const walk = (value: unknown, path: string, depth: number) => {
+      if (depth > 20 || value === null || typeof value !== 'object') return;
+      for (const [key, inner] of Object.entries(value)) {
+        const at = path ? `${path}.${key}` : key;
+        if (typeof inner === 'string' && isSecretFieldName(key)) {
+          const material = inner.replace(PUBLIC_PREFIX, '');
+          if (material.length < this.fragment || material.startsWith('*')) continue;
+          if ([...this.seeded.values()].includes(material)) continue;
+          this.seed(`${at} of ${source}`, material, wordless);
+          added += 1;
+        } else walk(inner, at, depth + 1);
+      }
+    };
+    walk(body, '', 0);
+    return added;
   }
 
   get secrets(): ReadonlyMap<string, string> {
@@ -65,6 +100,7 @@ export class LeakScan {
     const lines: string[] = [];
     const scan = (line: string) => {
       lines.push(line);
+      this.logged.push([`${where} line ${lines.length}`, line]);
       this.scan(`${where} line ${lines.length}`, line);
     };
     let partial = '';
@@ -84,11 +120,30 @@ export class LeakScan {
     return Object.assign(stream, { lines });
   }
 
-  /** The leaks as readable lines (for `expect(...).toEqual([])`), secrets starred. */
+  /** How many log lines its destinations received. */
+  get lines(): number {
+    return this.logged.length;
+  }
+
+  /** Scans every log line again: a secret seeded after a line was written is looked for too. */
+  rescanLogs(): void {
+    for (const [where, line] of this.logged) this.scan(where, line);
+  }
+
+  /** The leaks as readable lines (for `expect(...).toEqual([])`), secrets starred; each once. */
   report(): string[] {
-    return this.leaks.map((leak) => `${leak.where}: a fragment of ${leak.secret} ${leak.context}`);
+    return [
+      ...new Set(this.leaks.map((leak) => `${leak.where}: a fragment of ${leak.secret} ${leak.context}`)),
+    ];
   }
 }
+
+/** A piece with a digit and a letter, or with both letter cases: no word of a route or message. */
+const wordless = (piece: string) =>
+  (/\d/.test(piece) && /[a-z]/i.test(piece)) || (/[a-z]/.test(piece) && /[A-Z]/.test(piece));
+
+/** What a secret value starts with that is no secret: an auth scheme, a kind marker. */
+const PUBLIC_PREFIX = /^(?:(?:bearer|basic|token)\s+)?(?:whsec_|pack_|sk-)?/i;
 
 /** The text as it reads raw, with percent-escapes decoded and with JSON escapes decoded. */
 function readings(text: string): string[] {
