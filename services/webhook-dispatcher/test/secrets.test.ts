@@ -224,6 +224,39 @@ describe('webhook secrets (issue 20)', () => {
     });
   });
 
+  describe('"No response to a non-admin carries any fragment of any secret": the stored answer', () => {
+    it('keeps no piece of the authorization or signing secret a target echoes back, in any case or cut', async () => {
+      const token = material();
+      const { webhook } = await webhookOnNewService(dispatcher, receiver.url, {
+        authorization: `Bearer ${token}`,
+      });
+      const signing = webhook.secret.replace(/^whsec_/, '');
+      const echoes = [
+        `{"headers":{"authorization":"Bearer ${token}"}}`,
+        `invalid token ${token.toUpperCase()}`,
+        `token ${token.slice(0, 8)}... rejected; signed with ${signing.slice(3, 12)}`,
+      ];
+      const scan = new LeakScan().seed('the authorization', token).seed('the signing secret', signing);
+      for (const body of echoes) {
+        receiver.next({ status: 401, body });
+        await fire(webhook.id, receiver);
+      }
+      const settled = await waitFor(async () => {
+        const page = await dispatcher.as(owner, 'GET', path(webhook.id, 'responses/'));
+        return page.body.results.length === echoes.length &&
+          page.body.results.every((r: { state: string }) => r.state === 'FAILED')
+          ? page
+          : undefined;
+      });
+      expect(scan.scan('the responses', settled.text)).toEqual([]);
+      expect(settled.body.results.map((r: { response_body: string }) => r.response_body)).toEqual([
+        'token [redacted]... rejected; signed with [redacted]',
+        'invalid token [redacted]',
+        '{"headers":{"authorization":"Bearer [redacted]"}}',
+      ]);
+    });
+  });
+
   describe('"Logs the same": no fragment of a secret in a log line', () => {
     it('logs no authorization or signing secret while webhooks are created, refused, moved, fired and rotated', async () => {
       const { webhook } = await webhookOnNewService(dispatcher, receiver.url, {
