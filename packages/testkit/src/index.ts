@@ -8,3 +8,4 @@ export * from './fake-providers';
 export * from './prometheus';
 export * from './fake-settings';
 export * from './clock';
+export * from './leak-scan';

@@ -144,6 +144,8 @@ export interface StartOptions {
   settings?: FakeSettings;
   /** Another instance to share the database and broker namespace with. */
   peer?: DispatcherUnderTest;
+  /** Where the dispatcher writes its log lines (set LOG_LEVEL in env to have any). */
+  logDestination?: NonNullable<Parameters<typeof startService>[2]>['logDestination'];
 }
 
 export const TEST_TUNING = {
@@ -168,7 +170,9 @@ export async function startDispatcher(options: StartOptions = {}): Promise<Dispa
     ...options.env,
   });
   const config = loadConfig(webhookDispatcherEnvSchema, env);
-  const service = await startService(webhookDispatcherService, config);
+  const service = await startService(webhookDispatcherService, config, {
+    logDestination: options.logDestination,
+  });
   await service.started;
   await waitFor(async () => (await fetch(`${service.url}/readyz`)).status === 200, {
     what: 'dispatcher ready',

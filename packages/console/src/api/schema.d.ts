@@ -984,8 +984,8 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Change a webhook; a masked authorization sent back keeps the stored one; enabling clears disabled_reason
-         * @description Change a webhook; a masked authorization sent back keeps the stored one; enabling clears disabled_reason.
+         * Change a webhook; a masked authorization sent back keeps the stored one, except with a new target_url: then authorization must be sent again ("" for none); enabling clears disabled_reason
+         * @description Change a webhook; a masked authorization sent back keeps the stored one, except with a new target_url: then authorization must be sent again ("" for none); enabling clears disabled_reason.
          *
          *     Roles: admin, service_owner.
          */
@@ -1002,8 +1002,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Replace the signing secret; the new one is in the answer this once
-         * @description Replace the signing secret; the new one is in the answer this once.
+         * Replace the signing secret; the new one is in the answer this once. Of concurrent rotations one wins, the others get 409
+         * @description Replace the signing secret; the new one is in the answer this once. Of concurrent rotations one wins, the others get 409.
          *
          *     Roles: admin, service_owner.
          */
@@ -8026,7 +8026,7 @@ export interface operations {
                     /** @description http(s) URL that receives the POST of spec 4.1 */
                     target_url: string;
                     /**
-                     * @description Sent as the Authorization header (secret: encrypted at rest, masked in responses)
+                     * @description Sent as the Authorization header (secret: encrypted at rest, masked in responses; no CR, LF or NUL). Must be sent again with a new target_url
                      * @default
                      */
                     authorization?: string;
@@ -8398,7 +8398,7 @@ export interface operations {
                     description?: string;
                     /** @description http(s) URL that receives the POST of spec 4.1 */
                     target_url?: string;
-                    /** @description Sent as the Authorization header (secret: encrypted at rest, masked in responses) */
+                    /** @description Sent as the Authorization header (secret: encrypted at rest, masked in responses; no CR, LF or NUL). Must be sent again with a new target_url */
                     authorization?: string;
                     /** @description The Change Instance state that fires the webhook; null: fire at submission */
                     change_instance_state?: ("PENDING" | "APPROVED" | "REJECTED" | "IN_PROGRESS" | "COMPLETED" | "FAILED" | "CANCELLED") | null;
@@ -8471,6 +8471,15 @@ export interface operations {
             };
             /** @description No such webhook among those of your Services */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A new target_url raced another change of the webhook; nothing was changed */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8605,6 +8614,15 @@ export interface operations {
             };
             /** @description No such webhook among those of your Services */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Another rotation or change came first, or the secret was rotated less than 5 seconds ago; nothing was rotated */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

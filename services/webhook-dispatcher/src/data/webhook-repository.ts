@@ -54,6 +54,14 @@ export class WebhookRepository implements WebhookStore {
     );
   }
 
+  updateIf(id: number, version: number, set: Partial<WebhookRecord>): Promise<WebhookRecord | null> {
+    return this.webhooks.findOneAndUpdate(
+      { _id: id, version },
+      { $set: set, $inc: { version: 1 } },
+      { returnDocument: 'after' },
+    );
+  }
+
   async remove(id: number): Promise<boolean> {
     const removed = (await this.webhooks.deleteOne({ _id: id })).deletedCount === 1;
     await this.schedules.deleteOne({ _id: id });
@@ -71,11 +79,19 @@ export class WebhookRepository implements WebhookStore {
   }
 
   async reassign(serviceId: number, owner: { id: number; name: string }): Promise<number> {
-    const result = await this.webhooks.updateMany(
-      { service_id: serviceId, $or: [{ owner_id: { $ne: owner.id } }, { owner_name: { $ne: owner.name } }] },
-      { $set: { owner_id: owner.id, owner_name: owner.name, updated_at: new Date() }, $inc: { version: 1 } },
+    const updated_at = new Date();
+    const moved = await this.webhooks.updateMany(
+      { service_id: serviceId, owner_id: { $ne: owner.id } },
+      {
+        $set: { owner_id: owner.id, owner_name: owner.name, authorization: '', updated_at },
+        $inc: { version: 1 },
+      },
     );
-    return result.modifiedCount;
+    const renamed = await this.webhooks.updateMany(
+      { service_id: serviceId, owner_id: owner.id, owner_name: { $ne: owner.name } },
+      { $set: { owner_name: owner.name, updated_at }, $inc: { version: 1 } },
+    );
+    return moved.modifiedCount + renamed.modifiedCount;
   }
 
   findService(id: number): Promise<ServiceRecord | null> {
