@@ -1,5 +1,6 @@
 export * from './types';
 export * from './errors';
+export { Redactor, MIN_FRAGMENT, jsonValues } from './redact';
 export { createAdapter } from './adapter';
 export { TokenCache } from './genai';
 export { GEMINI_DEFAULT_BASE_URL } from './vendor3';

@@ -9,6 +9,7 @@ import { idParams, listQuerySchema, pageOf, pageSchema, problemSpec, route } fro
 import { z } from 'zod';
 import type { ConnectionTester } from '../domain/connection-test';
 import type { LlmModels } from '../domain/llm-models';
+import { loggableChange } from '../domain/extra-data';
 
 export const LLM_MODELS_PATH = '/v1/ai/llm_models/';
 
@@ -88,7 +89,7 @@ export function llmModelRoutes(
       handler: async ({ principal, body, log }) => {
         const created = await models.create(principal.role, body as LlmModelCreate);
         // The logger redacts secret-named keys at any depth (tested in secrets.test.ts).
-        log.debug({ model_id: created.id, change: body }, 'llm model created');
+        log.debug({ model_id: created.id, change: loggableChange(body) }, 'llm model created');
         return { status: 201, body: created };
       },
     }),
@@ -138,7 +139,7 @@ export function llmModelRoutes(
       },
       handler: async ({ principal, params, body, log }) => {
         const updated = await models.update(principal.role, params.id, body);
-        log.debug({ model_id: params.id, change: body }, 'llm model changed');
+        log.debug({ model_id: params.id, change: loggableChange(body) }, 'llm model changed');
         return { body: updated };
       },
     }),
