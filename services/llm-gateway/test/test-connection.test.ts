@@ -264,33 +264,4 @@ describe('POST /v1/ai/llm_models/test_connection/<id>/', () => {
   });
 });
 
-describe('test connection without PACK_ALLOWED_TARGET_CIDRS', () => {
-  it('refuses a loopback target with 502 and never connects', async () => {
-    const llm = await LlmGatewayHarness.start();
-    const fake = await startFakeOpenAi({ apiKey: KEY });
-    try {
-      const created = await llm.create({
-        name: 'loopback',
-        provider: 'vendor1',
-        model_name: 'gpt-4o-mini',
-        prompt: '',
-        extra_data: { api_key: KEY, base_url: `${fake.url}/v1` },
-      });
-      const res = await llm.call(
-        admin,
-        'POST',
-        `${MODELS}test_connection/${(created.body as { id: number }).id}/`,
-        {},
-      );
-      expect(res.status).toBe(502);
-      expect((res.body as { detail: string }).detail).toMatch(/refused|loopback/i);
-      expect(fake.requests).toHaveLength(0);
-      // A refusal is the model's configuration, not the provider's health: no retry.
-      const text = await (await fetch(`${llm.service.url}/metrics`)).text();
-      expect(text).not.toMatch(/^llm_retries_total\{[^}]*\} [1-9]/m);
-    } finally {
-      await fake.close();
-      await llm.stopAndDrop();
-    }
-  });
-});
+// The connect-time refusal of a target the guard no longer allows: model-targets.test.ts.
