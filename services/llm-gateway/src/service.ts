@@ -76,6 +76,7 @@ export const llmGatewayService: ServiceDefinition<LlmGatewayConfig> = {
       settings: () => settings.get(),
       // Generation reads profiles through LlmModels: the same decryption, cached.
       load: (id) => models.withOverrides(id, {}).catch(orNullWhenMissing),
+      owned: usage,
     });
     const models = new LlmModels(
       gen.store(repository),

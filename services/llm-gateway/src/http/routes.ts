@@ -3,6 +3,7 @@ import {
   llmModelPatchSchema,
   llmModelViewSchema,
   type LlmModelCreate,
+  type LlmModelView,
   type Role,
 } from '@pack/contracts';
 import { idParams, listQuerySchema, pageOf, pageSchema, problemSpec, route } from '@pack/http-kit';
@@ -23,7 +24,7 @@ const problems = {
 } as const;
 
 const SECRETS_NOTE =
-  'Secrets in extra_data are masked: admins see at most the last four characters, other roles none.';
+  'Secrets in extra_data are masked: admins see at most the last four characters, other roles none (and no request_payload value). Prices are null for a caller from whom Charges Settings hide costs.';
 
 const connectionTestSchema = z.object({
   ok: z.literal(true),
@@ -44,6 +45,9 @@ export function llmModelRoutes(
   tester: ConnectionTester,
   maySeeCosts: (role: Role) => boolean = () => true,
 ) {
+  /** Prices follow the Charges Settings wherever costs do: from them, costs can be recomputed. */
+  const pricesFor = (view: LlmModelView, role: Role): LlmModelView =>
+    maySeeCosts(role) ? view : { ...view, input_price_per_1m_tokens: null, output_price_per_1m_tokens: null };
   return [
     route({
       method: 'post',
@@ -107,7 +111,8 @@ export function llmModelRoutes(
       },
       handler: async ({ principal, query, req }) => {
         const page = await models.list(principal.role, query.limit, query.offset);
-        return { body: pageOf(req, query, page.count, page.items) };
+        const items = page.items.map((view) => pricesFor(view, principal.role));
+        return { body: pageOf(req, query, page.count, items) };
       },
     }),
     route({
@@ -123,7 +128,9 @@ export function llmModelRoutes(
         403: problems[403],
         404: problems[404],
       },
-      handler: async ({ principal, params }) => ({ body: await models.get(principal.role, params.id) }),
+      handler: async ({ principal, params }) => ({
+        body: pricesFor(await models.get(principal.role, params.id), principal.role),
+      }),
     }),
     route({
       method: 'patch',
