@@ -16,8 +16,8 @@ import { vendor1Generate } from './vendor1';
 import { vendor2Generate } from './vendor2';
 import { vendor3Generate } from './vendor3';
 
-/** The secrets of a configuration: never in an error message. */
-function secretsOf(config: ProviderConfig): string[] {
+/** The secrets of a configuration: never in an error message (nor in a connection test's excerpt). */
+export function secretsOf(config: ProviderConfig): string[] {
   switch (config.provider) {
     case 'vendor1':
     case 'vendor2':

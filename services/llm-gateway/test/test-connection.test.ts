@@ -219,6 +219,15 @@ describe('POST /v1/ai/llm_models/test_connection/<id>/', () => {
     }
   });
 
+  it('a reply echoing the key comes back without it, removed before the excerpt is cut', async () => {
+    const fake = await started(startFakeOpenAi({ apiKey: KEY }));
+    const id = await vendor1Model(fake);
+    fake.scriptReplies(`${'y'.repeat(180)} your key is ${KEY.toUpperCase()}`);
+    const res = await testOf(id);
+    expect(res.status).toBe(200);
+    expect((res.body as { reply_excerpt: string }).reply_excerpt).toBe(`${'y'.repeat(180)} your key is ***`);
+  });
+
   it("opens the model's breaker after repeated 5xx, visible in the reply and the metrics; a passing test of the stored model closes it", async () => {
     const fake = await started(startFakeOpenAi({ apiKey: KEY }));
     const id = await vendor1Model(fake);
