@@ -1,5 +1,6 @@
 import { outboxDrained, startFakeGenai, startFakeOpenAi, type FakeProviderServer } from '@pack/testkit';
 import { admin, examples, LlmGatewayHarness, MODELS } from './harness';
+import { Requester } from './generate-helpers';
 
 const KEY = 'sk-tg7Qx2-SECRET-0123456789';
 const CREDENTIALS = 'Basic dGc3OlpxOS1TRUNSRVQteHg=';
@@ -234,6 +235,20 @@ describe('the guard is applied again at connect time', () => {
       // A refusal is the model's configuration, not the provider's health: no retry.
       const text = await (await fetch(`${refusing.service.url}/metrics`)).text();
       expect(text).not.toMatch(/^llm_retries_total\{[^}]*\} [1-9]/m);
+      // A generation (whose result reaches the owner's pipeline) names the reason too.
+      const requester = await Requester.start(refusing);
+      try {
+        const request = requester.request(created.body.id);
+        await requester.publish(request);
+        expect((await requester.resultOf(request)).error).toEqual({
+          kind: 'network',
+          message:
+            "the platform refused to connect to the provider's address: 127.0.0.1 is a loopback address",
+        });
+      } finally {
+        await requester.stop();
+      }
+      expect(fake.requests).toHaveLength(0);
     } finally {
       await fake.close();
       await (refusing ?? allowing).stopAndDrop();
