@@ -245,4 +245,25 @@ describe('generation through the broker', () => {
     expect(result).toMatchObject({ ok: false, attempts: 1, error: { kind: 'http_status' } });
     expect(JSON.stringify(result)).not.toContain('SECRET');
   });
+
+  it('a provider error reaching the pipeline (and so the service owner) is a classification and the provider code, never its text', async () => {
+    const fake = await openAi();
+    const model = await vendor1Model(llm, fake);
+    // OpenAI's own 401 quotes a fragment of the key; an echoing server quotes it whole.
+    fake.always({
+      fault: {
+        kind: 'status',
+        status: 401,
+        message: `Incorrect API key provided: ${KEY.slice(0, 10)}****${KEY.slice(-4)}; you sent ${KEY.toLowerCase()}`,
+      },
+    });
+    const refused = requester.request(model, { processor_id: 3 });
+    await requester.publish(refused);
+    const result = await requester.resultOf(refused);
+    expect(result.error).toEqual({
+      kind: 'http_status',
+      message: 'the provider refused the credentials, HTTP 401 (provider error code invalid_api_key)',
+    });
+    fake.always({});
+  });
 });

@@ -744,8 +744,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * AI Integration dashboard: generations of the LLM models from hourly rollups (admins and service owners; at most 366 days)
-         * @description AI Integration dashboard: generations of the LLM models from hourly rollups (admins and service owners; at most 366 days).
+         * AI Integration dashboard: generations of the LLM models from hourly rollups (admins: every call; service owners: the calls of their own Services' processors; at most 366 days)
+         * @description AI Integration dashboard: generations of the LLM models from hourly rollups (admins: every call; service owners: the calls of their own Services' processors; at most 366 days).
          *
          *     Roles: admin, service_owner.
          */
@@ -5696,7 +5696,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of models. Secrets in extra_data are masked: admins see at most the last four characters, other roles none. */
+            /** @description A page of models. Secrets in extra_data are masked: admins see at most the last four characters, other roles none (and no request_payload value). Prices are null for a caller from whom Charges Settings hide costs. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -5818,7 +5818,7 @@ export interface operations {
                     extra_data: {
                         /** @description API key (secret: masked in responses) */
                         api_key: string;
-                        /** @description http(s) URL */
+                        /** @description http(s) URL (surrounding spaces removed); the platform must be allowed to call its address */
                         base_url: string;
                     };
                 } | {
@@ -5841,7 +5841,7 @@ export interface operations {
                         /** @description API key (secret: masked in responses) */
                         VENDOR1_API_KEY: string;
                         VENDOR1_ASSISTANT_ID: string;
-                        /** @description http(s) URL */
+                        /** @description http(s) URL (surrounding spaces removed); the platform must be allowed to call its address */
                         base_url?: string;
                     };
                 } | {
@@ -5863,7 +5863,7 @@ export interface operations {
                     extra_data: {
                         /** @description API key (secret: masked in responses) */
                         api_key: string;
-                        /** @description http(s) URL */
+                        /** @description http(s) URL (surrounding spaces removed); the platform must be allowed to call its address */
                         base_url: string;
                     };
                 } | {
@@ -5905,9 +5905,9 @@ export interface operations {
                     /** @constant */
                     provider: "genai";
                     extra_data: {
-                        /** @description http(s) URL */
+                        /** @description http(s) URL (surrounding spaces removed); the platform must be allowed to call its address */
                         token_url: string;
-                        /** @description http(s) URL */
+                        /** @description http(s) URL (surrounding spaces removed); the platform must be allowed to call its address */
                         request_url: string;
                         /** @description The Authorization header value sent to token_url (secret: masked in responses) */
                         credentials: string;
@@ -5921,7 +5921,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The created model. Secrets in extra_data are masked: admins see at most the last four characters, other roles none. */
+            /** @description The created model. Secrets in extra_data are masked: admins see at most the last four characters, other roles none (and no request_payload value). Prices are null for a caller from whom Charges Settings hide costs. */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -6048,7 +6048,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The model. Secrets in extra_data are masked: admins see at most the last four characters, other roles none. */
+            /** @description The model. Secrets in extra_data are masked: admins see at most the last four characters, other roles none (and no request_payload value). Prices are null for a caller from whom Charges Settings hide costs. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -6278,7 +6278,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The changed model. Secrets in extra_data are masked: admins see at most the last four characters, other roles none. */
+            /** @description The changed model. Secrets in extra_data are masked: admins see at most the last four characters, other roles none (and no request_payload value). Prices are null for a caller from whom Charges Settings hide costs. */
             200: {
                 headers: {
                     [name: string]: unknown;
