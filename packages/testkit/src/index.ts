@@ -7,3 +7,4 @@ export * from './outbox';
 export * from './fake-providers';
 export * from './prometheus';
 export * from './fake-settings';
+export * from './empty-owner';

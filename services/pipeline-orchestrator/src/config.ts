@@ -10,6 +10,9 @@ export const orchestratorEnvSchema = serviceEnvSchema({
   database: 'pack_pipeline_orchestrator',
 }).extend({
   SETTINGS_URL: z.url({ protocol: /^https?$/ }).default('http://127.0.0.1:8082'),
+  /** Owners asked for a Service or a model the projections have not received yet (issue 21). */
+  CATALOG_URL: z.url({ protocol: /^https?$/ }).default('http://127.0.0.1:8081'),
+  LLM_GATEWAY_URL: z.url({ protocol: /^https?$/ }).default('http://127.0.0.1:8083'),
   PIPELINE_SWEEP_INTERVAL_MS: z.coerce.number().int().min(50).max(600_000).default(5000),
   PIPELINE_STAGE_TIMEOUT_MARGIN_MS: z.coerce.number().int().min(0).max(3_600_000).default(60_000),
   /**

@@ -29,6 +29,7 @@ import { Pipelines } from './domain/pipelines';
 import { Processors } from './domain/processors';
 import { StageSweeper } from './domain/sweeper';
 import { StageResend } from './domain/stage-resend';
+import { ownerReads } from './data/owner-reads';
 import { pipelineRoutes } from './http/pipeline-routes';
 import { processorRoutes } from './http/processor-routes';
 import { pipelineConsumer } from './messaging/pipeline-consumer';
@@ -55,7 +56,15 @@ export const orchestratorService: ServiceDefinition<OrchestratorConfig> = {
   outboxCollections: [PROCESSORS_COLLECTION, PIPELINES_COLLECTION, VALIDATIONS_COLLECTION],
   setup({ config, mongo, outbox, broker, logger, metrics }) {
     const processorsRepository = new ProcessorRepository(mongo.connection);
-    const directory = new DirectoryRepository(mongo.connection);
+    const directory = new DirectoryRepository(
+      mongo.connection,
+      ownerReads({
+        catalogUrl: config.CATALOG_URL,
+        llmGatewayUrl: config.LLM_GATEWAY_URL,
+        internalSecret: config.PACK_INTERNAL_SECRET,
+        service: SERVICE,
+      }),
+    );
     const pipelineRepository = new PipelineRepository(mongo.connection);
     const slots = new ActiveSlots(new ActiveSlotRepository(mongo.connection), processorsRepository);
     const stages = stageProcessors(processorsRepository);

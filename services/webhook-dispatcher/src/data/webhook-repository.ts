@@ -99,7 +99,25 @@ export class WebhookRepository implements WebhookStore {
   }
 }
 
-/** The same repository seen as the Services store (find means a Service there). */
-export function serviceStoreOf(repository: WebhookRepository): ServiceStore {
-  return { find: (id) => repository.findService(id), apply: (record) => repository.apply(record) };
+/**
+ * The same repository seen as the Services store (find means a Service there). A Service the
+ * projection does not hold at all is asked of the catalog (`fromCatalog`, issue 21: a webhook
+ * created just after its Service) and kept at version 0, so the catalog's own events (versions
+ * from 1) replace it and a tombstone stays one.
+ */
+export function serviceStoreOf(
+  repository: WebhookRepository,
+  fromCatalog?: (id: number) => Promise<Omit<ServiceRecord, 'version'> | null>,
+): ServiceStore {
+  return {
+    async find(id) {
+      const found = await repository.findService(id);
+      if (found || !fromCatalog) return found;
+      const fetched = await fromCatalog(id);
+      if (!fetched) return null;
+      await repository.apply({ ...fetched, version: 0 });
+      return repository.findService(id);
+    },
+    apply: (record) => repository.apply(record),
+  };
 }
