@@ -156,7 +156,7 @@ export const orchestratorService: ServiceDefinition<OrchestratorConfig> = {
         ...pipelineFlowRoutes(flows, costs),
       ],
       consumers: [
-        projectionConsumer(directory),
+        projectionConsumer(directory, (serviceId) => processors.retireService(serviceId)),
         pipelineConsumer(pipelines),
         sideProcessorConsumer(validator, optimizer),
         settings.consumer(),

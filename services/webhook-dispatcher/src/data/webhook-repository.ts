@@ -70,6 +70,14 @@ export class WebhookRepository implements WebhookStore {
     return owned.map((webhook) => webhook._id);
   }
 
+  async disableForService(serviceId: number, reason: string): Promise<number> {
+    const result = await this.webhooks.updateMany(
+      { service_id: serviceId, enabled: true },
+      { $set: { enabled: false, disabled_reason: reason, updated_at: new Date() }, $inc: { version: 1 } },
+    );
+    return result.modifiedCount;
+  }
+
   async reassign(serviceId: number, owner: { id: number; name: string }): Promise<number> {
     const result = await this.webhooks.updateMany(
       { service_id: serviceId, $or: [{ owner_id: { $ne: owner.id } }, { owner_name: { $ne: owner.name } }] },

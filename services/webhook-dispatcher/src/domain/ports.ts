@@ -30,6 +30,8 @@ export interface WebhookStore {
   enabledFor(serviceId: number): Promise<WebhookRecord[]>;
   /** The ids of an owner's webhooks. */
   idsOwnedBy(ownerId: number): Promise<number[]>;
+  /** Disables the Service's enabled webhooks with `reason` (the Service was deleted); how many changed. */
+  disableForService(serviceId: number, reason: string): Promise<number>;
   /** Gives the Service's webhooks to its new owner; how many changed. */
   reassign(serviceId: number, owner: { id: number; name: string }): Promise<number>;
 }
