@@ -1,6 +1,11 @@
 import type { ChildProcess } from 'node:child_process';
+import amqp from 'amqplib';
+import { loadConfig } from '@pack/config';
+import { llmGatewayEnvSchema, llmGatewayService } from '@pack/llm-gateway';
+import { startService, type RunningService } from '@pack/runtime';
 import {
   freePort,
+  metricValue,
   startEntryPoint,
   startFakeOpenAi,
   waitFor,
@@ -237,6 +242,56 @@ describe('a replica killed with -9 while it holds pipeline work', () => {
         `orchestrator killed: ${items.length} pipelines OK, 0 provider calls repeated, ` +
           `slowest stage ${seconds.toFixed(1)} s\n`,
       );
+    },
+    BOUND_MS,
+  );
+
+  it(
+    'the orchestrator sends a stage request the broker no longer holds again, under its request id',
+    async () => {
+      fake.always({ latencyMs: 50 });
+      const service = await serviceWithProcessors('Lost request');
+      const before = fake.requestsTo('/chat/completions').length;
+      const orchestratorMetrics = stack.service('pipeline-orchestrator').metricsUrl;
+      const resentBefore = await metricValue(orchestratorMetrics, 'pipeline_stage_requests_resent_total');
+      // The only llm-gateway stops consuming; the request it would have taken is lost.
+      const llm = stack.service('llm-gateway');
+      const queue = llm.context.broker.declaredQueues().find((name) => name.endsWith('.generate-requests'))!;
+      await llm.context.broker.stopConsuming();
+      const connection = await amqp.connect(process.env.AMQP_URL!);
+      let replacement: RunningService<never> | undefined;
+      try {
+        const channel = await connection.createChannel();
+        const [item] = await approve(service, 1);
+        // Taken off the queue and dropped (with any copy of an earlier request still cycling there).
+        await waitFor(
+          async () => {
+            const message = await channel.get(queue, { noAck: true });
+            return message !== false && message.content.toString().includes(`Service Item ${item}:`);
+          },
+          { what: 'the CONFIG request taken off the queue' },
+        );
+        const started = await startService(
+          llmGatewayService,
+          loadConfig(llmGatewayEnvSchema, stack.envs['llm-gateway']),
+        );
+        replacement = started as unknown as RunningService<never>;
+        await started.started;
+
+        const [stages] = await allEnded([item!]);
+        expect(stages!.map((stage) => [stage.stage, stage.state])).toEqual([
+          ['CONFIG', 'OK'],
+          ['VERIFY', 'OK'],
+          ['EXECUTION', 'OK'],
+        ]);
+        expect([...callsSince(before).values()]).toEqual([1, 1, 1]);
+        // CONFIG's request went out twice: the lost one, and the copy that was answered.
+        const resent = await metricValue(orchestratorMetrics, 'pipeline_stage_requests_resent_total');
+        expect(resent - resentBefore).toBeGreaterThanOrEqual(1);
+      } finally {
+        await replacement?.stop();
+        await connection.close();
+      }
     },
     BOUND_MS,
   );
