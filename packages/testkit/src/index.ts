@@ -9,3 +9,4 @@ export * from './prometheus';
 export * from './fake-settings';
 export * from './clock';
 export * from './leak-scan';
+export * from './empty-owner';

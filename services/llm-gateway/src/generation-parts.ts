@@ -53,7 +53,7 @@ export function generationParts(w: GenerationWiring) {
     calls,
     rollups: new RollupBatcher(rollups),
     profiles,
-    policy,
+    leaseMs: w.config.LLM_CALL_LEASE_MS,
     owner: `${SOURCE}-${randomUUID().slice(0, 8)}`,
     adapterFor: (model) => reliableAdapter(model, w.dispatchers, w.breakers, w.observer, policy),
     publish: (result) =>

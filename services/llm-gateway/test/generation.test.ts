@@ -4,6 +4,7 @@ import {
   startFakeAnthropic,
   startFakeOpenAi,
   storedDocuments,
+  waitFor,
   type FakeProviderServer,
 } from '@pack/testkit';
 import { admin, LlmGatewayHarness } from './harness';
@@ -112,9 +113,10 @@ describe('generation through the broker', () => {
       .insertMany([claim(expired.request_id, expiredAt), claim(held.request_id, heldUntil)]);
     await requester.publish(expired);
     await requester.publish(held);
-    expect(await requester.resultOf(expired)).toMatchObject({ ok: true });
+    // The crashed holder may have called the provider: its attempt counts beside ours.
+    expect(await requester.resultOf(expired)).toMatchObject({ ok: true, attempts: 2 });
     // Answered only once its lease is over: deferred to the retry queue until then, not dead-lettered.
-    expect(await requester.resultOf(held)).toMatchObject({ ok: true });
+    expect(await requester.resultOf(held)).toMatchObject({ ok: true, attempts: 2 });
     expect(providerCalls(fake)).toBe(2);
     const records = (await storedDocuments(llm.service)).llm_calls ?? [];
     const record = (request: { request_id: string }) => records.find((r) => r._id === request.request_id);
@@ -122,10 +124,45 @@ describe('generation through the broker', () => {
       expect(record(request)).toMatchObject({
         state: 'finished',
         owner: expect.not.stringMatching(/crashed/),
+        attempts: 2,
+        takeovers: 1,
+        cost: '0.000006',
       });
     // The held request was claimed by this replica (and its provider call made) only after the
     // other's lease ran out.
     expect((record(held)!.claimed_at as Date).getTime()).toBeGreaterThanOrEqual(heldUntil.getTime());
+  });
+
+  it('renews its claim while a call outlasts the lease, so another replica waits instead of calling again', async () => {
+    // A 300 ms lease and a provider answering in 1.5 s: only the renewals keep the claim live.
+    const first = await LlmGatewayHarness.start({ ...LOOPBACK, LLM_CALL_LEASE_MS: '300' });
+    const second = await first.replica();
+    const tapOf = await Requester.start(first);
+    try {
+      const fake = await openAi();
+      fake.always({ latencyMs: 1500 });
+      const model = await vendor1Model(first, fake);
+      const request = tapOf.request(model);
+      await tapOf.publish(request);
+      await waitFor(() => fake.requestsTo('/chat/completions').length === 1, { what: 'the provider call' });
+      // A copy of the request (as a resend) while the call runs, past several lease lengths.
+      await tapOf.publish(request);
+      await tapOf.publish(request);
+      // Each copy waits for the live claim, then republishes the one result.
+      const results = await waitFor(
+        async () => {
+          const all = await tapOf.results([request.request_id]);
+          return all.length === 3 && all;
+        },
+        { what: 'the result and its two republications' },
+      );
+      for (const result of results) expect(result.data).toMatchObject({ ok: true, attempts: 1 });
+      expect(providerCalls(fake)).toBe(1);
+    } finally {
+      await tapOf.stop();
+      await second.service.stop();
+      await first.stopAndDrop();
+    }
   });
 
   it('calls the provider once per request id however often it is delivered, with two replicas', async () => {

@@ -41,6 +41,11 @@ export interface StageRecord {
   gen_ui_valid: boolean | null;
   /** Where the stage's outcome came from: its processor, or PackData pushed from outside (endpoint 5). */
   origin?: StageOrigin | null;
+  /** Times the sweeper sent the stage's request again for want of a result (0028, "Crashes"). */
+  resends?: number;
+  resent_at?: Date | null;
+  /** A result that came after the stage was failed by the timeout: recorded, its cost counted. */
+  late_result?: { ok: boolean; cost: string | null; unpriced: boolean; received_at: Date } | null;
 }
 
 export type StageOrigin = 'generated' | 'pushed';
@@ -91,6 +96,8 @@ export interface StageExpectation {
   request_id?: string;
   /** The pipeline unchanged since the copy at this `rev` (a remembered copy, see `recent`). */
   rev?: number;
+  /** No late result recorded on the stage yet (`late_result` null or absent). */
+  no_late_result?: boolean;
 }
 
 /** One stored PackData version (history: one per stage attempt). */

@@ -32,6 +32,8 @@ export interface WebhookStore {
   enabledFor(serviceId: number): Promise<WebhookRecord[]>;
   /** The ids of an owner's webhooks. */
   idsOwnedBy(ownerId: number): Promise<number[]>;
+  /** Disables the Service's enabled webhooks with `reason` (the Service was deleted); how many changed. */
+  disableForService(serviceId: number, reason: string): Promise<number>;
   /**
    * Gives the Service's webhooks to its new owner, clearing their authorization (it was the old
    * owner's, given for a URL the new owner may change; 0014); a rename of the owner only renames.

@@ -113,6 +113,11 @@ export class Webhooks {
     if (patch.trigger_wait_time !== undefined) set.trigger_wait_time = patch.trigger_wait_time;
     if (patch.trigger_cooling_time !== undefined) set.trigger_cooling_time = patch.trigger_cooling_time;
     if (patch.enabled !== undefined) {
+      // A deleted Service's webhooks stay disabled (services-projection.ts).
+      if (patch.enabled && (await this.services.find(record.service_id))?.deleted)
+        throw new ValidationError('the Service was deleted', {
+          errors: { enabled: ["the webhook's Service was deleted: it stays disabled"] },
+        });
       set.enabled = patch.enabled;
       if (patch.enabled) set.disabled_reason = null;
     }
