@@ -1,0 +1,201 @@
+import mongoose, { type Connection, mongo } from 'mongoose';
+import { dropDatabase, uniqueName } from '@pack/testkit';
+
+/**
+ * Our FerretDB build answers some finds and counts in PostgreSQL (tools/ferretdb/patches/
+ * 0002-pushdown.patch, docs/decisions/0032): only when the filter and the sort are exact there
+ * for the types stored; everything else keeps FerretDB's in-memory path. Each query here runs
+ * twice: as is, and with `$and: [{}]` added, which matches the same documents but is never
+ * pushed down; both answers must be the same, and a few are written out. On MongoDB both run
+ * alike (the test still checks the written-out answers).
+ */
+const oid = (n: number) => new mongo.ObjectId(n.toString(16).padStart(24, '0'));
+const day = (n: number) => new Date(Date.UTC(2026, 0, 1) + n * 86_400_000);
+
+/** Documents with int _ids and fields of one type each, or of mixed types, null and missing. */
+function typedDocuments(): mongo.Document[] {
+  return Array.from({ length: 60 }, (_, i) => {
+    const doc: mongo.Document = {
+      _id: i + 1,
+      int: (i * 7) % 13,
+      state: ['A', 'B', 'C'][i % 3],
+      at: day((i * 5) % 17),
+    };
+    doc.num = i % 4 === 0 ? (i % 9) + 0.5 : i % 4 === 1 ? mongo.Long.fromNumber(i % 9) : i % 9; // int, long, double
+    doc.flag = i % 2 === 0;
+    if (i % 5 !== 0) doc.sparse = i % 6; // missing in some documents
+    doc.nullable = i % 7 === 0 ? null : i % 8;
+    doc.mixed = [i, `s${i}`, oid(i), day(i), i % 2 === 0, [i], { v: i }, null][i % 8];
+    doc.word = `w${(i * 11) % 23}`; // strings: filters push down, sorts do not
+    return doc;
+  });
+}
+
+/** Documents whose _ids are of several types. */
+function mixedIdDocuments(): mongo.Document[] {
+  const ids: unknown[] = [
+    3,
+    'b',
+    oid(7),
+    1.5,
+    'a',
+    day(2),
+    mongo.Long.fromNumber(2),
+    true,
+    oid(1),
+    -4,
+    'c10',
+  ];
+  return ids.map((_id, i) => ({ _id, n: i % 3, s: `x${i % 2}` }));
+}
+
+describe('finds and counts answered in PostgreSQL equal the in-memory answers', () => {
+  let connection: Connection;
+  let dbName: string;
+  let typed: mongo.Collection;
+  let mixed: mongo.Collection;
+
+  beforeAll(async () => {
+    dbName = uniqueName('t_pushdown');
+    connection = await mongoose.createConnection(process.env.MONGO_URL!, { dbName }).asPromise();
+    typed = connection.collection('typed');
+    mixed = connection.collection('mixed');
+    await typed.createIndex({ state: 1 });
+    await typed.createIndex({ at: -1, _id: -1 });
+    await typed.insertMany(typedDocuments());
+    await mixed.insertMany(mixedIdDocuments());
+  });
+
+  afterAll(async () => {
+    await connection.close();
+    await dropDatabase(process.env.MONGO_URL!, dbName);
+  });
+
+  const inMemory = (filter: mongo.Document) => ({ ...filter, $and: [{}] });
+  const ids = (docs: mongo.Document[]) => docs.map((d) => d._id);
+
+  async function same(collection: mongo.Collection, filter: mongo.Document, options: mongo.FindOptions) {
+    const [pushed, memory] = await Promise.all([
+      collection.find(filter, options).toArray(),
+      collection.find(inMemory(filter), options).toArray(),
+    ]);
+    expect(pushed).toEqual(memory);
+    const [count, memoryCount] = await Promise.all([
+      collection.countDocuments(filter),
+      collection.countDocuments(inMemory(filter)),
+    ]);
+    expect(count).toBe(memoryCount);
+    return pushed;
+  }
+
+  const sorts: mongo.Sort[] = [
+    { _id: 1 },
+    { _id: -1 },
+    { int: 1, _id: 1 },
+    { int: -1, _id: -1 },
+    { num: 1, _id: -1 },
+    { num: -1, _id: 1 },
+    { at: -1, _id: -1 },
+    { at: 1, _id: 1 },
+    { flag: 1, _id: 1 },
+    { sparse: 1, _id: 1 },
+    { sparse: -1, _id: 1 },
+    { nullable: 1, _id: -1 },
+    { nullable: -1, _id: -1 },
+    { mixed: 1, _id: 1 },
+    { mixed: -1, _id: 1 },
+    { word: 1, _id: 1 },
+    { state: -1, _id: -1 },
+  ];
+  const filters: mongo.Document[] = [
+    {},
+    { state: 'B' },
+    { state: { $in: ['A', 'C'] } },
+    { int: 3 },
+    { int: { $in: [1, 2, 12] } },
+    { num: 2 },
+    { num: 2.5 },
+    { flag: true },
+    { flag: { $ne: true } },
+    { sparse: { $ne: 2 } },
+    { sparse: 0 },
+    { nullable: 3 },
+    { nullable: { $ne: 3 } },
+    { mixed: 8 },
+    { mixed: 's9' },
+    { word: 'w5', state: 'C' },
+    { _id: 17 },
+    { _id: 17.0, int: 2 },
+    { state: 'A', int: { $in: [0, 4] } },
+  ];
+
+  it.each(sorts.map((sort) => [JSON.stringify(sort), sort] as const))(
+    'sort %s over every filter, first, middle and last pages',
+    async (_name, sort) => {
+      for (const filter of filters) {
+        for (const [skip, limit] of [
+          [0, 7],
+          [20, 7],
+          [55, 7],
+          [3, 0],
+        ]) {
+          await same(typed, filter, { sort, skip, limit });
+        }
+      }
+    },
+  );
+
+  it('gives the pages a user would read, written out', async () => {
+    expect(ids(await same(typed, {}, { sort: { _id: -1 }, skip: 0, limit: 3 }))).toEqual([60, 59, 58]);
+    expect(ids(await same(typed, { state: 'B' }, { sort: { _id: -1 }, skip: 18, limit: 5 }))).toEqual([5, 2]);
+    expect(ids(await same(typed, { flag: { $ne: true } }, { sort: { _id: 1 }, limit: 3 }))).toEqual([
+      2, 4, 6,
+    ]);
+    // missing and null sort first ascending, last descending
+    expect(ids(await same(typed, {}, { sort: { sparse: 1, _id: 1 }, limit: 3 }))).toEqual([1, 6, 11]);
+    expect(ids(await same(typed, {}, { sort: { nullable: -1, _id: 1 }, skip: 50, limit: 10 }))).toEqual([
+      49, 1, 8, 15, 22, 29, 36, 43, 50, 57,
+    ]);
+    expect(await typed.countDocuments({ state: { $in: ['A', 'C'] } })).toBe(40);
+    expect(await typed.countDocuments({ sparse: { $ne: 2 } })).toBe(52);
+    expect(await typed.estimatedDocumentCount()).toBe(60);
+  });
+
+  it('keeps the BSON order of _ids of several types', async () => {
+    const all = await same(mixed, {}, { sort: { _id: 1 } });
+    expect(ids(all)).toEqual([-4, 1.5, 2, 3, 'a', 'b', 'c10', oid(1), oid(7), true, day(2)]);
+    await same(mixed, {}, { sort: { _id: -1 }, skip: 2, limit: 4 });
+    await same(mixed, { n: 1 }, { sort: { _id: -1 }, skip: 1, limit: 2 });
+    await same(mixed, { s: 'x1' }, { sort: { n: 1, _id: 1 } });
+  });
+
+  it('reads, updates and deletes by _id of every scalar type', async () => {
+    for (const id of [3, 1.5, 'b', oid(7), true, day(2)]) {
+      expect((await mixed.findOne({ _id: id } as mongo.Document))?._id).toEqual(id);
+      const updated = await mixed.updateOne({ _id: id } as mongo.Document, { $set: { seen: 1 } });
+      expect(updated.modifiedCount).toBe(1);
+    }
+    expect(await mixed.countDocuments({ seen: 1 })).toBe(6);
+    expect((await mixed.findOne({ _id: 2 }))?._id).toEqual(2); // the long 2, found by the int 2
+    expect(await mixed.findOne({ _id: '3' })).toBeNull();
+    expect((await mixed.deleteOne({ _id: 'a' } as mongo.Document)).deletedCount).toBe(1);
+    expect(await mixed.countDocuments({})).toBe(10);
+  });
+
+  it('follows documents whose types change after the first answer', async () => {
+    const changing = connection.collection('changing');
+    await changing.insertMany(Array.from({ length: 10 }, (_, i) => ({ _id: i, v: i })));
+    expect(ids(await same(changing, {}, { sort: { v: -1 }, limit: 2 }))).toEqual([9, 8]);
+    await changing.updateOne({ _id: 3 }, { $set: { v: 'text' } }); // a string among numbers
+    await changing.insertOne({ _id: 10 }); // a document without v
+    expect(ids(await same(changing, {}, { sort: { v: -1, _id: 1 }, limit: 2 }))).toEqual([3, 9]);
+    expect(ids(await same(changing, {}, { sort: { v: 1, _id: 1 }, limit: 2 }))).toEqual([10, 0]);
+    expect(await changing.countDocuments({ v: 3 })).toBe(0);
+    await changing.drop();
+    await changing.insertMany([
+      { _id: 'x', v: 2 },
+      { _id: 'y', v: 1 },
+    ]);
+    expect(ids(await same(changing, {}, { sort: { v: 1 } }))).toEqual(['y', 'x']);
+  });
+});
