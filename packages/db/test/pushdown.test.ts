@@ -9,13 +9,16 @@ import { dropDatabase, uniqueName } from '@pack/testkit';
  * pushed down; both answers must be the same, and a few are written out. On MongoDB both run
  * alike (the test still checks the written-out answers).
  */
+/** Documents of any shape: `_id`s of every type. */
+type Doc = { _id: number | string | boolean | Date | mongo.ObjectId | mongo.Long } & mongo.Document;
+
 const oid = (n: number) => new mongo.ObjectId(n.toString(16).padStart(24, '0'));
 const day = (n: number) => new Date(Date.UTC(2026, 0, 1) + n * 86_400_000);
 
 /** Documents with int _ids and fields of one type each, or of mixed types, null and missing. */
-function typedDocuments(): mongo.Document[] {
+function typedDocuments(): Doc[] {
   return Array.from({ length: 60 }, (_, i) => {
-    const doc: mongo.Document = {
+    const doc: Doc = {
       _id: i + 1,
       int: (i * 7) % 13,
       state: ['A', 'B', 'C'][i % 3],
@@ -32,8 +35,8 @@ function typedDocuments(): mongo.Document[] {
 }
 
 /** Documents whose _ids are of several types. */
-function mixedIdDocuments(): mongo.Document[] {
-  const ids: unknown[] = [
+function mixedIdDocuments(): Doc[] {
+  const ids: Doc['_id'][] = [
     3,
     'b',
     oid(7),
@@ -52,14 +55,14 @@ function mixedIdDocuments(): mongo.Document[] {
 describe('finds and counts answered in PostgreSQL equal the in-memory answers', () => {
   let connection: Connection;
   let dbName: string;
-  let typed: mongo.Collection;
-  let mixed: mongo.Collection;
+  let typed: mongo.Collection<Doc>;
+  let mixed: mongo.Collection<Doc>;
 
   beforeAll(async () => {
     dbName = uniqueName('t_pushdown');
     connection = await mongoose.createConnection(process.env.MONGO_URL!, { dbName }).asPromise();
-    typed = connection.collection('typed');
-    mixed = connection.collection('mixed');
+    typed = connection.collection<Doc>('typed');
+    mixed = connection.collection<Doc>('mixed');
     await typed.createIndex({ state: 1 });
     await typed.createIndex({ at: -1, _id: -1 });
     await typed.insertMany(typedDocuments());
@@ -74,7 +77,7 @@ describe('finds and counts answered in PostgreSQL equal the in-memory answers', 
   const inMemory = (filter: mongo.Document) => ({ ...filter, $and: [{}] });
   const ids = (docs: mongo.Document[]) => docs.map((d) => d._id);
 
-  async function same(collection: mongo.Collection, filter: mongo.Document, options: mongo.FindOptions) {
+  async function same(collection: mongo.Collection<Doc>, filter: mongo.Document, options: mongo.FindOptions) {
     const [pushed, memory] = await Promise.all([
       collection.find(filter, options).toArray(),
       collection.find(inMemory(filter), options).toArray(),
@@ -161,6 +164,17 @@ describe('finds and counts answered in PostgreSQL equal the in-memory answers', 
     expect(await typed.estimatedDocumentCount()).toBe(60);
   });
 
+  it('answers finds without a sort (any order) by _id lists and fields', async () => {
+    const byNumber = (a: unknown, b: unknown) => Number(a) - Number(b);
+    const found = await typed.find({ _id: { $in: [3, 9, 27, 81] } }).toArray();
+    expect(ids(found).sort(byNumber)).toEqual([3, 9, 27]);
+    const memory = await typed.find(inMemory({ state: 'C', flag: true })).toArray();
+    const pushed = await typed.find({ state: 'C', flag: true }).toArray();
+    expect(ids(pushed).sort(byNumber)).toEqual(ids(memory).sort(byNumber));
+    expect(ids(pushed).sort(byNumber)).toEqual([3, 9, 15, 21, 27, 33, 39, 45, 51, 57]);
+    expect(await typed.find({ state: 'C' }, { skip: 5, limit: 3 }).toArray()).toHaveLength(3);
+  });
+
   it('keeps the BSON order of _ids of several types', async () => {
     const all = await same(mixed, {}, { sort: { _id: 1 } });
     expect(ids(all)).toEqual([-4, 1.5, 2, 3, 'a', 'b', 'c10', oid(1), oid(7), true, day(2)]);
@@ -171,19 +185,19 @@ describe('finds and counts answered in PostgreSQL equal the in-memory answers', 
 
   it('reads, updates and deletes by _id of every scalar type', async () => {
     for (const id of [3, 1.5, 'b', oid(7), true, day(2)]) {
-      expect((await mixed.findOne({ _id: id } as mongo.Document))?._id).toEqual(id);
-      const updated = await mixed.updateOne({ _id: id } as mongo.Document, { $set: { seen: 1 } });
+      expect((await mixed.findOne({ _id: id }))?._id).toEqual(id);
+      const updated = await mixed.updateOne({ _id: id }, { $set: { seen: 1 } });
       expect(updated.modifiedCount).toBe(1);
     }
     expect(await mixed.countDocuments({ seen: 1 })).toBe(6);
     expect((await mixed.findOne({ _id: 2 }))?._id).toEqual(2); // the long 2, found by the int 2
     expect(await mixed.findOne({ _id: '3' })).toBeNull();
-    expect((await mixed.deleteOne({ _id: 'a' } as mongo.Document)).deletedCount).toBe(1);
+    expect((await mixed.deleteOne({ _id: 'a' })).deletedCount).toBe(1);
     expect(await mixed.countDocuments({})).toBe(10);
   });
 
   it('follows documents whose types change after the first answer', async () => {
-    const changing = connection.collection('changing');
+    const changing = connection.collection<Doc>('changing');
     await changing.insertMany(Array.from({ length: 10 }, (_, i) => ({ _id: i, v: i })));
     expect(ids(await same(changing, {}, { sort: { v: -1 }, limit: 2 }))).toEqual([9, 8]);
     await changing.updateOne({ _id: 3 }, { $set: { v: 'text' } }); // a string among numbers

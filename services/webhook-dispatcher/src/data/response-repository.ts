@@ -117,12 +117,8 @@ export class ResponseRepository implements ResponseStore, ScheduleStore, WindowC
     return this.responses.findOne({ webhook_id: webhookId, seq });
   }
 
-  async list(webhookId: number, limit: number, offset: number): Promise<Page<ResponseRecord>> {
-    const [count, items] = await Promise.all([
-      this.responses.countDocuments({ webhook_id: webhookId }),
-      this.responses.find({ webhook_id: webhookId }, { sort: { seq: -1 }, skip: offset, limit }).toArray(),
-    ]);
-    return { count, items };
+  list(webhookId: number, limit: number, offset: number): Promise<Page<ResponseRecord>> {
+    return findPage(this.responses, { webhook_id: webhookId }, { sort: { seq: -1 }, limit, offset });
   }
 
   listAcross(filter: ResponseFilter, limit: number, offset: number): Promise<Page<ResponseRecord>> {
