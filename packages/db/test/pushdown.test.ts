@@ -29,7 +29,23 @@ function typedDocuments(): Doc[] {
     if (i % 5 !== 0) doc.sparse = i % 6; // missing in some documents
     doc.nullable = i % 7 === 0 ? null : i % 8;
     doc.mixed = [i, `s${i}`, oid(i), day(i), i % 2 === 0, [i], { v: i }, null][i % 8];
-    doc.word = `w${(i * 11) % 23}`; // strings: filters push down, sorts do not
+    doc.word = `w${(i * 11) % 23}`;
+    doc.text = [
+      'a',
+      'B',
+      '\u00e9',
+      'z',
+      'Z',
+      '',
+      '\u00ff',
+      '\u65e5\u672c',
+      'a b',
+      'ab',
+      'A',
+      '\u{1f600}',
+      '\uff5a',
+    ][i % 13]; // code point order
+    doc.oid = oid((i * 37) % 61);
     return doc;
   });
 }
@@ -108,6 +124,11 @@ describe('finds and counts answered in PostgreSQL equal the in-memory answers', 
     { mixed: 1, _id: 1 },
     { mixed: -1, _id: 1 },
     { word: 1, _id: 1 },
+    { text: 1, _id: 1 },
+    { text: -1, _id: -1 },
+    { oid: 1 },
+    { oid: -1 },
+    { oid: 1, text: -1 },
     { state: -1, _id: -1 },
   ];
   const filters: mongo.Document[] = [
@@ -173,6 +194,27 @@ describe('finds and counts answered in PostgreSQL equal the in-memory answers', 
     expect(ids(pushed).sort(byNumber)).toEqual(ids(memory).sort(byNumber));
     expect(ids(pushed).sort(byNumber)).toEqual([3, 9, 15, 21, 27, 33, 39, 45, 51, 57]);
     expect(await typed.find({ state: 'C' }, { skip: 5, limit: 3 }).toArray()).toHaveLength(3);
+  });
+
+  it('orders strings by code point, as MongoDB does', async () => {
+    const texts = (await same(typed, { state: 'A' }, { sort: { text: 1, _id: 1 } })).map(
+      (d) => d.text as string,
+    );
+    expect([...new Set(texts)]).toEqual([
+      '',
+      'A',
+      'B',
+      'Z',
+      'a',
+      'a b',
+      'ab',
+      'z',
+      '\u00e9',
+      '\u00ff',
+      '\u65e5\u672c',
+      '\uff5a',
+      '\u{1f600}',
+    ]);
   });
 
   it('keeps the BSON order of _ids of several types', async () => {

@@ -31,6 +31,7 @@ export class ResponseRepository implements ResponseStore, ScheduleStore, WindowC
 
   async ensureIndexes(): Promise<void> {
     await this.responses.createIndex({ webhook_id: 1, seq: -1 }, { name: 'webhook_seq' });
+    await this.responses.createIndex({ created_at: -1, _id: -1 }, { name: 'newest' }); // listAcross
     await this.responses.createIndex({ state: 1, due_at: 1 }, { name: 'due' });
     await this.responses.createIndex({ state: 1, lease_until: 1 }, { name: 'lease' });
     await this.counters.createIndex({ expires_at: 1 }, { name: 'expires' });
