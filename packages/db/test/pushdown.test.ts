@@ -185,6 +185,24 @@ describe('finds and counts answered in PostgreSQL equal the in-memory answers', 
     expect(await typed.estimatedDocumentCount()).toBe(60);
   });
 
+  it('keeps the count of a collection through inserts, deletes, upserts and a drop', async () => {
+    const counted = connection.collection<Doc>('counted');
+    await counted.insertMany(Array.from({ length: 30 }, (_, i) => ({ _id: i })));
+    expect(await counted.countDocuments({})).toBe(30);
+    await counted.insertOne({ _id: 30 });
+    await expect(counted.insertOne({ _id: 30 })).rejects.toThrow(); // a duplicate adds nothing
+    await counted.updateOne({ _id: 31 }, { $set: { v: 1 } }, { upsert: true });
+    await counted.deleteMany({ _id: { $lt: 5 } });
+    await counted.deleteOne({ _id: 99 }); // deletes nothing
+    expect(await counted.countDocuments({})).toBe(27);
+    expect(await counted.countDocuments(inMemory({}))).toBe(27);
+    expect(await counted.estimatedDocumentCount()).toBe(27);
+    await counted.drop();
+    expect(await counted.countDocuments({})).toBe(0);
+    await counted.insertOne({ _id: 1 });
+    expect(await counted.countDocuments({})).toBe(1);
+  });
+
   it('answers finds without a sort (any order) by _id lists and fields', async () => {
     const byNumber = (a: unknown, b: unknown) => Number(a) - Number(b);
     const found = await typed.find({ _id: { $in: [3, 9, 27, 81] } }).toArray();
