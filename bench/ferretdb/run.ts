@@ -10,9 +10,16 @@
  *   20 writers, distinct documents   20 concurrent loops, each on its own document
  *   20 writers, one document         20 concurrent loops on the same document
  *   1 writer                         one loop on one document
- * It prints updates/s per build, the ratio patched/stock, and how many acknowledged increments
- * each build lost. It stops the servers, drops their databases, and stops PostgreSQL if it
- * started it. Measuring takes DURATION x ROUNDS x 6 seconds, bounded at 100 s.
+ *   20 writers, distinct documents, in 1,000 / in 100,000 documents
+ *                                    the same among other documents (loaded once per server
+ *                                    before measuring): an update by _id must not slow down
+ *                                    as the collection grows (patch 0002 serves `_id` equality
+ *                                    from the _id index; stock FerretDB scans the table)
+ * It prints updates/s per build, the ratio patched/stock, how many acknowledged increments
+ * each build lost, the 100,000/1,000 throughput ratio per build (target: 0.8 or more), and the
+ * p50 of a point read (findOne by _id) at both sizes. It stops the servers, drops their
+ * databases, and stops PostgreSQL if it started it. Measuring takes DURATION x ROUNDS x 10
+ * seconds, bounded at 150 s (loading the documents comes before).
  *
  *   pnpm bench:ferretdb            (DURATION=seconds per round, default 1; ROUNDS=n, default 4)
  */
@@ -26,7 +33,7 @@ const root = path.resolve(__dirname, '../..');
 const duration = Number(process.env.DURATION ?? 1);
 const rounds = Number(process.env.ROUNDS ?? 4);
 const WRITERS = 20;
-const MEASURE_LIMIT_MS = 100_000;
+const MEASURE_LIMIT_MS = 150_000;
 
 const times = <T>(n: number, make: (i: number) => T): T[] => Array.from({ length: n }, (_, i) => make(i));
 
@@ -93,6 +100,8 @@ interface Case {
   collection: string;
   writers: number;
   document: (writer: number) => number;
+  /** Documents in the collection (loaded once, before measuring); default: the writers' only. */
+  size?: number;
 }
 
 const cases: Case[] = [
@@ -104,14 +113,54 @@ const cases: Case[] = [
   },
   { name: `${WRITERS} writers, one document`, collection: 'hot', writers: WRITERS, document: () => 0 },
   { name: '1 writer, one document', collection: 'single', writers: 1, document: () => 0 },
+  ...[1_000, 100_000].map((size) => ({
+    name: `${WRITERS} writers, distinct, in ${size.toLocaleString('en-US')}`,
+    collection: `sized_${size}`,
+    writers: WRITERS,
+    document: (w: number) => (w * size) / WRITERS, // spread over the collection
+    size,
+  })),
 ];
+
+/** Loads the sized cases' collections: _id 0..size-1, each {n: 0}. */
+async function load(connection: Connection): Promise<void> {
+  for (const c of cases) {
+    if (!c.size) continue;
+    const collection = connection.collection<{ _id: number; n: number }>(c.collection);
+    await collection.deleteMany({});
+    for (let start = 0; start < c.size; start += 5000) {
+      const batch = times(Math.min(5000, c.size - start), (i) => ({ _id: start + i, n: 0 }));
+      await collection.insertMany(batch);
+    }
+  }
+}
+
+/** p50 of findOne by _id over 50 reads, ms. */
+async function pointRead(connection: Connection, c: Case): Promise<number> {
+  const collection = connection.collection<{ _id: number; n: number }>(c.collection);
+  const samples: number[] = [];
+  for (let i = 0; i < 50; i += 1) {
+    const started = process.hrtime.bigint();
+    await collection.findOne({ _id: (i * 7919) % c.size! });
+    samples.push(Number(process.hrtime.bigint() - started) / 1e6);
+  }
+  return samples.sort((a, b) => a - b)[24]!;
+}
 
 /** Runs one case for `seconds`; returns updates/s and the increments the server did not keep. */
 async function measure(connection: Connection, c: Case, seconds: number) {
   const collection = connection.collection<{ _id: number; n: number }>(c.collection);
-  await collection.deleteMany({});
   const ids = [...new Set(times(c.writers, c.document))];
-  await collection.insertMany(ids.map((_id) => ({ _id, n: 0 })));
+  if (!c.size) {
+    await collection.deleteMany({});
+    await collection.insertMany(ids.map((_id) => ({ _id, n: 0 })));
+  }
+  const sum = async () =>
+    (await collection.find({ _id: { $in: ids } }).toArray()).reduce(
+      (total, document) => total + document.n,
+      0,
+    );
+  const before = await sum();
   let acknowledged = 0;
   const started = process.hrtime.bigint();
   const end = Date.now() + seconds * 1000;
@@ -124,7 +173,7 @@ async function measure(connection: Connection, c: Case, seconds: number) {
     }),
   );
   const elapsed = Number(process.hrtime.bigint() - started) / 1e9;
-  const kept = (await collection.find({}).toArray()).reduce((sum, document) => sum + document.n, 0);
+  const kept = (await sum()) - before;
   return { rate: acknowledged / elapsed, acknowledged, lost: acknowledged - kept };
 }
 
@@ -172,6 +221,9 @@ async function main(): Promise<void> {
   }, MEASURE_LIMIT_MS);
   try {
     for (const server of servers) await start(server, binaries[server.name], pgUrl);
+    clearTimeout(limit);
+    for (const server of servers) await load(server.connection!);
+    limit.refresh();
     for (const server of servers) for (const c of cases) await measure(server.connection!, c, 0.3); // warm up
 
     const zero = () => ({ rate: 0, acknowledged: 0, lost: 0 });
@@ -197,11 +249,23 @@ async function main(): Promise<void> {
         `   ${stock.lost} of ${stock.acknowledged} / ${patched.lost} of ${patched.acknowledged}`,
       ].join('');
     });
+    const sized = cases.flatMap((c, i) => (c.size ? [{ c, result: results[i]! }] : []));
+    const [small, large] = [sized[0]!, sized[sized.length - 1]!];
+    const growth = (name: Server['name']) => (large.result[name].rate / small.result[name].rate).toFixed(2);
+    const reads: string[] = [];
+    for (const server of servers) {
+      const p50 = await Promise.all(sized.map(({ c }) => pointRead(server.connection!, c)));
+      reads.push(
+        `${server.name} ${p50.map((ms, i) => `${ms.toFixed(1)} ms in ${sized[i]!.c.size}`).join(', ')}`,
+      );
+    }
     process.stdout.write(
       [
         `bench/ferretdb: updateOne $inc, stock vs patched FerretDB, ${rounds} x ${duration} s per case and build, ${new Date().toISOString()}`,
         `${'case'.padEnd(32)}${'stock/s'.padStart(10)}${'patched/s'.padStart(12)}${'patched/stock'.padStart(16)}   increments lost (stock / patched)`,
         ...rows,
+        `update throughput in ${large.c.size} / in ${small.c.size} documents (target 0.8 or more): stock ${growth('stock')}, patched ${growth('patched')}`,
+        `point read p50 (findOne by _id): ${reads.join('; ')}`,
         '',
       ].join('\n'),
     );

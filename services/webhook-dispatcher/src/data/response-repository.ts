@@ -31,6 +31,7 @@ export class ResponseRepository implements ResponseStore, ScheduleStore, WindowC
 
   async ensureIndexes(): Promise<void> {
     await this.responses.createIndex({ webhook_id: 1, seq: -1 }, { name: 'webhook_seq' });
+    await this.responses.createIndex({ created_at: -1, _id: -1 }, { name: 'newest' }); // listAcross
     await this.responses.createIndex({ state: 1, due_at: 1 }, { name: 'due' });
     await this.responses.createIndex({ state: 1, lease_until: 1 }, { name: 'lease' });
     await this.counters.createIndex({ expires_at: 1 }, { name: 'expires' });
@@ -117,12 +118,8 @@ export class ResponseRepository implements ResponseStore, ScheduleStore, WindowC
     return this.responses.findOne({ webhook_id: webhookId, seq });
   }
 
-  async list(webhookId: number, limit: number, offset: number): Promise<Page<ResponseRecord>> {
-    const [count, items] = await Promise.all([
-      this.responses.countDocuments({ webhook_id: webhookId }),
-      this.responses.find({ webhook_id: webhookId }, { sort: { seq: -1 }, skip: offset, limit }).toArray(),
-    ]);
-    return { count, items };
+  list(webhookId: number, limit: number, offset: number): Promise<Page<ResponseRecord>> {
+    return findPage(this.responses, { webhook_id: webhookId }, { sort: { seq: -1 }, limit, offset });
   }
 
   listAcross(filter: ResponseFilter, limit: number, offset: number): Promise<Page<ResponseRecord>> {

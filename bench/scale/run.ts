@@ -1,0 +1,275 @@
+/**
+ * bench/scale: does a list cost the same at any size? (issue 23, docs/decisions/0032)
+ *
+ * For every list endpoint (bench/scale/lists.ts: its collection, its service's indexes, the
+ * filters users apply, the sort and projection its repository passes), loads 1,000, then
+ * 10,000, then 100,000 documents straight into the collection, and at each size times, through
+ * findPage (packages/db, what every list endpoint calls): the first page, a middle page and the
+ * last page (20 items, count included) and a point read by _id. It prints p50/p99 per list,
+ * filter and size, and the growth factor from 1,000 to 100,000 (target: under 2x).
+ *
+ * The server: our patched FerretDB, started on a spare port against a throw-away database of the
+ * private PostgreSQL of scripts/infra.sh (like bench/ferretdb), or the one on SCALE_MONGO_URL.
+ * With BENCH_MONGODB_URL (a MongoDB 7), it also prints MongoDB's plans (explain) of the same
+ * first-page queries; without it, it says it could not.
+ *
+ *   pnpm bench:scale     (SIZES=1000,10000,100000  REPS=9 timings per page  LISTS=substring)
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import net from 'node:net';
+import path from 'node:path';
+import mongoose, { type Connection, type mongo } from 'mongoose';
+import { findPage } from '@pack/db';
+import { LISTS, type List } from './lists';
+
+const root = path.resolve(__dirname, '../..');
+const sizes = (process.env.SIZES ?? '1000,10000,100000').split(',').map(Number);
+const reps = Number(process.env.REPS ?? 9);
+const only = process.env.LISTS;
+const LIMIT = 20;
+
+function infra(...args: string[]): string {
+  return execFileSync('bash', [path.join(root, 'scripts/infra.sh'), ...args], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+}
+
+function exported(output: string, name: string): string {
+  const value = new RegExp(`^export ${name}='([^']*)'`, 'm').exec(output)?.[1];
+  if (value === undefined) throw new Error(`scripts/infra.sh printed no ${name}`);
+  return value;
+}
+
+async function sparePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+async function answers(port: number): Promise<boolean> {
+  return new Promise<boolean>((resolve) => {
+    const socket = net.connect(port, '127.0.0.1', () => resolve(true)).on('error', () => resolve(false));
+    socket.unref();
+    setTimeout(() => socket.destroy(), 200).unref();
+  });
+}
+
+interface Server {
+  url: string;
+  stop: () => Promise<void>;
+}
+
+/** Our patched FerretDB on a throw-away PostgreSQL database. */
+async function startFerret(): Promise<Server> {
+  const binary = infra('ferretdb-bin', 'patched').trim();
+  const pg = infra('pg-up');
+  const database = `bench_scale_${randomBytes(3).toString('hex')}`;
+  infra('pg-db', 'create', database);
+  const port = await sparePort();
+  const child: ChildProcess = spawn(
+    binary,
+    [`-listen-addr=127.0.0.1:${port}`, `-postgresql-url=${exported(pg, 'PACK_PG_URL')}/${database}`],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  let log = '';
+  child.stderr!.on('data', (chunk: Buffer) => (log += chunk.toString()));
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      await exited;
+    }
+    infra('pg-db', 'drop', database);
+    if (exported(pg, 'PACK_PG_STARTED') === '1') infra('pg-down');
+  };
+  for (let i = 0; !(await answers(port)); i += 1) {
+    if (child.exitCode !== null || i > 300) {
+      await stop();
+      throw new Error(`FerretDB did not start on port ${port}:\n${log}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return { url: `mongodb://pack:pack@127.0.0.1:${port}/?authMechanism=PLAIN`, stop };
+}
+
+/** Tops the collection up to `size` documents (_id 1..size, or the list's own ids). */
+async function load(collection: mongo.Collection, list: List, from: number, size: number): Promise<void> {
+  for (let start = from + 1; start <= size; start += 2000) {
+    const batch = Array.from({ length: Math.min(2000, size - start + 1) }, (_, i) => list.make(start + i));
+    await collection.insertMany(batch, { ordered: false });
+  }
+}
+
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)]!;
+
+async function timed(run: () => Promise<unknown>): Promise<{ p50: number; p99: number }> {
+  await run(); // warm
+  const samples: number[] = [];
+  for (let i = 0; i < reps; i += 1) {
+    const started = process.hrtime.bigint();
+    await run();
+    samples.push(Number(process.hrtime.bigint() - started) / 1e6);
+  }
+  samples.sort((a, b) => a - b);
+  return { p50: percentile(samples, 0.5), p99: percentile(samples, 0.99) };
+}
+
+interface Row {
+  list: string;
+  filter: string;
+  size: number;
+  count: number;
+  first: { p50: number; p99: number };
+  middle: { p50: number; p99: number };
+  last: { p50: number; p99: number };
+  point: { p50: number; p99: number };
+}
+
+async function measure(connection: Connection, list: List, size: number): Promise<Row[]> {
+  const collection = connection.collection<mongo.Document>(list.collection);
+  const rows: Row[] = [];
+  for (const filter of list.filters) {
+    const page = (offset: number) =>
+      findPage(collection, filter.query, {
+        sort: list.sort,
+        limit: LIMIT,
+        offset,
+        projection: list.projection,
+      });
+    const { count, items } = await page(0);
+    const last = count === 0 ? 0 : Math.floor((count - 1) / LIMIT) * LIMIT;
+    const middle = Math.floor(last / LIMIT / 2) * LIMIT;
+    const someId = (items[items.length - 1] ?? list.make(1))._id as unknown;
+    rows.push({
+      list: list.endpoint,
+      filter: filter.name,
+      size,
+      count,
+      first: await timed(() => page(0)),
+      middle: await timed(() => page(middle)),
+      last: await timed(() => page(last)),
+      point: await timed(() => collection.findOne({ _id: someId } as mongo.Filter<mongo.Document>)),
+    });
+  }
+  return rows;
+}
+
+const ms = (t: { p50: number; p99: number }) => `${t.p50.toFixed(1)}/${t.p99.toFixed(1)}`.padStart(13);
+
+function report(rows: Row[]): string {
+  const lines = [
+    `${'list'.padEnd(36)}${'filter'.padEnd(19)}${'size'.padStart(7)}${'count'.padStart(7)}` +
+      `${'first p50/p99'.padStart(14)}${'middle'.padStart(14)}${'last'.padStart(14)}${'point read'.padStart(14)}`,
+  ];
+  for (const row of rows) {
+    lines.push(
+      `${row.list.padEnd(36)}${row.filter.padEnd(19)}${String(row.size).padStart(7)}${String(row.count).padStart(7)} ` +
+        `${ms(row.first)} ${ms(row.middle)} ${ms(row.last)} ${ms(row.point)}`,
+    );
+  }
+  const [small, large] = [Math.min(...sizes), Math.max(...sizes)];
+  lines.push('', `growth ${small} -> ${large} (p50 ratio; target under 2x; worst p50 at ${large} in ms)`);
+  let worst = 0;
+  for (const row of rows.filter((r) => r.size === large)) {
+    const base = rows.find((r) => r.size === small && r.list === row.list && r.filter === row.filter);
+    if (!base) continue;
+    const ratio = (k: 'first' | 'middle' | 'last' | 'point') => row[k].p50 / Math.max(base[k].p50, 0.5);
+    const ratios = (['first', 'middle', 'last', 'point'] as const).map(ratio);
+    worst = Math.max(worst, row.first.p50, row.middle.p50, row.last.p50);
+    lines.push(
+      `${row.list.padEnd(36)}${row.filter.padEnd(19)} first ${ratios[0]!.toFixed(2)}x  middle ${ratios[1]!.toFixed(2)}x  ` +
+        `last ${ratios[2]!.toFixed(2)}x  point ${ratios[3]!.toFixed(2)}x`,
+    );
+  }
+  lines.push(`slowest page p50 at ${large}: ${worst.toFixed(1)} ms (bound: 50 ms)`);
+  return lines.join('\n');
+}
+
+/** MongoDB's plans for the first pages, when a MongoDB is reachable. */
+async function explainOnMongo(lists: List[]): Promise<string> {
+  const url = process.env.BENCH_MONGODB_URL;
+  if (!url)
+    return 'MongoDB plans: not run (no MongoDB reachable; set BENCH_MONGODB_URL to a MongoDB 7 to print them)';
+  const connection = await mongoose
+    .createConnection(url, { dbName: `bench_scale_${Date.now()}` })
+    .asPromise();
+  const lines = ['MongoDB plans of the first pages (1,000 documents per list):'];
+  try {
+    for (const list of lists) {
+      const collection = connection.collection(list.collection);
+      for (const index of list.indexes) await collection.createIndex(index);
+      if ((await collection.estimatedDocumentCount()) === 0) await load(collection, list, 0, 1000);
+      for (const filter of list.filters) {
+        const plan = (await collection
+          .find(filter.query, { sort: list.sort, limit: LIMIT, projection: list.projection })
+          .explain('queryPlanner')) as { queryPlanner: { winningPlan: unknown } };
+        const stages = JSON.stringify(plan.queryPlanner.winningPlan).match(/"stage":"[A-Z_]+"/g) ?? [];
+        lines.push(
+          `${list.endpoint.padEnd(36)}${filter.name.padEnd(19)}${stages.map((s) => s.slice(9, -1)).join(' <- ')}`,
+        );
+      }
+    }
+    await connection.db!.dropDatabase();
+  } catch (error) {
+    lines.push(
+      `MongoDB plans: could not run them (${error instanceof Error ? error.message : String(error)})`,
+    );
+  } finally {
+    await connection.close();
+  }
+  return lines.join('\n');
+}
+
+async function main(): Promise<void> {
+  const lists = LISTS.filter(
+    (list) => !only || list.endpoint.includes(only) || list.collection.includes(only),
+  );
+  const server: Server = process.env.SCALE_MONGO_URL
+    ? { url: process.env.SCALE_MONGO_URL, stop: () => Promise.resolve() }
+    : await startFerret();
+  const dbName = `bench_scale_${randomBytes(3).toString('hex')}`;
+  const connection = await mongoose.createConnection(server.url, { dbName }).asPromise();
+  const rows: Row[] = [];
+  try {
+    const loaded = new Map<string, number>();
+    for (const list of lists) {
+      const collection = connection.collection(list.collection);
+      for (const index of list.indexes) await collection.createIndex(index);
+    }
+    for (const size of [...sizes].sort((a, b) => a - b)) {
+      for (const list of lists) {
+        const collection = connection.collection(list.collection);
+        if (list.make(1)._id !== undefined) {
+          await load(collection, list, loaded.get(list.collection) ?? 0, size);
+          loaded.set(list.collection, size);
+        }
+        rows.push(...(await measure(connection, list, size)));
+        process.stderr.write(`[bench] ${list.endpoint} at ${size}: done\n`);
+      }
+    }
+    const load1 = (await import('node:os')).loadavg()[0]!.toFixed(1);
+    process.stdout.write(
+      [
+        `bench/scale: findPage (20 items + count) per list endpoint, ms p50/p99 of ${reps} runs, ${new Date().toISOString()}, load average ${load1}`,
+        report(rows),
+        '',
+        await explainOnMongo(lists),
+        '',
+      ].join('\n'),
+    );
+  } finally {
+    await connection.db?.dropDatabase().catch(() => undefined);
+    await connection.close();
+    await server.stop();
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,53 @@
+import mongoose, { type Connection, type mongo } from 'mongoose';
+import { dropDatabase, uniqueName } from '@pack/testkit';
+import { findPage } from '../src';
+
+interface Item {
+  _id: number;
+  group: number;
+  odd: boolean;
+}
+
+/** findPage reads a page past the middle from the other end; every page must stay the same. */
+describe('findPage', () => {
+  let connection: Connection;
+  let dbName: string;
+  let items: mongo.Collection<Item>;
+
+  beforeAll(async () => {
+    dbName = uniqueName('t_paging');
+    connection = await mongoose.createConnection(process.env.MONGO_URL!, { dbName }).asPromise();
+    items = connection.collection('items');
+    await items.insertMany(
+      Array.from({ length: 25 }, (_, i) => ({ _id: i + 1, group: i % 3, odd: i % 2 === 0 })),
+    );
+  });
+
+  afterAll(async () => {
+    await connection.close();
+    await dropDatabase(process.env.MONGO_URL!, dbName);
+  });
+
+  const page = async (filter: mongo.Filter<Item>, sort: mongo.Sort, offset: number) => {
+    const { count, items: found } = await findPage(items, filter, { sort, offset, limit: 4 });
+    return { count, ids: found.map((item) => item._id) };
+  };
+
+  it('gives the first, middle and last pages newest first', async () => {
+    expect(await page({}, { _id: -1 }, 0)).toEqual({ count: 25, ids: [25, 24, 23, 22] });
+    expect(await page({}, { _id: -1 }, 12)).toEqual({ count: 25, ids: [13, 12, 11, 10] });
+    expect(await page({}, { _id: -1 }, 13)).toEqual({ count: 25, ids: [12, 11, 10, 9] });
+    expect(await page({}, { _id: -1 }, 20)).toEqual({ count: 25, ids: [5, 4, 3, 2] });
+    expect(await page({}, { _id: -1 }, 24)).toEqual({ count: 25, ids: [1] });
+    expect(await page({}, { _id: -1 }, 25)).toEqual({ count: 25, ids: [] });
+    expect(await page({}, { _id: -1 }, 40)).toEqual({ count: 25, ids: [] });
+  });
+
+  it('keeps filters and sorts on several fields', async () => {
+    expect(await page({ odd: true }, { _id: 1 }, 10)).toEqual({ count: 13, ids: [21, 23, 25] });
+    expect(await page({ odd: true }, { _id: 1 }, 8)).toEqual({ count: 13, ids: [17, 19, 21, 23] });
+    expect(await page({}, { group: -1, _id: 1 }, 18)).toEqual({ count: 25, ids: [7, 10, 13, 16] });
+    expect(await page({}, { group: 1, _id: -1 }, 22)).toEqual({ count: 25, ids: [9, 6, 3] });
+    expect(await page({}, { group: 1 }, 0)).toMatchObject({ count: 25 });
+  });
+});
