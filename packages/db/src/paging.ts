@@ -33,7 +33,7 @@ function reversed(sort: mongo.Sort): Record<string, 1 | -1> | null {
  * One page of a list endpoint and the total count.
  *
  * Reading a page skips `offset` index entries on both servers (MongoDB and our FerretDB build,
- * docs/decisions/0032), so a page past the middle is read from the other end: the same
+ * docs/decisions/0033), so a page past the middle is read from the other end: the same
  * documents, with the sort flipped, skipping the ones after the page instead, then put back in
  * order. The first page reads its count and its items in parallel; a later page needs the count
  * first.

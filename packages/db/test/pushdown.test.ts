@@ -3,7 +3,7 @@ import { dropDatabase, uniqueName } from '@pack/testkit';
 
 /**
  * Our FerretDB build answers some finds and counts in PostgreSQL (tools/ferretdb/patches/
- * 0002-pushdown.patch, docs/decisions/0032): only when the filter and the sort are exact there
+ * 0002-pushdown.patch, docs/decisions/0033): only when the filter and the sort are exact there
  * for the types stored; everything else keeps FerretDB's in-memory path. Each query here runs
  * twice: as is, and with `$and: [{}]` added, which matches the same documents but is never
  * pushed down; both answers must be the same, and a few are written out. On MongoDB both run
