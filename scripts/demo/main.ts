@@ -114,15 +114,20 @@ async function run(env: NodeJS.ProcessEnv, receiver: WebhookReceiver): Promise<C
       `users: ${owner.username} (service_owner), ${consumer.username} (consumer), tokens issued by the admin`,
     );
 
-    const model = await api.expect<LlmModelView>(201, 'the LLM model', 'POST', '/v1/ai/llm_models/', admin, {
-      name: `Demo model ${run}`,
-      provider: 'vendor1',
-      model_name: 'gpt-4o-mini',
-      prompt: 'You are the platform assistant. Answer with JSON only.',
-      input_price_per_1m_tokens: '0.15',
-      output_price_per_1m_tokens: '0.6',
-      extra_data: { api_key: 'sk-demo-no-key-needed', base_url: `${fake.url}/v1` },
-    });
+    const model = await api
+      .expect<LlmModelView>(201, 'the LLM model', 'POST', '/v1/ai/llm_models/', admin, {
+        name: `Demo model ${run}`,
+        provider: 'vendor1',
+        model_name: 'gpt-4o-mini',
+        prompt: 'You are the platform assistant. Answer with JSON only.',
+        input_price_per_1m_tokens: '0.15',
+        output_price_per_1m_tokens: '0.6',
+        extra_data: { api_key: 'sk-demo-no-key-needed', base_url: `${fake.url}/v1` },
+      })
+      .catch((error: Error) => {
+        // Model URLs pass the address guard when stored: a stack refusing loopback says so here.
+        throw /PACK_ALLOWED_TARGET_CIDRS/.test(error.message) ? new DemoError(LOOPBACK_HINT) : error;
+      });
     say(`LLM model #${model.id} "${model.name}" (vendor1 ${model.model_name}, 0.15 / 0.6 per 1M tokens)`);
     const probe = await api.call<ConnectionTest>(
       'POST',

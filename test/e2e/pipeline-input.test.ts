@@ -66,6 +66,16 @@ describe('pipeline orchestrator input through the gateway', () => {
       { what: 'the orchestrator to learn the Service' },
     );
     processor = config.body.id;
+    // The processor may have been created from the catalog's answer (read-your-writes, stored at
+    // version 0); the catalog's own event replaces it later. Wait for it, so that no refused
+    // request below sees the projection change under it.
+    await waitFor(
+      async () =>
+        (await storedDocuments(orchestrator())).services?.some(
+          ({ _id, version }) => _id === service && (version as number) > 0,
+        ),
+      { what: `the catalog's event of Service ${service} in the orchestrator's projection` },
+    );
     // PackData pushed into VERIFY makes a run; no execution processor, so nothing starts.
     const pushed = await asOwner('POST', `${PACK}data/service_item/${item}/verify/`, { body: { ok: true } });
     expect(pushed.status).toBe(201);
