@@ -918,8 +918,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Store a JSON object as a stage's PackData in the Service Item's latest run and start the next stage's active processor (into execution: a new run from CONFIG when a config processor is active)
-         * @description Store a JSON object as a stage's PackData in the Service Item's latest run and start the next stage's active processor (into execution: a new run from CONFIG when a config processor is active).
+         * Store a JSON object as a stage's PackData in the Service Item's latest run and start the next stage's active processor. Into execution it ends the run (the Change Instance COMPLETED), or with retrigger=true starts a new run from CONFIG, at most 3 times in a row per Change Instance (then the Change Instance is FAILED with the reason)
+         * @description Store a JSON object as a stage's PackData in the Service Item's latest run and start the next stage's active processor. Into execution it ends the run (the Change Instance COMPLETED), or with retrigger=true starts a new run from CONFIG, at most 3 times in a row per Change Instance (then the Change Instance is FAILED with the reason).
          *
          *     Roles: admin, service_owner.
          */
@@ -7200,7 +7200,10 @@ export interface operations {
                         /** Format: date-time */
                         updated_at: string;
                         total_cost: string | null;
+                        total_cost_covers: ("all_calls" | "priced_calls_only") | null;
+                        unpriced_calls: number | null;
                         currency: string | null;
+                        superseded_by: number | null;
                         stages: {
                             /** @enum {string} */
                             stage: "CONFIG" | "VERIFY" | "EXECUTION";
@@ -7217,6 +7220,9 @@ export interface operations {
                                 [key: string]: unknown;
                             } | null;
                             gen_ui_valid: boolean | null;
+                            gen_ui_error: string | null;
+                            unpriced: boolean;
+                            superseded: boolean;
                             origin: ("generated" | "pushed") | null;
                         }[];
                     };
@@ -7331,7 +7337,10 @@ export interface operations {
                         /** Format: date-time */
                         updated_at: string;
                         total_cost: string | null;
+                        total_cost_covers: ("all_calls" | "priced_calls_only") | null;
+                        unpriced_calls: number | null;
                         currency: string | null;
+                        superseded_by: number | null;
                         stages: {
                             /** @enum {string} */
                             stage: "CONFIG" | "VERIFY" | "EXECUTION";
@@ -7348,6 +7357,9 @@ export interface operations {
                                 [key: string]: unknown;
                             } | null;
                             gen_ui_valid: boolean | null;
+                            gen_ui_error: string | null;
+                            unpriced: boolean;
+                            superseded: boolean;
                             origin: ("generated" | "pushed") | null;
                         }[];
                     };
@@ -7453,7 +7465,10 @@ export interface operations {
                         /** Format: date-time */
                         updated_at: string;
                         total_cost: string | null;
+                        total_cost_covers: ("all_calls" | "priced_calls_only") | null;
+                        unpriced_calls: number | null;
                         currency: string | null;
+                        superseded_by: number | null;
                         stages: {
                             /** @enum {string} */
                             stage: "CONFIG" | "VERIFY" | "EXECUTION";
@@ -7470,6 +7485,9 @@ export interface operations {
                                 [key: string]: unknown;
                             } | null;
                             gen_ui_valid: boolean | null;
+                            gen_ui_error: string | null;
+                            unpriced: boolean;
+                            superseded: boolean;
                             origin: ("generated" | "pushed") | null;
                         }[];
                     };
@@ -7582,7 +7600,10 @@ export interface operations {
                         /** Format: date-time */
                         updated_at: string;
                         total_cost: string | null;
+                        total_cost_covers: ("all_calls" | "priced_calls_only") | null;
+                        unpriced_calls: number | null;
                         currency: string | null;
+                        superseded_by: number | null;
                         stages: {
                             /** @enum {string} */
                             stage: "CONFIG" | "VERIFY" | "EXECUTION";
@@ -7599,6 +7620,9 @@ export interface operations {
                                 [key: string]: unknown;
                             } | null;
                             gen_ui_valid: boolean | null;
+                            gen_ui_error: string | null;
+                            unpriced: boolean;
+                            superseded: boolean;
                             origin: ("generated" | "pushed") | null;
                         }[];
                     };
@@ -7707,7 +7731,10 @@ export interface operations {
     };
     postExternalServiceownerPackDataServiceItemByIdByStage: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description execution only: true restarts the pipeline from CONFIG with the pushed data in its context (an error report); default false ends the run */
+                retrigger?: "true" | "false";
+            };
             header?: never;
             path: {
                 id: string;
@@ -7740,7 +7767,10 @@ export interface operations {
                             /** Format: date-time */
                             updated_at: string;
                             total_cost: string | null;
+                            total_cost_covers: ("all_calls" | "priced_calls_only") | null;
+                            unpriced_calls: number | null;
                             currency: string | null;
+                            superseded_by: number | null;
                             stages: {
                                 /** @enum {string} */
                                 stage: "CONFIG" | "VERIFY" | "EXECUTION";
@@ -7757,6 +7787,9 @@ export interface operations {
                                     [key: string]: unknown;
                                 } | null;
                                 gen_ui_valid: boolean | null;
+                                gen_ui_error: string | null;
+                                unpriced: boolean;
+                                superseded: boolean;
                                 origin: ("generated" | "pushed") | null;
                             }[];
                         };
@@ -7769,7 +7802,10 @@ export interface operations {
                             /** Format: date-time */
                             updated_at: string;
                             total_cost: string | null;
+                            total_cost_covers: ("all_calls" | "priced_calls_only") | null;
+                            unpriced_calls: number | null;
                             currency: string | null;
+                            superseded_by: number | null;
                             stages: {
                                 /** @enum {string} */
                                 stage: "CONFIG" | "VERIFY" | "EXECUTION";
@@ -7786,13 +7822,16 @@ export interface operations {
                                     [key: string]: unknown;
                                 } | null;
                                 gen_ui_valid: boolean | null;
+                                gen_ui_error: string | null;
+                                unpriced: boolean;
+                                superseded: boolean;
                                 origin: ("generated" | "pushed") | null;
                             }[];
                         } | null;
                     };
                 };
             };
-            /** @description Invalid id, or the body is not a JSON object */
+            /** @description Invalid id or retrigger flag, or the body is not a JSON object */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7828,7 +7867,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The stage kept changing while the PackData was stored; try again */
+            /** @description The stage kept changing while the PackData was stored (try again), or retrigger=true without an active config processor */
             409: {
                 headers: {
                     [name: string]: unknown;
