@@ -242,7 +242,7 @@ describe('pipeline rules of the spec, through the gateway', () => {
     expect(failed.reasons).toEqual(['EXECUTION: executor: helm upgrade timed out']);
   });
 
-  it('spec 2.2 costs: a pipeline with an unpriced call says its total covers priced calls only', async () => {
+  it('spec 2.2 costs: a pipeline and the dashboard with an unpriced call say their totals cover priced calls only', async () => {
     const created = await stack.call('POST', '/v1/ai/llm_models/', {
       body: {
         name: 'Unpriced model',
@@ -259,6 +259,21 @@ describe('pipeline rules of the spec, through the gateway', () => {
     const run = await reached(item, 0, 'OK');
     expect(run).toMatchObject({ total_cost: '0', total_cost_covers: 'priced_calls_only', unpriced_calls: 1 });
     expect(run.stages[0]).toMatchObject({ cost: null, unpriced: true });
+    // The dashboard's totals say the same of the unpriced model's calls.
+    const board = await waitFor(
+      async () => {
+        const read = await stack.call('GET', '/v1/ai/dashboard/?group_by=model');
+        const group = read.body.groups?.find((entry: { key: number }) => entry.key === created.body.id);
+        return group?.calls === 1 && read.body;
+      },
+      { what: 'the unpriced call in the dashboard' },
+    );
+    expect(board.groups.find((entry: { key: number }) => entry.key === created.body.id)).toMatchObject({
+      cost: '0',
+      unpriced_calls: 1,
+      cost_covers: 'priced_calls_only',
+    });
+    expect(board.totals).toMatchObject({ cost_covers: 'priced_calls_only' });
   });
 
   it('spec endpoint rule 2: a VERIFY trigger "takes the latest approved declaration of the Service Item"', async () => {

@@ -6445,6 +6445,8 @@ export interface operations {
                             cost: string | null;
                             /** @description Calls of models without prices: not in `cost` */
                             unpriced_calls: number;
+                            /** @description What `cost` sums: priced_calls_only when some call was unpriced (its cost is unknown, not 0); null when costs are hidden */
+                            cost_covers: ("all_calls" | "priced_calls_only") | null;
                             /** @description Median call latency, at most 10% above the true value */
                             p50_latency_ms: number | null;
                             /** @description 95th percentile call latency, at most 10% above the true value */
@@ -6463,6 +6465,8 @@ export interface operations {
                             cost: string | null;
                             /** @description Calls of models without prices: not in `cost` */
                             unpriced_calls: number;
+                            /** @description What `cost` sums: priced_calls_only when some call was unpriced (its cost is unknown, not 0); null when costs are hidden */
+                            cost_covers: ("all_calls" | "priced_calls_only") | null;
                             /** @description Median call latency, at most 10% above the true value */
                             p50_latency_ms: number | null;
                             /** @description 95th percentile call latency, at most 10% above the true value */
