@@ -5540,6 +5540,12 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /** @description Read-only, as a read returns it: ignored */
+                    id?: unknown;
+                    /** @description Read-only, as a read returns it: ignored */
+                    created_at?: unknown;
+                    /** @description Read-only, as a read returns it: ignored */
+                    updated_at?: unknown;
                     name?: string;
                     /** @enum {string} */
                     provider?: "vendor1" | "vendor1_assistant" | "vendor2" | "vendor3" | "genai";
@@ -5547,6 +5553,8 @@ export interface operations {
                     prompt?: string;
                     /** @description Seconds each provider request may take (1..600) */
                     timeout?: number;
+                    /** @description Most tokens one reply may generate (1..1000000, default 4096), sent in each protocol's own field: max_completion_tokens (vendor1, vendor1_assistant), max_tokens (vendor2, genai), generationConfig.maxOutputTokens (vendor3) */
+                    max_output_tokens?: number;
                     /** @description Price per 1,000,000 tokens as a decimal string with at most 6 decimals (a JSON number is accepted); null: unpriced */
                     input_price_per_1m_tokens?: (number | string) | null;
                     /** @description Price per 1,000,000 tokens as a decimal string with at most 6 decimals (a JSON number is accepted); null: unpriced */
@@ -5714,6 +5722,7 @@ export interface operations {
                             model_name: string;
                             prompt: string;
                             timeout: number;
+                            max_output_tokens: number;
                             input_price_per_1m_tokens: string | null;
                             output_price_per_1m_tokens: string | null;
                             extra_data: {
@@ -5800,6 +5809,12 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /** @description Read-only, as a read returns it: ignored */
+                    id?: unknown;
+                    /** @description Read-only, as a read returns it: ignored */
+                    created_at?: unknown;
+                    /** @description Read-only, as a read returns it: ignored */
+                    updated_at?: unknown;
                     name: string;
                     model_name: string;
                     /** @default  */
@@ -5809,6 +5824,11 @@ export interface operations {
                      * @default 60
                      */
                     timeout?: number;
+                    /**
+                     * @description Most tokens one reply may generate (1..1000000, default 4096), sent in each protocol's own field: max_completion_tokens (vendor1, vendor1_assistant), max_tokens (vendor2, genai), generationConfig.maxOutputTokens (vendor3)
+                     * @default 4096
+                     */
+                    max_output_tokens?: number;
                     /** @description Price per 1,000,000 tokens as a decimal string with at most 6 decimals (a JSON number is accepted); null: unpriced */
                     input_price_per_1m_tokens?: (number | string) | null;
                     /** @description Price per 1,000,000 tokens as a decimal string with at most 6 decimals (a JSON number is accepted); null: unpriced */
@@ -5818,10 +5838,16 @@ export interface operations {
                     extra_data: {
                         /** @description API key (secret: masked in responses) */
                         api_key: string;
-                        /** @description http(s) URL */
-                        base_url: string;
+                        /** @description http(s) URL; null: the provider's default endpoint */
+                        base_url: string | null;
                     };
                 } | {
+                    /** @description Read-only, as a read returns it: ignored */
+                    id?: unknown;
+                    /** @description Read-only, as a read returns it: ignored */
+                    created_at?: unknown;
+                    /** @description Read-only, as a read returns it: ignored */
+                    updated_at?: unknown;
                     name: string;
                     model_name: string;
                     /** @default  */
@@ -5831,6 +5857,11 @@ export interface operations {
                      * @default 60
                      */
                     timeout?: number;
+                    /**
+                     * @description Most tokens one reply may generate (1..1000000, default 4096), sent in each protocol's own field: max_completion_tokens (vendor1, vendor1_assistant), max_tokens (vendor2, genai), generationConfig.maxOutputTokens (vendor3)
+                     * @default 4096
+                     */
+                    max_output_tokens?: number;
                     /** @description Price per 1,000,000 tokens as a decimal string with at most 6 decimals (a JSON number is accepted); null: unpriced */
                     input_price_per_1m_tokens?: (number | string) | null;
                     /** @description Price per 1,000,000 tokens as a decimal string with at most 6 decimals (a JSON number is accepted); null: unpriced */
@@ -5841,10 +5872,16 @@ export interface operations {
                         /** @description API key (secret: masked in responses) */
                         VENDOR1_API_KEY: string;
                         VENDOR1_ASSISTANT_ID: string;
-                        /** @description http(s) URL */
-                        base_url?: string;
+                        /** @description http(s) URL; null: the provider's default endpoint */
+                        base_url?: string | null;
                     };
                 } | {
+                    /** @description Read-only, as a read returns it: ignored */
+                    id?: unknown;
+                    /** @description Read-only, as a read returns it: ignored */
+                    created_at?: unknown;
+                    /** @description Read-only, as a read returns it: ignored */
+                    updated_at?: unknown;
                     name: string;
                     model_name: string;
                     /** @default  */
@@ -5854,6 +5891,11 @@ export interface operations {
                      * @default 60
                      */
                     timeout?: number;
+                    /**
+                     * @description Most tokens one reply may generate (1..1000000, default 4096), sent in each protocol's own field: max_completion_tokens (vendor1, vendor1_assistant), max_tokens (vendor2, genai), generationConfig.maxOutputTokens (vendor3)
+                     * @default 4096
+                     */
+                    max_output_tokens?: number;
                     /** @description Price per 1,000,000 tokens as a decimal string with at most 6 decimals (a JSON number is accepted); null: unpriced */
                     input_price_per_1m_tokens?: (number | string) | null;
                     /** @description Price per 1,000,000 tokens as a decimal string with at most 6 decimals (a JSON number is accepted); null: unpriced */
@@ -5863,10 +5905,16 @@ export interface operations {
                     extra_data: {
                         /** @description API key (secret: masked in responses) */
                         api_key: string;
-                        /** @description http(s) URL */
-                        base_url: string;
+                        /** @description http(s) URL; null: the provider's default endpoint */
+                        base_url: string | null;
                     };
                 } | {
+                    /** @description Read-only, as a read returns it: ignored */
+                    id?: unknown;
+                    /** @description Read-only, as a read returns it: ignored */
+                    created_at?: unknown;
+                    /** @description Read-only, as a read returns it: ignored */
+                    updated_at?: unknown;
                     name: string;
                     model_name: string;
                     /** @default  */
@@ -5876,6 +5924,11 @@ export interface operations {
                      * @default 60
                      */
                     timeout?: number;
+                    /**
+                     * @description Most tokens one reply may generate (1..1000000, default 4096), sent in each protocol's own field: max_completion_tokens (vendor1, vendor1_assistant), max_tokens (vendor2, genai), generationConfig.maxOutputTokens (vendor3)
+                     * @default 4096
+                     */
+                    max_output_tokens?: number;
                     /** @description Price per 1,000,000 tokens as a decimal string with at most 6 decimals (a JSON number is accepted); null: unpriced */
                     input_price_per_1m_tokens?: (number | string) | null;
                     /** @description Price per 1,000,000 tokens as a decimal string with at most 6 decimals (a JSON number is accepted); null: unpriced */
@@ -5885,10 +5938,16 @@ export interface operations {
                     extra_data: {
                         /** @description API key (secret: masked in responses) */
                         api_key: string;
-                        /** @description http(s) URL; null: the provider default endpoint */
+                        /** @description http(s) URL; null: the provider's default endpoint */
                         base_url: string | null;
                     };
                 } | {
+                    /** @description Read-only, as a read returns it: ignored */
+                    id?: unknown;
+                    /** @description Read-only, as a read returns it: ignored */
+                    created_at?: unknown;
+                    /** @description Read-only, as a read returns it: ignored */
+                    updated_at?: unknown;
                     name: string;
                     model_name: string;
                     /** @default  */
@@ -5898,6 +5957,11 @@ export interface operations {
                      * @default 60
                      */
                     timeout?: number;
+                    /**
+                     * @description Most tokens one reply may generate (1..1000000, default 4096), sent in each protocol's own field: max_completion_tokens (vendor1, vendor1_assistant), max_tokens (vendor2, genai), generationConfig.maxOutputTokens (vendor3)
+                     * @default 4096
+                     */
+                    max_output_tokens?: number;
                     /** @description Price per 1,000,000 tokens as a decimal string with at most 6 decimals (a JSON number is accepted); null: unpriced */
                     input_price_per_1m_tokens?: (number | string) | null;
                     /** @description Price per 1,000,000 tokens as a decimal string with at most 6 decimals (a JSON number is accepted); null: unpriced */
@@ -5935,6 +5999,7 @@ export interface operations {
                         model_name: string;
                         prompt: string;
                         timeout: number;
+                        max_output_tokens: number;
                         input_price_per_1m_tokens: string | null;
                         output_price_per_1m_tokens: string | null;
                         extra_data: {
@@ -6062,6 +6127,7 @@ export interface operations {
                         model_name: string;
                         prompt: string;
                         timeout: number;
+                        max_output_tokens: number;
                         input_price_per_1m_tokens: string | null;
                         output_price_per_1m_tokens: string | null;
                         extra_data: {
@@ -6259,6 +6325,12 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /** @description Read-only, as a read returns it: ignored */
+                    id?: unknown;
+                    /** @description Read-only, as a read returns it: ignored */
+                    created_at?: unknown;
+                    /** @description Read-only, as a read returns it: ignored */
+                    updated_at?: unknown;
                     name?: string;
                     /** @enum {string} */
                     provider?: "vendor1" | "vendor1_assistant" | "vendor2" | "vendor3" | "genai";
@@ -6266,6 +6338,8 @@ export interface operations {
                     prompt?: string;
                     /** @description Seconds each provider request may take (1..600) */
                     timeout?: number;
+                    /** @description Most tokens one reply may generate (1..1000000, default 4096), sent in each protocol's own field: max_completion_tokens (vendor1, vendor1_assistant), max_tokens (vendor2, genai), generationConfig.maxOutputTokens (vendor3) */
+                    max_output_tokens?: number;
                     /** @description Price per 1,000,000 tokens as a decimal string with at most 6 decimals (a JSON number is accepted); null: unpriced */
                     input_price_per_1m_tokens?: (number | string) | null;
                     /** @description Price per 1,000,000 tokens as a decimal string with at most 6 decimals (a JSON number is accepted); null: unpriced */
@@ -6292,6 +6366,7 @@ export interface operations {
                         model_name: string;
                         prompt: string;
                         timeout: number;
+                        max_output_tokens: number;
                         input_price_per_1m_tokens: string | null;
                         output_price_per_1m_tokens: string | null;
                         extra_data: {
