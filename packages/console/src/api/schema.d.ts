@@ -8942,9 +8942,11 @@ export interface operations {
                                 state: string;
                             };
                             status_code: number | null;
-                            /** @description The target's answer, cut to 4096 characters */
+                            /** @description The target's answer, cut to 4096 characters; null when none came (the request was never sent, refused or not answered) */
                             response_body: string | null;
                             response_truncated: boolean;
+                            /** @description Why there is no answer of the target: the fire was never sent (the webhook disabled or deleted), its target refused, or no reply came; null when the target answered */
+                            error: string | null;
                             attempts: {
                                 at: string;
                                 status_code: number | null;
@@ -9083,9 +9085,11 @@ export interface operations {
                             state: string;
                         };
                         status_code: number | null;
-                        /** @description The target's answer, cut to 4096 characters */
+                        /** @description The target's answer, cut to 4096 characters; null when none came (the request was never sent, refused or not answered) */
                         response_body: string | null;
                         response_truncated: boolean;
+                        /** @description Why there is no answer of the target: the fire was never sent (the webhook disabled or deleted), its target refused, or no reply came; null when the target answered */
+                        error: string | null;
                         attempts: {
                             at: string;
                             status_code: number | null;
@@ -9233,9 +9237,11 @@ export interface operations {
                                 state: string;
                             };
                             status_code: number | null;
-                            /** @description The target's answer, cut to 4096 characters */
+                            /** @description The target's answer, cut to 4096 characters; null when none came (the request was never sent, refused or not answered) */
                             response_body: string | null;
                             response_truncated: boolean;
+                            /** @description Why there is no answer of the target: the fire was never sent (the webhook disabled or deleted), its target refused, or no reply came; null when the target answered */
+                            error: string | null;
                             attempts: {
                                 at: string;
                                 status_code: number | null;
@@ -9374,9 +9380,11 @@ export interface operations {
                             state: string;
                         };
                         status_code: number | null;
-                        /** @description The target's answer, cut to 4096 characters */
+                        /** @description The target's answer, cut to 4096 characters; null when none came (the request was never sent, refused or not answered) */
                         response_body: string | null;
                         response_truncated: boolean;
+                        /** @description Why there is no answer of the target: the fire was never sent (the webhook disabled or deleted), its target refused, or no reply came; null when the target answered */
+                        error: string | null;
                         attempts: {
                             at: string;
                             status_code: number | null;
