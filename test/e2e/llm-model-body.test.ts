@@ -161,4 +161,35 @@ describe('LLM Model bodies through the gateway', () => {
     expect(patched.status).toBe(200);
     expect(patched.body.extra_data.base_url).toBeNull();
   });
+
+  it('numbers that cannot be stored exactly are refused naming the field; decimal strings are kept exactly as sent', async () => {
+    const base = {
+      provider: 'vendor1',
+      model_name: 'gpt-4o-mini',
+      extra_data: { api_key: KEY, base_url: `${openAi.url}/v1` },
+    };
+    const send = (name: string, rawPrice: string) =>
+      fetch(`${stack.gateway}${MODELS}`, {
+        method: 'POST',
+        headers: { authorization: `Token ${stack.adminToken}`, 'content-type': 'application/json' },
+        // Raw JSON text: the literal itself is what is sent, not a double JavaScript rounded first.
+        body: `{"name":"${name}","input_price_per_1m_tokens":${rawPrice},${JSON.stringify(base).slice(1)}`,
+      });
+    for (const literal of ['9007199254740993', '-1e-400', '0.1000000000000000000001']) {
+      const answer = await send(`Inexact ${literal}`, literal);
+      expect({ literal, status: answer.status }).toEqual({ literal, status: 400 });
+      expect(Object.keys(((await answer.json()) as { errors: object }).errors)).toEqual([
+        'input_price_per_1m_tokens',
+      ]);
+    }
+    const exact = await send('Exact as a string', '"9007199254740993"');
+    expect(exact.status).toBe(201);
+    expect(((await exact.json()) as { input_price_per_1m_tokens: string }).input_price_per_1m_tokens).toBe(
+      '9007199254740993',
+    );
+    const listed = await stack.call('GET', `${MODELS}?limit=100`);
+    expect(listed.body.results.map((model: { name: string }) => model.name)).not.toContain(
+      'Inexact 9007199254740993',
+    );
+  });
 });
