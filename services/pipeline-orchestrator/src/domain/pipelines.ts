@@ -121,11 +121,18 @@ export class Pipelines {
   async failRunning(pipelineId: number, stage: Stage, requestId: string, error: string, now: Date) {
     const pipeline = await this.deps.store.find(pipelineId);
     if (!pipeline) return false;
-    const failed: Partial<StageRecord> = { state: 'FAILED', finished_at: now, error };
-    // The run ends here as with a failed result: its Change Instance and the optimizer hear of it.
-    const events = await this.finishing(withStages(pipeline, { [stage]: failed }), 'FAILED', [
-      `${stage}: ${error}`,
-    ]);
+    const superseded = pipeline.superseded_by !== undefined;
+    const failed: Partial<StageRecord> = {
+      state: 'FAILED',
+      finished_at: now,
+      error,
+      ...(superseded && { superseded }),
+    };
+    // The run ends here as with a failed result: its Change Instance and the optimizer hear of it
+    // (a superseded run's end is nobody's news: a newer run works on its Change Instance).
+    const events = superseded
+      ? []
+      : await this.finishing(withStages(pipeline, { [stage]: failed }), 'FAILED', [`${stage}: ${error}`]);
     const moved = await this.endMove(
       pipelineId,
       stage,
