@@ -114,6 +114,23 @@ describe('the operator console: pipelines, dashboard, Change Instances, roles', 
     expect(await h.pageStayed()).toBe(true);
   });
 
+  it('pushes an error report into EXECUTION that restarts the pipeline only when asked ("may retrigger the workflow")', async () => {
+    await h.open(`/pipelines/${firstItem}`, `Pipeline of Service Item #${firstItem}`);
+    await h.page.getByLabel('Stage to push PackData into').selectOption('execution');
+    await h.page.getByLabel('PackData (JSON object)').fill('{"errors": ["smoke test failed"]}');
+    await h.page.getByLabel(/An error report: restart the pipeline from CONFIG/).check();
+    fake.scriptReplies(JSON.stringify(VALID_UI));
+    await h.page.getByRole('button', { name: 'Push PackData' }).click();
+    await h.page.getByText('PackData pushed into EXECUTION.').waitFor();
+    const restarted = await configDone(firstItem, firstPipeline);
+    expect(restarted.run).toBe(2);
+    const first = await actors.asOwner('GET', `${PACK}pipelines/${firstPipeline}/`);
+    expect(first.body.stages[2]).toMatchObject({
+      origin: 'pushed',
+      pack_data: { errors: ['smoke test failed'] },
+    });
+  });
+
   it('falls back to the standard renderer, visibly, for an unsupported gen_ui', async () => {
     // A looser catalog schema lets the unsupported component through the model's structured output.
     const looser = {
