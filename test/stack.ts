@@ -5,12 +5,13 @@ import { gatewayEnvSchema, gatewayService } from '@pack/gateway';
 import { llmGatewayEnvSchema, llmGatewayService } from '@pack/llm-gateway';
 import { orchestratorEnvSchema, orchestratorService } from '@pack/pipeline-orchestrator';
 import type { Role } from '@pack/contracts';
-import { startService, type RunningService } from '@pack/runtime';
+import { startService, type RunningService, type StartOptions } from '@pack/runtime';
 import { settingsEnvSchema, settingsService } from '@pack/settings';
 import { webhookDispatcherEnvSchema, webhookDispatcherService } from '@pack/webhook-dispatcher';
 import { isDeepStrictEqual } from 'node:util';
 import {
   call,
+  LeakScan,
   outboxDrained,
   stopAndClean,
   storedDocuments,
@@ -47,6 +48,12 @@ export interface Stack {
   issueToken(role: Role): Promise<string>;
   /** The checker built from the gateway's /v1/openapi.json (fetched once). */
   openApi(): Promise<OpenApiCheck>;
+  /**
+   * Every log line of every service (at debug level) is scanned for the secrets seeded here: the
+   * value of each secret-named field of every body stack.call sends or receives is seeded
+   * (LeakScan.seedFrom), and a test may seed more. stop() fails when a line held a fragment of one.
+   */
+  leaks: LeakScan;
   stop(): Promise<void>;
 }
 
@@ -59,27 +66,32 @@ const BEHIND_GATEWAY = [
   {
     name: 'settings',
     env: 'SETTINGS_URL',
-    start: (env: Env) => startService(settingsService, loadConfig(settingsEnvSchema, env)),
+    start: (env: Env, options?: StartOptions) =>
+      startService(settingsService, loadConfig(settingsEnvSchema, env), options),
   },
   {
     name: 'catalog',
     env: 'CATALOG_URL',
-    start: (env: Env) => startService(catalogService, loadConfig(catalogEnvSchema, env)),
+    start: (env: Env, options?: StartOptions) =>
+      startService(catalogService, loadConfig(catalogEnvSchema, env), options),
   },
   {
     name: 'llm-gateway',
     env: 'LLM_GATEWAY_URL',
-    start: (env: Env) => startService(llmGatewayService, loadConfig(llmGatewayEnvSchema, env)),
+    start: (env: Env, options?: StartOptions) =>
+      startService(llmGatewayService, loadConfig(llmGatewayEnvSchema, env), options),
   },
   {
     name: 'pipeline-orchestrator',
     env: 'PIPELINE_ORCHESTRATOR_URL',
-    start: (env: Env) => startService(orchestratorService, loadConfig(orchestratorEnvSchema, env)),
+    start: (env: Env, options?: StartOptions) =>
+      startService(orchestratorService, loadConfig(orchestratorEnvSchema, env), options),
   },
   {
     name: 'webhook-dispatcher',
     env: 'WEBHOOK_DISPATCHER_URL',
-    start: (env: Env) => startService(webhookDispatcherService, loadConfig(webhookDispatcherEnvSchema, env)),
+    start: (env: Env, options?: StartOptions) =>
+      startService(webhookDispatcherService, loadConfig(webhookDispatcherEnvSchema, env), options),
   },
 ] as const;
 
@@ -93,6 +105,8 @@ export interface StackOptions {
   allowedTargetCidrs?: string;
   /** Extra variables of a service, by its name (e.g. a short sweep interval for a test). */
   env?: Record<string, Env>;
+  /** The scan every log line goes through (default: a new one); see Stack.leaks. */
+  leaks?: LeakScan;
 }
 
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
@@ -101,6 +115,9 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const namespace = uniqueName('e2e');
   const upstreams: Env = {};
   const services: RunningService<never>[] = [];
+  const leaks = options.leaks ?? new LeakScan();
+  const started: StartOptions = { logDestination: leaks.logDestination('stack log') };
+  const logged: Env = { LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'debug' };
   const urls: Record<string, string> = {};
   const envs: Record<string, Env> = {};
   for (const service of BEHIND_GATEWAY) {
@@ -110,7 +127,11 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       BROKER_NAMESPACE: namespace,
       ...options.env?.[service.name],
     });
-    const running = await service.start(envs[service.name]!);
+    // The level only for the stack's own services: a replica a test starts from `envs` logs as usual.
+    const running = await service.start(
+      { ...envs[service.name]!, ...logged, ...options.env?.[service.name] },
+      started,
+    );
     services.push(running as unknown as RunningService<never>);
     upstreams[service.env] = running.url;
     urls[service.name] = running.url;
@@ -121,9 +142,10 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       ...upstreams,
       BROKER_NAMESPACE: namespace,
       PACK_ADMIN_TOKEN: adminToken,
+      ...logged,
     }),
   );
-  const gateway = await startService(gatewayService, gatewayConfig);
+  const gateway = await startService(gatewayService, gatewayConfig, started);
   services.unshift(gateway as unknown as RunningService<never>);
   await Promise.all(services.map((service) => service.started));
 
@@ -147,10 +169,12 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       return found;
     },
     async call(method, path, options = {}) {
+      leaks.seedFrom(options.body, `${method} ${path}`);
       const result = await call(gateway.url, method, path, {
         ...options,
         token: options.token === undefined ? adminToken : options.token,
       });
+      leaks.seedFrom(result.body, `the answer to ${method} ${path}`);
       (await loadOpenApi()).check({
         method,
         path,
@@ -168,8 +192,12 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       return issued.body.token as string;
     },
     openApi: loadOpenApi,
+    leaks,
     async stop() {
       for (const service of services) await stopAndClean(service);
+      leaks.rescanLogs();
+      const found = leaks.report();
+      if (found.length > 0) throw new Error(`secrets in the stack's log lines:\n${found.join('\n')}`);
     },
   };
   return stack;

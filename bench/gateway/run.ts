@@ -10,30 +10,19 @@
  *
  *   pnpm bench:gateway            (DURATION=seconds per round, CONNECTIONS=n, ROUNDS=n)
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { Pool } from 'undici';
 import { principalHeaders } from '@pack/http-kit';
-import { dropDatabase } from '@pack/testkit';
+import { dropDatabase, resolveInfra } from '@pack/testkit';
 
 const root = path.resolve(__dirname, '../..');
 const duration = Number(process.env.DURATION ?? 8);
 const connections = Number(process.env.CONNECTIONS ?? 16);
 const rounds = Number(process.env.ROUNDS ?? 2);
 const ROUTE = '/v1/core/general_settings/';
-
-function infra(): { MONGO_URL: string; AMQP_URL: string } {
-  if (process.env.MONGO_URL && process.env.AMQP_URL)
-    return { MONGO_URL: process.env.MONGO_URL, AMQP_URL: process.env.AMQP_URL };
-  const out = execFileSync('bash', [path.join(root, 'scripts/infra.sh'), 'up'], {
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const get = (name: string) => new RegExp(`^export ${name}='([^']+)'`, 'm').exec(out)![1]!;
-  return { MONGO_URL: get('MONGO_URL'), AMQP_URL: get('AMQP_URL') };
-}
 
 function start(name: string, env: Record<string, string>): ChildProcess {
   return spawn(process.execPath, ['--require', 'tsx/cjs', path.join(root, 'services', name, 'src/main.ts')], {
@@ -114,7 +103,9 @@ async function sequential(
 }
 
 async function main(): Promise<void> {
-  const urls = infra();
+  // MONGO_URL / AMQP_URL when set, else what the tests and `pnpm start` use (scripts/infra.sh).
+  const infra = await resolveInfra();
+  const urls = { MONGO_URL: infra.mongoUrl, AMQP_URL: infra.amqpUrl };
   const suffix = randomBytes(3).toString('hex');
   const secret = randomBytes(32).toString('base64url');
   const adminToken = `pack_${randomBytes(32).toString('base64url')}`;
@@ -204,6 +195,7 @@ async function main(): Promise<void> {
       ),
     );
     for (const db of databases) await dropDatabase(urls.MONGO_URL, db).catch(() => undefined);
+    await infra.stop?.();
   }
 }
 

@@ -19,7 +19,7 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import mongoose from 'mongoose';
 import { principalHeaders } from '@pack/http-kit';
-import { deleteQueues, dropDatabase, startFakeOpenAi, waitFor } from '@pack/testkit';
+import { deleteQueues, dropDatabase, resolveInfra, startFakeOpenAi, waitFor } from '@pack/testkit';
 import { GatewayDriver } from './gateway-driver';
 import { startLiteLlm, LITELLM_VERSION, type LiteLlm } from './litellm';
 import { chatCaller, cpuMs, dbCommands, drive, rssMb, type Figures } from './measure';
@@ -44,10 +44,10 @@ const ready = (url: string) =>
   });
 
 async function main(): Promise<void> {
-  const MONGO_URL = process.env.MONGO_URL;
-  const AMQP_URL = process.env.AMQP_URL;
-  if (!MONGO_URL || !AMQP_URL)
-    throw new Error('set MONGO_URL and AMQP_URL (see README, local infrastructure)');
+  // MONGO_URL / AMQP_URL when set, else what the tests and `pnpm start` use (scripts/infra.sh).
+  const infra = await resolveInfra();
+  const MONGO_URL = infra.mongoUrl;
+  const AMQP_URL = infra.amqpUrl;
   const suffix = randomBytes(3).toString('hex');
   const secret = randomBytes(32).toString('base64url');
   const database = `bench_llm_gateway_${suffix}`;
@@ -220,6 +220,7 @@ async function main(): Promise<void> {
     await dropDatabase(MONGO_URL, database).catch(() => undefined);
     await deleteQueues(AMQP_URL, GatewayDriver.queues(namespace)).catch(() => undefined);
     await fake.close();
+    await infra.stop?.();
   }
 }
 

@@ -18,7 +18,7 @@
  */
 import mongoose from 'mongoose';
 import { topologyNames } from '@pack/broker';
-import { deleteQueues, dropDatabase, startFakeOpenAi, waitFor } from '@pack/testkit';
+import { deleteQueues, dropDatabase, resolveInfra, startFakeOpenAi, waitFor } from '@pack/testkit';
 import { chatCaller, cpuMs, dbCommands, drive, type Figures } from '../llm-gateway/measure';
 import { PipelineDriver, type StageTiming } from './driver';
 import { report, type Row } from './report';
@@ -30,10 +30,10 @@ const SERVICE_ID = 1;
 const KINDS = ['config', 'verify', 'execution'];
 
 async function main(): Promise<void> {
-  const MONGO_URL = process.env.MONGO_URL;
-  const AMQP_URL = process.env.AMQP_URL;
-  if (!MONGO_URL || !AMQP_URL)
-    throw new Error('set MONGO_URL and AMQP_URL (see README, local infrastructure)');
+  // MONGO_URL / AMQP_URL when set, else what the tests and `pnpm start` use (scripts/infra.sh).
+  const infra = await resolveInfra();
+  const MONGO_URL = infra.mongoUrl;
+  const AMQP_URL = infra.amqpUrl;
   const fake = await startFakeOpenAi({ apiKey: KEY });
   fake.requests.push = () => 0;
   const services = new BenchServices(MONGO_URL, AMQP_URL);
@@ -165,6 +165,7 @@ async function main(): Promise<void> {
       await dropDatabase(MONGO_URL, service.database).catch(() => undefined);
     await deleteQueues(AMQP_URL, queuesOf(services.namespace)).catch(() => undefined);
     await fake.close();
+    await infra.stop?.();
   }
 }
 

@@ -313,6 +313,7 @@ async function main(): Promise<void> {
     await dropDatabase(infra.mongoUrl, env.MONGO_DB).catch(() => undefined);
     await receiver.stop();
     await settings.stop();
+    await infra.stop?.();
   }
 }
 

@@ -14,19 +14,26 @@ describe('the operator console: administration', () => {
   let h: Harness;
   let fake: FakeProviderServer;
   let receiver: Receiver;
+  /** The general settings every test starts from. */
+  let baseline: Record<string, unknown>;
 
   beforeAll(async () => {
     h = await startConsole();
     fake = await startFakeOpenAi({ apiKey: KEY });
     receiver = await Receiver.start();
     await h.showAiIntegration();
+    baseline = (await h.stack.call('GET', '/v1/core/general_settings/')).body;
   }, 120_000);
   afterAll(async () => {
     await h?.close();
     await fake?.close();
     await receiver?.close();
   });
-  afterEach(() => h.expectNoBrowserProblems());
+  afterEach(async () => {
+    h.expectNoBrowserProblems();
+    // Every test leaves the settings as it found them.
+    expect((await h.stack.call('GET', '/v1/core/general_settings/')).body).toEqual(baseline);
+  });
 
   it('refuses a wrong token in words, then signs in with the admin token and shows every admin page', async () => {
     await h.page.goto(`${h.stack.gateway}/`);
@@ -60,6 +67,7 @@ describe('the operator console: administration', () => {
   });
 
   it('shows the API field error next to the field, creates a model against the fake provider and tests its connection', async () => {
+    await h.signInAs(h.stack.adminToken, /\/dashboard/);
     await h.open('/models/new', 'New LLM model');
     await h.page.getByLabel('Name', { exact: true }).fill('Console model');
     await h.page.getByLabel('Model name at the provider').fill('gpt-4o-mini');
@@ -97,27 +105,35 @@ describe('the operator console: administration', () => {
   });
 
   it('shows the Global Banner on every page once enabled, and the Feedback link', async () => {
+    await h.signInAs(h.stack.adminToken, /\/dashboard/);
     await h.open('/models', 'LLM models');
     expect(await h.page.getByTestId('global-banner').count()).toBe(0);
-    const patched = await h.stack.call('PATCH', '/v1/core/general_settings/', {
-      body: {
+    await h.withSettings(
+      {
         global_banner: { ENABLED: true, message: 'Maintenance tonight at 22:00 UTC' },
         feedback: { ENABLED: true, feedback_link: 'https://feedback.example/pack' },
       },
-    });
-    expect(patched.status).toBe(200);
-    // A navigation reads the settings again: no reload.
-    await h.page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Webhooks' }).click();
-    await h.page.getByRole('heading', { level: 1, name: 'Webhooks' }).waitFor();
-    await h.page.getByTestId('global-banner').getByText('Maintenance tonight at 22:00 UTC').waitFor();
-    expect(await h.page.getByRole('link', { name: 'Feedback' }).getAttribute('href')).toBe(
-      'https://feedback.example/pack',
+      async () => {
+        // A navigation reads the settings again: no reload.
+        await h.page
+          .getByRole('navigation', { name: 'Main' })
+          .getByRole('link', { name: 'Webhooks' })
+          .click();
+        await h.page.getByRole('heading', { level: 1, name: 'Webhooks' }).waitFor();
+        await h.page.getByTestId('global-banner').getByText('Maintenance tonight at 22:00 UTC').waitFor();
+        expect(await h.page.getByRole('link', { name: 'Feedback' }).getAttribute('href')).toBe(
+          'https://feedback.example/pack',
+        );
+        await h.open('/settings', 'General settings');
+        expect(await h.page.getByTestId('global-banner').textContent()).toBe(
+          'Maintenance tonight at 22:00 UTC',
+        );
+      },
     );
-    await h.open('/settings', 'General settings');
-    expect(await h.page.getByTestId('global-banner').textContent()).toBe('Maintenance tonight at 22:00 UTC');
   });
 
   it('creates a webhook with the short form, triggers it and shows the response with state, status code and body', async () => {
+    await h.signInAs(h.stack.adminToken, /\/dashboard/);
     const service = await h.stack.call('POST', '/v1/catalog/services/', { body: { name: 'Console hooks' } });
     expect(service.status).toBe(201);
     await h.open('/webhooks/new', 'New webhook');
@@ -144,29 +160,41 @@ describe('the operator console: administration', () => {
   });
 
   it('edits every settings group with secrets masked and CLIENT_SECRET write-only, and generates the catalog schema', async () => {
-    await h.open('/settings', 'General settings');
-    expect(await h.page.locator('fieldset[data-group]').count()).toBe(12);
-    const secret = h.page.getByLabel('Client secret (write-only)');
-    expect([await secret.inputValue(), await secret.getAttribute('type')]).toEqual(['', 'password']);
-    await secret.fill('client-secret-value');
-    await h.page.getByLabel('Message', { exact: true }).fill('Maintenance moved to 23:00 UTC');
-    await h.page.getByRole('button', { name: 'Save settings' }).click();
-    await h.page.getByText(/^Saved: /).waitFor();
-    await h.page.getByTestId('global-banner').getByText('Maintenance moved to 23:00 UTC').waitFor();
-    const read = await h.stack.call('GET', '/v1/core/general_settings/');
-    expect(read.body.oauth).not.toHaveProperty('CLIENT_SECRET');
-    expect(await h.page.getByLabel('Client secret (write-only)').inputValue()).toBe('');
+    await h.signInAs(h.stack.adminToken, /\/dashboard/);
+    // The banner this test edits is on, with a message of its own; everything the editor changes
+    // (the message, CLIENT_SECRET, the generated schema) is patched back afterwards.
+    await h.withSettings(
+      {
+        global_banner: { ENABLED: true, message: 'Maintenance tonight at 22:00 UTC' },
+        oauth: { CLIENT_SECRET: '' },
+        ai_integration: { generative_ui_catalog_schema: null },
+      },
+      async () => {
+        await h.open('/settings', 'General settings');
+        expect(await h.page.locator('fieldset[data-group]').count()).toBe(12);
+        const secret = h.page.getByLabel('Client secret (write-only)');
+        expect([await secret.inputValue(), await secret.getAttribute('type')]).toEqual(['', 'password']);
+        await secret.fill('client-secret-value');
+        await h.page.getByLabel('Message', { exact: true }).fill('Maintenance moved to 23:00 UTC');
+        await h.page.getByRole('button', { name: 'Save settings' }).click();
+        await h.page.getByText(/^Saved: /).waitFor();
+        await h.page.getByTestId('global-banner').getByText('Maintenance moved to 23:00 UTC').waitFor();
+        const read = await h.stack.call('GET', '/v1/core/general_settings/');
+        expect(read.body.oauth).not.toHaveProperty('CLIENT_SECRET');
+        expect(await h.page.getByLabel('Client secret (write-only)').inputValue()).toBe('');
 
-    await h.page.getByLabel('Refresh interval (seconds)').fill('1');
-    await h.page.getByRole('button', { name: 'Save settings' }).click();
-    await h.page.locator('.field-invalid').getByLabel('Refresh interval (seconds)').waitFor();
+        await h.page.getByLabel('Refresh interval (seconds)').fill('1');
+        await h.page.getByRole('button', { name: 'Save settings' }).click();
+        await h.page.locator('.field-invalid').getByLabel('Refresh interval (seconds)').waitFor();
 
-    await h.page.getByRole('button', { name: 'Generate Schema' }).click();
-    await h.page.getByText(/catalog schema was generated/).waitFor();
-    expect(await h.page.getByLabel('Generative UI catalog schema (JSON)').inputValue()).toContain(
-      '"key_value"',
+        await h.page.getByRole('button', { name: 'Generate Schema' }).click();
+        await h.page.getByText(/catalog schema was generated/).waitFor();
+        expect(await h.page.getByLabel('Generative UI catalog schema (JSON)').inputValue()).toContain(
+          '"key_value"',
+        );
+        await expectAccessible(h, 'settings');
+        await h.screenshot('settings');
+      },
     );
-    await expectAccessible(h, 'settings');
-    await h.screenshot('settings');
   });
 });

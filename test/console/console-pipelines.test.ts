@@ -28,9 +28,12 @@ describe('the operator console: pipelines, dashboard, Change Instances, roles', 
   let actors: ReturnType<typeof pipelineActors>;
   let ownerToken: string;
   let consumerToken: string;
+  let model: number;
   let service: number;
-  let firstItem: number;
-  let firstPipeline: number;
+  /** An item whose pipeline ran in the set-up: what tells a test the orchestrator read new settings. */
+  let probeItem: number;
+  /** The general settings every test starts from. */
+  let baseline: Record<string, unknown>;
 
   beforeAll(async () => {
     h = await startConsole();
@@ -40,7 +43,7 @@ describe('the operator console: pipelines, dashboard, Change Instances, roles', 
       h.stack.issueToken('consumer'),
     ]);
     actors = pipelineActors(h.stack, ownerToken, consumerToken);
-    const model = await h.stack.call('POST', '/v1/ai/llm_models/', {
+    const created = await h.stack.call('POST', '/v1/ai/llm_models/', {
       body: {
         name: 'Pipeline model',
         provider: 'vendor1',
@@ -50,47 +53,69 @@ describe('the operator console: pipelines, dashboard, Change Instances, roles', 
         extra_data: { api_key: KEY, base_url: `${fake.url}/v1` },
       },
     });
-    expect(model.status).toBe(201);
-    await modelKnownToOrchestrator(h.stack, model.body.id);
-    service = (await actors.asOwner('POST', '/v1/catalog/services/', { name: 'Console pipelines' })).body.id;
+    expect(created.status).toBe(201);
+    model = created.body.id;
+    await modelKnownToOrchestrator(h.stack, model);
+    [service, probeItem] = await Promise.all([
+      uiService('Console pipelines'),
+      uiService('Console settings probe').then(async (probe) => {
+        fake.scriptReplies(JSON.stringify(VALID_UI));
+        const { item } = await actors.approved(probe, { namespace: 'probe' });
+        await configDone(item);
+        return item;
+      }),
+    ]);
+    await h.showAiIntegration();
+    baseline = (await h.stack.call('GET', '/v1/core/general_settings/')).body;
+  }, 120_000);
+  afterAll(async () => {
+    await h?.close();
+    await fake?.close();
+  });
+  afterEach(async () => {
+    h.expectNoBrowserProblems();
+    // Every test leaves the settings as it found them.
+    expect((await h.stack.call('GET', '/v1/core/general_settings/')).body).toEqual(baseline);
+  });
+
+  /** A new Service of the owner with an active config processor that asks for a generative UI. */
+  async function uiService(name: string): Promise<number> {
+    const id = (await actors.asOwner('POST', '/v1/catalog/services/', { name })).body.id as number;
     const processor = {
       name: 'UI config',
-      service,
+      service: id,
       kind: 'config',
-      llm_model: model.body.id,
+      llm_model: model,
       prompt: 'Plan it.',
       generative_ui: true,
       active: true,
     };
     await waitFor(
       async () => (await actors.asOwner('POST', '/v1/ai/processors/', processor)).status === 201,
-      { what: 'the config processor' },
+      { what: `the config processor of ${name}` },
     );
-    await h.showAiIntegration();
-  }, 120_000);
-  afterAll(async () => {
-    await h?.close();
-    await fake?.close();
-  });
-  afterEach(() => h.expectNoBrowserProblems());
-
-  /** The item's latest pipeline once CONFIG has finished. */
-  /** The item's latest pipeline, other than `before` (a second declaration of one item), once CONFIG is OK. */
-  const configDone = (item: number, before?: number) =>
-    waitFor(
+    return id;
+  }
+  /** The item's latest pipeline once CONFIG is OK (each test's item is of a Service of its own). */
+  function configDone(item: number) {
+    return waitFor(
       async () => {
         const answer = await actors.asOwner('GET', `${PACK}pipelines/latest/service_item/${item}/`);
-        return answer.body?.id !== before && answer.body?.stages?.[0]?.state === 'OK' && answer.body;
+        return answer.body?.stages?.[0]?.state === 'OK' && answer.body;
       },
       { what: 'CONFIG OK', timeoutMs: 30_000 },
     );
+  }
+  /** Whether the orchestrator shows costs to owners (the charges settings it has read). */
+  const costShownToOwner = async () =>
+    (await actors.asOwner('GET', `${PACK}pipelines/latest/service_item/${probeItem}/`)).body.total_cost !==
+    null;
 
   it('draws a valid gen_ui as components, and shows a stage that changes without a reload', async () => {
     fake.scriptReplies(JSON.stringify(VALID_UI));
     const { item } = await actors.approved(service, { namespace: 'team-a' });
-    firstItem = item;
-    firstPipeline = (await configDone(item)).id;
-    await h.signIn(ownerToken, /\/(dashboard|models)/);
+    await configDone(item);
+    await h.signInAs(ownerToken, /\/(dashboard|models)/);
     await h.open(`/pipelines/${item}`, `Pipeline of Service Item #${item}`);
     const ui = h.page.locator('[data-stage="CONFIG"] [data-gen-ui="components"]');
     await ui.waitFor();
@@ -115,17 +140,28 @@ describe('the operator console: pipelines, dashboard, Change Instances, roles', 
   });
 
   it('pushes an error report into EXECUTION that restarts the pipeline only when asked ("may retrigger the workflow")', async () => {
-    await h.open(`/pipelines/${firstItem}`, `Pipeline of Service Item #${firstItem}`);
+    const own = await uiService('Console push');
+    fake.scriptReplies(JSON.stringify(VALID_UI));
+    const { item } = await actors.approved(own, { namespace: 'team-push' });
+    const first = await configDone(item);
+    await h.signInAs(ownerToken, /\/(dashboard|models)/);
+    await h.open(`/pipelines/${item}`, `Pipeline of Service Item #${item}`);
     await h.page.getByLabel('Stage to push PackData into').selectOption('execution');
     await h.page.getByLabel('PackData (JSON object)').fill('{"errors": ["smoke test failed"]}');
     await h.page.getByLabel(/An error report: restart the pipeline from CONFIG/).check();
     fake.scriptReplies(JSON.stringify(VALID_UI));
     await h.page.getByRole('button', { name: 'Push PackData' }).click();
     await h.page.getByText('PackData pushed into EXECUTION.').waitFor();
-    const restarted = await configDone(firstItem, firstPipeline);
-    expect(restarted.run).toBe(2);
-    const first = await actors.asOwner('GET', `${PACK}pipelines/${firstPipeline}/`);
-    expect(first.body.stages[2]).toMatchObject({
+    const restarted = await waitFor(
+      async () => {
+        const answer = await actors.asOwner('GET', `${PACK}pipelines/latest/service_item/${item}/`);
+        return answer.body?.id !== first.id && answer.body?.stages?.[0]?.state === 'OK' && answer.body;
+      },
+      { what: 'run 2 CONFIG OK', timeoutMs: 30_000 },
+    );
+    expect(restarted.run).toBe(first.run + 1);
+    const pushedInto = await actors.asOwner('GET', `${PACK}pipelines/${first.id}/`);
+    expect(pushedInto.body.stages[2]).toMatchObject({
       origin: 'pushed',
       pack_data: { errors: ['smoke test failed'] },
     });
@@ -139,37 +175,39 @@ describe('the operator console: pipelines, dashboard, Change Instances, roles', 
       required: ['components'],
     };
     // One settings version also hides charges from owners, which shows when the orchestrator has it.
-    const patched = await h.stack.call('PATCH', '/v1/core/general_settings/', {
-      body: {
+    const own = await uiService('Console pipelines fallback');
+    expect(await costShownToOwner()).toBe(true);
+    await h.withSettings(
+      {
         ai_integration: { generative_ui_catalog_schema: looser },
         charges: { ENABLED: true, hide_for_serviceowners: true },
       },
-    });
-    expect(patched.status).toBe(200);
-    await waitFor(
-      async () =>
-        (await actors.asOwner('GET', `${PACK}pipelines/latest/service_item/${firstItem}/`)).body
-          .total_cost === null,
-      { what: 'the orchestrator to read the new settings' },
+      async () => {
+        await waitFor(async () => !(await costShownToOwner()), {
+          what: 'the orchestrator to read the new settings',
+        });
+        fake.scriptReplies(JSON.stringify(UNSUPPORTED_UI), JSON.stringify(UNSUPPORTED_UI));
+        const { item } = await actors.approved(own, { namespace: 'team-b' });
+        const pipeline = await configDone(item);
+        expect(pipeline.stages[0].gen_ui_valid).toBe(false);
+        await h.signInAs(ownerToken, /\/(dashboard|models)/);
+        await h.open(`/pipelines/${item}`, `Pipeline of Service Item #${item}`);
+        const fallback = h.page.locator('[data-stage="CONFIG"] [data-gen-ui="fallback"]');
+        await fallback.waitFor();
+        expect(await fallback.getByRole('note').textContent()).toMatch(
+          /^Shown as data: the UI reply was invalid/,
+        );
+        expect(JSON.parse((await fallback.locator('pre').textContent())!)).toEqual(UNSUPPORTED_UI);
+        expect(await h.page.locator('[data-gen-ui="components"]').count()).toBe(0);
+        await h.screenshot('pipeline-fallback');
+      },
     );
-    fake.scriptReplies(JSON.stringify(UNSUPPORTED_UI), JSON.stringify(UNSUPPORTED_UI));
-    const { item } = await actors.approved(service, { namespace: 'team-b' });
-    const pipeline = await configDone(item, firstPipeline);
-    expect(pipeline.stages[0].gen_ui_valid).toBe(false);
-    await h.open(`/pipelines/${item}`, `Pipeline of Service Item #${item}`);
-    const fallback = h.page.locator('[data-stage="CONFIG"] [data-gen-ui="fallback"]');
-    await fallback.waitFor();
-    expect(await fallback.getByRole('note').textContent()).toMatch(
-      /^Shown as data: the UI reply was invalid/,
-    );
-    expect(JSON.parse((await fallback.locator('pre').textContent())!)).toEqual(UNSUPPORTED_UI);
-    expect(await h.page.locator('[data-gen-ui="components"]').count()).toBe(0);
-    await h.screenshot('pipeline-fallback');
+    await waitFor(costShownToOwner, { what: 'the orchestrator to read the restored settings' });
     await h.open('/pipelines', 'Pipelines');
     await expectAccessible(h, 'pipelines');
     await h.screenshot('pipelines');
     await h.open('/processors', 'AI processors');
-    await h.page.getByLabel('Service', { exact: true }).selectOption(String(service));
+    await h.page.getByLabel('Service', { exact: true }).selectOption(String(own));
     await h.page.getByRole('button', { name: 'UI config' }).click();
     await h.page.getByLabel('Kind', { exact: true }).selectOption('change_instance_validator');
     expect(await h.page.getByLabel('Response JSON Schema').isDisabled()).toBe(true);
@@ -182,10 +220,9 @@ describe('the operator console: pipelines, dashboard, Change Instances, roles', 
   });
 
   it("shows the dashboard's figures equal to the API's for the same range", async () => {
-    await h.signOut();
-    await h.signIn(h.stack.adminToken, /\/dashboard/);
-    // The calls of both pipelines are in the hourly rollups once the API counts them.
-    await waitFor(async () => (await h.stack.call('GET', '/v1/ai/dashboard/')).body.totals.calls >= 2, {
+    await h.signInAs(h.stack.adminToken, /\/dashboard/);
+    // The set-up's pipeline called the model: its call is in the hourly rollups once the API counts it.
+    await waitFor(async () => (await h.stack.call('GET', '/v1/ai/dashboard/')).body.totals.calls >= 1, {
       what: 'the calls counted',
     });
     await h.open('/dashboard', 'AI Integration');
@@ -206,7 +243,7 @@ describe('the operator console: pipelines, dashboard, Change Instances, roles', 
       p50: `${Math.round(totals.p50_latency_ms)} ms`,
       p95: `${Math.round(totals.p95_latency_ms)} ms`,
     });
-    expect(totals.calls).toBeGreaterThanOrEqual(2);
+    expect(totals.calls).toBeGreaterThanOrEqual(1);
     const row = h.page.getByTestId('dashboard-groups').locator('tbody tr').first();
     expect(await row.locator('th').textContent()).toMatch(/Pipeline model/);
     expect(await row.locator('td').first().textContent()).toBe(String(body.groups[0].calls));
@@ -217,44 +254,43 @@ describe('the operator console: pipelines, dashboard, Change Instances, roles', 
   });
 
   it('refreshes the Change Instances table by itself, with the default filter of the role', async () => {
-    const patched = await h.stack.call('PATCH', '/v1/core/general_settings/', {
-      body: {
-        gui_table: {
-          ENABLED: true,
-          table_refresh_interval: 5,
-          default_filter_states_for_serviceowners: ['PENDING'],
-        },
-      },
+    const gui_table = {
+      ENABLED: true,
+      table_refresh_interval: 5,
+      default_filter_states_for_serviceowners: ['PENDING'],
+    };
+    await h.withSettings({ gui_table }, async () => {
+      await h.signInAs(ownerToken, /\/(dashboard|models)/);
+      await h.open('/change-instances', 'Change Instances');
+      await h.page.getByTestId('refresh-status').getByText('Refreshes every 5 s.').waitFor();
+      // The settings and the first page load side by side: the boxes show the role's default filter
+      // once the page (whose answer names the filter applied) is there.
+      await h.page.getByTestId('change-instances').waitFor();
+      expect(await h.page.getByLabel('PENDING', { exact: true }).isChecked()).toBe(true);
+      expect(await h.page.getByLabel('APPROVED', { exact: true }).isChecked()).toBe(false);
+      await h.markPage();
+      const submitted = await h.stack.call('POST', `/v1/catalog/services/${service}/declarations/`, {
+        token: consumerToken,
+        body: { declaration: { namespace: 'team-c' } },
+      });
+      expect(submitted.status).toBe(201);
+      const id = submitted.body.change_instance.id;
+      await h.page
+        .locator(`[data-testid="change-instances"] tr[data-id="${id}"]`)
+        .waitFor({ timeout: 20_000 });
+      expect(await h.pageStayed()).toBe(true);
+      await expectAccessible(h, 'change-instances');
+      await h.screenshot('change-instances');
+      await h.page.setViewportSize({ width: 390, height: 844 });
+      await expectAccessible(h, 'change-instances-phone');
+      await h.screenshot('change-instances-phone');
+      await h.page.setViewportSize({ width: 1280, height: 800 });
     });
-    expect(patched.status).toBe(200);
-    await h.signOut();
-    await h.signIn(ownerToken, /\/(dashboard|models)/);
-    await h.open('/change-instances', 'Change Instances');
-    await h.page.getByTestId('refresh-status').getByText('Refreshes every 5 s.').waitFor();
-    // The settings and the first page load side by side: the boxes show the role's default filter
-    // once the page (whose answer names the filter applied) is there.
-    await h.page.getByTestId('change-instances').waitFor();
-    expect(await h.page.getByLabel('PENDING', { exact: true }).isChecked()).toBe(true);
-    expect(await h.page.getByLabel('APPROVED', { exact: true }).isChecked()).toBe(false);
-    await h.markPage();
-    const submitted = await h.stack.call('POST', `/v1/catalog/services/${service}/declarations/`, {
-      token: consumerToken,
-      body: { declaration: { namespace: 'team-c' } },
-    });
-    expect(submitted.status).toBe(201);
-    const id = submitted.body.change_instance.id;
-    await h.page.locator(`[data-testid="change-instances"] tr[data-id="${id}"]`).waitFor({ timeout: 20_000 });
-    expect(await h.pageStayed()).toBe(true);
-    await expectAccessible(h, 'change-instances');
-    await h.screenshot('change-instances');
-    await h.page.setViewportSize({ width: 390, height: 844 });
-    await expectAccessible(h, 'change-instances-phone');
-    await h.screenshot('change-instances-phone');
-    await h.page.setViewportSize({ width: 1280, height: 800 });
   });
 
   it('offers each role its own navigation', async () => {
     const nav = () => h.page.getByRole('navigation', { name: 'Main' }).getByRole('link').allTextContents();
+    await h.signInAs(ownerToken, /\/(dashboard|models)/);
     expect(await nav()).toEqual([
       'AI Integration',
       'LLM models',
@@ -263,8 +299,7 @@ describe('the operator console: pipelines, dashboard, Change Instances, roles', 
       'Change Instances',
       'Webhooks',
     ]);
-    await h.signOut();
-    await h.signIn(consumerToken, /\/change-instances/);
+    await h.signInAs(consumerToken, /\/change-instances/);
     expect(await nav()).toEqual(['Change Instances']);
     await h.page.goto(`${h.stack.gateway}/settings`);
     await h.page.getByText('This page is not available to your role.').waitFor();

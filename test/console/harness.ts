@@ -33,6 +33,13 @@ export interface Harness {
   pageErrors: string[];
   signIn(token: string, expectPath?: RegExp): Promise<void>;
   signOut(): Promise<void>;
+  /** Signed in with `token`, whoever was signed in before (each test signs in as it needs). */
+  signInAs(token: string, expectPath?: RegExp): Promise<void>;
+  /**
+   * Runs `body` with the general settings patched (group -> fields), then patches back what
+   * those fields held before, whatever `body` did (a write-only field: the value in `patch`).
+   */
+  withSettings(patch: Record<string, Record<string, unknown>>, body: () => Promise<void>): Promise<void>;
   /** Opens a console path and waits for its main heading. */
   open(pathname: string, heading: string | RegExp): Promise<void>;
   /** axe-core on the page as it is: the serious and critical violations (expected: none). */
@@ -66,7 +73,9 @@ export async function startConsole(options: StackOptions = {}): Promise<Harness>
   } catch (error) {
     await stack.stop();
     rmSync(profile, { recursive: true, force: true });
-    throw new Error(`Chromium did not start from ${CHROMIUM} (.ci/run installs it): ${String(error)}`);
+    throw new Error(
+      `Chromium did not start from ${CHROMIUM} (scripts/deps.sh installs it): ${String(error)}`,
+    );
   }
   const page = context.pages()[0] ?? (await context.newPage());
   page.setDefaultTimeout(15_000);
@@ -93,6 +102,32 @@ export async function startConsole(options: StackOptions = {}): Promise<Harness>
     async signOut() {
       await page.getByRole('button', { name: 'Sign out' }).click();
       await page.waitForURL(/\/sign-in/);
+    },
+    async signInAs(token, expectPath) {
+      if (await page.getByRole('button', { name: 'Sign out' }).isVisible()) await harness.signOut();
+      await harness.signIn(token, expectPath);
+    },
+    async withSettings(patch, body) {
+      const SETTINGS = '/v1/core/general_settings/';
+      const before = (await stack.call('GET', SETTINGS)).body;
+      expect((await stack.call('PATCH', SETTINGS, { body: patch })).status).toBe(200);
+      try {
+        await body();
+      } finally {
+        const restore = Object.fromEntries(
+          Object.entries(patch).map(([group, fields]) => [
+            group,
+            // A write-only field (CLIENT_SECRET) is not in what GET shows: it goes back to `patch`'s value.
+            Object.fromEntries(
+              Object.entries(fields).map(([field, value]) => [
+                field,
+                field in before[group] ? before[group][field] : value,
+              ]),
+            ),
+          ]),
+        );
+        expect((await stack.call('PATCH', SETTINGS, { body: restore })).status).toBe(200);
+      }
     },
     async open(pathname, heading) {
       await page.goto(url(pathname));

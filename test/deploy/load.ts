@@ -20,8 +20,6 @@ export interface PlatformService {
   port: number;
   metrics_port: number;
   public?: boolean;
-  /** Metrics the dashboard and alert rules may name before the service exists. */
-  pending_metrics?: string[];
   /** Whether services/<name>/src/main.ts exists (false: planned, nothing deployed yet). */
   built: boolean;
 }

@@ -1,26 +1,26 @@
-/** Command-line tools the deployment checks run when they are installed (.ci/run installs them). */
+/** Command-line tools the deployment checks run (scripts/deps.sh installs them). */
 import { spawnSync } from 'node:child_process';
 
-/**
- * The path of `name` on PATH, or undefined so the test can skip. With CI=true a missing tool is
- * an error: CI installs it, and a check that silently stops running is worse than a failing one.
- */
-export function externalTool(
-  name: string,
-  install: string,
-  { optional = false }: { optional?: boolean } = {},
-): string | undefined {
-  const found = spawnSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8' });
-  const file = found.status === 0 ? found.stdout.trim() : '';
-  if (file) return file;
-  if (process.env.CI === 'true' && !optional)
-    throw new Error(`${name} is not installed and CI=true: ${install}`);
+/** The path of the first of `names` found on PATH, or undefined. */
+export function onPath(...names: string[]): string | undefined {
+  for (const name of names) {
+    const found = spawnSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8' });
+    const file = found.status === 0 ? found.stdout.trim() : '';
+    if (file) return file;
+  }
   return undefined;
 }
 
-/** Why a check does not run here, as the skipped test's name shows it. */
-export const missing = (name: string, install: string) =>
-  `SKIPPED: ${name} not installed (${install}); CI=true fails instead`;
+/**
+ * The path of `name` on PATH. A missing tool fails the test that needs it, never skips it:
+ * scripts/deps.sh installs it (`pnpm test`'s set-up and .ci/run call it), and a check that
+ * silently stops running is worse than a failing one.
+ */
+export function externalTool(name: string): string {
+  const file = onPath(name);
+  if (file) return file;
+  throw new Error(`${name} is not installed: run \`sudo bash scripts/deps.sh install\``);
+}
 
 export function run(
   file: string,

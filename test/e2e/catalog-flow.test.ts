@@ -214,17 +214,20 @@ describe('catalog through the gateway', () => {
       submission_builder: { enable_submit_functionality: false },
       service_creator: { allow_service_creation: false },
     });
-    const refused = await as('carla', 'POST', `/v1/catalog/services/${service.id}/declarations/`, {
-      declaration: { a: 1 },
-    });
-    expect(refused.status).toBe(403);
-    expect(refused.body.detail).toContain('switched off');
-    expect((await as('oscar', 'POST', '/v1/catalog/services/', { name: 'Not now' })).status).toBe(403);
-
-    await change({
-      submission_builder: { enable_submit_functionality: true },
-      service_creator: { allow_service_creation: true },
-    });
+    try {
+      const refused = await as('carla', 'POST', `/v1/catalog/services/${service.id}/declarations/`, {
+        declaration: { a: 1 },
+      });
+      expect(refused.status).toBe(403);
+      expect(refused.body.detail).toContain('switched off');
+      expect((await as('oscar', 'POST', '/v1/catalog/services/', { name: 'Not now' })).status).toBe(403);
+    } finally {
+      // Switched back on, as the stack started: what follows shows both work again.
+      await change({
+        submission_builder: { enable_submit_functionality: true },
+        service_creator: { allow_service_creation: true },
+      });
+    }
     expect(
       (
         await as('carla', 'POST', `/v1/catalog/services/${service.id}/declarations/`, {

@@ -1,4 +1,3 @@
-import { SECRET_MASK } from '@pack/secrets';
 import { startStack, type Stack } from '../stack';
 
 const MODELS = '/v1/ai/llm_models/';
@@ -41,7 +40,7 @@ describe('LLM models through the gateway', () => {
     expect(read.status).toBe(200);
     expect(read.body).toEqual({
       ...created.body,
-      extra_data: { ...created.body.extra_data, api_key: SECRET_MASK },
+      extra_data: { ...created.body.extra_data, api_key: '********' },
     });
     const listed = await stack.call('GET', MODELS, { token: ownerToken });
     expect(listed.body.results).toContainEqual(read.body);

@@ -65,6 +65,9 @@ describe('two orchestrators and two llm-gateways', () => {
           'pipeline-orchestrator': {
             PIPELINE_SWEEP_INTERVAL_MS: '200',
             PIPELINE_STAGE_TIMEOUT_MARGIN_MS: '500',
+            // One attempt's time: the stuck stage below fails after 1 s + 0.5 s.
+            PIPELINE_STAGE_CALL_ATTEMPTS: '1',
+            PIPELINE_STAGE_BACKOFF_MS: '0',
           },
         },
       }),

@@ -1,5 +1,12 @@
 import { events } from '@pack/contracts';
-import { EventTap, metricValue, startFakeOpenAi, waitFor, type FakeProviderServer } from '@pack/testkit';
+import {
+  EventTap,
+  metricValue,
+  publishEvent,
+  startFakeOpenAi,
+  waitFor,
+  type FakeProviderServer,
+} from '@pack/testkit';
 import { modelKnownToOrchestrator, pipelineMessagesHandled, startStack, type Stack } from '../stack';
 
 const KEY = 'sk-e2e-timeout-0000';
@@ -17,6 +24,9 @@ describe('a stage whose result does not come in time', () => {
           'pipeline-orchestrator': {
             PIPELINE_SWEEP_INTERVAL_MS: '100',
             PIPELINE_STAGE_TIMEOUT_MARGIN_MS: '300',
+            // A stage may take 2 attempts x (the model's 1 s + 1 s backoff) + 0.3 s = 4.3 s.
+            PIPELINE_STAGE_CALL_ATTEMPTS: '2',
+            PIPELINE_STAGE_BACKOFF_MS: '1000',
           },
         },
       }),
@@ -31,20 +41,23 @@ describe('a stage whose result does not come in time', () => {
     await stack?.stop();
   });
 
-  it('becomes FAILED by the sweeper after the model timeout plus the margin; the late result changes nothing', async () => {
+  /** A 1 s model priced 1 and 2 per million tokens, and a Service with the given active processors. */
+  async function slowService(name: string, kinds: string[]) {
     const model = await stack.call('POST', '/v1/ai/llm_models/', {
       body: {
-        name: 'Slow model',
+        name: `${name} model`,
         provider: 'vendor1',
         model_name: 'gpt-4o-mini',
         timeout: 1,
+        input_price_per_1m_tokens: '1',
+        output_price_per_1m_tokens: '2',
         extra_data: { api_key: KEY, base_url: `${fake.url}/v1` },
       },
     });
     expect(model.status).toBe(201);
     await modelKnownToOrchestrator(stack, model.body.id);
-    const service = await stack.call('POST', '/v1/catalog/services/', { body: { name: 'Slow service' } });
-    for (const kind of ['config', 'verify']) {
+    const service = await stack.call('POST', '/v1/catalog/services/', { body: { name } });
+    for (const kind of kinds) {
       const body = {
         name: kind,
         service: service.body.id,
@@ -57,12 +70,13 @@ describe('a stage whose result does not come in time', () => {
         what: `the ${kind} processor`,
       });
     }
-    // The provider asks to come back in 3 s, then answers at once: the llm-gateway succeeds,
-    // well after the model's 1 s timeout plus the 0.3 s margin.
-    fake.next({ fault: { kind: 'status', status: 429, retryAfter: '3' } }).scriptReplies('{"vm":"late"}');
+    return service.body.id as number;
+  }
 
+  /** A consumer's declaration on the Service, approved: its Change Instance. */
+  async function approved(service: number) {
     const consumer = await stack.issueToken('consumer');
-    const submitted = await stack.call('POST', `/v1/catalog/services/${service.body.id}/declarations/`, {
+    const submitted = await stack.call('POST', `/v1/catalog/services/${service}/declarations/`, {
       token: consumer,
       body: { declaration: { size: 'large' } },
     });
@@ -71,8 +85,38 @@ describe('a stage whose result does not come in time', () => {
     expect((await stack.call('PATCH', `/v1/catalog/change_instances/${instance.id}/`, approve)).status).toBe(
       200,
     );
+    return instance as { id: number; service_item: number };
+  }
 
-    const latest = () => stack.call('GET', `${PACK}pipelines/latest/service_item/${instance.service_item}/`);
+  const latestOf = (item: number) => stack.call('GET', `${PACK}pipelines/latest/service_item/${item}/`);
+
+  it('the stuck-stage timeout covers every attempt a call may make: a retried call past the model timeout ends OK', async () => {
+    const service = await slowService('Retried service', ['config']);
+    // The provider asks to come back in 2 s, then answers: 2 s is past the model's 1 s timeout
+    // plus the 0.3 s margin (the old rule failed the stage), within its two attempts' 4.3 s.
+    fake.next({ fault: { kind: 'status', status: 429, retryAfter: '2' } }).scriptReplies('{"vm":"retried"}');
+    const instance = await approved(service);
+    const done = await waitFor(
+      async () => {
+        const answer = await latestOf(instance.service_item);
+        const state = answer.body?.stages?.[0]?.state;
+        return (state === 'OK' || state === 'FAILED') && answer;
+      },
+      { what: 'CONFIG to end', timeoutMs: 20_000 },
+    );
+    expect(done.body.stages[0]).toMatchObject({ state: 'OK', error: null, cost: '0.000026' });
+    expect(done.body.total_cost).toBe('0.000026');
+  });
+
+  it('becomes FAILED by the sweeper after every attempt plus the margin; the late result is recorded with its cost', async () => {
+    const service = await slowService('Slow service', ['config', 'verify']);
+    // The provider asks to come back in 5 s, then answers at once: the llm-gateway succeeds,
+    // after the stage's 4.3 s.
+    fake.next({ fault: { kind: 'status', status: 429, retryAfter: '5' } }).scriptReplies('{"vm":"late"}');
+    const calls = fake.requestsTo('/chat/completions').length;
+    const instance = await approved(service);
+
+    const latest = () => latestOf(instance.service_item);
     const failed = await waitFor(
       async () => {
         const answer = await latest();
@@ -81,12 +125,12 @@ describe('a stage whose result does not come in time', () => {
       { what: 'CONFIG FAILED by the sweeper', timeoutMs: 20_000 },
     );
     expect(failed.body.stages[0].error).toMatch(
-      /^timeout: no result within the model's 1 s timeout plus the 0.3 s margin/,
+      /^timeout: no result within 2 attempt\(s\) of the model's 1 s timeout and 1 s backoff plus the 0.3 s margin/,
     );
+    expect(failed.body.stages[0].cost).toBeNull();
     expect(failed.body.stages[1].state).toBeNull();
-    const handledBefore = await pipelineMessagesHandled(stack.service('pipeline-orchestrator').metricsUrl);
 
-    // The llm-gateway's successful result arrives later and is handled: nothing moves.
+    // The llm-gateway's successful result arrives later: the stage stays FAILED, its cost counts.
     const late = await tap.waitFor(
       (all) => all.some((event) => event.data.reply_to?.pipeline_id === failed.body.id),
       'the late generate result',
@@ -94,18 +138,33 @@ describe('a stage whose result does not come in time', () => {
     const lateResult = late.find((event) => event.data.reply_to?.pipeline_id === failed.body.id)!.data;
     expect(lateResult).toMatchObject({
       ok: true,
+      cost: '0.000026',
       reply_to: { pipeline_id: failed.body.id, stage: 'CONFIG', run: failed.body.run },
     });
     expect(failed.body.run).toBe(1);
-    await waitFor(
-      async () =>
-        (await pipelineMessagesHandled(stack.service('pipeline-orchestrator').metricsUrl)) > handledBefore,
-      { what: 'the late result handled' },
+    const recorded = await waitFor(
+      async () => {
+        const answer = await latest();
+        return answer.body.total_cost === '0.000026' && answer;
+      },
+      { what: 'the late result cost in the total' },
     );
-    expect((await latest()).body).toEqual(failed.body);
-    expect(fake.requestsTo('/chat/completions')).toHaveLength(2);
+    expect(recorded.body.stages[0]).toMatchObject({
+      state: 'FAILED',
+      error: failed.body.stages[0].error,
+      cost: '0.000026',
+    });
+    expect(recorded.body.stages[1].state).toBeNull();
+    expect(fake.requestsTo('/chat/completions')).toHaveLength(calls + 2);
     const orchestrator = stack.service('pipeline-orchestrator').metricsUrl;
     expect(await metricValue(orchestrator, 'pipeline_stages_timed_out_total')).toBe(1);
+    // A redelivered late result adds nothing (the same result republished by the llm-gateway).
+    const handledBefore = await pipelineMessagesHandled(orchestrator);
+    await publishEvent(process.env.AMQP_URL!, stack.brokerNamespace, events.llmGenerateCompleted, lateResult);
+    await waitFor(async () => (await pipelineMessagesHandled(orchestrator)) > handledBefore, {
+      what: 'the repeated late result handled',
+    });
+    expect((await latest()).body.total_cost).toBe('0.000026');
     // The run ended there, as with a failed result: its Change Instance says so (0026).
     await waitFor(
       async () =>

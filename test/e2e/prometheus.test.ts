@@ -2,13 +2,13 @@
  * Prometheus for real: every service's /metrics passes `promtool check metrics`; the real
  * `prometheus` binary, run with deploy/prometheus/prometheus.yml pointed at this stack, finds
  * every service up, loads the alert rules, shows a request, a pipeline stage and a webhook
- * delivery made here in queried series and runs every dashboard query; and the dashboard and the alert rules name only metrics the
- * services expose (or that a planned service of deploy/services.yaml will).
+ * delivery made here in queried series and runs every dashboard query; and the dashboard and the
+ * alert rules name only metrics the services expose.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { prometheusTool, PROMETHEUS_MISSING, PrometheusServer, promtool, waitFor } from '@pack/testkit';
-import { builtServices, platformServices, readYaml, REPO } from '../deploy/load';
+import { PrometheusServer, promtool, waitFor } from '@pack/testkit';
+import { builtServices, readYaml, REPO } from '../deploy/load';
 import {
   dashboardExpressions,
   isKnownMetric,
@@ -32,12 +32,6 @@ const ruleExpressions = (
     group.rules.map((rule) => ({ where: `alert ${rule.alert}`, expr: rule.expr })),
   ),
 );
-/** Metrics a service does not expose yet (deploy/services.yaml `pending_metrics`). */
-const PENDING = new Set(platformServices().flatMap((entry) => entry.pending_metrics ?? []));
-
-const available = prometheusTool('promtool') !== undefined && prometheusTool('prometheus') !== undefined;
-const describeIf = available ? describe : describe.skip;
-if (!available) it.skip(PROMETHEUS_MISSING, () => undefined);
 
 /** Labels that would give a series per user, token or raw URL (unbounded cardinality). */
 const FORBIDDEN_LABELS = /^(user|user_?id|username|token|path|url|request_?id|ip)$/;
@@ -72,7 +66,7 @@ describe('the metrics the stack exposes', () => {
     );
   });
 
-  it(`are the only ones ${DASHBOARD} and the alert rules query (or pending ones of planned services)`, async () => {
+  it(`are the only ones ${DASHBOARD} and the alert rules query`, async () => {
     const families = new Set(['up']);
     for (const service of stack.services)
       for (const family of metricFamilies(await scrape(service.definition.name))) families.add(family);
@@ -80,16 +74,14 @@ describe('the metrics the stack exposes', () => {
     expect(dashboardExpressions(dashboard).length).toBeGreaterThan(15);
     const unknown = expressions.flatMap(({ where, expr }) =>
       metricNames(expr)
-        .filter((name) => !isKnownMetric(name, families) && !isKnownMetric(name, PENDING))
+        .filter((name) => !isKnownMetric(name, families))
         .map((name) => `${where}: ${name}`),
     );
     expect(unknown).toEqual([]);
-    // A pending metric that a running service already exposes must leave the pending list.
-    expect([...PENDING].filter((name) => families.has(name))).toEqual([]);
   });
 });
 
-describeIf('the stack under Prometheus', () => {
+describe('the stack under Prometheus', () => {
   it.each(builtServices().map((entry) => entry.name))(
     "%s's /metrics passes promtool check metrics, without per-user or raw-path labels",
     async (name) => {

@@ -14,7 +14,11 @@ export class Receiver {
   url = '';
   private readonly server: http.Server;
 
-  constructor(private readonly delayMs = 0) {
+  /** `echo`: answer with the request's headers as JSON, as httpbin does (a target that reads back what it got). */
+  constructor(
+    private readonly delayMs = 0,
+    private readonly echo = false,
+  ) {
     this.server = http.createServer((req, res) => {
       const chunks: Buffer[] = [];
       req.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -23,14 +27,14 @@ export class Receiver {
         setTimeout(() => {
           this.holding -= 1;
           this.received.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
-          res.end('thanks');
+          res.end(this.echo ? JSON.stringify({ headers: req.headers }) : 'thanks');
         }, this.delayMs);
       });
     });
   }
 
-  static async start(delayMs = 0): Promise<Receiver> {
-    const receiver = new Receiver(delayMs);
+  static async start(delayMs = 0, echo = false): Promise<Receiver> {
+    const receiver = new Receiver(delayMs, echo);
     await new Promise<void>((resolve) => receiver.server.listen(0, '127.0.0.1', resolve));
     receiver.url = `http://127.0.0.1:${(receiver.server.address() as AddressInfo).port}/hook`;
     return receiver;

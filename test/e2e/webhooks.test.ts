@@ -101,4 +101,46 @@ describe('webhooks through the gateway', () => {
       response_body: 'thanks',
     });
   });
+
+  it('clears the authorization when an admin gives the Service to another owner in the catalog (issue 20)', async () => {
+    const service = await stack.call('POST', '/v1/catalog/services/', {
+      token: owner,
+      body: { name: 'Handed-over service' },
+    });
+    const hook = await waitFor(async () => {
+      const reply = await stack.call('POST', '/v1/external/serviceowner/webhooks/', {
+        token: owner,
+        body: {
+          name: 'Handed over',
+          service: service.body.id,
+          target_url: target,
+          authorization: 'Bearer handover-token-77',
+        },
+      });
+      return reply.status === 201 ? reply.body : undefined;
+    });
+    const me = await stack.call('GET', '/v1/core/me/', { token: stranger });
+    const given = await stack.call('PATCH', `/v1/catalog/services/${service.body.id}/`, {
+      body: { owner: { id: me.body.id, name: me.body.username } },
+    });
+    expect(given.status).toBe(200);
+    const theirs = await waitFor(async () => {
+      const reply = await stack.call('GET', `/v1/external/serviceowner/webhooks/${hook.id}/`, {
+        token: stranger,
+      });
+      return reply.status === 200 ? reply.body : undefined;
+    });
+    expect(theirs).toMatchObject({ owner: { id: me.body.id }, target_url: target, authorization: '' });
+    expect(
+      (await stack.call('GET', `/v1/external/serviceowner/webhooks/${hook.id}/`, { token: owner })).status,
+    ).toBe(404);
+    const before = received.length;
+    const fired = await stack.call('POST', `/v1/external/serviceowner/webhooks/${hook.id}/trigger/`, {
+      token: stranger,
+      body: {},
+    });
+    expect(fired.status).toBe(202);
+    const request = await waitFor(() => received[before]);
+    expect(request.headers.authorization).toBeUndefined();
+  });
 });

@@ -79,12 +79,25 @@ export function isPlainHttpUrl(value: string): boolean {
   return (url.protocol === 'http:' || url.protocol === 'https:') && !url.username && !url.password;
 }
 
+/** Stored trimmed and in the WHATWG URL parser's form (0xa9fea9fe -> 169.254.169.254), as it is called. */
 const httpUrl = storedText()
+  .trim()
   .max(2048)
   .refine(isPlainHttpUrl, 'must be an http(s) URL without credentials in it')
-  .describe('http(s) URL');
+  .transform((value) => new URL(value).href)
+  .describe('http(s) URL (surrounding spaces removed); the platform must be allowed to call its address');
+/**
+ * Secrets go out as HTTP header values: a CR or LF would split the header (undici refuses it at
+ * call time, so the model could never work), a NUL is refused by storedText.
+ */
+const HEADER_BREAK = /[\r\n]/;
+const headerValue = () =>
+  storedText().refine(
+    (value) => !HEADER_BREAK.test(value),
+    'must not contain CR or LF: it is sent as an HTTP header value',
+  );
 const secret = (description: string) =>
-  storedText().min(1).max(4096).describe(`${description} (secret: masked in responses)`);
+  headerValue().min(1).max(4096).describe(`${description} (secret: masked in responses)`);
 /** Spec endpoint 2: "with extra_data.base_url possibly null": null is the provider's default endpoint. */
 const baseUrl = httpUrl.nullable().describe("http(s) URL; null: the provider's default endpoint");
 const apiKeyAndUrl = z.strictObject({ api_key: secret('API key'), base_url: baseUrl });

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { changeInstanceStateSchema } from './events';
 import { isPlainHttpUrl } from './llm';
+import { headerValueText } from './header-value';
 import { storedText } from './text';
 
 /** Webhooks (spec 2.6, 2.7, 3.2, 4.1; DESIGN section 8). */
@@ -21,11 +22,15 @@ const seconds = (what: string) =>
 const targetUrl = storedText()
   .max(2048)
   .refine(isPlainHttpUrl, 'must be an http(s) URL without credentials in it')
+  // The URL parser drops them silently: the stored text would not be the URL that is called.
+  .refine((value) => !/[\r\n\t]/.test(value), 'must not contain CR, LF or tab')
   .describe('http(s) URL that receives the POST of spec 4.1');
 
-const authorization = storedText()
+const authorization = headerValueText()
   .max(4096)
-  .describe('Sent as the Authorization header (secret: encrypted at rest, masked in responses)');
+  .describe(
+    'Sent as the Authorization header (secret: encrypted at rest, masked in responses; no CR, LF or NUL). Must be sent again with a new target_url',
+  );
 
 /** Fields of the full form of spec 2.6. */
 const webhookFields = {

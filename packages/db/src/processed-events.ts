@@ -4,20 +4,69 @@ import type { Metrics } from '@pack/metrics';
 import { PROCESSED_EVENTS, type ProcessedEvent } from './idempotency';
 
 export const DAY_MS = 86_400_000;
-/** FerretDB v1 answers a TTL index with NotImplemented. */
+/** FerretDB v1 answers a TTL index, and collMod, with NotImplemented. */
 const NOT_IMPLEMENTED = 238;
 /** MongoDB: an index on `at` exists already, with another (or no) expiry. */
 const INDEX_OPTIONS_CONFLICT = 85;
+/** A server without the command at all (mongo-java-server: collMod). */
+const COMMAND_NOT_FOUND = 59;
+/** listIndexes on a collection that does not exist yet. */
+const NAMESPACE_NOT_FOUND = 26;
 
 function errorCode(error: unknown): unknown {
   return typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined;
+}
+
+interface IndexInfo {
+  key: Record<string, unknown>;
+  expireAfterSeconds?: number;
+}
+
+/** The index on `{at: 1}`, or undefined (none yet, or no collection yet). */
+async function atIndex(connection: Connection): Promise<IndexInfo | undefined> {
+  try {
+    const indexes = (await connection.collection(PROCESSED_EVENTS).indexes()) as IndexInfo[];
+    return indexes.find((index) => Object.keys(index.key).join() === 'at' && index.key.at === 1);
+  } catch (error) {
+    if (errorCode(error) === NAMESPACE_NOT_FOUND) return undefined;
+    throw error;
+  }
+}
+
+/**
+ * Sets the expiry of the existing index on `at` with collMod: MongoDB refuses a createIndex with
+ * other options (IndexOptionsConflict), so collMod is the way. A server with TTL indexes but
+ * without collMod (mongo-java-server answers CommandNotFound) gets the index dropped and made
+ * again, the sweep covering the moment between. A server without TTL (FerretDB v1 answers
+ * NotImplemented) keeps its plain index: false.
+ */
+async function changeExpiry(connection: Connection, expireAfterSeconds: number): Promise<boolean> {
+  try {
+    await connection.db!.command({
+      collMod: PROCESSED_EVENTS,
+      index: { keyPattern: { at: 1 }, expireAfterSeconds },
+    });
+  } catch (error) {
+    if (errorCode(error) === NOT_IMPLEMENTED) return false;
+    if (errorCode(error) !== COMMAND_NOT_FOUND) throw error;
+    const collection = connection.collection(PROCESSED_EVENTS);
+    await collection.dropIndex('at_1');
+    await collection.createIndex({ at: 1 }, { expireAfterSeconds });
+  }
+  const index = await atIndex(connection);
+  if (index?.expireAfterSeconds !== expireAfterSeconds)
+    throw new Error(
+      `processed_events: collMod answered ok but the index on at expires after ${index?.expireAfterSeconds} s, not ${expireAfterSeconds} s`,
+    );
+  return true;
 }
 
 /**
  * Indexes `at`, so the sweep is a range delete. Where the server supports it (MongoDB) the index
  * is a TTL index and the server expires markers by itself as well; FerretDB v1 has no TTL and
  * gets a plain index. Safe to run from several replicas at once, and again after a change of
- * retention. Answers whether the server expires markers itself.
+ * retention (the TTL index's expiry then changes with collMod). Answers whether the server
+ * expires markers itself.
  */
 export async function ensureProcessedEventsIndex(
   connection: Connection,
@@ -25,20 +74,17 @@ export async function ensureProcessedEventsIndex(
 ): Promise<boolean> {
   const collection = connection.collection<ProcessedEvent>(PROCESSED_EVENTS);
   const expireAfterSeconds = Math.ceil(retentionMs / 1000);
+  const existing = await atIndex(connection);
+  if (existing?.expireAfterSeconds === expireAfterSeconds) return true;
+  if (existing?.expireAfterSeconds !== undefined) return changeExpiry(connection, expireAfterSeconds);
   try {
     await collection.createIndex({ at: 1 }, { expireAfterSeconds });
-    return true;
+    // A server may answer ok and keep an index it had with another expiry: look.
+    const made = await atIndex(connection);
+    return made?.expireAfterSeconds === expireAfterSeconds || changeExpiry(connection, expireAfterSeconds);
   } catch (error) {
-    if (errorCode(error) === INDEX_OPTIONS_CONFLICT) {
-      const changed = await connection
-        .db!.command({ collMod: PROCESSED_EVENTS, index: { keyPattern: { at: 1 }, expireAfterSeconds } })
-        .then(
-          () => true,
-          () => false,
-        );
-      // Otherwise the existing index on `at` still serves the sweep.
-      return changed;
-    }
+    // Another replica made it first with another expiry, or a plain index is there (MongoDB).
+    if (errorCode(error) === INDEX_OPTIONS_CONFLICT) return changeExpiry(connection, expireAfterSeconds);
     if (errorCode(error) !== NOT_IMPLEMENTED) throw error;
   }
   await collection.createIndex({ at: 1 });

@@ -82,10 +82,51 @@ describe('processed-events housekeeping on a real MongoDB-wire server', () => {
   });
 
   it('indexes the marker time, with a server-side expiry where the server has TTL indexes', async () => {
+    // Its own collection, with no index on `at` yet: nothing inherited from another test.
+    await mongo.connection.db!.createCollection('processed_events');
+    const atIndexes = async () => (await markers().indexes()).filter((candidate) => candidate.key.at === 1);
+    const atIndex = async () => (await atIndexes())[0];
+    expect(await atIndex()).toBeUndefined();
+
     const serverExpires = await ensureProcessedEventsIndex(mongo.connection, WEEK);
-    // A second replica, or a restart with another retention, must not fail.
+    expect((await atIndex())?.expireAfterSeconds).toBe(serverExpires ? 604800 : undefined);
+
+    // A restart with another retention changes the expiry (collMod: MongoDB refuses a
+    // createIndex with other options); a second replica starting alike must not fail either.
+    // The driver sends an index's key as a Map (its order matters): compare it as an object.
+    const plain = (indexes: unknown) =>
+      (indexes as { key: Map<string, unknown> }[]).map((index) => ({
+        ...index,
+        key: Object.fromEntries(index.key),
+      }));
+    const sent: { name: string; command: Record<string, unknown> }[] = [];
+    const client = mongo.connection.getClient();
+    const record = (event: { commandName: string; command: Record<string, unknown> }) => {
+      if (['listIndexes', 'createIndexes', 'collMod'].includes(event.commandName))
+        sent.push({ name: event.commandName, command: event.command });
+    };
+    client.on('commandStarted', record);
+    try {
+      expect(await ensureProcessedEventsIndex(mongo.connection, 2 * WEEK)).toBe(serverExpires);
+    } finally {
+      client.off('commandStarted', record);
+    }
+    expect((await atIndex())?.expireAfterSeconds).toBe(serverExpires ? 1209600 : undefined);
+    if (serverExpires) {
+      // The index is there with one week, so its expiry changes in place (MongoDB; a server
+      // without collMod has it dropped and made again), and it stays the only one on `at`.
+      expect(sent.slice(0, 2).map((entry) => entry.name)).toEqual(['listIndexes', 'collMod']);
+      expect(sent[1]!.command.index).toEqual({ keyPattern: { at: 1 }, expireAfterSeconds: 1209600 });
+      expect(await atIndexes()).toHaveLength(1);
+    } else {
+      // FerretDB v1: no TTL (the plain index has no expiry), so the two weeks are asked for
+      // again and refused with NotImplemented; the plain index stays.
+      expect(sent.map((entry) => entry.name)).toEqual(['listIndexes', 'createIndexes', 'createIndexes']);
+      expect(plain(sent[1]!.command.indexes)).toEqual([
+        { key: { at: 1 }, name: 'at_1', expireAfterSeconds: 1209600 },
+      ]);
+      expect(plain(sent[2]!.command.indexes)).toEqual([{ key: { at: 1 }, name: 'at_1' }]);
+    }
     expect(await ensureProcessedEventsIndex(mongo.connection, 2 * WEEK)).toBe(serverExpires);
-    const index = (await markers().indexes()).find((candidate) => candidate.key.at === 1);
-    expect(index?.expireAfterSeconds).toBe(serverExpires ? (2 * WEEK) / 1000 : undefined);
   });
 });

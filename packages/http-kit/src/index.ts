@@ -10,3 +10,4 @@ export * from './openapi';
 export * from './params';
 export * from './json-body';
 export * from './client-error';
+export * from './owner-read';

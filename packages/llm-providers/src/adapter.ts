@@ -1,6 +1,8 @@
 import { assistantGenerate } from './assistant';
 import { defaultTokenCache, genaiGenerate, type TokenCache } from './genai';
+import { ProviderError } from './errors';
 import { CallContext } from './http';
+import { jsonValues } from './redact';
 import type {
   AdapterOptions,
   GenerateRequest,
@@ -14,8 +16,8 @@ import { vendor1Generate } from './vendor1';
 import { vendor2Generate } from './vendor2';
 import { vendor3Generate } from './vendor3';
 
-/** The secrets of a configuration: never in an error message. */
-function secretsOf(config: ProviderConfig): string[] {
+/** The secrets of a configuration: never in an error message (nor in a connection test's excerpt). */
+export function secretsOf(config: ProviderConfig): string[] {
   switch (config.provider) {
     case 'vendor1':
     case 'vendor2':
@@ -24,9 +26,23 @@ function secretsOf(config: ProviderConfig): string[] {
     case 'vendor1_assistant':
       return [config.VENDOR1_API_KEY];
     case 'genai':
-      // Basic credentials are base64 of user:password; the encoded part is the secret.
-      return [config.credentials, ...config.credentials.split(/\s+/).filter((s) => s.length >= 8)];
+      // Every request_payload value counts as a secret: it is free JSON and may carry tokens.
+      return [...credentialForms(config.credentials), ...jsonValues(config.request_payload)];
   }
+}
+
+/**
+ * The Authorization value, its token part and, for Basic, the decoded user:password and password
+ * (a provider may echo any of them).
+ */
+function credentialForms(credentials: string): string[] {
+  const forms = [credentials, ...credentials.split(/\s+/).filter((s) => s.length >= 8)];
+  const basic = /^basic\s+([A-Za-z0-9+/=]+)$/i.exec(credentials.trim());
+  if (basic) {
+    const decoded = Buffer.from(basic[1]!, 'base64').toString('utf8');
+    forms.push(decoded, decoded.slice(decoded.indexOf(':') + 1));
+  }
+  return forms;
 }
 
 /** One adapter per model profile; `generate` makes a single attempt (no retries here). */
@@ -75,6 +91,10 @@ export function createAdapter(
             break;
         }
         return { ...out, latency_ms: ctx.elapsedMs(), ...modeOf(plan) };
+      } catch (error) {
+        // Every message, whichever protocol step wrote it, leaves without the call's secrets.
+        if (error instanceof ProviderError) error.message = ctx.scrub(error.message);
+        throw error;
       } finally {
         ctx.dispose();
       }

@@ -98,7 +98,7 @@ export async function genaiGenerate(
     if (responseFormat) body.response_format = responseFormat;
     const what = 'genai request';
     const send = async (token: string) => {
-      ctx.secrets.push(token);
+      ctx.addSecret(token);
       return requestJson(ctx, {
         url: config.request_url,
         headers: { authorization: `Bearer ${token}` },

@@ -6,8 +6,11 @@ import {
   ProviderInvalidResponseError,
   ProviderNetworkError,
   ProviderTimeoutError,
+  plainCode,
   scrub,
+  type ProviderError,
 } from './errors';
+import { Redactor } from './redact';
 
 export type Json = Record<string, unknown>;
 
@@ -21,13 +24,16 @@ export class CallContext {
   private readonly endsAt: number;
   private readonly timer: NodeJS.Timeout;
   private readonly startedAt = performance.now();
+  /** Removes every secret of the call (those added later, like an access token, included). */
+  readonly redactor: Redactor;
 
   constructor(
     readonly timeoutSeconds: number,
-    readonly secrets: string[],
+    secrets: Iterable<string>,
     readonly dispatcher: Dispatcher | undefined,
     private readonly userSignal?: AbortSignal,
   ) {
+    this.redactor = new Redactor(secrets);
     const ms = timeoutSeconds * 1000;
     this.endsAt = Date.now() + ms;
     this.timer = setTimeout(() => this.deadline.abort(), ms);
@@ -42,6 +48,16 @@ export class CallContext {
     return Math.round(performance.now() - this.startedAt);
   }
 
+  /** A secret learnt during the call (an access token): removed from messages from now on. */
+  addSecret(secret: string): void {
+    this.redactor.add(secret);
+  }
+
+  /** `text` without any secret of the call, cut to a message's length. */
+  scrub(text: string): string {
+    return scrub(text, this.redactor);
+  }
+
   dispose(): void {
     clearTimeout(this.timer);
   }
@@ -52,9 +68,16 @@ export class CallContext {
     const code = (err as { code?: unknown } | null | undefined)?.code;
     if (this.deadline.signal.aborted || (typeof code === 'string' && /TIMEOUT/.test(code)))
       return new ProviderTimeoutError(`${what}: no complete answer within ${this.timeoutSeconds}s`);
+    const refused = targetRefusal(err);
+    if (refused)
+      return new ProviderNetworkError(
+        this.scrub(`${what}: ${refused.message}`),
+        'TARGET_REFUSED',
+        refused.reason,
+      );
     const reason = typeof code === 'string' ? code : err instanceof Error ? err.message : String(err);
     return new ProviderNetworkError(
-      scrub(`${what}: ${reason}`, this.secrets),
+      this.scrub(`${what}: ${reason}`),
       typeof code === 'string' ? code : undefined,
     );
   }
@@ -74,6 +97,26 @@ export class CallContext {
       this.signal.addEventListener('abort', onAbort, { once: true });
     });
   }
+}
+
+/**
+ * The URL guard's refusal (net-guard's TargetRefusedError, possibly wrapped by undici): its
+ * message names the host and the rule, so a refusal never reads as a bare TARGET_REFUSED.
+ */
+function targetRefusal(err: unknown): { message: string; reason: string } | undefined {
+  for (
+    let e = err, depth = 0;
+    e && typeof e === 'object' && depth < 4;
+    e = (e as { cause?: unknown }).cause, depth++
+  ) {
+    const candidate = e as { code?: unknown; message?: unknown; reason?: unknown };
+    if (candidate.code === 'TARGET_REFUSED' && typeof candidate.message === 'string')
+      return {
+        message: candidate.message,
+        reason: typeof candidate.reason === 'string' ? candidate.reason : candidate.message,
+      };
+  }
+  return undefined;
 }
 
 export interface JsonRequest {
@@ -119,24 +162,52 @@ export async function requestJson(ctx: CallContext, req: JsonRequest): Promise<J
   const json = parseJson(text);
   if (res.statusCode < 200 || res.statusCode >= 300) {
     const detail = json ? errorMessageOf(json) : undefined;
-    const message = `${req.what}: HTTP ${res.statusCode}${detail ? `: ${detail}` : text ? `: ${text.slice(0, 120)}` : ''}`;
-    throw new ProviderHttpError(scrub(message, ctx.secrets), res.statusCode, retryAfterOf(res.headers));
+    // Secrets out first, then the cut: a cut must never leave a partial secret behind.
+    const message = `${req.what}: HTTP ${res.statusCode}${detail ? `: ${detail}` : text ? `: ${excerpt(ctx, text, 120)}` : ''}`;
+    throw withCode(
+      new ProviderHttpError(ctx.scrub(message), res.statusCode, retryAfterOf(res.headers)),
+      ctx,
+      json,
+    );
   }
   if (!json) {
     const type = String(res.headers['content-type'] ?? 'none');
     throw new ProviderInvalidResponseError(
-      scrub(
-        `${req.what}: the response is not a JSON object (content-type ${type}): ${text.slice(0, 80)}`,
-        ctx.secrets,
+      ctx.scrub(
+        `${req.what}: the response is not a JSON object (content-type ${type}): ${excerpt(ctx, text, 80)}`,
       ),
     );
   }
   const inBody = errorMessageOf(json);
   if (inBody !== undefined)
-    throw new ProviderErrorBodyError(
-      scrub(`${req.what}: error in a ${res.statusCode} answer: ${inBody}`, ctx.secrets),
+    throw withCode(
+      new ProviderErrorBodyError(ctx.scrub(`${req.what}: error in a ${res.statusCode} answer: ${inBody}`)),
+      ctx,
+      json,
     );
   return json;
+}
+
+function excerpt(ctx: CallContext, text: string, max: number): string {
+  const clean = ctx.redactor.redact(text);
+  return clean.length > max ? clean.slice(0, max) : clean;
+}
+
+/** Attaches the provider's error code, when it is a plain code that holds no secret. */
+function withCode<E extends ProviderError>(error: E, ctx: CallContext, json: Json | undefined): E {
+  const code = json ? errorCodeOf(json) : undefined;
+  if (code !== undefined && ctx.redactor.redact(code) === code) error.providerCode = code;
+  return error;
+}
+
+function errorCodeOf(json: Json): string | undefined {
+  const error = json.error;
+  if (typeof error === 'string') return plainCode(error);
+  if (error && typeof error === 'object') {
+    const e = error as Json;
+    return plainCode(e.code) ?? plainCode(e.status) ?? plainCode(e.type);
+  }
+  return undefined;
 }
 
 function parseJson(text: string): Json | undefined {
@@ -158,7 +229,8 @@ function errorMessageOf(json: Json): string | undefined {
   if (error && typeof error === 'object') {
     const e = error as Json;
     const label = [e.type, e.status, e.code].find((v) => typeof v === 'string' && v) as string | undefined;
-    const message = typeof e.message === 'string' ? e.message : JSON.stringify(e).slice(0, 200);
+    // Whole: the caller removes the secrets before it cuts the message.
+    const message = typeof e.message === 'string' ? e.message : JSON.stringify(e);
     return label ? `${label}: ${message}` : message;
   }
   if (json.type === 'error') return typeof json.message === 'string' ? json.message : 'error';

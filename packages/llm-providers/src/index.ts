@@ -1,6 +1,7 @@
 export * from './types';
 export * from './errors';
-export { createAdapter } from './adapter';
+export { Redactor, MIN_FRAGMENT, jsonValues } from './redact';
+export { createAdapter, secretsOf } from './adapter';
 export { TokenCache } from './genai';
 export { GEMINI_DEFAULT_BASE_URL } from './vendor3';
 export { costOf, sumCosts, isUnpriced, type Cost, type Prices, type Price, type Unpriced } from './cost';

@@ -27,7 +27,7 @@ export function readChatCompletion(json: Json, what: string): { text: string; us
   if (!text.trim()) {
     const why =
       typeof message.refusal === 'string' && message.refusal
-        ? `refused: ${message.refusal.slice(0, 120)}`
+        ? `refused: ${message.refusal}`
         : `finish_reason ${typeof choice.finish_reason === 'string' ? choice.finish_reason : 'none'}`;
     throw new ProviderEmptyOutputError(`${what}: no text in the reply (${why})`);
   }

@@ -7,9 +7,12 @@ import {
   ProviderNetworkError,
   ProviderTimeoutError,
   type Provider,
+  classifyProviderError,
   createAdapter,
+  TokenCache,
 } from '../src';
-import { HELLO, KEY, PROVIDERS, setups, type Setup } from './setups';
+import { startFakeGenai } from '@pack/testkit';
+import { CREDENTIALS, HELLO, KEY, PROVIDERS, setups, type Setup } from './setups';
 
 /** The error a call fails with (the test fails if the call succeeds). */
 async function failureOf(promise: Promise<unknown>): Promise<Error> {
@@ -118,5 +121,79 @@ describe('secrets in errors', () => {
     expect(await failureOf(adapter.generate({ model: 'm', messages: HELLO }))).toBeInstanceOf(
       ProviderNetworkError,
     );
+  });
+});
+
+/** Every 6-character run of `secret`, lower-cased: none may appear in a message. */
+function fragmentsOf(secret: string): string[] {
+  const lower = secret.toLowerCase();
+  return Array.from({ length: lower.length - 5 }, (_, i) => lower.slice(i, i + 6));
+}
+
+describe.each(PROVIDERS)('%s: a provider echoing the secret in any form', (provider: Provider) => {
+  const secret = provider === 'genai' ? CREDENTIALS : KEY;
+  const echoes: [string, string][] = [
+    ['whole', `Incorrect API key provided: ${secret}.`],
+    [
+      'as a fragment with the last 4',
+      `Incorrect API key provided: ${secret.slice(0, 10)}****${secret.slice(-4)}.`,
+    ],
+    ['cut to 13 characters', `key ${secret.slice(3, 16)}… is not valid`],
+    ['lower-cased', `unknown key ${secret.toLowerCase()}`],
+    ['URL-encoded', `see https://example.test/?key=${encodeURIComponent(secret)}`],
+    ['JSON-escaped', JSON.stringify({ key: secret }).replace(/\//g, '\\/')],
+    // Cut at 300 characters before the removal, the message would end in the key's first characters.
+    ['near the message limit', `${'x'.repeat(240)} ${secret}`],
+  ];
+  let s: Setup;
+  beforeEach(async () => {
+    s = await setups[provider]();
+  });
+  afterEach(() => s.fake.close());
+
+  it.each(echoes)('%s: the message holds no 6-character fragment of it', async (_form, echoed) => {
+    // genai answers a 401 by fetching a new token once: a 403 is its refusal.
+    const status = provider === 'genai' ? 403 : 401;
+    s.fake.next({ fault: { kind: 'status', status, message: echoed } });
+    const err = await failureOf(s.adapter().generate({ model: 'm-1', messages: HELLO }));
+    expect(err).toBeInstanceOf(ProviderHttpError);
+    const message = err.message.toLowerCase();
+    const decoded = decodeURIComponent(message.replace(/%(?![0-9a-f]{2})/g, '%25'));
+    for (const fragment of fragmentsOf(secret)) {
+      expect(message).not.toContain(fragment);
+      expect(decoded).not.toContain(fragment);
+    }
+    expect(err.message).toContain('***');
+    expect(classifyProviderError(err as ProviderHttpError)).toMatch(
+      new RegExp(`^the provider refused the credentials, HTTP ${status}`),
+    );
+  });
+});
+
+describe('genai: request_payload values are secrets too', () => {
+  it('a token inside request_payload echoed by the provider is removed', async () => {
+    const fake = await startFakeGenai({ credentials: CREDENTIALS });
+    try {
+      const token = 'payload-token-0123456789abcdefXYZ';
+      const adapter = createAdapter(
+        {
+          provider: 'genai',
+          token_url: fake.tokenUrl,
+          request_url: fake.requestUrl,
+          credentials: CREDENTIALS,
+          verify_ssl: true,
+          request_payload: { headers: { token } },
+        },
+        { timeout: 5 },
+        new TokenCache(),
+      );
+      fake.next({
+        fault: { kind: 'status', status: 400, message: `bad field token=${token.toUpperCase()}` },
+      });
+      const err = await failureOf(adapter.generate({ model: 'm-1', messages: HELLO }));
+      for (const fragment of fragmentsOf(token)) expect(err.message.toLowerCase()).not.toContain(fragment);
+    } finally {
+      await fake.close();
+    }
   });
 });

@@ -53,4 +53,38 @@ describe('logger', () => {
       stack: expect.stringContaining('upstream refused'),
     });
   });
+
+  it('redacts a secret 20 levels deep, through arrays and error causes', () => {
+    const { lines, logger } = capture();
+    let deep: Record<string, unknown> = { api_key: SECRET, note: `Bearer ${SECRET}` };
+    for (let level = 0; level < 20; level += 1) deep = level % 5 === 4 ? { items: [deep] } : { level: deep };
+    const cause = new Error('root', { cause: { config: { nested: { password: SECRET } } } });
+    logger.info({ deep, err: new Error('outer', { cause }) }, 'deep');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).not.toContain(SECRET);
+    let node = JSON.parse(lines[0]!).deep as Record<string, unknown>;
+    let levels = 0;
+    while (!('api_key' in node)) {
+      node = ('items' in node ? (node.items as unknown[])[0] : node.level) as Record<string, unknown>;
+      levels += 1;
+    }
+    expect(levels).toBe(20);
+    expect(node).toEqual({ api_key: '[REDACTED]', note: 'Bearer [REDACTED]' });
+    expect(JSON.parse(lines[0]!).err.cause.cause).toEqual({ config: { nested: { password: '[REDACTED]' } } });
+  });
+
+  it('writes an object that contains itself once, with its secret redacted and the loop marked', () => {
+    const { lines, logger } = capture();
+    const looped: Record<string, unknown> = { token: SECRET, name: 'loop' };
+    looped.self = looped;
+    const shared = { name: 'shared' };
+    const error = new Error('cycle') as Error & { cause?: unknown };
+    error.cause = error;
+    logger.info({ looped, pair: [shared, shared], err: error }, 'cycle');
+    expect(lines).toHaveLength(1);
+    const line = JSON.parse(lines[0]!);
+    expect(line.looped).toEqual({ token: '[REDACTED]', name: 'loop', self: '[Circular]' });
+    expect(line.pair).toEqual([{ name: 'shared' }, { name: 'shared' }]);
+    expect(line.err.cause).toBe('[Circular]');
+  });
 });

@@ -14,3 +14,4 @@ export {
 } from './dispatcher';
 export { TargetRefusedError } from './errors';
 export { validateTargetUrl, type TargetUrlCheck } from './url';
+export { targetUrlCheck, type TargetGuard } from './target-check';

@@ -1,7 +1,11 @@
-import { resolveInfra } from './infra';
+import { ensureTools, resolveInfra } from './infra';
 
-/** jest globalSetup: workers inherit the URLs through the environment. */
+/**
+ * jest globalSetup: the system tools first (installed when root, else the run stops with the
+ * command to run), then the servers; workers inherit the URLs through the environment.
+ */
 export default async function globalSetup(): Promise<void> {
+  ensureTools();
   const infra = await resolveInfra();
   process.env.MONGO_URL = infra.mongoUrl;
   process.env.AMQP_URL = infra.amqpUrl;

@@ -7,3 +7,6 @@ export * from './outbox';
 export * from './fake-providers';
 export * from './prometheus';
 export * from './fake-settings';
+export * from './clock';
+export * from './leak-scan';
+export * from './empty-owner';

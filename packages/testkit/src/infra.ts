@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import path from 'node:path';
 
 export const REPO_ROOT = path.resolve(__dirname, '../../..');
@@ -8,6 +8,26 @@ export interface InfraUrls {
   amqpUrl: string;
   /** Stops what this process started (containers); local servers are left running. */
   stop?: () => Promise<void>;
+}
+
+const DEPS = path.join(REPO_ROOT, 'scripts/deps.sh');
+
+/**
+ * The system tools the suite runs (Chromium, slapd, Prometheus, hadolint, kustomize, ...; the
+ * list is scripts/deps.sh's): when one is missing, root installs it here, anyone else gets the
+ * one command to run. A test never skips because a tool is missing: it would turn into a green run.
+ */
+export function ensureTools(isRoot = process.getuid?.() === 0, env = process.env): void {
+  const check = spawnSync('bash', [DEPS, 'check'], { encoding: 'utf8', env });
+  if (check.status === 0) return;
+  if (!isRoot) throw new Error(`system tools missing for the test suite\n${check.stderr.trim()}`);
+  const install = spawnSync('bash', [DEPS, 'install'], {
+    stdio: ['ignore', 'inherit', 'inherit'],
+    env,
+    timeout: 30 * 60_000,
+  });
+  if (install.status !== 0)
+    throw new Error(`scripts/deps.sh install failed (exit ${install.status}); its output is above`);
 }
 
 function dockerAnswers(): boolean {

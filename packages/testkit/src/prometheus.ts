@@ -8,24 +8,16 @@ import { waitFor } from './helpers';
 export type PrometheusToolName = 'prometheus' | 'promtool';
 
 /**
- * The path of a Prometheus binary on PATH (Debian's `prometheus` package has both), or undefined
- * so the test can skip. With CI=true a missing binary is an error: CI installs it (.ci/run), and
- * a check that silently stops running is worse than a failing one.
+ * The path of a Prometheus binary on PATH (Debian's `prometheus` package has both). A missing one
+ * fails the test that needs it, never skips it: scripts/deps.sh installs it (`pnpm test`'s set-up
+ * and .ci/run call it), and a check that silently stops running is worse than a failing one.
  */
-export function prometheusTool(name: PrometheusToolName): string | undefined {
+export function prometheusTool(name: PrometheusToolName): string {
   const found = spawnSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8' });
   const file = found.status === 0 ? found.stdout.trim() : '';
   if (file) return file;
-  if (process.env.CI === 'true')
-    throw new Error(
-      `${name} is not installed and CI=true: install Debian's prometheus package (.ci/run does)`,
-    );
-  return undefined;
+  throw new Error(`${name} is not installed: run \`sudo bash scripts/deps.sh install\``);
 }
-
-/** Why a Prometheus test does not run here, as a skipped test's name shows it. */
-export const PROMETHEUS_MISSING =
-  'SKIPPED: prometheus/promtool not installed (apt-get install prometheus); CI=true fails instead';
 
 export interface ToolResult {
   status: number | null;
@@ -36,7 +28,6 @@ export interface ToolResult {
 /** Runs promtool with `input` on stdin. */
 export function promtool(args: string[], input?: string, cwd?: string): ToolResult {
   const binary = prometheusTool('promtool');
-  if (!binary) throw new Error('promtool is not installed');
   const result = spawnSync(binary, args, { input, cwd, encoding: 'utf8', timeout: 20_000 });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
@@ -78,7 +69,6 @@ export class PrometheusServer {
   /** Starts `prometheus` with this configuration (YAML text) and waits until it is ready. */
   static async start(config: string): Promise<PrometheusServer> {
     const binary = prometheusTool('prometheus');
-    if (!binary) throw new Error('prometheus is not installed');
     const dir = mkdtempSync(path.join(os.tmpdir(), 'pack-prometheus-'));
     const configFile = path.join(dir, 'prometheus.yml');
     writeFileSync(configFile, config);

@@ -46,6 +46,8 @@ export interface CatalogUnderTest {
   as(principal: Principal | null, method: string, path: string, body?: unknown): Promise<Reply>;
   /** Changes the settings and waits until the catalog has applied them. */
   changeSettings(change: (settings: GeneralSettings) => void): Promise<void>;
+  /** The settings document the catalog reads (to check a test left it as it found it). */
+  settings(): GeneralSettings;
   /** Publishes an event onto the catalog's exchange, as another service would. */
   publish<D extends EventDefinition>(definition: D, data: EventData<D>): Promise<string>;
   collection(
@@ -85,6 +87,7 @@ export async function startCatalog(options: StartOptions = {}): Promise<CatalogU
         what: 'settings applied',
       });
     },
+    settings: () => settings.document,
     publish: (definition, data) => publishEvent(amqpUrl, namespace, definition, data),
     collection: (name) => service.context.mongo.connection.collection(name),
     async stop() {

@@ -1,10 +1,11 @@
-import { defaultGeneralSettings } from '@pack/contracts';
+import type { GeneralSettings } from '@pack/contracts';
 import { admin, consumer, newUser, owner, startCatalog, type CatalogUnderTest, type Reply } from './helpers';
 
 describe('declaration submissions', () => {
   let catalog: CatalogUnderTest;
   let manual: { id: number };
   let automatic: { id: number };
+  let baseline: GeneralSettings;
 
   const submit = (serviceId: number, declaration: unknown, who = consumer) =>
     catalog.as(who, 'POST', `/v1/catalog/services/${serviceId}/declarations/`, { declaration });
@@ -16,6 +17,7 @@ describe('declaration submissions', () => {
 
   beforeAll(async () => {
     catalog = await startCatalog();
+    baseline = structuredClone(catalog.settings());
     manual = (await catalog.as(owner, 'POST', '/v1/catalog/services/', { name: 'Virtual machine' })).body;
     automatic = (
       await catalog.as(owner, 'POST', '/v1/catalog/services/', { name: 'DNS record', auto_approval: true })
@@ -23,6 +25,10 @@ describe('declaration submissions', () => {
   });
   afterAll(async () => {
     await catalog.stop();
+  });
+  // Every test leaves the settings as it found them.
+  afterEach(() => {
+    expect(catalog.settings()).toEqual(baseline);
   });
 
   it('creates the Service Item, the declaration and a PENDING change instance', async () => {
@@ -248,7 +254,9 @@ describe('declaration submissions', () => {
     expect(ownerDefault.headers.get('x-state-filter')).toBe('PENDING');
     expect((await catalog.as(buyer, 'GET', '/v1/catalog/change_instances/')).body.count).toBe(3);
 
+    let previous!: GeneralSettings['gui_table'];
     await catalog.changeSettings((s) => {
+      previous = structuredClone(s.gui_table);
       s.gui_table.default_filter_states_for_consumers = ['APPROVED'];
       s.gui_table.default_filter_states_for_serviceowners = [];
     });
@@ -260,7 +268,7 @@ describe('declaration submissions', () => {
       );
     } finally {
       await catalog.changeSettings((s) => {
-        s.gui_table = defaultGeneralSettings().gui_table;
+        s.gui_table = previous;
       });
     }
   });
@@ -269,15 +277,17 @@ describe('declaration submissions', () => {
     await catalog.changeSettings((s) => {
       s.submission_builder.enable_submit_functionality = false;
     });
-    const before = await counts();
-    const { status, body } = await submit(manual.id, { cpu: 2 });
-    expect(status).toBe(403);
-    expect(body.detail).toContain('switched off');
-    expect(await counts()).toEqual(before);
-
-    await catalog.changeSettings((s) => {
-      s.submission_builder.enable_submit_functionality = true;
-    });
+    try {
+      const before = await counts();
+      const { status, body } = await submit(manual.id, { cpu: 2 });
+      expect(status).toBe(403);
+      expect(body.detail).toContain('switched off');
+      expect(await counts()).toEqual(before);
+    } finally {
+      await catalog.changeSettings((s) => {
+        s.submission_builder.enable_submit_functionality = true;
+      });
+    }
     expect((await submit(manual.id, { cpu: 2 })).status).toBe(201);
   });
 });

@@ -12,6 +12,7 @@ import { Dashboard } from './domain/dashboard';
 import { Generation, type GenerationObserver } from './domain/generation';
 import type { EffectiveModel } from './domain/llm-models';
 import type { LlmModelStore } from './domain/model';
+import type { OwnedProcessors } from './domain/model-usage';
 import { forgettingStore, ModelProfiles } from './domain/model-profiles';
 import { reliableAdapter, type CallObserver, type Dispatchers } from './domain/reliable-adapter';
 import { DEFAULT_RETRY_POLICY, type Breakers } from './domain/reliability';
@@ -38,6 +39,8 @@ export interface GenerationWiring {
   generationObserver: GenerationObserver;
   settings: () => GeneralSettings;
   load: (id: number) => Promise<EffectiveModel | null>;
+  /** Which processors a service owner's dashboard shows. */
+  owned: OwnedProcessors;
 }
 
 /** Generation through the broker, its call records and rollups, and the dashboard. */
@@ -50,7 +53,7 @@ export function generationParts(w: GenerationWiring) {
     calls,
     rollups: new RollupBatcher(rollups),
     profiles,
-    policy,
+    leaseMs: w.config.LLM_CALL_LEASE_MS,
     owner: `${SOURCE}-${randomUUID().slice(0, 8)}`,
     adapterFor: (model) => reliableAdapter(model, w.dispatchers, w.breakers, w.observer, policy),
     publish: (result) =>
@@ -66,7 +69,7 @@ export function generationParts(w: GenerationWiring) {
     unexpected: (requestId, error) =>
       w.logger.error({ err: error, request_id: requestId }, 'generate request failed unexpectedly'),
   });
-  const routes: AnyRoute[] = dashboardRoutes(new Dashboard(rollups, w.settings));
+  const routes: AnyRoute[] = dashboardRoutes(new Dashboard(rollups, w.settings, w.owned));
   const consumer: ConsumerSpec = generateConsumer(generation, w.config.LLM_GENERATE_PREFETCH);
   return {
     routes,

@@ -1,7 +1,7 @@
 import type { ServiceDefinition } from '@pack/runtime';
 import type { Logger } from '@pack/logging';
 import { isEncryptedSecret, keyRingFromEnv, SecretBox, type KeyRing } from '@pack/secrets';
-import { createTargetDispatcher } from '@pack/net-guard';
+import { createTargetDispatcher, targetUrlCheck } from '@pack/net-guard';
 import { SettingsCache } from '@pack/settings-client';
 import { ConnectionTester } from './domain/connection-test';
 import { Breakers } from './domain/reliability';
@@ -76,11 +76,13 @@ export const llmGatewayService: ServiceDefinition<LlmGatewayConfig> = {
       settings: () => settings.get(),
       // Generation reads profiles through LlmModels: the same decryption, cached.
       load: (id) => models.withOverrides(id, {}).catch(orNullWhenMissing),
+      owned: usage,
     });
     const models = new LlmModels(
       gen.store(repository),
       secretCodec(keyRingFromEnv(config), logger),
       usage,
+      targetUrlCheck(allowed),
       () => outbox.kick(),
     );
     const tester = new ConnectionTester({ dispatcher, insecureDispatcher }, breakers, observer);

@@ -1,5 +1,5 @@
 import { outboxDrained } from '@pack/testkit';
-import { LlmGatewayHarness, examples } from './harness';
+import { LlmGatewayHarness, MODELS, admin, examples } from './harness';
 
 const { vendor1, vendor3, genai } = examples;
 const withExtra = (extra: Record<string, unknown>) => ({
@@ -40,6 +40,24 @@ const CREATE_CASES: [string, unknown, string][] = [
     'extra_data.base_url',
   ],
   ['an empty api_key', withExtra({ api_key: '' }), 'extra_data.api_key'],
+  // Secrets and header values with CR, LF or NUL are refused at write time (400 naming the field).
+  ['an api_key with CR/LF', withExtra({ api_key: 'sk-crlf\r\nX-Injected: yes' }), 'extra_data.api_key'],
+  ['an api_key with a lone LF', withExtra({ api_key: 'sk-lf\nX-Injected: yes' }), 'extra_data.api_key'],
+  ['an api_key with NUL', withExtra({ api_key: 'sk-nul\u0000tail' }), 'extra_data.api_key'],
+  [
+    'genai credentials with CR/LF',
+    { ...genai, extra_data: { ...genai.extra_data, credentials: 'Basic abc\r\nX-Injected: yes' } },
+    'extra_data.credentials',
+  ],
+  [
+    'a vendor1_assistant key with CR',
+    {
+      ...vendor1,
+      provider: 'vendor1_assistant',
+      extra_data: { VENDOR1_API_KEY: 'sk-cr\rX', VENDOR1_ASSISTANT_ID: 'asst_1' },
+    },
+    'extra_data.VENDOR1_API_KEY',
+  ],
   ['a masked api_key', withExtra({ api_key: '********1111' }), 'extra_data.api_key'],
   [
     'a genai token_url with credentials',
@@ -93,6 +111,7 @@ const PATCH_CASES: [string, unknown, string][] = [
     { extra_data: { base_url: 'http://u:p@api.example.com/' } },
     'extra_data.base_url',
   ],
+  ['an api_key with CR/LF', { extra_data: { api_key: 'sk-crlf\r\nX-Injected: yes' } }, 'extra_data.api_key'],
   ['an unknown provider', { provider: 'vendor9' }, 'provider'],
   ['a new provider without extra_data', { provider: 'vendor2' }, 'extra_data'],
   [
@@ -142,5 +161,15 @@ describe('bad input to LLM models', () => {
 
   it.each(PATCH_CASES)('PATCH with %s: 400 naming the field, nothing changed', async (_what, body, field) => {
     await expectRefused(() => llm.patch(id, body), field);
+  });
+
+  it('a connection test with an api_key holding CR/LF: 400 naming the field, nothing sent', async () => {
+    const answer = await llm.call(admin, 'POST', `${MODELS}test_connection/${id}/`, {
+      extra_data: { api_key: 'sk-crlf\r\nX-Injected: yes' },
+    });
+    expect({ status: answer.status, fields: Object.keys(answer.body.errors ?? {}) }).toEqual({
+      status: 400,
+      fields: ['extra_data.api_key'],
+    });
   });
 });

@@ -1,4 +1,4 @@
-import { startFakeOpenAi, waitFor, type FakeProviderServer } from '@pack/testkit';
+import { fakeDate, startFakeOpenAi, waitFor, type FakeProviderServer } from '@pack/testkit';
 import { admin, consumer, LlmGatewayHarness, owner } from './harness';
 import { KEY, LOOPBACK, Requester, vendor1Model } from './generate-helpers';
 
@@ -28,6 +28,9 @@ describe('the AI Integration dashboard', () => {
   const fakes: FakeProviderServer[] = [];
 
   beforeAll(async () => {
+    // Hours and UTC days are the dashboard's units: the services run on a clock that starts at
+    // 12:00:05 UTC on 14 March 2026, so every call falls in that hour and day whenever the test runs.
+    fakeDate(new Date('2026-03-14T12:00:05Z'));
     llm = await LlmGatewayHarness.start(LOOPBACK);
     requester = await Requester.start(llm);
   });
@@ -35,13 +38,14 @@ describe('the AI Integration dashboard', () => {
     await requester.stop();
     await Promise.all(fakes.map((fake) => fake.close()));
     await llm.stopAndDrop();
+    jest.useRealTimers();
   });
 
   const dashboard = (query: string, principal = admin) =>
     llm.call(principal, 'GET', query ? `${DASHBOARD}?${query}` : DASHBOARD);
 
   it('sums many calls exactly per model, with prices 0.15, 0.075 and 3 and up to 10^7 tokens', async () => {
-    const from = new Date(Date.now() - 3_600_000).toISOString();
+    const from = '2026-03-14T11:00:00Z';
     const CALLS = 20;
     const expected = new Map<number, { cost: bigint; input: number; output: number }>();
     const requests = [];
@@ -69,7 +73,7 @@ describe('the AI Integration dashboard', () => {
     await Promise.all(requests.map((request) => requester.publish(request)));
     await requester.results(requests.map((r) => r.request_id));
 
-    const to = new Date(Date.now() + 60_000).toISOString();
+    const to = '2026-03-14T13:00:00Z';
     // Rollups are written right after the results are published (0018): wait until all are in.
     const res = await waitFor(
       async () => {
@@ -99,9 +103,7 @@ describe('the AI Integration dashboard', () => {
     expect(res.body.totals.p95_latency_ms).toBeGreaterThanOrEqual(res.body.totals.p50_latency_ms);
 
     // The whole UTC day is read from the day rollups: the same sums.
-    const today = new Date().toISOString().slice(0, 10);
-    const tomorrow = new Date(Date.parse(today) + 86_400_000).toISOString().slice(0, 10);
-    const wholeDay = await dashboard(`from=${today}&to=${tomorrow}&group_by=model`);
+    const wholeDay = await dashboard('from=2026-03-14&to=2026-03-15&group_by=model');
     expect(wholeDay.body.totals).toEqual(res.body.totals);
 
     const byProcessor = await dashboard(`from=${from}&to=${to}&group_by=processor`);
@@ -111,9 +113,9 @@ describe('the AI Integration dashboard', () => {
       [null, CALLS],
     ]);
     const byDay = await dashboard(`from=${from}&to=${to}&group_by=day`);
-    const days = byDay.body.groups as { key: string; calls: number }[];
-    expect(days.reduce((sum, g) => sum + g.calls, 0)).toBe(3 * CALLS);
-    expect(days.map((g) => g.key)).toContain(new Date().toISOString().slice(0, 10));
+    expect(byDay.body.groups.map((g: { key: string; calls: number }) => [g.key, g.calls])).toEqual([
+      ['2026-03-14', 3 * CALLS],
+    ]);
   });
 
   it('counts errors and unpriced calls, and shows nothing outside the range', async () => {
@@ -127,7 +129,7 @@ describe('the AI Integration dashboard', () => {
     await requester.results([failed.request_id]);
     await requester.publish(unpriced);
     await requester.results([unpriced.request_id]);
-    const since = new Date(Date.now() - 60_000).toISOString();
+    const since = '2026-03-14T12:00:00Z';
     const res = await waitFor(
       async () => {
         const read = await dashboard(`from=${since}&group_by=model`);

@@ -1,8 +1,10 @@
 import {
-  metricValue,
+  metricSample,
+  metricsText,
   startFakeAnthropic,
   startFakeOpenAi,
   storedDocuments,
+  waitFor,
   type FakeProviderServer,
 } from '@pack/testkit';
 import { admin, LlmGatewayHarness } from './harness';
@@ -42,6 +44,7 @@ describe('generation through the broker', () => {
       processor_id: 7,
       reply_to: { pipeline_id: 42, stage: 'CONFIG', run: 1 },
     });
+    const before = await metricsText(llm.service.url);
     await requester.publish(request);
     const result = await requester.resultOf(request);
     // The fake's usage: 12 in, 7 out at 0.15 and 0.6 per million = 0.0000018 + 0.0000042.
@@ -80,38 +83,86 @@ describe('generation through the broker', () => {
     );
     const record = records.find((r) => r._id === request.request_id)!;
     expect(JSON.parse(record.raw_usage_json as string)).toMatchObject({ prompt_tokens: 12 });
-    expect(await metricValue(llm.service.url, 'llm_generations_total')).toBeGreaterThanOrEqual(1);
-    expect(await metricValue(llm.service.url, 'llm_gateway_overhead_seconds_count')).toBeGreaterThanOrEqual(
-      1,
-    );
+    // What this one request added to the metrics.
+    const after = await metricsText(llm.service.url);
+    const added = (name: string, labels: Record<string, string> = {}) =>
+      metricSample(after, name, labels) - metricSample(before, name, labels);
+    expect(added('llm_generations_total', { provider: 'vendor1', model_id: String(model) })).toBe(1);
+    expect(added('llm_requests_total', { provider: 'vendor1', model_id: String(model) })).toBe(1);
+    expect(added('llm_gateway_overhead_seconds_count')).toBe(1);
   });
 
   it('waits while another replica holds a request, and takes over one whose lease ran out', async () => {
     const fake = await openAi();
     const model = await vendor1Model(llm, fake);
     const [expired, held] = [requester.request(model), requester.request(model)];
-    const claim = (requestId: string, leaseMs: number) => ({
+    const claim = (requestId: string, leaseUntil: Date) => ({
       _id: requestId,
       state: 'claimed',
       owner: 'a-replica-that-crashed',
-      lease_until: new Date(Date.now() + leaseMs),
+      lease_until: leaseUntil,
       claimed_at: new Date(),
       model_id: model,
       processor_id: null,
       pipeline_id: null,
     });
+    const expiredAt = new Date(Date.now() - 1000);
+    const heldUntil = new Date(Date.now() + 1500);
     await llm.service.context.mongo.connection
       .collection<{ _id: string }>('llm_call_claims')
-      .insertMany([claim(expired.request_id, -1000), claim(held.request_id, 1500)]);
+      .insertMany([claim(expired.request_id, expiredAt), claim(held.request_id, heldUntil)]);
     await requester.publish(expired);
     await requester.publish(held);
-    expect(await requester.resultOf(expired)).toMatchObject({ ok: true });
+    // The crashed holder may have called the provider: its attempt counts beside ours.
+    expect(await requester.resultOf(expired)).toMatchObject({ ok: true, attempts: 2 });
     // Answered only once its lease is over: deferred to the retry queue until then, not dead-lettered.
-    expect(await requester.resultOf(held)).toMatchObject({ ok: true });
+    expect(await requester.resultOf(held)).toMatchObject({ ok: true, attempts: 2 });
     expect(providerCalls(fake)).toBe(2);
     const records = (await storedDocuments(llm.service)).llm_calls ?? [];
+    const record = (request: { request_id: string }) => records.find((r) => r._id === request.request_id);
     for (const request of [expired, held])
-      expect(records.find((r) => r._id === request.request_id)).toMatchObject({ state: 'finished' });
+      expect(record(request)).toMatchObject({
+        state: 'finished',
+        owner: expect.not.stringMatching(/crashed/),
+        attempts: 2,
+        takeovers: 1,
+        cost: '0.000006',
+      });
+    // The held request was claimed by this replica (and its provider call made) only after the
+    // other's lease ran out.
+    expect((record(held)!.claimed_at as Date).getTime()).toBeGreaterThanOrEqual(heldUntil.getTime());
+  });
+
+  it('renews its claim while a call outlasts the lease, so another replica waits instead of calling again', async () => {
+    // A 300 ms lease and a provider answering in 1.5 s: only the renewals keep the claim live.
+    const first = await LlmGatewayHarness.start({ ...LOOPBACK, LLM_CALL_LEASE_MS: '300' });
+    const second = await first.replica();
+    const tapOf = await Requester.start(first);
+    try {
+      const fake = await openAi();
+      fake.always({ latencyMs: 1500 });
+      const model = await vendor1Model(first, fake);
+      const request = tapOf.request(model);
+      await tapOf.publish(request);
+      await waitFor(() => fake.requestsTo('/chat/completions').length === 1, { what: 'the provider call' });
+      // A copy of the request (as a resend) while the call runs, past several lease lengths.
+      await tapOf.publish(request);
+      await tapOf.publish(request);
+      // Each copy waits for the live claim, then republishes the one result.
+      const results = await waitFor(
+        async () => {
+          const all = await tapOf.results([request.request_id]);
+          return all.length === 3 && all;
+        },
+        { what: 'the result and its two republications' },
+      );
+      for (const result of results) expect(result.data).toMatchObject({ ok: true, attempts: 1 });
+      expect(providerCalls(fake)).toBe(1);
+    } finally {
+      await tapOf.stop();
+      await second.service.stop();
+      await first.stopAndDrop();
+    }
   });
 
   it('calls the provider once per request id however often it is delivered, with two replicas', async () => {
@@ -230,5 +281,26 @@ describe('generation through the broker', () => {
     const result = await requester.resultOf(refused);
     expect(result).toMatchObject({ ok: false, attempts: 1, error: { kind: 'http_status' } });
     expect(JSON.stringify(result)).not.toContain('SECRET');
+  });
+
+  it('a provider error reaching the pipeline (and so the service owner) is a classification and the provider code, never its text', async () => {
+    const fake = await openAi();
+    const model = await vendor1Model(llm, fake);
+    // OpenAI's own 401 quotes a fragment of the key; an echoing server quotes it whole.
+    fake.always({
+      fault: {
+        kind: 'status',
+        status: 401,
+        message: `Incorrect API key provided: ${KEY.slice(0, 10)}****${KEY.slice(-4)}; you sent ${KEY.toLowerCase()}`,
+      },
+    });
+    const refused = requester.request(model, { processor_id: 3 });
+    await requester.publish(refused);
+    const result = await requester.resultOf(refused);
+    expect(result.error).toEqual({
+      kind: 'http_status',
+      message: 'the provider refused the credentials, HTTP 401 (provider error code invalid_api_key)',
+    });
+    fake.always({});
   });
 });

@@ -37,7 +37,7 @@ export const examples = {
     prompt: 'Answer briefly.',
     input_price_per_1m_tokens: 3,
     output_price_per_1m_tokens: 15,
-    extra_data: { api_key: 'sk-vendor2-PLAINTEXT-3333', base_url: 'https://messages.example.com' },
+    extra_data: { api_key: 'sk-vendor2-PLAINTEXT-3333', base_url: 'https://messages.example.com/' },
   },
   vendor3: {
     name: 'Gemini model',

@@ -76,8 +76,8 @@ describe('LLM model secrets', () => {
       '********4444',
       '********NTU=',
     ]);
-    expect(secretsOf(asOwner)).toEqual([SECRET_MASK, SECRET_MASK, SECRET_MASK, SECRET_MASK, SECRET_MASK]);
-    expect((await llm.read(created[0]!, owner)).body.extra_data.api_key).toBe(SECRET_MASK);
+    expect(secretsOf(asOwner)).toEqual(Array(5).fill('********'));
+    expect((await llm.read(created[0]!, owner)).body.extra_data.api_key).toBe('********');
     expect(JSON.stringify([asAdmin, asOwner])).not.toContain('PLAINTEXT');
   });
 
@@ -129,9 +129,10 @@ describe('LLM model secrets', () => {
     };
     expect(created.body.extra_data.request_payload).toEqual(adminView);
     const asOwner = await llm.read(created.body.id, owner);
+    // Every role but admin: every value masked, whatever its name.
     expect(asOwner.body.extra_data.request_payload).toEqual({
-      temperature: 0.2,
-      headers: { Authorization: SECRET_MASK, 'X-Trace': 'visible' },
+      temperature: SECRET_MASK,
+      headers: { Authorization: SECRET_MASK, 'X-Trace': SECRET_MASK },
       tools: [{ token: SECRET_MASK }],
     });
 
@@ -157,5 +158,36 @@ describe('LLM model secrets', () => {
     });
     expect(Object.keys(maskedOnCreate.body.errors)).toEqual(['extra_data.request_payload.auth.password']);
     expect(await llm.rawDatabase()).toEqual(before);
+  });
+
+  it('request_payload values are masked for every role but admin, whatever their names', async () => {
+    const names = [
+      'api-key',
+      'access_token',
+      'Ocp-Apim-Subscription-Key',
+      'x-auth-token',
+      'private_key',
+      'passwd',
+      'bearer',
+      'refresh_token',
+      'session',
+    ];
+    const payload = Object.fromEntries(names.map((name, i) => [name, `value-of-${name}-${i}-abcdef`]));
+    const created = await llm.create({
+      ...examples.genai,
+      name: 'payload names',
+      extra_data: {
+        ...examples.genai.extra_data,
+        request_payload: { ...payload, nested: [{ seed: 123456 }] },
+      },
+    });
+    expect(created.status).toBe(201);
+    const asOwner = await llm.read(created.body.id, owner);
+    expect(asOwner.body.extra_data.request_payload).toEqual({
+      ...Object.fromEntries(names.map((name) => [name, SECRET_MASK])),
+      nested: [{ seed: SECRET_MASK }],
+    });
+    const listed = await llm.call(owner, 'GET', MODELS);
+    expect(JSON.stringify(listed.body)).not.toContain('value-of-');
   });
 });

@@ -179,6 +179,55 @@ describe('POST /v1/ai/llm_models/test_connection/<id>/', () => {
     expect(fake.requests.length).toBeGreaterThan(0);
   });
 
+  it('an admin gets the provider text with every fragment of genai credentials and request_payload values removed, in the answer and the log', async () => {
+    const genai = await started(startFakeGenai({ credentials: CREDENTIALS }));
+    const token = 'pt-9Xq2Lm7Rv4Kd8Wz3Hs6Jc1Nf5Bg0TyQ';
+    const created = await llm.create({
+      name: 'genai echo',
+      provider: 'genai',
+      model_name: 'm',
+      timeout: 5,
+      extra_data: {
+        token_url: genai.tokenUrl,
+        request_url: genai.requestUrl,
+        credentials: CREDENTIALS,
+        verify_ssl: true,
+        request_payload: { temperature: 0, extra: { headers: { 'x-auth-token': token } } },
+      },
+    });
+    expect(created.status).toBe(201);
+    const id = (created.body as { id: number }).id;
+    const echoes = [
+      `credentials ${CREDENTIALS.slice(6, 32)} refused`,
+      `unknown ${CREDENTIALS.toLowerCase()}`,
+      `see ?c=${encodeURIComponent(CREDENTIALS)}`,
+      `${'x'.repeat(150)} token ${token}`,
+      JSON.stringify({ token: token.toUpperCase() }),
+    ];
+    for (const echoed of echoes) {
+      genai.next({ fault: { kind: 'status', status: 403, message: echoed } });
+      const res = await testOf(id);
+      expect(res.status).toBe(502);
+      const detail = (res.body as { detail: string }).detail;
+      expect(detail).toMatch(/HTTP 403: .*\*\*\*/);
+      for (const secret of [CREDENTIALS.slice(6), token])
+        for (let i = 0; i + 6 <= secret.length; i++) {
+          const fragment = secret.slice(i, i + 6).toLowerCase();
+          expect(detail.toLowerCase()).not.toContain(fragment);
+          expect(logs.text.toLowerCase()).not.toContain(fragment);
+        }
+    }
+  });
+
+  it('a reply echoing the key comes back without it, removed before the excerpt is cut', async () => {
+    const fake = await started(startFakeOpenAi({ apiKey: KEY }));
+    const id = await vendor1Model(fake);
+    fake.scriptReplies(`${'y'.repeat(180)} your key is ${KEY.toUpperCase()}`);
+    const res = await testOf(id);
+    expect(res.status).toBe(200);
+    expect((res.body as { reply_excerpt: string }).reply_excerpt).toBe(`${'y'.repeat(180)} your key is ***`);
+  });
+
   it("opens the model's breaker after repeated 5xx, visible in the reply and the metrics; a passing test of the stored model closes it", async () => {
     const fake = await started(startFakeOpenAi({ apiKey: KEY }));
     const id = await vendor1Model(fake);
@@ -224,33 +273,4 @@ describe('POST /v1/ai/llm_models/test_connection/<id>/', () => {
   });
 });
 
-describe('test connection without PACK_ALLOWED_TARGET_CIDRS', () => {
-  it('refuses a loopback target with 502 and never connects', async () => {
-    const llm = await LlmGatewayHarness.start();
-    const fake = await startFakeOpenAi({ apiKey: KEY });
-    try {
-      const created = await llm.create({
-        name: 'loopback',
-        provider: 'vendor1',
-        model_name: 'gpt-4o-mini',
-        prompt: '',
-        extra_data: { api_key: KEY, base_url: `${fake.url}/v1` },
-      });
-      const res = await llm.call(
-        admin,
-        'POST',
-        `${MODELS}test_connection/${(created.body as { id: number }).id}/`,
-        {},
-      );
-      expect(res.status).toBe(502);
-      expect((res.body as { detail: string }).detail).toMatch(/refused|loopback/i);
-      expect(fake.requests).toHaveLength(0);
-      // A refusal is the model's configuration, not the provider's health: no retry.
-      const text = await (await fetch(`${llm.service.url}/metrics`)).text();
-      expect(text).not.toMatch(/^llm_retries_total\{[^}]*\} [1-9]/m);
-    } finally {
-      await fake.close();
-      await llm.stopAndDrop();
-    }
-  });
-});
+// The connect-time refusal of a target the guard no longer allows: model-targets.test.ts.

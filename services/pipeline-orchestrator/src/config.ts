@@ -10,8 +10,22 @@ export const orchestratorEnvSchema = serviceEnvSchema({
   database: 'pack_pipeline_orchestrator',
 }).extend({
   SETTINGS_URL: z.url({ protocol: /^https?$/ }).default('http://127.0.0.1:8082'),
+  /** Owners asked for a Service or a model the projections have not received yet (issue 21). */
+  CATALOG_URL: z.url({ protocol: /^https?$/ }).default('http://127.0.0.1:8081'),
+  LLM_GATEWAY_URL: z.url({ protocol: /^https?$/ }).default('http://127.0.0.1:8083'),
   PIPELINE_SWEEP_INTERVAL_MS: z.coerce.number().int().min(50).max(600_000).default(5000),
   PIPELINE_STAGE_TIMEOUT_MARGIN_MS: z.coerce.number().int().min(0).max(3_600_000).default(60_000),
+  /**
+   * Provider attempts a stage's call may make before the sweeper fails it (the llm-gateway's 3
+   * attempts per call, times 2 calls with a structured re-ask), each the model's timeout plus
+   * `PIPELINE_STAGE_BACKOFF_MS` (its backoff cap).
+   */
+  PIPELINE_STAGE_CALL_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(6),
+  PIPELINE_STAGE_BACKOFF_MS: z.coerce.number().int().min(0).max(600_000).default(5000),
+  /** A running stage with no result this long after its request went out has it sent again. */
+  PIPELINE_STAGE_RESEND_MS: z.coerce.number().int().min(100).max(3_600_000).default(30_000),
+  /** At most this many copies per stage request (0: never resend). */
+  PIPELINE_STAGE_MAX_RESENDS: z.coerce.number().int().min(0).max(100).default(3),
   /** How long a replica may remember a Service's active processor for the next stage (0: never). */
   PIPELINE_PROCESSOR_CACHE_MS: z.coerce.number().int().min(0).max(600_000).default(5000),
 });

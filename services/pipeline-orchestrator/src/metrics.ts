@@ -34,8 +34,17 @@ export function sweepMetrics(metrics: Metrics): SweepObserver {
   const sweeps = metrics.counter('pipeline_sweeps_total', 'Stage timeout sweeps this replica ran');
   const timedOut = metrics.counter(
     'pipeline_stages_timed_out_total',
-    'Stages this replica failed for running past their model timeout plus the margin',
+    'Stages this replica failed for running past every attempt of their call plus the margin',
     ['stage'],
   );
-  return { swept: () => sweeps.inc(), timedOut: (stage) => timedOut.inc({ stage }) };
+  const resent = metrics.counter(
+    'pipeline_stage_requests_resent_total',
+    'Stage requests this replica sent again for want of a result (a crashed llm-gateway)',
+    ['stage'],
+  );
+  return {
+    swept: () => sweeps.inc(),
+    timedOut: (stage) => timedOut.inc({ stage }),
+    resent: (stage) => resent.inc({ stage }),
+  };
 }

@@ -28,6 +28,8 @@ import { ActiveSlots } from './domain/active-slots';
 import { Pipelines } from './domain/pipelines';
 import { Processors } from './domain/processors';
 import { StageSweeper } from './domain/sweeper';
+import { StageResend } from './domain/stage-resend';
+import { ownerReads } from './data/owner-reads';
 import { pipelineRoutes } from './http/pipeline-routes';
 import { processorRoutes } from './http/processor-routes';
 import { pipelineConsumer } from './messaging/pipeline-consumer';
@@ -54,7 +56,15 @@ export const orchestratorService: ServiceDefinition<OrchestratorConfig> = {
   outboxCollections: [PROCESSORS_COLLECTION, PIPELINES_COLLECTION, VALIDATIONS_COLLECTION],
   setup({ config, mongo, outbox, broker, logger, metrics }) {
     const processorsRepository = new ProcessorRepository(mongo.connection);
-    const directory = new DirectoryRepository(mongo.connection);
+    const directory = new DirectoryRepository(
+      mongo.connection,
+      ownerReads({
+        catalogUrl: config.CATALOG_URL,
+        llmGatewayUrl: config.LLM_GATEWAY_URL,
+        internalSecret: config.PACK_INTERNAL_SECRET,
+        service: SERVICE,
+      }),
+    );
     const pipelineRepository = new PipelineRepository(mongo.connection);
     const slots = new ActiveSlots(new ActiveSlotRepository(mongo.connection), processorsRepository);
     const stages = stageProcessors(processorsRepository);
@@ -92,6 +102,9 @@ export const orchestratorService: ServiceDefinition<OrchestratorConfig> = {
         catalog = { from: current, schema: effectiveGenUiCatalogSchema(current) };
       return catalog.schema;
     };
+    const requests = new PipelineRequestSender(mongo.connection, pipelineRepository, broker, () =>
+      outbox.kick(),
+    );
     const pipelines = new Pipelines({
       context: new ExecutionContext(contextRepository),
       finishing: (pipeline, outcome, reasons, known) =>
@@ -104,15 +117,27 @@ export const orchestratorService: ServiceDefinition<OrchestratorConfig> = {
       findProcessor: (id) => processorsRepository.findAny(id),
       catalogSchema: () => catalogSchema(settings.get()),
       observer,
-      requests: new PipelineRequestSender(mongo.connection, pipelineRepository, broker, () => outbox.kick()),
+      requests,
     });
     const sweepRepository = new SweepRepository(mongo.connection, PIPELINES_COLLECTION);
     const sweeper = new SweeperLoop(
       new StageSweeper({
         store: sweepRepository,
         failer: pipelines,
+        resender: new StageResend({
+          store: pipelineRepository,
+          catalogSchema: () => catalogSchema(settings.get()),
+          requests,
+          processor: (id) => processorsRepository.findAny(id),
+        }),
         observer: sweepMetrics(metrics),
-        marginMs: config.PIPELINE_STAGE_TIMEOUT_MARGIN_MS,
+        budget: {
+          marginMs: config.PIPELINE_STAGE_TIMEOUT_MARGIN_MS,
+          callAttempts: config.PIPELINE_STAGE_CALL_ATTEMPTS,
+          backoffMs: config.PIPELINE_STAGE_BACKOFF_MS,
+          resendAfterMs: config.PIPELINE_STAGE_RESEND_MS,
+          maxResends: config.PIPELINE_STAGE_MAX_RESENDS,
+        },
       }),
       { intervalMs: config.PIPELINE_SWEEP_INTERVAL_MS, logger, kickOutbox: () => outbox.kick() },
     );
@@ -132,7 +157,7 @@ export const orchestratorService: ServiceDefinition<OrchestratorConfig> = {
         ...pipelineFlowRoutes(flows, costs),
       ],
       consumers: [
-        projectionConsumer(directory),
+        projectionConsumer(directory, (serviceId) => processors.retireService(serviceId)),
         pipelineConsumer(pipelines),
         sideProcessorConsumer(validator, optimizer),
         settings.consumer(),

@@ -1,7 +1,15 @@
 import { loadConfig } from '@pack/config';
 import { events, type LlmModelSnapshot, type Principal, type ServiceSnapshot } from '@pack/contracts';
 import { startService, type RunningService, type StartOptions } from '@pack/runtime';
-import { call, publishEvent, stopAndClean, testEnv, waitFor, type CallResult } from '@pack/testkit';
+import {
+  call,
+  publishEvent,
+  startEmptyOwner,
+  stopAndClean,
+  testEnv,
+  waitFor,
+  type CallResult,
+} from '@pack/testkit';
 import {
   MODELS_COLLECTION,
   orchestratorEnvSchema,
@@ -21,6 +29,7 @@ export class OrchestratorHarness {
   private constructor(
     readonly service: RunningService<OrchestratorConfig>,
     readonly env: Record<string, string>,
+    private readonly owners?: { close(): Promise<void> },
   ) {}
 
   /** `env` of another harness makes a second replica on the same database and namespace. */
@@ -28,13 +37,19 @@ export class OrchestratorHarness {
     overrides: Record<string, string> = {},
     options: StartOptions = {},
   ): Promise<OrchestratorHarness> {
-    const env = testEnv('pipeline-orchestrator', overrides);
+    // The catalog and the llm-gateway, asked for what the projections lack, own nothing here
+    // unless the test points them elsewhere: the projections decide, as before issue 21.
+    const owners = overrides.CATALOG_URL && overrides.LLM_GATEWAY_URL ? undefined : await startEmptyOwner();
+    const env = testEnv('pipeline-orchestrator', {
+      ...(owners && { CATALOG_URL: owners.url, LLM_GATEWAY_URL: owners.url }),
+      ...overrides,
+    });
     const service = await startService(orchestratorService, loadConfig(orchestratorEnvSchema, env), options);
     await service.started;
     await waitFor(async () => (await fetch(`${service.url}/readyz`)).status === 200, {
       what: 'orchestrator ready',
     });
-    return new OrchestratorHarness(service, env);
+    return new OrchestratorHarness(service, env, owners);
   }
 
   call(principal: Principal | null, method: string, path: string, body?: unknown): Promise<CallResult> {
@@ -88,12 +103,14 @@ export class OrchestratorHarness {
     );
   }
 
-  stop(): Promise<void> {
-    return this.service.stop();
+  async stop(): Promise<void> {
+    await this.service.stop();
+    await this.owners?.close();
   }
 
-  stopAndClean(): Promise<void> {
-    return stopAndClean(this.service);
+  async stopAndClean(): Promise<void> {
+    await stopAndClean(this.service);
+    await this.owners?.close();
   }
 }
 

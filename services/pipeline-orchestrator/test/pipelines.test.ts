@@ -1,5 +1,5 @@
 import { events, type EventData } from '@pack/contracts';
-import { EventTap, metricValue, publishEvent, waitFor, type TappedEvent } from '@pack/testkit';
+import { EventTap, metricSample, metricsText, publishEvent, waitFor, type TappedEvent } from '@pack/testkit';
 import { PIPELINES_COLLECTION, PACK_DATA_COLLECTION } from '../src/service';
 import { OrchestratorHarness, otherOwner, owner, processorBody } from './harness';
 import { approval, generateResult, PACK } from './pipeline-driver';
@@ -59,6 +59,7 @@ describe('pipelines', () => {
   });
 
   it('runs CONFIG on approval, then VERIFY and EXECUTION on their own, summing the costs exactly', async () => {
+    const before = await metricsText(orchestrator.service.metricsUrl);
     await publish(events.changeInstanceStateChanged, approval(100, 1000, { size: 'large' }));
     const config = await requestFor(100, 'CONFIG');
     expect(config.messages).toEqual([
@@ -94,13 +95,19 @@ describe('pipelines', () => {
     expect(await orchestrator.collection(PACK_DATA_COLLECTION).countDocuments({ service_item_id: 100 })).toBe(
       3,
     );
-    expect(
-      await metricValue(orchestrator.service.metricsUrl, 'pipeline_stage_transitions_total'),
-    ).toBeGreaterThan(0);
-    expect(await metricValue(orchestrator.service.metricsUrl, 'pipelines_running')).toBe(0);
-    expect(
-      await metricValue(orchestrator.service.metricsUrl, 'pipeline_stage_duration_seconds_count'),
-    ).toBeGreaterThan(0);
+    // What this one pipeline added: each stage scheduled, waited for and finished OK once.
+    const after = await metricsText(orchestrator.service.metricsUrl);
+    const added = (name: string, labels: Record<string, string>) =>
+      metricSample(after, name, labels) - metricSample(before, name, labels);
+    for (const stage of ['CONFIG', 'VERIFY', 'EXECUTION'])
+      expect({
+        stage,
+        scheduled: added('pipeline_stage_transitions_total', { stage, state: 'SCHEDULED' }),
+        waiting: added('pipeline_stage_transitions_total', { stage, state: 'WAITING_FOR_RESPONSE' }),
+        ok: added('pipeline_stage_transitions_total', { stage, state: 'OK' }),
+        timed: added('pipeline_stage_duration_seconds_count', { stage, outcome: 'ok' }),
+      }).toEqual({ stage, scheduled: 1, waiting: 1, ok: 1, timed: 1 });
+    expect(metricSample(after, 'pipelines_running')).toBe(0);
   });
 
   it('starts nothing twice for a redelivered approval, and a repeated result changes nothing', async () => {

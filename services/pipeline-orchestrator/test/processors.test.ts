@@ -146,8 +146,12 @@ describe('AI processors: create, list, read, update, delete', () => {
     };
 
     it("refuses an unknown Service, another owner's Service and a deleted one", async () => {
-      await refused(processorBody({ service: 999 }), 'service');
-      await refused(processorBody({ service: 2 }), 'service');
+      const missing = await refused(processorBody({ service: 999 }), 'service');
+      const theirs = await refused(processorBody({ service: 2 }), 'service');
+      // "The same answer for another owner's Service and a missing one" (issue 20): no oracle.
+      expect(missing.body.errors).toEqual({ service: ['no Service with id 999 that you own'] });
+      expect(theirs.body.errors).toEqual({ service: ['no Service with id 2 that you own'] });
+      expect({ ...theirs.body, errors: null }).toEqual({ ...missing.body, errors: null });
       await orchestrator.knowService({ service_id: 4 });
       await orchestrator.knowService({ service_id: 4, deleted: true, version: 2 });
       await refused(processorBody({ service: 4 }), 'service');

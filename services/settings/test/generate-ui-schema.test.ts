@@ -1,6 +1,22 @@
 import Ajv from 'ajv';
-import { buildGenUiCatalogSchema, GEN_UI_COMPONENT_TYPES, type JsonSchema } from '@pack/contracts';
+import { buildGenUiCatalogSchema, type JsonSchema } from '@pack/contracts';
 import { SETTINGS, SettingsHarness, admin, consumer, owner } from './harness';
+
+/** The components of the generative UI registry, written out. */
+const COMPONENT_TYPES = [
+  'heading',
+  'text',
+  'alert',
+  'key_value',
+  'table',
+  'list',
+  'code',
+  'badge',
+  'metric',
+  'progress',
+  'link',
+  'divider',
+];
 
 const GENERATE = `${SETTINGS}generate_ui_schema/`;
 type Catalog = {
@@ -50,7 +66,7 @@ describe('Generate Schema (generative UI catalog)', () => {
     const schema = body.ai_integration.generative_ui_catalog_schema as JsonSchema;
     expect(schema).toEqual(buildGenUiCatalogSchema());
     expect(schema.$schema).toBe('http://json-schema.org/draft-07/schema#');
-    expect(typesOf(schema)).toEqual(GEN_UI_COMPONENT_TYPES);
+    expect(typesOf(schema)).toEqual(COMPONENT_TYPES);
     expect((await settings.get(consumer)).body.ai_integration.generative_ui_catalog_schema).toEqual(schema);
 
     const [stored] = await settings.versionDocuments();
@@ -107,7 +123,7 @@ describe('Generate Schema (generative UI catalog)', () => {
       200,
     );
     const again = await settings.call(admin, 'POST', GENERATE);
-    expect(typesOf(again.body.ai_integration.generative_ui_catalog_schema)).toEqual(GEN_UI_COMPONENT_TYPES);
+    expect(typesOf(again.body.ai_integration.generative_ui_catalog_schema)).toEqual(COMPONENT_TYPES);
     const cleared = await settings.patch({ ai_integration: { generative_ui_catalog_schema: null } });
     expect(cleared.body.ai_integration.generative_ui_catalog_schema).toBeNull();
     const audit = await settings.call(admin, 'GET', `${SETTINGS}audit/`);

@@ -3,14 +3,25 @@ import { SETTINGS, SettingsHarness, admin, consumer, owner } from './harness';
 /** Issue 8: no role but admin sees any character of a secret in the masked settings. */
 describe('masked secrets per role', () => {
   let settings: SettingsHarness;
+  /** What every test starts from, and what a test that changes a secret puts back. */
+  const SECRETS = {
+    ldap: { BIND_PASSWORD: 'ldap-bind-secret-4711' },
+    smtp: { EMAIL_HOST_PASSWORD: 'smtp-host-secret-0815' },
+    oauth: { CLIENT_ID: 'oauth-client-id-2342', CLIENT_SECRET: 'oauth-client-secret-1337' },
+  };
   beforeAll(async () => {
     settings = await SettingsHarness.start();
-    const patched = await settings.patch({
-      ldap: { BIND_PASSWORD: 'ldap-bind-secret-4711' },
-      smtp: { EMAIL_HOST_PASSWORD: 'smtp-host-secret-0815' },
-      oauth: { CLIENT_ID: 'oauth-client-id-2342', CLIENT_SECRET: 'oauth-client-secret-1337' },
-    });
+    const patched = await settings.patch(SECRETS);
     expect(patched.status).toBe(200);
+  });
+  afterEach(async () => {
+    // No test leaves a changed secret behind for the next one.
+    const { body } = await settings.get(admin);
+    expect([body.ldap.BIND_PASSWORD, body.smtp.EMAIL_HOST_PASSWORD, body.oauth.CLIENT_ID]).toEqual([
+      '********4711',
+      '********0815',
+      '********2342',
+    ]);
   });
   afterAll(async () => {
     await settings.stopAndDrop();
@@ -36,7 +47,13 @@ describe('masked secrets per role', () => {
     const text = JSON.stringify(body);
     for (const tail of ['4711', '0815', '2342', '1337']) expect(text).not.toContain(tail);
     // Everything else reads as the admin reads it.
-    expect(body.ldap.BIND_DN).toBe((await settings.get(admin)).body.ldap.BIND_DN);
+    const full = (await settings.get(admin)).body;
+    expect(body).toEqual({
+      ...full,
+      ldap: { ...full.ldap, BIND_PASSWORD: '********' },
+      smtp: { ...full.smtp, EMAIL_HOST_PASSWORD: '********' },
+      oauth: { ...full.oauth, CLIENT_ID: '********' },
+    });
   });
 
   it('gives the masked and the admin form different ETags, so a cache never mixes them', async () => {
@@ -55,8 +72,12 @@ describe('masked secrets per role', () => {
   });
 
   it('keeps an unset secret empty for every role', async () => {
-    await settings.patch({ smtp: { EMAIL_HOST_PASSWORD: '' } });
-    for (const principal of [admin, owner, consumer])
-      expect((await settings.get(principal)).body.smtp.EMAIL_HOST_PASSWORD).toBe('');
+    expect((await settings.patch({ smtp: { EMAIL_HOST_PASSWORD: '' } })).status).toBe(200);
+    try {
+      for (const principal of [admin, owner, consumer])
+        expect((await settings.get(principal)).body.smtp.EMAIL_HOST_PASSWORD).toBe('');
+    } finally {
+      expect((await settings.patch({ smtp: SECRETS.smtp })).status).toBe(200);
+    }
   });
 });

@@ -3,7 +3,7 @@ import type { Logger } from '@pack/logging';
 import { isEncryptedSecret, keyRingFromEnv, SecretBox, type KeyRing } from '@pack/secrets';
 import { createTargetDispatcher } from '@pack/net-guard';
 import { SettingsCache } from '@pack/settings-client';
-import { catalogLookup } from './data/catalog-client';
+import { catalogLookup, catalogService } from './data/catalog-client';
 import { ResponseRepository } from './data/response-repository';
 import { targetCheck, TargetSender } from './data/target-sender';
 import { serviceStoreOf, WebhookRepository } from './data/webhook-repository';
@@ -60,7 +60,10 @@ export const webhookDispatcherService: ServiceDefinition<WebhookDispatcherConfig
   version: '0.1.0',
   setup({ config, mongo, logger, metrics, broker }) {
     const webhookRepository = new WebhookRepository(mongo.connection);
-    const services = serviceStoreOf(webhookRepository);
+    const services = serviceStoreOf(
+      webhookRepository,
+      catalogService(config.CATALOG_URL, config.PACK_INTERNAL_SECRET, SERVICE),
+    );
     const responseRepository = new ResponseRepository(mongo.connection);
     const codec = secretCodec(keyRingFromEnv(config), logger);
     const settings = new SettingsCache({

@@ -144,6 +144,8 @@ export interface StartOptions {
   settings?: FakeSettings;
   /** Another instance to share the database and broker namespace with. */
   peer?: DispatcherUnderTest;
+  /** Where the dispatcher writes its log lines (set LOG_LEVEL in env to have any). */
+  logDestination?: NonNullable<Parameters<typeof startService>[2]>['logDestination'];
 }
 
 export const TEST_TUNING = {
@@ -160,15 +162,19 @@ export async function startDispatcher(options: StartOptions = {}): Promise<Dispa
   const shared: Record<string, string> = options.peer
     ? { MONGO_DB: options.peer.env.MONGO_DB!, BROKER_NAMESPACE: options.peer.env.BROKER_NAMESPACE! }
     : {};
+  // The catalog, asked for a Service the projection lacks, owns none unless the test says so.
+  const catalog = options.env?.CATALOG_URL ? undefined : await new FakeCatalog().start();
   const env = testEnv('webhook-dispatcher', {
     SETTINGS_URL: settings.url,
-    CATALOG_URL: 'http://127.0.0.1:9',
+    ...(catalog && { CATALOG_URL: catalog.url }),
     ...TEST_TUNING,
     ...shared,
     ...options.env,
   });
   const config = loadConfig(webhookDispatcherEnvSchema, env);
-  const service = await startService(webhookDispatcherService, config);
+  const service = await startService(webhookDispatcherService, config, {
+    logDestination: options.logDestination,
+  });
   await service.started;
   await waitFor(async () => (await fetch(`${service.url}/readyz`)).status === 200, {
     what: 'dispatcher ready',
@@ -207,10 +213,12 @@ export async function startDispatcher(options: StartOptions = {}): Promise<Dispa
     collection,
     async stop() {
       await service.stop();
+      await catalog?.stop();
     },
     async stopAndClean() {
       const queues = service.context.broker.declaredQueues();
       await service.stop();
+      await catalog?.stop();
       await dropDatabase(env.MONGO_URL!, env.MONGO_DB!);
       if (queues.length > 0) await deleteQueues(amqpUrl, queues);
       if (owned) await settings.stop();

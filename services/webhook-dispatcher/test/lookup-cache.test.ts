@@ -108,9 +108,10 @@ describe('webhook lookup cache across replicas', () => {
     const { service, webhook } = await cachedWebhook();
     const moved = await new Receiver().start();
     try {
-      await patch(webhook.id, { target_url: moved.url });
+      await patch(webhook.id, { target_url: moved.url, authorization: 'Bearer moved-token-0003' });
       await handled(service);
-      await moved.received(1);
+      const [request] = await moved.received(1);
+      expect(request!.headers.authorization).toBe('Bearer moved-token-0003');
       expect(receiver.requests).toHaveLength(1);
     } finally {
       await moved.stop();

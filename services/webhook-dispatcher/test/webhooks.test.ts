@@ -126,10 +126,11 @@ describe('webhooks: create, read, change, delete (endpoint 8)', () => {
     expect((await dispatcher.as(null, 'GET', WEBHOOKS)).status).toBe(401);
   });
 
-  it("answers 404 for a webhook on another owner's Service and stores nothing", async () => {
+  it("answers a webhook on another owner's Service as on a missing one (400 naming service), storing nothing", async () => {
     const before = await stored();
     const reply = await dispatcher.as(owner, 'POST', WEBHOOKS, full(200));
-    expect(reply.status).toBe(404);
+    expect(reply.status).toBe(400);
+    expect(reply.body.errors).toEqual({ service: ['no Service with id 200 that you own'] });
     expect(await stored()).toEqual(before);
   });
 

@@ -744,8 +744,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * AI Integration dashboard: generations of the LLM models from hourly rollups (admins and service owners; at most 366 days)
-         * @description AI Integration dashboard: generations of the LLM models from hourly rollups (admins and service owners; at most 366 days).
+         * AI Integration dashboard: generations of the LLM models from hourly rollups (admins: every call; service owners: the calls of their own Services' processors; at most 366 days)
+         * @description AI Integration dashboard: generations of the LLM models from hourly rollups (admins: every call; service owners: the calls of their own Services' processors; at most 366 days).
          *
          *     Roles: admin, service_owner.
          */
@@ -984,8 +984,8 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Change a webhook; a masked authorization sent back keeps the stored one; enabling clears disabled_reason
-         * @description Change a webhook; a masked authorization sent back keeps the stored one; enabling clears disabled_reason.
+         * Change a webhook; a masked authorization sent back keeps the stored one, except with a new target_url: then authorization must be sent again ("" for none); enabling clears disabled_reason
+         * @description Change a webhook; a masked authorization sent back keeps the stored one, except with a new target_url: then authorization must be sent again ("" for none); enabling clears disabled_reason.
          *
          *     Roles: admin, service_owner.
          */
@@ -1002,8 +1002,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Replace the signing secret; the new one is in the answer this once
-         * @description Replace the signing secret; the new one is in the answer this once.
+         * Replace the signing secret; the new one is in the answer this once. Of concurrent rotations one wins, the others get 409
+         * @description Replace the signing secret; the new one is in the answer this once. Of concurrent rotations one wins, the others get 409.
          *
          *     Roles: admin, service_owner.
          */
@@ -5704,7 +5704,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of models. Secrets in extra_data are masked: admins see at most the last four characters, other roles none. */
+            /** @description A page of models. Secrets in extra_data are masked: admins see at most the last four characters, other roles none (and no request_payload value). Prices are null for a caller from whom Charges Settings hide costs. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -5969,9 +5969,9 @@ export interface operations {
                     /** @constant */
                     provider: "genai";
                     extra_data: {
-                        /** @description http(s) URL */
+                        /** @description http(s) URL (surrounding spaces removed); the platform must be allowed to call its address */
                         token_url: string;
-                        /** @description http(s) URL */
+                        /** @description http(s) URL (surrounding spaces removed); the platform must be allowed to call its address */
                         request_url: string;
                         /** @description The Authorization header value sent to token_url (secret: masked in responses) */
                         credentials: string;
@@ -5985,7 +5985,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The created model. Secrets in extra_data are masked: admins see at most the last four characters, other roles none. */
+            /** @description The created model. Secrets in extra_data are masked: admins see at most the last four characters, other roles none (and no request_payload value). Prices are null for a caller from whom Charges Settings hide costs. */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -6113,7 +6113,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The model. Secrets in extra_data are masked: admins see at most the last four characters, other roles none. */
+            /** @description The model. Secrets in extra_data are masked: admins see at most the last four characters, other roles none (and no request_payload value). Prices are null for a caller from whom Charges Settings hide costs. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -6352,7 +6352,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The changed model. Secrets in extra_data are masked: admins see at most the last four characters, other roles none. */
+            /** @description The changed model. Secrets in extra_data are masked: admins see at most the last four characters, other roles none (and no request_payload value). Prices are null for a caller from whom Charges Settings hide costs. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -8144,7 +8144,7 @@ export interface operations {
                     /** @description http(s) URL that receives the POST of spec 4.1 */
                     target_url: string;
                     /**
-                     * @description Sent as the Authorization header (secret: encrypted at rest, masked in responses)
+                     * @description Sent as the Authorization header (secret: encrypted at rest, masked in responses; no CR, LF or NUL). Must be sent again with a new target_url
                      * @default
                      */
                     authorization?: string;
@@ -8516,7 +8516,7 @@ export interface operations {
                     description?: string;
                     /** @description http(s) URL that receives the POST of spec 4.1 */
                     target_url?: string;
-                    /** @description Sent as the Authorization header (secret: encrypted at rest, masked in responses) */
+                    /** @description Sent as the Authorization header (secret: encrypted at rest, masked in responses; no CR, LF or NUL). Must be sent again with a new target_url */
                     authorization?: string;
                     /** @description The Change Instance state that fires the webhook; null: fire at submission */
                     change_instance_state?: ("PENDING" | "APPROVED" | "REJECTED" | "IN_PROGRESS" | "COMPLETED" | "FAILED" | "CANCELLED") | null;
@@ -8589,6 +8589,15 @@ export interface operations {
             };
             /** @description No such webhook among those of your Services */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A new target_url raced another change of the webhook; nothing was changed */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8723,6 +8732,15 @@ export interface operations {
             };
             /** @description No such webhook among those of your Services */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Another rotation or change came first, or the secret was rotated less than 5 seconds ago; nothing was rotated */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

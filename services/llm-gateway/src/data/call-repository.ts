@@ -51,9 +51,17 @@ export class CallRepository implements CallStore {
   async takeOver(requestId: string, now: Date, owner: string, leaseUntil: Date): Promise<boolean> {
     const taken = await this.claimsCollection.updateOne(
       { _id: requestId, state: 'claimed', lease_until: { $lt: now } },
-      { $set: { owner, lease_until: leaseUntil } },
+      { $set: { owner, lease_until: leaseUntil }, $inc: { takeovers: 1 } },
     );
     return taken.modifiedCount === 1;
+  }
+
+  async renew(requestId: string, owner: string, leaseUntil: Date): Promise<boolean> {
+    const renewed = await this.claimsCollection.updateOne(
+      { _id: requestId, state: 'claimed', owner },
+      { $set: { lease_until: leaseUntil } },
+    );
+    return renewed.modifiedCount === 1;
   }
 
   /** The first finish of a request id wins (unique `_id`); a later one, by any replica, is refused. */

@@ -1,9 +1,18 @@
 import type { Connection } from 'mongoose';
-import type { ProcessorSnapshot } from '@pack/contracts';
+import type { ProcessorSnapshot, ServiceSnapshot } from '@pack/contracts';
 import { applyVersionedSnapshot } from '@pack/db';
-import type { ModelUsageStore } from '../domain/model-usage';
+import type { ModelUsageStore, OwnedProcessors } from '../domain/model-usage';
 
 export const PROCESSOR_MODELS_COLLECTION = 'processor_models';
+export const SERVICE_OWNERS_COLLECTION = 'service_owners';
+
+interface ServiceOwnerDocument {
+  _id: number;
+  owner_id: number;
+  deleted: boolean;
+  version: number;
+  updated_at: Date;
+}
 
 interface ProcessorModelDocument {
   _id: number;
@@ -16,16 +25,43 @@ interface ProcessorModelDocument {
   updated_at: Date;
 }
 
-/** The processor -> model projection: one document per processor, deleted ones kept as tombstones. */
-export class ModelUsageRepository implements ModelUsageStore {
+/**
+ * The processor -> model and Service -> owner projections: one document per processor and per
+ * Service, deleted ones kept as tombstones.
+ */
+export class ModelUsageRepository implements ModelUsageStore, OwnedProcessors {
   private readonly processors;
+  private readonly services;
 
   constructor(connection: Connection) {
     this.processors = connection.collection<ProcessorModelDocument>(PROCESSOR_MODELS_COLLECTION);
+    this.services = connection.collection<ServiceOwnerDocument>(SERVICE_OWNERS_COLLECTION);
   }
 
   async ensureIndexes(): Promise<void> {
     await this.processors.createIndex({ llm_model_id: 1, active: 1 }, { name: 'model_active' });
+    await this.processors.createIndex({ service_id: 1 }, { name: 'service' });
+    await this.services.createIndex({ owner_id: 1 }, { name: 'owner' });
+  }
+
+  async applyService(snapshot: ServiceSnapshot): Promise<void> {
+    await applyVersionedSnapshot(this.services, snapshot.service_id, {
+      owner_id: snapshot.owner.id,
+      deleted: snapshot.deleted,
+      version: snapshot.version,
+      updated_at: new Date(),
+    });
+  }
+
+  async processorsOwnedBy(ownerId: number): Promise<number[]> {
+    const services = await this.services
+      .find({ owner_id: ownerId, deleted: false }, { projection: { _id: 1 } })
+      .toArray();
+    if (services.length === 0) return [];
+    const processors = await this.processors
+      .find({ service_id: { $in: services.map((service) => service._id) } }, { projection: { _id: 1 } })
+      .toArray();
+    return processors.map((document) => document._id);
   }
 
   /** Applied unless the same or a newer version of the processor is stored (applyVersionedSnapshot). */

@@ -15,6 +15,8 @@ export interface CallClaim {
   owner: string;
   lease_until: Date;
   claimed_at: Date;
+  /** Earlier holders whose lease ran out (a crash): each may have called the provider. */
+  takeovers?: number;
   model_id: number;
   processor_id: number | null;
   pipeline_id: number | null;
@@ -39,6 +41,8 @@ export interface FinishedCall {
   latency_ms: number;
   mode: GenerateResult['mode'];
   attempts: number;
+  /** Earlier holders of the request whose lease ran out; their attempts are counted in `attempts`. */
+  takeovers?: number;
   result: GenerateResult;
 }
 
@@ -50,8 +54,10 @@ export interface CallStore {
   insertClaim(claim: CallClaim): Promise<boolean>;
   /** The finished record of a request id, else its claim, else null. */
   find(requestId: string): Promise<CallRecord | null>;
-  /** Takes over a claim whose lease ended before `now`; false when another replica did first. */
+  /** Takes over a claim whose lease ended before `now` (counted in `takeovers`); false when another replica did first. */
   takeOver(requestId: string, now: Date, owner: string, leaseUntil: Date): Promise<boolean>;
+  /** Extends `owner`'s live claim; false when it is no longer the owner's (taken over, or finished). */
+  renew(requestId: string, owner: string, leaseUntil: Date): Promise<boolean>;
   /** Records the finished call; false when the request id was finished already (by a replica that took over). */
   finish(claim: CallClaim, finished: FinishedCall): Promise<boolean>;
 }

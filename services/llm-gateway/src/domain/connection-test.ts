@@ -1,5 +1,13 @@
 import { BadGatewayError, GatewayTimeoutError } from '@pack/errors';
-import { costOf, ProviderError, type Cost, type Usage } from '@pack/llm-providers';
+import {
+  costOf,
+  ProviderError,
+  Redactor,
+  secretsOf,
+  type Cost,
+  type ProviderConfig,
+  type Usage,
+} from '@pack/llm-providers';
 import type { EffectiveModel } from './llm-models';
 import { reliableAdapter, type CallObserver, type Dispatchers } from './reliable-adapter';
 import { DEFAULT_RETRY_POLICY, type Breakers, type BreakerState, type RetryPolicy } from './reliability';
@@ -50,7 +58,8 @@ export class ConnectionTester {
       return {
         ok: true,
         latency_ms: Date.now() - started,
-        reply_excerpt: result.text.slice(0, EXCERPT),
+        // A provider may echo what it was sent: the excerpt loses the secrets before it is cut.
+        reply_excerpt: new Redactor(secretsOf(configOf(model))).redact(result.text).slice(0, EXCERPT),
         usage: plainUsage(result.usage),
         cost: costOf(result.usage, model),
         attempts: adapter.attempts,
@@ -61,6 +70,9 @@ export class ConnectionTester {
     }
   }
 }
+
+const configOf = (model: EffectiveModel) =>
+  ({ provider: model.provider, ...model.extra_data }) as ProviderConfig;
 
 function plainUsage(usage: Usage) {
   return { input_tokens: usage.input_tokens, output_tokens: usage.output_tokens };

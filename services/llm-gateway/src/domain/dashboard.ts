@@ -1,6 +1,7 @@
-import { maySeeCosts, type GeneralSettings, type Role } from '@pack/contracts';
+import { maySeeCosts, type GeneralSettings, type Principal } from '@pack/contracts';
 import { ValidationError } from '@pack/errors';
 import type { Rollup, RollupStore } from './calls';
+import type { OwnedProcessors } from './model-usage';
 import { hourOf, latencyPercentile, unitsToDecimal } from './rollup-math';
 
 export const GROUP_BY = ['model', 'day', 'processor'] as const;
@@ -91,18 +92,24 @@ function keyOf(rollup: Rollup, groupBy: GroupBy): number | string | null {
   }
 }
 
-/** The AI Integration dashboard (issue 9 item 7), read from the hourly rollups only. */
+/**
+ * The AI Integration dashboard (issue 9 item 7), read from the hourly rollups only. Scoped like
+ * the rest of the API (spec section 5): admins see every call, a service owner only the calls of
+ * the processors of the Services they own, whatever the grouping.
+ */
 export class Dashboard {
   constructor(
     private readonly rollups: RollupStore,
     private readonly settings: () => GeneralSettings,
+    private readonly owned: OwnedProcessors,
   ) {}
 
   /**
    * Calls in [from, to) at the resolution of the rollups: `from` is taken back to the start of
    * its UTC hour and `to` forward to the end of its hour.
    */
-  async view(role: Role, from: Date, to: Date, groupBy: GroupBy): Promise<DashboardView> {
+  async view(principal: Principal, from: Date, to: Date, groupBy: GroupBy): Promise<DashboardView> {
+    const role = principal.role;
     if (from > to)
       throw new ValidationError('from is after to', { errors: { 'query.from': ['must not be after to'] } });
     if (to.getTime() - from.getTime() > MAX_RANGE_DAYS * DAY_MS)
@@ -115,7 +122,9 @@ export class Dashboard {
     const showCost = maySeeCosts(role, settings.charges);
     const totals = new Sums();
     const groups = new Map<number | string | null, Sums>();
+    const mine = role === 'admin' ? undefined : new Set(await this.owned.processorsOwnedBy(principal.id));
     for (const rollup of await this.rollups.between(start, end)) {
+      if (mine && (rollup.processor_id === null || !mine.has(rollup.processor_id))) continue;
       totals.add(rollup);
       const key = keyOf(rollup, groupBy);
       let sums = groups.get(key);

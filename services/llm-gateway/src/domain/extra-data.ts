@@ -53,10 +53,13 @@ const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
- * genai's request_payload is free JSON: a value under a secret-named key at any depth (a
- * `token`, an `authorization` header) is masked like the named secrets.
+ * genai's request_payload is free JSON whose values may be secrets under any name
+ * (`Ocp-Apim-Subscription-Key`, `passwd`, a `session`): every role but admin gets every string
+ * and number in it masked, keys and structure kept. Admins get the value under a secret-named
+ * key (a `token`, an `authorization` header) masked like the named secrets.
  */
 export function maskNested(value: unknown, admin: boolean): unknown {
+  if (!admin) return maskValues(value);
   if (Array.isArray(value)) return value.map((item) => maskNested(item, admin));
   if (!isRecord(value)) return value;
   return Object.fromEntries(
@@ -69,6 +72,21 @@ export function maskNested(value: unknown, admin: boolean): unknown {
         : maskNested(item, admin),
     ]),
   );
+}
+
+/** Every string and number at any depth replaced by the mask; keys, booleans and nulls kept. */
+export function maskValues(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(maskValues);
+  if (isRecord(value))
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, maskValues(item)]));
+  return typeof value === 'string' || typeof value === 'number' ? SECRET_MASK : value;
+}
+
+/** A create or change body as the log may show it: request_payload values masked (the logger redacts named secrets). */
+export function loggableChange<T extends { extra_data?: unknown }>(body: T): T {
+  const extra = body.extra_data;
+  if (!isRecord(extra) || !(PAYLOAD in extra)) return body;
+  return { ...body, extra_data: { ...extra, [PAYLOAD]: maskValues(extra[PAYLOAD]) } };
 }
 
 /**

@@ -1,4 +1,5 @@
 import {
+  classifyProviderError,
   generateStructured,
   ProviderError,
   schemaProblem,
@@ -100,7 +101,9 @@ export async function callModel(
         usage: error.usage,
         mode: STRUCTURED_CAPABILITY[model.provider] === 'native' ? 'native' : 'instructions',
       });
-    if (error instanceof ProviderError) return failure(error.kind, error.message);
+    // The result reaches service owners (a pipeline stage's error): what failed and the
+    // provider's error code, never the provider's own text, which may quote a secret.
+    if (error instanceof ProviderError) return failure(error.kind, classifyProviderError(error));
     if (error instanceof BreakerOpenError) return failure('breaker_open', error.message);
     return failure('internal', 'the gateway failed to handle the request', { cause: error });
   }

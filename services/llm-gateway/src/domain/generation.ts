@@ -5,7 +5,6 @@ import type { EffectiveModel } from './llm-models';
 import type { ModelProfiles } from './model-profiles';
 import type { RollupBatcher } from './rollup-batch';
 import type { CallLabels, ReliableAdapter } from './reliable-adapter';
-import type { RetryPolicy } from './reliability';
 import { costUnits, hourOf, latencyBucket } from './rollup-math';
 
 export interface GenerationObserver {
@@ -22,7 +21,8 @@ export interface GenerationDeps {
   /** Publishes the result and resolves once the broker confirmed it. */
   publish(result: GenerateResult): Promise<void>;
   observer: GenerationObserver;
-  policy: RetryPolicy;
+  /** How long a claim lasts unrenewed; renewed every third of it while the call runs. */
+  leaseMs: number;
   /** This replica's name in the claims it takes. */
   owner: string;
   /** An unexpected error turned into an `internal` error result. */
@@ -35,11 +35,6 @@ export interface GenerationDeps {
  * another replica took over; it publishes).
  */
 export type Handled = 'answered' | 'republished' | 'held' | 'lost';
-
-/** Lease of a request whose model is unknown: nothing slow happens under it. */
-const SHORT_LEASE_MS = 30_000;
-/** Structured output makes at most two calls, each retried by the policy. */
-const CALLS_PER_REQUEST = 2;
 
 /**
  * Generation for the pipeline (issue 9 item 4). The provider is called at most once per request
@@ -56,7 +51,7 @@ export class Generation {
     const { calls, owner } = this.deps;
     const model = await this.deps.profiles.get(request.llm_model_id);
     const now = new Date();
-    const leaseUntil = new Date(now.getTime() + this.leaseMs(model));
+    const leaseUntil = new Date(now.getTime() + this.deps.leaseMs);
     const claim: CallClaim = {
       _id: request.request_id,
       state: 'claimed',
@@ -67,6 +62,7 @@ export class Generation {
       processor_id: request.processor_id,
       pipeline_id: request.reply_to?.pipeline_id ?? null,
     };
+    let takeovers = 0;
     if (!(await calls.insertClaim(claim))) {
       const existing = await calls.find(request.request_id);
       if (existing?.state === 'finished') {
@@ -75,13 +71,18 @@ export class Generation {
       }
       if (!existing || existing.state !== 'claimed' || existing.lease_until > now) return 'held';
       if (!(await calls.takeOver(request.request_id, now, owner, leaseUntil))) return 'held';
+      // The holder before us stopped renewing (a crash): its call may have reached the provider.
+      takeovers = (existing.takeovers ?? 0) + 1;
     }
 
     const adapter = model ? this.deps.adapterFor(model) : undefined;
     const outcome =
-      model && adapter ? await callModel(adapter, model, request) : modelMissing(request.llm_model_id);
+      model && adapter
+        ? await this.leased(request.request_id, () => callModel(adapter, model, request))
+        : modelMissing(request.llm_model_id);
     if (outcome.cause !== undefined) this.deps.unexpected(request.request_id, outcome.cause);
-    const finished = this.finished(request, model, outcome, adapter, Math.round(performance.now() - began));
+    const latencyMs = Math.round(performance.now() - began);
+    const finished = this.finished(request, model, outcome, adapter, latencyMs, takeovers);
     // The result goes out beside the finish update, not after it: the requester waits only for
     // the publish. The message is acknowledged once both are done, so a crash in between leaves
     // a claimed record whose redelivery waits for the lease, as a crash during the provider call
@@ -112,11 +113,22 @@ export class Generation {
     return 'answered';
   }
 
-  /** Long enough for every attempt at the model's timeout and the backoff between them. */
-  private leaseMs(model: EffectiveModel | null): number {
-    if (!model) return SHORT_LEASE_MS;
-    const { maxAttempts, maxDelayMs } = this.deps.policy;
-    return CALLS_PER_REQUEST * maxAttempts * (model.timeout * 1000 + maxDelayMs) + SHORT_LEASE_MS;
+  /**
+   * Runs the provider call while renewing our claim every third of the lease, so the claim of a
+   * live call never runs out and that of a crashed replica runs out within one lease.
+   */
+  private async leased<T>(requestId: string, work: () => Promise<T>): Promise<T> {
+    const { calls, owner, leaseMs } = this.deps;
+    const renew = () =>
+      void calls
+        .renew(requestId, owner, new Date(Date.now() + leaseMs))
+        .catch((error: unknown) => this.deps.unexpected(requestId, error));
+    const timer = setInterval(renew, Math.max(100, Math.floor(leaseMs / 3)));
+    try {
+      return await work();
+    } finally {
+      clearInterval(timer);
+    }
   }
 
   private finished(
@@ -125,12 +137,14 @@ export class Generation {
     outcome: CallOutcome,
     adapter: ReliableAdapter | undefined,
     latencyMs: number,
+    takeovers: number,
   ): FinishedCall {
     const usage = outcome.usage;
     const cost = usage && model ? costOf(usage, model) : null;
     const unpriced = cost !== null && isUnpriced(cost);
     const costText = cost === null || isUnpriced(cost) ? null : cost;
-    const attempts = adapter?.attempts ?? 0;
+    // A taken-over request counts one attempt per earlier holder: at least once, not exactly once.
+    const attempts = (adapter?.attempts ?? 0) + takeovers;
     const result: GenerateResult = {
       request_id: request.request_id,
       llm_model_id: request.llm_model_id,
@@ -168,6 +182,7 @@ export class Generation {
       latency_ms: latencyMs,
       mode: outcome.mode,
       attempts,
+      ...(takeovers > 0 && { takeovers }),
       result,
     };
   }

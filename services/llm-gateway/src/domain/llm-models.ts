@@ -18,6 +18,7 @@ import {
   type PlainExtraData,
 } from './extra-data';
 import { modelChangedEvent } from './model-events';
+import { refuseStoredSecretsElsewhere, refuseTargets, type TargetCheck } from './model-targets';
 import type { LlmModelRecord, LlmModelStore, Page, SecretCodec, WriteOutcome } from './model';
 import type { ModelUsageStore } from './model-usage';
 
@@ -46,12 +47,15 @@ export class LlmModels {
     private readonly store: LlmModelStore,
     private readonly codec: SecretCodec,
     private readonly usage: ModelUsageStore,
+    /** The address guard every URL of a model passes when it is saved or tested. */
+    private readonly checkTarget: TargetCheck,
     /** Tells the outbox relay that events were written (it publishes them at once). */
     private readonly eventsWritten: () => void = () => undefined,
   ) {}
 
   async create(role: Role, body: LlmModelCreate): Promise<LlmModelView> {
     refuseMasks(body.provider, body.extra_data);
+    await refuseTargets(this.checkTarget, body.extra_data);
     const id = await this.store.nextId();
     const now = new Date();
     const { extra_data, ...fields } = body;
@@ -82,12 +86,14 @@ export class LlmModels {
    * finds the model changed under it is computed again on the newer version.
    */
   async update(role: Role, id: number, patch: LlmModelPatch): Promise<LlmModelView> {
-    const updated = await this.retryStale(id, (current) => {
+    const updated = await this.retryStale(id, async (current) => {
       const { extra_data: extraPatch, ...fields } = patch;
       const set: Partial<LlmModelRecord> = { ...fields, updated_at: new Date() };
       const provider = patch.provider ?? current.provider;
       if (provider !== current.provider || extraPatch !== undefined) {
         const plain = this.nextExtraData(current, provider, extraPatch);
+        // The URLs sent (every URL of a new provider) pass the guard; the others passed it before.
+        await refuseTargets(this.checkTarget, plain, provider === current.provider ? extraPatch : undefined);
         set.extra_data = sealExtraData(this.codec, id, provider, plain);
       }
       const event = modelChangedEvent({ ...current, ...set }, current.version + 1, false);
@@ -112,6 +118,14 @@ export class LlmModels {
     const current = await this.found(id);
     const model = this.effective(id, current, patch);
     const stored = this.effective(id, current, {});
+    const sameProvider = model.provider === current.provider;
+    await refuseTargets(
+      this.checkTarget,
+      model.extra_data,
+      sameProvider ? (patch.extra_data ?? {}) : undefined,
+    );
+    if (sameProvider)
+      refuseStoredSecretsElsewhere(model.provider, stored.extra_data, model.extra_data, patch.extra_data);
     const connection = (m: EffectiveModel) =>
       JSON.stringify([m.provider, m.model_name, m.timeout, m.prompt, m.max_output_tokens, m.extra_data]);
     return { model, asStored: connection(model) === connection(stored) };

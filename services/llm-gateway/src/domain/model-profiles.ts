@@ -4,8 +4,9 @@ import type { LlmModelStore } from './model';
 
 /**
  * The models the generation uses, secrets decrypted, kept for `ttlMs` so the hot path reads no
- * profile from the database. A change or delete in this replica forgets the entry at once; in
- * other replicas it applies within `ttlMs` (docs/decisions/0018).
+ * profile from the database. "No such model" is kept too. A create, change or delete in this
+ * replica forgets the entry at once (a create forgets a cached miss); in other replicas it
+ * applies within `ttlMs` (docs/decisions/0018).
  */
 export class ModelProfiles {
   private readonly cache: TimedCache<number, EffectiveModel | null>;
@@ -13,8 +14,9 @@ export class ModelProfiles {
   constructor(
     private readonly load: (id: number) => Promise<EffectiveModel | null>,
     ttlMs: number,
+    now?: () => number,
   ) {
-    this.cache = new TimedCache(ttlMs);
+    this.cache = new TimedCache(ttlMs, now);
   }
 
   /** The model, or null when there is none with this id. */
@@ -27,11 +29,18 @@ export class ModelProfiles {
   }
 }
 
-/** `store`, with every change or delete of a model also forgetting it in `profiles`. */
+/** `store`, with every create, change or delete of a model also forgetting it in `profiles`. */
 export function forgettingStore(store: LlmModelStore, profiles: ModelProfiles): LlmModelStore {
   return {
     nextId: () => store.nextId(),
-    insert: (record, event) => store.insert(record, event),
+    async insert(record, event) {
+      // A request for this id that came before the model existed left "no such model" cached.
+      try {
+        return await store.insert(record, event);
+      } finally {
+        profiles.forget(record._id);
+      }
+    },
     find: (id) => store.find(id),
     list: (limit, offset) => store.list(limit, offset),
     async update(id, version, set, event) {

@@ -75,7 +75,7 @@ export function dashboardRoutes(dashboard: Dashboard) {
     route({
       method: 'get',
       path: DASHBOARD_PATH,
-      summary: `AI Integration dashboard: generations of the LLM models from hourly rollups (admins and service owners; at most ${MAX_RANGE_DAYS} days)`,
+      summary: `AI Integration dashboard: generations of the LLM models from hourly rollups (admins: every call; service owners: the calls of their own Services' processors; at most ${MAX_RANGE_DAYS} days)`,
       access: ['admin', 'service_owner'],
       query: querySchema,
       responses: {
@@ -89,7 +89,7 @@ export function dashboardRoutes(dashboard: Dashboard) {
       handler: async ({ principal, query }) => {
         const to = query.to ?? new Date();
         const from = query.from ?? new Date(to.getTime() - DEFAULT_RANGE_MS);
-        return { body: await dashboard.view(principal.role, from, to, query.group_by) };
+        return { body: await dashboard.view(principal, from, to, query.group_by) };
       },
     }),
   ];

@@ -4,12 +4,14 @@ import {
   llmModelViewSchema,
   withoutReadOnlyFields,
   type LlmModelCreate,
+  type LlmModelView,
   type Role,
 } from '@pack/contracts';
 import { idParams, listQuerySchema, pageOf, pageSchema, problemSpec, route } from '@pack/http-kit';
 import { z } from 'zod';
 import type { ConnectionTester } from '../domain/connection-test';
 import type { LlmModels } from '../domain/llm-models';
+import { loggableChange } from '../domain/extra-data';
 
 export const LLM_MODELS_PATH = '/v1/ai/llm_models/';
 
@@ -23,7 +25,7 @@ const problems = {
 } as const;
 
 const SECRETS_NOTE =
-  'Secrets in extra_data are masked: admins see at most the last four characters, other roles none.';
+  'Secrets in extra_data are masked: admins see at most the last four characters, other roles none (and no request_payload value). Prices are null for a caller from whom Charges Settings hide costs.';
 
 const connectionTestSchema = z.object({
   ok: z.literal(true),
@@ -44,6 +46,9 @@ export function llmModelRoutes(
   tester: ConnectionTester,
   maySeeCosts: (role: Role) => boolean = () => true,
 ) {
+  /** Prices follow the Charges Settings wherever costs do: from them, costs can be recomputed. */
+  const pricesFor = (view: LlmModelView, role: Role): LlmModelView =>
+    maySeeCosts(role) ? view : { ...view, input_price_per_1m_tokens: null, output_price_per_1m_tokens: null };
   return [
     route({
       method: 'post',
@@ -89,7 +94,7 @@ export function llmModelRoutes(
       handler: async ({ principal, body, log }) => {
         const created = await models.create(principal.role, withoutReadOnlyFields(body) as LlmModelCreate);
         // The logger redacts secret-named keys at any depth (tested in secrets.test.ts).
-        log.debug({ model_id: created.id, change: body }, 'llm model created');
+        log.debug({ model_id: created.id, change: loggableChange(body) }, 'llm model created');
         return { status: 201, body: created };
       },
     }),
@@ -107,7 +112,8 @@ export function llmModelRoutes(
       },
       handler: async ({ principal, query, req }) => {
         const page = await models.list(principal.role, query.limit, query.offset);
-        return { body: pageOf(req, query, page.count, page.items) };
+        const items = page.items.map((view) => pricesFor(view, principal.role));
+        return { body: pageOf(req, query, page.count, items) };
       },
     }),
     route({
@@ -123,7 +129,9 @@ export function llmModelRoutes(
         403: problems[403],
         404: problems[404],
       },
-      handler: async ({ principal, params }) => ({ body: await models.get(principal.role, params.id) }),
+      handler: async ({ principal, params }) => ({
+        body: pricesFor(await models.get(principal.role, params.id), principal.role),
+      }),
     }),
     route({
       method: 'patch',
@@ -139,7 +147,7 @@ export function llmModelRoutes(
       },
       handler: async ({ principal, params, body, log }) => {
         const updated = await models.update(principal.role, params.id, withoutReadOnlyFields(body));
-        log.debug({ model_id: params.id, change: body }, 'llm model changed');
+        log.debug({ model_id: params.id, change: loggableChange(body) }, 'llm model changed');
         return { body: updated };
       },
     }),

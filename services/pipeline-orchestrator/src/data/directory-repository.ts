@@ -27,14 +27,28 @@ interface ModelDocument {
 }
 
 /**
+ * Reads of a record the projection has not received yet, from the service that owns it (the
+ * catalog's Service, the llm-gateway's model); null when the owner has none.
+ */
+export interface OwnerReads {
+  service(id: number): Promise<Omit<ServiceSnapshot, 'version'> | null>;
+  model(id: number): Promise<Omit<LlmModelSnapshot, 'version'> | null>;
+}
+
+/**
  * The orchestrator's copies of the catalog's Services and the llm-gateway's models, kept from
  * their snapshot events (tombstones stay, so a late event cannot bring a deleted one back).
+ * A record the copies do not hold at all is asked of its owner (`owners`) and kept at version 0,
+ * so the owner's own events (versions from 1) replace it and a tombstone stays one (issue 21).
  */
 export class DirectoryRepository implements Directory, Projections {
   private readonly services;
   private readonly models;
 
-  constructor(connection: Connection) {
+  constructor(
+    connection: Connection,
+    private readonly owners?: OwnerReads,
+  ) {
     this.services = connection.collection<ServiceDocument>(SERVICES_COLLECTION);
     this.models = connection.collection<ModelDocument>(MODELS_COLLECTION);
   }
@@ -58,8 +72,14 @@ export class DirectoryRepository implements Directory, Projections {
   }
 
   async service(id: number): Promise<KnownService | null> {
-    const found = await this.services.findOne({ _id: id, deleted: false });
-    return found && { service_id: found._id, ...found };
+    let found = await this.services.findOne({ _id: id });
+    if (!found && this.owners) {
+      const fetched = await this.owners.service(id);
+      if (!fetched) return null;
+      await this.applyService({ ...fetched, version: 0 });
+      found = await this.services.findOne({ _id: id });
+    }
+    return found && !found.deleted ? { service_id: found._id, ...found } : null;
   }
 
   async serviceIdsOwnedBy(ownerId: number): Promise<number[]> {
@@ -70,6 +90,13 @@ export class DirectoryRepository implements Directory, Projections {
   }
 
   async modelExists(id: number): Promise<boolean> {
-    return (await this.models.countDocuments({ _id: id, deleted: false }, { limit: 1 })) === 1;
+    let found = await this.models.findOne({ _id: id }, { projection: { deleted: 1 } });
+    if (!found && this.owners) {
+      const fetched = await this.owners.model(id);
+      if (!fetched) return false;
+      await this.applyModel({ ...fetched, version: 0 });
+      found = await this.models.findOne({ _id: id }, { projection: { deleted: 1 } });
+    }
+    return found !== null && !found.deleted;
   }
 }

@@ -119,6 +119,7 @@ export class PipelineRepository implements PipelineStore {
     if (expect.request_id !== undefined) filter[`stages.${stage}.request_id`] = expect.request_id;
     if (expect.rev !== undefined) filter.rev = expect.rev;
     if (expect.current) filter.superseded_by = { $exists: false };
+    if (expect.no_late_result) filter[`stages.${stage}.late_result`] = null;
     const fields: Record<string, unknown> = { updated_at: new Date() };
     for (const [name, changes] of Object.entries(set))
       for (const [field, value] of Object.entries(changes)) fields[`stages.${name}.${field}`] = value;

@@ -13,7 +13,7 @@ import { PROCESSORS_COLLECTION } from './processor-repository';
  */
 export const WATCHED_FIELD = 'watched';
 
-const STAGE_FIELDS = ['state', 'request_id', 'processor_id', 'started_at'] as const;
+const STAGE_FIELDS = ['state', 'request_id', 'processor_id', 'started_at', 'resends', 'resent_at'] as const;
 const PROJECTION = Object.fromEntries(
   STAGES.flatMap((stage) => STAGE_FIELDS.map((field) => [`stages.${stage}.${field}`, 1])),
 );

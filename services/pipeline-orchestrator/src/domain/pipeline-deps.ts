@@ -28,7 +28,7 @@ export interface PipelineDeps {
   observer: PipelineObserver;
   /** The item's execution context for a new run's CONFIG prompt (execution-context.ts); none without. */
   context?: { render(serviceItemId: number): Promise<string | null> };
-  /** Events written with the move that ends a run: EXECUTION OK, or a stage FAILED (pipeline-finish.ts). */
+  /** Events written with the move that ends a run: EXECUTION OK, or a stage FAILED (PackOptimizer.finishing, optimizer.ts). */
   finishing?(
     pipeline: PipelineRecord,
     outcome: RunOutcome,

@@ -47,6 +47,11 @@ export interface StageRecord {
   superseded?: boolean;
   /** Where the stage's outcome came from: its processor, or PackData pushed from outside (endpoint 5). */
   origin?: StageOrigin | null;
+  /** Times the sweeper sent the stage's request again for want of a result (0028, "Crashes"). */
+  resends?: number;
+  resent_at?: Date | null;
+  /** A result that came after the stage was failed by the timeout: recorded, its cost counted. */
+  late_result?: { ok: boolean; cost: string | null; unpriced: boolean; received_at: Date } | null;
 }
 
 export type StageOrigin = 'generated' | 'pushed';
@@ -108,6 +113,8 @@ export interface StageExpectation {
   rev?: number;
   /** The pipeline not superseded by a newer run (a move that starts a next stage). */
   current?: boolean;
+  /** No late result recorded on the stage yet (`late_result` null or absent). */
+  no_late_result?: boolean;
 }
 
 /** One stored PackData version (history: one per stage attempt). */

@@ -2,6 +2,7 @@ import {
   RESPONSE_SCHEMA_REFUSED,
   RESPONSE_SCHEMA_USE,
   responseSchemaNote,
+  systemPrincipal,
   type Principal,
   type ProcessorCreate,
   type ProcessorKind,
@@ -138,6 +139,19 @@ export class Processors {
       return view(updated);
     }
     throw new ConflictError(`AI processor ${id} is being changed by someone else; try again`);
+  }
+
+  /**
+   * The Service was deleted (its catalog tombstone, issue 21): its active processors are
+   * deactivated (their events tell the llm-gateway the models are free), so no stage of its
+   * pipelines starts again; admins can still read them. Repeating it changes nothing.
+   */
+  async retireService(serviceId: number): Promise<number> {
+    const page = await this.store.list({ service_id: serviceId }, 1000, 0);
+    const active = page.items.filter((processor) => processor.active && !processor.deleted);
+    for (const processor of active)
+      await this.update(systemPrincipal('pipeline-orchestrator'), processor._id, { active: false });
+    return active.length;
   }
 
   /** Leaves a tombstone whose `deleted` event tells the llm-gateway the model is free. */

@@ -1,5 +1,5 @@
 import { createEnvelope, events, STAGES, type Envelope, type JsonSchema, type Stage } from '@pack/contracts';
-import { finalSchema } from './final-schema';
+import { finalSchema, type FinalSchema } from './final-schema';
 import type { ProcessorRecord } from './model';
 import type { PipelineRecord, ServiceItemRecord, StageRecord } from './pipeline-model';
 
@@ -36,6 +36,8 @@ export function generateRequest(request: {
   schema: JsonSchema | null;
   replyTo?: { pipeline_id: number; stage: Stage; run: number; service_id: number };
   correlationId: string;
+  /** A copy sent again by the sweeper: the same request id, its own envelope id. */
+  resend?: number;
 }): Envelope {
   return createEnvelope(
     events.llmGenerateRequested,
@@ -50,7 +52,11 @@ export function generateRequest(request: {
       processor_id: request.processor._id,
       reply_to: request.replyTo ?? null,
     },
-    { source: SOURCE, correlationId: request.correlationId, id: `generate-${request.requestId}` },
+    {
+      source: SOURCE,
+      correlationId: request.correlationId,
+      id: `generate-${request.requestId}${request.resend ? `-resend-${request.resend}` : ''}`,
+    },
   );
 }
 
@@ -73,6 +79,40 @@ export function scheduleStage(
 ): ScheduledStage {
   const attempt = pipeline.stages[stage].attempt + 1;
   const requestId = requestIdOf(pipeline._id, stage, attempt);
+  const { event, mode } = stageRequest(pipeline, stage, processor, catalogSchema, requestId, correlationId);
+  return {
+    fields: {
+      state: 'SCHEDULED',
+      processor_id: processor._id,
+      attempt,
+      request_id: requestId,
+      schema_mode: mode,
+      started_at: now,
+      finished_at: null,
+      error: null,
+      cost: null,
+      origin: 'generated',
+      resends: 0,
+      resent_at: null,
+      late_result: null,
+    },
+    event,
+  };
+}
+
+/**
+ * The generate request of `stage` under `requestId`: built when the stage is scheduled, and
+ * again, with the same request id, when the sweeper sends it once more (`resend` numbers the copy).
+ */
+export function stageRequest(
+  pipeline: PipelineRecord,
+  stage: Stage,
+  processor: ProcessorRecord,
+  catalogSchema: JsonSchema,
+  requestId: string,
+  correlationId: string,
+  resend?: number,
+): { event: Envelope; mode: FinalSchema['mode'] } {
   const schema = finalSchema({
     kind: processor.kind,
     response_schema:
@@ -93,22 +133,9 @@ export function scheduleStage(
     schema: schema.mode === 'none' ? null : schema.schema,
     replyTo: { pipeline_id: pipeline._id, stage, run: pipeline.run, service_id: pipeline.service_id },
     correlationId,
+    resend,
   });
-  return {
-    fields: {
-      state: 'SCHEDULED',
-      processor_id: processor._id,
-      attempt,
-      request_id: requestId,
-      schema_mode: schema.mode,
-      started_at: now,
-      finished_at: null,
-      error: null,
-      cost: null,
-      origin: 'generated',
-    },
-    event,
-  };
+  return { event, mode: schema.mode };
 }
 
 /** A new run of the item's latest approved declaration, no stage started yet (`run` still 0). */

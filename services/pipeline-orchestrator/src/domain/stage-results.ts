@@ -77,6 +77,8 @@ export class StageResults {
       // A redelivery of the result that ended the stage: its PackData history entry, written
       // beside that move, may be what failed (an insert keyed by the request id: one entry).
       if (packData && current.state === 'OK') await this.deps.store.savePackData(packData);
+      else if (current.state === 'FAILED' && current.error?.startsWith('timeout:') && !current.late_result)
+        await this.late(pipeline_id, stage, result, now);
       return;
     }
     const expect: StageExpectation = {
@@ -171,6 +173,24 @@ export class StageResults {
       dataSchema = JSON.parse(processor.response_schema_json) as JsonSchema;
     }
     return genUiFallback(result, mode, dataSchema);
+  }
+
+  /**
+   * A result that came after the sweeper failed its stage (docs/decisions/0028): the stage stays
+   * FAILED, but the call was made and billed, so its cost is the stage's and counts in the
+   * pipeline's total. Once per stage request (a redelivery finds `late_result` set).
+   */
+  private async late(pipelineId: number, stage: Stage, result: GenerateResult, now: Date): Promise<void> {
+    const late = { ok: result.ok, cost: result.cost, unpriced: result.unpriced, received_at: now };
+    await this.deps.store.move(
+      pipelineId,
+      stage,
+      { states: ['FAILED'], request_id: result.request_id, no_late_result: true },
+      { [stage]: { cost: result.cost, unpriced: unpricedCall(result), late_result: late } },
+      [],
+      result.cost,
+      unpricedCall(result),
+    );
   }
 
   /** The remembered copy proved stale (or could not settle the result): decide on a fresh read. */

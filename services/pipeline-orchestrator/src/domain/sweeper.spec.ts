@@ -1,7 +1,7 @@
 import type { Stage } from '@pack/contracts';
 import type { PipelineRecord, StageRecord } from './pipeline-model';
 import { emptyStage } from './stage-request';
-import { StageSweeper, type SweepStore } from './sweeper';
+import { StageSweeper, type StageBudget, type SweepStore } from './sweeper';
 
 const T0 = new Date('2026-11-23T12:00:00Z');
 
@@ -52,10 +52,25 @@ function store(watched: PipelineRecord[], timeouts: Record<number, number>) {
   return { sweepStore, unwatched, pages };
 }
 
-function sweeper(sweepStore: SweepStore, pageSize = 200) {
+const ONE_ATTEMPT: StageBudget = {
+  marginMs: 5000,
+  callAttempts: 1,
+  backoffMs: 0,
+  resendAfterMs: 1_000_000,
+  maxResends: 0,
+};
+
+function sweeper(sweepStore: SweepStore, pageSize = 200, budget = ONE_ATTEMPT) {
   const failed: string[] = [];
   const timedOut: Stage[] = [];
+  const resent: string[] = [];
   const instance = new StageSweeper({
+    resender: {
+      async resend(id, stage, requestId, now) {
+        resent.push(`${id} ${stage} ${requestId} at ${now.getTime() - T0.getTime()}`);
+        return true;
+      },
+    },
     store: sweepStore,
     failer: {
       async failRunning(id, stage, requestId, error) {
@@ -64,10 +79,10 @@ function sweeper(sweepStore: SweepStore, pageSize = 200) {
       },
     },
     observer: { swept: () => undefined, timedOut: (stage) => timedOut.push(stage) },
-    marginMs: 5000,
+    budget,
     pageSize,
   });
-  return { instance, failed, timedOut };
+  return { instance, failed, timedOut, resent };
 }
 
 describe('the stage timeout sweeper', () => {
@@ -75,10 +90,18 @@ describe('the stage timeout sweeper', () => {
     const { sweepStore } = store([pipeline(1, { VERIFY: running(7) })], { 7: 10 });
     const { instance, failed, timedOut } = sweeper(sweepStore);
     // 10 s timeout + 5 s margin: at 15 s it is still in time, at 15.001 s it is not.
-    expect(await instance.sweep(new Date(T0.getTime() + 15_000))).toEqual({ watched: 1, failed: 0 });
-    expect(await instance.sweep(new Date(T0.getTime() + 15_001))).toEqual({ watched: 1, failed: 1 });
+    expect(await instance.sweep(new Date(T0.getTime() + 15_000))).toEqual({
+      watched: 1,
+      failed: 0,
+      resent: 0,
+    });
+    expect(await instance.sweep(new Date(T0.getTime() + 15_001))).toEqual({
+      watched: 1,
+      failed: 1,
+      resent: 0,
+    });
     expect(failed).toEqual([
-      "1 VERIFY request-7 timeout: no result within the model's 10 s timeout plus the 5 s margin (state WAITING_FOR_RESPONSE)",
+      "1 VERIFY request-7 timeout: no result within 1 attempt(s) of the model's 10 s timeout and 0 s backoff plus the 5 s margin (state WAITING_FOR_RESPONSE)",
     ]);
     expect(timedOut).toEqual(['VERIFY']);
   });
@@ -101,9 +124,49 @@ describe('the stage timeout sweeper', () => {
     ];
     const { sweepStore, unwatched, pages } = store(watched, { 7: 10 });
     const { instance, failed } = sweeper(sweepStore, 2);
-    expect(await instance.sweep(new Date(T0.getTime() + 60_000))).toEqual({ watched: 5, failed: 2 });
+    expect(await instance.sweep(new Date(T0.getTime() + 60_000))).toEqual({
+      watched: 5,
+      failed: 2,
+      resent: 0,
+    });
     expect(pages).toEqual([0, 2, 4]);
     expect(unwatched).toEqual([1, 3, 5]);
     expect(failed.map((line) => line.split(' ').slice(0, 2).join(' '))).toEqual(['2 CONFIG', '4 EXECUTION']);
+  });
+
+  it('the stuck-stage timeout covers every attempt a call may make', async () => {
+    const budget = { ...ONE_ATTEMPT, callAttempts: 6, backoffMs: 5000 };
+    const { sweepStore } = store([pipeline(1, { CONFIG: running(7) })], { 7: 10 });
+    const { instance, failed } = sweeper(sweepStore, 200, budget);
+    // 6 attempts x (10 s timeout + 5 s backoff) + 5 s margin = 95 s.
+    expect((await instance.sweep(new Date(T0.getTime() + 95_000))).failed).toBe(0);
+    expect((await instance.sweep(new Date(T0.getTime() + 95_001))).failed).toBe(1);
+    expect(failed[0]).toBe(
+      "1 CONFIG request-7 timeout: no result within 6 attempt(s) of the model's 10 s timeout and 5 s backoff plus the 5 s margin (state WAITING_FOR_RESPONSE)",
+    );
+  });
+
+  it('sends a quiet stage request again after resendAfterMs, at most maxResends times', async () => {
+    const budget = { ...ONE_ATTEMPT, marginMs: 100_000, resendAfterMs: 20_000, maxResends: 2 };
+    const T = (ms: number) => new Date(T0.getTime() + ms);
+    const watched = [
+      pipeline(1, { CONFIG: running(7) }),
+      pipeline(2, { VERIFY: { ...running(8), resends: 1, resent_at: T(30_000) } }),
+      pipeline(3, { EXECUTION: { ...running(9), resends: 2, resent_at: T(1000) } }),
+    ];
+    const { sweepStore } = store(watched, { 7: 10, 8: 10, 9: 10 });
+    const { instance, resent, failed } = sweeper(sweepStore, 200, budget);
+    expect(await instance.sweep(T(20_000))).toEqual({ watched: 3, failed: 0, resent: 0 });
+    // Pipeline 1 sent 20 s ago; pipeline 2 resent 30 s after the start; pipeline 3 used its two.
+    expect(await instance.sweep(T(20_001))).toEqual({ watched: 3, failed: 0, resent: 1 });
+    expect(await instance.sweep(T(50_001))).toEqual({ watched: 3, failed: 0, resent: 2 });
+    expect(resent).toEqual([
+      '1 CONFIG request-7 at 20001',
+      '1 CONFIG request-7 at 50001',
+      '2 VERIFY request-8 at 50001',
+    ]);
+    // Past the deadline (10 s + 100 s) a stage is failed, not sent again.
+    expect(await instance.sweep(T(110_001))).toEqual({ watched: 3, failed: 3, resent: 0 });
+    expect(failed).toHaveLength(3);
   });
 });

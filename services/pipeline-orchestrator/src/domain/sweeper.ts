@@ -28,37 +28,65 @@ export interface StageFailer {
   ): Promise<boolean>;
 }
 
+/** Sends a running stage's request again under its request id (stage-resend.ts). */
+export interface StageResender {
+  resend(pipelineId: number, stage: Stage, requestId: string, now: Date): Promise<boolean>;
+}
+
 export interface SweepObserver {
   swept(): void;
   timedOut(stage: Stage): void;
+  resent?(stage: Stage): void;
 }
 
 export interface SweepOutcome {
   watched: number;
   failed: number;
+  resent: number;
+}
+
+/**
+ * What a stage may take before it is failed, and when its request is sent again. `callAttempts`
+ * provider attempts (the llm-gateway: 3 per call, and a structured re-ask is a second call), each
+ * up to the model's timeout plus `backoffMs` before it, plus `marginMs`. With no result for
+ * `resendAfterMs` since it was sent, the request is sent again, at most `maxResends` times.
+ */
+export interface StageBudget {
+  marginMs: number;
+  callAttempts: number;
+  backoffMs: number;
+  resendAfterMs: number;
+  maxResends: number;
+}
+
+/** How long a stage of a model with this timeout may run before the sweeper fails it. */
+export function stageDeadlineMs(budget: StageBudget, timeoutSeconds: number): number {
+  return budget.callAttempts * (timeoutSeconds * 1000 + budget.backoffMs) + budget.marginMs;
 }
 
 /**
  * The stage timeout sweeper (docs/decisions/0028): a stage SCHEDULED or WAITING_FOR_RESPONSE
- * longer than its model's timeout plus `marginMs` becomes FAILED. Every replica sweeps; the move
- * matches the stage's request id in a running state, so a late result and any number of
- * sweepers fail or finish it once.
+ * longer than every attempt its call may make (`stageDeadlineMs`) becomes FAILED; before that, a
+ * stage with no result for `resendAfterMs` has its request sent again (bounded). Every replica
+ * sweeps; the moves match the stage's request id in a running state, so a late result and any
+ * number of sweepers fail or finish it once.
  */
 export class StageSweeper {
   constructor(
     private readonly deps: {
       store: SweepStore;
       failer: StageFailer;
+      resender?: StageResender;
       observer: SweepObserver;
-      marginMs: number;
+      budget: StageBudget;
       pageSize?: number;
     },
   ) {}
 
   async sweep(now = new Date()): Promise<SweepOutcome> {
-    const { store, marginMs } = this.deps;
+    const { store, budget } = this.deps;
     const pageSize = this.deps.pageSize ?? 200;
-    const outcome: SweepOutcome = { watched: 0, failed: 0 };
+    const outcome: SweepOutcome = { watched: 0, failed: 0, resent: 0 };
     for (let after = 0; ;) {
       const page = await store.watched(after, pageSize);
       outcome.watched += page.length;
@@ -74,10 +102,14 @@ export class StageSweeper {
         const record = pipeline.stages[stage];
         const seconds = timeouts.get(record.processor_id!) ?? DEFAULT_MODEL_TIMEOUT_SECONDS;
         const startedAt = record.started_at?.getTime() ?? 0;
-        if (now.getTime() <= startedAt + seconds * 1000 + marginMs) continue;
+        if (now.getTime() <= startedAt + stageDeadlineMs(budget, seconds)) {
+          if (await this.resendIfQuiet(pipeline, stage, now)) outcome.resent += 1;
+          continue;
+        }
         const error =
-          `timeout: no result within the model's ${seconds} s timeout plus the ` +
-          `${marginMs / 1000} s margin (state ${record.state})`;
+          `timeout: no result within ${budget.callAttempts} attempt(s) of the model's ${seconds} s ` +
+          `timeout and ${budget.backoffMs / 1000} s backoff plus the ${budget.marginMs / 1000} s margin ` +
+          `(state ${record.state})`;
         if (await this.deps.failer.failRunning(pipeline._id, stage, record.request_id!, error, now)) {
           outcome.failed += 1;
           this.deps.observer.timedOut(stage);
@@ -88,6 +120,19 @@ export class StageSweeper {
     }
     this.deps.observer.swept();
     return outcome;
+  }
+
+  /** Within its deadline, a stage quiet for `resendAfterMs` since its request last went out is sent again. */
+  private async resendIfQuiet(pipeline: PipelineRecord, stage: Stage, now: Date): Promise<boolean> {
+    const { resender, budget } = this.deps;
+    const record = pipeline.stages[stage];
+    const resends = record.resends ?? 0;
+    if (!resender || resends >= budget.maxResends) return false;
+    const sentAt = (record.resent_at ?? record.started_at)?.getTime() ?? 0;
+    if (now.getTime() <= sentAt + budget.resendAfterMs) return false;
+    if (!(await resender.resend(pipeline._id, stage, record.request_id!, now))) return false;
+    this.deps.observer.resent?.(stage);
+    return true;
   }
 }
 

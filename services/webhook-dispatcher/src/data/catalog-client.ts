@@ -1,6 +1,7 @@
 import { request } from 'undici';
 import { changeInstanceStateSchema } from '@pack/contracts';
-import { principalHeaders } from '@pack/http-kit';
+import { principalHeaders, readFromOwner } from '@pack/http-kit';
+import type { ServiceRecord } from '../domain/model';
 import type { ChangeInstanceLookup } from '../domain/triggers';
 
 /**
@@ -23,5 +24,26 @@ export function catalogLookup(catalogUrl: string, internalSecret: string): Chang
     const body = (await response.body.json()) as { service?: { id?: unknown }; state?: unknown };
     if (response.statusCode !== 200) throw new Error(`catalog answered ${response.statusCode}`);
     return { service_id: Number(body.service?.id), state: changeInstanceStateSchema.parse(body.state) };
+  };
+}
+
+/** A Service as the catalog has it now (read as this service's system principal); null when there is none. */
+export function catalogService(catalogUrl: string, internalSecret: string, service: string) {
+  return async (id: number): Promise<Omit<ServiceRecord, 'version'> | null> => {
+    const path = `/v1/catalog/services/${id}/`;
+    const found = (await readFromOwner({ baseUrl: catalogUrl, path, internalSecret, service })) as {
+      id: number;
+      name: string;
+      owner: { id: number; name: string };
+    } | null;
+    return (
+      found && {
+        _id: found.id,
+        name: found.name,
+        owner_id: found.owner.id,
+        owner_name: found.owner.name,
+        deleted: false,
+      }
+    );
   };
 }

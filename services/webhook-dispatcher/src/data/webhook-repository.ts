@@ -54,6 +54,14 @@ export class WebhookRepository implements WebhookStore {
     );
   }
 
+  updateIf(id: number, version: number, set: Partial<WebhookRecord>): Promise<WebhookRecord | null> {
+    return this.webhooks.findOneAndUpdate(
+      { _id: id, version },
+      { $set: set, $inc: { version: 1 } },
+      { returnDocument: 'after' },
+    );
+  }
+
   async remove(id: number): Promise<boolean> {
     const removed = (await this.webhooks.deleteOne({ _id: id })).deletedCount === 1;
     await this.schedules.deleteOne({ _id: id });
@@ -70,12 +78,28 @@ export class WebhookRepository implements WebhookStore {
     return owned.map((webhook) => webhook._id);
   }
 
-  async reassign(serviceId: number, owner: { id: number; name: string }): Promise<number> {
+  async disableForService(serviceId: number, reason: string): Promise<number> {
     const result = await this.webhooks.updateMany(
-      { service_id: serviceId, $or: [{ owner_id: { $ne: owner.id } }, { owner_name: { $ne: owner.name } }] },
-      { $set: { owner_id: owner.id, owner_name: owner.name, updated_at: new Date() }, $inc: { version: 1 } },
+      { service_id: serviceId, enabled: true },
+      { $set: { enabled: false, disabled_reason: reason, updated_at: new Date() }, $inc: { version: 1 } },
     );
     return result.modifiedCount;
+  }
+
+  async reassign(serviceId: number, owner: { id: number; name: string }): Promise<number> {
+    const updated_at = new Date();
+    const moved = await this.webhooks.updateMany(
+      { service_id: serviceId, owner_id: { $ne: owner.id } },
+      {
+        $set: { owner_id: owner.id, owner_name: owner.name, authorization: '', updated_at },
+        $inc: { version: 1 },
+      },
+    );
+    const renamed = await this.webhooks.updateMany(
+      { service_id: serviceId, owner_id: owner.id, owner_name: { $ne: owner.name } },
+      { $set: { owner_name: owner.name, updated_at }, $inc: { version: 1 } },
+    );
+    return moved.modifiedCount + renamed.modifiedCount;
   }
 
   findService(id: number): Promise<ServiceRecord | null> {
@@ -99,7 +123,25 @@ export class WebhookRepository implements WebhookStore {
   }
 }
 
-/** The same repository seen as the Services store (find means a Service there). */
-export function serviceStoreOf(repository: WebhookRepository): ServiceStore {
-  return { find: (id) => repository.findService(id), apply: (record) => repository.apply(record) };
+/**
+ * The same repository seen as the Services store (find means a Service there). A Service the
+ * projection does not hold at all is asked of the catalog (`fromCatalog`, issue 21: a webhook
+ * created just after its Service) and kept at version 0, so the catalog's own events (versions
+ * from 1) replace it and a tombstone stays one.
+ */
+export function serviceStoreOf(
+  repository: WebhookRepository,
+  fromCatalog?: (id: number) => Promise<Omit<ServiceRecord, 'version'> | null>,
+): ServiceStore {
+  return {
+    async find(id) {
+      const found = await repository.findService(id);
+      if (found || !fromCatalog) return found;
+      const fetched = await fromCatalog(id);
+      if (!fetched) return null;
+      await repository.apply({ ...fetched, version: 0 });
+      return repository.findService(id);
+    },
+    apply: (record) => repository.apply(record),
+  };
 }

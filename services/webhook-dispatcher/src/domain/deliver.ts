@@ -3,6 +3,7 @@ import { BreakerOpenError, type Breakers } from './breakers';
 import { retryDelayMs, verdictOf, type RetryPolicy } from './delivery-rules';
 import type { AttemptRecord, ResponseRecord, WebhookRecord } from './model';
 import type { ResponseStore, Sender, SendResult, WebhookStore } from './ports';
+import { scrubSecrets, secretPart } from './scrub';
 import { standardWebhookHeaders } from './signature';
 import type { WebhookChangeSink } from './webhook-lookup';
 import type { SecretCodec } from './webhooks';
@@ -82,15 +83,17 @@ export class Delivery {
     }
     answered();
     this.observer.attempted();
+    // What the target answered is shown to the owner: without any piece of the webhook's secrets.
+    const secrets = [secretPart(authorization), this.secretOf(webhook, 'secret').replace(/^whsec_/, '')];
     const attempt: AttemptRecord = {
       at: new Date(started),
       status_code: result.status,
-      error: result.error,
+      error: result.error === null ? null : scrubSecrets(result.error, secrets),
       duration_ms: Date.now() - started,
     };
     const answer = {
       status_code: result.status,
-      response_body: result.status === null ? null : result.body,
+      response_body: result.status === null ? null : scrubSecrets(result.body, secrets),
       response_truncated: result.truncated,
       // No answer (refused, network error, timeout): why, apart from the target's body.
       error: result.status === null ? result.error : null,

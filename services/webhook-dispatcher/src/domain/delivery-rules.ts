@@ -21,8 +21,9 @@ export interface RetryPolicy {
 }
 
 /**
- * Exponential backoff with full jitter after attempt `attempt` (1-based). A Retry-After (seconds)
- * is honoured as a floor, within the cap: a receiver cannot park a fire for hours.
+ * Exponential backoff after attempt `attempt` (1-based), with equal jitter: a random delay between
+ * half the exponential step and the whole of it. A Retry-After (seconds) is honoured as a floor,
+ * within the cap: a receiver cannot park a fire for hours.
  */
 export function retryDelayMs(
   policy: RetryPolicy,

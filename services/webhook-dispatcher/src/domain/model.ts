@@ -16,6 +16,8 @@ export interface WebhookRecord {
   trigger_cooling_time: number;
   enabled: boolean;
   disabled_reason: string | null;
+  /** When the signing secret was last rotated (absent: never); guards against racing rotations. */
+  secret_rotated_at?: Date | null;
   /** Increased by every change, so a cached copy can tell it is stale. */
   version: number;
   created_at: Date;

@@ -5,6 +5,15 @@ import { Scheduler, WRITES_PER_SLOT } from './scheduler';
 
 const silent = { warn: () => undefined, error: () => undefined } as never;
 
+/** Lets pending work run until `condition` holds (no sleeping: each turn is one pass of the event loop). */
+async function until(condition: () => boolean, what: string): Promise<void> {
+  for (let turn = 0; turn < 1000; turn += 1) {
+    if (condition()) return;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  throw new Error(`still waiting for ${what}`);
+}
+
 describe('Scheduler.stop', () => {
   it('waits for a fire claimed while it was stopping, so the delivery is not cut short by the exit', async () => {
     let answerClaim!: (record: ResponseRecord | null) => void;
@@ -34,15 +43,15 @@ describe('Scheduler.stop', () => {
       logger: silent,
     });
     scheduler.start();
-    await new Promise((resolve) => setTimeout(resolve, 20)); // the first claim is under way
-    expect(claims).toBe(1);
+    await until(() => claims === 1, 'the first claim');
 
     let stopped = false;
     const stopping = scheduler.stop().then(() => (stopped = true));
     answerClaim({ _id: 'msg_1_a', lease_token: 't' } as ResponseRecord);
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await until(() => sent.length > 0, 'the claimed fire to be sent');
     expect(sent).toEqual(['msg_1_a']);
-    expect(stopped).toBe(false); // the delivery is still running
+    // The delivery is still running: stop() stays pending however long the event loop turns.
+    await expect(until(() => stopped, 'stop() to end')).rejects.toThrow('still waiting');
     finishDelivery();
     await stopping;
     expect(stopped).toBe(true);

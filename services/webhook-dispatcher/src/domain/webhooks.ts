@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Principal, WebhookCreate, WebhookPatch, WebhookView } from '@pack/contracts';
-import { NotFoundError, ValidationError } from '@pack/errors';
+import { ConflictError, NotFoundError, ValidationError } from '@pack/errors';
 import { isMaskedSecret, maskSecret } from '@pack/secrets';
 import type { Page, WebhookRecord } from './model';
 import type { ServiceStore, WebhookStore } from './ports';
@@ -15,6 +15,16 @@ export interface SecretCodec {
 
 /** The reason a target URL is refused (syntax, or an address it resolves to), or null. */
 export type TargetCheck = (url: string) => Promise<string | null>;
+
+/**
+ * A rotation this soon after the previous one is refused (409): concurrent rotations give one
+ * winner, and no answer hands out a secret that another rotation replaced at once (issue 20).
+ */
+export const ROTATION_GUARD_MS = 5_000;
+
+/** Why a PATCH to a new target_url must carry the authorization (0014, issue 20). */
+export const AUTHORIZATION_AGAIN =
+  'must be sent again when target_url changes: the stored one is never sent to a new URL ("" for none)';
 
 /** A Standard Webhooks signing secret: `whsec_` and 24 random bytes in base64. */
 export function newSigningSecret(): string {
@@ -33,10 +43,11 @@ export class Webhooks {
 
   async create(principal: Principal, input: WebhookCreate): Promise<WebhookView> {
     const service = await this.services.find(input.service);
-    if (!service || service.deleted)
-      throw new ValidationError('unknown service', { errors: { service: ['no such Service'] } });
-    if (principal.role !== 'admin' && service.owner_id !== principal.id)
-      throw new NotFoundError(`Service ${input.service} does not exist`);
+    // One answer for a missing Service and another owner's: no existence oracle (issue 20).
+    if (!service || service.deleted || (principal.role !== 'admin' && service.owner_id !== principal.id))
+      throw new ValidationError('unknown service', {
+        errors: { service: [`no Service with id ${input.service} that you own`] },
+      });
     await this.refuseTarget(input.target_url);
     const id = await this.store.nextId();
     const secret = newSigningSecret();
@@ -85,6 +96,14 @@ export class Webhooks {
 
   async update(principal: Principal, id: number, patch: WebhookPatch): Promise<WebhookView> {
     const record = await this.visible(principal, id);
+    const moves = patch.target_url !== undefined && patch.target_url !== record.target_url;
+    const authorizationSent = patch.authorization !== undefined && !isMaskedSecret(patch.authorization);
+    // GitLab resets a hook's secret token when its URL changes: the stored authorization was
+    // given for the old URL, and whoever may edit the webhook could read it at a URL of theirs.
+    if (moves && record.authorization !== '' && !authorizationSent)
+      throw new ValidationError('authorization required', {
+        errors: { authorization: [AUTHORIZATION_AGAIN] },
+      });
     if (patch.target_url !== undefined) await this.refuseTarget(patch.target_url);
     const set: Partial<WebhookRecord> = { updated_at: new Date() };
     if (patch.name !== undefined) set.name = patch.name;
@@ -94,27 +113,55 @@ export class Webhooks {
     if (patch.trigger_wait_time !== undefined) set.trigger_wait_time = patch.trigger_wait_time;
     if (patch.trigger_cooling_time !== undefined) set.trigger_cooling_time = patch.trigger_cooling_time;
     if (patch.enabled !== undefined) {
+      // A deleted Service's webhooks stay disabled (services-projection.ts).
+      if (patch.enabled && (await this.services.find(record.service_id))?.deleted)
+        throw new ValidationError('the Service was deleted', {
+          errors: { enabled: ["the webhook's Service was deleted: it stays disabled"] },
+        });
       set.enabled = patch.enabled;
       if (patch.enabled) set.disabled_reason = null;
     }
-    if (patch.authorization !== undefined && !isMaskedSecret(patch.authorization))
+    if (authorizationSent)
       set.authorization =
-        patch.authorization === '' ? '' : this.codec.seal(id, 'authorization', patch.authorization);
-    const updated = await this.store.update(record._id, set);
-    if (!updated) throw new NotFoundError(`Webhook ${id} does not exist`);
+        patch.authorization === '' ? '' : this.codec.seal(id, 'authorization', patch.authorization!);
+    // A move is written only over the version checked above: an authorization stored meanwhile
+    // must not go along to the new URL.
+    const updated = moves
+      ? await this.store.updateIf(record._id, record.version, set)
+      : await this.store.update(record._id, set);
+    if (!updated) {
+      if (moves && (await this.store.find(record._id)))
+        throw new ConflictError(
+          'the webhook changed while target_url was being changed; read it and try again',
+        );
+      throw new NotFoundError(`Webhook ${id} does not exist`);
+    }
     await this.changed(updated);
     return this.view(updated);
   }
 
-  /** A new signing secret, shown in full this once; the old one stops signing at once. */
+  /**
+   * A new signing secret, shown in full this once; the old one stops signing at once. Written only
+   * over the version read, and not within ROTATION_GUARD_MS of the previous rotation: of
+   * concurrent rotations one wins, the others get 409 and no secret (issue 20).
+   */
   async rotateSecret(principal: Principal, id: number): Promise<WebhookView> {
     const record = await this.visible(principal, id);
+    const now = new Date();
+    const last = record.secret_rotated_at?.getTime();
+    if (last !== undefined && now.getTime() - last < ROTATION_GUARD_MS) throw rotatedMomentsAgo();
     const secret = newSigningSecret();
-    const updated = await this.store.update(record._id, {
+    const updated = await this.store.updateIf(record._id, record.version, {
       secret: this.codec.seal(id, 'secret', secret),
-      updated_at: new Date(),
+      secret_rotated_at: now,
+      updated_at: now,
     });
-    if (!updated) throw new NotFoundError(`Webhook ${id} does not exist`);
+    if (!updated) {
+      if (!(await this.store.find(record._id))) throw new NotFoundError(`Webhook ${id} does not exist`);
+      throw new ConflictError(
+        'the webhook changed while its secret was being rotated (another rotation or edit); nothing was rotated, read it and try again',
+      );
+    }
     await this.changed(updated);
     return this.view(updated, secret);
   }
@@ -177,3 +224,8 @@ export class Webhooks {
     };
   }
 }
+
+const rotatedMomentsAgo = () =>
+  new ConflictError(
+    `the signing secret was rotated less than ${ROTATION_GUARD_MS / 1000} seconds ago; the secret that rotation answered is the one in use`,
+  );

@@ -93,13 +93,14 @@ export function webhookRoutes(webhooks: Webhooks, triggers: Triggers, responses:
       method: 'patch',
       path: `${WEBHOOKS_PATH}:id/`,
       summary:
-        'Change a webhook; a masked authorization sent back keeps the stored one; enabling clears disabled_reason',
+        'Change a webhook; a masked authorization sent back keeps the stored one, except with a new target_url: then authorization must be sent again ("" for none); enabling clears disabled_reason',
       access,
       params: idParams,
       body: webhookPatchSchema,
       responses: {
         200: { description: `The changed webhook; ${MASKED}`, schema: webhookViewSchema },
         ...problems,
+        409: problem('A new target_url raced another change of the webhook; nothing was changed'),
       },
       handler: async ({ principal, params, body }) => ({
         body: await webhooks.update(principal, params.id, body),
@@ -120,12 +121,16 @@ export function webhookRoutes(webhooks: Webhooks, triggers: Triggers, responses:
     route({
       method: 'post',
       path: `${WEBHOOKS_PATH}:id/rotate_secret/`,
-      summary: 'Replace the signing secret; the new one is in the answer this once',
+      summary:
+        'Replace the signing secret; the new one is in the answer this once. Of concurrent rotations one wins, the others get 409',
       access,
       params: idParams,
       responses: {
         200: { description: 'The webhook with its new secret in full', schema: webhookViewSchema },
         ...problems,
+        409: problem(
+          'Another rotation or change came first, or the secret was rotated less than 5 seconds ago; nothing was rotated',
+        ),
       },
       handler: async ({ principal, params }) => ({ body: await webhooks.rotateSecret(principal, params.id) }),
     }),

@@ -1,0 +1,96 @@
+import { LeakScan } from './leak-scan';
+
+const SECRET = 'Kq7/Zp+Wm3xT9vLr2Hc8';
+
+const found = (text: string) => new LeakScan().seed('the key', SECRET).scan('here', text);
+
+describe('LeakScan (issue 20: "matching any 6-character or longer fragment of a secret, in any letter case, URL- or JSON-encoded")', () => {
+  it.each([
+    ['the whole secret', `key=${SECRET}`],
+    ['six characters of it', 'Incorrect API key provided: Wm3xT9********'],
+    ['its first six, cut', 'sk-Kq7/Zp...'],
+    ['it lower-cased', `token ${SECRET.toLowerCase()}`],
+    ['it upper-cased', `TOKEN ${SECRET.toUpperCase()}`],
+    ['it percent-encoded', 'u=Kq7%2FZp%2BWm3'],
+    ['it JSON-escaped', '{"k":"Kq7\\/Zp\\u002bWm3"}'],
+  ])('finds %s', (_what, text) => {
+    expect(found(text).map((leak) => leak.secret)).toEqual(['the key']);
+  });
+
+  it.each([
+    ['five characters of it', 'ends in Kq7/Z only'],
+    ['its mask', '********Hc8'],
+    ['other text', 'Incorrect API key provided'],
+  ])('finds nothing in %s', (_what, text) => {
+    expect(found(text)).toEqual([]);
+  });
+
+  it('reports where and which secret, with the fragment starred, never the fragment', () => {
+    const scan = new LeakScan().seed('the key', SECRET);
+    scan.scan('GET /x as owner', `error: ${SECRET}`);
+    expect(scan.report()).toEqual(['GET /x as owner: a fragment of the key at 7: error: [******]']);
+    expect(scan.report().join()).not.toContain('Kq7/Zp');
+  });
+
+  it('scans every line written to its log destination, also when lines arrive in pieces', async () => {
+    const scan = new LeakScan().seed('the key', SECRET);
+    const log = scan.logDestination('stack log');
+    log.write('{"msg":"fine"}\n{"msg":"provider said Kq7/');
+    log.write('Zp+W bad"}\n');
+    await new Promise<void>((resolve) => log.end(resolve));
+    expect(log.lines).toHaveLength(2);
+    expect(scan.report()).toEqual([
+      'stack log line 2: a fragment of the key at 22: {"msg":"provider said [******]',
+    ]);
+  });
+
+  it('refuses to seed a secret too short to scan for', () => {
+    expect(() => new LeakScan().seed('short', 'abc12')).toThrow(/shorter than 6/);
+  });
+});
+
+describe('LeakScan.seedFrom', () => {
+  it('seeds every secret-named field at any depth, without its public prefix, and no mask', () => {
+    const scan = new LeakScan();
+    const added = scan.seedFrom(
+      {
+        name: 'Visible name',
+        authorization: 'Bearer Zq81mPx0Lw',
+        extra_data: { api_key: 'sk-Hv5Tn2Qa9Y', base_url: 'https://example.com' },
+        settings: [{ EMAIL_HOST_PASSWORD: 'Pw7Jk3Lr0M' }],
+        secret: '********abcd',
+        token: 'short',
+      },
+      'POST /x',
+    );
+    expect(added).toBe(3);
+    expect([...scan.secrets.entries()]).toEqual([
+      ['authorization of POST /x', 'Zq81mPx0Lw'],
+      ['extra_data.api_key of POST /x', 'Hv5Tn2Qa9Y'],
+      ['settings.0.EMAIL_HOST_PASSWORD of POST /x', 'Pw7Jk3Lr0M'],
+    ]);
+    expect(scan.scan('log', 'Bearer in the log, Visible name, sk-Hv5')).toEqual([]);
+    expect(scan.scan('log', 'said Hv5Tn2').map((leak) => leak.secret)).toEqual([
+      'extra_data.api_key of POST /x',
+    ]);
+  });
+});
+
+it('finds a secret seeded after the log line was written, once rescanned, and reports it once', () => {
+  const scan = new LeakScan();
+  const log = scan.logDestination('late');
+  log.write('{"msg":"said Qm4Zt8Wc"}\n');
+  scan.seed('late secret', 'Qm4Zt8Wc');
+  expect(scan.report()).toEqual([]);
+  scan.rescanLogs();
+  scan.rescanLogs();
+  expect(scan.report()).toEqual(['late line 1: a fragment of late secret at 13: {"msg":"said [******]']);
+  expect(scan.lines).toBe(1);
+});
+
+it('looks for no piece of a readable secret that could be a word, when seeded from a body', () => {
+  const scan = new LeakScan();
+  scan.seedFrom({ password: 'e2e-smtp-PLAINTEXT-pw' }, 'PATCH /settings');
+  expect(scan.scan('log', 'GET /v1/core/general_settings/plaintext/ smtp-settings')).toEqual([]);
+  expect(scan.scan('log', 'pw e2e-smtp').map((leak) => leak.secret)).toEqual(['password of PATCH /settings']);
+});

@@ -1,0 +1,162 @@
+import { Writable } from 'node:stream';
+import { isSecretFieldName } from '@pack/contracts';
+
+/** The shortest piece of a secret that counts as a leak (issue 20: "any 6-character or longer fragment"). */
+export const LEAK_FRAGMENT_LENGTH = 6;
+
+export interface Leak {
+  /** Where the text came from (a route and caller, a log line). */
+  where: string;
+  /** The label the secret was seeded under (never the secret itself). */
+  secret: string;
+  /** Where in the text the fragment starts, and the text before it with the fragment starred. */
+  context: string;
+}
+
+/**
+ * Finds seeded secrets in text a user or an operator could read: response bodies, log lines.
+ * A leak is any piece of LEAK_FRAGMENT_LENGTH or more characters of a secret, in any letter
+ * case, also when the text carries it percent-encoded (%2B) or JSON-escaped (\u002b, \/).
+ * Seed only the secret material, not a public prefix (`whsec_`, `Bearer `), and make seeded
+ * secrets random: a fragment that is an ordinary word would be found in ordinary text.
+ */
+export class LeakScan {
+  private readonly seeded = new Map<string, string>();
+  private readonly windows = new Map<string, string>();
+  readonly leaks: Leak[] = [];
+  /** Log lines scanned so far, by every destination of this scan, with where they were written. */
+  private readonly logged: [where: string, line: string][] = [];
+
+  constructor(private readonly fragment = LEAK_FRAGMENT_LENGTH) {}
+
+  /**
+   * `only`: which pieces to look for (all by default). seedFrom looks only for pieces that cannot
+   * be a word: a test's readable secret (`e2e-client-secret-PLAINTEXT`) would otherwise be found
+   * in a route name or a message (`plaintext settings read`).
+   */
+  seed(label: string, secret: string, only: (piece: string) => boolean = () => true): this {
+    if (secret.length < this.fragment)
+      throw new Error(
+        `secret ${label} is shorter than ${this.fragment} characters: it cannot be scanned for`,
+      );
+    this.seeded.set(label, secret);
+    for (let at = 0; at + this.fragment <= secret.length; at += 1) {
+      const piece = secret.slice(at, at + this.fragment);
+      if (only(piece)) this.windows.set(piece.toLowerCase(), label);
+    }
+    return this;
+  }
+
+  /**
+   * Seeds the value of every secret-named field (SECRET_FIELD_NAMES: authorization, api_key,
+   * credentials, token, secret, passwords...) found at any depth of a request or response body,
+   * without its public prefix (`Bearer `, `whsec_`, `pack_`, `sk-`); masks and values shorter than
+   * the fragment are left out, and only pieces that cannot be a word are looked for (`wordless`).
+   * Returns how many were new.
+   */
+  seedFrom(body: unknown, source: string): number {
+    let added = 0;
+    const walk = (value: unknown, path: string, depth: number) => {
+      if (depth > 20 || value === null || typeof value !== 'object') return;
+      for (const [key, inner] of Object.entries(value)) {
+        const at = path ? `${path}.${key}` : key;
+        if (typeof inner === 'string' && isSecretFieldName(key)) {
+          const material = inner.replace(PUBLIC_PREFIX, '');
+          if (material.length < this.fragment || material.startsWith('*')) continue;
+          if ([...this.seeded.values()].includes(material)) continue;
+          this.seed(`${at} of ${source}`, material, wordless);
+          added += 1;
+        } else walk(inner, at, depth + 1);
+      }
+    };
+    walk(body, '', 0);
+    return added;
+  }
+
+  get secrets(): ReadonlyMap<string, string> {
+    return this.seeded;
+  }
+
+  /** The leaks in `text` (also recorded in `leaks`). */
+  scan(where: string, text: string): Leak[] {
+    const found: Leak[] = [];
+    const seen = new Set<string>();
+    for (const form of readings(text)) {
+      const lower = form.toLowerCase();
+      for (const [window, label] of this.windows) {
+        const at = lower.indexOf(window);
+        if (at < 0 || seen.has(label)) continue;
+        seen.add(label);
+        const context = `${form.slice(Math.max(0, at - 30), at)}[${'*'.repeat(window.length)}]`;
+        found.push({ where, secret: label, context: `at ${at}: ${context}` });
+      }
+    }
+    this.leaks.push(...found);
+    return found;
+  }
+
+  /** A pino destination: every line written to it is scanned (and kept, for a failure message). */
+  logDestination(where = 'log'): Writable & { lines: string[] } {
+    const lines: string[] = [];
+    const scan = (line: string) => {
+      lines.push(line);
+      this.logged.push([`${where} line ${lines.length}`, line]);
+      this.scan(`${where} line ${lines.length}`, line);
+    };
+    let partial = '';
+    const stream = new Writable({
+      write(chunk: Buffer | string, _encoding, done) {
+        const text = partial + chunk.toString();
+        const parts = text.split('\n');
+        partial = parts.pop() ?? '';
+        for (const line of parts) if (line !== '') scan(line);
+        done();
+      },
+      final(done) {
+        if (partial !== '') scan(partial);
+        done();
+      },
+    });
+    return Object.assign(stream, { lines });
+  }
+
+  /** How many log lines its destinations received. */
+  get lines(): number {
+    return this.logged.length;
+  }
+
+  /** Scans every log line again: a secret seeded after a line was written is looked for too. */
+  rescanLogs(): void {
+    for (const [where, line] of this.logged) this.scan(where, line);
+  }
+
+  /** The leaks as readable lines (for `expect(...).toEqual([])`), secrets starred; each once. */
+  report(): string[] {
+    return [
+      ...new Set(this.leaks.map((leak) => `${leak.where}: a fragment of ${leak.secret} ${leak.context}`)),
+    ];
+  }
+}
+
+/** A piece with a digit and a letter, or with both letter cases: no word of a route or message. */
+const wordless = (piece: string) =>
+  (/\d/.test(piece) && /[a-z]/i.test(piece)) || (/[a-z]/.test(piece) && /[A-Z]/.test(piece));
+
+/** What a secret value starts with that is no secret: an auth scheme, a kind marker. */
+const PUBLIC_PREFIX = /^(?:(?:bearer|basic|token)\s+)?(?:whsec_|pack_|sk-)?/i;
+
+/** The text as it reads raw, with percent-escapes decoded and with JSON escapes decoded. */
+function readings(text: string): string[] {
+  const forms = [text];
+  const percent = text.replace(/%([0-9a-fA-F]{2})/g, (_match, hex: string) =>
+    String.fromCharCode(parseInt(hex, 16)),
+  );
+  if (percent !== text) forms.push(percent);
+  const json = text.replace(/\\(u[0-9a-fA-F]{4}|["\\/bfnrt])/g, (_match, escape: string) =>
+    escape.startsWith('u')
+      ? String.fromCharCode(parseInt(escape.slice(1), 16))
+      : (JSON.parse(`"\\${escape}"`) as string),
+  );
+  if (json !== text) forms.push(json);
+  return forms;
+}

@@ -1,0 +1,298 @@
+import type { ChildProcess } from 'node:child_process';
+import amqp from 'amqplib';
+import { loadConfig } from '@pack/config';
+import { llmGatewayEnvSchema, llmGatewayService } from '@pack/llm-gateway';
+import { startService, type RunningService } from '@pack/runtime';
+import {
+  freePort,
+  metricValue,
+  startEntryPoint,
+  startFakeOpenAi,
+  waitFor,
+  type FakeProviderServer,
+  type RecordedRequest,
+} from '@pack/testkit';
+import { modelKnownToOrchestrator, startStack, type Stack } from '../stack';
+
+const KEY = 'sk-e2e-crash-0000';
+const PACK = '/v1/external/serviceowner/pack/';
+const KINDS = ['config', 'verify', 'execution'];
+const LLM_GATEWAY = 'services/llm-gateway/src/main.ts';
+const ORCHESTRATOR = 'services/pipeline-orchestrator/src/main.ts';
+/** Set-up and each test are bounded, with room for a loaded machine. */
+const BOUND_MS = 180_000;
+/** The model's timeout: the sweeper would fail a stage after 6 x (30 s + 5 s) + 60 s = 270 s. */
+const MODEL_TIMEOUT_S = 30;
+
+type Stage = {
+  stage: string;
+  state: string | null;
+  error: string | null;
+  started_at: string;
+  finished_at: string;
+};
+
+/** (Service Item, kind) of a provider call: the processor prompt is `Do <kind>.`, the user message names the item. */
+function callKey(request: RecordedRequest): string {
+  const messages = (request.body as { messages: { role: string; content: string }[] }).messages;
+  const kind = /^Do (\w+)\./.exec(messages.find((m) => m.role === 'system')!.content)![1];
+  const item = /Service Item (\d+)/.exec(messages.find((m) => m.role === 'user')!.content)![1];
+  return `${item}/${kind}`;
+}
+
+/** A service's entry point as its own process, ready; the test SIGKILLs it (60 s at most in any case). */
+async function startProcess(file: string, env: Record<string, string>) {
+  const [port, metricsPort] = [await freePort(), await freePort()];
+  const started = startEntryPoint(file, [], {
+    ...env,
+    PORT: String(port),
+    METRICS_PORT: String(metricsPort),
+  });
+  await waitFor(
+    async () => (await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => null))?.status === 200,
+    { timeoutMs: 60_000, what: `${file} ready` },
+  );
+  return started;
+}
+
+async function kill(process: { child: ChildProcess; exited: Promise<{ signal: NodeJS.Signals | null }> }) {
+  process.child.kill('SIGKILL');
+  expect((await process.exited).signal).toBe('SIGKILL');
+}
+
+/**
+ * Issue 21: a crash (SIGKILL) of one replica among several leaves no stage failed or stuck. The
+ * llm-gateway's claims have a 1 s lease here (renewed while a call runs), so a dead replica's
+ * requests, redelivered by the broker to the live one, are taken over within about a second;
+ * the orchestrator would send a request again after 3 s without a result.
+ */
+describe('a replica killed with -9 while it holds pipeline work', () => {
+  let stack: Stack;
+  let fake: FakeProviderServer;
+  const consumers: string[] = [];
+
+  beforeAll(async () => {
+    [stack, fake] = await Promise.all([
+      startStack({
+        env: {
+          'llm-gateway': { LLM_CALL_LEASE_MS: '1000' },
+          'pipeline-orchestrator': { PIPELINE_SWEEP_INTERVAL_MS: '200', PIPELINE_STAGE_RESEND_MS: '3000' },
+        },
+      }),
+      startFakeOpenAi({ apiKey: KEY }),
+    ]);
+  }, BOUND_MS);
+  afterAll(async () => {
+    await fake?.close();
+    await stack?.stop();
+  });
+
+  async function serviceWithProcessors(name: string): Promise<number> {
+    const model = await stack.call('POST', '/v1/ai/llm_models/', {
+      body: {
+        name,
+        provider: 'vendor1',
+        model_name: 'gpt-4o-mini',
+        timeout: MODEL_TIMEOUT_S,
+        input_price_per_1m_tokens: '1',
+        output_price_per_1m_tokens: '2',
+        extra_data: { api_key: KEY, base_url: `${fake.url}/v1` },
+      },
+    });
+    expect(model.status).toBe(201);
+    await modelKnownToOrchestrator(stack, model.body.id);
+    const service = await stack.call('POST', '/v1/catalog/services/', { body: { name } });
+    for (const kind of KINDS) {
+      const body = {
+        name: kind,
+        service: service.body.id,
+        kind,
+        llm_model: model.body.id,
+        prompt: `Do ${kind}.`,
+        active: true,
+      };
+      await waitFor(async () => (await stack.call('POST', '/v1/ai/processors/', { body })).status === 201, {
+        what: `the ${kind} processor`,
+      });
+    }
+    return service.body.id as number;
+  }
+
+  /** `n` Service Items with an approved declaration each (their pipelines start at once). */
+  async function approve(service: number, n: number): Promise<number[]> {
+    while (consumers.length < n) consumers.push(await stack.issueToken('consumer'));
+    const items: number[] = [];
+    for (let i = 0; i < n; i++) {
+      const submitted = await stack.call('POST', `/v1/catalog/services/${service}/declarations/`, {
+        token: consumers[i],
+        body: { declaration: { n: i } },
+      });
+      const instance = submitted.body.change_instance;
+      const approved = await stack.call('PATCH', `/v1/catalog/change_instances/${instance.id}/`, {
+        body: { state: 'APPROVED' },
+      });
+      expect(approved.status).toBe(200);
+      items.push(instance.service_item as number);
+    }
+    return items;
+  }
+
+  const stagesOf = async (item: number): Promise<Stage[]> =>
+    ((await stack.call('GET', `${PACK}pipelines/latest/service_item/${item}/`)).body?.stages as Stage[]) ??
+    [];
+
+  /** Every pipeline ended (OK or FAILED at its last started stage), within 90 s: a third of the sweeper's 270 s. */
+  const allEnded = (items: number[]) =>
+    waitFor(
+      async () => {
+        const all = await Promise.all(items.map(stagesOf));
+        const ended = (stages: Stage[]) =>
+          stages[2]?.state === 'OK' || stages.some((stage) => stage.state === 'FAILED');
+        return all.every(ended) && all;
+      },
+      { what: `${items.length} pipelines ended`, timeoutMs: 90_000 },
+    );
+
+  /** The longest stage, scheduled to ended, in seconds. */
+  const slowest = (all: Stage[][]) =>
+    Math.max(
+      ...all.flat().map((stage) => (Date.parse(stage.finished_at) - Date.parse(stage.started_at)) / 1000),
+    );
+
+  /** Provider calls per (item, kind) since `from`. */
+  function callsSince(from: number): Map<string, number> {
+    const perCall = new Map<string, number>();
+    for (const request of fake.requestsTo('/chat/completions').slice(from))
+      perCall.set(callKey(request), (perCall.get(callKey(request)) ?? 0) + 1);
+    return perCall;
+  }
+
+  it(
+    'the llm-gateway: every stage ends OK, its calls taken over within seconds; a repeated call is an attempt with its cost',
+    async () => {
+      const gateway = await startProcess(LLM_GATEWAY, stack.envs['llm-gateway']!);
+      // Each call takes 1.5 s: the killed replica is in the middle of some when it dies.
+      fake.always({ latencyMs: 1500 });
+      const service = await serviceWithProcessors('Killed llm-gateway');
+      const before = fake.requestsTo('/chat/completions').length;
+      const claims = stack.service('llm-gateway').context.mongo.connection.collection('llm_call_claims');
+      const calls = stack.service('llm-gateway').context.mongo.connection.collection('llm_calls');
+      const items = await approve(service, 8);
+      // Killed once both replicas hold calls: claims of two owners not finished yet.
+      await waitFor(
+        async () => {
+          const finished = new Set(
+            (await calls.find({}, { projection: { _id: 1 } }).toArray()).map((c) => c._id),
+          );
+          const open = (await claims.find({}).toArray()).filter((claim) => !finished.has(claim._id));
+          return new Set(open.map((claim) => claim.owner)).size === 2;
+        },
+        { what: 'calls held by both llm-gateway replicas', timeoutMs: 60_000 },
+      );
+      await kill(gateway);
+
+      const all = await allEnded(items);
+      expect(all.flat().map((stage) => [stage.stage, stage.state, stage.error])).toEqual(
+        items.flatMap(() => KINDS.map((kind) => [kind.toUpperCase(), 'OK', null])),
+      );
+      // Every stage once in the results; some calls made twice: the dead replica's and the taker's.
+      const perCall = callsSince(before);
+      expect(perCall.size).toBe(items.length * 3);
+      const repeated = [...perCall.values()].filter((count) => count > 1);
+      expect(repeated.length).toBeGreaterThanOrEqual(1);
+      expect(repeated.every((count) => count === 2)).toBe(true);
+      const takenOver = await calls.find({ takeovers: 1 }).toArray();
+      expect(takenOver.length).toBeGreaterThanOrEqual(repeated.length);
+      for (const record of takenOver) expect(record).toMatchObject({ attempts: 2, cost: '0.000026' });
+      // Well within the sweeper's 270 s: the lease, a redelivery and a call.
+      const seconds = slowest(all);
+      expect(seconds).toBeLessThan(MODEL_TIMEOUT_S);
+      process.stdout.write(
+        `llm-gateway killed: ${items.length} pipelines OK, ${repeated.length} provider calls repeated, ` +
+          `slowest stage ${seconds.toFixed(1)} s\n`,
+      );
+    },
+    BOUND_MS,
+  );
+
+  it(
+    'the orchestrator: every stage ends OK, each provider call made once',
+    async () => {
+      const orchestrator = await startProcess(ORCHESTRATOR, stack.envs['pipeline-orchestrator']!);
+      fake.always({ latencyMs: 300 });
+      const service = await serviceWithProcessors('Killed orchestrator');
+      const before = fake.requestsTo('/chat/completions').length;
+      const items = await approve(service, 8);
+      // Killed mid-run: some stages done, most still to come.
+      await waitFor(async () => fake.requestsTo('/chat/completions').length >= before + 6, {
+        what: 'the pipelines under way',
+      });
+      await kill(orchestrator);
+
+      const all = await allEnded(items);
+      expect(all.flat().map((stage) => [stage.stage, stage.state, stage.error])).toEqual(
+        items.flatMap(() => KINDS.map((kind) => [kind.toUpperCase(), 'OK', null])),
+      );
+      const perCall = callsSince(before);
+      expect(perCall.size).toBe(items.length * 3);
+      expect([...perCall.values()].every((count) => count === 1)).toBe(true);
+      const seconds = slowest(all);
+      expect(seconds).toBeLessThan(MODEL_TIMEOUT_S);
+      process.stdout.write(
+        `orchestrator killed: ${items.length} pipelines OK, 0 provider calls repeated, ` +
+          `slowest stage ${seconds.toFixed(1)} s\n`,
+      );
+    },
+    BOUND_MS,
+  );
+
+  it(
+    'the orchestrator sends a stage request the broker no longer holds again, under its request id',
+    async () => {
+      fake.always({ latencyMs: 50 });
+      const service = await serviceWithProcessors('Lost request');
+      const before = fake.requestsTo('/chat/completions').length;
+      const orchestratorMetrics = stack.service('pipeline-orchestrator').metricsUrl;
+      const resentBefore = await metricValue(orchestratorMetrics, 'pipeline_stage_requests_resent_total');
+      // The only llm-gateway stops consuming; the request it would have taken is lost.
+      const llm = stack.service('llm-gateway');
+      const queue = llm.context.broker.declaredQueues().find((name) => name.endsWith('.generate-requests'))!;
+      await llm.context.broker.stopConsuming();
+      const connection = await amqp.connect(process.env.AMQP_URL!);
+      let replacement: RunningService<never> | undefined;
+      try {
+        const channel = await connection.createChannel();
+        const [item] = await approve(service, 1);
+        // Taken off the queue and dropped (with any copy of an earlier request still cycling there).
+        await waitFor(
+          async () => {
+            const message = await channel.get(queue, { noAck: true });
+            return message !== false && message.content.toString().includes(`Service Item ${item}:`);
+          },
+          { what: 'the CONFIG request taken off the queue' },
+        );
+        const started = await startService(
+          llmGatewayService,
+          loadConfig(llmGatewayEnvSchema, stack.envs['llm-gateway']),
+        );
+        replacement = started as unknown as RunningService<never>;
+        await started.started;
+
+        const [stages] = await allEnded([item!]);
+        expect(stages!.map((stage) => [stage.stage, stage.state])).toEqual([
+          ['CONFIG', 'OK'],
+          ['VERIFY', 'OK'],
+          ['EXECUTION', 'OK'],
+        ]);
+        expect([...callsSince(before).values()]).toEqual([1, 1, 1]);
+        // CONFIG's request went out twice: the lost one, and the copy that was answered.
+        const resent = await metricValue(orchestratorMetrics, 'pipeline_stage_requests_resent_total');
+        expect(resent - resentBefore).toBeGreaterThanOrEqual(1);
+      } finally {
+        await replacement?.stop();
+        await connection.close();
+      }
+    },
+    BOUND_MS,
+  );
+});
