@@ -139,6 +139,34 @@ describe('the operator console: pipelines, dashboard, Change Instances, roles', 
     expect(await h.pageStayed()).toBe(true);
   });
 
+  it('pushes an error report into EXECUTION that restarts the pipeline only when asked ("may retrigger the workflow")', async () => {
+    const own = await uiService('Console push');
+    fake.scriptReplies(JSON.stringify(VALID_UI));
+    const { item } = await actors.approved(own, { namespace: 'team-push' });
+    const first = await configDone(item);
+    await h.signInAs(ownerToken, /\/(dashboard|models)/);
+    await h.open(`/pipelines/${item}`, `Pipeline of Service Item #${item}`);
+    await h.page.getByLabel('Stage to push PackData into').selectOption('execution');
+    await h.page.getByLabel('PackData (JSON object)').fill('{"errors": ["smoke test failed"]}');
+    await h.page.getByLabel(/An error report: restart the pipeline from CONFIG/).check();
+    fake.scriptReplies(JSON.stringify(VALID_UI));
+    await h.page.getByRole('button', { name: 'Push PackData' }).click();
+    await h.page.getByText('PackData pushed into EXECUTION.').waitFor();
+    const restarted = await waitFor(
+      async () => {
+        const answer = await actors.asOwner('GET', `${PACK}pipelines/latest/service_item/${item}/`);
+        return answer.body?.id !== first.id && answer.body?.stages?.[0]?.state === 'OK' && answer.body;
+      },
+      { what: 'run 2 CONFIG OK', timeoutMs: 30_000 },
+    );
+    expect(restarted.run).toBe(first.run + 1);
+    const pushedInto = await actors.asOwner('GET', `${PACK}pipelines/${first.id}/`);
+    expect(pushedInto.body.stages[2]).toMatchObject({
+      origin: 'pushed',
+      pack_data: { errors: ['smoke test failed'] },
+    });
+  });
+
   it('falls back to the standard renderer, visibly, for an unsupported gen_ui', async () => {
     // A looser catalog schema lets the unsupported component through the model's structured output.
     const looser = {

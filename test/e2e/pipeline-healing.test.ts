@@ -141,7 +141,7 @@ describe('pipelines healing themselves, through the gateway', () => {
     });
   });
 
-  it('lets PackData pushed from outside drive the next stage, and EXECUTION errors retrigger CONFIG', async () => {
+  it('lets PackData pushed from outside drive the next stage, and EXECUTION errors pushed with retrigger=true restart CONFIG', async () => {
     const service = await serviceWith('Pushed', ['config', 'verify', 'execution']);
     fake.scriptReplies('{"vm":"c1"}', '{"checked":true}', '{"delivered":true}');
     const { item } = await approved(service, { size: 'medium' });
@@ -170,7 +170,7 @@ describe('pipelines healing themselves, through the gateway', () => {
     );
 
     fake.scriptReplies('{"vm":"c3"}', '{"checked":"again"}', '{"delivered":"fixed"}');
-    const report = await asOwner('POST', `${PACK}data/service_item/${item}/execution/`, {
+    const report = await asOwner('POST', `${PACK}data/service_item/${item}/execution/?retrigger=true`, {
       errors: ['smoke test: port 443 closed'],
     });
     expect(report.status).toBe(201);

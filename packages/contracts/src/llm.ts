@@ -98,19 +98,21 @@ const headerValue = () =>
   );
 const secret = (description: string) =>
   headerValue().min(1).max(4096).describe(`${description} (secret: masked in responses)`);
-const apiKeyAndUrl = z.strictObject({ api_key: secret('API key'), base_url: httpUrl });
+/** Spec endpoint 2: "with extra_data.base_url possibly null": null is the provider's default endpoint. */
+const baseUrl = httpUrl.nullable().describe("http(s) URL; null: the provider's default endpoint");
+const apiKeyAndUrl = z.strictObject({ api_key: secret('API key'), base_url: baseUrl });
 
 export const llmExtraDataSchemas = {
   vendor1: apiKeyAndUrl,
   vendor1_assistant: z.strictObject({
     VENDOR1_API_KEY: secret('API key'),
     VENDOR1_ASSISTANT_ID: storedText().trim().min(1).max(200),
-    base_url: httpUrl.optional(),
+    base_url: baseUrl.optional(),
   }),
   vendor2: apiKeyAndUrl,
   vendor3: z.strictObject({
     api_key: secret('API key'),
-    base_url: httpUrl.nullable().describe('http(s) URL; null: the provider default endpoint'),
+    base_url: baseUrl,
   }),
   genai: z.strictObject({
     token_url: httpUrl,
@@ -127,11 +129,41 @@ const modelName = storedText().trim().min(1).max(200);
 const prompt = storedText().max(100_000);
 const timeout = z.number().min(1).max(600).describe('Seconds each provider request may take (1..600)');
 
+/** The output budget of a model without its own setting: long enough for a stage's configuration. */
+export const DEFAULT_MAX_OUTPUT_TOKENS = 4096;
+const maxOutputTokens = z
+  .number()
+  .int()
+  .min(1)
+  .max(1_000_000)
+  .describe(
+    "Most tokens one reply may generate (1..1000000, default 4096), sent in each protocol's own field: max_completion_tokens (vendor1, vendor1_assistant), max_tokens (vendor2, genai), generationConfig.maxOutputTokens (vendor3)",
+  );
+
+/** Fields a read returns that no write changes: a body copied from a read may carry them (ignored). */
+export const LLM_MODEL_READ_ONLY_FIELDS = ['id', 'created_at', 'updated_at'] as const;
+const readOnlyFields = Object.fromEntries(
+  LLM_MODEL_READ_ONLY_FIELDS.map((field) => [
+    field,
+    z.unknown().optional().describe('Read-only, as a read returns it: ignored'),
+  ]),
+) as Record<(typeof LLM_MODEL_READ_ONLY_FIELDS)[number], z.ZodOptional<z.ZodUnknown>>;
+
+/** The body without the read-only fields a copy of a read carries (they are ignored, never stored). */
+export function withoutReadOnlyFields<T extends object>(
+  body: T,
+): Omit<T, (typeof LLM_MODEL_READ_ONLY_FIELDS)[number]> {
+  const copy = { ...body } as Record<string, unknown>;
+  for (const field of LLM_MODEL_READ_ONLY_FIELDS) delete copy[field];
+  return copy as Omit<T, (typeof LLM_MODEL_READ_ONLY_FIELDS)[number]>;
+}
+
 const createFields = {
   name,
   model_name: modelName,
   prompt: prompt.default(''),
   timeout: timeout.default(60),
+  max_output_tokens: maxOutputTokens.default(DEFAULT_MAX_OUTPUT_TOKENS),
   input_price_per_1m_tokens: priceSchema.default(null),
   output_price_per_1m_tokens: priceSchema.default(null),
 };
@@ -141,6 +173,7 @@ export const llmModelCreateSchema = z.discriminatedUnion(
   'provider',
   LLM_PROVIDERS.map((provider) =>
     z.strictObject({
+      ...readOnlyFields,
       ...createFields,
       provider: z.literal(provider),
       extra_data: llmExtraDataSchemas[provider],
@@ -159,16 +192,22 @@ export type LlmModelCreate = {
  * result checked against the provider; a new provider needs its whole extra_data.
  */
 export const llmModelPatchSchema = z.strictObject({
+  ...readOnlyFields,
   name: name.optional(),
   provider: llmProviderSchema.optional(),
   model_name: modelName.optional(),
   prompt: prompt.optional(),
   timeout: timeout.optional(),
+  max_output_tokens: maxOutputTokens.optional(),
   input_price_per_1m_tokens: priceSchema.optional(),
   output_price_per_1m_tokens: priceSchema.optional(),
   extra_data: z.record(z.string(), z.unknown()).optional().describe('Keys of the provider (see POST)'),
 });
-export type LlmModelPatch = z.infer<typeof llmModelPatchSchema>;
+/** A patch as the domain takes it: the read-only fields dropped (`withoutReadOnlyFields`). */
+export type LlmModelPatch = Omit<
+  z.infer<typeof llmModelPatchSchema>,
+  (typeof LLM_MODEL_READ_ONLY_FIELDS)[number]
+>;
 
 /** A stored model as the API returns it: secrets masked, prices as decimal strings or null. */
 export const llmModelViewSchema = z.object({
@@ -178,6 +217,7 @@ export const llmModelViewSchema = z.object({
   model_name: z.string(),
   prompt: z.string(),
   timeout: z.number(),
+  max_output_tokens: z.number().int(),
   input_price_per_1m_tokens: z.string().nullable(),
   output_price_per_1m_tokens: z.string().nullable(),
   extra_data: z.record(z.string(), z.unknown()),

@@ -32,6 +32,12 @@ export const pipelineStageViewSchema = z.object({
   gen_ui: jsonObject.nullable(),
   /** false: the reply is invalid or uses unsupported components (clients fall back); null without generative UI. */
   gen_ui_valid: z.boolean().nullable(),
+  /** Why the generative UI falls back to the standard renderer (`gen_ui_valid: false`); null otherwise. */
+  gen_ui_error: z.string().nullable(),
+  /** The latest attempt's model has no prices: its cost is unknown (not 0) and is in no total. */
+  unpriced: z.boolean(),
+  /** The result came after a newer run superseded this pipeline: recorded (cost counted), nothing followed it. */
+  superseded: z.boolean(),
   /** `generated` by the stage's processor, `pushed` from outside (endpoint 5); null while not run. */
   origin: z.enum(['generated', 'pushed']).nullable(),
 });
@@ -46,7 +52,16 @@ export const pipelineViewSchema = z.object({
   updated_at: z.iso.datetime(),
   /** Exact decimal sum of every generate call of the pipeline; null when hidden (Charges Settings). */
   total_cost: z.string().nullable(),
+  /**
+   * What `total_cost` sums: `all_calls`, or `priced_calls_only` when some call's model had no
+   * prices (spec 2.2: unpriced is not zero; their cost is unknown). Null when costs are hidden.
+   */
+  total_cost_covers: z.enum(['all_calls', 'priced_calls_only']).nullable(),
+  /** Calls of the pipeline whose model had no prices (not in `total_cost`); null when costs are hidden. */
+  unpriced_calls: z.number().int().nonnegative().nullable(),
   currency: z.string().nullable(),
+  /** The newer pipeline of the item that superseded this run while it was running, or null. */
+  superseded_by: z.number().int().nullable(),
   stages: z.array(pipelineStageViewSchema),
 });
 export type PipelineView = z.infer<typeof pipelineViewSchema>;
@@ -71,7 +86,7 @@ export const packDataBodySchema = jsonObject.describe("The stage's PackData (a J
 export const packDataPushedSchema = z.object({
   /** The latest run, holding the pushed PackData (and the next stage started, when it has a processor). */
   pipeline: pipelineViewSchema,
-  /** PackData pushed into EXECUTION starts a new run from CONFIG when the Service has an active config processor. */
+  /** The new run from CONFIG that PackData pushed into EXECUTION with `retrigger=true` started (within the bound), or null. */
   retrigger: pipelineViewSchema.nullable(),
 });
 export type PackDataPushed = z.infer<typeof packDataPushedSchema>;

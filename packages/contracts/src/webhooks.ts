@@ -144,8 +144,16 @@ export const webhookResponseViewSchema = z.object({
   response_body: z
     .string()
     .nullable()
-    .describe(`The target's answer, cut to ${RESPONSE_BODY_LIMIT} characters`),
+    .describe(
+      `The target's answer, cut to ${RESPONSE_BODY_LIMIT} characters; null when none came (the request was never sent, refused or not answered)`,
+    ),
   response_truncated: z.boolean(),
+  error: z
+    .string()
+    .nullable()
+    .describe(
+      'Why there is no answer of the target: the fire was never sent (the webhook disabled or deleted), its target refused, or no reply came; null when the target answered',
+    ),
   attempts: z.array(
     z.object({
       at: z.string(),

@@ -44,7 +44,33 @@ describe('parseJsonBody', () => {
     const message = ['is a number out of range (beyond about 1.8e308)'];
     expect(refusal(bytes('{"size":1e400}')).errors).toEqual({ size: message });
     expect(refusal(bytes('{"vm":{"disks":[10,-1e309]}}')).errors).toEqual({ 'vm.disks.1': message });
-    expect(parseJsonBody(bytes('{"a":1.7e308,"b":-1e-400}'))).toEqual({ a: 1.7e308, b: -0 });
+    expect(parseJsonBody(bytes('{"a":1.7e308,"b":-1e-300}'))).toEqual({ a: 1.7e308, b: -1e-300 });
+  });
+
+  it('refuses a number JSON.parse would change, naming its path; keeps every number it reads exactly', () => {
+    const refused = (text: string) => refusal(bytes(text)).errors;
+    expect(refused('{"price":9007199254740993}')).toEqual({
+      price: [
+        '9007199254740993 cannot be kept exactly as a number (too many digits, or too small); send it as a string',
+      ],
+    });
+    expect(Object.keys(refused('{"b":-1e-400}')!)).toEqual(['b']);
+    expect(Object.keys(refused('{"vm":{"disks":[10, 0.30000000000000000001]}}')!)).toEqual(['vm.disks.1']);
+    expect(
+      Object.keys(refused('{"a":"1e400 in a string","x":[{"k\\"":1},{"y":12345678901234567891}]}')!),
+    ).toEqual(['x.1.y']);
+    expect(Object.keys(refused('123456789012345678901')!)).toEqual(['(body)']);
+    const kept =
+      '{"a":1e21,"b":9007199254740991,"c":0.1,"d":-0,"e":1.50,"f":2.5e-7,"g":"99999999999999999999"}';
+    expect(parseJsonBody(bytes(kept))).toEqual({
+      a: 1e21,
+      b: 9007199254740991,
+      c: 0.1,
+      d: -0,
+      e: 1.5,
+      f: 2.5e-7,
+      g: '99999999999999999999',
+    });
   });
 
   it('refuses __proto__, constructor and prototype keys at any depth, naming the path', () => {

@@ -1,4 +1,5 @@
 import { ValidationError } from './errors';
+import { checkExactNumbers } from './json-numbers';
 
 /**
  * The deepest nesting of objects and arrays a request body may have. Validation and
@@ -80,12 +81,13 @@ function orRefuse<T>(run: () => T, what: string): T {
 
 /**
  * A request body as JSON: strict UTF-8 (invalid bytes are refused, not replaced), then the
- * shape check. An empty body is `undefined`.
+ * shape check and the exact-number check (json-numbers.ts). An empty body is `undefined`.
  */
 export function parseJsonBody(raw: Uint8Array, maxDepth = MAX_JSON_DEPTH): unknown {
   const text = orRefuse(() => utf8.decode(raw), 'not valid UTF-8');
   if (text.trim() === '') return undefined;
   const value = orRefuse((): unknown => JSON.parse(text), 'not valid JSON');
   checkJsonShape(value, maxDepth);
+  checkExactNumbers(text);
   return value;
 }

@@ -42,6 +42,8 @@ export async function assistantGenerate(
   const threadId = idOf(thread, 'create thread');
   const runBody: Record<string, unknown> = { assistant_id: config.VENDOR1_ASSISTANT_ID };
   if (system.length) runBody.additional_instructions = system.join('\n\n');
+  // The run's own output budget field (Assistants API), as vendor1's chat completions.
+  if (req.maxOutputTokens !== undefined) runBody.max_completion_tokens = req.maxOutputTokens;
   let run = await call('create run', `/threads/${threadId}/runs`, runBody);
   const runId = idOf(run, 'create run');
 

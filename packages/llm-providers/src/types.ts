@@ -62,14 +62,14 @@ export interface AdapterOptions {
 }
 
 export type ProviderConfig =
-  | { provider: 'vendor1'; api_key: string; base_url: string }
+  | { provider: 'vendor1'; api_key: string; base_url: string | null }
   | {
       provider: 'vendor1_assistant';
       VENDOR1_API_KEY: string;
       VENDOR1_ASSISTANT_ID: string;
       base_url?: string | null;
     }
-  | { provider: 'vendor2'; api_key: string; base_url: string }
+  | { provider: 'vendor2'; api_key: string; base_url: string | null }
   | { provider: 'vendor3'; api_key: string; base_url?: string | null }
   | {
       provider: 'genai';

@@ -2,9 +2,13 @@ import { joinUrl, requestJson, type CallContext } from './http';
 import { readChatCompletion } from './openai-shape';
 import type { GenerateRequest } from './types';
 
+/** The endpoint of a model whose extra_data.base_url is null. */
+export const VENDOR1_DEFAULT_BASE_URL = 'https://api.openai.com/v1';
+
 export interface Vendor1Config {
   api_key: string;
-  base_url: string;
+  /** null: the provider's default endpoint. */
+  base_url: string | null;
 }
 
 /** OpenAI-compatible Chat Completions. */
@@ -20,7 +24,7 @@ export async function vendor1Generate(
   if (responseFormat) body.response_format = responseFormat;
   const what = 'chat completion';
   const json = await requestJson(ctx, {
-    url: joinUrl(config.base_url, '/chat/completions'),
+    url: joinUrl(config.base_url || VENDOR1_DEFAULT_BASE_URL, '/chat/completions'),
     headers: { authorization: `Bearer ${config.api_key}` },
     body,
     what,

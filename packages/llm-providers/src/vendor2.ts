@@ -4,11 +4,18 @@ import type { GenerateRequest, Usage } from './types';
 
 export interface Vendor2Config {
   api_key: string;
-  base_url: string;
+  /** null: the provider's default endpoint. */
+  base_url: string | null;
 }
 
-/** Messages API requires max_tokens; this is the budget when the caller sets none. */
-const DEFAULT_MAX_TOKENS = 1024;
+/** The endpoint of a model whose extra_data.base_url is null. */
+export const VENDOR2_DEFAULT_BASE_URL = 'https://api.anthropic.com';
+
+/**
+ * Messages API requires max_tokens; this is the budget when the caller sets none (the
+ * llm-gateway always sends the model's `max_output_tokens`): long enough for a configuration.
+ */
+const DEFAULT_MAX_TOKENS = 4096;
 
 /** Anthropic Messages. */
 export async function vendor2Generate(ctx: CallContext, config: Vendor2Config, req: GenerateRequest) {
@@ -24,7 +31,7 @@ export async function vendor2Generate(ctx: CallContext, config: Vendor2Config, r
   if (system) body.system = system;
   const what = 'messages request';
   const json = await requestJson(ctx, {
-    url: joinUrl(config.base_url, '/v1/messages'),
+    url: joinUrl(config.base_url || VENDOR2_DEFAULT_BASE_URL, '/v1/messages'),
     headers: { 'x-api-key': config.api_key, 'anthropic-version': '2023-06-01' },
     body,
     what,

@@ -29,6 +29,7 @@ describe('LLM Model profiles', () => {
         model_name: sent.model_name,
         prompt: sent.prompt,
         timeout: 'timeout' in sent ? sent.timeout : 60,
+        max_output_tokens: 4096,
         input_price_per_1m_tokens: {
           vendor1: '0.15',
           vendor1_assistant: '2.5',

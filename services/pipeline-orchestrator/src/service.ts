@@ -114,6 +114,7 @@ export const orchestratorService: ServiceDefinition<OrchestratorConfig> = {
       directory,
       processors: stages,
       nextProcessors,
+      findProcessor: (id) => processorsRepository.findAny(id),
       catalogSchema: () => catalogSchema(settings.get()),
       observer,
       requests,

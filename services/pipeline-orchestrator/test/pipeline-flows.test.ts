@@ -23,8 +23,8 @@ describe('pipeline flows: retrigger and PackData push', () => {
       },
       { what: `run ${number} of item ${item}` },
     );
-  const push = (item: number, stage: string, body: unknown, principal = owner) =>
-    orchestrator.call(principal, 'POST', `${PACK}data/service_item/${item}/${stage}/`, body);
+  const push = (item: number, stage: string, body: unknown, principal = owner, query = '') =>
+    orchestrator.call(principal, 'POST', `${PACK}data/service_item/${item}/${stage}/${query}`, body);
   const retrigger = (item: number, body?: unknown, principal = owner) =>
     orchestrator.call(principal, 'POST', `${PACK}retrigger/service_item/${item}/`, body);
   const stored = async (item: number) => ({
@@ -164,7 +164,7 @@ describe('pipeline flows: retrigger and PackData push', () => {
     expect(content).toContain('Run 2:\n- CONFIG: WAITING_FOR_RESPONSE');
   });
 
-  it('pushes errors into EXECUTION: a new run from CONFIG gets them in its execution context', async () => {
+  it('pushes errors into EXECUTION with retrigger=true: a new run from CONFIG gets them in its execution context', async () => {
     await driver.approve(204, 2040, { app: 'shop' });
     const first = await run(204);
     await driver.answer(await driver.request(first.id, 'CONFIG'), { output: '{"replicas":1}' });
@@ -172,7 +172,7 @@ describe('pipeline flows: retrigger and PackData push', () => {
     await driver.request(first.id, 'EXECUTION');
 
     const report = { errors: ['simulation: replica count 1 cannot survive a zone outage'] };
-    const pushed = await push(204, 'execution', report);
+    const pushed = await push(204, 'execution', report, owner, '?retrigger=true');
     expect(pushed.status).toBe(201);
     expect(pushed.body.pipeline.stages[2]).toMatchObject({
       state: 'OK',

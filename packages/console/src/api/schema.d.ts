@@ -918,8 +918,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Store a JSON object as a stage's PackData in the Service Item's latest run and start the next stage's active processor (into execution: a new run from CONFIG when a config processor is active)
-         * @description Store a JSON object as a stage's PackData in the Service Item's latest run and start the next stage's active processor (into execution: a new run from CONFIG when a config processor is active).
+         * Store a JSON object as a stage's PackData in the Service Item's latest run and start the next stage's active processor. Into execution it ends the run (the Change Instance COMPLETED), or with retrigger=true starts a new run from CONFIG, at most 3 times in a row per Change Instance (then the Change Instance is FAILED with the reason)
+         * @description Store a JSON object as a stage's PackData in the Service Item's latest run and start the next stage's active processor. Into execution it ends the run (the Change Instance COMPLETED), or with retrigger=true starts a new run from CONFIG, at most 3 times in a row per Change Instance (then the Change Instance is FAILED with the reason).
          *
          *     Roles: admin, service_owner.
          */
@@ -5540,6 +5540,12 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /** @description Read-only, as a read returns it: ignored */
+                    id?: unknown;
+                    /** @description Read-only, as a read returns it: ignored */
+                    created_at?: unknown;
+                    /** @description Read-only, as a read returns it: ignored */
+                    updated_at?: unknown;
                     name?: string;
                     /** @enum {string} */
                     provider?: "vendor1" | "vendor1_assistant" | "vendor2" | "vendor3" | "genai";
@@ -5547,6 +5553,8 @@ export interface operations {
                     prompt?: string;
                     /** @description Seconds each provider request may take (1..600) */
                     timeout?: number;
+                    /** @description Most tokens one reply may generate (1..1000000, default 4096), sent in each protocol's own field: max_completion_tokens (vendor1, vendor1_assistant), max_tokens (vendor2, genai), generationConfig.maxOutputTokens (vendor3) */
+                    max_output_tokens?: number;
                     /** @description Price per 1,000,000 tokens as a decimal string with at most 6 decimals (a JSON number is accepted); null: unpriced */
                     input_price_per_1m_tokens?: (number | string) | null;
                     /** @description Price per 1,000,000 tokens as a decimal string with at most 6 decimals (a JSON number is accepted); null: unpriced */
@@ -5714,6 +5722,7 @@ export interface operations {
                             model_name: string;
                             prompt: string;
                             timeout: number;
+                            max_output_tokens: number;
                             input_price_per_1m_tokens: string | null;
                             output_price_per_1m_tokens: string | null;
                             extra_data: {
@@ -5800,6 +5809,12 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /** @description Read-only, as a read returns it: ignored */
+                    id?: unknown;
+                    /** @description Read-only, as a read returns it: ignored */
+                    created_at?: unknown;
+                    /** @description Read-only, as a read returns it: ignored */
+                    updated_at?: unknown;
                     name: string;
                     model_name: string;
                     /** @default  */
@@ -5809,6 +5824,11 @@ export interface operations {
                      * @default 60
                      */
                     timeout?: number;
+                    /**
+                     * @description Most tokens one reply may generate (1..1000000, default 4096), sent in each protocol's own field: max_completion_tokens (vendor1, vendor1_assistant), max_tokens (vendor2, genai), generationConfig.maxOutputTokens (vendor3)
+                     * @default 4096
+                     */
+                    max_output_tokens?: number;
                     /** @description Price per 1,000,000 tokens as a decimal string with at most 6 decimals (a JSON number is accepted); null: unpriced */
                     input_price_per_1m_tokens?: (number | string) | null;
                     /** @description Price per 1,000,000 tokens as a decimal string with at most 6 decimals (a JSON number is accepted); null: unpriced */
@@ -5818,10 +5838,16 @@ export interface operations {
                     extra_data: {
                         /** @description API key (secret: masked in responses) */
                         api_key: string;
-                        /** @description http(s) URL (surrounding spaces removed); the platform must be allowed to call its address */
-                        base_url: string;
+                        /** @description http(s) URL; null: the provider's default endpoint */
+                        base_url: string | null;
                     };
                 } | {
+                    /** @description Read-only, as a read returns it: ignored */
+                    id?: unknown;
+                    /** @description Read-only, as a read returns it: ignored */
+                    created_at?: unknown;
+                    /** @description Read-only, as a read returns it: ignored */
+                    updated_at?: unknown;
                     name: string;
                     model_name: string;
                     /** @default  */
@@ -5831,6 +5857,11 @@ export interface operations {
                      * @default 60
                      */
                     timeout?: number;
+                    /**
+                     * @description Most tokens one reply may generate (1..1000000, default 4096), sent in each protocol's own field: max_completion_tokens (vendor1, vendor1_assistant), max_tokens (vendor2, genai), generationConfig.maxOutputTokens (vendor3)
+                     * @default 4096
+                     */
+                    max_output_tokens?: number;
                     /** @description Price per 1,000,000 tokens as a decimal string with at most 6 decimals (a JSON number is accepted); null: unpriced */
                     input_price_per_1m_tokens?: (number | string) | null;
                     /** @description Price per 1,000,000 tokens as a decimal string with at most 6 decimals (a JSON number is accepted); null: unpriced */
@@ -5841,10 +5872,16 @@ export interface operations {
                         /** @description API key (secret: masked in responses) */
                         VENDOR1_API_KEY: string;
                         VENDOR1_ASSISTANT_ID: string;
-                        /** @description http(s) URL (surrounding spaces removed); the platform must be allowed to call its address */
-                        base_url?: string;
+                        /** @description http(s) URL; null: the provider's default endpoint */
+                        base_url?: string | null;
                     };
                 } | {
+                    /** @description Read-only, as a read returns it: ignored */
+                    id?: unknown;
+                    /** @description Read-only, as a read returns it: ignored */
+                    created_at?: unknown;
+                    /** @description Read-only, as a read returns it: ignored */
+                    updated_at?: unknown;
                     name: string;
                     model_name: string;
                     /** @default  */
@@ -5854,6 +5891,11 @@ export interface operations {
                      * @default 60
                      */
                     timeout?: number;
+                    /**
+                     * @description Most tokens one reply may generate (1..1000000, default 4096), sent in each protocol's own field: max_completion_tokens (vendor1, vendor1_assistant), max_tokens (vendor2, genai), generationConfig.maxOutputTokens (vendor3)
+                     * @default 4096
+                     */
+                    max_output_tokens?: number;
                     /** @description Price per 1,000,000 tokens as a decimal string with at most 6 decimals (a JSON number is accepted); null: unpriced */
                     input_price_per_1m_tokens?: (number | string) | null;
                     /** @description Price per 1,000,000 tokens as a decimal string with at most 6 decimals (a JSON number is accepted); null: unpriced */
@@ -5863,10 +5905,16 @@ export interface operations {
                     extra_data: {
                         /** @description API key (secret: masked in responses) */
                         api_key: string;
-                        /** @description http(s) URL (surrounding spaces removed); the platform must be allowed to call its address */
-                        base_url: string;
+                        /** @description http(s) URL; null: the provider's default endpoint */
+                        base_url: string | null;
                     };
                 } | {
+                    /** @description Read-only, as a read returns it: ignored */
+                    id?: unknown;
+                    /** @description Read-only, as a read returns it: ignored */
+                    created_at?: unknown;
+                    /** @description Read-only, as a read returns it: ignored */
+                    updated_at?: unknown;
                     name: string;
                     model_name: string;
                     /** @default  */
@@ -5876,6 +5924,11 @@ export interface operations {
                      * @default 60
                      */
                     timeout?: number;
+                    /**
+                     * @description Most tokens one reply may generate (1..1000000, default 4096), sent in each protocol's own field: max_completion_tokens (vendor1, vendor1_assistant), max_tokens (vendor2, genai), generationConfig.maxOutputTokens (vendor3)
+                     * @default 4096
+                     */
+                    max_output_tokens?: number;
                     /** @description Price per 1,000,000 tokens as a decimal string with at most 6 decimals (a JSON number is accepted); null: unpriced */
                     input_price_per_1m_tokens?: (number | string) | null;
                     /** @description Price per 1,000,000 tokens as a decimal string with at most 6 decimals (a JSON number is accepted); null: unpriced */
@@ -5885,10 +5938,16 @@ export interface operations {
                     extra_data: {
                         /** @description API key (secret: masked in responses) */
                         api_key: string;
-                        /** @description http(s) URL; null: the provider default endpoint */
+                        /** @description http(s) URL; null: the provider's default endpoint */
                         base_url: string | null;
                     };
                 } | {
+                    /** @description Read-only, as a read returns it: ignored */
+                    id?: unknown;
+                    /** @description Read-only, as a read returns it: ignored */
+                    created_at?: unknown;
+                    /** @description Read-only, as a read returns it: ignored */
+                    updated_at?: unknown;
                     name: string;
                     model_name: string;
                     /** @default  */
@@ -5898,6 +5957,11 @@ export interface operations {
                      * @default 60
                      */
                     timeout?: number;
+                    /**
+                     * @description Most tokens one reply may generate (1..1000000, default 4096), sent in each protocol's own field: max_completion_tokens (vendor1, vendor1_assistant), max_tokens (vendor2, genai), generationConfig.maxOutputTokens (vendor3)
+                     * @default 4096
+                     */
+                    max_output_tokens?: number;
                     /** @description Price per 1,000,000 tokens as a decimal string with at most 6 decimals (a JSON number is accepted); null: unpriced */
                     input_price_per_1m_tokens?: (number | string) | null;
                     /** @description Price per 1,000,000 tokens as a decimal string with at most 6 decimals (a JSON number is accepted); null: unpriced */
@@ -5935,6 +5999,7 @@ export interface operations {
                         model_name: string;
                         prompt: string;
                         timeout: number;
+                        max_output_tokens: number;
                         input_price_per_1m_tokens: string | null;
                         output_price_per_1m_tokens: string | null;
                         extra_data: {
@@ -6062,6 +6127,7 @@ export interface operations {
                         model_name: string;
                         prompt: string;
                         timeout: number;
+                        max_output_tokens: number;
                         input_price_per_1m_tokens: string | null;
                         output_price_per_1m_tokens: string | null;
                         extra_data: {
@@ -6259,6 +6325,12 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /** @description Read-only, as a read returns it: ignored */
+                    id?: unknown;
+                    /** @description Read-only, as a read returns it: ignored */
+                    created_at?: unknown;
+                    /** @description Read-only, as a read returns it: ignored */
+                    updated_at?: unknown;
                     name?: string;
                     /** @enum {string} */
                     provider?: "vendor1" | "vendor1_assistant" | "vendor2" | "vendor3" | "genai";
@@ -6266,6 +6338,8 @@ export interface operations {
                     prompt?: string;
                     /** @description Seconds each provider request may take (1..600) */
                     timeout?: number;
+                    /** @description Most tokens one reply may generate (1..1000000, default 4096), sent in each protocol's own field: max_completion_tokens (vendor1, vendor1_assistant), max_tokens (vendor2, genai), generationConfig.maxOutputTokens (vendor3) */
+                    max_output_tokens?: number;
                     /** @description Price per 1,000,000 tokens as a decimal string with at most 6 decimals (a JSON number is accepted); null: unpriced */
                     input_price_per_1m_tokens?: (number | string) | null;
                     /** @description Price per 1,000,000 tokens as a decimal string with at most 6 decimals (a JSON number is accepted); null: unpriced */
@@ -6292,6 +6366,7 @@ export interface operations {
                         model_name: string;
                         prompt: string;
                         timeout: number;
+                        max_output_tokens: number;
                         input_price_per_1m_tokens: string | null;
                         output_price_per_1m_tokens: string | null;
                         extra_data: {
@@ -6445,6 +6520,8 @@ export interface operations {
                             cost: string | null;
                             /** @description Calls of models without prices: not in `cost` */
                             unpriced_calls: number;
+                            /** @description What `cost` sums: priced_calls_only when some call was unpriced (its cost is unknown, not 0); null when costs are hidden */
+                            cost_covers: ("all_calls" | "priced_calls_only") | null;
                             /** @description Median call latency, at most 10% above the true value */
                             p50_latency_ms: number | null;
                             /** @description 95th percentile call latency, at most 10% above the true value */
@@ -6463,6 +6540,8 @@ export interface operations {
                             cost: string | null;
                             /** @description Calls of models without prices: not in `cost` */
                             unpriced_calls: number;
+                            /** @description What `cost` sums: priced_calls_only when some call was unpriced (its cost is unknown, not 0); null when costs are hidden */
+                            cost_covers: ("all_calls" | "priced_calls_only") | null;
                             /** @description Median call latency, at most 10% above the true value */
                             p50_latency_ms: number | null;
                             /** @description 95th percentile call latency, at most 10% above the true value */
@@ -7200,7 +7279,10 @@ export interface operations {
                         /** Format: date-time */
                         updated_at: string;
                         total_cost: string | null;
+                        total_cost_covers: ("all_calls" | "priced_calls_only") | null;
+                        unpriced_calls: number | null;
                         currency: string | null;
+                        superseded_by: number | null;
                         stages: {
                             /** @enum {string} */
                             stage: "CONFIG" | "VERIFY" | "EXECUTION";
@@ -7217,6 +7299,9 @@ export interface operations {
                                 [key: string]: unknown;
                             } | null;
                             gen_ui_valid: boolean | null;
+                            gen_ui_error: string | null;
+                            unpriced: boolean;
+                            superseded: boolean;
                             origin: ("generated" | "pushed") | null;
                         }[];
                     };
@@ -7331,7 +7416,10 @@ export interface operations {
                         /** Format: date-time */
                         updated_at: string;
                         total_cost: string | null;
+                        total_cost_covers: ("all_calls" | "priced_calls_only") | null;
+                        unpriced_calls: number | null;
                         currency: string | null;
+                        superseded_by: number | null;
                         stages: {
                             /** @enum {string} */
                             stage: "CONFIG" | "VERIFY" | "EXECUTION";
@@ -7348,6 +7436,9 @@ export interface operations {
                                 [key: string]: unknown;
                             } | null;
                             gen_ui_valid: boolean | null;
+                            gen_ui_error: string | null;
+                            unpriced: boolean;
+                            superseded: boolean;
                             origin: ("generated" | "pushed") | null;
                         }[];
                     };
@@ -7453,7 +7544,10 @@ export interface operations {
                         /** Format: date-time */
                         updated_at: string;
                         total_cost: string | null;
+                        total_cost_covers: ("all_calls" | "priced_calls_only") | null;
+                        unpriced_calls: number | null;
                         currency: string | null;
+                        superseded_by: number | null;
                         stages: {
                             /** @enum {string} */
                             stage: "CONFIG" | "VERIFY" | "EXECUTION";
@@ -7470,6 +7564,9 @@ export interface operations {
                                 [key: string]: unknown;
                             } | null;
                             gen_ui_valid: boolean | null;
+                            gen_ui_error: string | null;
+                            unpriced: boolean;
+                            superseded: boolean;
                             origin: ("generated" | "pushed") | null;
                         }[];
                     };
@@ -7582,7 +7679,10 @@ export interface operations {
                         /** Format: date-time */
                         updated_at: string;
                         total_cost: string | null;
+                        total_cost_covers: ("all_calls" | "priced_calls_only") | null;
+                        unpriced_calls: number | null;
                         currency: string | null;
+                        superseded_by: number | null;
                         stages: {
                             /** @enum {string} */
                             stage: "CONFIG" | "VERIFY" | "EXECUTION";
@@ -7599,6 +7699,9 @@ export interface operations {
                                 [key: string]: unknown;
                             } | null;
                             gen_ui_valid: boolean | null;
+                            gen_ui_error: string | null;
+                            unpriced: boolean;
+                            superseded: boolean;
                             origin: ("generated" | "pushed") | null;
                         }[];
                     };
@@ -7707,7 +7810,10 @@ export interface operations {
     };
     postExternalServiceownerPackDataServiceItemByIdByStage: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description execution only: true restarts the pipeline from CONFIG with the pushed data in its context (an error report); default false ends the run */
+                retrigger?: "true" | "false";
+            };
             header?: never;
             path: {
                 id: string;
@@ -7740,7 +7846,10 @@ export interface operations {
                             /** Format: date-time */
                             updated_at: string;
                             total_cost: string | null;
+                            total_cost_covers: ("all_calls" | "priced_calls_only") | null;
+                            unpriced_calls: number | null;
                             currency: string | null;
+                            superseded_by: number | null;
                             stages: {
                                 /** @enum {string} */
                                 stage: "CONFIG" | "VERIFY" | "EXECUTION";
@@ -7757,6 +7866,9 @@ export interface operations {
                                     [key: string]: unknown;
                                 } | null;
                                 gen_ui_valid: boolean | null;
+                                gen_ui_error: string | null;
+                                unpriced: boolean;
+                                superseded: boolean;
                                 origin: ("generated" | "pushed") | null;
                             }[];
                         };
@@ -7769,7 +7881,10 @@ export interface operations {
                             /** Format: date-time */
                             updated_at: string;
                             total_cost: string | null;
+                            total_cost_covers: ("all_calls" | "priced_calls_only") | null;
+                            unpriced_calls: number | null;
                             currency: string | null;
+                            superseded_by: number | null;
                             stages: {
                                 /** @enum {string} */
                                 stage: "CONFIG" | "VERIFY" | "EXECUTION";
@@ -7786,13 +7901,16 @@ export interface operations {
                                     [key: string]: unknown;
                                 } | null;
                                 gen_ui_valid: boolean | null;
+                                gen_ui_error: string | null;
+                                unpriced: boolean;
+                                superseded: boolean;
                                 origin: ("generated" | "pushed") | null;
                             }[];
                         } | null;
                     };
                 };
             };
-            /** @description Invalid id, or the body is not a JSON object */
+            /** @description Invalid id or retrigger flag, or the body is not a JSON object */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7828,7 +7946,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The stage kept changing while the PackData was stored; try again */
+            /** @description The stage kept changing while the PackData was stored (try again), or retrigger=true without an active config processor */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -8842,9 +8960,11 @@ export interface operations {
                                 state: string;
                             };
                             status_code: number | null;
-                            /** @description The target's answer, cut to 4096 characters */
+                            /** @description The target's answer, cut to 4096 characters; null when none came (the request was never sent, refused or not answered) */
                             response_body: string | null;
                             response_truncated: boolean;
+                            /** @description Why there is no answer of the target: the fire was never sent (the webhook disabled or deleted), its target refused, or no reply came; null when the target answered */
+                            error: string | null;
                             attempts: {
                                 at: string;
                                 status_code: number | null;
@@ -8983,9 +9103,11 @@ export interface operations {
                             state: string;
                         };
                         status_code: number | null;
-                        /** @description The target's answer, cut to 4096 characters */
+                        /** @description The target's answer, cut to 4096 characters; null when none came (the request was never sent, refused or not answered) */
                         response_body: string | null;
                         response_truncated: boolean;
+                        /** @description Why there is no answer of the target: the fire was never sent (the webhook disabled or deleted), its target refused, or no reply came; null when the target answered */
+                        error: string | null;
                         attempts: {
                             at: string;
                             status_code: number | null;
@@ -9133,9 +9255,11 @@ export interface operations {
                                 state: string;
                             };
                             status_code: number | null;
-                            /** @description The target's answer, cut to 4096 characters */
+                            /** @description The target's answer, cut to 4096 characters; null when none came (the request was never sent, refused or not answered) */
                             response_body: string | null;
                             response_truncated: boolean;
+                            /** @description Why there is no answer of the target: the fire was never sent (the webhook disabled or deleted), its target refused, or no reply came; null when the target answered */
+                            error: string | null;
                             attempts: {
                                 at: string;
                                 status_code: number | null;
@@ -9274,9 +9398,11 @@ export interface operations {
                             state: string;
                         };
                         status_code: number | null;
-                        /** @description The target's answer, cut to 4096 characters */
+                        /** @description The target's answer, cut to 4096 characters; null when none came (the request was never sent, refused or not answered) */
                         response_body: string | null;
                         response_truncated: boolean;
+                        /** @description Why there is no answer of the target: the fire was never sent (the webhook disabled or deleted), its target refused, or no reply came; null when the target answered */
+                        error: string | null;
                         attempts: {
                             at: string;
                             status_code: number | null;

@@ -89,7 +89,13 @@ function Figures({
     ['errors', 'Errors', `${totals.errors} (${(totals.error_rate * 100).toFixed(1)}%)`],
     ['input_tokens', 'Input tokens', String(totals.input_tokens)],
     ['output_tokens', 'Output tokens', String(totals.output_tokens)],
-    ['cost', 'Cost', hidden ? 'hidden' : formatCost(totals.cost, byGroup.currency)],
+    [
+      'cost',
+      'Cost',
+      hidden
+        ? 'hidden'
+        : `${formatCost(totals.cost, byGroup.currency)}${totals.cost_covers === 'priced_calls_only' ? ` (priced calls only; ${totals.unpriced_calls} unpriced)` : ''}`,
+    ],
     ['p50', 'Latency p50', formatMs(totals.p50_latency_ms)],
     ['p95', 'Latency p95', formatMs(totals.p95_latency_ms)],
   ];

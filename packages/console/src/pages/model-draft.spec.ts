@@ -44,6 +44,7 @@ describe('an LLM model in the form', () => {
       model_name: 'x',
       prompt: '',
       timeout: 60,
+      max_output_tokens: 4096,
       input_price_per_1m_tokens: null,
       output_price_per_1m_tokens: null,
       extra_data: { api_key: '********1234', base_url: 'https://h' },

@@ -10,6 +10,7 @@ export interface Draft {
   model_name: string;
   prompt: string;
   timeout: string;
+  max_output_tokens: string;
   input_price_per_1m_tokens: string;
   output_price_per_1m_tokens: string;
   extra: Extra;
@@ -21,6 +22,7 @@ export const EMPTY: Draft = {
   model_name: '',
   prompt: '',
   timeout: '60',
+  max_output_tokens: '4096',
   input_price_per_1m_tokens: '',
   output_price_per_1m_tokens: '',
   extra: { verify_ssl: true, request_payload: '{}' },
@@ -43,6 +45,7 @@ export function draftOf(model: LlmModel): Draft {
     model_name: model.model_name,
     prompt: model.prompt,
     timeout: String(model.timeout),
+    max_output_tokens: String(model.max_output_tokens),
     input_price_per_1m_tokens: model.input_price_per_1m_tokens ?? '',
     output_price_per_1m_tokens: model.output_price_per_1m_tokens ?? '',
     extra,
@@ -67,7 +70,8 @@ export function bodyOf(draft: Draft, editing: boolean): Record<string, unknown> 
       }
     } else if (value) extra[field.key] = String(value).trim();
     else if (field.kind === 'secret' && editing) continue;
-    else if (draft.provider === 'vendor3' && field.key === 'base_url') extra[field.key] = null;
+    // A blank base_url is the provider's default endpoint (null) wherever the provider has one.
+    else if (field.key === 'base_url') extra[field.key] = null;
   }
   if (Object.keys(errors).length)
     throw new ApiError(400, { detail: 'Check the highlighted fields.', errors });
@@ -78,6 +82,7 @@ export function bodyOf(draft: Draft, editing: boolean): Record<string, unknown> 
     model_name: draft.model_name,
     prompt: draft.prompt,
     timeout: Number(draft.timeout),
+    max_output_tokens: Number(draft.max_output_tokens),
     input_price_per_1m_tokens: price(draft.input_price_per_1m_tokens),
     output_price_per_1m_tokens: price(draft.output_price_per_1m_tokens),
     extra_data: extra,

@@ -80,6 +80,7 @@ export function ModelForm({ id }: { id?: number }) {
     'model_name',
     'prompt',
     'timeout',
+    'max_output_tokens',
     'input_price_per_1m_tokens',
     'output_price_per_1m_tokens',
     ...fields.map((field) => `extra_data.${field.key}`),
@@ -137,6 +138,7 @@ export function ModelForm({ id }: { id?: number }) {
           )}
         </Field>
         {text('timeout', 'Timeout (seconds, 1 to 600)', { type: 'number', min: 1, max: 600 })}
+        {text('max_output_tokens', 'Most output tokens per reply', { type: 'number', min: 1, max: 1000000 })}
         {text('input_price_per_1m_tokens', 'Input price per 1M tokens (empty: unpriced)', {
           inputMode: 'decimal',
         })}

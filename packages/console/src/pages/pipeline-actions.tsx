@@ -11,6 +11,7 @@ export function PipelineActions({ item, onChange }: { item: number; onChange: ()
   const [feedback, setFeedback] = useState('');
   const [pushStage, setPushStage] = useState<StageName>('execution');
   const [data, setData] = useState('{}');
+  const [restart, setRestart] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const [done, setDone] = useState('');
   const id = String(item);
@@ -44,7 +45,11 @@ export function PipelineActions({ item, onChange }: { item: number; onChange: ()
         });
       return ok(
         api.POST('/v1/external/serviceowner/pack/data/service_item/{id}/{stage}/', {
-          params: { path: { id, stage: pushStage } },
+          params: {
+            path: { id, stage: pushStage },
+            // Pushed into EXECUTION: an error report may restart from CONFIG; otherwise the run ends.
+            query: pushStage === 'execution' && restart ? { retrigger: 'true' } : {},
+          },
           body: body as Record<string, never>,
         }),
       );
@@ -134,6 +139,22 @@ export function PipelineActions({ item, onChange }: { item: number; onChange: ()
             />
           )}
         </Field>
+        {pushStage === 'execution' && (
+          <Field
+            label="An error report: restart the pipeline from CONFIG with it (otherwise the run is complete)"
+            name="retrigger"
+            error={error}
+          >
+            {(props) => (
+              <input
+                {...props}
+                type="checkbox"
+                checked={restart}
+                onChange={(event) => setRestart(event.currentTarget.checked)}
+              />
+            )}
+          </Field>
+        )}
         <button type="submit">Push PackData</button>
       </form>
       <ErrorNotice error={error} shownFields={['feedback', 'stage', 'pack_data']} />

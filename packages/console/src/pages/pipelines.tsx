@@ -100,7 +100,10 @@ function ItemPipeline({ item }: { item: number }) {
             Pipeline #{pipeline.data.id}, run {pipeline.data.run} · total cost{' '}
             {pipeline.data.total_cost === null
               ? 'hidden'
-              : `${pipeline.data.total_cost} ${pipeline.data.currency ?? ''}`}{' '}
+              : `${pipeline.data.total_cost} ${pipeline.data.currency ?? ''}`}
+            {pipeline.data.total_cost_covers === 'priced_calls_only'
+              ? ` (priced calls only; ${pipeline.data.unpriced_calls ?? 0} unpriced)`
+              : ''}{' '}
             · updated {dateTime(pipeline.data.updated_at)}
             {running ? ' · running, refreshing every 2 s' : ''}
           </p>

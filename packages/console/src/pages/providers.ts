@@ -21,16 +21,19 @@ export const PROVIDER_FIELDS: Fields = {
       key: 'base_url',
       label: 'Base URL',
       kind: 'url',
-      required: true,
-      hint: 'Chat Completions endpoint base, e.g. https://host/v1',
+      required: false,
+      hint: 'Chat Completions endpoint base, e.g. https://host/v1; empty: the provider default',
     },
   ],
   vendor1_assistant: [
     { key: 'VENDOR1_API_KEY', label: 'API key', kind: 'secret', required: true },
     { key: 'VENDOR1_ASSISTANT_ID', label: 'Assistant id', kind: 'text', required: true },
-    { key: 'base_url', label: 'Base URL (optional)', kind: 'url', required: false },
+    { key: 'base_url', label: 'Base URL (empty: the provider default)', kind: 'url', required: false },
   ],
-  vendor2: [apiKey, { key: 'base_url', label: 'Base URL', kind: 'url', required: true }],
+  vendor2: [
+    apiKey,
+    { key: 'base_url', label: 'Base URL', kind: 'url', required: false, hint: 'empty: the provider default' },
+  ],
   vendor3: [
     apiKey,
     { key: 'base_url', label: 'Base URL (empty: the provider default)', kind: 'url', required: false },

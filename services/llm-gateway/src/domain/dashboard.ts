@@ -22,6 +22,8 @@ export interface DashboardStats {
   /** Exact sum of the priced calls; null when the caller may not see costs. */
   cost: string | null;
   unpriced_calls: number;
+  /** What `cost` sums: `priced_calls_only` when some call was unpriced (unknown, not 0); null when hidden. */
+  cost_covers: 'all_calls' | 'priced_calls_only' | null;
   p50_latency_ms: number | null;
   p95_latency_ms: number | null;
 }
@@ -72,6 +74,7 @@ class Sums {
       output_tokens: this.output_tokens,
       cost: showCost ? unitsToDecimal(this.cost_units) : null,
       unpriced_calls: this.unpriced_calls,
+      cost_covers: showCost ? (this.unpriced_calls > 0 ? 'priced_calls_only' : 'all_calls') : null,
       p50_latency_ms: latencyPercentile(this.latency, 0.5),
       p95_latency_ms: latencyPercentile(this.latency, 0.95),
     };

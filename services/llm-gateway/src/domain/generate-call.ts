@@ -9,6 +9,7 @@ import {
   type JsonSchema,
   type Usage,
 } from '@pack/llm-providers';
+import { DEFAULT_MAX_OUTPUT_TOKENS } from '@pack/contracts';
 import type { GenerateRequest, GenerateResult } from './calls';
 import type { EffectiveModel } from './llm-models';
 import type { ReliableAdapter } from './reliable-adapter';
@@ -71,14 +72,20 @@ export async function callModel(
     ...(model.prompt ? [{ role: 'system' as const, content: model.prompt }] : []),
     ...request.messages,
   ];
+  // The model's output budget, in each protocol's own field (the adapters; spec 2.1 has no field).
+  const call = {
+    model: model.model_name,
+    messages,
+    maxOutputTokens: model.max_output_tokens ?? DEFAULT_MAX_OUTPUT_TOKENS,
+  };
   try {
     if (request.response_schema === null) {
-      const out = await adapter.generate({ model: model.model_name, messages });
+      const out = await adapter.generate(call);
       return { text: out.text, parsedJson: null, usage: out.usage, mode: 'none', error: null };
     }
     const read = readSchema(request.response_schema);
     if ('problem' in read) return failure('invalid_request', read.problem);
-    const out = await generateStructured(adapter, { model: model.model_name, messages }, read.schema);
+    const out = await generateStructured(adapter, call, read.schema);
     return {
       text: out.text,
       parsedJson: JSON.stringify(out.data),

@@ -1,4 +1,5 @@
 import {
+  DEFAULT_MAX_OUTPUT_TOKENS,
   LLM_SECRET_FIELDS,
   parseExtraData,
   type LlmModelCreate,
@@ -126,7 +127,7 @@ export class LlmModels {
     if (sameProvider)
       refuseStoredSecretsElsewhere(model.provider, stored.extra_data, model.extra_data, patch.extra_data);
     const connection = (m: EffectiveModel) =>
-      JSON.stringify([m.provider, m.model_name, m.timeout, m.prompt, m.extra_data]);
+      JSON.stringify([m.provider, m.model_name, m.timeout, m.prompt, m.max_output_tokens, m.extra_data]);
     return { model, asStored: connection(model) === connection(stored) };
   }
 
@@ -234,6 +235,7 @@ export class LlmModels {
     return {
       id: _id,
       ...fields,
+      max_output_tokens: fields.max_output_tokens ?? DEFAULT_MAX_OUTPUT_TOKENS,
       extra_data: maskExtraData(record.provider, plain, role === 'admin'),
       created_at: created_at.toISOString(),
       updated_at: updated_at.toISOString(),

@@ -12,6 +12,8 @@ export interface LlmModelRecord {
   model_name: string;
   prompt: string;
   timeout: number;
+  /** The reply's output budget in tokens; absent in models stored before it was kept (DEFAULT_MAX_OUTPUT_TOKENS). */
+  max_output_tokens?: number;
   input_price_per_1m_tokens: string | null;
   output_price_per_1m_tokens: string | null;
   extra_data: Record<string, unknown>;

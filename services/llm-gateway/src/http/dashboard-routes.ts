@@ -33,6 +33,12 @@ const stats = {
       'Exact sum of the priced calls as a decimal string; null when Charges Settings hide costs from the caller',
     ),
   unpriced_calls: z.number().int().describe('Calls of models without prices: not in `cost`'),
+  cost_covers: z
+    .enum(['all_calls', 'priced_calls_only'])
+    .nullable()
+    .describe(
+      'What `cost` sums: priced_calls_only when some call was unpriced (its cost is unknown, not 0); null when costs are hidden',
+    ),
   p50_latency_ms: z
     .number()
     .int()

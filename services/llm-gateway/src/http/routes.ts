@@ -2,6 +2,7 @@ import {
   llmModelCreateSchema,
   llmModelPatchSchema,
   llmModelViewSchema,
+  withoutReadOnlyFields,
   type LlmModelCreate,
   type LlmModelView,
   type Role,
@@ -67,7 +68,7 @@ export function llmModelRoutes(
         504: problem('The provider did not answer within the model timeout'),
       },
       handler: async ({ principal, params, body, log }) => {
-        const { model, asStored } = await models.testTarget(params.id, body);
+        const { model, asStored } = await models.testTarget(params.id, withoutReadOnlyFields(body));
         const tested = await tester.test(model, asStored);
         const result = maySeeCosts(principal.role) ? tested : { ...tested, cost: null };
         log.info(
@@ -91,7 +92,7 @@ export function llmModelRoutes(
         409: problems[409],
       },
       handler: async ({ principal, body, log }) => {
-        const created = await models.create(principal.role, body as LlmModelCreate);
+        const created = await models.create(principal.role, withoutReadOnlyFields(body) as LlmModelCreate);
         // The logger redacts secret-named keys at any depth (tested in secrets.test.ts).
         log.debug({ model_id: created.id, change: loggableChange(body) }, 'llm model created');
         return { status: 201, body: created };
@@ -145,7 +146,7 @@ export function llmModelRoutes(
         ...problems,
       },
       handler: async ({ principal, params, body, log }) => {
-        const updated = await models.update(principal.role, params.id, body);
+        const updated = await models.update(principal.role, params.id, withoutReadOnlyFields(body));
         log.debug({ model_id: params.id, change: loggableChange(body) }, 'llm model changed');
         return { body: updated };
       },

@@ -109,6 +109,7 @@ export class PipelineRepository implements PipelineStore {
     set: Partial<Record<Stage, Partial<StageRecord>>>,
     events: Envelope[],
     cost: string | null,
+    unpriced = false,
   ): Promise<PipelineRecord | null> {
     const filter: Record<string, unknown> = {
       _id: id,
@@ -117,12 +118,16 @@ export class PipelineRepository implements PipelineStore {
     if (expect.attempt !== undefined) filter[`stages.${stage}.attempt`] = expect.attempt;
     if (expect.request_id !== undefined) filter[`stages.${stage}.request_id`] = expect.request_id;
     if (expect.rev !== undefined) filter.rev = expect.rev;
+    if (expect.current) filter.superseded_by = { $exists: false };
     if (expect.no_late_result) filter[`stages.${stage}.late_result`] = null;
     const fields: Record<string, unknown> = { updated_at: new Date() };
     for (const [name, changes] of Object.entries(set))
       for (const [field, value] of Object.entries(changes)) fields[`stages.${name}.${field}`] = value;
     if (Object.values(set).some((changes) => changes.state === 'SCHEDULED')) fields[WATCHED_FIELD] = true;
-    let update: Record<string, unknown> = { $set: fields, $inc: { rev: 1 } };
+    let update: Record<string, unknown> = {
+      $set: fields,
+      $inc: unpriced ? { rev: 1, unpriced_calls: 1 } : { rev: 1 },
+    };
     if (cost !== null) update.$push = { costs: cost };
     if (events.length > 0) update = withOutbox(update, ...events);
     // No projection: FerretDB v1 refuses one on findOneAndUpdate.
@@ -131,6 +136,21 @@ export class PipelineRepository implements PipelineStore {
     const after = record(moved);
     this.remember(after);
     return after;
+  }
+
+  async supersede(id: number, by: number): Promise<boolean> {
+    const moved = await this.pipelines.findOneAndUpdate(
+      {
+        _id: id,
+        superseded_by: { $exists: false },
+        $or: STAGES.map((stage) => ({ [`stages.${stage}.state`]: { $in: [...RUNNING_STATES] } })),
+      },
+      { $set: { superseded_by: by, updated_at: new Date() }, $inc: { rev: 1 } },
+      { returnDocument: 'after' },
+    );
+    // A remembered copy is stale now: the next result of this pipeline reads it again.
+    this.forget(id);
+    return moved !== null;
   }
 
   async savePackData(data: PackDataRecord): Promise<void> {

@@ -31,11 +31,26 @@ const ANY_STATE: readonly (StageState | null)[] = [null, 'SCHEDULED', 'WAITING_F
 const MAX_RACE_RETRIES = 5;
 
 /**
+ * How many new runs PackData pushed into EXECUTION (with `retrigger=true`) may start in a row
+ * for one Change Instance; the next such push ends the run FAILED with the reason instead.
+ */
+export const MAX_PUSH_RETRIGGERS = 3;
+
+export interface PushOptions {
+  /**
+   * Pushed into EXECUTION: start a new run from CONFIG with the pushed data in its context (spec
+   * endpoint rule 4: "may retrigger the workflow"). Without it the push ends the run.
+   */
+  retrigger?: boolean;
+}
+
+/**
  * Endpoint 5 (spec endpoint rule 4, 3.1 rule 2): PackData from outside replaces the stage's
  * outcome in the item's latest run, as a new attempt (a late result of the processor's attempt
  * then changes nothing), and the next stage's active processor starts in the same write. Pushed
- * into EXECUTION, it starts a new run from CONFIG when the Service has an active config
- * processor: the pushed data (an outside test's errors, say) is in that run's execution context.
+ * into EXECUTION it ends the run: COMPLETED, unless the caller asks for a retrigger, which
+ * starts a new run from CONFIG (the pushed data, an outside test's errors say, in its execution
+ * context), at most MAX_PUSH_RETRIGGERS times in a row; the next one ends the run FAILED.
  */
 export class PackDataPush {
   constructor(private readonly deps: PackDataPushDeps) {}
@@ -45,19 +60,25 @@ export class PackDataPush {
     serviceItemId: number,
     stage: Stage,
     data: Record<string, unknown>,
+    options: PushOptions = {},
   ): Promise<PushOutcome> {
     const { pipelines, processors } = this.deps;
     const item = await pipelines.visibleItem(principal, serviceItemId);
     const dataJson = JSON.stringify(data);
     const next = NEXT_STAGE[stage];
     const nextProcessor = next && (await processors.active(item.service_id, KIND_OF[next]));
-    // Pushed into EXECUTION: the run is over, and a config processor reacts with a new run.
-    const config = stage === 'EXECUTION' ? await processors.active(item.service_id, 'config') : null;
+    // Pushed into EXECUTION: the run is over; asked for, a config processor starts a new one.
+    const wantsRun = stage === 'EXECUTION' && options.retrigger === true;
+    const config = wantsRun ? await processors.active(item.service_id, 'config') : null;
+    if (wantsRun && !config)
+      throw new ConflictError('the Service has no active config processor to retrigger the pipeline');
     for (let attempt = 0; attempt <= MAX_RACE_RETRIES; attempt += 1) {
       const latest = await this.latestRun(item);
       const now = new Date();
       const fields = pushedFields(latest.stages[stage], dataJson, now);
       const withData = withStages(latest, { [stage]: fields });
+      const retriggers = latest.push_retriggers ?? 0;
+      const bounded = config !== null && retriggers >= MAX_PUSH_RETRIGGERS;
       // Conditional on the attempt read: a concurrent trigger, result or push makes us re-read.
       const expect = { states: ANY_STATE, attempt: latest.stages[stage].attempt };
       const moved =
@@ -79,7 +100,7 @@ export class PackDataPush {
               stage,
               expect,
               { [stage]: fields },
-              stage === 'EXECUTION' && !config ? await pipelines.finishing(withData, 'COMPLETED', []) : [],
+              stage === 'EXECUTION' ? await this.ending(withData, config !== null, bounded) : [],
               null,
             );
       if (!moved) continue;
@@ -94,11 +115,24 @@ export class PackDataPush {
         gen_ui_valid: null,
         created_at: now,
       });
+      if (!config || bounded) return { pipeline: moved, retrigger: null };
       const origin = `push:${moved._id}:${stage}:${fields.attempt}`;
-      const retrigger = config && (await pipelines.startRun(item, config, origin));
-      return { pipeline: moved, retrigger: retrigger ?? null };
+      const retrigger = await pipelines.startRun(item, config, origin, { push_retriggers: retriggers + 1 });
+      return { pipeline: moved, retrigger };
     }
     throw new ConflictError(`the ${stage} stage keeps changing; try again`);
+  }
+
+  /**
+   * The events of a push into EXECUTION: the run ends COMPLETED, or FAILED past the retrigger
+   * bound; a retrigger within it ends nothing (the new run reports IN_PROGRESS).
+   */
+  private ending(withData: PipelineRecord, retrigger: boolean, bounded: boolean) {
+    if (!retrigger) return this.deps.pipelines.finishing(withData, 'COMPLETED', []);
+    if (!bounded) return Promise.resolve([]);
+    return this.deps.pipelines.finishing(withData, 'FAILED', [
+      `EXECUTION: PackData pushed with retrigger=true has already restarted the pipeline ${MAX_PUSH_RETRIGGERS} times in a row (the most allowed); not restarted again, retrigger by hand to go on`,
+    ]);
   }
 
   /** The item's latest run, or a new one (no stage started) when it has none yet. */

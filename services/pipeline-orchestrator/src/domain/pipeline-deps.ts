@@ -22,6 +22,8 @@ export interface PipelineDeps {
   processors: ActiveProcessors;
   /** Where a result looks up what comes next: remembered lookups (processor-cache.ts); `processors` without. */
   nextProcessors?: ActiveProcessors;
+  /** A processor by id, also an inactive or deleted one (a generative UI fallback checks its data schema). */
+  findProcessor?(id: number): Promise<ProcessorRecord | null>;
   catalogSchema(): JsonSchema;
   observer: PipelineObserver;
   /** The item's execution context for a new run's CONFIG prompt (execution-context.ts); none without. */

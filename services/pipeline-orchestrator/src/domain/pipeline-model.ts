@@ -39,6 +39,12 @@ export interface StageRecord {
   pack_data_json: string | null;
   gen_ui_json: string | null;
   gen_ui_valid: boolean | null;
+  /** Why the generative UI is not rendered (`gen_ui_valid: false`); absent in stages stored before it was kept. */
+  gen_ui_error?: string | null;
+  /** The latest attempt's call had no prices: its cost is unknown, not 0 (spec 2.2). */
+  unpriced?: boolean;
+  /** The result came after a newer run of the item superseded this one: recorded, nothing started. */
+  superseded?: boolean;
   /** Where the stage's outcome came from: its processor, or PackData pushed from outside (endpoint 5). */
   origin?: StageOrigin | null;
   /** Times the sweeper sent the stage's request again for want of a result (0028, "Crashes"). */
@@ -66,6 +72,15 @@ export interface PipelineRecord {
   stages: Record<Stage, StageRecord>;
   /** The cost of every priced generate result of this pipeline (exact decimal strings). */
   costs: string[];
+  /** Calls of this pipeline whose model had no prices (absent: none); their cost is in no total. */
+  unpriced_calls?: number;
+  /**
+   * The newer run of the item that superseded this one while it was running (a retrigger, a
+   * CONFIG trigger, a new approval): its pending results are recorded, it starts no further stage.
+   */
+  superseded_by?: number;
+  /** Retriggers by PackData pushed into EXECUTION since the run of this Change Instance began (bounded). */
+  push_retriggers?: number;
   /** The Change Instance whose approval the run works on; its progress is reported there (progress.ts). */
   change_instance_id?: number | null;
   /** Earlier runs' outcomes, feedback and optimizer notes, given to CONFIG (execution-context.ts). */
@@ -96,6 +111,8 @@ export interface StageExpectation {
   request_id?: string;
   /** The pipeline unchanged since the copy at this `rev` (a remembered copy, see `recent`). */
   rev?: number;
+  /** The pipeline not superseded by a newer run (a move that starts a next stage). */
+  current?: boolean;
   /** No late result recorded on the stage yet (`late_result` null or absent). */
   no_late_result?: boolean;
 }
@@ -137,7 +154,14 @@ export interface PipelineStore {
     set: Partial<Record<Stage, Partial<StageRecord>>>,
     events: Envelope[],
     cost: string | null,
+    /** The result's call had no prices: counted in `unpriced_calls`. */
+    unpriced?: boolean,
   ): Promise<PipelineRecord | null>;
+  /**
+   * Marks pipeline `id` superseded by the newer run `by`, while it has a stage running and is not
+   * superseded yet; true when it was marked.
+   */
+  supersede(id: number, by: number): Promise<boolean>;
   /** Keeps a PackData version (a repeat of the same attempt is ignored). */
   savePackData(record: PackDataRecord): Promise<void>;
   /** Pipelines with a stage SCHEDULED or WAITING_FOR_RESPONSE. */

@@ -11,8 +11,12 @@ export interface CostDisplay {
 const parsed = (json: string | null) =>
   json === null ? null : (JSON.parse(json) as Record<string, unknown>);
 
-/** DESIGN section 7's pipeline response; the total is the exact decimal sum of every call's cost. */
+/**
+ * DESIGN section 7's pipeline response; the total is the exact decimal sum of every priced call's
+ * cost, labelled `priced_calls_only` when some call was unpriced (spec 2.2: unpriced is not zero).
+ */
 export function pipelineView(pipeline: PipelineRecord, costs: CostDisplay): PipelineView {
+  const unpriced = pipeline.unpriced_calls ?? 0;
   return {
     id: pipeline._id,
     service_item: pipeline.service_item_id,
@@ -20,7 +24,10 @@ export function pipelineView(pipeline: PipelineRecord, costs: CostDisplay): Pipe
     created_at: pipeline.created_at.toISOString(),
     updated_at: pipeline.updated_at.toISOString(),
     total_cost: costs.show ? sumCosts(pipeline.costs).total : null,
+    total_cost_covers: costs.show ? (unpriced > 0 ? 'priced_calls_only' : 'all_calls') : null,
+    unpriced_calls: costs.show ? unpriced : null,
     currency: costs.show ? costs.currency : null,
+    superseded_by: pipeline.superseded_by ?? null,
     stages: STAGES.map((stage) => {
       const record = pipeline.stages[stage];
       return {
@@ -34,6 +41,9 @@ export function pipelineView(pipeline: PipelineRecord, costs: CostDisplay): Pipe
         pack_data: parsed(record.pack_data_json),
         gen_ui: parsed(record.gen_ui_json),
         gen_ui_valid: record.gen_ui_valid,
+        gen_ui_error: record.gen_ui_valid === false ? (record.gen_ui_error ?? null) : null,
+        unpriced: record.unpriced ?? false,
+        superseded: record.superseded ?? false,
         // Stages stored before `origin` existed were all generated.
         origin: record.origin ?? (record.state === null ? null : 'generated'),
       };

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Envelope, Principal, Stage } from '@pack/contracts';
+import { STAGES, type Envelope, type Principal, type Stage } from '@pack/contracts';
 import { ConflictError, NotFoundError } from '@pack/errors';
 import type { ProcessorRecord } from './model';
 import {
@@ -13,7 +13,7 @@ import {
   type StageState,
 } from './pipeline-model';
 import { progressEvents, withStages } from './progress';
-import { draftPipeline, scheduleStage } from './stage-request';
+import { carried, draftPipeline, scheduleStage } from './stage-request';
 import { KIND_OF, type ChangeInstanceNews, type PipelineDeps, type RunOutcome } from './pipeline-deps';
 import { StageResults } from './stage-results';
 
@@ -54,6 +54,20 @@ export class Pipelines {
     const latest = await this.deps.store.latest(serviceItemId);
     if (!latest || latest.stages[previous].pack_data_json === null)
       throw new ConflictError(`the ${previous} stage has no PackData yet: run it first`);
+    if (latest.declaration_id !== item.declaration_id) {
+      // Spec endpoint rule 2: the latest approved declaration, approved after the latest run
+      // began (with no config processor to start one): a new run of it at `stage`, on the
+      // earlier stages' PackData of the item's latest run.
+      const run = await this.startRun(
+        item,
+        processor,
+        `trigger:${randomUUID()}`,
+        {},
+        { at: stage, from: latest },
+      );
+      if (!run) throw new ConflictError(`the ${stage} stage could not be started; try again`);
+      return run;
+    }
     const started = await this.start(latest, stage, processor, {});
     if (!started) throw new ConflictError(`the ${stage} stage is already running`);
     return started;
@@ -107,11 +121,18 @@ export class Pipelines {
   async failRunning(pipelineId: number, stage: Stage, requestId: string, error: string, now: Date) {
     const pipeline = await this.deps.store.find(pipelineId);
     if (!pipeline) return false;
-    const failed: Partial<StageRecord> = { state: 'FAILED', finished_at: now, error };
-    // The run ends here as with a failed result: its Change Instance and the optimizer hear of it.
-    const events = await this.finishing(withStages(pipeline, { [stage]: failed }), 'FAILED', [
-      `${stage}: ${error}`,
-    ]);
+    const superseded = pipeline.superseded_by !== undefined;
+    const failed: Partial<StageRecord> = {
+      state: 'FAILED',
+      finished_at: now,
+      error,
+      ...(superseded && { superseded }),
+    };
+    // The run ends here as with a failed result: its Change Instance and the optimizer hear of it
+    // (a superseded run's end is nobody's news: a newer run works on its Change Instance).
+    const events = superseded
+      ? []
+      : await this.finishing(withStages(pipeline, { [stage]: failed }), 'FAILED', [`${stage}: ${error}`]);
     const moved = await this.endMove(
       pipelineId,
       stage,
@@ -133,8 +154,17 @@ export class Pipelines {
     fields: Partial<StageRecord>,
     events: Envelope[],
     cost: string | null,
+    unpriced = false,
   ) {
-    const moved = await this.deps.store.move(pipelineId, stage, expect, { [stage]: fields }, events, cost);
+    const moved = await this.deps.store.move(
+      pipelineId,
+      stage,
+      expect,
+      { [stage]: fields },
+      events,
+      cost,
+      unpriced,
+    );
     if (moved) await this.deps.requests.publish(pipelineId, events);
     return moved;
   }
@@ -149,7 +179,13 @@ export class Pipelines {
     stage: Stage,
     processor: ProcessorRecord,
     also: Partial<Record<Stage, Partial<StageRecord>>>,
-    on?: { stage: Stage; expect: StageExpectation; cost: string | null; progress?: boolean },
+    on?: {
+      stage: Stage;
+      expect: StageExpectation;
+      cost: string | null;
+      unpriced?: boolean;
+      progress?: boolean;
+    },
   ): Promise<PipelineRecord | null> {
     const now = new Date();
     const scheduled = scheduleStage(pipeline, stage, processor, this.deps.catalogSchema(), now, randomUUID());
@@ -165,35 +201,49 @@ export class Pipelines {
       set,
       [scheduled.event, ...progress],
       on?.cost ?? null,
+      on?.unpriced ?? false,
     );
     if (!moved) return null;
     this.deps.observer.transition(stage, 'SCHEDULED');
     return (await this.waiting(moved, stage, scheduled.event, progress)) ?? moved;
   }
 
-  /** A new run from CONFIG with the item's execution context; null when a pipeline of this origin exists (a repeat). */
+  /**
+   * A new run from CONFIG with the item's execution context; null when a pipeline of this origin
+   * exists (a repeat). The item's previous run, when it still has a stage running, is superseded
+   * (spec 3.1 rule 4, "Retrigger restarts the pipeline from CONFIG"): its pending results are
+   * recorded with their cost and it starts no further stage (stage-results.ts).
+   */
   async startRun(
     item: ServiceItemRecord,
     processor: ProcessorRecord,
     origin: string,
+    extra: Pick<PipelineRecord, 'push_retriggers'> = {},
+    begin: { at: Stage; from: PipelineRecord } | null = null,
   ): Promise<PipelineRecord | null> {
     const { store } = this.deps;
     const now = new Date();
-    const [id, run, context] = await Promise.all([
+    const at = begin?.at ?? 'CONFIG';
+    const [id, run, context, previous] = await Promise.all([
       store.nextId(),
       store.nextRun(item.service_item_id),
-      this.deps.context?.render(item.service_item_id),
+      at === 'CONFIG' ? this.deps.context?.render(item.service_item_id) : null,
+      store.latest(item.service_item_id),
     ]);
-    const draft = { ...draftPipeline(id, item, origin, now, context ?? null), run };
-    const scheduled = scheduleStage(draft, 'CONFIG', processor, this.deps.catalogSchema(), now, randomUUID());
+    const draft = { ...draftPipeline(id, item, origin, now, context ?? null), run, ...extra };
+    if (begin)
+      for (const earlier of STAGES.slice(0, STAGES.indexOf(at)))
+        draft.stages[earlier] = carried(begin.from.stages[earlier]);
+    const scheduled = scheduleStage(draft, at, processor, this.deps.catalogSchema(), now, randomUUID());
     const record: PipelineRecord = {
       ...draft,
-      stages: { ...draft.stages, CONFIG: { ...draft.stages.CONFIG, ...scheduled.fields } },
+      stages: { ...draft.stages, [at]: { ...draft.stages[at], ...scheduled.fields } },
     };
     const progress = progressEvents(record, 'IN_PROGRESS');
     if (!(await store.insert(record, [scheduled.event, ...progress]))) return null;
-    this.deps.observer.transition('CONFIG', 'SCHEDULED');
-    return (await this.waiting(record, 'CONFIG', scheduled.event, progress)) ?? record;
+    this.deps.observer.transition(at, 'SCHEDULED');
+    if (previous && previous.run < run) await store.supersede(previous._id, id);
+    return (await this.waiting(record, at, scheduled.event, progress)) ?? record;
   }
 
   /**

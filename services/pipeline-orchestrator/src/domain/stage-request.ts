@@ -179,3 +179,19 @@ export function emptyStage(): StageRecord {
     gen_ui_valid: null,
   };
 }
+
+/** An earlier stage's outcome carried into a new run that starts later (its cost stays with its own run). */
+export function carried(stage: StageRecord): StageRecord {
+  return {
+    ...emptyStage(),
+    state: stage.state,
+    processor_id: stage.processor_id,
+    started_at: stage.started_at,
+    finished_at: stage.finished_at,
+    pack_data_json: stage.pack_data_json,
+    gen_ui_json: stage.gen_ui_json,
+    gen_ui_valid: stage.gen_ui_valid,
+    gen_ui_error: stage.gen_ui_error ?? null,
+    origin: stage.origin ?? 'generated',
+  };
+}

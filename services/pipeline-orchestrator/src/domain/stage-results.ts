@@ -1,4 +1,4 @@
-import type { ProcessorKind, Stage } from '@pack/contracts';
+import type { JsonSchema, ProcessorKind, Stage } from '@pack/contracts';
 import type { ProcessorRecord } from './model';
 import {
   NEXT_STAGE,
@@ -12,7 +12,12 @@ import {
 import { KIND_OF, type PipelineDeps } from './pipeline-deps';
 import type { Pipelines } from './pipelines';
 import { withStages } from './progress';
-import { stageOutput } from './stage-output';
+import { genUiFallback, stageOutput, type StageOutput } from './stage-output';
+
+/** A call answered by a model without prices: its cost is unknown, not 0 (nothing billed is not unpriced). */
+function unpricedCall(result: GenerateResult): boolean {
+  return result.unpriced && result.usage !== null;
+}
 
 /** A lookup started early that may go unused: its failure must not become an unhandled rejection. */
 function settled<T>(promise: Promise<T>): Promise<T> {
@@ -55,7 +60,9 @@ export class StageResults {
     if (remembered && (current?.request_id !== result.request_id || !running)) return this.again(result);
     if (!pipeline || !current || current.request_id !== result.request_id) return;
     const now = new Date();
-    const output = result.ok ? stageOutput(result, current.schema_mode) : null;
+    const output = result.ok
+      ? stageOutput(result, current.schema_mode)
+      : await this.fallback(result, current.schema_mode, current.processor_id);
     const packData = output && {
       _id: result.request_id,
       pipeline_id,
@@ -79,27 +86,93 @@ export class StageResults {
       request_id: result.request_id,
       ...(remembered?.rev !== undefined && { rev: remembered.rev }),
     };
-    const ended = { finished_at: now, cost: result.cost };
-    if (!output || !packData) {
-      const error = result.error ? `${result.error.kind}: ${result.error.message}` : 'generation failed';
-      const failed: Partial<StageRecord> = { ...ended, state: 'FAILED', error };
+    const ended = { finished_at: now, cost: result.cost, unpriced: unpricedCall(result) };
+    const stored = output && {
+      pack_data_json: output.pack_data_json,
+      gen_ui_json: output.gen_ui_json,
+      gen_ui_valid: output.gen_ui_valid,
+      gen_ui_error: output.gen_ui_error,
+    };
+    const error = !output
+      ? result.error
+        ? `${result.error.kind}: ${result.error.message}`
+        : 'generation failed'
+      : output.failure;
+    if (pipeline.superseded_by !== undefined) {
+      // A newer run took over (retrigger, CONFIG trigger): the result and its cost are recorded, nothing follows.
+      const fields: Partial<StageRecord> = {
+        ...ended,
+        ...stored,
+        state: error === null ? 'OK' : 'FAILED',
+        error,
+        superseded: true,
+      };
+      const saved = packData ? settled(this.deps.store.savePackData(packData)) : null;
+      const moved = await this.moves.endMove(
+        pipeline_id,
+        stage,
+        expect,
+        fields,
+        [],
+        result.cost,
+        unpricedCall(result),
+      );
+      await saved;
+      if (moved) this.moves.ended(stage, error === null ? 'OK' : 'FAILED', current, now);
+      else if (!fresh) await this.again(result);
+      return;
+    }
+    const live: StageExpectation = { ...expect, current: true };
+    if (error !== null || !packData) {
+      const reason = error ?? 'generation failed';
+      const failed: Partial<StageRecord> = { ...ended, ...stored, state: 'FAILED', error: reason };
       const events = await this.moves.finishing(withStages(pipeline, { [stage]: failed }), 'FAILED', [
-        `${stage}: ${error}`,
+        `${stage}: ${reason}`,
       ]);
-      const moved = await this.moves.endMove(pipeline_id, stage, expect, failed, events, result.cost);
+      // An executor's failed report is kept as the stage's PackData version too.
+      const saved = packData ? settled(this.deps.store.savePackData(packData)) : null;
+      const moved = await this.moves.endMove(
+        pipeline_id,
+        stage,
+        live,
+        failed,
+        events,
+        result.cost,
+        unpricedCall(result),
+      );
+      await saved;
       if (moved) this.moves.ended(stage, 'FAILED', current, now);
-      else if (remembered) await this.again(result);
+      else if (!fresh) await this.again(result);
       return;
     }
     const lookup =
       early && service_id === pipeline.service_id ? early : lookups.active(pipeline.service_id, wanted);
     // The history entry overlaps the move: the result was checked against the running stage above.
     const saved = settled(this.deps.store.savePackData(packData));
-    const done: Partial<StageRecord> = { ...ended, ...output, state: 'OK', error: null };
-    const moved = await this.okMove(pipeline, stage, current, done, expect, result.cost, lookup);
+    const done: Partial<StageRecord> = { ...ended, ...stored, state: 'OK', error: null };
+    const moved = await this.okMove(pipeline, stage, current, done, live, result, lookup);
     await saved;
     if (moved) this.moves.ended(stage, 'OK', current, now);
-    else if (remembered) await this.again(result);
+    else if (!fresh) await this.again(result);
+  }
+
+  /**
+   * A generative UI stage whose reply failed the schema sent (spec 2.4 rule 4, stage-output.ts):
+   * the data, checked against the processor's own schema, decides; null fails the stage.
+   */
+  private async fallback(
+    result: GenerateResult,
+    mode: StageRecord['schema_mode'],
+    processorId: number | null,
+  ): Promise<StageOutput | null> {
+    if (result.error?.kind !== 'structured_output' || mode === null) return null;
+    let dataSchema: JsonSchema | null = null;
+    if (mode === 'combined') {
+      const processor = processorId === null ? null : await this.deps.findProcessor?.(processorId);
+      if (!processor?.response_schema_json) return null;
+      dataSchema = JSON.parse(processor.response_schema_json) as JsonSchema;
+    }
+    return genUiFallback(result, mode, dataSchema);
   }
 
   /**
@@ -113,9 +186,10 @@ export class StageResults {
       pipelineId,
       stage,
       { states: ['FAILED'], request_id: result.request_id, no_late_result: true },
-      { [stage]: { cost: result.cost, late_result: late } },
+      { [stage]: { cost: result.cost, unpriced: unpricedCall(result), late_result: late } },
       [],
       result.cost,
+      unpricedCall(result),
     );
   }
 
@@ -132,9 +206,11 @@ export class StageResults {
     current: StageRecord,
     done: Partial<StageRecord>,
     expect: StageExpectation,
-    cost: string | null,
+    result: GenerateResult,
     lookup: Promise<ProcessorRecord | null>,
   ): Promise<PipelineRecord | null> {
+    const { cost } = result;
+    const unpriced = unpricedCall(result);
     const next = NEXT_STAGE[stage];
     const processor = await lookup;
     if (!next) {
@@ -144,11 +220,11 @@ export class StageResults {
         [],
         processor,
       );
-      return this.moves.endMove(pipeline._id, stage, expect, done, events, cost);
+      return this.moves.endMove(pipeline._id, stage, expect, done, events, cost, unpriced);
     }
-    if (!processor) return this.moves.endMove(pipeline._id, stage, expect, done, [], cost);
+    if (!processor) return this.moves.endMove(pipeline._id, stage, expect, done, [], cost, unpriced);
     // The stage's OK and the next stage's request in one write: they cannot come apart.
     const withData = { ...pipeline, stages: { ...pipeline.stages, [stage]: { ...current, ...done } } };
-    return this.moves.start(withData, next, processor, { [stage]: done }, { stage, expect, cost });
+    return this.moves.start(withData, next, processor, { [stage]: done }, { stage, expect, cost, unpriced });
   }
 }

@@ -53,23 +53,35 @@ export function pipelineFlowRoutes(
       method: 'post',
       path: `${PACK_PATH}data/service_item/:id/:stage/`,
       summary:
-        "Store a JSON object as a stage's PackData in the Service Item's latest run and start the next stage's active processor (into execution: a new run from CONFIG when a config processor is active)",
+        "Store a JSON object as a stage's PackData in the Service Item's latest run and start the next stage's active processor. Into execution it ends the run (the Change Instance COMPLETED), or with retrigger=true starts a new run from CONFIG, at most 3 times in a row per Change Instance (then the Change Instance is FAILED with the reason)",
       access,
       params: z.object({
         id: idSchema,
         stage: z.string().describe('config, verify or execution (lowercase); anything else is 404'),
       }),
+      query: z.object({
+        retrigger: z
+          .enum(['true', 'false'])
+          .optional()
+          .describe(
+            'execution only: true restarts the pipeline from CONFIG with the pushed data in its context (an error report); default false ends the run',
+          ),
+      }),
       body: packDataBodySchema,
       responses: {
         201: { description: 'The PackData is stored', schema: packDataPushedSchema },
-        400: problem('Invalid id, or the body is not a JSON object'),
+        400: problem('Invalid id or retrigger flag, or the body is not a JSON object'),
         ...problems,
-        409: problem('The stage kept changing while the PackData was stored; try again'),
+        409: problem(
+          'The stage kept changing while the PackData was stored (try again), or retrigger=true without an active config processor',
+        ),
       },
-      handler: async ({ principal, params, body }) => {
+      handler: async ({ principal, params, query, body }) => {
         const stage = stagePathSchema.safeParse(params.stage);
         if (!stage.success) throw new NotFoundError(`No stage ${params.stage}: config, verify or execution`);
-        const outcome = await flows.push.push(principal, params.id, stageOfPath(stage.data), body);
+        const outcome = await flows.push.push(principal, params.id, stageOfPath(stage.data), body, {
+          retrigger: query.retrigger === 'true',
+        });
         return {
           status: 201,
           body: {

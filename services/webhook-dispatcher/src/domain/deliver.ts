@@ -95,6 +95,8 @@ export class Delivery {
       status_code: result.status,
       response_body: result.status === null ? null : scrubSecrets(result.body, secrets),
       response_truncated: result.truncated,
+      // No answer (refused, network error, timeout): why, apart from the target's body.
+      error: result.status === null ? result.error : null,
     };
     const verdict = result.refused ? 'failed' : verdictOf(result.status);
     switch (verdict) {
@@ -134,7 +136,8 @@ export class Delivery {
   }
 
   private async fail(record: ResponseRecord, token: string, attempt: AttemptRecord | null, error: string) {
-    const set = { state: 'FAILED' as const, response_body: error, status_code: null };
+    // Never sent: no answer of the target to show (spec 2.7), the dispatcher's reason apart.
+    const set = { state: 'FAILED' as const, response_body: null, status_code: null, error };
     return this.settle(record, token, 'failed', set, attempt);
   }
 

@@ -81,6 +81,8 @@ export interface ResponseRecord {
   status_code: number | null;
   response_body: string | null;
   response_truncated: boolean;
+  /** Why the fire has no answer of the target (never sent, refused, no reply); absent on older records. */
+  error?: string | null;
   created_at: Date;
   updated_at: Date;
 }

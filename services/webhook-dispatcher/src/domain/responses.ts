@@ -93,6 +93,7 @@ export function toResponseView(record: ResponseRecord): WebhookResponseView {
     status_code: record.status_code,
     response_body: record.response_body,
     response_truncated: record.response_truncated,
+    error: record.error ?? null,
     attempts: record.attempts.map((attempt) => ({
       at: attempt.at.toISOString(),
       status_code: attempt.status_code,

@@ -1,0 +1,85 @@
+import { ValidationError } from './errors';
+
+/**
+ * Numbers a body holds that JSON.parse cannot read exactly (issue 22): more significant digits
+ * than a double keeps (`9007199254740993` would become ...992) or below its range (`-1e-400`
+ * would become 0). They are refused with a 400 naming their path instead of being changed
+ * unnoticed; a value meant to be exact (a price, say) can be sent as a decimal string.
+ */
+
+/** A decimal's value as `[sign][digits]e[exponent]` with no leading or trailing zeros ("0" for zero). */
+function normalized(text: string): string | null {
+  const match = /^(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/.exec(text);
+  if (!match) return null;
+  const [, sign, whole, fraction = '', exponent = '0'] = match;
+  let digits = `${whole}${fraction}`;
+  let power = BigInt(exponent) - BigInt(fraction.length);
+  const leading = /^0*/.exec(digits)![0].length;
+  digits = digits.slice(leading);
+  if (digits === '') return '0';
+  const trailing = /0*$/.exec(digits)![0].length;
+  digits = digits.slice(0, digits.length - trailing);
+  power += BigInt(trailing);
+  return `${sign}${digits}e${power}`;
+}
+
+/** Whether JSON.parse's double for the literal `text` denotes the same decimal value. */
+export function readsExactly(text: string): boolean {
+  const parsed = Number(text);
+  if (!Number.isFinite(parsed)) return true; // out of range: checkJsonShape's refusal, with its own words
+  return normalized(text) === normalized(String(parsed));
+}
+
+/** Cheap pre-check: only long digit runs or exponents can read inexactly. */
+const MAYBE_INEXACT = /\d{16}|\d[eE]/;
+
+interface Container {
+  kind: 'object' | 'array';
+  /** The member being read: the last key of an object, the index in an array. */
+  at: string;
+  index: number;
+}
+
+/**
+ * Refuses the first number literal of `text` (valid JSON) that JSON.parse would change, naming
+ * its path (`vm.disks.1`) as the other body refusals do.
+ */
+export function checkExactNumbers(text: string): void {
+  if (!MAYBE_INEXACT.test(text)) return;
+  const stack: Container[] = [];
+  let expectKey = false;
+  for (let i = 0; i < text.length; i += 1) {
+    const char = text[i]!;
+    if (char === '"') {
+      let end = i + 1;
+      while (text[end] !== '"') end += text[end] === '\\' ? 2 : 1;
+      if (expectKey) stack.at(-1)!.at = JSON.parse(text.slice(i, end + 1)) as string;
+      i = end;
+    } else if (char === '{' || char === '[') {
+      stack.push({ kind: char === '{' ? 'object' : 'array', at: '0', index: 0 });
+      expectKey = char === '{';
+    } else if (char === '}' || char === ']') {
+      stack.pop();
+      expectKey = false;
+    } else if (char === ':') {
+      expectKey = false;
+    } else if (char === ',') {
+      const top = stack.at(-1);
+      if (top?.kind === 'array') top.at = String((top.index += 1));
+      expectKey = top?.kind === 'object';
+    } else if (char === '-' || (char >= '0' && char <= '9')) {
+      const literal = /^-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/.exec(text.slice(i, i + 400))![0];
+      if (!readsExactly(literal)) {
+        const path = stack.map((container) => container.at).join('.') || '(body)';
+        throw new ValidationError('the request body holds a number that cannot be kept exactly', {
+          errors: {
+            [path]: [
+              `${literal.length > 40 ? `${literal.slice(0, 40)}…` : literal} cannot be kept exactly as a number (too many digits, or too small); send it as a string`,
+            ],
+          },
+        });
+      }
+      i += literal.length - 1;
+    }
+  }
+}
