@@ -274,7 +274,15 @@ describe('a replica killed with -9 while it holds pipeline work', () => {
             return resent > resentBefore;
           },
           { what: `the CONFIG request of Service Item ${item} dropped and sent again`, timeoutMs: 60_000 },
-        );
+        ).catch(async (error: Error) => {
+          // What the sweeper saw: the item's pipeline as stored, for the failure's reader.
+          const pipelines = await stack
+            .service('pipeline-orchestrator')
+            .context.mongo.connection.collection('pipelines')
+            .find({ service_item_id: item })
+            .toArray();
+          throw new Error(`${error.message}; the item's pipelines: ${JSON.stringify(pipelines)}`);
+        });
         const started = await startService(
           llmGatewayService,
           loadConfig(llmGatewayEnvSchema, stack.envs['llm-gateway']),

@@ -80,6 +80,15 @@ describe('pipeline orchestrator input through the gateway', () => {
     const pushed = await asOwner('POST', `${PACK}data/service_item/${item}/verify/`, { body: { ok: true } });
     expect(pushed.status).toBe(201);
     pipeline = pushed.body.pipeline.id;
+    // A new run is watched until a sweep finds nothing pending in it; wait for that sweep, so that
+    // no refused request below sees the pipeline change under it.
+    await waitFor(
+      async () =>
+        (await storedDocuments(orchestrator())).pipelines?.some(
+          ({ _id, watched }) => _id === pipeline && watched === false,
+        ),
+      { what: `the sweeper to let pipeline ${pipeline} go`, timeoutMs: 30_000 },
+    );
   });
   afterAll(async () => {
     await stack?.stop();
