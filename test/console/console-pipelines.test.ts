@@ -305,4 +305,42 @@ describe('the operator console: pipelines, dashboard, Change Instances, roles', 
     await h.page.getByText('This page is not available to your role.').waitFor();
     await expectAccessible(h, 'consumer');
   });
+
+  it('shows the AI processors page, and each processor kind, only while the AI Integration setting for it is on', async () => {
+    const nav = () => h.page.getByRole('navigation', { name: 'Main' }).getByRole('link').allTextContents();
+    const kinds = () => h.page.getByLabel('Kind', { exact: true }).locator('option').allTextContents();
+    const newProcessor = async () => {
+      await h.open('/processors', 'AI processors');
+      await h.page.getByLabel('Service', { exact: true }).selectOption(String(service));
+      await h.page.getByRole('button', { name: 'New processor' }).click();
+    };
+    await h.signInAs(ownerToken, /\/(dashboard|models)/);
+    await h.withSettings({ ai_integration: { show_ai_validator: false } }, async () => {
+      await newProcessor();
+      expect(await kinds()).toEqual([
+        'CONFIG stage',
+        'VERIFY stage',
+        'EXECUTION stage',
+        'Pack Optimizer',
+        'Universal Executor',
+      ]);
+    });
+    await h.withSettings({ ai_integration: { show_ai_processor: false } }, async () => {
+      await newProcessor();
+      expect(await kinds()).toEqual(['Change Instance Validator']);
+      // An existing processor of a kind turned off keeps its kind, so it can still be saved.
+      await h.page.getByRole('button', { name: 'UI config' }).click();
+      await h.page.getByRole('heading', { name: 'Processor UI config' }).waitFor();
+      expect(await kinds()).toEqual(['CONFIG stage', 'Change Instance Validator']);
+    });
+    await h.withSettings(
+      { ai_integration: { show_ai_processor: false, show_ai_validator: false } },
+      async () => {
+        await h.open('/change-instances', 'Change Instances');
+        expect(await nav()).toEqual(['LLM models', 'Pipelines', 'Change Instances', 'Webhooks']);
+        await h.page.goto(`${h.stack.gateway}/processors`);
+        await h.page.getByText('This page is turned off in the general settings (AI Integration).').waitFor();
+      },
+    );
+  });
 });
