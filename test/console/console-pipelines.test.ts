@@ -343,4 +343,36 @@ describe('the operator console: pipelines, dashboard, Change Instances, roles', 
       },
     );
   });
+
+  it('Currency ENABLED off: the dashboard and a pipeline show the same costs with no currency named', async () => {
+    await h.signInAs(h.stack.adminToken, /\/dashboard/);
+    await h.withSettings({ currency: { ENABLED: false } }, async () => {
+      const pipeline = await waitFor(
+        async () => {
+          const answer = await h.stack.call('GET', `${PACK}pipelines/latest/service_item/${probeItem}/`);
+          return answer.body.currency === null && answer.body;
+        },
+        { what: 'the orchestrator to apply the Currency setting' },
+      );
+      const dashboard = await waitFor(
+        async () => {
+          const answer = await h.stack.call('GET', '/v1/ai/dashboard/?group_by=model');
+          return answer.body.currency === null && answer.body;
+        },
+        { what: 'the llm gateway to apply the Currency setting' },
+      );
+      expect(pipeline.total_cost).toMatch(/^0\.0000\d+$/);
+      await h.open(`/pipelines/${probeItem}`, `Pipeline of Service Item #${probeItem}`);
+      const summary = (await h.page.locator('p[aria-live="polite"]').first().textContent())!;
+      expect(summary).toContain(`total cost ${pipeline.total_cost}`);
+      expect(summary).not.toMatch(/USD|EUR|GBP/);
+      await h.open('/dashboard', 'AI Integration');
+      await h.page.getByTestId('dashboard-totals').waitFor();
+      expect(await h.page.locator('[data-figure="cost"] dd').textContent()).toBe(dashboard.totals.cost);
+      await h.page.getByText('costs in no named currency (the Currency setting is off)').waitFor();
+      expect(await h.page.getByTestId('dashboard-groups').locator('thead').textContent()).not.toMatch(
+        /USD|EUR|GBP/,
+      );
+    });
+  });
 });
