@@ -305,4 +305,74 @@ describe('the operator console: pipelines, dashboard, Change Instances, roles', 
     await h.page.getByText('This page is not available to your role.').waitFor();
     await expectAccessible(h, 'consumer');
   });
+
+  it('shows the AI processors page, and each processor kind, only while the AI Integration setting for it is on', async () => {
+    const nav = () => h.page.getByRole('navigation', { name: 'Main' }).getByRole('link').allTextContents();
+    const kinds = () => h.page.getByLabel('Kind', { exact: true }).locator('option').allTextContents();
+    const newProcessor = async () => {
+      await h.open('/processors', 'AI processors');
+      await h.page.getByLabel('Service', { exact: true }).selectOption(String(service));
+      await h.page.getByRole('button', { name: 'New processor' }).click();
+    };
+    await h.signInAs(ownerToken, /\/(dashboard|models)/);
+    await h.withSettings({ ai_integration: { show_ai_validator: false } }, async () => {
+      await newProcessor();
+      expect(await kinds()).toEqual([
+        'CONFIG stage',
+        'VERIFY stage',
+        'EXECUTION stage',
+        'Pack Optimizer',
+        'Universal Executor',
+      ]);
+    });
+    await h.withSettings({ ai_integration: { show_ai_processor: false } }, async () => {
+      await newProcessor();
+      expect(await kinds()).toEqual(['Change Instance Validator']);
+      // An existing processor of a kind turned off keeps its kind, so it can still be saved.
+      await h.page.getByRole('button', { name: 'UI config' }).click();
+      await h.page.getByRole('heading', { name: 'Processor UI config' }).waitFor();
+      expect(await kinds()).toEqual(['CONFIG stage', 'Change Instance Validator']);
+    });
+    await h.withSettings(
+      { ai_integration: { show_ai_processor: false, show_ai_validator: false } },
+      async () => {
+        await h.open('/change-instances', 'Change Instances');
+        expect(await nav()).toEqual(['LLM models', 'Pipelines', 'Change Instances', 'Webhooks']);
+        await h.page.goto(`${h.stack.gateway}/processors`);
+        await h.page.getByText('This page is turned off in the general settings (AI Integration).').waitFor();
+      },
+    );
+  });
+
+  it('Currency ENABLED off: the dashboard and a pipeline show the same costs with no currency named', async () => {
+    await h.signInAs(h.stack.adminToken, /\/dashboard/);
+    await h.withSettings({ currency: { ENABLED: false } }, async () => {
+      const pipeline = await waitFor(
+        async () => {
+          const answer = await h.stack.call('GET', `${PACK}pipelines/latest/service_item/${probeItem}/`);
+          return answer.body.currency === null && answer.body;
+        },
+        { what: 'the orchestrator to apply the Currency setting' },
+      );
+      const dashboard = await waitFor(
+        async () => {
+          const answer = await h.stack.call('GET', '/v1/ai/dashboard/?group_by=model');
+          return answer.body.currency === null && answer.body;
+        },
+        { what: 'the llm gateway to apply the Currency setting' },
+      );
+      expect(pipeline.total_cost).toMatch(/^0\.0000\d+$/);
+      await h.open(`/pipelines/${probeItem}`, `Pipeline of Service Item #${probeItem}`);
+      const summary = (await h.page.locator('p[aria-live="polite"]').first().textContent())!;
+      expect(summary).toContain(`total cost ${pipeline.total_cost}`);
+      expect(summary).not.toMatch(/USD|EUR|GBP/);
+      await h.open('/dashboard', 'AI Integration');
+      await h.page.getByTestId('dashboard-totals').waitFor();
+      expect(await h.page.locator('[data-figure="cost"] dd').textContent()).toBe(dashboard.totals.cost);
+      await h.page.getByText('costs in no named currency (the Currency setting is off)').waitFor();
+      expect(await h.page.getByTestId('dashboard-groups').locator('thead').textContent()).not.toMatch(
+        /USD|EUR|GBP/,
+      );
+    });
+  });
 });

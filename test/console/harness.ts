@@ -45,7 +45,7 @@ export interface Harness {
   /** axe-core on the page as it is: the serious and critical violations (expected: none). */
   axe(): Promise<{ id: string; impact: string; help: string; nodes: string[] }[]>;
   screenshot(name: string, options?: { fullPage?: boolean }): Promise<string>;
-  /** Turns AI processors on, so the AI Integration (dashboard) is shown. */
+  /** Turns AI processors and the Change Instance Validator on, so the AI pages and every processor kind are shown. */
   showAiIntegration(): Promise<void>;
   /** No CSP report and no uncaught error in the page so far (after every test). */
   expectNoBrowserProblems(): void;
@@ -155,7 +155,7 @@ export async function startConsole(options: StackOptions = {}): Promise<Harness>
     },
     async showAiIntegration() {
       const patched = await stack.call('PATCH', '/v1/core/general_settings/', {
-        body: { ai_integration: { show_ai_processor: true } },
+        body: { ai_integration: { show_ai_processor: true, show_ai_validator: true } },
       });
       expect(patched.status).toBe(200);
     },

@@ -137,4 +137,26 @@ describe('generation and the AI Integration dashboard through the gateway', () =
       input_price_per_1m_tokens: '0.15',
     });
   });
+
+  it('Currency ENABLED off: the same costs are shown with no currency named; on again, the chosen one', async () => {
+    const settings = (body: unknown) => stack.call('PATCH', '/v1/core/general_settings/', { body });
+    expect((await settings({ currency: { ENABLED: false, currency: 'GBP' } })).status).toBe(200);
+    try {
+      const plain = await waitFor(
+        async () => {
+          const res = await stack.call('GET', '/v1/ai/dashboard/?group_by=model');
+          return res.body.costs_hidden === false && res.body.currency === null ? res : undefined;
+        },
+        { what: 'the llm gateway to apply the Currency setting' },
+      );
+      // The previous test's two priced calls: costs still there, only the currency is gone.
+      expect(plain.body).toMatchObject({ currency: null, totals: { calls: 2, cost: '0.000012' } });
+    } finally {
+      expect((await settings({ currency: { ENABLED: true } })).status).toBe(200);
+    }
+    await waitFor(
+      async () => (await stack.call('GET', '/v1/ai/dashboard/?group_by=model')).body.currency === 'GBP',
+      { what: 'the chosen currency back' },
+    );
+  });
 });

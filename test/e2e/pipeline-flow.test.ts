@@ -105,5 +105,21 @@ describe('pipelines through the gateway with the real llm-gateway', () => {
     });
     const asAdmin = await stack.call('GET', `${PACK}pipelines/${done.body.id}/`);
     expect(asAdmin.body.total_cost).toBe('0.000018');
+
+    // Currency ENABLED off: the admin sees the same costs, with no currency named.
+    const currencyOff = { currency: { ENABLED: false } };
+    expect((await stack.call('PATCH', '/v1/core/general_settings/', { body: currencyOff })).status).toBe(200);
+    const plain = await waitFor(
+      async () => {
+        const answer = await stack.call('GET', `${PACK}pipelines/${done.body.id}/`);
+        return answer.body.currency === null && answer;
+      },
+      { what: 'the orchestrator to apply the Currency setting' },
+    );
+    expect(plain.body).toMatchObject({
+      total_cost: '0.000018',
+      currency: null,
+      stages: [{ cost: '0.000006' }, { cost: '0.000006' }, { cost: '0.000006' }],
+    });
   });
 });

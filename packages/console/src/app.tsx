@@ -5,7 +5,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, ok } from './api/client';
 import { Link } from './components/ui';
-import { homeFor, pagesFor, pageTitle } from './nav';
+import { AI_PAGES, homeFor, pagesFor, pageTitle, roleHasPage } from './nav';
 import { DashboardPage } from './pages/dashboard';
 import { ModelsPage } from './pages/models';
 import { ProcessorsPage } from './pages/processors';
@@ -96,7 +96,9 @@ function Shell({ path }: { path: string }) {
   };
   const Page = page && page !== 'sign-in' ? PAGES[page] : undefined;
   const allowed =
-    page !== undefined && page !== 'sign-in' && (pages.includes(page) || (page === 'dashboard' && !settings));
+    page !== undefined &&
+    page !== 'sign-in' &&
+    (pages.includes(page) || (AI_PAGES.includes(page) && !settings));
   return (
     <>
       <a class="skip" href="#main">
@@ -139,6 +141,8 @@ function Shell({ path }: { path: string }) {
         ) : null}
         {Page && allowed ? (
           <Page path={path} />
+        ) : Page && page && roleHasPage(me.role, page) ? (
+          <p>This page is turned off in the general settings (AI Integration).</p>
         ) : Page ? (
           <p>This page is not available to your role.</p>
         ) : null}

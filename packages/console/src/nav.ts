@@ -8,11 +8,22 @@ const BY_ROLE: Record<Role, readonly ConsolePage[]> = {
   consumer: ['change-instances'],
 };
 
-/** The pages a role may open; the dashboard only while `show_ai_integration` is true. */
+/**
+ * Pages shown only while an AI feature is on (`show_ai_integration`, derived from
+ * `show_ai_processor` and `show_ai_validator`): the dashboard, and the AI processors page, which
+ * offers the stage processors, Pack Optimizer and Universal Executor while `show_ai_processor`
+ * is on and the Change Instance Validator while `show_ai_validator` is on.
+ */
+export const AI_PAGES: readonly ConsolePage[] = ['dashboard', 'processors'];
+
+/** The pages a role may open; the AI pages only while `show_ai_integration` is true. */
 export function pagesFor(role: Role, settings: Settings | null): ConsolePage[] {
   const aiShown = settings?.ai_integration.show_ai_integration === true;
-  return BY_ROLE[role].filter((page) => page !== 'dashboard' || aiShown);
+  return BY_ROLE[role].filter((page) => !AI_PAGES.includes(page) || aiShown);
 }
+
+/** Whether a role may open a page at all (whatever the settings turn off). */
+export const roleHasPage = (role: Role, page: ConsolePage) => BY_ROLE[role].includes(page);
 
 export const pageTitle = (page: ConsolePage) => CONSOLE_PAGES[page];
 

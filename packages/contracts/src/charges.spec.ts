@@ -1,4 +1,4 @@
-import { maySeeCosts, type ChargesSettings } from './charges';
+import { maySeeCosts, shownCurrency, type ChargesSettings } from './charges';
 import type { Role } from './identity';
 
 const off: ChargesSettings = {
@@ -31,5 +31,12 @@ describe('maySeeCosts', () => {
   it.each(table)('%s', (_name, charges, admin, owner, consumer) => {
     const seen = (role: Role) => maySeeCosts(role, charges);
     expect([seen('admin'), seen('service_owner'), seen('consumer')]).toEqual([admin, owner, consumer]);
+  });
+});
+
+describe('shownCurrency', () => {
+  it('names the chosen currency while the Currency group is ENABLED, and none while it is disabled', () => {
+    expect(shownCurrency({ ENABLED: true, currency: 'EUR' })).toBe('EUR');
+    expect(shownCurrency({ ENABLED: false, currency: 'EUR' })).toBeNull();
   });
 });

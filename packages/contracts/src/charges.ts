@@ -19,3 +19,13 @@ export function maySeeCosts(role: Role, charges: ChargesSettings): boolean {
       return !charges.hide_for_consumers;
   }
 }
+
+/**
+ * The currency code a response names beside its costs (spec: "Displayed currency is set by the
+ * Currency general setting"): the chosen code while the Currency group is ENABLED; null while it
+ * is disabled, so the same amounts are shown as plain numbers with no currency named. Costs
+ * themselves are still shown or hidden by the Charges Settings (maySeeCosts) alone.
+ */
+export function shownCurrency(currency: GeneralSettings['currency']): string | null {
+  return currency.ENABLED ? currency.currency : null;
+}

@@ -59,6 +59,7 @@ export const pipelineViewSchema = z.object({
   total_cost_covers: z.enum(['all_calls', 'priced_calls_only']).nullable(),
   /** Calls of the pipeline whose model had no prices (not in `total_cost`); null when costs are hidden. */
   unpriced_calls: z.number().int().nonnegative().nullable(),
+  /** The Currency setting's code; null when costs are hidden or the Currency group is disabled. */
   currency: z.string().nullable(),
   /** The newer pipeline of the item that superseded this run while it was running, or null. */
   superseded_by: z.number().int().nullable(),

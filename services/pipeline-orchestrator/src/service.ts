@@ -1,6 +1,7 @@
 import {
   effectiveGenUiCatalogSchema,
   maySeeCosts,
+  shownCurrency,
   type GeneralSettings,
   type JsonSchema,
 } from '@pack/contracts';
@@ -143,7 +144,7 @@ export const orchestratorService: ServiceDefinition<OrchestratorConfig> = {
     );
     const costs = (principal: { role: Parameters<typeof maySeeCosts>[0] }) => ({
       show: maySeeCosts(principal.role, settings.get().charges),
-      currency: settings.get().currency.currency,
+      currency: shownCurrency(settings.get().currency),
     });
     const flowDeps = { pipelines, store: pipelineRepository, processors: stages };
     const flows = {

@@ -6506,7 +6506,7 @@ export interface operations {
                         to: string;
                         /** @enum {string} */
                         group_by: "model" | "day" | "processor";
-                        /** @description The Currency setting; null when costs are hidden */
+                        /** @description The Currency setting; null when costs are hidden or the Currency group is disabled */
                         currency: string | null;
                         costs_hidden: boolean;
                         totals: {

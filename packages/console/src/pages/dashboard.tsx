@@ -107,7 +107,9 @@ function Figures({
         {new Date(byGroup.from).toUTCString()} to {new Date(byGroup.to).toUTCString()}
         {hidden
           ? ' · costs are hidden from your role by the Charges Settings'
-          : ` · costs in ${byGroup.currency ?? ''}`}
+          : byGroup.currency
+            ? ` · costs in ${byGroup.currency}`
+            : ' · costs in no named currency (the Currency setting is off)'}
       </p>
       <dl class="figures" data-testid="dashboard-totals">
         {figures.map(([key, name, value]) => (
@@ -139,7 +141,7 @@ function Figures({
         {!hidden && (
           <ChartView
             kind="bar"
-            title={`Cost per day (${byGroup.currency ?? ''})`}
+            title={byGroup.currency ? `Cost per day (${byGroup.currency})` : 'Cost per day'}
             labels={byDay.groups.map((group) => String(group.key))}
             series={[
               {
@@ -160,7 +162,7 @@ function Figures({
               <th scope="col">Errors</th>
               <th scope="col">Input tokens</th>
               <th scope="col">Output tokens</th>
-              {!hidden && <th scope="col">Cost ({byGroup.currency})</th>}
+              {!hidden && <th scope="col">{byGroup.currency ? `Cost (${byGroup.currency})` : 'Cost'}</th>}
               <th scope="col">p50</th>
               <th scope="col">p95</th>
             </tr>

@@ -3,6 +3,7 @@ import { api, ok, PAGE_SIZE } from '../api/client';
 import { ErrorNotice, Link, LoadState, Loading, Pager, dateTime } from '../components/ui';
 import { useInterval, useLoad, usePaged } from '../components/use-load';
 import { PipelineActions } from './pipeline-actions';
+import { formatCost } from './dashboard-format';
 import { StageCard } from './stage-card';
 
 export function PipelinesPage({ path }: { path: string }) {
@@ -100,7 +101,7 @@ function ItemPipeline({ item }: { item: number }) {
             Pipeline #{pipeline.data.id}, run {pipeline.data.run} · total cost{' '}
             {pipeline.data.total_cost === null
               ? 'hidden'
-              : `${pipeline.data.total_cost} ${pipeline.data.currency ?? ''}`}
+              : formatCost(pipeline.data.total_cost, pipeline.data.currency)}
             {pipeline.data.total_cost_covers === 'priced_calls_only'
               ? ` (priced calls only; ${pipeline.data.unpriced_calls ?? 0} unpriced)`
               : ''}{' '}

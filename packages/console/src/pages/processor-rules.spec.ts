@@ -1,4 +1,4 @@
-import { parseSchema, schemaRule } from './processor-rules';
+import { offeredKinds, parseSchema, schemaRule } from './processor-rules';
 
 describe('the AI processor schema editor', () => {
   it('follows the kind: none for a validator, ignored for a universal executor, optional for stages', () => {
@@ -25,5 +25,18 @@ describe('the AI processor schema editor', () => {
       }
       expect(caught.fieldErrors('response_schema')).toHaveLength(1);
     }
+  });
+});
+
+describe('the kinds the processor form offers', () => {
+  it('offers the validator by show_ai_validator and the other kinds by show_ai_processor', () => {
+    const processorKinds = ['config', 'verify', 'execution', 'pack_optimizer', 'universal_executor'];
+    expect(offeredKinds({ show_ai_validator: false, show_ai_processor: true })).toEqual(processorKinds);
+    expect(offeredKinds({ show_ai_validator: true, show_ai_processor: false })).toEqual([
+      'change_instance_validator',
+    ]);
+    expect(offeredKinds({ show_ai_validator: false, show_ai_processor: false }, 'verify')).toEqual([
+      'verify',
+    ]);
   });
 });

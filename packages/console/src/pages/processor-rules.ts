@@ -11,6 +11,22 @@ export const KINDS: Record<ProcessorKind, string> = {
   universal_executor: 'Universal Executor',
 };
 
+/**
+ * The kinds the form offers under the AI Integration settings: the Change Instance Validator
+ * while `show_ai_validator` is on, every other kind while `show_ai_processor` is on. `keep` (the
+ * kind of the processor being edited) stays offered, so an existing processor can be saved.
+ */
+export function offeredKinds(
+  flags: { show_ai_validator: boolean; show_ai_processor: boolean },
+  keep?: ProcessorKind,
+): ProcessorKind[] {
+  return (Object.keys(KINDS) as ProcessorKind[]).filter(
+    (kind) =>
+      kind === keep ||
+      (kind === 'change_instance_validator' ? flags.show_ai_validator : flags.show_ai_processor),
+  );
+}
+
 /** What the schema editor says for a kind; `allowed` false: the editor is off and nothing is sent. */
 export function schemaRule(kind: ProcessorKind): { allowed: boolean; note: string } {
   switch (kind) {

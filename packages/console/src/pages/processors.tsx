@@ -5,7 +5,8 @@ import type { Processor, ProcessorKind } from '../api/types';
 import { ServiceSelect, useServices } from '../components/service-picker';
 import { Check, ErrorNotice, Field, Notice } from '../components/ui';
 import { useLoad } from '../components/use-load';
-import { KINDS, parseSchema, schemaRule } from './processor-rules';
+import { useSettings } from '../settings-store';
+import { KINDS, offeredKinds, parseSchema, schemaRule } from './processor-rules';
 
 interface Draft {
   name: string;
@@ -149,7 +150,14 @@ function ProcessorForm({
   models: { id: number; name: string }[];
   onSaved: () => void;
 }) {
-  const [draft, setDraft] = useState<Draft>(processor ? draftOf(processor) : EMPTY);
+  const { settings } = useSettings();
+  // Settings not read yet: every kind (the API decides); then only the kinds the flags show.
+  const kinds = settings
+    ? offeredKinds(settings.ai_integration, processor?.kind)
+    : (Object.keys(KINDS) as ProcessorKind[]);
+  const [draft, setDraft] = useState<Draft>(() =>
+    processor ? draftOf(processor) : { ...EMPTY, kind: kinds.includes(EMPTY.kind) ? EMPTY.kind : kinds[0]! },
+  );
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
   const set = (patch: Partial<Draft>) => setDraft((current) => ({ ...current, ...patch }));
@@ -202,9 +210,9 @@ function ProcessorForm({
             value={draft.kind}
             onChange={(event) => set({ kind: event.currentTarget.value as ProcessorKind })}
           >
-            {Object.entries(KINDS).map(([kind, label]) => (
+            {kinds.map((kind) => (
               <option key={kind} value={kind}>
-                {label}
+                {KINDS[kind]}
               </option>
             ))}
           </select>

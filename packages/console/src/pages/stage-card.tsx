@@ -2,6 +2,7 @@
 import type { Stage } from '../api/types';
 import { JsonView, dateTime } from '../components/ui';
 import { GenUi } from '../gen-ui/render';
+import { formatCost } from './dashboard-format';
 
 const STATE_TEXT: Record<string, string> = {
   OK: 'OK',
@@ -29,7 +30,7 @@ export function StageCard({ stage, currency }: { stage: Stage; currency: string 
         </div>
         <div>
           <dt>Cost</dt>
-          <dd>{stage.cost === null ? '—' : `${stage.cost} ${currency ?? ''}`}</dd>
+          <dd>{formatCost(stage.cost, currency)}</dd>
         </div>
         <div>
           <dt>Processor</dt>

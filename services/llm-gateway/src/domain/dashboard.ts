@@ -1,4 +1,4 @@
-import { maySeeCosts, type GeneralSettings, type Principal } from '@pack/contracts';
+import { maySeeCosts, shownCurrency, type GeneralSettings, type Principal } from '@pack/contracts';
 import { ValidationError } from '@pack/errors';
 import type { Rollup, RollupStore } from './calls';
 import type { OwnedProcessors } from './model-usage';
@@ -37,7 +37,7 @@ export interface DashboardView {
   from: string;
   to: string;
   group_by: GroupBy;
-  /** The Currency setting's currency; null when costs are hidden from the caller. */
+  /** The Currency setting's currency; null when costs are hidden from the caller or Currency is disabled. */
   currency: string | null;
   costs_hidden: boolean;
   totals: DashboardStats;
@@ -136,7 +136,7 @@ export class Dashboard {
       from: start.toISOString(),
       to: end.toISOString(),
       group_by: groupBy,
-      currency: showCost ? settings.currency.currency : null,
+      currency: showCost ? shownCurrency(settings.currency) : null,
       costs_hidden: !showCost,
       totals: totals.stats(showCost),
       groups: ordered.map(([key, sums]) => ({ key, ...sums.stats(showCost) })),

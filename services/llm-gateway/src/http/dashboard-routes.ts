@@ -55,7 +55,10 @@ const dashboardSchema = z.object({
   from: z.string().describe('The range start used: `from` taken back to the start of its UTC hour'),
   to: z.string().describe('The range end used: `to` taken forward to the end of its UTC hour'),
   group_by: z.enum(GROUP_BY),
-  currency: z.string().nullable().describe('The Currency setting; null when costs are hidden'),
+  currency: z
+    .string()
+    .nullable()
+    .describe('The Currency setting; null when costs are hidden or the Currency group is disabled'),
   costs_hidden: z.boolean(),
   totals: z.object(stats),
   groups: z.array(

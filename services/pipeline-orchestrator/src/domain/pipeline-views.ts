@@ -2,10 +2,13 @@ import { STAGES, type PipelineView } from '@pack/contracts';
 import { sumCosts } from '@pack/llm-providers';
 import type { PipelineRecord } from './pipeline-model';
 
-/** How costs show to the caller: hidden (Charges Settings) or in the Currency setting's currency. */
+/**
+ * How costs show to the caller: hidden (Charges Settings) or shown, in the Currency setting's
+ * currency (null: the Currency group is disabled, amounts name no currency).
+ */
 export interface CostDisplay {
   show: boolean;
-  currency: string;
+  currency: string | null;
 }
 
 const parsed = (json: string | null) =>
