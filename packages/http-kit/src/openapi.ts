@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ROLES } from '@pack/contracts';
+import { documentedInputs } from './params';
 import { PROBLEM_CONTENT_TYPE, problemSchema } from './problem';
 import type { Access, AnyRoute, HttpMethod, ResponseSpec } from './route';
 
@@ -121,6 +122,9 @@ export function rewriteRefs(value: unknown, rewrite: (ref: string) => string): u
   );
 }
 
+/** What a documented input keeps of zod's own conversion (documentInput). */
+const KEPT_KEYWORDS = new Set(['description', 'default', 'title', 'examples']);
+
 /** Converts zod schemas, moving recursive ones into components (their `#` refs would mean the document). */
 class SchemaConverter {
   readonly components: Record<string, JsonSchema> = {};
@@ -140,6 +144,13 @@ class SchemaConverter {
       io,
       // A transform's output or a date has no JSON Schema: documented as any value, never a crash.
       unrepresentable: 'any',
+      override: ({ zodSchema, jsonSchema }) => {
+        const documented = io === 'input' ? documentedInputs.get(zodSchema) : undefined;
+        if (!documented) return;
+        for (const keyword of Object.keys(jsonSchema))
+          if (!KEPT_KEYWORDS.has(keyword)) delete jsonSchema[keyword as keyof typeof jsonSchema];
+        Object.assign(jsonSchema, documented);
+      },
     }) as JsonSchema & { $defs?: Record<string, JsonSchema> };
     const refs = JSON.stringify(root) + JSON.stringify($defs ?? {});
     if (!refs.includes('"$ref":"#')) return root;

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { createLogger } from '@pack/logging';
 import { createMetrics } from '@pack/metrics';
 import { openApiProblems, TEST_INTERNAL_SECRET } from '@pack/testkit';
-import { createHttpApp, openApiDocument, problemSchema, route } from '../src';
+import { createHttpApp, idParams, listQuerySchema, openApiDocument, problemSchema, route } from '../src';
 
 interface Tree {
   name: string;
@@ -157,6 +157,46 @@ describe('the OpenAPI document of declared routes', () => {
     expect(document.paths['/v1/shop/things/{thing_id}/photo/{photo}']!.get!.parameters).toEqual([
       { name: 'thing_id', in: 'path', required: true, schema: expect.objectContaining({ type: 'integer' }) },
       { name: 'photo', in: 'path', required: true, schema: { type: 'string' } },
+    ]);
+  });
+
+  it('documents a resource id and the page parameters as the integers, with the bounds, the server takes', () => {
+    const listed = openApiDocument(
+      [
+        route({
+          method: 'get',
+          path: '/v1/shop/things/:id/parts/',
+          summary: 'List the parts of a thing',
+          access: 'authenticated',
+          params: idParams,
+          query: listQuerySchema,
+          responses: { 200: { description: 'Parts' } },
+          handler: noop,
+        }),
+      ],
+      { service: 'shop', version: '1' },
+    );
+    expect(listed.paths['/v1/shop/things/{id}/parts/']!.get!.parameters).toEqual([
+      {
+        name: 'id',
+        in: 'path',
+        required: true,
+        schema: { type: 'integer', minimum: 1, maximum: 9007199254740991 },
+      },
+      {
+        name: 'limit',
+        in: 'query',
+        required: false,
+        description: 'How many results a page holds',
+        schema: { type: 'integer', minimum: 1, maximum: 500 },
+      },
+      {
+        name: 'offset',
+        in: 'query',
+        required: false,
+        description: 'How many results to skip',
+        schema: { type: 'integer', minimum: 0, maximum: 9007199254740991 },
+      },
     ]);
   });
 

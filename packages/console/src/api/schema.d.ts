@@ -1152,9 +1152,9 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description How many results a page holds */
-                limit?: string;
+                limit?: number;
                 /** @description How many results to skip */
-                offset?: string;
+                offset?: number;
             };
             header?: never;
             path?: never;
@@ -1331,7 +1331,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -1710,7 +1710,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -1789,7 +1789,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -2147,9 +2147,9 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description How many results a page holds */
-                limit?: string;
+                limit?: number;
                 /** @description How many results to skip */
-                offset?: string;
+                offset?: number;
             };
             header?: never;
             path?: never;
@@ -2382,7 +2382,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -2479,7 +2479,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -2580,7 +2580,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -2726,7 +2726,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -2913,11 +2913,11 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description How many results a page holds */
-                limit?: string;
+                limit?: number;
                 /** @description How many results to skip */
-                offset?: string;
+                offset?: number;
                 /** @description Only Service Items of this Service */
-                service?: string;
+                service?: number;
             };
             header?: never;
             path?: never;
@@ -3016,7 +3016,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -3117,7 +3117,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -3210,15 +3210,15 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description How many results a page holds */
-                limit?: string;
+                limit?: number;
                 /** @description How many results to skip */
-                offset?: string;
-                /** @description States to list, repeated or comma-separated (PENDING, APPROVED, REJECTED, IN_PROGRESS, COMPLETED, FAILED, CANCELLED), or ALL; without it the GUI Table Settings default of the caller role applies */
-                state?: string | string[];
+                offset?: number;
+                /** @description States to list, repeated or comma-separated (PENDING, APPROVED, REJECTED, IN_PROGRESS, COMPLETED, FAILED, CANCELLED), or ALL, in any letter case; at least one; without the parameter the GUI Table Settings default of the caller role applies */
+                state?: ("PENDING" | "APPROVED" | "REJECTED" | "IN_PROGRESS" | "COMPLETED" | "FAILED" | "CANCELLED" | "ALL") | ("PENDING" | "APPROVED" | "REJECTED" | "IN_PROGRESS" | "COMPLETED" | "FAILED" | "CANCELLED" | "ALL")[];
                 /** @description Only change instances of this Service */
-                service?: string;
+                service?: number;
                 /** @description Only change instances of this Service Item */
-                service_item?: string;
+                service_item?: number;
             };
             header?: never;
             path?: never;
@@ -3326,7 +3326,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -3450,7 +3450,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -3618,9 +3618,9 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description How many results a page holds */
-                limit?: string;
+                limit?: number;
                 /** @description How many results to skip */
-                offset?: string;
+                offset?: number;
             };
             header?: never;
             path?: never;
@@ -3719,7 +3719,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -3820,7 +3820,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -5420,9 +5420,9 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description How many results a page holds */
-                limit?: string;
+                limit?: number;
                 /** @description How many results to skip */
-                offset?: string;
+                offset?: number;
             };
             header?: never;
             path?: never;
@@ -5533,7 +5533,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -5686,9 +5686,9 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description How many results a page holds */
-                limit?: string;
+                limit?: number;
                 /** @description How many results to skip */
-                offset?: string;
+                offset?: number;
             };
             header?: never;
             path?: never;
@@ -6042,7 +6042,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -6151,7 +6151,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -6252,7 +6252,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -6540,11 +6540,11 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description How many results a page holds */
-                limit?: string;
+                limit?: number;
                 /** @description How many results to skip */
-                offset?: string;
+                offset?: number;
                 /** @description Only processors of this Service */
-                service?: string;
+                service?: number;
                 /** @description Only processors of this kind */
                 kind?: "config" | "verify" | "execution" | "change_instance_validator" | "pack_optimizer" | "universal_executor";
             };
@@ -6810,7 +6810,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -6921,7 +6921,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -7022,7 +7022,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -7177,7 +7177,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: string;
+                id: number;
                 /** @description config, verify or execution (lowercase); anything else is 404 */
                 stage: string;
             };
@@ -7310,7 +7310,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -7432,7 +7432,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -7554,7 +7554,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -7710,7 +7710,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: string;
+                id: number;
                 /** @description config, verify or execution (lowercase); anything else is 404 */
                 stage: string;
             };
@@ -7897,9 +7897,9 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description How many results a page holds */
-                limit?: string;
+                limit?: number;
                 /** @description How many results to skip */
-                offset?: string;
+                offset?: number;
             };
             header?: never;
             path?: never;
@@ -8179,7 +8179,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -8295,7 +8295,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -8387,7 +8387,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -8539,7 +8539,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -8655,7 +8655,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -8781,13 +8781,13 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description How many results a page holds */
-                limit?: string;
+                limit?: number;
                 /** @description How many results to skip */
-                offset?: string;
+                offset?: number;
             };
             header?: never;
             path: {
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -8931,8 +8931,8 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: string;
-                response_id: string;
+                id: number;
+                response_id: number;
             };
             cookie?: never;
         };
@@ -9070,11 +9070,11 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description How many results a page holds */
-                limit?: string;
+                limit?: number;
                 /** @description How many results to skip */
-                offset?: string;
+                offset?: number;
                 /** @description Only this webhook's responses */
-                webhook?: string;
+                webhook?: number;
                 /** @description Only responses in this state */
                 state?: "SCHEDULED" | "WAITING_FOR_RESPONSE" | "OK" | "FAILED";
             };

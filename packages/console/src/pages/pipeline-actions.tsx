@@ -13,7 +13,7 @@ export function PipelineActions({ item, onChange }: { item: number; onChange: ()
   const [data, setData] = useState('{}');
   const [error, setError] = useState<unknown>(null);
   const [done, setDone] = useState('');
-  const id = String(item);
+  const id = item;
 
   const act = async (what: string, run: () => Promise<unknown>) => {
     setError(null);
