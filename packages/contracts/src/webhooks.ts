@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { changeInstanceStateSchema } from './events';
-import { isPlainHttpUrl } from './llm';
+import { plainHttpUrl } from './llm';
 import { storedText } from './text';
 
 /** Webhooks (spec 2.6, 2.7, 3.2, 4.1; DESIGN section 8). */
@@ -18,10 +18,7 @@ const seconds = (what: string) =>
     .max(MAX_TRIGGER_SECONDS, `must be at most ${MAX_TRIGGER_SECONDS} seconds`)
     .describe(`${what}, in seconds (0..${MAX_TRIGGER_SECONDS}); 0: off`);
 
-const targetUrl = storedText()
-  .max(2048)
-  .refine(isPlainHttpUrl, 'must be an http(s) URL without credentials in it')
-  .describe('http(s) URL that receives the POST of spec 4.1');
+const targetUrl = plainHttpUrl('http(s) URL that receives the POST of spec 4.1');
 
 const authorization = storedText()
   .max(4096)

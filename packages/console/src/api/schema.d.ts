@@ -578,8 +578,8 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Change any subset of groups and fields; a masked secret sent back keeps the stored one
-         * @description Change any subset of groups and fields; a masked secret sent back keeps the stored one.
+         * Change any subset of groups and fields; a masked secret sent back keeps the stored one. A group left with ENABLED true needs these fields non-empty, the stored values counting: ldap.SERVER_URI, smtp.EMAIL_HOST, feedback.feedback_link, oauth.CLIENT_ID, oauth.CLIENT_SECRET, global_banner.message (400 naming each missing one)
+         * @description Change any subset of groups and fields; a masked secret sent back keeps the stored one. A group left with ENABLED true needs these fields non-empty, the stored values counting: ldap.SERVER_URI, smtp.EMAIL_HOST, feedback.feedback_link, oauth.CLIENT_ID, oauth.CLIENT_SECRET, global_banner.message (400 naming each missing one).
          *
          *     Roles: admin.
          */
@@ -1215,6 +1215,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error; `error_id` finds it in the logs */
             500: {
                 headers: {
@@ -1315,6 +1324,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error; `error_id` finds it in the logs */
             500: {
                 headers: {
@@ -1373,6 +1391,15 @@ export interface operations {
             };
             /** @description No such token */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1483,6 +1510,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error; `error_id` finds it in the logs */
             500: {
                 headers: {
@@ -1521,6 +1557,15 @@ export interface operations {
             };
             /** @description No or unknown token */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1568,6 +1613,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error; `error_id` finds it in the logs */
             500: {
                 headers: {
@@ -1591,13 +1645,19 @@ export interface operations {
     getCoreAuthOidcCallback: {
         parameters: {
             query?: {
+                /** @description The authorization code; a callback carries `code` or `error` (400 with neither) */
                 code?: string;
+                /** @description The state the sign-in started with */
                 state?: string;
+                /** @description The identity provider's error, when it refused */
                 error?: string;
             };
             header?: never;
             path?: never;
-            cookie?: never;
+            cookie: {
+                /** @description The pending sign-in that GET /v1/core/auth/oidc/login/ set (encrypted, 10 minutes) */
+                pack_oidc_login: string;
+            };
         };
         requestBody?: never;
         responses: {
@@ -1621,7 +1681,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description No sign-in in progress, or an answer that does not check out */
+            /** @description No sign-in in progress (no cookie), or an answer that does not check out */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1630,8 +1690,17 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description This way of signing in is off, or the account is in no group that grants a role */
+            /** @description This way of signing in is off, or the account is in no group that grants a role; or the sign-in cookie is not one this platform set, or is older than 10 minutes */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1687,6 +1756,15 @@ export interface operations {
             };
             /** @description No or unknown token */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1766,6 +1844,15 @@ export interface operations {
             };
             /** @description No such user */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1876,6 +1963,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error; `error_id` finds it in the logs */
             500: {
                 headers: {
@@ -1970,6 +2066,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error; `error_id` finds it in the logs */
             500: {
                 headers: {
@@ -2024,6 +2129,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error; `error_id` finds it in the logs */
             500: {
                 headers: {
@@ -2050,6 +2164,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
             /** @description Unexpected error; `error_id` finds it in the logs */
             500: {
@@ -2078,6 +2201,15 @@ export interface operations {
                 };
                 content: {
                     "text/html": unknown;
+                };
+            };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Unexpected error; `error_id` finds it in the logs */
@@ -2125,6 +2257,15 @@ export interface operations {
             };
             /** @description No such file */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2194,6 +2335,15 @@ export interface operations {
             };
             /** @description No or unknown token */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2339,6 +2489,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error; `error_id` finds it in the logs */
             500: {
                 headers: {
@@ -2429,6 +2588,15 @@ export interface operations {
             };
             /** @description No such resource in the caller scope */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2530,6 +2698,15 @@ export interface operations {
             };
             /** @description Conflict with the current state */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2676,6 +2853,15 @@ export interface operations {
             };
             /** @description The body is not JSON */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2871,6 +3057,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error; `error_id` finds it in the logs */
             500: {
                 headers: {
@@ -2966,6 +3161,15 @@ export interface operations {
             };
             /** @description No or unknown token */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3074,6 +3278,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error; `error_id` finds it in the logs */
             500: {
                 headers: {
@@ -3161,6 +3374,15 @@ export interface operations {
             };
             /** @description No such resource in the caller scope */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3276,6 +3498,15 @@ export interface operations {
             };
             /** @description No or unknown token */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3400,6 +3631,15 @@ export interface operations {
             };
             /** @description No such resource in the caller scope */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3576,6 +3816,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error; `error_id` finds it in the logs */
             500: {
                 headers: {
@@ -3669,6 +3918,15 @@ export interface operations {
             };
             /** @description The caller role may not do this */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3770,6 +4028,15 @@ export interface operations {
             };
             /** @description No such resource in the caller scope */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3894,6 +4161,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error; `error_id` finds it in the logs */
             500: {
                 headers: {
@@ -3962,12 +4238,12 @@ export interface operations {
                              * @description Connection string: ldap:// or ldaps:// URIs separated by spaces
                              * @default
                              */
-                            SERVER_URI: string;
+                            SERVER_URI: string & unknown;
                             /**
                              * @description DN the service binds as
                              * @default
                              */
-                            BIND_DN: string;
+                            BIND_DN: string & unknown;
                             /**
                              * @description Password of BIND_DN (secret)
                              * @default
@@ -3977,12 +4253,12 @@ export interface operations {
                              * @description Base DN of the user search
                              * @default
                              */
-                            USER_SEARCH_BASE_DN: string;
+                            USER_SEARCH_BASE_DN: string & unknown;
                             /**
                              * @description Base DN of the group search
                              * @default
                              */
-                            GROUP_SEARCH_QUERY_BASE_DN: string;
+                            GROUP_SEARCH_QUERY_BASE_DN: string & unknown;
                         };
                         smtp: {
                             /**
@@ -3994,7 +4270,7 @@ export interface operations {
                              * @description SMTP server host
                              * @default
                              */
-                            EMAIL_HOST: string;
+                            EMAIL_HOST: string & unknown;
                             /**
                              * @description SMTP server port
                              * @default 587
@@ -4219,6 +4495,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error; `error_id` finds it in the logs */
             500: {
                 headers: {
@@ -4271,21 +4556,21 @@ export interface operations {
                         /** @description Users may sign in with LDAP */
                         ENABLED?: boolean;
                         /** @description Connection string: ldap:// or ldaps:// URIs separated by spaces */
-                        SERVER_URI?: string;
+                        SERVER_URI?: string & unknown;
                         /** @description DN the service binds as */
-                        BIND_DN?: string;
+                        BIND_DN?: string & unknown;
                         /** @description Password of BIND_DN (secret) */
                         BIND_PASSWORD?: string;
                         /** @description Base DN of the user search */
-                        USER_SEARCH_BASE_DN?: string;
+                        USER_SEARCH_BASE_DN?: string & unknown;
                         /** @description Base DN of the group search */
-                        GROUP_SEARCH_QUERY_BASE_DN?: string;
+                        GROUP_SEARCH_QUERY_BASE_DN?: string & unknown;
                     };
                     smtp?: {
                         /** @description Mail is sent through SMTP */
                         ENABLED?: boolean;
                         /** @description SMTP server host */
-                        EMAIL_HOST?: string;
+                        EMAIL_HOST?: string & unknown;
                         /** @description SMTP server port */
                         EMAIL_PORT?: number;
                         /** @description SMTP user name */
@@ -4407,12 +4692,12 @@ export interface operations {
                              * @description Connection string: ldap:// or ldaps:// URIs separated by spaces
                              * @default
                              */
-                            SERVER_URI: string;
+                            SERVER_URI: string & unknown;
                             /**
                              * @description DN the service binds as
                              * @default
                              */
-                            BIND_DN: string;
+                            BIND_DN: string & unknown;
                             /**
                              * @description Password of BIND_DN (secret)
                              * @default
@@ -4422,12 +4707,12 @@ export interface operations {
                              * @description Base DN of the user search
                              * @default
                              */
-                            USER_SEARCH_BASE_DN: string;
+                            USER_SEARCH_BASE_DN: string & unknown;
                             /**
                              * @description Base DN of the group search
                              * @default
                              */
-                            GROUP_SEARCH_QUERY_BASE_DN: string;
+                            GROUP_SEARCH_QUERY_BASE_DN: string & unknown;
                         };
                         smtp: {
                             /**
@@ -4439,7 +4724,7 @@ export interface operations {
                              * @description SMTP server host
                              * @default
                              */
-                            EMAIL_HOST: string;
+                            EMAIL_HOST: string & unknown;
                             /**
                              * @description SMTP server port
                              * @default 587
@@ -4698,6 +4983,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error; `error_id` finds it in the logs */
             500: {
                 headers: {
@@ -4766,12 +5060,12 @@ export interface operations {
                              * @description Connection string: ldap:// or ldaps:// URIs separated by spaces
                              * @default
                              */
-                            SERVER_URI: string;
+                            SERVER_URI: string & unknown;
                             /**
                              * @description DN the service binds as
                              * @default
                              */
-                            BIND_DN: string;
+                            BIND_DN: string & unknown;
                             /**
                              * @description Password of BIND_DN (secret)
                              * @default
@@ -4781,12 +5075,12 @@ export interface operations {
                              * @description Base DN of the user search
                              * @default
                              */
-                            USER_SEARCH_BASE_DN: string;
+                            USER_SEARCH_BASE_DN: string & unknown;
                             /**
                              * @description Base DN of the group search
                              * @default
                              */
-                            GROUP_SEARCH_QUERY_BASE_DN: string;
+                            GROUP_SEARCH_QUERY_BASE_DN: string & unknown;
                         };
                         smtp: {
                             /**
@@ -4798,7 +5092,7 @@ export interface operations {
                              * @description SMTP server host
                              * @default
                              */
-                            EMAIL_HOST: string;
+                            EMAIL_HOST: string & unknown;
                             /**
                              * @description SMTP server port
                              * @default 587
@@ -5039,6 +5333,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error; `error_id` finds it in the logs */
             500: {
                 headers: {
@@ -5107,12 +5410,12 @@ export interface operations {
                              * @description Connection string: ldap:// or ldaps:// URIs separated by spaces
                              * @default
                              */
-                            SERVER_URI: string;
+                            SERVER_URI: string & unknown;
                             /**
                              * @description DN the service binds as
                              * @default
                              */
-                            BIND_DN: string;
+                            BIND_DN: string & unknown;
                             /**
                              * @description Password of BIND_DN (secret)
                              * @default
@@ -5122,12 +5425,12 @@ export interface operations {
                              * @description Base DN of the user search
                              * @default
                              */
-                            USER_SEARCH_BASE_DN: string;
+                            USER_SEARCH_BASE_DN: string & unknown;
                             /**
                              * @description Base DN of the group search
                              * @default
                              */
-                            GROUP_SEARCH_QUERY_BASE_DN: string;
+                            GROUP_SEARCH_QUERY_BASE_DN: string & unknown;
                         };
                         smtp: {
                             /**
@@ -5139,7 +5442,7 @@ export interface operations {
                              * @description SMTP server host
                              * @default
                              */
-                            EMAIL_HOST: string;
+                            EMAIL_HOST: string & unknown;
                             /**
                              * @description SMTP server port
                              * @default 587
@@ -5378,6 +5681,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error; `error_id` finds it in the logs */
             500: {
                 headers: {
@@ -5490,6 +5802,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error; `error_id` finds it in the logs */
             500: {
                 headers: {
@@ -5547,9 +5868,9 @@ export interface operations {
                     prompt?: string;
                     /** @description Seconds each provider request may take (1..600) */
                     timeout?: number;
-                    /** @description Price per 1,000,000 tokens as a decimal string with at most 6 decimals (a JSON number is accepted); null: unpriced */
+                    /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
                     input_price_per_1m_tokens?: (number | string) | null;
-                    /** @description Price per 1,000,000 tokens as a decimal string with at most 6 decimals (a JSON number is accepted); null: unpriced */
+                    /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
                     output_price_per_1m_tokens?: (number | string) | null;
                     /** @description Keys of the provider (see POST) */
                     extra_data?: {
@@ -5637,6 +5958,15 @@ export interface operations {
             };
             /** @description The body is not JSON */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5752,6 +6082,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error; `error_id` finds it in the logs */
             500: {
                 headers: {
@@ -5809,17 +6148,17 @@ export interface operations {
                      * @default 60
                      */
                     timeout?: number;
-                    /** @description Price per 1,000,000 tokens as a decimal string with at most 6 decimals (a JSON number is accepted); null: unpriced */
+                    /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
                     input_price_per_1m_tokens?: (number | string) | null;
-                    /** @description Price per 1,000,000 tokens as a decimal string with at most 6 decimals (a JSON number is accepted); null: unpriced */
+                    /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
                     output_price_per_1m_tokens?: (number | string) | null;
                     /** @constant */
                     provider: "vendor1";
                     extra_data: {
                         /** @description API key (secret: masked in responses) */
                         api_key: string;
-                        /** @description http(s) URL */
-                        base_url: string;
+                        /** @description http(s) URL: a URL that parses, without user or password in it */
+                        base_url: string & (unknown & unknown);
                     };
                 } | {
                     name: string;
@@ -5831,9 +6170,9 @@ export interface operations {
                      * @default 60
                      */
                     timeout?: number;
-                    /** @description Price per 1,000,000 tokens as a decimal string with at most 6 decimals (a JSON number is accepted); null: unpriced */
+                    /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
                     input_price_per_1m_tokens?: (number | string) | null;
-                    /** @description Price per 1,000,000 tokens as a decimal string with at most 6 decimals (a JSON number is accepted); null: unpriced */
+                    /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
                     output_price_per_1m_tokens?: (number | string) | null;
                     /** @constant */
                     provider: "vendor1_assistant";
@@ -5841,8 +6180,8 @@ export interface operations {
                         /** @description API key (secret: masked in responses) */
                         VENDOR1_API_KEY: string;
                         VENDOR1_ASSISTANT_ID: string;
-                        /** @description http(s) URL */
-                        base_url?: string;
+                        /** @description http(s) URL: a URL that parses, without user or password in it */
+                        base_url?: string & (unknown & unknown);
                     };
                 } | {
                     name: string;
@@ -5854,17 +6193,17 @@ export interface operations {
                      * @default 60
                      */
                     timeout?: number;
-                    /** @description Price per 1,000,000 tokens as a decimal string with at most 6 decimals (a JSON number is accepted); null: unpriced */
+                    /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
                     input_price_per_1m_tokens?: (number | string) | null;
-                    /** @description Price per 1,000,000 tokens as a decimal string with at most 6 decimals (a JSON number is accepted); null: unpriced */
+                    /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
                     output_price_per_1m_tokens?: (number | string) | null;
                     /** @constant */
                     provider: "vendor2";
                     extra_data: {
                         /** @description API key (secret: masked in responses) */
                         api_key: string;
-                        /** @description http(s) URL */
-                        base_url: string;
+                        /** @description http(s) URL: a URL that parses, without user or password in it */
+                        base_url: string & (unknown & unknown);
                     };
                 } | {
                     name: string;
@@ -5876,17 +6215,17 @@ export interface operations {
                      * @default 60
                      */
                     timeout?: number;
-                    /** @description Price per 1,000,000 tokens as a decimal string with at most 6 decimals (a JSON number is accepted); null: unpriced */
+                    /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
                     input_price_per_1m_tokens?: (number | string) | null;
-                    /** @description Price per 1,000,000 tokens as a decimal string with at most 6 decimals (a JSON number is accepted); null: unpriced */
+                    /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
                     output_price_per_1m_tokens?: (number | string) | null;
                     /** @constant */
                     provider: "vendor3";
                     extra_data: {
                         /** @description API key (secret: masked in responses) */
                         api_key: string;
-                        /** @description http(s) URL; null: the provider default endpoint */
-                        base_url: string | null;
+                        /** @description http(s) URL that parses, without user or password in it; null: the provider default endpoint */
+                        base_url: (string & (unknown & unknown)) | null;
                     };
                 } | {
                     name: string;
@@ -5898,17 +6237,17 @@ export interface operations {
                      * @default 60
                      */
                     timeout?: number;
-                    /** @description Price per 1,000,000 tokens as a decimal string with at most 6 decimals (a JSON number is accepted); null: unpriced */
+                    /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
                     input_price_per_1m_tokens?: (number | string) | null;
-                    /** @description Price per 1,000,000 tokens as a decimal string with at most 6 decimals (a JSON number is accepted); null: unpriced */
+                    /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
                     output_price_per_1m_tokens?: (number | string) | null;
                     /** @constant */
                     provider: "genai";
                     extra_data: {
-                        /** @description http(s) URL */
-                        token_url: string;
-                        /** @description http(s) URL */
-                        request_url: string;
+                        /** @description http(s) URL: a URL that parses, without user or password in it */
+                        token_url: string & (unknown & unknown);
+                        /** @description http(s) URL: a URL that parses, without user or password in it */
+                        request_url: string & (unknown & unknown);
                         /** @description The Authorization header value sent to token_url (secret: masked in responses) */
                         credentials: string;
                         verify_ssl: boolean;
@@ -5992,6 +6331,15 @@ export interface operations {
             };
             /** @description The body is not JSON */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6108,6 +6456,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error; `error_id` finds it in the logs */
             500: {
                 headers: {
@@ -6209,6 +6566,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error; `error_id` finds it in the logs */
             500: {
                 headers: {
@@ -6266,9 +6632,9 @@ export interface operations {
                     prompt?: string;
                     /** @description Seconds each provider request may take (1..600) */
                     timeout?: number;
-                    /** @description Price per 1,000,000 tokens as a decimal string with at most 6 decimals (a JSON number is accepted); null: unpriced */
+                    /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
                     input_price_per_1m_tokens?: (number | string) | null;
-                    /** @description Price per 1,000,000 tokens as a decimal string with at most 6 decimals (a JSON number is accepted); null: unpriced */
+                    /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
                     output_price_per_1m_tokens?: (number | string) | null;
                     /** @description Keys of the provider (see POST) */
                     extra_data?: {
@@ -6365,6 +6731,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error; `error_id` finds it in the logs */
             500: {
                 headers: {
@@ -6406,7 +6781,7 @@ export interface operations {
     getAiDashboard: {
         parameters: {
             query?: {
-                /** @description Start of the range; default: 7 days before `to` (ISO 8601 date or date-time, UTC unless an offset is given) */
+                /** @description Start of the range; default: 7 days before `to`. Not after `to`, and at most 366 days before it (400 naming `query.from` otherwise) (ISO 8601 date or date-time, UTC unless an offset is given) */
                 from?: string;
                 /** @description End of the range (exclusive); default: now (ISO 8601 date or date-time, UTC unless an offset is given) */
                 to?: string;
@@ -6491,6 +6866,15 @@ export interface operations {
             };
             /** @description The caller role may not do this */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6605,6 +6989,15 @@ export interface operations {
             };
             /** @description Consumers may not manage AI processors */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6767,6 +7160,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error; `error_id` finds it in the logs */
             500: {
                 headers: {
@@ -6878,6 +7280,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error; `error_id` finds it in the logs */
             500: {
                 headers: {
@@ -6972,6 +7383,15 @@ export interface operations {
             };
             /** @description Another processor is the active one of this Service and kind, or a concurrent change came first */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7134,6 +7554,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error; `error_id` finds it in the logs */
             500: {
                 headers: {
@@ -7267,6 +7696,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error; `error_id` finds it in the logs */
             500: {
                 headers: {
@@ -7389,6 +7827,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error; `error_id` finds it in the logs */
             500: {
                 headers: {
@@ -7504,6 +7951,15 @@ export interface operations {
             };
             /** @description No such Service Item (with an approved declaration) or pipeline among your Services */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7660,6 +8116,15 @@ export interface operations {
             };
             /** @description The body is not JSON */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7855,6 +8320,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error; `error_id` finds it in the logs */
             500: {
                 headers: {
@@ -7970,6 +8444,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error; `error_id` finds it in the logs */
             500: {
                 headers: {
@@ -8023,8 +8506,8 @@ export interface operations {
                     description?: string;
                     /** @description Id of a Service the caller owns */
                     service: number;
-                    /** @description http(s) URL that receives the POST of spec 4.1 */
-                    target_url: string;
+                    /** @description http(s) URL that receives the POST of spec 4.1: a URL that parses, without user or password in it */
+                    target_url: string & (unknown & unknown);
                     /**
                      * @description Sent as the Authorization header (secret: encrypted at rest, masked in responses)
                      * @default
@@ -8129,6 +8612,15 @@ export interface operations {
             };
             /** @description The body is not JSON */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8252,6 +8744,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error; `error_id` finds it in the logs */
             500: {
                 headers: {
@@ -8344,6 +8845,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error; `error_id` finds it in the logs */
             500: {
                 headers: {
@@ -8396,8 +8906,8 @@ export interface operations {
                 "application/json": {
                     name?: string;
                     description?: string;
-                    /** @description http(s) URL that receives the POST of spec 4.1 */
-                    target_url?: string;
+                    /** @description http(s) URL that receives the POST of spec 4.1: a URL that parses, without user or password in it */
+                    target_url?: string & (unknown & unknown);
                     /** @description Sent as the Authorization header (secret: encrypted at rest, masked in responses) */
                     authorization?: string;
                     /** @description The Change Instance state that fires the webhook; null: fire at submission */
@@ -8489,6 +8999,15 @@ export interface operations {
             };
             /** @description The body is not JSON */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8605,6 +9124,15 @@ export interface operations {
             };
             /** @description No such webhook among those of your Services */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8732,6 +9260,15 @@ export interface operations {
             };
             /** @description The body is not JSON */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8888,6 +9425,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error; `error_id` finds it in the logs */
             500: {
                 headers: {
@@ -9022,6 +9568,15 @@ export interface operations {
                 headers: {
                     /** @description Seconds until the next minute starts */
                     "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -9179,6 +9734,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error; `error_id` finds it in the logs */
             500: {
                 headers: {
@@ -9313,6 +9877,15 @@ export interface operations {
                 headers: {
                     /** @description Seconds until the next minute starts */
                     "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
