@@ -86,7 +86,7 @@ describe('sign-in through the identity provider (OpenID Connect)', () => {
     expect(((await frank.json()) as { user: { role: string } }).user.role).toBe('consumer');
   });
 
-  it('refuses a callback without the login cookie, with a tampered state, or replayed, storing nothing', async () => {
+  it('refuses a callback without the login cookie, with a foreign one, with a tampered state, or replayed, storing nothing', async () => {
     await stack.patchSettings(oauth());
     const before = await storedDocuments(stack.gateway);
     const flow = await browseToCallback(stack.gateway.url, 'sub-erin');
@@ -94,6 +94,13 @@ describe('sign-in through the identity provider (OpenID Connect)', () => {
     const noCookie = await fetch(flow.callbackUrl);
     expect(noCookie.status).toBe(400);
     expect(((await noCookie.json()) as { detail: string }).detail).toMatch(/^No sign-in in progress/);
+
+    // A cookie this platform did not seal (or one past its 10 minutes) is refused as forbidden.
+    const foreign = await finish({ ...flow, gatewayCookie: 'pack_oidc_login=c2VhbGVkLWVsc2V3aGVyZQ' });
+    expect(foreign.status).toBe(403);
+    expect(((await foreign.json()) as { detail: string }).detail).toBe(
+      'This sign-in was not started here, or is older than 10 minutes; start again at GET /v1/core/auth/oidc/login/.',
+    );
 
     const tampered = new URL(flow.callbackUrl);
     tampered.searchParams.set('state', 'forged-state');

@@ -15,7 +15,7 @@ export const LLM_SECRET_FIELDS: Record<LlmProvider, readonly string[]> = {
   genai: ['credentials'],
 };
 
-const DECIMAL = /^(\d+)(?:\.(\d*))?(?:[eE]([+-]?\d+))?$/;
+const DECIMAL = /^([0-9]+)(?:\.([0-9]*))?(?:[eE]([+-]?[0-9]+))?$/;
 const MAX_DECIMAL_LENGTH = 40;
 
 /**
@@ -50,7 +50,11 @@ export const MAX_PRICE_DECIMALS = 6;
 
 /** A price per million tokens: a JSON number or decimal string in, a canonical decimal string out. */
 export const priceSchema = z
-  .union([z.number(), z.string().max(MAX_DECIMAL_LENGTH)])
+  .union([
+    // The transform checks these; the metadata puts them in the OpenAPI document.
+    z.number().meta({ minimum: 0 }),
+    z.string().max(MAX_DECIMAL_LENGTH).meta({ pattern: DECIMAL.source }),
+  ])
   .transform((value, ctx) => {
     const canonical = canonicalDecimal(String(value));
     if (canonical === null) {
@@ -65,7 +69,7 @@ export const priceSchema = z
   })
   .nullable()
   .describe(
-    `Price per 1,000,000 tokens as a decimal string with at most ${MAX_PRICE_DECIMALS} decimals (a JSON number is accepted); null: unpriced`,
+    `Price per 1,000,000 tokens as a non-negative decimal string with at most ${MAX_PRICE_DECIMALS} decimals and ${MAX_DECIMAL_LENGTH} characters once written out without exponent (a JSON number is accepted); null: unpriced`,
   );
 
 /** http(s) only, and no user:password in the URL (a credential there would leak into logs). */
@@ -79,13 +83,37 @@ export function isPlainHttpUrl(value: string): boolean {
   return (url.protocol === 'http:' || url.protocol === 'https:') && !url.username && !url.password;
 }
 
+const PLAIN_HTTP_URL_MESSAGE = 'must be an http(s) URL without credentials in it';
+
+/**
+ * An http(s) URL as a stored field: the pattern (in the OpenAPI document) says what JSON Schema
+ * can, `http://` or `https://` in any case and a host part without `user:password@`; the URL
+ * must also parse (WHATWG), which the description says. The address guard checks the host
+ * where the URL is used (PACK_ALLOWED_TARGET_CIDRS). With `trimmed`, surrounding spaces are
+ * allowed and removed before the checks.
+ */
+export function plainHttpUrl(description: string, { trimmed = false } = {}) {
+  const text = trimmed ? storedText().trim() : storedText();
+  return text
+    .max(2048)
+    .regex(
+      trimmed
+        ? /^\s*[Hh][Tt][Tt][Pp][Ss]?:\/\/[^@/?#\\]+(?:[/?#][\s\S]*)?$/
+        : /^[Hh][Tt][Tt][Pp][Ss]?:\/\/[^@/?#\\]+(?:[/?#][\s\S]*)?$/,
+      {
+        message: PLAIN_HTTP_URL_MESSAGE,
+        abort: true,
+      },
+    )
+    .refine(isPlainHttpUrl, PLAIN_HTTP_URL_MESSAGE)
+    .describe(`${description}: a URL that parses, without user or password in it`);
+}
+
 /** Stored trimmed and in the WHATWG URL parser's form (0xa9fea9fe -> 169.254.169.254), as it is called. */
-const httpUrl = storedText()
-  .trim()
-  .max(2048)
-  .refine(isPlainHttpUrl, 'must be an http(s) URL without credentials in it')
-  .transform((value) => new URL(value).href)
-  .describe('http(s) URL (surrounding spaces removed); the platform must be allowed to call its address');
+const httpUrl = plainHttpUrl(
+  'http(s) URL (surrounding spaces removed); the platform must be allowed to call its address',
+  { trimmed: true },
+).transform((value) => new URL(value).href);
 /**
  * Secrets go out as HTTP header values: a CR or LF would split the header (undici refuses it at
  * call time, so the model could never work), a NUL is refused by storedText.

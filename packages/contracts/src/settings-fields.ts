@@ -42,13 +42,16 @@ export const HOST =
 export const emptyOr = (pattern: RegExp, max: number, message: string) =>
   storedText()
     .max(max, `must be at most ${max} characters`)
-    .refine((value) => value === '' || pattern.test(value), { error: message });
+    .refine((value) => value === '' || pattern.test(value), { error: message })
+    // The same rule for the OpenAPI document (next to storedText's own pattern).
+    .meta({ allOf: [{ pattern: `^$|${pattern.source}` }] });
 export const dn = (description: string) =>
   emptyOr(DN, MAX_TEXT, 'must be a DN such as ou=people,dc=example,dc=com, or empty').describe(description);
 export const stateFilter = (description: string) =>
   z
     .array(changeInstanceStateSchema)
     .refine((states) => new Set(states).size === states.length, 'must not list a state twice')
+    .meta({ uniqueItems: true })
     .describe(description);
 
 export const GEN_UI_CATALOG_SCHEMA_MAX_BYTES = 256 * 1024;

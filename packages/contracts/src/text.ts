@@ -11,7 +11,8 @@ import { z } from 'zod';
  */
 export const storedTextChecks = () =>
   [
-    z.refine<string>((value) => !value.includes('\u0000'), 'must not contain the NUL character (\\u0000)'),
+    // A pattern rather than a refinement, so the OpenAPI document states it.
+    z.regex(/^[^\u0000]*$/, 'must not contain the NUL character (\\u0000)'),
     z.refine<string>(
       (value) => value.isWellFormed(),
       'must be well-formed Unicode: no unpaired surrogate such as \\ud800',

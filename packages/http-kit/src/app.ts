@@ -16,6 +16,7 @@ import {
   type AppError,
   ForbiddenError,
   isBareBadRequest,
+  MethodNotAllowedError,
   NotFoundError,
   UnauthorizedError,
   ValidationError,
@@ -215,6 +216,38 @@ function mount(app: Express, route: AnyRoute, options: HttpAppOptions): void {
   app[route.method](route.path, ...stack, handler);
 }
 
+/**
+ * A declared path asked with a method it does not declare (TRACE, PUT on a read-only path): 405
+ * problem+json with `Allow` naming the declared methods (RFC 9110 15.5.6), not a 404 that would
+ * say the path does not exist. OPTIONS on a declared path answers 204 with the same `Allow`.
+ * Mounted after the routes, so a declared method never gets here; HEAD is answered by every GET
+ * route.
+ */
+function refuseUndeclaredMethods(app: Express, routes: readonly AnyRoute[]): void {
+  const methods = new Map<string, Set<string>>();
+  for (const route of routes) {
+    const declared = methods.get(route.path) ?? new Set<string>();
+    declared.add(route.method.toUpperCase());
+    if (route.method === 'get') declared.add('HEAD');
+    methods.set(route.path, declared);
+  }
+  for (const [path, declared] of methods) {
+    const allow = [...declared, 'OPTIONS'].join(', ');
+    app.all(path, (req, res, next) => {
+      if (req.method === 'OPTIONS') {
+        res.setHeader('allow', allow);
+        res.status(204).end();
+        return;
+      }
+      next(
+        new MethodNotAllowedError(`${req.method} is not allowed on ${req.path}; use ${allow}`, {
+          headers: { allow },
+        }),
+      );
+    });
+  }
+}
+
 /** The express app every service uses: context, metrics, health, declared routes, errors. */
 export function createHttpApp(options: HttpAppOptions): Express {
   const app = express();
@@ -248,6 +281,7 @@ export function createHttpApp(options: HttpAppOptions): Express {
   });
 
   for (const route of options.routes) mount(app, route, options);
+  refuseUndeclaredMethods(app, options.routes);
 
   app.use((req: Request, _res: Response, next: NextFunction) => {
     next(new NotFoundError(`no route for ${req.method} ${req.path}`));

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ROLES } from '@pack/contracts';
+import { documentedInputs } from './params';
 import { PROBLEM_CONTENT_TYPE, problemSchema } from './problem';
 import type { Access, AnyRoute, HttpMethod, ResponseSpec } from './route';
 
@@ -14,7 +15,7 @@ export type JsonSchema = { [keyword: string]: unknown };
 
 export interface OpenApiParameter {
   name: string;
-  in: 'path' | 'query';
+  in: 'path' | 'query' | 'cookie';
   required: boolean;
   description?: string;
   schema: JsonSchema;
@@ -70,6 +71,7 @@ export const PROBLEM_DESCRIPTIONS = {
   403: 'The caller role may not do this',
   413: 'The body is larger than the limit',
   415: 'The body is not JSON',
+  431: 'The request line and headers together are larger than the server accepts',
   500: 'Unexpected error; `error_id` finds it in the logs',
   502: 'The owning service failed to answer',
   503: 'The owning service is unavailable',
@@ -121,6 +123,12 @@ export function rewriteRefs(value: unknown, rewrite: (ref: string) => string): u
   );
 }
 
+/** A cookie value: one or more cookie-octets (RFC 6265 4.1.1). */
+const COOKIE_VALUE: JsonSchema = { type: 'string', minLength: 1, pattern: '^[!#-+\\--:<-\\[\\]-~]+$' };
+
+/** What a documented input keeps of zod's own conversion (documentInput). */
+const KEPT_KEYWORDS = new Set(['description', 'default', 'title', 'examples']);
+
 /** Converts zod schemas, moving recursive ones into components (their `#` refs would mean the document). */
 class SchemaConverter {
   readonly components: Record<string, JsonSchema> = {};
@@ -140,6 +148,13 @@ class SchemaConverter {
       io,
       // A transform's output or a date has no JSON Schema: documented as any value, never a crash.
       unrepresentable: 'any',
+      override: ({ zodSchema, jsonSchema }) => {
+        const documented = io === 'input' ? documentedInputs.get(zodSchema) : undefined;
+        if (!documented) return;
+        for (const keyword of Object.keys(jsonSchema))
+          if (!KEPT_KEYWORDS.has(keyword)) delete jsonSchema[keyword as keyof typeof jsonSchema];
+        Object.assign(jsonSchema, documented);
+      },
     }) as JsonSchema & { $defs?: Record<string, JsonSchema> };
     const refs = JSON.stringify(root) + JSON.stringify($defs ?? {});
     if (!refs.includes('"$ref":"#')) return root;
@@ -193,6 +208,12 @@ function declaredResponse(spec: ResponseSpec, converter: SchemaConverter, name: 
   };
 }
 
+/** The JSON body's schema; a PATCH object needs a field to change (refuseEmptyPatch). */
+function bodySchema(route: AnyRoute, converter: SchemaConverter, id: string): JsonSchema {
+  const schema = converter.convert(route.body!, 'input', `${id}_body`);
+  return route.method === 'patch' && schema.type === 'object' ? { ...schema, minProperties: 1 } : schema;
+}
+
 function operation(route: AnyRoute, service: string, converter: SchemaConverter): OpenApiOperation {
   const id = operationId(route.method, route.path);
   const access = accessOf(route.access);
@@ -204,14 +225,17 @@ function operation(route: AnyRoute, service: string, converter: SchemaConverter)
   for (const [, name] of route.path.matchAll(/:([A-Za-z_][A-Za-z0-9_]*)/g))
     if (!parameters.some((parameter) => parameter.in === 'path' && parameter.name === name))
       parameters.push({ name: name!, in: 'path', required: true, schema: { type: 'string' } });
+  for (const [name, description] of Object.entries(route.cookies ?? {}))
+    parameters.push({ name, in: 'cookie', required: true, description, schema: COOKIE_VALUE });
   const responses: Record<string, OpenApiResponse> = {};
   for (const [status, spec] of Object.entries(route.responses))
     responses[status] = declaredResponse(spec, converter, `${id}_${status}`);
   const implied: (keyof typeof PROBLEM_DESCRIPTIONS)[] = [
-    ...(route.params || route.query || route.body ? [400 as const] : []),
+    ...(route.params || route.query || route.body || route.cookies ? [400 as const] : []),
     ...(route.access !== 'public' ? [401 as const] : []),
     ...(Array.isArray(route.access) ? [403 as const] : []),
     ...(route.body ? [413 as const, 415 as const] : []),
+    431,
     500,
   ];
   for (const status of implied) responses[status] ??= problemResponse(PROBLEM_DESCRIPTIONS[status]);
@@ -227,7 +251,7 @@ function operation(route: AnyRoute, service: string, converter: SchemaConverter)
       ? {
           requestBody: {
             required: !route.body.safeParse(undefined).success,
-            content: { 'application/json': { schema: converter.convert(route.body, 'input', `${id}_body`) } },
+            content: { 'application/json': { schema: bodySchema(route, converter, id) } },
           },
         }
       : {}),

@@ -54,6 +54,11 @@ export interface RouteSpec<
   params?: P;
   query?: Q;
   body?: B;
+  /**
+   * Cookies the route needs, by name, with what each carries: documented as required cookie
+   * parameters (a value of cookie-octets); the handler reads and checks them itself.
+   */
+  cookies?: Record<string, string>;
   responses: Record<number, ResponseSpec>;
   handler: (input: HandlerInput<P, Q, B, A>) => Promise<Reply> | Reply;
 }

@@ -1,4 +1,4 @@
-import type { Server } from 'node:http';
+import { request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { z } from 'zod';
@@ -91,6 +91,24 @@ function call(
     principal: init.principal,
     raw: init.body,
     headers: { ...(init.type ? { 'content-type': init.type } : {}), ...init.headers },
+  });
+}
+
+function rawRequest(
+  method: string,
+  path: string,
+): Promise<{ status: number; headers: IncomingHttpHeaders; text: string }> {
+  return new Promise((resolve, reject) => {
+    const sent = httpRequest(`${base}${path}`, { method }, (response) => {
+      let text = '';
+      response.setEncoding('utf8');
+      response.on('data', (chunk: string) => (text += chunk));
+      response.on('end', () =>
+        resolve({ status: response.statusCode ?? 0, headers: response.headers, text }),
+      );
+    });
+    sent.on('error', reject);
+    sent.end();
   });
 }
 
@@ -270,6 +288,36 @@ describe('an app made by createHttpApp', () => {
   it('answers 404 problem+json for unknown paths (trailing slash is part of the path)', async () => {
     expect(problem(await call('GET', '/v1/nothing/')).status).toBe(404);
     expect(problem(await call('GET', '/v1/things/1', { principal: consumer })).status).toBe(404);
+  });
+
+  it.each([
+    ['TRACE', '/v1/things/1/', 'GET, HEAD, PATCH, OPTIONS'],
+    ['PUT', '/v1/things/1/', 'GET, HEAD, PATCH, OPTIONS'],
+    ['DELETE', '/v1/things/', 'POST, OPTIONS'],
+    ['GET', '/v1/things/', 'POST, OPTIONS'],
+  ])(
+    'answers %s %s, a method the path does not declare, with 405 problem+json and Allow: %s',
+    async (method, path, allow) => {
+      // fetch refuses to send TRACE, so the request goes out through node:http.
+      const response = await rawRequest(method, path);
+      expect(response.status).toBe(405);
+      expect(response.headers['allow']).toBe(allow);
+      expect(response.headers['content-type']).toContain('application/problem+json');
+      expect(JSON.parse(response.text)).toMatchObject({
+        status: 405,
+        title: 'Method not allowed',
+        detail: `${method} is not allowed on ${path}; use ${allow}`,
+      });
+      expect(stored).toHaveLength(0);
+    },
+  );
+
+  it('answers OPTIONS on a declared path with 204 and Allow, and 404 for a path nothing declares', async () => {
+    const options = await rawRequest('OPTIONS', '/v1/things/1/');
+    expect(options.status).toBe(204);
+    expect(options.headers['allow']).toBe('GET, HEAD, PATCH, OPTIONS');
+    expect((await rawRequest('TRACE', '/v1/nothing/')).status).toBe(404);
+    expect((await rawRequest('TRACE', '/v1/things/1')).status).toBe(404);
   });
 
   it('serves health, readiness with its checks, and metrics labelled by route template', async () => {

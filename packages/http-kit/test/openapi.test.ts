@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { createLogger } from '@pack/logging';
 import { createMetrics } from '@pack/metrics';
 import { openApiProblems, TEST_INTERNAL_SECRET } from '@pack/testkit';
-import { createHttpApp, openApiDocument, problemSchema, route } from '../src';
+import { createHttpApp, idParams, listQuerySchema, openApiDocument, problemSchema, route } from '../src';
 
 interface Tree {
   name: string;
@@ -160,10 +160,97 @@ describe('the OpenAPI document of declared routes', () => {
     ]);
   });
 
+  it('documents a resource id and the page parameters as the integers, with the bounds, the server takes', () => {
+    const listed = openApiDocument(
+      [
+        route({
+          method: 'get',
+          path: '/v1/shop/things/:id/parts/',
+          summary: 'List the parts of a thing',
+          access: 'authenticated',
+          params: idParams,
+          query: listQuerySchema,
+          responses: { 200: { description: 'Parts' } },
+          handler: noop,
+        }),
+      ],
+      { service: 'shop', version: '1' },
+    );
+    expect(listed.paths['/v1/shop/things/{id}/parts/']!.get!.parameters).toEqual([
+      {
+        name: 'id',
+        in: 'path',
+        required: true,
+        schema: { type: 'integer', minimum: 1, maximum: 9007199254740991 },
+      },
+      {
+        name: 'limit',
+        in: 'query',
+        required: false,
+        description: 'How many results a page holds',
+        schema: { type: 'integer', minimum: 1, maximum: 500 },
+      },
+      {
+        name: 'offset',
+        in: 'query',
+        required: false,
+        description: 'How many results to skip',
+        schema: { type: 'integer', minimum: 0, maximum: 9007199254740991 },
+      },
+    ]);
+  });
+
+  it('says a PATCH body needs a field, and documents the cookies a route needs', () => {
+    const declared = openApiDocument(
+      [
+        route({
+          method: 'patch',
+          path: '/v1/shop/things/:id/',
+          summary: 'Change a thing',
+          access: 'authenticated',
+          params: idParams,
+          body: z.strictObject({ name: z.string().optional() }),
+          responses: { 200: { description: 'Changed' } },
+          handler: noop,
+        }),
+        route({
+          method: 'get',
+          path: '/v1/shop/back/',
+          summary: 'Come back from the till',
+          access: 'public',
+          cookies: { till: 'The till session' },
+          responses: { 200: { description: 'Back' } },
+          handler: noop,
+        }),
+      ],
+      { service: 'shop', version: '1' },
+    );
+    expect(
+      declared.paths['/v1/shop/things/{id}/']!.patch!.requestBody!.content['application/json']!.schema,
+    ).toEqual({
+      type: 'object',
+      properties: { name: { type: 'string' } },
+      additionalProperties: false,
+      minProperties: 1,
+    });
+    const back = declared.paths['/v1/shop/back/']!.get!;
+    expect(back.parameters).toEqual([
+      {
+        name: 'till',
+        in: 'cookie',
+        required: true,
+        description: 'The till session',
+        schema: { type: 'string', minLength: 1, pattern: '^[!#-+\\--:<-\\[\\]-~]+$' },
+      },
+    ]);
+    expect(Object.keys(back.responses)).toEqual(['200', '400', '431', '500']);
+  });
+
   it('gives error answers as problem+json: declared ones and those the HTTP kit gives by itself', () => {
     const statuses = (path: string, method: 'get' | 'post' | 'delete') =>
       Object.keys(document.paths[path]![method]!.responses);
-    // A body can be invalid, too large or not JSON; a role list can refuse; anything can fail.
+    // A body can be invalid, too large or not JSON; a role list can refuse; the request line and
+    // headers can be too long; anything can fail.
     expect(statuses('/v1/shop/things/', 'post')).toEqual([
       '201',
       '400',
@@ -172,12 +259,13 @@ describe('the OpenAPI document of declared routes', () => {
       '409',
       '413',
       '415',
+      '431',
       '500',
     ]);
-    expect(statuses('/v1/shop/things/{thing_id}/parts/', 'get')).toEqual(['200', '400', '401', '500']);
-    expect(statuses('/v1/shop/', 'get')).toEqual(['200', '500']);
+    expect(statuses('/v1/shop/things/{thing_id}/parts/', 'get')).toEqual(['200', '400', '401', '431', '500']);
+    expect(statuses('/v1/shop/', 'get')).toEqual(['200', '431', '500']);
     const create = document.paths['/v1/shop/things/']!.post!;
-    for (const status of ['400', '401', '403', '409', '413', '415', '500'])
+    for (const status of ['400', '401', '403', '409', '413', '415', '431', '500'])
       expect(create.responses[status]!.content).toEqual(problemContent);
     expect(document.paths['/v1/shop/things/{thing_id}/parts/']!.get!.responses['200']!.headers).toEqual({
       'x-total': { description: 'How many parts there are', schema: { type: 'string' } },

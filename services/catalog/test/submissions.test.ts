@@ -235,6 +235,15 @@ describe('declaration submissions', () => {
     const bad = await catalog.as(seller, 'GET', '/v1/catalog/change_instances/?state=DONE');
     expect(bad.status).toBe(400);
     expect(bad.body.errors['query.state'][0]).toContain('DONE');
+    // The document lists the states; a filter naming none (`?state=`, `?state=,`) is refused, not read as "all".
+    for (const empty of ['', ',', '%20'])
+      expect(
+        (await catalog.as(seller, 'GET', `/v1/catalog/change_instances/?state=${empty}`)).body.errors,
+      ).toEqual({
+        'query.state': [
+          'must name at least one state: PENDING, APPROVED, REJECTED, IN_PROGRESS, COMPLETED, FAILED, CANCELLED or ALL',
+        ],
+      });
   });
 
   it('applies the GUI Table Settings default state filter of the caller role when ?state= is absent', async () => {

@@ -578,8 +578,8 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Change any subset of groups and fields; a masked secret sent back keeps the stored one
-         * @description Change any subset of groups and fields; a masked secret sent back keeps the stored one.
+         * Change any subset of groups and fields; a masked secret sent back keeps the stored one. A group left with ENABLED true needs these fields non-empty, the stored values counting: ldap.SERVER_URI, smtp.EMAIL_HOST, feedback.feedback_link, oauth.CLIENT_ID, oauth.CLIENT_SECRET, global_banner.message (400 naming each missing one)
+         * @description Change any subset of groups and fields; a masked secret sent back keeps the stored one. A group left with ENABLED true needs these fields non-empty, the stored values counting: ldap.SERVER_URI, smtp.EMAIL_HOST, feedback.feedback_link, oauth.CLIENT_ID, oauth.CLIENT_SECRET, global_banner.message (400 naming each missing one).
          *
          *     Roles: admin.
          */
@@ -1152,9 +1152,9 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description How many results a page holds */
-                limit?: string;
+                limit?: number;
                 /** @description How many results to skip */
-                offset?: string;
+                offset?: number;
             };
             header?: never;
             path?: never;
@@ -1208,6 +1208,15 @@ export interface operations {
             };
             /** @description Not an admin */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1315,6 +1324,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error; `error_id` finds it in the logs */
             500: {
                 headers: {
@@ -1331,7 +1349,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -1373,6 +1391,15 @@ export interface operations {
             };
             /** @description No such token */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1483,6 +1510,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error; `error_id` finds it in the logs */
             500: {
                 headers: {
@@ -1521,6 +1557,15 @@ export interface operations {
             };
             /** @description No or unknown token */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1568,6 +1613,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error; `error_id` finds it in the logs */
             500: {
                 headers: {
@@ -1591,13 +1645,19 @@ export interface operations {
     getCoreAuthOidcCallback: {
         parameters: {
             query?: {
+                /** @description The authorization code; a callback carries `code` or `error` (400 with neither) */
                 code?: string;
+                /** @description The state the sign-in started with */
                 state?: string;
+                /** @description The identity provider's error, when it refused */
                 error?: string;
             };
             header?: never;
             path?: never;
-            cookie?: never;
+            cookie: {
+                /** @description The pending sign-in that GET /v1/core/auth/oidc/login/ set (encrypted, 10 minutes) */
+                pack_oidc_login: string;
+            };
         };
         requestBody?: never;
         responses: {
@@ -1621,7 +1681,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description No sign-in in progress, or an answer that does not check out */
+            /** @description No sign-in in progress (no cookie), or an answer that does not check out */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1630,8 +1690,17 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description This way of signing in is off, or the account is in no group that grants a role */
+            /** @description This way of signing in is off, or the account is in no group that grants a role; or the sign-in cookie is not one this platform set, or is older than 10 minutes */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1694,6 +1763,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error; `error_id` finds it in the logs */
             500: {
                 headers: {
@@ -1710,7 +1788,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -1773,6 +1851,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error; `error_id` finds it in the logs */
             500: {
                 headers: {
@@ -1789,7 +1876,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -1869,6 +1956,15 @@ export interface operations {
             };
             /** @description The body is not JSON */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1970,6 +2066,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error; `error_id` finds it in the logs */
             500: {
                 headers: {
@@ -2024,6 +2129,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error; `error_id` finds it in the logs */
             500: {
                 headers: {
@@ -2050,6 +2164,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
             /** @description Unexpected error; `error_id` finds it in the logs */
             500: {
@@ -2078,6 +2201,15 @@ export interface operations {
                 };
                 content: {
                     "text/html": unknown;
+                };
+            };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Unexpected error; `error_id` finds it in the logs */
@@ -2132,6 +2264,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error; `error_id` finds it in the logs */
             500: {
                 headers: {
@@ -2147,9 +2288,9 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description How many results a page holds */
-                limit?: string;
+                limit?: number;
                 /** @description How many results to skip */
-                offset?: string;
+                offset?: number;
             };
             header?: never;
             path?: never;
@@ -2194,6 +2335,15 @@ export interface operations {
             };
             /** @description No or unknown token */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2339,6 +2489,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error; `error_id` finds it in the logs */
             500: {
                 headers: {
@@ -2382,7 +2541,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -2436,6 +2595,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error; `error_id` finds it in the logs */
             500: {
                 headers: {
@@ -2479,7 +2647,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -2537,6 +2705,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error; `error_id` finds it in the logs */
             500: {
                 headers: {
@@ -2580,7 +2757,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -2683,6 +2860,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error; `error_id` finds it in the logs */
             500: {
                 headers: {
@@ -2726,7 +2912,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -2871,6 +3057,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error; `error_id` finds it in the logs */
             500: {
                 headers: {
@@ -2913,11 +3108,11 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description How many results a page holds */
-                limit?: string;
+                limit?: number;
                 /** @description How many results to skip */
-                offset?: string;
+                offset?: number;
                 /** @description Only Service Items of this Service */
-                service?: string;
+                service?: number;
             };
             header?: never;
             path?: never;
@@ -2973,6 +3168,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error; `error_id` finds it in the logs */
             500: {
                 headers: {
@@ -3016,7 +3220,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -3074,6 +3278,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error; `error_id` finds it in the logs */
             500: {
                 headers: {
@@ -3117,7 +3330,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -3168,6 +3381,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error; `error_id` finds it in the logs */
             500: {
                 headers: {
@@ -3210,15 +3432,15 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description How many results a page holds */
-                limit?: string;
+                limit?: number;
                 /** @description How many results to skip */
-                offset?: string;
-                /** @description States to list, repeated or comma-separated (PENDING, APPROVED, REJECTED, IN_PROGRESS, COMPLETED, FAILED, CANCELLED), or ALL; without it the GUI Table Settings default of the caller role applies */
-                state?: string | string[];
+                offset?: number;
+                /** @description States to list, repeated or comma-separated (PENDING, APPROVED, REJECTED, IN_PROGRESS, COMPLETED, FAILED, CANCELLED), or ALL, in any letter case; at least one; without the parameter the GUI Table Settings default of the caller role applies */
+                state?: ("PENDING" | "APPROVED" | "REJECTED" | "IN_PROGRESS" | "COMPLETED" | "FAILED" | "CANCELLED" | "ALL") | ("PENDING" | "APPROVED" | "REJECTED" | "IN_PROGRESS" | "COMPLETED" | "FAILED" | "CANCELLED" | "ALL")[];
                 /** @description Only change instances of this Service */
-                service?: string;
+                service?: number;
                 /** @description Only change instances of this Service Item */
-                service_item?: string;
+                service_item?: number;
             };
             header?: never;
             path?: never;
@@ -3283,6 +3505,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error; `error_id` finds it in the logs */
             500: {
                 headers: {
@@ -3326,7 +3557,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -3407,6 +3638,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error; `error_id` finds it in the logs */
             500: {
                 headers: {
@@ -3450,7 +3690,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -3576,6 +3816,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error; `error_id` finds it in the logs */
             500: {
                 headers: {
@@ -3618,9 +3867,9 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description How many results a page holds */
-                limit?: string;
+                limit?: number;
                 /** @description How many results to skip */
-                offset?: string;
+                offset?: number;
             };
             header?: never;
             path?: never;
@@ -3676,6 +3925,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error; `error_id` finds it in the logs */
             500: {
                 headers: {
@@ -3719,7 +3977,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -3777,6 +4035,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error; `error_id` finds it in the logs */
             500: {
                 headers: {
@@ -3820,7 +4087,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -3887,6 +4154,15 @@ export interface operations {
             };
             /** @description The body is not JSON */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3962,12 +4238,12 @@ export interface operations {
                              * @description Connection string: ldap:// or ldaps:// URIs separated by spaces
                              * @default
                              */
-                            SERVER_URI: string;
+                            SERVER_URI: string & unknown;
                             /**
                              * @description DN the service binds as
                              * @default
                              */
-                            BIND_DN: string;
+                            BIND_DN: string & unknown;
                             /**
                              * @description Password of BIND_DN (secret)
                              * @default
@@ -3977,12 +4253,12 @@ export interface operations {
                              * @description Base DN of the user search
                              * @default
                              */
-                            USER_SEARCH_BASE_DN: string;
+                            USER_SEARCH_BASE_DN: string & unknown;
                             /**
                              * @description Base DN of the group search
                              * @default
                              */
-                            GROUP_SEARCH_QUERY_BASE_DN: string;
+                            GROUP_SEARCH_QUERY_BASE_DN: string & unknown;
                         };
                         smtp: {
                             /**
@@ -3994,7 +4270,7 @@ export interface operations {
                              * @description SMTP server host
                              * @default
                              */
-                            EMAIL_HOST: string;
+                            EMAIL_HOST: string & unknown;
                             /**
                              * @description SMTP server port
                              * @default 587
@@ -4219,6 +4495,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error; `error_id` finds it in the logs */
             500: {
                 headers: {
@@ -4271,21 +4556,21 @@ export interface operations {
                         /** @description Users may sign in with LDAP */
                         ENABLED?: boolean;
                         /** @description Connection string: ldap:// or ldaps:// URIs separated by spaces */
-                        SERVER_URI?: string;
+                        SERVER_URI?: string & unknown;
                         /** @description DN the service binds as */
-                        BIND_DN?: string;
+                        BIND_DN?: string & unknown;
                         /** @description Password of BIND_DN (secret) */
                         BIND_PASSWORD?: string;
                         /** @description Base DN of the user search */
-                        USER_SEARCH_BASE_DN?: string;
+                        USER_SEARCH_BASE_DN?: string & unknown;
                         /** @description Base DN of the group search */
-                        GROUP_SEARCH_QUERY_BASE_DN?: string;
+                        GROUP_SEARCH_QUERY_BASE_DN?: string & unknown;
                     };
                     smtp?: {
                         /** @description Mail is sent through SMTP */
                         ENABLED?: boolean;
                         /** @description SMTP server host */
-                        EMAIL_HOST?: string;
+                        EMAIL_HOST?: string & unknown;
                         /** @description SMTP server port */
                         EMAIL_PORT?: number;
                         /** @description SMTP user name */
@@ -4407,12 +4692,12 @@ export interface operations {
                              * @description Connection string: ldap:// or ldaps:// URIs separated by spaces
                              * @default
                              */
-                            SERVER_URI: string;
+                            SERVER_URI: string & unknown;
                             /**
                              * @description DN the service binds as
                              * @default
                              */
-                            BIND_DN: string;
+                            BIND_DN: string & unknown;
                             /**
                              * @description Password of BIND_DN (secret)
                              * @default
@@ -4422,12 +4707,12 @@ export interface operations {
                              * @description Base DN of the user search
                              * @default
                              */
-                            USER_SEARCH_BASE_DN: string;
+                            USER_SEARCH_BASE_DN: string & unknown;
                             /**
                              * @description Base DN of the group search
                              * @default
                              */
-                            GROUP_SEARCH_QUERY_BASE_DN: string;
+                            GROUP_SEARCH_QUERY_BASE_DN: string & unknown;
                         };
                         smtp: {
                             /**
@@ -4439,7 +4724,7 @@ export interface operations {
                              * @description SMTP server host
                              * @default
                              */
-                            EMAIL_HOST: string;
+                            EMAIL_HOST: string & unknown;
                             /**
                              * @description SMTP server port
                              * @default 587
@@ -4698,6 +4983,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error; `error_id` finds it in the logs */
             500: {
                 headers: {
@@ -4766,12 +5060,12 @@ export interface operations {
                              * @description Connection string: ldap:// or ldaps:// URIs separated by spaces
                              * @default
                              */
-                            SERVER_URI: string;
+                            SERVER_URI: string & unknown;
                             /**
                              * @description DN the service binds as
                              * @default
                              */
-                            BIND_DN: string;
+                            BIND_DN: string & unknown;
                             /**
                              * @description Password of BIND_DN (secret)
                              * @default
@@ -4781,12 +5075,12 @@ export interface operations {
                              * @description Base DN of the user search
                              * @default
                              */
-                            USER_SEARCH_BASE_DN: string;
+                            USER_SEARCH_BASE_DN: string & unknown;
                             /**
                              * @description Base DN of the group search
                              * @default
                              */
-                            GROUP_SEARCH_QUERY_BASE_DN: string;
+                            GROUP_SEARCH_QUERY_BASE_DN: string & unknown;
                         };
                         smtp: {
                             /**
@@ -4798,7 +5092,7 @@ export interface operations {
                              * @description SMTP server host
                              * @default
                              */
-                            EMAIL_HOST: string;
+                            EMAIL_HOST: string & unknown;
                             /**
                              * @description SMTP server port
                              * @default 587
@@ -5039,6 +5333,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error; `error_id` finds it in the logs */
             500: {
                 headers: {
@@ -5107,12 +5410,12 @@ export interface operations {
                              * @description Connection string: ldap:// or ldaps:// URIs separated by spaces
                              * @default
                              */
-                            SERVER_URI: string;
+                            SERVER_URI: string & unknown;
                             /**
                              * @description DN the service binds as
                              * @default
                              */
-                            BIND_DN: string;
+                            BIND_DN: string & unknown;
                             /**
                              * @description Password of BIND_DN (secret)
                              * @default
@@ -5122,12 +5425,12 @@ export interface operations {
                              * @description Base DN of the user search
                              * @default
                              */
-                            USER_SEARCH_BASE_DN: string;
+                            USER_SEARCH_BASE_DN: string & unknown;
                             /**
                              * @description Base DN of the group search
                              * @default
                              */
-                            GROUP_SEARCH_QUERY_BASE_DN: string;
+                            GROUP_SEARCH_QUERY_BASE_DN: string & unknown;
                         };
                         smtp: {
                             /**
@@ -5139,7 +5442,7 @@ export interface operations {
                              * @description SMTP server host
                              * @default
                              */
-                            EMAIL_HOST: string;
+                            EMAIL_HOST: string & unknown;
                             /**
                              * @description SMTP server port
                              * @default 587
@@ -5378,6 +5681,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error; `error_id` finds it in the logs */
             500: {
                 headers: {
@@ -5420,9 +5732,9 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description How many results a page holds */
-                limit?: string;
+                limit?: number;
                 /** @description How many results to skip */
-                offset?: string;
+                offset?: number;
             };
             header?: never;
             path?: never;
@@ -5490,6 +5802,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error; `error_id` finds it in the logs */
             500: {
                 headers: {
@@ -5533,7 +5854,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -5555,9 +5876,9 @@ export interface operations {
                     timeout?: number;
                     /** @description Most tokens one reply may generate (1..1000000, default 4096), sent in each protocol's own field: max_completion_tokens (vendor1, vendor1_assistant), max_tokens (vendor2, genai), generationConfig.maxOutputTokens (vendor3) */
                     max_output_tokens?: number;
-                    /** @description Price per 1,000,000 tokens as a decimal string with at most 6 decimals (a JSON number is accepted); null: unpriced */
+                    /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
                     input_price_per_1m_tokens?: (number | string) | null;
-                    /** @description Price per 1,000,000 tokens as a decimal string with at most 6 decimals (a JSON number is accepted); null: unpriced */
+                    /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
                     output_price_per_1m_tokens?: (number | string) | null;
                     /** @description Keys of the provider (see POST) */
                     extra_data?: {
@@ -5652,6 +5973,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error; `error_id` finds it in the logs */
             500: {
                 headers: {
@@ -5694,9 +6024,9 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description How many results a page holds */
-                limit?: string;
+                limit?: number;
                 /** @description How many results to skip */
-                offset?: string;
+                offset?: number;
             };
             header?: never;
             path?: never;
@@ -5754,6 +6084,15 @@ export interface operations {
             };
             /** @description The caller role may not do this */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5829,9 +6168,9 @@ export interface operations {
                      * @default 4096
                      */
                     max_output_tokens?: number;
-                    /** @description Price per 1,000,000 tokens as a decimal string with at most 6 decimals (a JSON number is accepted); null: unpriced */
+                    /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
                     input_price_per_1m_tokens?: (number | string) | null;
-                    /** @description Price per 1,000,000 tokens as a decimal string with at most 6 decimals (a JSON number is accepted); null: unpriced */
+                    /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
                     output_price_per_1m_tokens?: (number | string) | null;
                     /** @constant */
                     provider: "vendor1";
@@ -5839,7 +6178,7 @@ export interface operations {
                         /** @description API key (secret: masked in responses) */
                         api_key: string;
                         /** @description http(s) URL; null: the provider's default endpoint */
-                        base_url: string | null;
+                        base_url: (string & (unknown & unknown)) | null;
                     };
                 } | {
                     /** @description Read-only, as a read returns it: ignored */
@@ -5862,9 +6201,9 @@ export interface operations {
                      * @default 4096
                      */
                     max_output_tokens?: number;
-                    /** @description Price per 1,000,000 tokens as a decimal string with at most 6 decimals (a JSON number is accepted); null: unpriced */
+                    /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
                     input_price_per_1m_tokens?: (number | string) | null;
-                    /** @description Price per 1,000,000 tokens as a decimal string with at most 6 decimals (a JSON number is accepted); null: unpriced */
+                    /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
                     output_price_per_1m_tokens?: (number | string) | null;
                     /** @constant */
                     provider: "vendor1_assistant";
@@ -5873,7 +6212,7 @@ export interface operations {
                         VENDOR1_API_KEY: string;
                         VENDOR1_ASSISTANT_ID: string;
                         /** @description http(s) URL; null: the provider's default endpoint */
-                        base_url?: string | null;
+                        base_url?: (string & (unknown & unknown)) | null;
                     };
                 } | {
                     /** @description Read-only, as a read returns it: ignored */
@@ -5896,9 +6235,9 @@ export interface operations {
                      * @default 4096
                      */
                     max_output_tokens?: number;
-                    /** @description Price per 1,000,000 tokens as a decimal string with at most 6 decimals (a JSON number is accepted); null: unpriced */
+                    /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
                     input_price_per_1m_tokens?: (number | string) | null;
-                    /** @description Price per 1,000,000 tokens as a decimal string with at most 6 decimals (a JSON number is accepted); null: unpriced */
+                    /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
                     output_price_per_1m_tokens?: (number | string) | null;
                     /** @constant */
                     provider: "vendor2";
@@ -5906,7 +6245,7 @@ export interface operations {
                         /** @description API key (secret: masked in responses) */
                         api_key: string;
                         /** @description http(s) URL; null: the provider's default endpoint */
-                        base_url: string | null;
+                        base_url: (string & (unknown & unknown)) | null;
                     };
                 } | {
                     /** @description Read-only, as a read returns it: ignored */
@@ -5929,9 +6268,9 @@ export interface operations {
                      * @default 4096
                      */
                     max_output_tokens?: number;
-                    /** @description Price per 1,000,000 tokens as a decimal string with at most 6 decimals (a JSON number is accepted); null: unpriced */
+                    /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
                     input_price_per_1m_tokens?: (number | string) | null;
-                    /** @description Price per 1,000,000 tokens as a decimal string with at most 6 decimals (a JSON number is accepted); null: unpriced */
+                    /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
                     output_price_per_1m_tokens?: (number | string) | null;
                     /** @constant */
                     provider: "vendor3";
@@ -5939,7 +6278,7 @@ export interface operations {
                         /** @description API key (secret: masked in responses) */
                         api_key: string;
                         /** @description http(s) URL; null: the provider's default endpoint */
-                        base_url: string | null;
+                        base_url: (string & (unknown & unknown)) | null;
                     };
                 } | {
                     /** @description Read-only, as a read returns it: ignored */
@@ -5962,17 +6301,17 @@ export interface operations {
                      * @default 4096
                      */
                     max_output_tokens?: number;
-                    /** @description Price per 1,000,000 tokens as a decimal string with at most 6 decimals (a JSON number is accepted); null: unpriced */
+                    /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
                     input_price_per_1m_tokens?: (number | string) | null;
-                    /** @description Price per 1,000,000 tokens as a decimal string with at most 6 decimals (a JSON number is accepted); null: unpriced */
+                    /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
                     output_price_per_1m_tokens?: (number | string) | null;
                     /** @constant */
                     provider: "genai";
                     extra_data: {
-                        /** @description http(s) URL (surrounding spaces removed); the platform must be allowed to call its address */
-                        token_url: string;
-                        /** @description http(s) URL (surrounding spaces removed); the platform must be allowed to call its address */
-                        request_url: string;
+                        /** @description http(s) URL (surrounding spaces removed); the platform must be allowed to call its address: a URL that parses, without user or password in it */
+                        token_url: string & (unknown & unknown);
+                        /** @description http(s) URL (surrounding spaces removed); the platform must be allowed to call its address: a URL that parses, without user or password in it */
+                        request_url: string & (unknown & unknown);
                         /** @description The Authorization header value sent to token_url (secret: masked in responses) */
                         credentials: string;
                         verify_ssl: boolean;
@@ -6064,6 +6403,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error; `error_id` finds it in the logs */
             500: {
                 headers: {
@@ -6107,7 +6455,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -6174,6 +6522,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error; `error_id` finds it in the logs */
             500: {
                 headers: {
@@ -6217,7 +6574,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -6275,6 +6632,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error; `error_id` finds it in the logs */
             500: {
                 headers: {
@@ -6318,7 +6684,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -6340,9 +6706,9 @@ export interface operations {
                     timeout?: number;
                     /** @description Most tokens one reply may generate (1..1000000, default 4096), sent in each protocol's own field: max_completion_tokens (vendor1, vendor1_assistant), max_tokens (vendor2, genai), generationConfig.maxOutputTokens (vendor3) */
                     max_output_tokens?: number;
-                    /** @description Price per 1,000,000 tokens as a decimal string with at most 6 decimals (a JSON number is accepted); null: unpriced */
+                    /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
                     input_price_per_1m_tokens?: (number | string) | null;
-                    /** @description Price per 1,000,000 tokens as a decimal string with at most 6 decimals (a JSON number is accepted); null: unpriced */
+                    /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
                     output_price_per_1m_tokens?: (number | string) | null;
                     /** @description Keys of the provider (see POST) */
                     extra_data?: {
@@ -6440,6 +6806,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error; `error_id` finds it in the logs */
             500: {
                 headers: {
@@ -6481,7 +6856,7 @@ export interface operations {
     getAiDashboard: {
         parameters: {
             query?: {
-                /** @description Start of the range; default: 7 days before `to` (ISO 8601 date or date-time, UTC unless an offset is given) */
+                /** @description Start of the range; default: 7 days before `to`. Not after `to`, and at most 366 days before it (400 naming `query.from` otherwise) (ISO 8601 date or date-time, UTC unless an offset is given) */
                 from?: string;
                 /** @description End of the range (exclusive); default: now (ISO 8601 date or date-time, UTC unless an offset is given) */
                 to?: string;
@@ -6577,6 +6952,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error; `error_id` finds it in the logs */
             500: {
                 headers: {
@@ -6619,11 +7003,11 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description How many results a page holds */
-                limit?: string;
+                limit?: number;
                 /** @description How many results to skip */
-                offset?: string;
+                offset?: number;
                 /** @description Only processors of this Service */
-                service?: string;
+                service?: number;
                 /** @description Only processors of this kind */
                 kind?: "config" | "verify" | "execution" | "change_instance_validator" | "pack_optimizer" | "universal_executor";
             };
@@ -6684,6 +7068,15 @@ export interface operations {
             };
             /** @description Consumers may not manage AI processors */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6846,6 +7239,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error; `error_id` finds it in the logs */
             500: {
                 headers: {
@@ -6889,7 +7291,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -6957,6 +7359,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error; `error_id` finds it in the logs */
             500: {
                 headers: {
@@ -7000,7 +7411,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -7058,6 +7469,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error; `error_id` finds it in the logs */
             500: {
                 headers: {
@@ -7101,7 +7521,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -7213,6 +7633,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error; `error_id` finds it in the logs */
             500: {
                 headers: {
@@ -7256,7 +7685,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: string;
+                id: number;
                 /** @description config, verify or execution (lowercase); anything else is 404 */
                 stage: string;
             };
@@ -7352,6 +7781,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error; `error_id` finds it in the logs */
             500: {
                 headers: {
@@ -7395,7 +7833,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -7473,6 +7911,15 @@ export interface operations {
             };
             /** @description No such Service Item (with an approved declaration) or pipeline among your Services */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7523,7 +7970,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -7608,6 +8055,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error; `error_id` finds it in the logs */
             500: {
                 headers: {
@@ -7651,7 +8107,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -7770,6 +8226,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error; `error_id` finds it in the logs */
             500: {
                 headers: {
@@ -7816,7 +8281,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                id: string;
+                id: number;
                 /** @description config, verify or execution (lowercase); anything else is 404 */
                 stage: string;
             };
@@ -7973,6 +8438,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error; `error_id` finds it in the logs */
             500: {
                 headers: {
@@ -8015,9 +8489,9 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description How many results a page holds */
-                limit?: string;
+                limit?: number;
                 /** @description How many results to skip */
-                offset?: string;
+                offset?: number;
             };
             header?: never;
             path?: never;
@@ -8088,6 +8562,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error; `error_id` finds it in the logs */
             500: {
                 headers: {
@@ -8141,8 +8624,8 @@ export interface operations {
                     description?: string;
                     /** @description Id of a Service the caller owns */
                     service: number;
-                    /** @description http(s) URL that receives the POST of spec 4.1 */
-                    target_url: string;
+                    /** @description http(s) URL that receives the POST of spec 4.1: a URL that parses, without user or password in it */
+                    target_url: string & (unknown & unknown);
                     /**
                      * @description Sent as the Authorization header (secret: encrypted at rest, masked in responses; no CR, LF or NUL). Must be sent again with a new target_url
                      * @default
@@ -8254,6 +8737,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error; `error_id` finds it in the logs */
             500: {
                 headers: {
@@ -8297,7 +8789,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -8370,6 +8862,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error; `error_id` finds it in the logs */
             500: {
                 headers: {
@@ -8413,7 +8914,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -8455,6 +8956,15 @@ export interface operations {
             };
             /** @description No such webhook among those of your Services */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8505,7 +9015,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -8514,8 +9024,8 @@ export interface operations {
                 "application/json": {
                     name?: string;
                     description?: string;
-                    /** @description http(s) URL that receives the POST of spec 4.1 */
-                    target_url?: string;
+                    /** @description http(s) URL that receives the POST of spec 4.1: a URL that parses, without user or password in it */
+                    target_url?: string & (unknown & unknown);
                     /** @description Sent as the Authorization header (secret: encrypted at rest, masked in responses; no CR, LF or NUL). Must be sent again with a new target_url */
                     authorization?: string;
                     /** @description The Change Instance state that fires the webhook; null: fire at submission */
@@ -8623,6 +9133,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error; `error_id` finds it in the logs */
             500: {
                 headers: {
@@ -8666,7 +9185,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -8748,6 +9267,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error; `error_id` finds it in the logs */
             500: {
                 headers: {
@@ -8791,7 +9319,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -8875,6 +9403,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error; `error_id` finds it in the logs */
             500: {
                 headers: {
@@ -8917,13 +9454,13 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description How many results a page holds */
-                limit?: string;
+                limit?: number;
                 /** @description How many results to skip */
-                offset?: string;
+                offset?: number;
             };
             header?: never;
             path: {
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -9026,6 +9563,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error; `error_id` finds it in the logs */
             500: {
                 headers: {
@@ -9069,8 +9615,8 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: string;
-                response_id: string;
+                id: number;
+                response_id: number;
             };
             cookie?: never;
         };
@@ -9168,6 +9714,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error; `error_id` finds it in the logs */
             500: {
                 headers: {
@@ -9210,11 +9765,11 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description How many results a page holds */
-                limit?: string;
+                limit?: number;
                 /** @description How many results to skip */
-                offset?: string;
+                offset?: number;
                 /** @description Only this webhook's responses */
-                webhook?: string;
+                webhook?: number;
                 /** @description Only responses in this state */
                 state?: "SCHEDULED" | "WAITING_FOR_RESPONSE" | "OK" | "FAILED";
             };
@@ -9315,6 +9870,15 @@ export interface operations {
                 headers: {
                     /** @description Seconds until the next minute starts */
                     "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -9457,6 +10021,15 @@ export interface operations {
                 headers: {
                     /** @description Seconds until the next minute starts */
                     "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {

@@ -7,7 +7,7 @@ import { ErrorNotice, Field } from './ui';
 export function useServices() {
   return useLoad(
     () =>
-      ok(api.GET('/v1/catalog/services/', { params: { query: { limit: '100' } } })).then(
+      ok(api.GET('/v1/catalog/services/', { params: { query: { limit: 100 } } })).then(
         (page) => page.results,
       ),
     [],

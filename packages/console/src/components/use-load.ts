@@ -49,10 +49,10 @@ export function useInterval(tick: () => void, seconds: number | null): void {
 
 /** A paged list: `load` gets the page's limit and offset (as the API's query takes them). */
 export function usePaged<T>(
-  load: (page: { limit: string; offset: string }) => Promise<T>,
+  load: (page: { limit: number; offset: number }) => Promise<T>,
   { limit, deps = [] }: { limit: number; deps?: readonly unknown[] },
 ): Loaded<T> & { offset: number; limit: number; setOffset: (offset: number) => void } {
   const [offset, setOffset] = useState(0);
-  const loaded = useLoad(() => load({ limit: String(limit), offset: String(offset) }), [offset, ...deps]);
+  const loaded = useLoad(() => load({ limit, offset }), [offset, ...deps]);
   return { ...loaded, offset, limit, setOffset };
 }

@@ -17,10 +17,10 @@ export function ChangeInstancesPage() {
   const [offset, setOffset] = useState(0);
   const [refreshedAt, setRefreshedAt] = useState<Date | null>(null);
   const list = useLoad(async () => {
-    const state = states === null ? undefined : states.length === 0 ? 'ALL' : states.join(',');
+    const state = states === null ? undefined : states.length === 0 ? ('ALL' as const) : states;
     const answer = await okWithHeaders(
       api.GET('/v1/catalog/change_instances/', {
-        params: { query: { limit: String(PAGE_SIZE), offset: String(offset), ...(state ? { state } : {}) } },
+        params: { query: { limit: PAGE_SIZE, offset, ...(state ? { state } : {}) } },
       }),
     );
     setRefreshedAt(new Date());

@@ -66,8 +66,8 @@ export function DashboardPage() {
 async function groupNames(groupBy: GroupBy): Promise<Map<number, string>> {
   const list =
     groupBy === 'model'
-      ? await ok(api.GET('/v1/ai/llm_models/', { params: { query: { limit: '100' } } }))
-      : await ok(api.GET('/v1/ai/processors/', { params: { query: { limit: '100' } } }));
+      ? await ok(api.GET('/v1/ai/llm_models/', { params: { query: { limit: 100 } } }))
+      : await ok(api.GET('/v1/ai/processors/', { params: { query: { limit: 100 } } }));
   return new Map(list.results.map((entry) => [entry.id, entry.name]));
 }
 

@@ -19,7 +19,7 @@ export function ModelForm({ id }: { id?: number }) {
 
   useEffect(() => {
     if (id === undefined) return;
-    ok(api.GET('/v1/ai/llm_models/{id}/', { params: { path: { id: String(id) } } }))
+    ok(api.GET('/v1/ai/llm_models/{id}/', { params: { path: { id } } }))
       .then((model) => {
         setStored(model);
         setDraft(draftOf(model));
@@ -44,7 +44,7 @@ export function ModelForm({ id }: { id?: number }) {
         return;
       }
       const changed = await ok(
-        api.PATCH('/v1/ai/llm_models/{id}/', { params: { path: { id: String(id) } }, body: body as never }),
+        api.PATCH('/v1/ai/llm_models/{id}/', { params: { path: { id } }, body: body as never }),
       );
       setStored(changed);
       setDraft(draftOf(changed));
@@ -57,12 +57,13 @@ export function ModelForm({ id }: { id?: number }) {
   };
 
   const testConnection = async () => {
+    if (id === undefined) return;
     setTest(null);
     try {
       const body = bodyOf(draft, true);
       const result = await ok(
         api.POST('/v1/ai/llm_models/test_connection/{id}/', {
-          params: { path: { id: String(id) } },
+          params: { path: { id } },
           body: body as never,
         }),
       );

@@ -14,7 +14,7 @@ export function PipelineActions({ item, onChange }: { item: number; onChange: ()
   const [restart, setRestart] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const [done, setDone] = useState('');
-  const id = String(item);
+  const id = item;
 
   const act = async (what: string, run: () => Promise<unknown>) => {
     setError(null);

@@ -73,7 +73,7 @@ function ItemPipeline({ item }: { item: number }) {
     () =>
       ok(
         api.GET('/v1/external/serviceowner/pack/pipelines/latest/service_item/{id}/', {
-          params: { path: { id: String(item) } },
+          params: { path: { id: item } },
         }),
       ),
     [item],

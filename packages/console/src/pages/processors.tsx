@@ -57,7 +57,7 @@ export function ProcessorsPage() {
         : (
             await ok(
               api.GET('/v1/ai/processors/', {
-                params: { query: { service: String(service), limit: '100' } },
+                params: { query: { service, limit: 100 } },
               }),
             )
           ).results,
@@ -65,7 +65,7 @@ export function ProcessorsPage() {
   );
   const models = useLoad(
     () =>
-      ok(api.GET('/v1/ai/llm_models/', { params: { query: { limit: '100' } } })).then((page) => page.results),
+      ok(api.GET('/v1/ai/llm_models/', { params: { query: { limit: 100 } } })).then((page) => page.results),
     [],
   );
   const modelName = (id: number) => models.data?.find((model) => model.id === id)?.name ?? `#${id}`;
@@ -179,9 +179,7 @@ function ProcessorForm({
         active: draft.active,
       };
       if (processor)
-        await ok(
-          api.PATCH('/v1/ai/processors/{id}/', { params: { path: { id: String(processor.id) } }, body }),
-        );
+        await ok(api.PATCH('/v1/ai/processors/{id}/', { params: { path: { id: processor.id } }, body }));
       else await ok(api.POST('/v1/ai/processors/', { body: { ...body, service } }));
       onSaved();
     } catch (failure) {

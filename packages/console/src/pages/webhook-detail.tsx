@@ -7,7 +7,7 @@ import { useInterval, useLoad } from '../components/use-load';
 const PAGE = 10;
 
 export function WebhookDetail({ id }: { id: number }) {
-  const path = { id: String(id) };
+  const path = { id };
   const hook = useLoad(
     () => ok(api.GET('/v1/external/serviceowner/webhooks/{id}/', { params: { path } })),
     [id],
@@ -17,7 +17,7 @@ export function WebhookDetail({ id }: { id: number }) {
     () =>
       ok(
         api.GET('/v1/external/serviceowner/webhooks/{id}/responses/', {
-          params: { path, query: { limit: String(PAGE), offset: String(offset) } },
+          params: { path, query: { limit: PAGE, offset } },
         }),
       ),
     [id, offset],

@@ -5,7 +5,7 @@ import {
   storedText,
   type GeneralSettings,
 } from '@pack/contracts';
-import { listQuerySchema, pageOf, pageSchema, route } from '@pack/http-kit';
+import { documentInput, listQuerySchema, pageOf, pageSchema, route } from '@pack/http-kit';
 import type { ChangeInstanceQueries } from '../domain/change-instance-queries';
 import type { ChangeInstanceMoves } from '../domain/move-change-instance';
 import { ALL_STATES_KEYWORD, parseStateParameter, resolveStateFilter } from '../domain/state-filter';
@@ -17,15 +17,27 @@ import {
   toChangeInstanceView,
 } from './views';
 
+const stateName = { type: 'string', enum: [...CHANGE_INSTANCE_STATES, ALL_STATES_KEYWORD] };
+
 const listQuery = listQuerySchema.extend({
-  state: z
-    .union([z.string(), z.array(z.string())])
-    .describe(
-      `States to list, repeated or comma-separated (${CHANGE_INSTANCE_STATES.join(', ')}), or ${ALL_STATES_KEYWORD}; without it the GUI Table Settings default of the caller role applies`,
-    )
+  state: documentInput(
+    z
+      .union([z.string(), z.array(z.string())])
+      .describe(
+        `States to list, repeated or comma-separated (${CHANGE_INSTANCE_STATES.join(', ')}), or ${ALL_STATES_KEYWORD}, in any letter case; at least one; without the parameter the GUI Table Settings default of the caller role applies`,
+      ),
+    { anyOf: [stateName, { type: 'array', items: stateName, minItems: 1 }] },
+  )
     .optional()
     .transform((raw, ctx) => {
       const parsed = parseStateParameter(raw);
+      if (parsed.states?.length === 0) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `must name at least one state: ${CHANGE_INSTANCE_STATES.join(', ')} or ${ALL_STATES_KEYWORD}`,
+        });
+        return z.NEVER;
+      }
       if (parsed.invalid.length > 0) {
         ctx.addIssue({
           code: 'custom',

@@ -1,11 +1,11 @@
 import type { Request } from 'express';
 import { z } from 'zod';
 import { roleSchema } from '@pack/contracts';
-import { BadRequestError, problemSchema, route } from '@pack/http-kit';
+import { BadRequestError, ForbiddenError, problemSchema, route } from '@pack/http-kit';
 import type { Authenticator, IssuedToken } from '../domain/authenticator';
 import { tokenFromHeader } from '../domain/token';
 import type { SignIn } from '../domain/sign-in';
-import { LoginCookie } from './login-cookie';
+import { LOGIN_COOKIE, LoginCookie } from './login-cookie';
 
 export const LOGIN_PATH = '/v1/core/auth/login/';
 export const LOGOUT_PATH = '/v1/core/auth/logout/';
@@ -23,9 +23,13 @@ const signedIn = z.object({
   user: z.object({ id: z.number().int(), username: z.string(), role: roleSchema }),
 });
 const callbackQuery = z.object({
-  code: z.string().max(4096).optional(),
-  state: z.string().max(1024).optional(),
-  error: z.string().max(256).optional(),
+  code: z
+    .string()
+    .max(4096)
+    .optional()
+    .describe('The authorization code; a callback carries `code` or `error` (400 with neither)'),
+  state: z.string().max(1024).optional().describe('The state the sign-in started with'),
+  error: z.string().max(256).optional().describe("The identity provider's error, when it refused"),
 });
 const problems = {
   403: {
@@ -162,18 +166,30 @@ export function authRoutes({
         'Where the identity provider sends the browser back: checks state, nonce and PKCE, answers an API token that expires',
       access: 'public',
       query: callbackQuery,
+      cookies: {
+        [LOGIN_COOKIE]: 'The pending sign-in that GET /v1/core/auth/oidc/login/ set (encrypted, 10 minutes)',
+      },
       responses: {
         200: { description: 'Signed in; the token is shown only here', schema: signedIn },
         400: {
-          description: 'No sign-in in progress, or an answer that does not check out',
+          description: 'No sign-in in progress (no cookie), or an answer that does not check out',
           schema: problemSchema,
         },
         ...problems,
+        403: {
+          description: `${problems[403].description}; or the sign-in cookie is not one this platform set, or is older than 10 minutes`,
+          schema: problemSchema,
+        },
       },
       handler: async ({ req, query }) => {
         const uri = redirectUri(req);
         const clear = { 'set-cookie': cookie.clear(secure(uri)) };
         const pending = cookie.open(req.get('cookie'));
+        if (!pending && cookie.present(req.get('cookie')))
+          throw new ForbiddenError(
+            `This sign-in was not started here, or is older than 10 minutes; start again at GET ${OIDC_LOGIN_PATH}.`,
+            { headers: clear },
+          );
         if (!pending)
           throw new BadRequestError(
             `No sign-in in progress (its cookie is missing or expired); start at GET ${OIDC_LOGIN_PATH}.`,

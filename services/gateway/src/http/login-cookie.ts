@@ -10,6 +10,14 @@ export const LOGIN_COOKIE = 'pack_oidc_login';
 export const LOGIN_COOKIE_PATH = '/v1/core/auth/oidc/';
 const LIFETIME_S = 600;
 
+function valueOf(cookieHeader: string | undefined): string | undefined {
+  return cookieHeader
+    ?.split(';')
+    .map((part) => part.trim())
+    .find((part) => part.startsWith(`${LOGIN_COOKIE}=`))
+    ?.slice(LOGIN_COOKIE.length + 1);
+}
+
 export class LoginCookie {
   private readonly key: Buffer;
 
@@ -32,13 +40,14 @@ export class LoginCookie {
     return this.cookie('', 0, secure);
   }
 
+  /** Whether a Cookie header carries a (non-empty) sign-in cookie, whether or not it opens. */
+  present(cookieHeader: string | undefined): boolean {
+    return Boolean(valueOf(cookieHeader));
+  }
+
   /** The pending sign-in of a Cookie header, or null when there is none, or it is forged or stale. */
   open(cookieHeader: string | undefined, now = Date.now()): PendingLogin | null {
-    const value = cookieHeader
-      ?.split(';')
-      .map((part) => part.trim())
-      .find((part) => part.startsWith(`${LOGIN_COOKIE}=`))
-      ?.slice(LOGIN_COOKIE.length + 1);
+    const value = valueOf(cookieHeader);
     if (!value) return null;
     try {
       const raw = Buffer.from(value, 'base64url');

@@ -3,7 +3,23 @@ import { roleSchema } from '@pack/contracts';
 import { idParams, NotFoundError, problemSchema, route } from '@pack/http-kit';
 import type { TokenStore, UserRecord } from '../domain/token-store';
 
-export const emailSchema = z.email({ error: 'must be an email address' }).max(254);
+/**
+ * An address mail can reach: zod's email pattern, at most 254 characters, a local part of at
+ * most 64 and domain labels of at most 63 (RFC 5321 4.5.3.1, RFC 1035 2.3.4), which the
+ * document's `format: email` implies.
+ */
+export const emailSchema = z
+  .email({ error: 'must be an email address' })
+  .max(254)
+  .refine(
+    (value) =>
+      value.slice(0, value.lastIndexOf('@')).length <= 64 &&
+      value
+        .slice(value.lastIndexOf('@') + 1)
+        .split('.')
+        .every((label) => label.length <= 63),
+    'must be an email address: at most 64 characters before the @ and 63 in each part of the domain',
+  );
 const userView = z.object({
   id: z.number().int(),
   username: z.string(),

@@ -15,7 +15,9 @@ const instant = (what: string) =>
     .describe(`${what} (ISO 8601 date or date-time, UTC unless an offset is given)`);
 
 const querySchema = z.strictObject({
-  from: instant('Start of the range; default: 7 days before `to`'),
+  from: instant(
+    `Start of the range; default: 7 days before \`to\`. Not after \`to\`, and at most ${MAX_RANGE_DAYS} days before it (400 naming \`query.from\` otherwise)`,
+  ),
   to: instant('End of the range (exclusive); default: now'),
   group_by: z.enum(GROUP_BY, { error: 'must be one of model, day, processor' }).default('model'),
 });

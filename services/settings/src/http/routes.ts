@@ -16,6 +16,7 @@ import {
   type Reply,
 } from '@pack/http-kit';
 import type { GeneralSettingsUseCases, SettingsState } from '../domain/settings-use-cases';
+import { REQUIRED_WHILE_ENABLED } from '../domain/plan';
 
 export const SETTINGS_PATH = '/v1/core/general_settings/';
 /** The version of the settings a response reflects; the settings cache and ETags rely on it. */
@@ -96,7 +97,11 @@ export function settingsRoutes(settings: GeneralSettingsUseCases) {
     route({
       method: 'patch',
       path: SETTINGS_PATH,
-      summary: 'Change any subset of groups and fields; a masked secret sent back keeps the stored one',
+      summary: `Change any subset of groups and fields; a masked secret sent back keeps the stored one. A group left with ENABLED true needs these fields non-empty, the stored values counting: ${Object.entries(
+        REQUIRED_WHILE_ENABLED,
+      )
+        .map(([group, fields]) => fields.map((field) => `${group}.${field}`).join(', '))
+        .join(', ')} (400 naming each missing one)`,
       access: ['admin'],
       body: generalSettingsPatchSchema,
       responses: {

@@ -1,0 +1,161 @@
+"""Schemathesis hooks for test/e2e/schemathesis.test.ts (loaded through SCHEMATHESIS_HOOKS).
+
+They teach the fuzzer the rules of the API that JSON Schema cannot state and that the
+OpenAPI document gives in words instead. Each applies to positive cases only (data the
+document calls valid, which the server must accept); negative cases are left as generated, so
+every check still runs on every operation. Nothing here drops a case or a failure.
+
+- A URL field must parse as a URL and its host must be one the address guard allows
+  (PACK_ALLOWED_TARGET_CIDRS): the pattern in the document says only how it starts. Positive
+  URLs become the test's loopback sink, which also keeps the run off any other address.
+- `service` and `llm_model` in a processor or webhook body name a Service the caller owns and an LLM model that
+  exists: they become the ids the test seeded.
+- The dashboard's `from` must not be after `to`, nor more than 366 days before it.
+- A price has at most 6 decimals and 40 characters once written out: others become "0.15".
+- An LLM model's extra_data holds the keys of its provider, and a PATCH merges it into the
+  stored one: a positive create, PATCH or connection test that names a provider or extra_data
+  gets the provider (vendor1 unless named) with a complete extra_data for the test's fake
+  provider of that wire format, so a connection test reaches a provider that answers.
+- A model's timeout is at least 30 s, so a connection test to a fake provider that polls (the
+  Assistants flow) has the time to finish.
+- A Change Instance Validator takes no response_schema: positive processor bodies of one, and
+  PATCHes (whose stored kind may be one), send null.
+- A settings group left enabled needs its required fields, the stored values counting: positive
+  settings changes leave the groups that have such fields disabled (which also keeps the
+  gateway from reaching for generated LDAP, SMTP or identity-provider hosts).
+"""
+
+import json
+import os
+import re
+from datetime import date, datetime, timedelta, timezone
+from decimal import Decimal, InvalidOperation
+
+import schemathesis
+
+TARGET_URL = os.environ["PACK_FUZZ_TARGET_URL"]
+SEEDED = json.loads(os.environ["PACK_FUZZ_IDS"])
+# A complete extra_data per provider, pointing at the test's fake provider of that wire format.
+EXTRA_DATA = json.loads(os.environ["PACK_FUZZ_EXTRA_DATA"])
+URL_FIELDS = {"base_url", "token_url", "request_url", "target_url"}
+REFERENCES = {"service": "service", "llm_model": "llm_model"}
+REFERENCING_PATHS = ("/v1/ai/processors/", "/v1/external/serviceowner/webhooks/")
+PRICE_FIELDS = {"input_price_per_1m_tokens", "output_price_per_1m_tokens"}
+DECIMAL = re.compile(r"^([0-9]+)(?:\.([0-9]*))?(?:[eE]([+-]?[0-9]+))?$", re.ASCII)
+MODEL_PATHS = ("/v1/ai/llm_models/", "/v1/ai/llm_models/{id}/", "/v1/ai/llm_models/test_connection/{id}/")
+SETTINGS_PATH = "/v1/core/general_settings/"
+GROUPS_WITH_REQUIRED_FIELDS = ("ldap", "smtp", "feedback", "oauth", "global_banner")
+# 366 days is the limit; a day less keeps the hour rounding of the range inside it.
+LONGEST_RANGE = timedelta(days=365)
+
+
+def _positive(case) -> bool:
+    return case.meta is not None and case.meta.generation.mode.is_positive
+
+
+def _with_targets(value, references: bool):
+    if isinstance(value, list):
+        return [_with_targets(item, references) for item in value]
+    if not isinstance(value, dict):
+        return value
+    out = {}
+    for key, item in value.items():
+        if key in URL_FIELDS and isinstance(item, str):
+            out[key] = TARGET_URL
+        elif references and key in REFERENCES and isinstance(item, (int, float)) and not isinstance(item, bool):
+            out[key] = SEEDED[REFERENCES[key]]
+        else:
+            out[key] = _with_targets(item, references)
+    return out
+
+
+def _price_ok(value) -> bool:
+    if value is None:
+        return True
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, str):
+        match = DECIMAL.match(value)
+        if not match or abs(int(match.group(3) or 0)) > 40:
+            return False
+    try:
+        number = Decimal(value if isinstance(value, str) else repr(value))
+    except InvalidOperation:
+        return False
+    if not number.is_finite() or number < 0:
+        return False
+    exponent = number.normalize().as_tuple().exponent
+    decimals = max(0, -exponent)
+    whole = len(str(int(number)))
+    return decimals <= 6 and whole + (decimals + 1 if decimals else 0) <= 40
+
+
+def _model_fields(body: dict, path: str) -> None:
+    for field in PRICE_FIELDS & body.keys():
+        if not _price_ok(body[field]):
+            body[field] = "0.15"
+    # Not a rule of the API: the fake Assistants provider polls for over a second, and a model
+    # timeout shorter than its answer is a 504 (the provider did not answer in time).
+    if isinstance(body.get("timeout"), (int, float)) and body["timeout"] < 30:
+        body["timeout"] = 30
+    if path in MODEL_PATHS and ("provider" in body or "extra_data" in body):
+        body["provider"] = body.get("provider", "vendor1")
+        body["extra_data"] = EXTRA_DATA[body["provider"]]
+
+
+def _processor_fields(body: dict, path: str) -> None:
+    # A Change Instance Validator takes no response_schema; a PATCH may be of one.
+    if "response_schema" in body and (body.get("kind") == "change_instance_validator" or "{id}" in path):
+        body["response_schema"] = None
+
+
+def _settings_fields(body: dict) -> None:
+    for group in GROUPS_WITH_REQUIRED_FIELDS:
+        if isinstance(body.get(group), dict):
+            body[group]["ENABLED"] = False
+
+
+def _instant(text):
+    """The instant an ISO 8601 date or date-time names (UTC unless it has an offset), or None."""
+    if not isinstance(text, str):
+        return None
+    try:
+        if "T" not in text:
+            day = date.fromisoformat(text)
+            return datetime(day.year, day.month, day.day, tzinfo=timezone.utc)
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+
+
+def _within_range(query: dict) -> None:
+    start = _instant(query.get("from"))
+    if start is None:
+        return
+    end = _instant(query.get("to")) if "to" in query else datetime.now(timezone.utc)
+    if end is None:
+        return
+    if start > end or end - start > LONGEST_RANGE:
+        if "to" in query:
+            query["from"] = query["to"]
+        else:
+            del query["from"]
+
+
+@schemathesis.hook
+def map_case(context, case):
+    if not _positive(case):
+        return case
+    path = case.operation.path
+    if isinstance(case.body, (dict, list)):
+        case.body = _with_targets(case.body, path.startswith(REFERENCING_PATHS))
+    if isinstance(case.body, dict) and path.startswith("/v1/ai/llm_models/"):
+        _model_fields(case.body, path)
+    if isinstance(case.body, dict) and path.startswith("/v1/ai/processors/"):
+        _processor_fields(case.body, path)
+    if isinstance(case.body, dict) and path == SETTINGS_PATH:
+        _settings_fields(case.body)
+    if path == "/v1/ai/dashboard/" and isinstance(case.query, dict):
+        _within_range(case.query)
+    return case
