@@ -1,11 +1,11 @@
 import type { ServiceDefinition } from '@pack/runtime';
 import type { Logger } from '@pack/logging';
 import { isEncryptedSecret, keyRingFromEnv, SecretBox, type KeyRing } from '@pack/secrets';
-import { createTargetDispatcher } from '@pack/net-guard';
+import { createTargetDispatcher, targetUrlCheck } from '@pack/net-guard';
 import { SettingsCache } from '@pack/settings-client';
 import { catalogLookup, catalogService } from './data/catalog-client';
 import { ResponseRepository } from './data/response-repository';
-import { targetCheck, TargetSender } from './data/target-sender';
+import { TargetSender } from './data/target-sender';
 import { serviceStoreOf, WebhookRepository } from './data/webhook-repository';
 import { Breakers } from './domain/breakers';
 import { Delivery } from './domain/deliver';
@@ -104,7 +104,7 @@ export const webhookDispatcherService: ServiceDefinition<WebhookDispatcherConfig
     const byId = new WebhookById((id) => webhookRepository.find(id));
     const changes = new WebhookChanges(lookup, byId, announceWebhookChange(broker, SERVICE), logger);
     const stopForgetting = forgetOnReconnect(broker, changes);
-    const webhooks = new Webhooks(webhookRepository, services, codec, targetCheck(allowed), changes);
+    const webhooks = new Webhooks(webhookRepository, services, codec, targetUrlCheck(allowed), changes);
     const delivery = new Delivery(
       responseRepository,
       webhookRepository,

@@ -1,11 +1,8 @@
-import { lookup } from 'node:dns/promises';
-import { isIP } from 'node:net';
 import { request, type Dispatcher } from 'undici';
 import { RESPONSE_BODY_LIMIT } from '@pack/contracts';
-import { checkAddress, TargetRefusedError, validateTargetUrl, type AllowedCidrs } from '@pack/net-guard';
+import { TargetRefusedError } from '@pack/net-guard';
 import { parseRetryAfter, truncate } from '../domain/delivery-rules';
 import type { Sender, SendResult } from '../domain/ports';
-import type { TargetCheck } from '../domain/webhooks';
 
 /**
  * POSTs through the net-guard dispatcher: every connection resolves the host, checks each
@@ -87,33 +84,4 @@ function describe(error: unknown): string {
   if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') return 'timed out';
   if (code) return `network error ${code}`;
   return 'network error';
-}
-
-/**
- * The check at creation: the URL's syntax and, for a host name, every address it resolves to
- * now (the dispatcher checks again at every connection, since DNS answers change). A name that
- * does not resolve yet is accepted: it is refused at connect time if it then points somewhere refused.
- */
-export function targetCheck(
-  allowed: AllowedCidrs,
-  resolve: (host: string) => Promise<string[]> = async (host) =>
-    (await lookup(host, { all: true })).map((entry) => entry.address),
-): TargetCheck {
-  return async (url) => {
-    const checked = validateTargetUrl(url, { allowed });
-    if (!checked.ok) return checked.reason;
-    const host = checked.url.hostname.replace(/^\[(.*)\]$/, '$1');
-    if (isIP(host)) return null;
-    let addresses: string[];
-    try {
-      addresses = await resolve(host);
-    } catch {
-      return null;
-    }
-    for (const address of addresses) {
-      const verdict = checkAddress(address, allowed);
-      if (verdict.refused) return `host resolves to ${verdict.reason} (PACK_ALLOWED_TARGET_CIDRS)`;
-    }
-    return null;
-  };
 }
