@@ -1,14 +1,15 @@
 import { classifyProviderError, ProviderHttpError, scrub } from './errors';
 import { jsonValues, Redactor } from './redact';
 
-const KEY = 'sk-mj7gegQ5aBcDeFgHiJkLmNoPqRsTuVwZQ9x';
+/** Not a real key: the shape of one (an sk- prefix, 37 characters), spelled to say so. */
+const KEY = 'sk-mjFAKE-only-for-this-test-keyZQ9x';
 
 describe('secrets are removed from provider text before it is cut', () => {
   it.each([
     ['the whole key', `Incorrect API key provided: ${KEY}.`],
     [
       'a 10-character head and the last 4 (OpenAI style)',
-      'Incorrect API key provided: sk-mj7gegQ5********************ZQ9x.',
+      'Incorrect API key provided: sk-mjFAKE-********************ZQ9x.',
     ],
     ['13 characters from the middle', `key ${KEY.slice(9, 22)} is not valid`],
     ['the key lower-cased', `unknown key ${KEY.toLowerCase()}`],

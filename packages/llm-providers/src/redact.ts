@@ -1,6 +1,6 @@
 /**
  * Secret removal for provider text (error bodies, run errors, refusals) before it is cut, shown
- * or logged. A provider may echo a key whole, a fragment of it ("sk-mj7geg5****ZQ9x"), lower-cased,
+ * or logged. A provider may echo a key whole, a fragment of it ("sk-abcde****wxyz"), lower-cased,
  * URL-encoded or JSON-escaped: any run of MIN_FRAGMENT or more characters that occurs in any of
  * these forms of a secret is replaced by `***`, whatever its letter case.
  */
