@@ -1,4 +1,4 @@
-import { waitFor, type CallResult } from '@pack/testkit';
+import { waitFor, type CallResult, type RecordedRequest } from '@pack/testkit';
 import type { Stack } from './stack';
 
 /** A Service Owner and a consumer driving pipelines through the gateway. */
@@ -43,4 +43,58 @@ export function pipelineActors(stack: Stack, ownerToken: string, consumerToken: 
   }
 
   return { asOwner, serviceWith, approved };
+}
+
+/** A stage of a pipeline as the API answers it. */
+export interface StageView {
+  stage: string;
+  state: string | null;
+  error: string | null;
+  started_at: string;
+  finished_at: string;
+}
+
+/** (Service Item, kind) of a provider call: the processor prompt is `Do <kind>.`, the user message names the item. */
+export function callKey(request: RecordedRequest): string {
+  const messages = (request.body as { messages: { role: string; content: string }[] }).messages;
+  const kind = /^Do (\w+)\./.exec(messages.find((m) => m.role === 'system')!.content)![1];
+  const item = /Service Item (\d+)/.exec(messages.find((m) => m.role === 'user')!.content)![1];
+  return `${item}/${kind}`;
+}
+
+/**
+ * As the admin, `n` Service Items of `service` (one per consumer, whose tokens are issued into
+ * `consumers` as needed), each with an approved declaration `{n: i}`: their pipelines start at once.
+ */
+export async function approvedItems(
+  stack: Stack,
+  consumers: string[],
+  service: number,
+  n: number,
+): Promise<number[]> {
+  while (consumers.length < n) consumers.push(await stack.issueToken('consumer'));
+  const items: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const submitted = await stack.call('POST', `/v1/catalog/services/${service}/declarations/`, {
+      token: consumers[i],
+      body: { declaration: { n: i } },
+    });
+    const instance = submitted.body.change_instance;
+    const approved = await stack.call('PATCH', `/v1/catalog/change_instances/${instance.id}/`, {
+      body: { state: 'APPROVED' },
+    });
+    if (approved.status !== 200)
+      throw new Error(`approving change instance ${instance.id} answered ${approved.status}`);
+    items.push(instance.service_item as number);
+  }
+  return items;
+}
+
+/** The stages of the Service Item's latest pipeline; [] before it has one. */
+export async function latestStages(stack: Stack, item: number): Promise<StageView[]> {
+  const latest = await stack.call(
+    'GET',
+    `/v1/external/serviceowner/pack/pipelines/latest/service_item/${item}/`,
+  );
+  return (latest.body?.stages as StageView[]) ?? [];
 }

@@ -10,12 +10,11 @@ import {
   startFakeOpenAi,
   waitFor,
   type FakeProviderServer,
-  type RecordedRequest,
 } from '@pack/testkit';
+import { approvedItems, callKey, latestStages, type StageView } from '../pipeline-actors';
 import { modelKnownToOrchestrator, startStack, type Stack } from '../stack';
 
 const KEY = 'sk-e2e-crash-0000';
-const PACK = '/v1/external/serviceowner/pack/';
 const KINDS = ['config', 'verify', 'execution'];
 const LLM_GATEWAY = 'services/llm-gateway/src/main.ts';
 const ORCHESTRATOR = 'services/pipeline-orchestrator/src/main.ts';
@@ -24,21 +23,7 @@ const BOUND_MS = 180_000;
 /** The model's timeout: the sweeper would fail a stage after 6 x (30 s + 5 s) + 60 s = 270 s. */
 const MODEL_TIMEOUT_S = 30;
 
-type Stage = {
-  stage: string;
-  state: string | null;
-  error: string | null;
-  started_at: string;
-  finished_at: string;
-};
-
-/** (Service Item, kind) of a provider call: the processor prompt is `Do <kind>.`, the user message names the item. */
-function callKey(request: RecordedRequest): string {
-  const messages = (request.body as { messages: { role: string; content: string }[] }).messages;
-  const kind = /^Do (\w+)\./.exec(messages.find((m) => m.role === 'system')!.content)![1];
-  const item = /Service Item (\d+)/.exec(messages.find((m) => m.role === 'user')!.content)![1];
-  return `${item}/${kind}`;
-}
+type Stage = StageView;
 
 /** A service's entry point as its own process, ready; the test SIGKILLs it (60 s at most in any case). */
 async function startProcess(file: string, env: Record<string, string>) {
@@ -118,28 +103,9 @@ describe('a replica killed with -9 while it holds pipeline work', () => {
     return service.body.id as number;
   }
 
-  /** `n` Service Items with an approved declaration each (their pipelines start at once). */
-  async function approve(service: number, n: number): Promise<number[]> {
-    while (consumers.length < n) consumers.push(await stack.issueToken('consumer'));
-    const items: number[] = [];
-    for (let i = 0; i < n; i++) {
-      const submitted = await stack.call('POST', `/v1/catalog/services/${service}/declarations/`, {
-        token: consumers[i],
-        body: { declaration: { n: i } },
-      });
-      const instance = submitted.body.change_instance;
-      const approved = await stack.call('PATCH', `/v1/catalog/change_instances/${instance.id}/`, {
-        body: { state: 'APPROVED' },
-      });
-      expect(approved.status).toBe(200);
-      items.push(instance.service_item as number);
-    }
-    return items;
-  }
+  const approve = (service: number, n: number) => approvedItems(stack, consumers, service, n);
 
-  const stagesOf = async (item: number): Promise<Stage[]> =>
-    ((await stack.call('GET', `${PACK}pipelines/latest/service_item/${item}/`)).body?.stages as Stage[]) ??
-    [];
+  const stagesOf = (item: number) => latestStages(stack, item);
 
   /** Every pipeline ended (OK or FAILED at its last started stage), within 90 s: a third of the sweeper's 270 s. */
   const allEnded = (items: number[]) =>

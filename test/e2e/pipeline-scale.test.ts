@@ -3,18 +3,11 @@ import path from 'node:path';
 import { loadConfig } from '@pack/config';
 import { llmGatewayEnvSchema, llmGatewayService } from '@pack/llm-gateway';
 import { startService, type RunningService } from '@pack/runtime';
-import {
-  freePort,
-  metricValue,
-  startFakeOpenAi,
-  waitFor,
-  type FakeProviderServer,
-  type RecordedRequest,
-} from '@pack/testkit';
+import { freePort, metricValue, startFakeOpenAi, waitFor, type FakeProviderServer } from '@pack/testkit';
+import { approvedItems, callKey, latestStages } from '../pipeline-actors';
 import { modelKnownToOrchestrator, pipelineMessagesHandled, startStack, type Stack } from '../stack';
 
 const KEY = 'sk-e2e-scale-0000';
-const PACK = '/v1/external/serviceowner/pack/';
 const KINDS = ['config', 'verify', 'execution'];
 const ORCHESTRATOR = path.join(__dirname, '../../services/pipeline-orchestrator/src/main.ts');
 /** Set-up and each test are bounded, with room for a loaded machine running the whole suite. */
@@ -37,16 +30,6 @@ async function startOrchestrator(env: Record<string, string>) {
     },
   );
   return { child, exited };
-}
-
-type Stage = { stage: string; state: string | null; error: string | null };
-
-/** (Service Item, kind) of a provider call: the processor prompt is `Do <kind>.`, the user message names the item. */
-function callKey(request: RecordedRequest): string {
-  const messages = (request.body as { messages: { role: string; content: string }[] }).messages;
-  const kind = /^Do (\w+)\./.exec(messages.find((m) => m.role === 'system')!.content)![1];
-  const item = /Service Item (\d+)/.exec(messages.find((m) => m.role === 'user')!.content)![1];
-  return `${item}/${kind}`;
 }
 
 describe('two orchestrators and two llm-gateways', () => {
@@ -129,28 +112,9 @@ describe('two orchestrators and two llm-gateways', () => {
     return service.body.id as number;
   }
 
-  /** `n` Service Items (one per consumer) with an approved declaration each. */
-  async function approve(service: number, n: number): Promise<number[]> {
-    while (consumers.length < n) consumers.push(await stack.issueToken('consumer'));
-    const items: number[] = [];
-    for (let i = 0; i < n; i++) {
-      const submitted = await stack.call('POST', `/v1/catalog/services/${service}/declarations/`, {
-        token: consumers[i],
-        body: { declaration: { n: i } },
-      });
-      const instance = submitted.body.change_instance;
-      const approved = await stack.call('PATCH', `/v1/catalog/change_instances/${instance.id}/`, {
-        body: { state: 'APPROVED' },
-      });
-      expect(approved.status).toBe(200);
-      items.push(instance.service_item as number);
-    }
-    return items;
-  }
+  const approve = (service: number, n: number) => approvedItems(stack, consumers, service, n);
 
-  const stagesOf = async (item: number): Promise<Stage[]> =>
-    ((await stack.call('GET', `${PACK}pipelines/latest/service_item/${item}/`)).body?.stages as Stage[]) ??
-    [];
+  const stagesOf = (item: number) => latestStages(stack, item);
 
   const allDone = (items: number[]) =>
     waitFor(
