@@ -23,40 +23,19 @@
  *
  *   pnpm bench:ferretdb            (DURATION=seconds per round, default 1; ROUNDS=n, default 4)
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import net from 'node:net';
-import path from 'node:path';
 import mongoose, { type Connection } from 'mongoose';
+import { freePort } from '@pack/testkit';
+import { exported, infra } from '../infra-script';
 
-const root = path.resolve(__dirname, '../..');
 const duration = Number(process.env.DURATION ?? 1);
 const rounds = Number(process.env.ROUNDS ?? 4);
 const WRITERS = 20;
 const MEASURE_LIMIT_MS = 150_000;
 
 const times = <T>(n: number, make: (i: number) => T): T[] => Array.from({ length: n }, (_, i) => make(i));
-
-function infra(...args: string[]): string {
-  return execFileSync('bash', [path.join(root, 'scripts/infra.sh'), ...args], {
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-}
-
-function exported(output: string, name: string): string {
-  const value = new RegExp(`^export ${name}='([^']*)'`, 'm').exec(output)?.[1];
-  if (value === undefined) throw new Error(`scripts/infra.sh printed no ${name}`);
-  return value;
-}
-
-async function sparePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 interface Server {
   name: 'stock' | 'patched';
@@ -67,7 +46,7 @@ interface Server {
 
 async function start(server: Server, binary: string, pgUrl: string): Promise<void> {
   infra('pg-db', 'create', server.database);
-  const port = await sparePort();
+  const port = await freePort();
   const child = spawn(
     binary,
     [`-listen-addr=127.0.0.1:${port}`, `-postgresql-url=${pgUrl}/${server.database}`],

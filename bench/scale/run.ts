@@ -15,40 +15,19 @@
  *
  *   pnpm bench:scale     (SIZES=1000,10000,100000  REPS=9 timings per page  LISTS=substring)
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import net from 'node:net';
-import path from 'node:path';
 import mongoose, { type Connection, type mongo } from 'mongoose';
 import { findPage } from '@pack/db';
 import { LISTS, type List } from './lists';
+import { freePort } from '@pack/testkit';
+import { exported, infra } from '../infra-script';
 
-const root = path.resolve(__dirname, '../..');
 const sizes = (process.env.SIZES ?? '1000,10000,100000').split(',').map(Number);
 const reps = Number(process.env.REPS ?? 9);
 const only = process.env.LISTS;
 const LIMIT = 20;
-
-function infra(...args: string[]): string {
-  return execFileSync('bash', [path.join(root, 'scripts/infra.sh'), ...args], {
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-}
-
-function exported(output: string, name: string): string {
-  const value = new RegExp(`^export ${name}='([^']*)'`, 'm').exec(output)?.[1];
-  if (value === undefined) throw new Error(`scripts/infra.sh printed no ${name}`);
-  return value;
-}
-
-async function sparePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 async function answers(port: number): Promise<boolean> {
   return new Promise<boolean>((resolve) => {
@@ -69,7 +48,7 @@ async function startFerret(): Promise<Server> {
   const pg = infra('pg-up');
   const database = `bench_scale_${randomBytes(3).toString('hex')}`;
   infra('pg-db', 'create', database);
-  const port = await sparePort();
+  const port = await freePort();
   const child: ChildProcess = spawn(
     binary,
     [`-listen-addr=127.0.0.1:${port}`, `-postgresql-url=${exported(pg, 'PACK_PG_URL')}/${database}`],
