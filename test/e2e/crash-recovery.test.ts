@@ -25,7 +25,7 @@ const MODEL_TIMEOUT_S = 30;
 
 type Stage = StageView;
 
-/** A service's entry point as its own process, ready; the test SIGKILLs it (60 s at most in any case). */
+/** A service's entry point as its own process, ready; the test SIGKILLs it (120 s at most to be ready: a loaded machine compiles it slowly). */
 async function startProcess(file: string, env: Record<string, string>) {
   const [port, metricsPort] = [await freePort(), await freePort()];
   const started = startEntryPoint(file, [], {
@@ -35,7 +35,7 @@ async function startProcess(file: string, env: Record<string, string>) {
   });
   await waitFor(
     async () => (await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => null))?.status === 200,
-    { timeoutMs: 60_000, what: `${file} ready` },
+    { timeoutMs: 120_000, what: `${file} ready` },
   );
   return started;
 }
