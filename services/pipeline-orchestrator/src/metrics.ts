@@ -1,6 +1,6 @@
 import type { Metrics } from '@pack/metrics';
-import type { PipelineObserver } from './domain/pipelines';
-import type { SweepObserver } from './domain/sweeper';
+import type { PipelineObserver } from './domain/pipelines/pipelines';
+import type { SweepObserver } from './domain/sweeping/sweeper';
 
 /** The names deploy/grafana and deploy/prometheus/rules use (issue 10 item 9). */
 export function pipelineMetrics(metrics: Metrics, countRunning: () => Promise<number>): PipelineObserver {

@@ -3,8 +3,8 @@ import type { Envelope, EventData, events, ProcessorKind } from '@pack/contracts
 import { uniqueName } from '@pack/testkit';
 import { PipelineRepository } from '../src/data/pipeline-repository';
 import { PipelineRequestSender } from '../src/data/request-sender';
-import type { ProcessorRecord } from '../src/domain/model';
-import { Pipelines } from '../src/domain/pipelines';
+import type { ProcessorRecord } from '../src/domain/processors/processor-records';
+import { Pipelines } from '../src/domain/pipelines/pipelines';
 
 type Request = EventData<typeof events.llmGenerateRequested>;
 

@@ -4,7 +4,7 @@ import { OUTBOX_FIELD, OUTBOX_PENDING_FIELD } from '@pack/db';
 import { uniqueName } from '@pack/testkit';
 import { PIPELINES_COLLECTION, PipelineRepository } from '../src/data/pipeline-repository';
 import { PipelineRequestSender } from '../src/data/request-sender';
-import { draftPipeline } from '../src/domain/stage-request';
+import { draftPipeline } from '../src/domain/stage-requests/stage-request';
 
 /** The direct publish of a move's events against the real database, with a broker double. */
 describe('publishing a pipeline move’s events at once', () => {

@@ -1,6 +1,6 @@
 import type { Connection } from 'mongoose';
 import { isDuplicateKey } from '@pack/db';
-import type { ActiveSlotStore, SlotHolder } from '../domain/model';
+import type { ActiveSlotStore, SlotHolder } from '../domain/processors/processor-records';
 
 export const ACTIVE_SLOTS_COLLECTION = 'active_processors';
 

@@ -1,8 +1,8 @@
 import type { Connection } from 'mongoose';
 import type { LlmModelSnapshot, ServiceSnapshot } from '@pack/contracts';
 import { applyVersionedSnapshot } from '@pack/db';
-import type { Directory, KnownService } from '../domain/model';
-import type { Projections } from '../domain/projections';
+import type { Directory, KnownService } from '../domain/processors/processor-records';
+import type { Projections } from '../domain/processors/projections';
 
 export const SERVICES_COLLECTION = 'services';
 export const MODELS_COLLECTION = 'llm_models';

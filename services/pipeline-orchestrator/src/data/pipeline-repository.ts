@@ -16,7 +16,7 @@ import {
   type PipelineStore,
   type StageExpectation,
   type StageRecord,
-} from '../domain/pipeline-model';
+} from '../domain/pipelines/pipeline-records';
 import { RememberedPipelines } from './remembered-pipelines';
 import { WATCHED_FIELD } from './sweep-repository';
 

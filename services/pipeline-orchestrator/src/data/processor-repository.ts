@@ -1,8 +1,13 @@
 import type { Connection } from 'mongoose';
 import type { Envelope, ProcessorKind } from '@pack/contracts';
 import { findPage, nextId, OUTBOX_FIELD, OUTBOX_PENDING_FIELD, outboxFields, withOutbox } from '@pack/db';
-import type { ActiveProcessors } from '../domain/pipelines';
-import type { Page, ProcessorFilter, ProcessorRecord, ProcessorStore } from '../domain/model';
+import type { ActiveProcessors } from '../domain/pipelines/pipelines';
+import type {
+  Page,
+  ProcessorFilter,
+  ProcessorRecord,
+  ProcessorStore,
+} from '../domain/processors/processor-records';
 
 export const PROCESSORS_COLLECTION = 'ai_processors';
 

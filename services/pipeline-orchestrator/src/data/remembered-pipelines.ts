@@ -1,5 +1,5 @@
 import { STAGES } from '@pack/contracts';
-import { RUNNING_STATES, type PipelineRecord, type StageState } from '../domain/pipeline-model';
+import { RUNNING_STATES, type PipelineRecord, type StageState } from '../domain/pipelines/pipeline-records';
 
 /** What a replica may hold of the running pipelines it wrote, in characters of their JSON texts. */
 const BUDGET = 8 * 1024 * 1024;

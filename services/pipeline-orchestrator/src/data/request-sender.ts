@@ -1,8 +1,8 @@
 import type { Connection } from 'mongoose';
 import type { Envelope, Stage } from '@pack/contracts';
 import { OUTBOX_FIELD, OUTBOX_PENDING_FIELD } from '@pack/db';
-import type { PipelineRecord } from '../domain/pipeline-model';
-import type { RequestSender } from '../domain/request-sender';
+import type { PipelineRecord } from '../domain/pipelines/pipeline-records';
+import type { RequestSender } from '../domain/pipelines/pipeline-records';
 import { PIPELINES_COLLECTION, record, type PipelineRepository } from './pipeline-repository';
 
 /**

@@ -1,6 +1,6 @@
 import type { Connection } from 'mongoose';
 import { applyVersionedSnapshot } from '@pack/db';
-import type { ServiceItemRecord, ServiceItemStore } from '../domain/pipeline-model';
+import type { ServiceItemRecord, ServiceItemStore } from '../domain/pipelines/pipeline-records';
 
 export const SERVICE_ITEMS_COLLECTION = 'service_items';
 

@@ -1,7 +1,7 @@
 import type { Connection } from 'mongoose';
 import { STAGES } from '@pack/contracts';
-import { RUNNING_STATES, type PipelineRecord } from '../domain/pipeline-model';
-import type { SweepStore } from '../domain/sweeper';
+import { RUNNING_STATES, type PipelineRecord } from '../domain/pipelines/pipeline-records';
+import type { SweepStore } from '../domain/sweeping/sweeper';
 import { MODELS_COLLECTION } from './directory-repository';
 import { PROCESSORS_COLLECTION } from './processor-repository';
 

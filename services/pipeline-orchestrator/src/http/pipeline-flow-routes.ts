@@ -10,10 +10,10 @@ import {
 } from '@pack/contracts';
 import { NotFoundError } from '@pack/errors';
 import { idSchema, problemSpec as problem, route } from '@pack/http-kit';
-import type { PackDataPush } from '../domain/pack-data-push';
-import type { PipelineRecord } from '../domain/pipeline-model';
-import { pipelineView, type CostDisplay } from '../domain/pipeline-views';
-import type { Retrigger } from '../domain/retrigger';
+import type { PackDataPush } from '../domain/pipelines/pack-data-push';
+import type { PipelineRecord } from '../domain/pipelines/pipeline-records';
+import { pipelineView, type CostDisplay } from '../domain/pipelines/pipeline-views';
+import type { Retrigger } from '../domain/pipelines/retrigger';
 import { PACK_PATH } from './pipeline-routes';
 
 const problems = {

@@ -2,9 +2,9 @@ import { z } from 'zod';
 import { pipelineViewSchema, stagePathSchema, stageOfPath, type Principal } from '@pack/contracts';
 import { NotFoundError } from '@pack/errors';
 import { idParams, idSchema, problemSpec, route } from '@pack/http-kit';
-import type { Pipelines } from '../domain/pipelines';
-import type { PipelineRecord } from '../domain/pipeline-model';
-import { pipelineView, type CostDisplay } from '../domain/pipeline-views';
+import type { Pipelines } from '../domain/pipelines/pipelines';
+import type { PipelineRecord } from '../domain/pipelines/pipeline-records';
+import { pipelineView, type CostDisplay } from '../domain/pipelines/pipeline-views';
 
 export const PACK_PATH = '/v1/external/serviceowner/pack/';
 

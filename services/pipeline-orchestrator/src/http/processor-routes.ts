@@ -5,7 +5,7 @@ import {
   processorViewSchema,
 } from '@pack/contracts';
 import { idParams, idSchema, listQuerySchema, pageOf, pageSchema, problemSpec, route } from '@pack/http-kit';
-import type { Processors } from '../domain/processors';
+import type { Processors } from '../domain/processors/processors';
 
 export const PROCESSORS_PATH = '/v1/ai/processors/';
 

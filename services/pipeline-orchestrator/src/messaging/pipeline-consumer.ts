@@ -1,6 +1,6 @@
 import { on, type ConsumerSpec } from '@pack/broker';
 import { events } from '@pack/contracts';
-import type { Pipelines } from '../domain/pipelines';
+import type { Pipelines } from '../domain/pipelines/pipelines';
 
 export const PIPELINE_CONSUMER = 'pipeline-orchestrator.pipelines';
 

@@ -1,6 +1,6 @@
 import { on, type ConsumerSpec } from '@pack/broker';
 import { PROCESSOR_EVENTS } from '@pack/contracts';
-import type { ProcessorCache } from '../domain/processor-cache';
+import type { ProcessorCache } from '../domain/processors/processor-cache';
 
 export const PROCESSOR_CACHE_CONSUMER = 'pipeline-orchestrator.processor-cache';
 

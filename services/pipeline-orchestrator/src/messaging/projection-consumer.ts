@@ -1,6 +1,6 @@
 import { on, type ConsumerSpec } from '@pack/broker';
 import { events } from '@pack/contracts';
-import type { Projections } from '../domain/projections';
+import type { Projections } from '../domain/processors/projections';
 
 export const PROJECTION_CONSUMER = 'pipeline-orchestrator.projections';
 

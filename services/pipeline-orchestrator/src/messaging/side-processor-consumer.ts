@@ -1,7 +1,7 @@
 import { on, type ConsumerSpec } from '@pack/broker';
 import { events } from '@pack/contracts';
-import { OPTIMIZER_REQUEST_PREFIX, type PackOptimizer } from '../domain/optimizer';
-import { VALIDATOR_REQUEST_PREFIX, type ChangeInstanceValidator } from '../domain/validator';
+import { OPTIMIZER_REQUEST_PREFIX, type PackOptimizer } from '../domain/side-processors/optimizer';
+import { VALIDATOR_REQUEST_PREFIX, type ChangeInstanceValidator } from '../domain/side-processors/validator';
 
 export const SIDE_PROCESSOR_CONSUMER = 'pipeline-orchestrator.side-processors';
 

@@ -1,5 +1,5 @@
 import type { Logger } from '@pack/logging';
-import type { StageSweeper } from '../domain/sweeper';
+import type { StageSweeper } from '../domain/sweeping/sweeper';
 
 /**
  * Runs the stage sweeper on every replica every `intervalMs` (one sweep at a time per replica),

@@ -1,11 +1,11 @@
 import { STAGES, type Envelope } from '@pack/contracts';
 import type { Logger } from '@pack/logging';
-import { clip, type ExecutionContextStore } from './execution-context';
-import type { ProcessorRecord } from './model';
-import type { GenerateResult, PipelineRecord, PipelineStore } from './pipeline-model';
-import type { ActiveProcessors, RunOutcome } from './pipelines';
-import { progressEvents, progressVersion } from './progress';
-import { generateRequest } from './stage-request';
+import { clip, type ExecutionContextStore } from '../pipelines/execution-context';
+import type { ProcessorRecord } from '../processors/processor-records';
+import type { GenerateResult, PipelineRecord, PipelineStore } from '../pipelines/pipeline-records';
+import type { ActiveProcessors, RunOutcome } from '../pipelines/pipelines';
+import { progressEvents, progressVersion } from '../pipelines/progress';
+import { generateRequest } from '../stage-requests/stage-request';
 
 export const OPTIMIZER_REQUEST_PREFIX = 'optimizer-';
 

@@ -1,7 +1,7 @@
 import { TimedCache } from '@pack/cache';
 import type { ProcessorKind } from '@pack/contracts';
-import type { ProcessorRecord } from './model';
-import type { ActiveProcessors } from './pipeline-deps';
+import type { ProcessorRecord } from './processor-records';
+import type { ActiveProcessors } from '../pipelines/pipeline-deps';
 
 /**
  * The active processor per Service and kind, remembered by this replica for the path a stage's

@@ -1,7 +1,7 @@
 import { createEnvelope, events, STAGES, type Envelope, type JsonSchema, type Stage } from '@pack/contracts';
 import { finalSchema, type FinalSchema } from './final-schema';
-import type { ProcessorRecord } from './model';
-import type { PipelineRecord, ServiceItemRecord, StageRecord } from './pipeline-model';
+import type { ProcessorRecord } from '../processors/processor-records';
+import type { PipelineRecord, ServiceItemRecord, StageRecord } from '../pipelines/pipeline-records';
 
 export const SOURCE = 'pipeline-orchestrator';
 

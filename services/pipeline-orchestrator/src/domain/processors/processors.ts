@@ -11,7 +11,7 @@ import {
 } from '@pack/contracts';
 import { ConflictError, NotFoundError, ValidationError, type FieldErrors } from '@pack/errors';
 import type { ActiveSlots } from './active-slots';
-import type { Directory, Page, ProcessorRecord, ProcessorStore } from './model';
+import type { Directory, Page, ProcessorRecord, ProcessorStore } from './processor-records';
 import { processorEvent, type ProcessorChange } from './processor-events';
 
 /** How often a change re-reads a processor that another change moved on meanwhile. */

@@ -1,7 +1,12 @@
 import type { ChangeInstanceState, Envelope, JsonSchema, ProcessorKind, Stage } from '@pack/contracts';
-import type { Directory, ProcessorRecord } from './model';
-import type { PipelineRecord, PipelineStore, ServiceItemStore, StageState } from './pipeline-model';
-import type { RequestSender } from './request-sender';
+import type { Directory, ProcessorRecord } from '../processors/processor-records';
+import type {
+  PipelineRecord,
+  PipelineStore,
+  RequestSender,
+  ServiceItemStore,
+  StageState,
+} from './pipeline-records';
 
 /** What the Pipelines use case needs, and the words it shares with its callers. */
 export interface ActiveProcessors {

@@ -1,4 +1,4 @@
-import type { ActiveProcessors } from './pipelines';
+import type { ActiveProcessors } from '../pipelines/pipelines';
 
 /**
  * Which processor runs a stage: the Service's active processor of the stage's kind; for

@@ -1,6 +1,6 @@
 import { STAGES, type PipelineView } from '@pack/contracts';
 import { sumCosts } from '@pack/llm-providers';
-import type { PipelineRecord } from './pipeline-model';
+import type { PipelineRecord } from './pipeline-records';
 
 /**
  * How costs show to the caller: hidden (Charges Settings) or shown, in the Currency setting's

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createEnvelope, events, type Envelope, type ProcessorSnapshot } from '@pack/contracts';
 import { currentContext } from '@pack/logging';
-import type { ProcessorRecord } from './model';
+import type { ProcessorRecord } from './processor-records';
 
 export const EVENT_SOURCE = 'pipeline-orchestrator';
 

@@ -1,6 +1,6 @@
 import { createEnvelope, events, STAGES, type Envelope, type EventData, type Stage } from '@pack/contracts';
-import type { PipelineRecord, StageRecord } from './pipeline-model';
-import { SOURCE } from './stage-request';
+import type { PipelineRecord, StageRecord } from './pipeline-records';
+import { SOURCE } from '../stage-requests/stage-request';
 
 export type Progress = EventData<typeof events.pipelineProgress>['state'];
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { STAGES, type Envelope, type Principal, type Stage } from '@pack/contracts';
 import { ConflictError, NotFoundError } from '@pack/errors';
-import type { ProcessorRecord } from './model';
+import type { ProcessorRecord } from '../processors/processor-records';
 import {
   PREVIOUS_STAGE,
   RUNNING_STATES,
@@ -11,11 +11,11 @@ import {
   type StageExpectation,
   type StageRecord,
   type StageState,
-} from './pipeline-model';
+} from './pipeline-records';
 import { progressEvents, withStages } from './progress';
-import { carried, draftPipeline, scheduleStage } from './stage-request';
+import { carried, draftPipeline, scheduleStage } from '../stage-requests/stage-request';
 import { KIND_OF, type ChangeInstanceNews, type PipelineDeps, type RunOutcome } from './pipeline-deps';
-import { StageResults } from './stage-results';
+import { StageResults } from '../stage-results/stage-results';
 
 export {
   KIND_OF,

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Stage } from '@pack/contracts';
-import type { ProcessorRecord } from './model';
-import { RUNNING_STATES, type StageState } from './pipeline-model';
-import type { PipelineDeps } from './pipeline-deps';
-import { stageRequest } from './stage-request';
+import type { ProcessorRecord } from '../processors/processor-records';
+import { RUNNING_STATES, type StageState } from '../pipelines/pipeline-records';
+import type { PipelineDeps } from '../pipelines/pipeline-deps';
+import { stageRequest } from '../stage-requests/stage-request';
 
 /**
  * Sends a running stage's generate request again, under the same request id, when its result

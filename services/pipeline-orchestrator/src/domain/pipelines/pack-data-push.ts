@@ -8,10 +8,10 @@ import {
   type ServiceItemRecord,
   type StageRecord,
   type StageState,
-} from './pipeline-model';
+} from './pipeline-records';
 import { KIND_OF, type ActiveProcessors, type PipelineObserver, type Pipelines } from './pipelines';
 import { withStages } from './progress';
-import { draftPipeline } from './stage-request';
+import { draftPipeline } from '../stage-requests/stage-request';
 
 export interface PackDataPushDeps {
   pipelines: Pipelines;

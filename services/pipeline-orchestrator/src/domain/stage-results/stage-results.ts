@@ -1,5 +1,5 @@
 import type { JsonSchema, ProcessorKind, Stage } from '@pack/contracts';
-import type { ProcessorRecord } from './model';
+import type { ProcessorRecord } from '../processors/processor-records';
 import {
   NEXT_STAGE,
   RUNNING_STATES,
@@ -8,10 +8,10 @@ import {
   type StageExpectation,
   type StageRecord,
   type StageState,
-} from './pipeline-model';
-import { KIND_OF, type PipelineDeps } from './pipeline-deps';
-import type { Pipelines } from './pipelines';
-import { withStages } from './progress';
+} from '../pipelines/pipeline-records';
+import { KIND_OF, type PipelineDeps } from '../pipelines/pipeline-deps';
+import type { Pipelines } from '../pipelines/pipelines';
+import { withStages } from '../pipelines/progress';
 import { genUiFallback, stageOutput, type StageOutput } from './stage-output';
 
 /** A call answered by a model without prices: its cost is unknown, not 0 (nothing billed is not unpriced). */

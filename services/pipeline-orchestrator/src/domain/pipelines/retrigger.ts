@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Principal } from '@pack/contracts';
 import { ConflictError } from '@pack/errors';
 import type { ExecutionContextStore } from './execution-context';
-import type { PipelineRecord, PipelineStore } from './pipeline-model';
+import type { PipelineRecord, PipelineStore } from './pipeline-records';
 import type { ActiveProcessors, Pipelines } from './pipelines';
 
 export interface RetriggerDeps {

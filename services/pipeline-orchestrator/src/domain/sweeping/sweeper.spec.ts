@@ -1,6 +1,6 @@
 import type { Stage } from '@pack/contracts';
-import type { PipelineRecord, StageRecord } from './pipeline-model';
-import { emptyStage } from './stage-request';
+import type { PipelineRecord, StageRecord } from '../pipelines/pipeline-records';
+import { emptyStage } from '../stage-requests/stage-request';
 import { StageSweeper, type StageBudget, type SweepStore } from './sweeper';
 
 const T0 = new Date('2026-11-23T12:00:00Z');

@@ -1,9 +1,9 @@
 import { createEnvelope, events, type Envelope, type EventData } from '@pack/contracts';
 import type { Logger } from '@pack/logging';
-import { VALIDATOR_SCHEMA } from './internal-schemas';
-import type { GenerateResult } from './pipeline-model';
-import type { ActiveProcessors } from './pipelines';
-import { generateRequest, SOURCE } from './stage-request';
+import { VALIDATOR_SCHEMA } from '../stage-requests/internal-schemas';
+import type { GenerateResult } from '../pipelines/pipeline-records';
+import type { ActiveProcessors } from '../pipelines/pipelines';
+import { generateRequest, SOURCE } from '../stage-requests/stage-request';
 
 type Created = EventData<typeof events.changeInstanceCreated>;
 type Decision = EventData<typeof events.changeInstanceValidationDecided>;

@@ -1,8 +1,8 @@
 import Ajv from 'ajv';
 import type { JsonSchema } from '@pack/contracts';
-import type { GenerateResult } from './pipeline-model';
+import type { GenerateResult } from '../pipelines/pipeline-records';
 import { checkGenUi } from './gen-ui-check';
-import type { FinalSchema } from './final-schema';
+import type { FinalSchema } from '../stage-requests/final-schema';
 
 export interface StageOutput {
   pack_data_json: string;
