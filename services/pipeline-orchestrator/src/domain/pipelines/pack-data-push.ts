@@ -83,7 +83,7 @@ export class PackDataPush {
       const expect = { states: ANY_STATE, attempt: latest.stages[stage].attempt };
       const moved =
         next && nextProcessor
-          ? await pipelines.start(
+          ? await pipelines.moves.start(
               withData,
               next,
               nextProcessor,
@@ -128,9 +128,9 @@ export class PackDataPush {
    * bound; a retrigger within it ends nothing (the new run reports IN_PROGRESS).
    */
   private ending(withData: PipelineRecord, retrigger: boolean, bounded: boolean) {
-    if (!retrigger) return this.deps.pipelines.finishing(withData, 'COMPLETED', []);
+    if (!retrigger) return this.deps.pipelines.moves.finishing(withData, 'COMPLETED', []);
     if (!bounded) return Promise.resolve([]);
-    return this.deps.pipelines.finishing(withData, 'FAILED', [
+    return this.deps.pipelines.moves.finishing(withData, 'FAILED', [
       `EXECUTION: PackData pushed with retrigger=true has already restarted the pipeline ${MAX_PUSH_RETRIGGERS} times in a row (the most allowed); not restarted again, retrigger by hand to go on`,
     ]);
   }

@@ -1,21 +1,20 @@
 import { randomUUID } from 'node:crypto';
-import { STAGES, type Envelope, type Principal, type Stage } from '@pack/contracts';
+import { STAGES, type Principal, type Stage } from '@pack/contracts';
 import { ConflictError, NotFoundError } from '@pack/errors';
 import type { ProcessorRecord } from '../processors/processor-records';
+import { carried, draftPipeline, scheduleStage } from '../stage-requests/stage-request';
+import { StageResults } from '../stage-results/stage-results';
+import { KIND_OF, type ChangeInstanceNews, type PipelineDeps } from './pipeline-deps';
 import {
   PREVIOUS_STAGE,
   RUNNING_STATES,
   type GenerateResult,
   type PipelineRecord,
   type ServiceItemRecord,
-  type StageExpectation,
   type StageRecord,
-  type StageState,
 } from './pipeline-records';
 import { progressEvents, withStages } from './progress';
-import { carried, draftPipeline, scheduleStage } from '../stage-requests/stage-request';
-import { KIND_OF, type ChangeInstanceNews, type PipelineDeps, type RunOutcome } from './pipeline-deps';
-import { StageResults } from '../stage-results/stage-results';
+import { StageMoves } from './stage-moves';
 
 export {
   KIND_OF,
@@ -26,18 +25,19 @@ export {
   type RunOutcome,
 } from './pipeline-deps';
 
-const STARTABLE: (StageState | null)[] = [null, 'OK', 'FAILED'];
-
 /**
- * Pipelines (spec 2.5, 3.1; DESIGN section 7). Every stage move is one conditional update on the
- * stage's current state (and attempt or request id), so a redelivered or late generate result, a
- * repeated trigger or a redelivered approval cannot move a stage twice (docs/decisions/0024).
+ * Pipelines (spec 2.5, 3.1; DESIGN section 7): approvals, triggers and new runs start stages,
+ * generate results end them (stage-results/), the sweeper fails the ones that ran out of time;
+ * every move is one of StageMoves' conditional updates (stage-moves.ts, docs/decisions/0024).
  */
 export class Pipelines {
+  /** The stage moves this use case shares with results and pushes (stage-moves.ts). */
+  readonly moves: StageMoves;
   private readonly results: StageResults;
 
   constructor(private readonly deps: PipelineDeps) {
-    this.results = new StageResults(deps, this);
+    this.moves = new StageMoves(deps);
+    this.results = new StageResults(deps, this.moves);
   }
 
   /** Endpoint 3: starts `stage` of the Service Item from its latest approved declaration. */
@@ -68,7 +68,7 @@ export class Pipelines {
       if (!run) throw new ConflictError(`the ${stage} stage could not be started; try again`);
       return run;
     }
-    const started = await this.start(latest, stage, processor, {});
+    const started = await this.moves.start(latest, stage, processor, {});
     if (!started) throw new ConflictError(`the ${stage} stage is already running`);
     return started;
   }
@@ -132,8 +132,10 @@ export class Pipelines {
     // (a superseded run's end is nobody's news: a newer run works on its Change Instance).
     const events = superseded
       ? []
-      : await this.finishing(withStages(pipeline, { [stage]: failed }), 'FAILED', [`${stage}: ${error}`]);
-    const moved = await this.endMove(
+      : await this.moves.finishing(withStages(pipeline, { [stage]: failed }), 'FAILED', [
+          `${stage}: ${error}`,
+        ]);
+    const moved = await this.moves.endMove(
       pipelineId,
       stage,
       { states: RUNNING_STATES, request_id: requestId },
@@ -142,70 +144,8 @@ export class Pipelines {
       null,
     );
     // started_at is untouched by the move: the duration is still scheduled -> now.
-    if (moved) this.ended(stage, 'FAILED', moved.stages[stage], now);
+    if (moved) this.moves.ended(stage, 'FAILED', moved.stages[stage], now);
     return moved !== null;
-  }
-
-  /** A stage's last move of a run (FAILED, or OK with no next stage), with the run's end events. */
-  async endMove(
-    pipelineId: number,
-    stage: Stage,
-    expect: StageExpectation,
-    fields: Partial<StageRecord>,
-    events: Envelope[],
-    cost: string | null,
-    unpriced = false,
-  ) {
-    const moved = await this.deps.store.move(
-      pipelineId,
-      stage,
-      expect,
-      { [stage]: fields },
-      events,
-      cost,
-      unpriced,
-    );
-    if (moved) await this.deps.requests.publish(pipelineId, events);
-    return moved;
-  }
-
-  /**
-   * Schedules `stage` (with `also`, other stages' fields, in the same write) and then marks it
-   * WAITING_FOR_RESPONSE. By default the move expects `stage` not running at its current
-   * attempt; `on` moves conditional on another stage instead (a result's stage).
-   */
-  async start(
-    pipeline: PipelineRecord,
-    stage: Stage,
-    processor: ProcessorRecord,
-    also: Partial<Record<Stage, Partial<StageRecord>>>,
-    on?: {
-      stage: Stage;
-      expect: StageExpectation;
-      cost: string | null;
-      unpriced?: boolean;
-      progress?: boolean;
-    },
-  ): Promise<PipelineRecord | null> {
-    const now = new Date();
-    const scheduled = scheduleStage(pipeline, stage, processor, this.deps.catalogSchema(), now, randomUUID());
-    const set = { ...also, [stage]: scheduled.fields };
-    // A trigger or a push (re)starts the work: the Change Instance is IN_PROGRESS (again). Rule 1's
-    // next stage goes on within a run that already is.
-    const progress =
-      on === undefined || on.progress ? progressEvents(withStages(pipeline, set), 'IN_PROGRESS') : [];
-    const moved = await this.deps.store.move(
-      pipeline._id,
-      on?.stage ?? stage,
-      on?.expect ?? { states: STARTABLE, attempt: pipeline.stages[stage].attempt },
-      set,
-      [scheduled.event, ...progress],
-      on?.cost ?? null,
-      on?.unpriced ?? false,
-    );
-    if (!moved) return null;
-    this.deps.observer.transition(stage, 'SCHEDULED');
-    return (await this.waiting(moved, stage, scheduled.event, progress)) ?? moved;
   }
 
   /**
@@ -243,41 +183,7 @@ export class Pipelines {
     if (!(await store.insert(record, [scheduled.event, ...progress]))) return null;
     this.deps.observer.transition(at, 'SCHEDULED');
     if (previous && previous.run < run) await store.supersede(previous._id, id);
-    return (await this.waiting(record, at, scheduled.event, progress)) ?? record;
-  }
-
-  /**
-   * SCHEDULED -> WAITING_FOR_RESPONSE once the request and the move's other events are sent
-   * (published at once, the outbox relay as the fallback, docs/decisions/0028); a result that
-   * came first wins.
-   */
-  private async waiting(pipeline: PipelineRecord, stage: Stage, request: Envelope, others: Envelope[]) {
-    const moved = await this.deps.requests.send(pipeline._id, stage, request, [request, ...others]);
-    if (moved) this.deps.observer.transition(stage, 'WAITING_FOR_RESPONSE');
-    return moved;
-  }
-
-  /**
-   * The events of a run's end (its Change Instance's progress, the Pack Optimizer's request);
-   * `optimizer`, when given, is the Service's active Pack Optimizer looked up already.
-   */
-  finishing(
-    pipeline: PipelineRecord,
-    outcome: RunOutcome,
-    reasons: string[],
-    optimizer?: ProcessorRecord | null,
-  ): Promise<Envelope[]> {
-    return (
-      this.deps.finishing?.(pipeline, outcome, reasons, optimizer) ??
-      Promise.resolve(progressEvents(pipeline, outcome, reasons))
-    );
-  }
-
-  /** Counts a stage's end (transition and duration). */
-  ended(stage: Stage, state: 'OK' | 'FAILED', before: StageRecord, now: Date): void {
-    this.deps.observer.transition(stage, state);
-    const seconds = before.started_at ? (now.getTime() - before.started_at.getTime()) / 1000 : 0;
-    this.deps.observer.finished(stage, state === 'OK' ? 'ok' : 'failed', seconds);
+    return (await this.moves.waiting(record, at, scheduled.event, progress)) ?? record;
   }
 
   /** The item with its latest approved declaration, if the caller may see it (404 otherwise). */

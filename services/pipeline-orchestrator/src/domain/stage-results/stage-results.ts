@@ -10,7 +10,7 @@ import {
   type StageState,
 } from '../pipelines/pipeline-records';
 import { KIND_OF, type PipelineDeps } from '../pipelines/pipeline-deps';
-import type { Pipelines } from '../pipelines/pipelines';
+import type { StageMoves } from '../pipelines/stage-moves';
 import { withStages } from '../pipelines/progress';
 import { genUiFallback, stageOutput, type StageOutput } from './stage-output';
 
@@ -25,9 +25,6 @@ function settled<T>(promise: Promise<T>): Promise<T> {
   return promise;
 }
 
-/** The moves a result makes, owned by Pipelines (the same ones triggers and the sweeper make). */
-type Moves = Pick<Pipelines, 'start' | 'endMove' | 'ended' | 'finishing'>;
-
 /**
  * Generate results of pipeline stages (rules 1 and 6 of spec 3.1, docs/decisions/0024 and 0028):
  * the stage ends OK or FAILED, and an OK starts the next stage's active processor in the same
@@ -36,7 +33,7 @@ type Moves = Pick<Pipelines, 'start' | 'endMove' | 'ended' | 'finishing'>;
 export class StageResults {
   constructor(
     private readonly deps: PipelineDeps,
-    private readonly moves: Moves,
+    private readonly moves: StageMoves,
   ) {}
 
   /**
