@@ -5,6 +5,7 @@ import { PipelineRepository } from '../src/data/pipeline-repository';
 import { PipelineRequestSender } from '../src/data/request-sender';
 import type { ProcessorRecord } from '../src/domain/processors/processor-records';
 import { Pipelines } from '../src/domain/pipelines/pipelines';
+import { progressEvents } from '../src/domain/pipelines/progress';
 
 type Request = EventData<typeof events.llmGenerateRequested>;
 
@@ -50,8 +51,12 @@ describe('a pipeline remembered by a replica that another replica changed', () =
       items: { applyApproved: async () => true, find: async () => null },
       directory: { service: async () => null } as never,
       processors: { active: async (_service, kind) => PROCESSORS[kind] ?? null },
+      nextProcessors: { active: async (_service, kind) => PROCESSORS[kind] ?? null },
+      findProcessor: async () => null,
       catalogSchema: () => ({}),
       observer: { transition: () => undefined, finished: () => undefined },
+      context: { render: async () => null },
+      finishing: async (pipeline, outcome, reasons) => progressEvents(pipeline, outcome, reasons),
       requests: new PipelineRequestSender(connection, store, broker, () => undefined),
     });
     return { store, pipelines };

@@ -1,7 +1,7 @@
 import type { Connection } from 'mongoose';
 import type { Envelope, ProcessorKind } from '@pack/contracts';
 import { findPage, nextId, OUTBOX_FIELD, OUTBOX_PENDING_FIELD, outboxFields, withOutbox } from '@pack/db';
-import type { ActiveProcessors } from '../domain/pipelines/pipelines';
+import type { ActiveProcessors } from '../domain/processors/processor-records';
 import type {
   Page,
   ProcessorFilter,

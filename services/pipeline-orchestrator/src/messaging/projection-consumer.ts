@@ -10,7 +10,7 @@ export const PROJECTION_CONSUMER = 'pipeline-orchestrator.projections';
  */
 export function projectionConsumer(
   projections: Projections,
-  retire: (serviceId: number) => Promise<unknown> = async () => undefined,
+  retire: (serviceId: number) => Promise<unknown>,
 ): ConsumerSpec {
   return {
     name: PROJECTION_CONSUMER,

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Principal, Stage } from '@pack/contracts';
 import { ConflictError } from '@pack/errors';
 import {
+  KIND_OF,
   NEXT_STAGE,
   type PipelineRecord,
   type PipelineStore,
@@ -9,7 +10,9 @@ import {
   type StageRecord,
   type StageState,
 } from './pipeline-records';
-import { KIND_OF, type ActiveProcessors, type PipelineObserver, type Pipelines } from './pipelines';
+import type { ActiveProcessors } from '../processors/processor-records';
+import type { PipelineObserver } from './pipeline-deps';
+import type { Pipelines } from './pipelines';
 import { withStages } from './progress';
 import { draftPipeline } from '../stage-requests/stage-request';
 

@@ -1,4 +1,4 @@
-import type { Envelope, EventData, events, Stage } from '@pack/contracts';
+import type { ChangeInstanceState, Envelope, EventData, events, ProcessorKind, Stage } from '@pack/contracts';
 import type { FinalSchema } from '../stage-requests/final-schema';
 
 /** One `llm.generate.completed.v1` payload. */
@@ -193,4 +193,23 @@ export interface RequestSender {
   ): Promise<PipelineRecord | null>;
   /** Publishes the events a move wrote (a run's end) and removes them from the pipeline's outbox. */
   publish(pipelineId: number, written: Envelope[]): Promise<void>;
+}
+
+export type RunOutcome = 'COMPLETED' | 'FAILED';
+
+/** The processor kind that runs each stage (EXECUTION falls to a Universal Executor, stage-processors.ts). */
+export const KIND_OF: Record<Stage, ProcessorKind> = {
+  CONFIG: 'config',
+  VERIFY: 'verify',
+  EXECUTION: 'execution',
+};
+
+/** What a Change Instance event tells the pipeline (created or state_changed). */
+export interface ChangeInstanceNews {
+  change_instance_id: number;
+  service_item_id: number;
+  declaration_id: number;
+  declaration_json: string;
+  service: { id: number };
+  state: ChangeInstanceState;
 }

@@ -4,10 +4,12 @@ import { ConflictError, NotFoundError } from '@pack/errors';
 import type { ProcessorRecord } from '../processors/processor-records';
 import { carried, draftPipeline, scheduleStage } from '../stage-requests/stage-request';
 import { StageResults } from '../stage-results/stage-results';
-import { KIND_OF, type ChangeInstanceNews, type PipelineDeps } from './pipeline-deps';
+import type { PipelineDeps } from './pipeline-deps';
 import {
+  KIND_OF,
   PREVIOUS_STAGE,
   RUNNING_STATES,
+  type ChangeInstanceNews,
   type GenerateResult,
   type PipelineRecord,
   type ServiceItemRecord,
@@ -15,15 +17,6 @@ import {
 } from './pipeline-records';
 import { progressEvents, withStages } from './progress';
 import { StageMoves } from './stage-moves';
-
-export {
-  KIND_OF,
-  type ActiveProcessors,
-  type ChangeInstanceNews,
-  type PipelineDeps,
-  type PipelineObserver,
-  type RunOutcome,
-} from './pipeline-deps';
 
 /**
  * Pipelines (spec 2.5, 3.1; DESIGN section 7): approvals, triggers and new runs start stages,
@@ -167,10 +160,10 @@ export class Pipelines {
     const [id, run, context, previous] = await Promise.all([
       store.nextId(),
       store.nextRun(item.service_item_id),
-      at === 'CONFIG' ? this.deps.context?.render(item.service_item_id) : null,
+      at === 'CONFIG' ? this.deps.context.render(item.service_item_id) : null,
       store.latest(item.service_item_id),
     ]);
-    const draft = { ...draftPipeline(id, item, origin, now, context ?? null), run, ...extra };
+    const draft = { ...draftPipeline(id, item, origin, now, context), run, ...extra };
     if (begin)
       for (const earlier of STAGES.slice(0, STAGES.indexOf(at)))
         draft.stages[earlier] = carried(begin.from.stages[earlier]);

@@ -3,7 +3,8 @@ import type { Principal } from '@pack/contracts';
 import { ConflictError } from '@pack/errors';
 import type { ExecutionContextStore } from './execution-context';
 import type { PipelineRecord, PipelineStore } from './pipeline-records';
-import type { ActiveProcessors, Pipelines } from './pipelines';
+import type { ActiveProcessors } from '../processors/processor-records';
+import type { Pipelines } from './pipelines';
 
 export interface RetriggerDeps {
   pipelines: Pipelines;

@@ -2,8 +2,14 @@ import { randomUUID } from 'node:crypto';
 import type { Envelope, Stage } from '@pack/contracts';
 import type { ProcessorRecord } from '../processors/processor-records';
 import { scheduleStage } from '../stage-requests/stage-request';
-import type { PipelineDeps, RunOutcome } from './pipeline-deps';
-import type { PipelineRecord, StageExpectation, StageRecord, StageState } from './pipeline-records';
+import type { PipelineDeps } from './pipeline-deps';
+import type {
+  PipelineRecord,
+  RunOutcome,
+  StageExpectation,
+  StageRecord,
+  StageState,
+} from './pipeline-records';
 import { progressEvents, withStages } from './progress';
 
 const STARTABLE: (StageState | null)[] = [null, 'OK', 'FAILED'];
@@ -101,10 +107,7 @@ export class StageMoves {
     reasons: string[],
     optimizer?: ProcessorRecord | null,
   ): Promise<Envelope[]> {
-    return (
-      this.deps.finishing?.(pipeline, outcome, reasons, optimizer) ??
-      Promise.resolve(progressEvents(pipeline, outcome, reasons))
-    );
+    return this.deps.finishing(pipeline, outcome, reasons, optimizer);
   }
 
   /** Counts a stage's end (transition and duration). */

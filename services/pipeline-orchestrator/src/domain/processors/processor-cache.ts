@@ -1,7 +1,6 @@
 import { TimedCache } from '@pack/cache';
 import type { ProcessorKind } from '@pack/contracts';
-import type { ProcessorRecord } from './processor-records';
-import type { ActiveProcessors } from '../pipelines/pipeline-deps';
+import type { ActiveProcessors, ProcessorRecord } from './processor-records';
 
 /**
  * The active processor per Service and kind, remembered by this replica for the path a stage's

@@ -91,3 +91,9 @@ export interface Directory {
   /** Whether an LLM model exists (known and not deleted). */
   modelExists(id: number): Promise<boolean>;
 }
+
+/** Where the active processor of a Service and kind is found (stage-processors.ts, processor-cache.ts). */
+export interface ActiveProcessors {
+  /** The active processor of a Service for a kind, or null. */
+  active(serviceId: number, kind: ProcessorKind): Promise<ProcessorRecord | null>;
+}

@@ -1,9 +1,13 @@
 import { STAGES, type Envelope } from '@pack/contracts';
 import type { Logger } from '@pack/logging';
 import { clip, type ExecutionContextStore } from '../pipelines/execution-context';
-import type { ProcessorRecord } from '../processors/processor-records';
-import type { GenerateResult, PipelineRecord, PipelineStore } from '../pipelines/pipeline-records';
-import type { ActiveProcessors, RunOutcome } from '../pipelines/pipelines';
+import type { ActiveProcessors, ProcessorRecord } from '../processors/processor-records';
+import type {
+  GenerateResult,
+  PipelineRecord,
+  PipelineStore,
+  RunOutcome,
+} from '../pipelines/pipeline-records';
 import { progressEvents, progressVersion } from '../pipelines/progress';
 import { generateRequest } from '../stage-requests/stage-request';
 

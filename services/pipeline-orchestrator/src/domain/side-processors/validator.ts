@@ -2,7 +2,7 @@ import { createEnvelope, events, type Envelope, type EventData } from '@pack/con
 import type { Logger } from '@pack/logging';
 import { VALIDATOR_SCHEMA } from '../stage-requests/internal-schemas';
 import type { GenerateResult } from '../pipelines/pipeline-records';
-import type { ActiveProcessors } from '../pipelines/pipelines';
+import type { ActiveProcessors } from '../processors/processor-records';
 import { generateRequest, SOURCE } from '../stage-requests/stage-request';
 
 type Created = EventData<typeof events.changeInstanceCreated>;

@@ -1,6 +1,7 @@
 import type { JsonSchema, ProcessorKind, Stage } from '@pack/contracts';
 import type { ProcessorRecord } from '../processors/processor-records';
 import {
+  KIND_OF,
   NEXT_STAGE,
   RUNNING_STATES,
   type GenerateResult,
@@ -9,7 +10,7 @@ import {
   type StageRecord,
   type StageState,
 } from '../pipelines/pipeline-records';
-import { KIND_OF, type PipelineDeps } from '../pipelines/pipeline-deps';
+import type { PipelineDeps } from '../pipelines/pipeline-deps';
 import type { StageMoves } from '../pipelines/stage-moves';
 import { withStages } from '../pipelines/progress';
 import { genUiFallback, stageOutput, type StageOutput } from './stage-output';
@@ -48,7 +49,7 @@ export class StageResults {
     // What an OK result looks up next (the next stage's processor, or at the end the optimizer),
     // read beside the pipeline when the result names its Service: one round trip less per stage.
     const wanted: ProcessorKind = next ? KIND_OF[next] : 'pack_optimizer';
-    const lookups = this.deps.nextProcessors ?? this.deps.processors;
+    const lookups = this.deps.nextProcessors;
     const early = service_id === undefined ? undefined : settled(lookups.active(service_id, wanted));
     const remembered = fresh ? null : this.deps.store.recent(pipeline_id);
     const pipeline = remembered ?? (await this.deps.store.find(pipeline_id));
@@ -165,7 +166,7 @@ export class StageResults {
     if (result.error?.kind !== 'structured_output' || mode === null) return null;
     let dataSchema: JsonSchema | null = null;
     if (mode === 'combined') {
-      const processor = processorId === null ? null : await this.deps.findProcessor?.(processorId);
+      const processor = processorId === null ? null : await this.deps.findProcessor(processorId);
       if (!processor?.response_schema_json) return null;
       dataSchema = JSON.parse(processor.response_schema_json) as JsonSchema;
     }
