@@ -261,6 +261,8 @@ export class Broker {
           retryDelayMs: spec.retryDelayMs ?? 1000,
         });
     for (const type of eventTypes(spec)) await channel.bindQueue(queue, this.names.events, type);
+    for (const { event } of spec.retired ?? [])
+      await channel.unbindQueue(queue, this.names.events, event.type);
     await channel.prefetch(spec.prefetch ?? 16);
     const { consumerTag } = await channel.consume(queue, (message) => {
       if (message) this.track(this.handle(channel, spec, queue, message));

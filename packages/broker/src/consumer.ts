@@ -37,6 +37,13 @@ export interface ConsumerSpec {
   name: string;
   /** One per event type; the queue is bound to exactly these types. */
   handlers: readonly EventHandler[];
+  /**
+   * Event types an earlier version bound this queue to and this one no longer wants: the queue
+   * is unbound from them at every start (a durable queue keeps its bindings across versions),
+   * and what still comes in on them (messages queued before, or routed by a replica of the
+   * earlier version during a rolling upgrade) goes to these handlers instead of the dead letters.
+   */
+  retired?: readonly EventHandler[];
   prefetch?: number;
   /** Handler attempts before the message goes to the dead-letter queue. */
   maxAttempts?: number;
@@ -173,7 +180,9 @@ async function runHandler(spec: ConsumerSpec, content: Buffer): Promise<Verdict>
   const parsed = envelopeSchema.safeParse(raw);
   if (!parsed.success) return { kind: 'invalid', reason: 'not a CloudEvents envelope' };
   const envelope = parsed.data;
-  const handler = spec.handlers.find((candidate) => candidate.event.type === envelope.type);
+  const handler = [...spec.handlers, ...(spec.retired ?? [])].find(
+    (candidate) => candidate.event.type === envelope.type,
+  );
   if (!handler) return { kind: 'invalid', reason: `no handler for ${envelope.type}` };
   const accepted = handler.accept(envelope);
   if (!accepted.ok) return { kind: 'invalid', reason: accepted.reason };
