@@ -78,6 +78,48 @@ const generateReplyTo = z.object({
   service_id: z.number().int().optional(),
 });
 
+/**
+ * What a generate request is for, chosen by the requester and echoed in its result: each kind's
+ * result has its own event type, so each consumer's queue is bound to (and receives) only its
+ * own kind (docs/decisions/0036).
+ */
+export const GENERATE_REPLY_KINDS = ['stage', 'validation', 'optimization'] as const;
+export const generateReplyKindSchema = z.enum(GENERATE_REPLY_KINDS);
+export type GenerateReplyKind = z.infer<typeof generateReplyKindSchema>;
+
+/**
+ * Optional on the request and on its result: a request sent before it existed (still in flight
+ * during a rolling upgrade) lacks it, and its result goes out as `llm.generate.completed.v1`
+ * without it, as before (the orchestrator then tells the kinds apart by request id).
+ */
+const replyKind = generateReplyKindSchema.optional();
+
+/** One generate result (the payload of every kind's result event). */
+const generateCompleted = z.object({
+  request_id: z.string().min(1),
+  llm_model_id: z.number().int(),
+  processor_id: z.number().int().nullable(),
+  reply_to: generateReplyTo.nullable(),
+  reply_kind: replyKind,
+  ok: z.boolean(),
+  /** The generated text (the last reply when structured output failed), or null. */
+  output: z.string().nullable(),
+  /** The reply parsed and valid for the request's schema, as JSON text; null without a schema or on failure. */
+  parsed_json: z.string().nullable(),
+  /** Tokens of every provider call made for the request (a re-ask included); null when none answered. */
+  usage: usage.nullable(),
+  /** Exact decimal string; null when unpriced or nothing was billed. */
+  cost: z.string().nullable(),
+  /** The model has no prices: the cost is unknown, never 0. */
+  unpriced: z.boolean(),
+  /** How the schema reached the model: natively, as prompt instructions, or no schema. */
+  mode: z.enum(['native', 'instructions', 'none']),
+  /** Provider calls made, retries and a re-ask included. */
+  attempts: z.number().int().nonnegative(),
+  latency_ms: z.number().int().nonnegative(),
+  error: z.object({ kind: z.string(), message: z.string() }).nullable(),
+});
+
 export const events = {
   /**
    * A consumer submitted a declaration and a Change Instance was created (state PENDING). When
@@ -153,38 +195,21 @@ export const events = {
       response_schema: z.string().nullable(),
       processor_id: z.number().int().nullable(),
       reply_to: generateReplyTo.nullable(),
+      /** Which result event answers it (docs/decisions/0036); absent: `llm.generate.completed.v1`. */
+      reply_kind: replyKind,
     }),
   ),
   /**
    * The outcome of one generate request. Published at least once per request id, always with the
-   * same payload: consumers keep the first and drop repeats by `request_id`.
+   * same payload: consumers keep the first and drop repeats by `request_id`. This type carries
+   * pipeline stage results (`reply_kind` 'stage') and every result of a request without a
+   * `reply_kind` (sent before it existed); the other kinds have their own types below.
    */
-  llmGenerateCompleted: defineEvent(
-    'llm.generate.completed.v1',
-    z.object({
-      request_id: z.string().min(1),
-      llm_model_id: z.number().int(),
-      processor_id: z.number().int().nullable(),
-      reply_to: generateReplyTo.nullable(),
-      ok: z.boolean(),
-      /** The generated text (the last reply when structured output failed), or null. */
-      output: z.string().nullable(),
-      /** The reply parsed and valid for the request's schema, as JSON text; null without a schema or on failure. */
-      parsed_json: z.string().nullable(),
-      /** Tokens of every provider call made for the request (a re-ask included); null when none answered. */
-      usage: usage.nullable(),
-      /** Exact decimal string; null when unpriced or nothing was billed. */
-      cost: z.string().nullable(),
-      /** The model has no prices: the cost is unknown, never 0. */
-      unpriced: z.boolean(),
-      /** How the schema reached the model: natively, as prompt instructions, or no schema. */
-      mode: z.enum(['native', 'instructions', 'none']),
-      /** Provider calls made, retries and a re-ask included. */
-      attempts: z.number().int().nonnegative(),
-      latency_ms: z.number().int().nonnegative(),
-      error: z.object({ kind: z.string(), message: z.string() }).nullable(),
-    }),
-  ),
+  llmGenerateCompleted: defineEvent('llm.generate.completed.v1', generateCompleted),
+  /** The result of a Change Instance Validator's request (`reply_kind` 'validation'). */
+  llmValidationCompleted: defineEvent('llm.generate.validation_completed.v1', generateCompleted),
+  /** The result of a Pack Optimizer's request (`reply_kind` 'optimization'). */
+  llmOptimizationCompleted: defineEvent('llm.generate.optimization_completed.v1', generateCompleted),
   pipelineStageChanged: defineEvent(
     'pipeline.stage.changed.v1',
     z.object({
@@ -275,4 +300,14 @@ export function parseEnvelope(raw: unknown): ParseResult {
   if (!data.success)
     return { ok: false, reason: `invalid ${definition.type} payload: ${z.prettifyError(data.error)}` };
   return { ok: true, envelope: { ...envelope.data, data: data.data } };
+}
+
+/**
+ * The event a generate result goes out as: its kind's own type (its routing key), or
+ * `llm.generate.completed.v1` for stage results and for requests without a `reply_kind`.
+ */
+export function generateResultEvent(kind: GenerateReplyKind | undefined) {
+  if (kind === 'validation') return events.llmValidationCompleted;
+  if (kind === 'optimization') return events.llmOptimizationCompleted;
+  return events.llmGenerateCompleted;
 }

@@ -1,7 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { Connection } from 'mongoose';
 import type { Broker, ConsumerSpec } from '@pack/broker';
-import { createEnvelope, events, maySeeCosts, type GeneralSettings, type Role } from '@pack/contracts';
+import {
+  createEnvelope,
+  generateResultEvent,
+  maySeeCosts,
+  type GeneralSettings,
+  type Role,
+} from '@pack/contracts';
 import { NotFoundError } from '@pack/errors';
 import type { AnyRoute } from '@pack/http-kit';
 import { currentContext, type Logger } from '@pack/logging';
@@ -58,7 +64,8 @@ export function generationParts(w: GenerationWiring) {
     adapterFor: (model) => reliableAdapter(model, w.dispatchers, w.breakers, w.observer, policy),
     publish: (result) =>
       w.broker.publish(
-        createEnvelope(events.llmGenerateCompleted, result, {
+        // Each kind of result on its own routing key: its requester's queue alone receives it.
+        createEnvelope(generateResultEvent(result.reply_kind), result, {
           source: SOURCE,
           // The same id on every republish: consumers that dedupe by event id drop repeats too.
           id: `llm-result-${result.request_id}`,

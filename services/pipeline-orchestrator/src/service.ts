@@ -159,7 +159,7 @@ export const orchestratorService: ServiceDefinition<OrchestratorConfig> = {
       ],
       consumers: [
         projectionConsumer(directory, (serviceId) => processors.retireService(serviceId)),
-        pipelineConsumer(pipelines),
+        pipelineConsumer(pipelines, (envelope) => broker.publish(envelope)),
         sideProcessorConsumer(validator, optimizer),
         settings.consumer(),
         processorCacheConsumer(nextProcessors),

@@ -150,6 +150,9 @@ export class Generation {
       llm_model_id: request.llm_model_id,
       processor_id: request.processor_id,
       reply_to: request.reply_to,
+      // Echoed: it picks the result's event type (docs/decisions/0036). A request without it
+      // (sent before it existed) gets a result without it, as before.
+      ...(request.reply_kind !== undefined && { reply_kind: request.reply_kind }),
       ok: outcome.error === null,
       output: outcome.text,
       parsed_json: outcome.parsedJson,

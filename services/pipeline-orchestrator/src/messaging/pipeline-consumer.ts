@@ -1,21 +1,41 @@
 import { on, type ConsumerSpec } from '@pack/broker';
-import { events } from '@pack/contracts';
+import { createEnvelope, events, generateResultEvent, type Envelope } from '@pack/contracts';
 import type { Pipelines } from '../domain/pipelines/pipelines';
+import { SOURCE } from '../domain/stage-requests/stage-request';
+import { resultKind } from './result-routing';
 
 export const PIPELINE_CONSUMER = 'pipeline-orchestrator.pipelines';
 
 /**
- * Approvals (rule 6, the items' latest approved declarations) and generate results. Both are
- * idempotent without markers: a repeated approval collides on the pipeline's unique origin, a
- * repeated result finds its stage moved on (docs/decisions/0024).
+ * Approvals (rule 6, the items' latest approved declarations) and the generate results of stages
+ * (`llm.generate.completed.v1`, docs/decisions/0036). Both are idempotent without markers: a
+ * repeated approval collides on the pipeline's unique origin, a repeated result finds its stage
+ * moved on (docs/decisions/0024).
  */
-export function pipelineConsumer(pipelines: Pipelines): ConsumerSpec {
+export function pipelineConsumer(
+  pipelines: Pipelines,
+  publish: (envelope: Envelope) => Promise<void>,
+): ConsumerSpec {
   return {
     name: PIPELINE_CONSUMER,
     handlers: [
       on(events.changeInstanceCreated, (data) => pipelines.changeInstance(data)),
       on(events.changeInstanceStateChanged, (data) => pipelines.changeInstance(data)),
-      on(events.llmGenerateCompleted, (data) => pipelines.result(data)),
+      on(events.llmGenerateCompleted, async (data, envelope) => {
+        const kind = resultKind(data);
+        if (kind === 'stage') return pipelines.result(data);
+        // A validator's or optimizer's result without `reply_kind` (rolling upgrade: a request
+        // or an llm-gateway of before) comes only here now: told apart by its request id as
+        // before, it goes on under its kind's own type to the side-processor queue, which
+        // handles it in arrival order (republished before this message is acknowledged).
+        await publish(
+          createEnvelope(
+            generateResultEvent(kind),
+            { ...data, reply_kind: kind },
+            { source: SOURCE, correlationId: envelope.correlationid, id: `${envelope.id}-${kind}` },
+          ),
+        );
+      }),
     ],
   };
 }

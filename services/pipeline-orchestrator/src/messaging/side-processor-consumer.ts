@@ -1,14 +1,16 @@
 import { on, type ConsumerSpec } from '@pack/broker';
 import { events } from '@pack/contracts';
-import { OPTIMIZER_REQUEST_PREFIX, type PackOptimizer } from '../domain/side-processors/optimizer';
-import { VALIDATOR_REQUEST_PREFIX, type ChangeInstanceValidator } from '../domain/side-processors/validator';
+import type { PackOptimizer } from '../domain/side-processors/optimizer';
+import type { ChangeInstanceValidator } from '../domain/side-processors/validator';
+import { resultKind } from './result-routing';
 
 export const SIDE_PROCESSOR_CONSUMER = 'pipeline-orchestrator.side-processors';
 
 /**
  * The processors beside the stages: the Change Instance Validator (new instances, its results)
- * and the Pack Optimizer (its results). Generate results are told apart by their request id;
- * stage results go to the pipeline consumer. Both are idempotent by their own records.
+ * and the Pack Optimizer (its results). Each kind of generate result has its own event type, so
+ * this queue receives only these two (docs/decisions/0036). Both are idempotent by their own
+ * records.
  */
 export function sideProcessorConsumer(
   validator: ChangeInstanceValidator,
@@ -20,9 +22,17 @@ export function sideProcessorConsumer(
     prefetch: 1,
     handlers: [
       on(events.changeInstanceCreated, (data) => validator.created(data)),
+      on(events.llmValidationCompleted, (data) => validator.result(data)),
+      on(events.llmOptimizationCompleted, (data) => optimizer.result(data)),
+    ],
+    // Before 0036 this queue was bound to every generate result and told its own apart by request
+    // id: the binding is removed at start; what still comes in on it (queued before the upgrade,
+    // or routed by a replica of before during a rolling upgrade) is handled as it was then.
+    retired: [
       on(events.llmGenerateCompleted, async (data) => {
-        if (data.request_id.startsWith(VALIDATOR_REQUEST_PREFIX)) await validator.result(data);
-        else if (data.request_id.startsWith(OPTIMIZER_REQUEST_PREFIX)) await optimizer.result(data);
+        const kind = resultKind(data);
+        if (kind === 'validation') await validator.result(data);
+        else if (kind === 'optimization') await optimizer.result(data);
       }),
     ],
   };

@@ -47,6 +47,7 @@ export class PackOptimizer {
       processor: optimizer,
       user: [runReport(pipeline, outcome)],
       schema: null,
+      replyKind: 'optimization',
       correlationId: `pipeline-${pipeline._id}`,
     });
     return [...progress, request];

@@ -62,6 +62,7 @@ export class ChangeInstanceValidator {
           `Approve or reject this declaration:\n${news.declaration_json}`,
       ],
       schema: VALIDATOR_SCHEMA,
+      replyKind: 'validation',
       correlationId: `change-instance-${news.change_instance_id}`,
     });
     const inserted = await this.store.insert(

@@ -1,4 +1,12 @@
-import { createEnvelope, events, STAGES, type Envelope, type JsonSchema, type Stage } from '@pack/contracts';
+import {
+  createEnvelope,
+  events,
+  STAGES,
+  type Envelope,
+  type GenerateReplyKind,
+  type JsonSchema,
+  type Stage,
+} from '@pack/contracts';
 import { finalSchema, type FinalSchema } from './final-schema';
 import type { ProcessorRecord } from '../processors/processor-records';
 import type { PipelineRecord, ServiceItemRecord, StageRecord } from '../pipelines/pipeline-records';
@@ -27,13 +35,15 @@ export function stagePrompt(pipeline: PipelineRecord, stage: Stage): string {
 
 /**
  * A generate request of a processor: its prompt as the system message, then `user` messages.
- * Without `replyTo` the result is told apart by its request id (validator, optimizer).
+ * `replyKind` names the result's event type, so it reaches only the queue of its kind
+ * (docs/decisions/0036); a stage's result also carries `replyTo`.
  */
 export function generateRequest(request: {
   requestId: string;
   processor: ProcessorRecord;
   user: string[];
   schema: JsonSchema | null;
+  replyKind: GenerateReplyKind;
   replyTo?: { pipeline_id: number; stage: Stage; run: number; service_id: number };
   correlationId: string;
   /** A copy sent again by the sweeper: the same request id, its own envelope id. */
@@ -51,6 +61,7 @@ export function generateRequest(request: {
       response_schema: request.schema === null ? null : JSON.stringify(request.schema),
       processor_id: request.processor._id,
       reply_to: request.replyTo ?? null,
+      reply_kind: request.replyKind,
     },
     {
       source: SOURCE,
@@ -131,6 +142,7 @@ export function stageRequest(
       ...(stage === 'CONFIG' && pipeline.execution_context ? [pipeline.execution_context] : []),
     ],
     schema: schema.mode === 'none' ? null : schema.schema,
+    replyKind: 'stage',
     replyTo: { pipeline_id: pipeline._id, stage, run: pipeline.run, service_id: pipeline.service_id },
     correlationId,
     resend,
