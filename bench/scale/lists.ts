@@ -17,6 +17,7 @@ export interface List {
   indexes: mongo.IndexSpecification[];
   sort: mongo.Sort;
   projection?: mongo.Document;
+  unique?: boolean; // the sort is a total order without _id (findPage's option)
   make: (id: number) => mongo.Document;
   filters: Filter[];
 }
@@ -207,6 +208,7 @@ export const LISTS: List[] = [
       { state: 1, lease_until: 1 },
     ],
     sort: { seq: -1 },
+    unique: true,
     make: (id) => ({
       _id: `r${id}`,
       webhook_id: id % 2 === 0 ? 1 : 2 + (id % 40),
