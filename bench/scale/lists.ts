@@ -31,7 +31,12 @@ export const LISTS: List[] = [
   {
     endpoint: 'GET /v1/catalog/change_instances/', // catalog-repository listChangeInstances
     collection: 'change_instances',
-    indexes: [{ service_id: 1 }, { service_item_id: 1 }, { consumer_id: 1 }, { state: 1 }],
+    indexes: [
+      { state: 1, _id: -1 },
+      { service_id: 1, _id: -1 },
+      { service_item_id: 1, _id: -1 },
+      { consumer_id: 1, _id: -1 },
+    ],
     sort: { _id: -1 },
     make: (id) => ({
       _id: id,
