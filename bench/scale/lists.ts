@@ -63,7 +63,11 @@ export const LISTS: List[] = [
   {
     endpoint: 'GET /v1/catalog/service_items/', // catalog-repository listServiceItems
     collection: 'service_items',
-    indexes: [{ service_id: 1 }, { consumer_id: 1 }, { consumer_id: 1, service_id: 1 }],
+    indexes: [
+      { service_id: 1, _id: -1 },
+      { consumer_id: 1, _id: -1 },
+      { consumer_id: 1, service_id: 1 },
+    ],
     sort: { _id: -1 },
     make: (id) => ({
       _id: id,

@@ -46,14 +46,17 @@ const serviceSchema = new Schema<ServiceRecord>(
 const serviceItemSchema = new Schema<ServiceItemRecord>(
   {
     _id: { type: Number, required: true },
-    service_id: { type: Number, required: true, index: true },
-    consumer_id: { type: Number, required: true, index: true },
+    service_id: { type: Number, required: true },
+    consumer_id: { type: Number, required: true },
     consumer_name: { type: String, required: true },
     created_at: { type: Date, required: true },
   },
   { ...options, collection: SERVICE_ITEMS },
 );
 serviceItemSchema.index({ consumer_id: 1, service_id: 1 }, { unique: true });
+// The list's filters followed by its sort (newest first), as for Change Instances below.
+serviceItemSchema.index({ service_id: 1, _id: -1 });
+serviceItemSchema.index({ consumer_id: 1, _id: -1 });
 
 const declarationSchema = new Schema<DeclarationRecord>(
   {
