@@ -17,6 +17,7 @@ export interface List {
   indexes: mongo.IndexSpecification[];
   sort: mongo.Sort;
   projection?: mongo.Document;
+  unique?: boolean; // the sort is a total order without _id (findPage's option)
   make: (id: number) => mongo.Document;
   filters: Filter[];
 }
@@ -30,7 +31,12 @@ export const LISTS: List[] = [
   {
     endpoint: 'GET /v1/catalog/change_instances/', // catalog-repository listChangeInstances
     collection: 'change_instances',
-    indexes: [{ service_id: 1 }, { service_item_id: 1 }, { consumer_id: 1 }, { state: 1 }],
+    indexes: [
+      { state: 1, _id: -1 },
+      { service_id: 1, _id: -1 },
+      { service_item_id: 1, _id: -1 },
+      { consumer_id: 1, _id: -1 },
+    ],
     sort: { _id: -1 },
     make: (id) => ({
       _id: id,
@@ -57,7 +63,11 @@ export const LISTS: List[] = [
   {
     endpoint: 'GET /v1/catalog/service_items/', // catalog-repository listServiceItems
     collection: 'service_items',
-    indexes: [{ service_id: 1 }, { consumer_id: 1 }, { consumer_id: 1, service_id: 1 }],
+    indexes: [
+      { service_id: 1, _id: -1 },
+      { consumer_id: 1, _id: -1 },
+      { consumer_id: 1, service_id: 1 },
+    ],
     sort: { _id: -1 },
     make: (id) => ({
       _id: id,
@@ -207,6 +217,7 @@ export const LISTS: List[] = [
       { state: 1, lease_until: 1 },
     ],
     sort: { seq: -1 },
+    unique: true,
     make: (id) => ({
       _id: `r${id}`,
       webhook_id: id % 2 === 0 ? 1 : 2 + (id % 40),

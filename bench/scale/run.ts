@@ -119,6 +119,7 @@ async function measure(connection: Connection, list: List, size: number): Promis
         limit: LIMIT,
         offset,
         projection: list.projection,
+        unique: list.unique,
       });
     const { count, items } = await page(0);
     const last = count === 0 ? 0 : Math.floor((count - 1) / LIMIT) * LIMIT;

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"flag"
 	"log"
+	"net/url"
 	"os"
 	"os/signal"
 	"syscall"
@@ -97,6 +98,29 @@ func keepSingleProcessLock(ctx context.Context, pgURL string, conn *pgx.Conn) {
 	}
 }
 
+// withPlannerCosts adds random_page_cost=1.1 to a postgres:// URL that does not set it, as a
+// setting of FerretDB's sessions (pgx sends unknown URL parameters as run-time parameters).
+// PostgreSQL's default (4) prices a heap page read at random as four sequential ones, for
+// spinning disks; the data here is cached or on SSD, and with the default the planner walks a
+// list's whole `_id` index filtering it instead of using an index on the filter's field and the
+// sort (docs/decisions/0033). Other URL forms are left as they are.
+func withPlannerCosts(pgURL string) string {
+	u, err := url.Parse(pgURL)
+	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+		return pgURL
+	}
+
+	q := u.Query()
+	if q.Has("random_page_cost") {
+		return pgURL
+	}
+
+	q.Set("random_page_cost", "1.1")
+	u.RawQuery = q.Encode()
+
+	return u.String()
+}
+
 func main() {
 	listen := flag.String("listen-addr", "127.0.0.1:27017", "TCP address to listen on")
 	pgURL := flag.String("postgresql-url", "", "PostgreSQL connection string")
@@ -105,6 +129,7 @@ func main() {
 	if *pgURL == "" {
 		log.Fatal("-postgresql-url is required")
 	}
+	*pgURL = withPlannerCosts(*pgURL)
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

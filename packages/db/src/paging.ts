@@ -11,16 +11,21 @@ export interface PageOptions {
   limit: number;
   offset: number;
   projection?: mongo.Document;
+  /**
+   * The sort's values are distinct among the filter's matches (e.g. a per-webhook sequence
+   * number), so it is a total order without `_id` at its end.
+   */
+  unique?: boolean;
 }
 
 /**
- * The sort with every direction flipped, when it is a plain object ending with `_id` (a total
- * order, so the flipped one lists the same documents backwards); otherwise null.
+ * The sort with every direction flipped, when it is a plain object that is a total order (ending
+ * with `_id`, or `unique`), so the flipped one lists the same documents backwards; otherwise null.
  */
-function reversed(sort: mongo.Sort): Record<string, 1 | -1> | null {
+function reversed(sort: mongo.Sort, unique: boolean): Record<string, 1 | -1> | null {
   if (typeof sort !== 'object' || sort === null || Array.isArray(sort) || sort instanceof Map) return null;
   const entries = Object.entries(sort as Record<string, unknown>);
-  if (entries.at(-1)?.[0] !== '_id') return null;
+  if (entries.length === 0 || (!unique && entries.at(-1)?.[0] !== '_id')) return null;
   const flipped: Record<string, 1 | -1> = {};
   for (const [key, direction] of entries) {
     if (direction !== 1 && direction !== -1) return null;
@@ -49,7 +54,7 @@ export async function findPage<T extends mongo.Document>(
     return collection.find(filter, find).toArray();
   };
   const { sort, offset, limit } = options;
-  const flipped = offset > 0 && limit > 0 ? reversed(sort) : null;
+  const flipped = offset > 0 && limit > 0 ? reversed(sort, options.unique === true) : null;
   if (!flipped) {
     const [count, items] = await Promise.all([collection.countDocuments(filter), read(sort, offset, limit)]);
     return { count, items };

@@ -6,6 +6,7 @@ interface Item {
   _id: number;
   group: number;
   odd: boolean;
+  rank: number;
 }
 
 /** findPage reads a page past the middle from the other end; every page must stay the same. */
@@ -19,7 +20,7 @@ describe('findPage', () => {
     connection = await mongoose.createConnection(process.env.MONGO_URL!, { dbName }).asPromise();
     items = connection.collection('items');
     await items.insertMany(
-      Array.from({ length: 25 }, (_, i) => ({ _id: i + 1, group: i % 3, odd: i % 2 === 0 })),
+      Array.from({ length: 25 }, (_, i) => ({ _id: i + 1, group: i % 3, odd: i % 2 === 0, rank: 100 - i })),
     );
   });
 
@@ -28,8 +29,8 @@ describe('findPage', () => {
     await dropDatabase(process.env.MONGO_URL!, dbName);
   });
 
-  const page = async (filter: mongo.Filter<Item>, sort: mongo.Sort, offset: number) => {
-    const { count, items: found } = await findPage(items, filter, { sort, offset, limit: 4 });
+  const page = async (filter: mongo.Filter<Item>, sort: mongo.Sort, offset: number, unique = false) => {
+    const { count, items: found } = await findPage(items, filter, { sort, offset, limit: 4, unique });
     return { count, ids: found.map((item) => item._id) };
   };
 
@@ -49,5 +50,15 @@ describe('findPage', () => {
     expect(await page({}, { group: -1, _id: 1 }, 18)).toEqual({ count: 25, ids: [7, 10, 13, 16] });
     expect(await page({}, { group: 1, _id: -1 }, 22)).toEqual({ count: 25, ids: [9, 6, 3] });
     expect(await page({}, { group: 1 }, 0)).toMatchObject({ count: 25 });
+  });
+
+  it('reads late pages from the end by a unique sort without _id', async () => {
+    // rank is distinct (100 down to 76), like a webhook's response seq
+    expect(await page({ group: 1 }, { rank: 1 }, 0, true)).toEqual({ count: 8, ids: [23, 20, 17, 14] });
+    expect(await page({ group: 1 }, { rank: 1 }, 4, true)).toEqual({ count: 8, ids: [11, 8, 5, 2] });
+    expect(await page({ group: 1 }, { rank: 1 }, 5, true)).toEqual({ count: 8, ids: [8, 5, 2] });
+    expect(await page({ group: 1 }, { rank: 1 }, 6, true)).toEqual({ count: 8, ids: [5, 2] });
+    expect(await page({ group: 1 }, { rank: -1 }, 6, true)).toEqual({ count: 8, ids: [20, 23] });
+    expect(await page({ group: 1 }, { rank: 1 }, 8, true)).toEqual({ count: 8, ids: [] });
   });
 });

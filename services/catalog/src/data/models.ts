@@ -46,14 +46,17 @@ const serviceSchema = new Schema<ServiceRecord>(
 const serviceItemSchema = new Schema<ServiceItemRecord>(
   {
     _id: { type: Number, required: true },
-    service_id: { type: Number, required: true, index: true },
-    consumer_id: { type: Number, required: true, index: true },
+    service_id: { type: Number, required: true },
+    consumer_id: { type: Number, required: true },
     consumer_name: { type: String, required: true },
     created_at: { type: Date, required: true },
   },
   { ...options, collection: SERVICE_ITEMS },
 );
 serviceItemSchema.index({ consumer_id: 1, service_id: 1 }, { unique: true });
+// The list's filters followed by its sort (newest first), as for Change Instances below.
+serviceItemSchema.index({ service_id: 1, _id: -1 });
+serviceItemSchema.index({ consumer_id: 1, _id: -1 });
 
 const declarationSchema = new Schema<DeclarationRecord>(
   {
@@ -70,15 +73,15 @@ const declarationSchema = new Schema<DeclarationRecord>(
 const changeInstanceSchema = new Schema<ChangeInstanceRecord>(
   {
     _id: { type: Number, required: true },
-    service_id: { type: Number, required: true, index: true },
+    service_id: { type: Number, required: true },
     service_name: { type: String, required: true },
     service_owner_id: { type: Number, required: true },
     service_owner_name: { type: String, required: true },
-    service_item_id: { type: Number, required: true, index: true },
+    service_item_id: { type: Number, required: true },
     declaration_id: { type: Number, required: true },
-    consumer_id: { type: Number, required: true, index: true },
+    consumer_id: { type: Number, required: true },
     consumer_name: { type: String, required: true },
-    state: { type: String, enum: CHANGE_INSTANCE_STATES, required: true, index: true },
+    state: { type: String, enum: CHANGE_INSTANCE_STATES, required: true },
     version: { type: Number, required: true },
     reasons: { type: [String], default: [] },
     auto_approved: { type: Boolean, default: false },
@@ -89,6 +92,12 @@ const changeInstanceSchema = new Schema<ChangeInstanceRecord>(
   },
   { ...options, collection: CHANGE_INSTANCES },
 );
+// The list's filters, each followed by its sort (newest first): a filtered page reads only its
+// matches, in order, on MongoDB and on our FerretDB (docs/decisions/0033). Each also serves
+// lookups by its first field.
+for (const field of ['state', 'service_id', 'service_item_id', 'consumer_id'] as const) {
+  changeInstanceSchema.index({ [field]: 1, _id: -1 });
+}
 
 const transitionSchema = new Schema<TransitionRecord>(
   {

@@ -119,7 +119,12 @@ export class ResponseRepository implements ResponseStore, ScheduleStore, WindowC
   }
 
   list(webhookId: number, limit: number, offset: number): Promise<Page<ResponseRecord>> {
-    return findPage(this.responses, { webhook_id: webhookId }, { sort: { seq: -1 }, limit, offset });
+    // seq is distinct per webhook (its counter): a total order, so a late page reads from the end
+    return findPage(
+      this.responses,
+      { webhook_id: webhookId },
+      { sort: { seq: -1 }, limit, offset, unique: true },
+    );
   }
 
   listAcross(filter: ResponseFilter, limit: number, offset: number): Promise<Page<ResponseRecord>> {
