@@ -41,11 +41,11 @@ export class BoundedCache<K extends NonNullable<unknown>, V> {
     });
   }
 
-  /** The value while it is fresh; a stale one is dropped. */
-  get(key: K): V | undefined {
+  /** The value while it is fresh at `now`; a stale one is dropped. */
+  get(key: K, now = this.now()): V | undefined {
     const entry = this.lru.get(key);
     if (!entry) return undefined;
-    if (this.now() < entry.expiresAt) return entry.value;
+    if (now < entry.expiresAt) return entry.value;
     this.lru.delete(key);
     return undefined;
   }
