@@ -18,8 +18,6 @@ export interface BackoffOptions {
   jitter: Jitter;
   /** Seconds the other side asked for (Retry-After): a floor, within `maxDelayMs`. */
   retryAfterSeconds?: number | null;
-  /** Whole milliseconds (default) or the exact product. */
-  round?: boolean;
   random?: () => number;
 }
 
@@ -47,8 +45,7 @@ export function backoffMs(
   retry: number,
   options: BackoffOptions,
 ): number {
-  const raw = jittered(exponentialMs(policy, retry), options.jitter, options.random);
-  const delay = options.round === false ? raw : Math.round(raw);
+  const delay = Math.round(jittered(exponentialMs(policy, retry), options.jitter, options.random));
   const retryAfter = options.retryAfterSeconds;
   if (retryAfter === undefined || retryAfter === null) return delay;
   return Math.min(policy.maxDelayMs, Math.max(delay, retryAfter * 1000));
