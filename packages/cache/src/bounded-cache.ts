@@ -35,7 +35,7 @@ export class BoundedCache<K extends NonNullable<unknown>, V> {
         ? {
             maxSize,
             maxEntrySize: maxSize,
-            sizeCalculation: (entry, key) => Math.max(1, sizeOf(entry.value, key)),
+            sizeCalculation: (entry, key) => Math.max(1, Math.ceil(sizeOf(entry.value, key))),
           }
         : {}),
     });
