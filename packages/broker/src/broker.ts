@@ -3,6 +3,7 @@ import amqp, { type Channel, type ChannelModel, type ConfirmChannel, type Consum
 import type { Envelope } from '@pack/contracts';
 import type { Logger } from '@pack/logging';
 import type { Gauge, Metrics } from '@pack/metrics';
+import { backoffMs } from '@pack/reliability';
 import { BrokerUnavailableError, confirmed, withinMs } from './confirm';
 import { deliver, eventTypes, type ConsumerSpec } from './consumer';
 import { QueueGauges } from './queue-gauges';
@@ -239,7 +240,7 @@ export class Broker {
     this.queueGauges?.forgetChannel();
     this.consumerChannels = [];
     if (this.closing || this.reconnectTimer) return;
-    const delay = Math.min(5000, 100 * 2 ** this.attempt) * (0.5 + Math.random() / 2);
+    const delay = backoffMs({ baseDelayMs: 100, maxDelayMs: 5000 }, this.attempt, { jitter: 'equal' });
     this.attempt += 1;
     this.reconnectTimer = setTimeout(() => {
       this.reconnectTimer = undefined;

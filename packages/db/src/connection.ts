@@ -1,6 +1,7 @@
 import mongoose, { type Connection } from 'mongoose';
 import type { Logger } from '@pack/logging';
 import type { Metrics } from '@pack/metrics';
+import { exponentialMs } from '@pack/reliability';
 
 export interface MongoOptions {
   url: string;
@@ -48,7 +49,7 @@ export function connectMongo(options: MongoOptions): Mongo {
         options.logger.info({ db: options.dbName }, 'database connected');
         return;
       } catch (error) {
-        const delay = Math.min(5000, 200 * 2 ** attempt);
+        const delay = exponentialMs({ baseDelayMs: 200, maxDelayMs: 5000 }, attempt);
         options.logger.warn({ err: error, attempt, retry_in_ms: delay }, 'database connect failed; retrying');
         await new Promise((resolve) => setTimeout(resolve, delay));
       }

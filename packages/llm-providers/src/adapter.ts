@@ -1,5 +1,6 @@
 import { assistantGenerate } from './assistant';
-import { defaultTokenCache, genaiGenerate, type TokenCache } from './genai';
+import { genaiGenerate } from './genai';
+import { TokenCache } from './token-cache';
 import { ProviderError } from './errors';
 import { CallContext } from './http';
 import { jsonValues } from './redact';
@@ -49,7 +50,7 @@ function credentialForms(credentials: string): string[] {
 export function createAdapter(
   config: ProviderConfig,
   options: AdapterOptions,
-  tokenCache: TokenCache = defaultTokenCache,
+  tokenCache: TokenCache = options.tokenCache ?? new TokenCache(),
 ): LlmAdapter {
   if (!(options.timeout > 0)) throw new RangeError('timeout must be a positive number of seconds');
   return {

@@ -2,6 +2,7 @@ import { Agent, type Dispatcher } from 'undici';
 import { ProviderHttpError, ProviderInvalidResponseError } from './errors';
 import { requestJson, type CallContext } from './http';
 import { readChatCompletion } from './openai-shape';
+import type { TokenCache } from './token-cache';
 import type { GenerateRequest } from './types';
 
 export interface GenaiConfig {
@@ -14,46 +15,6 @@ export interface GenaiConfig {
 
 /** Lifetime assumed when the token answer has no expires_in. */
 const DEFAULT_LIFETIME_S = 300;
-
-interface CachedToken {
-  token: string;
-  /** Epoch ms after which the token is no longer used (shortly before its real expiry). */
-  useUntil: number;
-}
-
-/**
- * Access tokens per token_url and credentials, reused until shortly before expiry. Concurrent
- * calls share one token request.
- */
-export class TokenCache {
-  private readonly tokens = new Map<string, CachedToken>();
-  private readonly pending = new Map<string, Promise<string>>();
-
-  constructor(private readonly now: () => number = Date.now) {}
-
-  async get(key: string, fetchToken: () => Promise<{ token: string; lifetimeS: number }>): Promise<string> {
-    const cached = this.tokens.get(key);
-    if (cached && cached.useUntil > this.now()) return cached.token;
-    const inFlight = this.pending.get(key);
-    if (inFlight) return inFlight;
-    const fetching = fetchToken()
-      .then(({ token, lifetimeS }) => {
-        // Renew a little early: a tenth of the lifetime, at most a minute.
-        const marginS = Math.min(60, lifetimeS / 10);
-        this.tokens.set(key, { token, useUntil: this.now() + (lifetimeS - marginS) * 1000 });
-        return token;
-      })
-      .finally(() => this.pending.delete(key));
-    this.pending.set(key, fetching);
-    return fetching;
-  }
-
-  invalidate(key: string, token: string): void {
-    if (this.tokens.get(key)?.token === token) this.tokens.delete(key);
-  }
-}
-
-export const defaultTokenCache = new TokenCache();
 
 /** Enterprise gateway: token_url -> access token -> OpenAI-compatible request_url. */
 export async function genaiGenerate(

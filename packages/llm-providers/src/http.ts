@@ -1,4 +1,5 @@
 import { request, type Dispatcher } from 'undici';
+import { parseRetryAfter } from '@pack/reliability';
 import {
   ProviderCancelledError,
   ProviderErrorBodyError,
@@ -238,12 +239,7 @@ function errorMessageOf(json: Json): string | undefined {
 }
 
 function retryAfterOf(headers: Record<string, string | string[] | undefined>): number | undefined {
-  const value = headers['retry-after'];
-  if (typeof value !== 'string') return undefined;
-  const seconds = Number(value);
-  if (Number.isFinite(seconds) && seconds >= 0) return seconds;
-  const date = Date.parse(value);
-  return Number.isNaN(date) ? undefined : Math.max(0, Math.ceil((date - Date.now()) / 1000));
+  return parseRetryAfter(headers['retry-after']) ?? undefined;
 }
 
 /** A non-negative integer from a usage field, 0 when absent. */

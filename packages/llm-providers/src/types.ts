@@ -1,3 +1,4 @@
+import type { TokenCache } from './token-cache';
 import type { Dispatcher } from 'undici';
 
 export interface ChatMessage {
@@ -59,6 +60,8 @@ export interface AdapterOptions {
   insecureDispatcher?: Dispatcher;
   /** Assistants runs: first poll interval in ms (grows to 1 s). */
   pollIntervalMs?: number;
+  /** genai access tokens: the service's one cache; without it, this adapter's own. */
+  tokenCache?: TokenCache;
 }
 
 export type ProviderConfig =

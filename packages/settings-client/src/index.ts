@@ -9,6 +9,7 @@ import {
 } from '@pack/contracts';
 import { principalHeaders } from '@pack/http-kit';
 import type { Logger } from '@pack/logging';
+import { exponentialMs } from '@pack/reliability';
 
 export const GENERAL_SETTINGS_PATH = '/v1/core/general_settings/';
 /**
@@ -145,7 +146,7 @@ export class SettingsCache {
     try {
       await this.refresh();
     } catch (error) {
-      const delay = Math.min(5000, (this.options.retryMs ?? 200) * 2 ** attempt);
+      const delay = exponentialMs({ baseDelayMs: this.options.retryMs ?? 200, maxDelayMs: 5000 }, attempt);
       this.options.logger.warn(
         { err: error, retry_in_ms: delay },
         'settings fetch failed; using defaults meanwhile',

@@ -3,6 +3,7 @@ import type { Logger } from '@pack/logging';
 import { isEncryptedSecret, keyRingFromEnv, SecretBox, type KeyRing } from '@pack/secrets';
 import { createTargetDispatcher, targetUrlCheck } from '@pack/net-guard';
 import { SettingsCache } from '@pack/settings-client';
+import { TokenCache } from '@pack/llm-providers';
 import { ConnectionTester } from './domain/connection-test';
 import { Breakers } from './domain/reliability';
 import { llmMetrics } from './metrics';
@@ -56,6 +57,8 @@ export const llmGatewayService: ServiceDefinition<LlmGatewayConfig> = {
     const allowed = config.PACK_ALLOWED_TARGET_CIDRS;
     const dispatcher = createTargetDispatcher({ allowed });
     const insecureDispatcher = createTargetDispatcher({ allowed, rejectUnauthorized: false });
+    // genai access tokens, shared by every adapter of this replica (generation and connection tests).
+    const dispatchers = { dispatcher, insecureDispatcher, tokenCache: new TokenCache() };
     const { observer, breakerState, generation } = llmMetrics(metrics);
     const breakers = new Breakers(undefined, breakerState);
     const settings = new SettingsCache({
@@ -69,7 +72,7 @@ export const llmGatewayService: ServiceDefinition<LlmGatewayConfig> = {
       connection: mongo.connection,
       broker,
       logger,
-      dispatchers: { dispatcher, insecureDispatcher },
+      dispatchers,
       breakers,
       observer,
       generationObserver: generation,
@@ -85,7 +88,7 @@ export const llmGatewayService: ServiceDefinition<LlmGatewayConfig> = {
       targetUrlCheck(allowed),
       () => outbox.kick(),
     );
-    const tester = new ConnectionTester({ dispatcher, insecureDispatcher }, breakers, observer);
+    const tester = new ConnectionTester(dispatchers, breakers, observer);
     return {
       routes: [...llmModelRoutes(models, tester, gen.maySeeCosts), ...gen.routes],
       consumers: [settings.consumer(), gen.consumer, processorConsumer(usage)],

@@ -4,7 +4,8 @@ import type { LlmModelStore } from './model';
 
 /**
  * The models the generation uses, secrets decrypted, kept for `ttlMs` so the hot path reads no
- * profile from the database. "No such model" is kept too. A create, change or delete in this
+ * profile from the database, at most 10,000 models (@pack/cache's default bound, least recently
+ * used dropped first). "No such model" is kept too. A create, change or delete in this
  * replica forgets the entry at once (a create forgets a cached miss); in other replicas it
  * applies within `ttlMs` (docs/decisions/0018).
  */

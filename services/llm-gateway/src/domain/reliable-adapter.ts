@@ -22,7 +22,8 @@ export interface CallObserver {
   retried(labels: CallLabels): void;
 }
 
-export type Dispatchers = Pick<AdapterOptions, 'dispatcher' | 'insecureDispatcher'>;
+/** Where connections go, and the service's genai token cache. */
+export type Dispatchers = Pick<AdapterOptions, 'dispatcher' | 'insecureDispatcher' | 'tokenCache'>;
 
 /** A model's adapter with the retry policy and breaker around every attempt, and its tally. */
 export interface ReliableAdapter extends LlmAdapter {

@@ -1,3 +1,4 @@
+import { BoundedCache } from '@pack/cache';
 import { STAGES } from '@pack/contracts';
 import { RUNNING_STATES, type PipelineRecord, type StageState } from '../domain/pipelines/pipeline-records';
 
@@ -19,23 +20,26 @@ function sizeOf(pipeline: PipelineRecord): number {
 }
 
 /**
- * The running pipelines this replica last wrote, oldest dropped first within a memory budget
- * (PipelineRepository.recent, docs/decisions/0028). A pipeline with no stage running is dropped:
- * no result will ask for it.
+ * The running pipelines this replica last wrote, the least recently used dropped first within a
+ * memory budget (PipelineRepository.recent, docs/decisions/0028); no time to live: every write of
+ * this replica replaces its entry. A pipeline with no stage running is dropped: no result will
+ * ask for it.
  */
 export class RememberedPipelines {
-  private readonly entries = new Map<number, { pipeline: PipelineRecord; size: number }>();
-  private total = 0;
+  private readonly entries = new BoundedCache<number, PipelineRecord>({
+    // The budget bounds the count too: every pipeline costs at least OVERHEAD.
+    maxEntries: Math.floor(BUDGET / OVERHEAD),
+    ttlMs: Infinity,
+    maxSize: BUDGET,
+    sizeOf,
+  });
 
   get(id: number): PipelineRecord | null {
-    return this.entries.get(id)?.pipeline ?? null;
+    return this.entries.get(id) ?? null;
   }
 
   forget(id: number): void {
-    const entry = this.entries.get(id);
-    if (!entry) return;
     this.entries.delete(id);
-    this.total -= entry.size;
   }
 
   keep(pipeline: PipelineRecord): void {
@@ -43,18 +47,12 @@ export class RememberedPipelines {
     const running = STAGES.some((stage) =>
       RUNNING_STATES.includes(pipeline.stages[stage].state as StageState),
     );
-    const size = sizeOf(pipeline);
-    if (!running || size > LARGEST) return;
-    this.entries.set(pipeline._id, { pipeline, size });
-    this.total += size;
-    for (const oldest of this.entries.keys()) {
-      if (this.total <= BUDGET) break;
-      this.forget(oldest);
-    }
+    if (!running || sizeOf(pipeline) > LARGEST) return;
+    this.entries.set(pipeline._id, pipeline);
   }
 
   /** Characters held (for tests). */
   get size(): number {
-    return this.total;
+    return this.entries.heldSize;
   }
 }

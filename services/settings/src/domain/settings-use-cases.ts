@@ -10,6 +10,7 @@ import {
   type Principal,
 } from '@pack/contracts';
 import { ConflictError } from '@pack/errors';
+import { jittered } from '@pack/reliability';
 import type { Logger } from '@pack/logging';
 import { decodeSettings, type DecodedSettings } from './decode';
 import type { AuditEntry, SecretCodec, SettingsAction, SettingsVersion, VersionRecord } from './model';
@@ -174,7 +175,7 @@ export class GeneralSettingsUseCases {
         return state;
       }
       // Another writer stored this version first: back off a little (jittered) and recompute.
-      await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * Math.min(attempt, 5)));
+      await new Promise((resolve) => setTimeout(resolve, jittered(10 * Math.min(attempt, 5), 'full')));
     }
     throw new ConflictError('the settings were changed concurrently too often; try again');
   }

@@ -1,3 +1,4 @@
+import { BoundedCache } from '@pack/cache';
 import type { Logger } from '@pack/logging';
 import { BreakerOpenError, type Breakers } from './breakers';
 import { retryDelayMs, verdictOf, type RetryPolicy } from './delivery-rules';
@@ -157,8 +158,12 @@ export class Delivery {
     return outcome;
   }
 
-  /** Decrypted once per ciphertext: the hot path does no AES work for a webhook seen before. */
-  private readonly plaintexts = new Map<string, string>();
+  /**
+   * Decrypted once per ciphertext: the hot path does no AES work for a webhook seen before. A
+   * ciphertext never changes meaning, so no write invalidates it and it has no time to live; at
+   * most 10,000, the least recently used dropped first.
+   */
+  private readonly plaintexts = new BoundedCache<string, string>({ maxEntries: 10_000, ttlMs: Infinity });
 
   private secretOf(webhook: WebhookRecord, field: 'authorization' | 'secret'): string {
     const stored = webhook[field];
@@ -166,7 +171,6 @@ export class Delivery {
     const cached = this.plaintexts.get(stored);
     if (cached !== undefined) return cached;
     const plain = this.codec.open(webhook._id, field, stored) ?? '';
-    if (this.plaintexts.size > 10_000) this.plaintexts.clear();
     this.plaintexts.set(stored, plain);
     return plain;
   }

@@ -1,3 +1,5 @@
+import { backoffMs, parseRetryAfter, type RetryPolicy } from '@pack/reliability';
+
 /** What one attempt's result means for the fire. */
 export type AttemptVerdict = 'ok' | 'retry' | 'failed' | 'gone';
 
@@ -14,11 +16,9 @@ export function verdictOf(status: number | null): AttemptVerdict {
   return 'failed';
 }
 
-export interface RetryPolicy {
-  maxAttempts: number;
-  baseDelayMs: number;
-  maxDelayMs: number;
-}
+export type { RetryPolicy };
+/** Retry-After as seconds (`@pack/reliability`): a number of seconds or an HTTP date; null when absent or unreadable. */
+export { parseRetryAfter };
 
 /**
  * Exponential backoff after attempt `attempt` (1-based), with equal jitter: a random delay between
@@ -31,18 +31,7 @@ export function retryDelayMs(
   retryAfterSeconds: number | null,
   random: () => number = Math.random,
 ): number {
-  const exponential = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1));
-  const jittered = Math.round(exponential * (0.5 + random() / 2));
-  if (retryAfterSeconds === null) return jittered;
-  return Math.min(policy.maxDelayMs, Math.max(jittered, retryAfterSeconds * 1000));
-}
-
-/** Retry-After as seconds: a number of seconds or an HTTP date; null when absent or unreadable. */
-export function parseRetryAfter(value: string | undefined, now = Date.now()): number | null {
-  if (!value) return null;
-  if (/^\d+$/.test(value.trim())) return Number(value.trim());
-  const date = Date.parse(value);
-  return Number.isNaN(date) ? null : Math.max(0, Math.ceil((date - now) / 1000));
+  return backoffMs(policy, attempt - 1, { jitter: 'equal', retryAfterSeconds, random });
 }
 
 /** The body kept on a response: at most `limit` characters. */

@@ -1,3 +1,4 @@
+import { BoundedCache } from '@pack/cache';
 import type { WebhookTriggerResult } from '@pack/contracts';
 import { blockedBy, emptySchedule, planFire, shapes, type FirePlan, type Shaping } from './firing-rules';
 import type { ResponseRecord, ScheduleRecord, Trigger, WebhookRecord } from './model';
@@ -32,14 +33,16 @@ const MAX_RECORDING = 4;
 const OPENER_WAIT_MS = 20;
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+const GUESSES = { maxEntries: 10_000, ttlMs: Infinity };
+
 /**
  * Turns triggers into fires: wait windows merge, cooling suppresses, the rate limit delays. The
  * shared schedule is the only place a decision is made (conditional updates), so replicas agree;
  * the fire itself is written before the caller acknowledges the trigger, so none is lost.
  */
 export class Firing {
-  /** Last schedule seen per webhook: usually right, and a wrong guess costs only a re-read. */
-  private readonly guesses = new Map<number, ScheduleRecord>();
+  /** Last schedule seen per webhook, at most 10,000 (no TTL): a wrong guess costs only a re-read. */
+  private readonly guesses = new BoundedCache<number, ScheduleRecord>(GUESSES);
   /** Triggers of unshaped webhooks waiting for the schedule update in progress (group commit). */
   private readonly batches = new Map<number, Waiting[]>();
   private readonly recording = new RecordingSlots(MAX_RECORDING);

@@ -1,3 +1,4 @@
+import { BoundedCache } from '@pack/cache';
 import type { Logger } from '@pack/logging';
 import type { WebhookRecord } from './model';
 
@@ -26,7 +27,7 @@ export interface WebhookLookupOptions {
    * otherwise every lookup queries and nothing is kept.
    */
   listening: () => boolean;
-  /** Services kept at most (the oldest entry goes first). */
+  /** Services kept at most (the least recently used entry goes first). Default 10,000. */
   maxServices?: number;
   observe?: (result: LookupResult) => void;
   now?: () => number;
@@ -47,13 +48,20 @@ interface Flight {
  * callers that were already waiting for it (they came before the change) and is not kept.
  */
 export class WebhookLookup {
-  private readonly entries = new Map<number, { webhooks: WebhookRecord[]; at: number }>();
+  private readonly entries: BoundedCache<number, WebhookRecord[]>;
+  /** Queries under way (not a cache: each leaves when it settles). */
   private readonly flights = new Map<number, Flight>();
 
   constructor(
     private readonly load: (serviceId: number) => Promise<WebhookRecord[]>,
     private readonly options: WebhookLookupOptions,
-  ) {}
+  ) {
+    this.entries = new BoundedCache({
+      maxEntries: options.maxServices ?? 10_000,
+      ttlMs: options.ttlMs,
+      now: () => this.now(),
+    });
+  }
 
   enabledFor(serviceId: number): Promise<WebhookRecord[]> {
     if (this.options.ttlMs <= 0 || !this.options.listening()) {
@@ -61,10 +69,10 @@ export class WebhookLookup {
       return this.load(serviceId);
     }
     const now = this.now();
-    const entry = this.entries.get(serviceId);
-    if (entry && now - entry.at < this.options.ttlMs) {
+    const kept = this.entries.get(serviceId, now);
+    if (kept) {
       this.options.observe?.('hit');
-      return Promise.resolve(entry.webhooks);
+      return Promise.resolve(kept);
     }
     const flying = this.flights.get(serviceId);
     if (flying) {
@@ -105,12 +113,7 @@ export class WebhookLookup {
   }
 
   private store(serviceId: number, webhooks: WebhookRecord[], at: number): void {
-    this.entries.delete(serviceId);
-    if (this.entries.size >= (this.options.maxServices ?? 10_000)) {
-      const oldest = this.entries.keys().next().value;
-      if (oldest !== undefined) this.entries.delete(oldest);
-    }
-    this.entries.set(serviceId, { webhooks, at });
+    this.entries.set(serviceId, webhooks, { at });
   }
 
   private now(): number {
@@ -121,25 +124,30 @@ export class WebhookLookup {
 /**
  * Webhooks by id for fires sent later (retries, windows, claims): a fire names the webhook version
  * it was made with, so a cached copy older than that is refetched; a heard change drops the copy.
+ * At most `maxEntries` webhooks (least recently used dropped first), each for `ttlMs`; a miss is
+ * not kept (a webhook created later is read at once).
  */
 export class WebhookById {
-  private readonly entries = new Map<number, { record: WebhookRecord; at: number }>();
+  private readonly entries: BoundedCache<number, WebhookRecord>;
   /** Changes heard so far: a read that one overtook is not kept. */
   private heard = 0;
 
   constructor(
     private readonly find: (id: number) => Promise<WebhookRecord | null>,
-    private readonly ttlMs = 1000,
-  ) {}
+    ttlMs = 1000,
+    maxEntries = 10_000,
+  ) {
+    this.entries = new BoundedCache({ maxEntries, ttlMs });
+  }
 
   async get(id: number, minVersion: number): Promise<WebhookRecord | null> {
     const hit = this.entries.get(id);
-    if (hit && hit.record.version >= minVersion && Date.now() - hit.at < this.ttlMs) return hit.record;
+    if (hit && hit.version >= minVersion) return hit;
     const heard = this.heard;
     const at = Date.now();
     const record = await this.find(id);
     if (heard !== this.heard) return record;
-    if (record) this.entries.set(id, { record, at });
+    if (record) this.entries.set(id, record, { at });
     else this.entries.delete(id);
     return record;
   }

@@ -8,7 +8,9 @@ import type { ActiveProcessors, ProcessorRecord } from './processor-records';
  * stage. Forgotten at once when this replica changes a processor of the Service, when any
  * replica's processor event for the Service arrives (a broadcast queue per replica), and
  * entirely when the broker connection is made again (events missed meanwhile); `ttlMs` bounds
- * what a lost event could leave. Requests from people (triggers, pushes) read the database.
+ * what a lost event could leave; at most 10,000 Service and kind pairs (@pack/cache's default
+ * bound). "No active processor" is kept too, and forgotten the same ways. Requests from people
+ * (triggers, pushes) read the database.
  */
 export class ProcessorCache implements ActiveProcessors {
   private readonly cache: TimedCache<string, ProcessorRecord | null>;
