@@ -52,7 +52,7 @@ export interface ServiceKind<S extends ServiceLike, C extends Companions, X, O e
   /** Loads the configuration from `env` and starts the service in this process. */
   start(env: Env, options: O): Promise<S>;
   /** Waits until the service is ready for a test (beyond `started`): readyz, first settings load. */
-  ready?(service: S): Promise<void>;
+  ready?(service: S): Promise<unknown>;
   /** The service's own helpers (create a model, announce a Service, change settings, ...). */
   extend(harness: ServiceHarness<S, C, X, O>): X;
 }
