@@ -74,7 +74,7 @@ export interface ServiceHarness<S extends ServiceLike, C extends Companions, X, 
     headers?: Record<string, string>,
   ): Promise<CallResult>;
   collection(name: string): Collection;
-  /** Publishes an event onto the service's broker namespace, as another service would. */
+  /** Publishes an event onto the service's broker namespace (on the real broker), as another service would. */
   publish<D extends EventDefinition>(definition: D, data: EventData<D>, id?: string): Promise<string>;
   /** Every document of every collection of the service's database, as stored. */
   rawDatabase(): Promise<Record<string, Record<string, unknown>[]>>;
@@ -128,13 +128,15 @@ async function start<S extends ServiceLike, C extends Companions, X, O extends H
   await service.started;
   await kind.ready?.(service);
   const { config, broker, mongo } = service.context;
+  // The real servers, not the service's own connection (a test may point that at a TcpProxy).
+  const amqpUrl = process.env.AMQP_URL ?? config.AMQP_URL;
   const group: Group<C> = peer?.group ?? {
     running: 0,
     queues: new Set(),
     companions: companions as C,
-    mongoUrl: config.MONGO_URL,
+    mongoUrl: process.env.MONGO_URL ?? config.MONGO_URL,
     dbName: config.MONGO_DB,
-    amqpUrl: config.AMQP_URL,
+    amqpUrl,
   };
   group.running += 1;
   let stopped = false;
