@@ -150,8 +150,7 @@ async function start<S extends ServiceLike, C extends Companions, X, O extends H
     as: (principal, method, path, body, headers) =>
       call(service.url, method, path, { principal, body, headers }),
     collection: (name) => mongo.connection.collection(name),
-    publish: (definition, data, id) =>
-      publishEvent(config.AMQP_URL, config.BROKER_NAMESPACE, definition, data, id),
+    publish: (definition, data, id) => publishEvent(amqpUrl, config.BROKER_NAMESPACE, definition, data, id),
     rawDatabase: () => storedDocuments(service),
     replica: (more = {}) => start(kind, more as O, { env, group }),
     async stop({ keepData = false } = {}) {
