@@ -12,6 +12,8 @@ export type Env = Record<string, string>;
 /** What the harness needs of a running service (@pack/runtime's RunningService has it). */
 export interface ServiceLike {
   url: string;
+  /** The internal listener: /metrics, /healthz, /readyz. */
+  metricsUrl: string;
   started: Promise<void>;
   stop(): Promise<void>;
   context: {
@@ -61,6 +63,7 @@ export interface ServiceKind<S extends ServiceLike, C extends Companions, X, O e
 export interface ServiceHarness<S extends ServiceLike, C extends Companions, X, O extends HarnessOptions> {
   readonly service: S;
   readonly url: string;
+  readonly metricsUrl: string;
   /** The environment it was started with (its MONGO_DB, BROKER_NAMESPACE, ...). */
   readonly env: Env;
   readonly namespace: string;
@@ -108,51 +111,72 @@ interface Group<C> {
 }
 
 /** Starts a service of `kind` in this process on its own database and broker namespace. */
-export function startHarness<S extends ServiceLike, C extends Companions, X, O extends HarnessOptions>(
+export async function startHarness<S extends ServiceLike, C extends Companions, X, O extends HarnessOptions>(
   kind: ServiceKind<S, C, X, O>,
   options: O = {} as O,
 ): Promise<Harness<S, C, X, O>> {
-  return start(kind, options);
+  return start(kind, options, await prepare(kind, options));
+}
+
+/**
+ * Starts two instances of `kind` at once on one new database and namespace (replicas coming up
+ * together, as in a Deployment).
+ */
+export async function startReplicaPair<
+  S extends ServiceLike,
+  C extends Companions,
+  X,
+  O extends HarnessOptions,
+>(kind: ServiceKind<S, C, X, O>, options: O = {} as O): Promise<[Harness<S, C, X, O>, Harness<S, C, X, O>]> {
+  const shared = await prepare(kind, options);
+  return Promise.all([start(kind, options, shared), start(kind, options, shared)]);
+}
+
+async function prepare<S extends ServiceLike, C extends Companions, X, O extends HarnessOptions>(
+  kind: ServiceKind<S, C, X, O>,
+  options: O,
+): Promise<{ env: Env; group: Group<C> }> {
+  const companions = (await kind.companions?.(options)) ?? (noCompanions as C);
+  const env = testEnv(kind.name, { ...kind.env, ...companions.env, ...options.env });
+  // The real servers, not the service's own connection (a test may point that at a TcpProxy).
+  const group: Group<C> = {
+    running: 0,
+    queues: new Set(),
+    companions,
+    mongoUrl: process.env.MONGO_URL ?? env.MONGO_URL!,
+    dbName: env.MONGO_DB!,
+    amqpUrl: process.env.AMQP_URL ?? env.AMQP_URL!,
+  };
+  return { env, group };
 }
 
 async function start<S extends ServiceLike, C extends Companions, X, O extends HarnessOptions>(
   kind: ServiceKind<S, C, X, O>,
   options: O,
-  peer?: { env: Env; group: Group<C> },
+  { env, group }: { env: Env; group: Group<C> },
 ): Promise<Harness<S, C, X, O>> {
-  const companions = peer?.group.companions ?? (await (kind.companions?.(options) ?? noCompanions));
-  const env = peer
-    ? { ...peer.env, PORT: '0', METRICS_PORT: '0', ...options.env }
-    : testEnv(kind.name, { ...kind.env, ...companions.env, ...options.env });
   const service = await kind.start(env, options);
   await service.started;
   await kind.ready?.(service);
   const { config, broker, mongo } = service.context;
-  // The real servers, not the service's own connection (a test may point that at a TcpProxy).
-  const amqpUrl = process.env.AMQP_URL ?? config.AMQP_URL;
-  const group: Group<C> = peer?.group ?? {
-    running: 0,
-    queues: new Set(),
-    companions: companions as C,
-    mongoUrl: process.env.MONGO_URL ?? config.MONGO_URL,
-    dbName: config.MONGO_DB,
-    amqpUrl,
-  };
   group.running += 1;
   let stopped = false;
 
   const harness: ServiceHarness<S, C, X, O> = {
     service,
     url: service.url,
+    metricsUrl: service.metricsUrl,
     env,
     namespace: config.BROKER_NAMESPACE,
     companions: group.companions,
     as: (principal, method, path, body, headers) =>
       call(service.url, method, path, { principal, body, headers }),
     collection: (name) => mongo.connection.collection(name),
-    publish: (definition, data, id) => publishEvent(amqpUrl, config.BROKER_NAMESPACE, definition, data, id),
+    publish: (definition, data, id) =>
+      publishEvent(group.amqpUrl, config.BROKER_NAMESPACE, definition, data, id),
     rawDatabase: () => storedDocuments(service),
-    replica: (more = {}) => start(kind, more as O, { env, group }),
+    replica: (more = {}) =>
+      start(kind, more as O, { env: { ...env, PORT: '0', METRICS_PORT: '0', ...more.env }, group }),
     async stop({ keepData = false } = {}) {
       if (!stopped) {
         stopped = true;
