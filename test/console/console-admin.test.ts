@@ -4,8 +4,7 @@
  * Global Banner and Feedback link, webhooks and the settings editor. Every page is scanned by
  * axe-core and photographed (test/console/screenshots, kept by CI as artifacts).
  */
-import { startFakeOpenAi, type FakeProviderServer } from '@pack/testkit';
-import { Receiver } from '../e2e/receiver';
+import { Receiver, startFakeOpenAi, type FakeProviderServer } from '@pack/testkit';
 import { expectAccessible, startConsole, type Harness } from './harness';
 
 const KEY = 'sk-console-0000000000001234';
@@ -20,14 +19,15 @@ describe('the operator console: administration', () => {
   beforeAll(async () => {
     h = await startConsole();
     fake = await startFakeOpenAi({ apiKey: KEY });
-    receiver = await Receiver.start();
+    receiver = await new Receiver().start();
+    receiver.fallback = { status: 200, body: 'thanks' };
     await h.showAiIntegration();
     baseline = (await h.stack.call('GET', '/v1/core/general_settings/')).body;
   }, 120_000);
   afterAll(async () => {
     await h?.close();
     await fake?.close();
-    await receiver?.close();
+    await receiver?.stop();
   });
   afterEach(async () => {
     h.expectNoBrowserProblems();

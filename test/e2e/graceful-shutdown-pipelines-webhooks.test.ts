@@ -14,11 +14,11 @@ import {
   dropDatabase,
   EventTap,
   freePort,
+  Receiver,
   testEnv,
   waitFor,
   type EntryPointResult,
 } from '@pack/testkit';
-import { Receiver } from './receiver';
 import { loadUntilStopped, publishAll, startReady } from './shutdown';
 
 const WORKERS = 4;
@@ -221,12 +221,12 @@ describe('SIGTERM to the webhook dispatcher while fires flow to a receiver', () 
       },
     ));
     // Deliveries take a while, so that some are in flight at the signal.
-    receiver = await Receiver.start(100);
+    receiver = await new Receiver({ delayMs: 100 }).start();
     connection = await amqp.connect(process.env.AMQP_URL!);
     channel = await connection.createConfirmChannel();
   });
   afterAll(async () => {
-    await receiver?.close();
+    await receiver?.stop();
     await connection?.close();
     await deleteQueues(process.env.AMQP_URL!, queues);
     await dropDatabase(env.MONGO_URL!, env.MONGO_DB!);
@@ -273,7 +273,7 @@ describe('SIGTERM to the webhook dispatcher while fires flow to a receiver', () 
     const publishing = (async () => {
       for (let from = 1; from <= TOTAL; from += 10) await submissions(from, Math.min(from + 10, TOTAL + 1));
     })();
-    await waitFor(() => receiver.received.length >= 30 && receiver.holding > 0, {
+    await waitFor(() => receiver.requests.length >= 30 && receiver.holding > 0, {
       timeoutMs: 30_000,
       what: 'deliveries to flow, with some held by the receiver',
     });
@@ -309,7 +309,7 @@ describe('SIGTERM to the webhook dispatcher while fires flow to a receiver', () 
     const counts = receiver.countsById();
     expect(counts.size).toBe(TOTAL);
     expect([...counts.entries()].filter(([, n]) => n !== 1)).toEqual([]); // none sent twice
-    const bodies = receiver.received.map((r) => (JSON.parse(r.body) as { state: string }).state);
+    const bodies = receiver.requests.map((r) => (JSON.parse(r.body) as { state: string }).state);
     expect(new Set(bodies)).toEqual(new Set(['PENDING']));
     expect((await channel.checkQueue(`${ns}.webhook-dispatcher.change-instances.dlq`)).messageCount).toBe(0);
   }, 180_000);

@@ -2,11 +2,10 @@ import { isDeepStrictEqual } from 'node:util';
 import type { AnyRoute } from '@pack/http-kit';
 import type { RunningService } from '@pack/runtime';
 import { ROLES, type Role } from '@pack/contracts';
-import { call, LeakScan, storedDocuments, waitFor, type CallResult } from '@pack/testkit';
+import { call, LeakScan, Receiver, storedDocuments, waitFor, type CallResult } from '@pack/testkit';
 import { seedMatrix } from '../route-matrix-seed';
 import { startStack, type Stack } from '../stack';
 import { ROUTE_ACCESS } from './route-access';
-import { Receiver } from './receiver';
 
 /**
  * Every route every service declares, called through the gateway as a user would: without a
@@ -64,8 +63,8 @@ describe('every declared route', () => {
   let echo: Receiver;
 
   beforeAll(async () => {
-    receiver = await Receiver.start();
-    echo = await Receiver.start(0, true);
+    receiver = await new Receiver().start();
+    echo = await new Receiver({ echo: true }).start();
     stack = await startStack({ leaks });
     Object.assign(tokens, (await seedMatrix(stack, leaks, receiver.url)).tokens);
     routes = stack.services.flatMap((running) =>
@@ -78,8 +77,8 @@ describe('every declared route', () => {
   });
   afterAll(async () => {
     await stack?.stop();
-    await receiver?.close();
-    await echo?.close();
+    await receiver?.stop();
+    await echo?.stop();
   });
 
   const snapshot = () => Promise.all(stack.services.map((running) => storedDocuments(running)));

@@ -3,15 +3,14 @@
  * for them elsewhere (metrics): a model on a fake provider, an auto-approving Service with an
  * active config processor and a webhook at submission, and one consumer's declaration.
  */
-import { startFakeOpenAi, waitFor } from '@pack/testkit';
+import { Receiver, startFakeOpenAi, waitFor } from '@pack/testkit';
 import { modelKnownToOrchestrator, modelOnFakeProvider, type Stack } from '../stack';
-import { Receiver } from './receiver';
 
 const KEY = 'sk-e2e-stage-delivery-0000';
 
 /** Resolves once the CONFIG stage is OK and the receiver has the delivery; closes what it started. */
 export async function oneStageAndOneDelivery(stack: Stack): Promise<void> {
-  const [fake, receiver] = await Promise.all([startFakeOpenAi({ apiKey: KEY }), Receiver.start()]);
+  const [fake, receiver] = await Promise.all([startFakeOpenAi({ apiKey: KEY }), new Receiver().start()]);
   try {
     const [owner, consumer] = await Promise.all([
       stack.issueToken('service_owner'),
@@ -78,8 +77,8 @@ export async function oneStageAndOneDelivery(stack: Stack): Promise<void> {
       },
       { what: 'the webhook delivery' },
     );
-    expect(receiver.received).toHaveLength(1);
+    expect(receiver.requests).toHaveLength(1);
   } finally {
-    await Promise.all([fake.close(), receiver.close()]);
+    await Promise.all([fake.close(), receiver.stop()]);
   }
 }

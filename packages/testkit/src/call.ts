@@ -1,6 +1,6 @@
 import type { Principal } from '@pack/contracts';
 import { principalHeaders } from '@pack/http-kit';
-import { TEST_INTERNAL_SECRET } from './helpers';
+import { TEST_INTERNAL_SECRET } from './env';
 
 export interface CallResult {
   status: number;

@@ -1,7 +1,7 @@
 import amqp, { type Channel, type ChannelModel } from 'amqplib';
 import { AMQP_SOCKET_OPTIONS, topologyNames } from '@pack/broker';
 import { createEnvelope, type Envelope, type EventData, type EventDefinition } from '@pack/contracts';
-import { waitFor } from './helpers';
+import { waitFor } from './waiting';
 
 /** An event as the tap received it: the envelope, and the message text for checks on what went over the wire. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read the payload by field name

@@ -1,6 +1,6 @@
 import type { Connection } from 'mongoose';
 import { OUTBOX_COLLECTION, OUTBOX_FIELD, OUTBOX_PENDING_FIELD } from '@pack/db';
-import { waitFor } from './helpers';
+import { waitFor } from './waiting';
 
 /** What `outboxDrained` needs of a running service (a RunningService of @pack/runtime). */
 export interface OutboxOwner {

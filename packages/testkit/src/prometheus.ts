@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { waitFor } from './helpers';
+import { waitFor } from './waiting';
 
 export type PrometheusToolName = 'prometheus' | 'promtool';
 

@@ -1,8 +1,8 @@
 import { call, outboxDrained } from '@pack/testkit';
-import { admin, consumer, owner, startCatalog, type CatalogUnderTest } from './helpers';
+import { admin, consumer, owner, startCatalog, type CatalogHarness } from './harness';
 
 describe('catalog bad input that must not break anything', () => {
-  let catalog: CatalogUnderTest;
+  let catalog: CatalogHarness;
   beforeAll(async () => {
     catalog = await startCatalog();
   });

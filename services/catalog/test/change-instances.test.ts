@@ -9,8 +9,8 @@ import {
   otherOwner,
   owner,
   startCatalog,
-  type CatalogUnderTest,
-} from './helpers';
+  type CatalogHarness,
+} from './harness';
 
 /** Every legal move of docs/decisions/0005, written out (not read from the code under test). */
 const LEGAL_MOVES: [ChangeInstanceState, ChangeInstanceState][] = [
@@ -37,7 +37,7 @@ const PATH_TO: Record<ChangeInstanceState, ChangeInstanceState[]> = {
 };
 
 describe('change instance transitions', () => {
-  let catalog: CatalogUnderTest;
+  let catalog: CatalogHarness;
   let service: { id: number };
 
   const submit = async (declaration: Record<string, unknown> = { size: 'M' }, who = consumer) => {
@@ -237,14 +237,11 @@ describe('change instance transitions', () => {
 });
 
 describe('two catalog replicas deciding the same change instance at once', () => {
-  let first: CatalogUnderTest;
-  let second: CatalogUnderTest;
+  let first: CatalogHarness;
+  let second: CatalogHarness;
   beforeAll(async () => {
     first = await startCatalog();
-    const config = first.service.context.config;
-    second = await startCatalog({
-      env: { MONGO_DB: config.MONGO_DB, BROKER_NAMESPACE: config.BROKER_NAMESPACE },
-    });
+    second = await first.replica();
   });
   afterAll(async () => {
     await second.stop();
@@ -272,7 +269,7 @@ describe('two catalog replicas deciding the same change instance at once', () =>
 });
 
 describe('a change whose request stopped before updating the change instance view', () => {
-  let catalog: CatalogUnderTest;
+  let catalog: CatalogHarness;
   beforeAll(async () => {
     catalog = await startCatalog();
   });

@@ -1,8 +1,8 @@
 import { EventTap, outboxDrained } from '@pack/testkit';
-import { consumer, otherConsumer, owner, startCatalog, type CatalogUnderTest } from './helpers';
+import { consumer, otherConsumer, owner, startCatalog, type CatalogHarness } from './harness';
 
 describe('a consumer cancelling their own change instance (decision 0005)', () => {
-  let catalog: CatalogUnderTest;
+  let catalog: CatalogHarness;
   let tap: EventTap;
   let service: { id: number };
 

@@ -1,5 +1,5 @@
 import { EventTap, outboxDrained, TcpProxy, waitFor, type TappedEvent } from '@pack/testkit';
-import { consumer, owner, startCatalog, type CatalogUnderTest } from './helpers';
+import { consumer, owner, startCatalog, type CatalogHarness } from './harness';
 
 const CREATED = 'catalog.change_instance.created.v1';
 const STATE_CHANGED = 'catalog.change_instance.state_changed.v1';
@@ -17,7 +17,7 @@ function changesOf(events: TappedEvent[], changeInstanceId: number): string[] {
 }
 
 describe('change instance events', () => {
-  let catalog: CatalogUnderTest;
+  let catalog: CatalogHarness;
   let tap: EventTap;
   let service: { id: number; name: string };
 
@@ -116,7 +116,7 @@ describe('change instance events', () => {
 
 describe('change instance events while RabbitMQ is down', () => {
   let proxy: TcpProxy;
-  let catalog: CatalogUnderTest;
+  let catalog: CatalogHarness;
   let tap: EventTap;
 
   beforeAll(async () => {

@@ -1,5 +1,5 @@
 import type { mongo } from 'mongoose';
-import { consumer, owner, startCatalog, type CatalogUnderTest } from './helpers';
+import { consumer, owner, startCatalog, type CatalogHarness } from './harness';
 
 /**
  * The budget of issue 8: a Change Instance PATCH costs at most this many database commands
@@ -8,7 +8,7 @@ import { consumer, owner, startCatalog, type CatalogUnderTest } from './helpers'
 const PATCH_BUDGET = 6;
 
 describe('what a change instance PATCH costs the database', () => {
-  let catalog: CatalogUnderTest;
+  let catalog: CatalogHarness;
   const seen: string[] = [];
   const record = (event: mongo.CommandStartedEvent) => {
     const target: unknown = event.command[event.commandName];

@@ -1,9 +1,9 @@
 import { waitFor } from '@pack/testkit';
-import { consumer, events, owner, startCatalog, type CatalogUnderTest } from './helpers';
+import { consumer, events, owner, startCatalog, type CatalogHarness } from './harness';
 
 /** A pipeline's progress moving Change Instances (docs/decisions/0026), through the catalog's consumer. */
 describe('pipeline progress on change instances', () => {
-  let catalog: CatalogUnderTest;
+  let catalog: CatalogHarness;
   let service: { id: number };
 
   const approvedInstance = async (approve = true): Promise<number> => {

@@ -1,5 +1,5 @@
 import { EventTap, outboxDrained, TcpProxy, waitFor, type TappedEvent } from '@pack/testkit';
-import { admin, owner, otherOwner, startCatalog, type CatalogUnderTest } from './helpers';
+import { admin, owner, otherOwner, startCatalog, type CatalogHarness } from './harness';
 
 const CHANGED = 'catalog.service.changed.v1';
 const SERVICES = '/v1/catalog/services/';
@@ -19,7 +19,7 @@ function snapshotsOf(events: TappedEvent[], serviceId: number) {
 }
 
 describe('Service events (catalog.service.changed.v1)', () => {
-  let catalog: CatalogUnderTest;
+  let catalog: CatalogHarness;
   let tap: EventTap;
 
   beforeAll(async () => {
@@ -114,7 +114,7 @@ describe('Service events (catalog.service.changed.v1)', () => {
 
 describe('Service events while RabbitMQ is down', () => {
   let proxy: TcpProxy;
-  let catalog: CatalogUnderTest;
+  let catalog: CatalogHarness;
   let tap: EventTap;
 
   beforeAll(async () => {

@@ -1,8 +1,8 @@
 import { call } from '@pack/testkit';
-import { admin, consumer, newUser, otherOwner, owner, startCatalog, type CatalogUnderTest } from './helpers';
+import { admin, consumer, newUser, otherOwner, owner, startCatalog, type CatalogHarness } from './harness';
 
 describe('catalog Services', () => {
-  let catalog: CatalogUnderTest;
+  let catalog: CatalogHarness;
   beforeAll(async () => {
     catalog = await startCatalog();
   });
@@ -161,7 +161,7 @@ describe('catalog Services', () => {
 });
 
 describe('Service Creator settings', () => {
-  let catalog: CatalogUnderTest;
+  let catalog: CatalogHarness;
   beforeAll(async () => {
     catalog = await startCatalog();
   });

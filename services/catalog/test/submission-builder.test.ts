@@ -1,8 +1,8 @@
-import { admin, consumer, otherOwner, owner, startCatalog, type CatalogUnderTest } from './helpers';
+import { admin, consumer, otherOwner, owner, startCatalog, type CatalogHarness } from './harness';
 
 /** default_allow_submit_submission_builder and a Service's own allow_submit_submission_builder (decision 0008). */
 describe('whether a Service takes submissions from the submission builder', () => {
-  let catalog: CatalogUnderTest;
+  let catalog: CatalogHarness;
   beforeAll(async () => {
     catalog = await startCatalog();
   });

@@ -1,8 +1,8 @@
 import type { GeneralSettings } from '@pack/contracts';
-import { admin, consumer, newUser, owner, startCatalog, type CatalogUnderTest, type Reply } from './helpers';
+import { admin, consumer, newUser, owner, startCatalog, type CatalogHarness, type Reply } from './harness';
 
 describe('declaration submissions', () => {
-  let catalog: CatalogUnderTest;
+  let catalog: CatalogHarness;
   let manual: { id: number };
   let automatic: { id: number };
   let baseline: GeneralSettings;

@@ -2,11 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { loadConfig } from '@pack/config';
 import { ROLES } from '@pack/contracts';
-import { startService, type RunningService } from '@pack/runtime';
-import { call, FakeSettings, stopAndClean, testEnv } from '@pack/testkit';
-import { gatewayEnvSchema, gatewayService, type GatewayConfig } from '../src/service';
+import { call, FakeSettings } from '@pack/testkit';
+import { startGateway, type GatewayHarness } from './harness';
 
 const INDEX =
   '<!doctype html><html lang="en"><title>console</title><script type="module" src="/assets/app-1a2b.js"></script></html>';
@@ -17,8 +15,8 @@ describe('gateway: the operator console and who-am-I', () => {
   const adminToken = `pack_${randomBytes(32).toString('base64url')}`;
   const settings = new FakeSettings();
   const dist = mkdtempSync(path.join(tmpdir(), 'console-dist-'));
-  let gateway: RunningService<GatewayConfig>;
-  let unbuilt: RunningService<GatewayConfig>;
+  let gateway: GatewayHarness;
+  let unbuilt: GatewayHarness;
 
   beforeAll(async () => {
     mkdirSync(path.join(dist, 'assets'));
@@ -26,22 +24,16 @@ describe('gateway: the operator console and who-am-I', () => {
     writeFileSync(path.join(dist, 'assets', 'app-1a2b.js'), SCRIPT);
     writeFileSync(path.join(dist, 'favicon.svg'), '<svg xmlns="http://www.w3.org/2000/svg"/>');
     await settings.start();
-    const start = async (consoleDir: string) => {
-      const env = testEnv('gateway', {
-        PACK_ADMIN_TOKEN: adminToken,
-        SETTINGS_URL: settings.url,
-        CONSOLE_DIST_DIR: consoleDir,
+    const start = (consoleDir: string) =>
+      startGateway({
+        env: { PACK_ADMIN_TOKEN: adminToken, SETTINGS_URL: settings.url, CONSOLE_DIST_DIR: consoleDir },
       });
-      const service = await startService(gatewayService, loadConfig(gatewayEnvSchema, env));
-      await service.started;
-      return service;
-    };
     [gateway, unbuilt] = await Promise.all([start(dist), start(path.join(dist, 'nothing-here'))]);
   });
 
   afterAll(async () => {
-    await stopAndClean(gateway);
-    await stopAndClean(unbuilt);
+    await gateway.stop();
+    await unbuilt.stop();
     await settings.stop();
     rmSync(dist, { recursive: true, force: true });
   });

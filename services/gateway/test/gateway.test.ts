@@ -1,10 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { loadConfig } from '@pack/config';
-import { startService, type RunningService } from '@pack/runtime';
-import { call as request, runEntryPoint, stopAndClean, testEnv, waitFor } from '@pack/testkit';
-import { gatewayEnvSchema, gatewayService, type GatewayConfig } from '../src/service';
+import { call as request, runEntryPoint, waitFor } from '@pack/testkit';
+import { startGatewayPair, type GatewayHarness } from './harness';
 import { verifyPrincipal } from '@pack/http-kit';
 
 const newToken = () => `pack_${randomBytes(32).toString('base64url')}`;
@@ -46,17 +44,11 @@ describe('gateway', () => {
   const adminToken = newToken();
   let upstream: Awaited<ReturnType<typeof startUpstream>>;
   let env: Record<string, string>;
-  let a: RunningService<GatewayConfig>;
-  let b: RunningService<GatewayConfig>;
-
-  async function start(extra: Record<string, string> = {}) {
-    const service = await startService(gatewayService, loadConfig(gatewayEnvSchema, { ...env, ...extra }));
-    await service.started;
-    return service;
-  }
+  let a: GatewayHarness;
+  let b: GatewayHarness;
 
   const call = (
-    gateway: RunningService<GatewayConfig>,
+    gateway: GatewayHarness,
     method: string,
     path: string,
     token: string | null,
@@ -71,22 +63,24 @@ describe('gateway', () => {
 
   beforeAll(async () => {
     upstream = await startUpstream();
-    env = testEnv('gateway', {
-      PACK_ADMIN_TOKEN: adminToken,
-      SETTINGS_URL: upstream.url,
-      CATALOG_URL: 'http://127.0.0.1:9', // nothing listens there
-      PIPELINE_ORCHESTRATOR_URL: upstream.url,
-      UPSTREAM_TIMEOUT_MS: '300',
-      REVOCATION_POLL_MS: '200',
-      BODY_LIMIT_BYTES: '4096',
-    });
     // Two replicas on one database starting at once, as in a Kubernetes Deployment.
-    [a, b] = await Promise.all([start(), start()]);
+    [a, b] = await startGatewayPair({
+      env: {
+        PACK_ADMIN_TOKEN: adminToken,
+        SETTINGS_URL: upstream.url,
+        CATALOG_URL: 'http://127.0.0.1:9', // nothing listens there
+        PIPELINE_ORCHESTRATOR_URL: upstream.url,
+        UPSTREAM_TIMEOUT_MS: '300',
+        REVOCATION_POLL_MS: '200',
+        BODY_LIMIT_BYTES: '4096',
+      },
+    });
+    env = a.env;
   });
 
   afterAll(async () => {
     await b.stop();
-    await stopAndClean(a);
+    await a.stop();
     await upstream.close();
   });
 
@@ -253,7 +247,7 @@ describe('gateway', () => {
     });
 
     it('sends no database command for a warm token', async () => {
-      const quiet = await start({ REVOCATION_POLL_MS: '10000' });
+      const quiet = await a.replica({ env: { REVOCATION_POLL_MS: '10000' } });
       try {
         expect((await call(quiet, 'GET', '/v1/core/general_settings/', adminToken)).status).toBe(207);
         // Start-up work ends first: the broker connects (the gateway sends mail) and the outbox
@@ -262,15 +256,15 @@ describe('gateway', () => {
         const samples: string[] = [];
         await waitFor(
           () => {
-            samples.push(JSON.stringify(quiet.context.mongo.commandCounts()));
+            samples.push(JSON.stringify(quiet.service.context.mongo.commandCounts()));
             return samples.length >= 4 && new Set(samples.slice(-4)).size === 1;
           },
           { intervalMs: 250, what: 'start-up commands to end' },
         );
-        const before = quiet.context.mongo.commandCounts();
+        const before = quiet.service.context.mongo.commandCounts();
         for (let i = 0; i < 50; i += 1)
           expect((await call(quiet, 'GET', '/v1/core/general_settings/', adminToken)).status).toBe(207);
-        expect(quiet.context.mongo.commandCounts()).toEqual(before);
+        expect(quiet.service.context.mongo.commandCounts()).toEqual(before);
       } finally {
         await quiet.stop();
       }

@@ -1,10 +1,8 @@
-import { loadConfig } from '@pack/config';
-import { startService, type RunningService } from '@pack/runtime';
-import { FakeSettings, call, dropDatabase, testEnv, waitFor } from '@pack/testkit';
-import { gatewayEnvSchema, gatewayService, type GatewayConfig } from '../src/service';
+import { FakeSettings, call, waitFor } from '@pack/testkit';
+import { startGatewayPair, type GatewayHarness } from './harness';
 
 /** Health requests from `client` (one proxy in front of the gateway reports the address). */
-const health = (gateway: RunningService<GatewayConfig>, path: string, client: string) =>
+const health = (gateway: GatewayHarness, path: string, client: string) =>
   call(gateway.url, 'GET', path, { headers: { 'x-forwarded-for': client } });
 
 let clients = 0;
@@ -14,20 +12,15 @@ const newClient = () => `198.51.100.${(clients += 1)}`;
 describe('healthcheck limits on the public health endpoints', () => {
   const settings = new FakeSettings();
   let env: Record<string, string>;
-  let a: RunningService<GatewayConfig>;
-  let b: RunningService<GatewayConfig>;
+  let a: GatewayHarness;
+  let b: GatewayHarness;
 
   beforeAll(async () => {
     settings.document.external_api.healthcheck_rate_limit_per_minute = 5;
     settings.document.external_api.healthcheck_response_rate_limit = 3;
     await settings.start();
-    env = testEnv('gateway', { SETTINGS_URL: settings.url, TRUSTED_PROXY_HOPS: '1' });
-    const start = async () => {
-      const service = await startService(gatewayService, loadConfig(gatewayEnvSchema, env));
-      await service.started;
-      return service;
-    };
-    [a, b] = await Promise.all([start(), start()]);
+    [a, b] = await startGatewayPair({ env: { SETTINGS_URL: settings.url, TRUSTED_PROXY_HOPS: '1' } });
+    env = a.env;
     // Both replicas have read the settings once a fresh client's sixth request is refused on each.
     for (const gateway of [a, b])
       await waitFor(
@@ -44,7 +37,6 @@ describe('healthcheck limits on the public health endpoints', () => {
     await a?.stop();
     await b?.stop();
     await settings.stop();
-    await dropDatabase(env.MONGO_URL!, env.MONGO_DB!);
   });
 
   it('answers 429 problem+json with Retry-After beyond healthcheck_rate_limit_per_minute, counted across replicas', async () => {

@@ -1,5 +1,5 @@
 import { outboxDrained } from '@pack/testkit';
-import { LlmGatewayHarness, MODELS, admin, examples } from './harness';
+import { LlmGatewayHarness, startLlmGateway, MODELS, admin, examples } from './harness';
 
 const { vendor1, vendor3, genai } = examples;
 const withExtra = (extra: Record<string, unknown>) => ({
@@ -136,12 +136,12 @@ describe('bad input to LLM models', () => {
   let llm: LlmGatewayHarness;
   let id: number;
   beforeAll(async () => {
-    llm = await LlmGatewayHarness.start();
+    llm = await startLlmGateway();
     id = (await llm.create(vendor1)).body.id;
     await outboxDrained(llm.service); // the model's event, published before any snapshot is taken
   });
   afterAll(async () => {
-    await llm.stopAndDrop();
+    await llm.stop();
   });
 
   async function expectRefused(send: () => ReturnType<LlmGatewayHarness['create']>, field: string) {
@@ -164,7 +164,7 @@ describe('bad input to LLM models', () => {
   });
 
   it('a connection test with an api_key holding CR/LF: 400 naming the field, nothing sent', async () => {
-    const answer = await llm.call(admin, 'POST', `${MODELS}test_connection/${id}/`, {
+    const answer = await llm.as(admin, 'POST', `${MODELS}test_connection/${id}/`, {
       extra_data: { api_key: 'sk-crlf\r\nX-Injected: yes' },
     });
     expect({ status: answer.status, fields: Object.keys(answer.body.errors ?? {}) }).toEqual({

@@ -1,11 +1,10 @@
 import { events, type EventData, type EventDefinition, type Principal } from '@pack/contracts';
 import { FakeSettings, publishEvent, startFakeOpenAi, waitFor, type FakeProviderServer } from '@pack/testkit';
-import { admin, LlmGatewayHarness, MODELS, owner } from './harness';
+import { admin, LlmGatewayHarness, startLlmGateway, MODELS, otherOwner, owner } from './harness';
 import { KEY, LOOPBACK, Requester, vendor1Model } from './generate-helpers';
 
 const DASHBOARD = '/v1/ai/dashboard/';
 /** Owns Service 42; `owner` (id 2) owns Service 41. */
-const otherOwner: Principal = { id: 5, username: 'bob', role: 'service_owner' };
 
 describe('the dashboard is scoped like the rest of the API (spec section 5: owners see their own)', () => {
   let llm: LlmGatewayHarness;
@@ -17,11 +16,11 @@ describe('the dashboard is scoped like the rest of the API (spec section 5: owne
   const publish = <D extends EventDefinition>(event: D, data: EventData<D>) =>
     publishEvent(llm.env.AMQP_URL!, llm.env.BROKER_NAMESPACE!, event, data);
   const dashboard = (groupBy: string, principal: Principal) =>
-    llm.call(principal, 'GET', `${DASHBOARD}?group_by=${groupBy}`);
+    llm.as(principal, 'GET', `${DASHBOARD}?group_by=${groupBy}`);
 
   beforeAll(async () => {
     settings = await new FakeSettings().start();
-    llm = await LlmGatewayHarness.start({ ...LOOPBACK, SETTINGS_URL: settings.url });
+    llm = await startLlmGateway({ env: { ...LOOPBACK, SETTINGS_URL: settings.url } });
     requester = await Requester.start(llm);
     fake = await startFakeOpenAi({ apiKey: KEY });
     model = await vendor1Model(llm, fake);
@@ -62,7 +61,7 @@ describe('the dashboard is scoped like the rest of the API (spec section 5: owne
   afterAll(async () => {
     await requester.stop();
     await fake.close();
-    await llm.stopAndDrop();
+    await llm.stop();
     await settings.stop();
   });
 
@@ -106,9 +105,9 @@ describe('the dashboard is scoped like the rest of the API (spec section 5: owne
       return res.body.costs_hidden === true && res;
     });
     expect(hidden.body.totals.cost).toBeNull();
-    const asOwner = await llm.call(owner, 'GET', `${MODELS}${model}/`);
+    const asOwner = await llm.as(owner, 'GET', `${MODELS}${model}/`);
     expect(asOwner.body).toMatchObject({ input_price_per_1m_tokens: null, output_price_per_1m_tokens: null });
-    const listed = await llm.call(owner, 'GET', MODELS);
+    const listed = await llm.as(owner, 'GET', MODELS);
     expect(listed.body.results ?? listed.body.items).toContainEqual(
       expect.objectContaining({
         id: model,
@@ -116,7 +115,7 @@ describe('the dashboard is scoped like the rest of the API (spec section 5: owne
         output_price_per_1m_tokens: null,
       }),
     );
-    const asAdmin = await llm.call(admin, 'GET', `${MODELS}${model}/`);
+    const asAdmin = await llm.as(admin, 'GET', `${MODELS}${model}/`);
     expect(asAdmin.body).toMatchObject({
       input_price_per_1m_tokens: '0.15',
       output_price_per_1m_tokens: '0.6',

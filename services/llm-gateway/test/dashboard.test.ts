@@ -1,5 +1,5 @@
 import { fakeDate, startFakeOpenAi, waitFor, type FakeProviderServer } from '@pack/testkit';
-import { admin, consumer, LlmGatewayHarness, owner } from './harness';
+import { admin, consumer, LlmGatewayHarness, startLlmGateway, owner } from './harness';
 import { KEY, LOOPBACK, Requester, vendor1Model } from './generate-helpers';
 
 const DASHBOARD = '/v1/ai/dashboard/';
@@ -31,18 +31,18 @@ describe('the AI Integration dashboard', () => {
     // Hours and UTC days are the dashboard's units: the services run on a clock that starts at
     // 12:00:05 UTC on 14 March 2026, so every call falls in that hour and day whenever the test runs.
     fakeDate(new Date('2026-03-14T12:00:05Z'));
-    llm = await LlmGatewayHarness.start(LOOPBACK);
+    llm = await startLlmGateway({ env: LOOPBACK });
     requester = await Requester.start(llm);
   });
   afterAll(async () => {
     await requester.stop();
     await Promise.all(fakes.map((fake) => fake.close()));
-    await llm.stopAndDrop();
+    await llm.stop();
     jest.useRealTimers();
   });
 
   const dashboard = (query: string, principal = admin) =>
-    llm.call(principal, 'GET', query ? `${DASHBOARD}?${query}` : DASHBOARD);
+    llm.as(principal, 'GET', query ? `${DASHBOARD}?${query}` : DASHBOARD);
 
   it('sums many calls exactly per model, with prices 0.15, 0.075 and 3 and up to 10^7 tokens', async () => {
     const from = '2026-03-14T11:00:00Z';
@@ -151,7 +151,7 @@ describe('the AI Integration dashboard', () => {
   it('is for admins and service owners', async () => {
     expect((await dashboard('', owner)).status).toBe(200);
     expect((await dashboard('', consumer)).status).toBe(403);
-    expect((await llm.call(null, 'GET', DASHBOARD)).status).toBe(401);
+    expect((await llm.as(null, 'GET', DASHBOARD)).status).toBe(401);
   });
 
   it.each([

@@ -1,5 +1,5 @@
 import { startFakeGenai } from '@pack/testkit';
-import { admin, LlmGatewayHarness, MODELS } from './harness';
+import { admin, MODELS, startLlmGateway, type LlmGatewayHarness } from './harness';
 
 const CREDENTIALS = 'Basic dG9rZW4tY2FjaGU6U0VDUkVULXBhc3N3b3Jk';
 
@@ -9,11 +9,11 @@ describe("a replica's genai access tokens", () => {
 
   beforeAll(async () => {
     genai = await startFakeGenai({ credentials: CREDENTIALS });
-    llm = await LlmGatewayHarness.start({ PACK_ALLOWED_TARGET_CIDRS: '127.0.0.0/8,::1/128' });
+    llm = await startLlmGateway({ env: { PACK_ALLOWED_TARGET_CIDRS: '127.0.0.0/8,::1/128' } });
   });
   afterAll(async () => {
     await genai.close();
-    await llm.stopAndDrop();
+    await llm.stop();
   });
 
   it('are fetched once and reused by every later call of the model, until shortly before they expire', async () => {
@@ -33,7 +33,7 @@ describe("a replica's genai access tokens", () => {
     expect(created.status).toBe(201);
     const id = (created.body as { id: number }).id;
     for (let i = 0; i < 3; i += 1) {
-      const res = await llm.call(admin, 'POST', `${MODELS}test_connection/${id}/`, {});
+      const res = await llm.as(admin, 'POST', `${MODELS}test_connection/${id}/`, {});
       expect(res.status).toBe(200);
     }
     // Each test makes its own adapter: the token survives only in the cache the replica hands them.

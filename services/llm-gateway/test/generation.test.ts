@@ -7,7 +7,7 @@ import {
   waitFor,
   type FakeProviderServer,
 } from '@pack/testkit';
-import { admin, LlmGatewayHarness } from './harness';
+import { admin, LlmGatewayHarness, startLlmGateway } from './harness';
 import { KEY, LOOPBACK, providerCalls, Requester, vendor1Model } from './generate-helpers';
 
 const SCHEMA = JSON.stringify({
@@ -28,13 +28,13 @@ describe('generation through the broker', () => {
   };
 
   beforeAll(async () => {
-    llm = await LlmGatewayHarness.start(LOOPBACK);
+    llm = await startLlmGateway({ env: LOOPBACK });
     requester = await Requester.start(llm);
   });
   afterAll(async () => {
     await requester.stop();
     await Promise.all(fakes.map((fake) => fake.close()));
-    await llm.stopAndDrop();
+    await llm.stop();
   });
 
   it('answers a request with the output, usage, exact cost and timings, and keeps a call record', async () => {
@@ -135,7 +135,7 @@ describe('generation through the broker', () => {
 
   it('renews its claim while a call outlasts the lease, so another replica waits instead of calling again', async () => {
     // A 300 ms lease and a provider answering in 1.5 s: only the renewals keep the claim live.
-    const first = await LlmGatewayHarness.start({ ...LOOPBACK, LLM_CALL_LEASE_MS: '300' });
+    const first = await startLlmGateway({ env: { ...LOOPBACK, LLM_CALL_LEASE_MS: '300' } });
     const second = await first.replica();
     const tapOf = await Requester.start(first);
     try {
@@ -160,8 +160,8 @@ describe('generation through the broker', () => {
       expect(providerCalls(fake)).toBe(1);
     } finally {
       await tapOf.stop();
-      await second.service.stop();
-      await first.stopAndDrop();
+      await second.stop();
+      await first.stop();
     }
   });
 
@@ -182,7 +182,7 @@ describe('generation through the broker', () => {
         expect(copies[0]).toMatchObject({ ok: true, attempts: 1 });
       }
     } finally {
-      await replica.service.stop();
+      await replica.stop();
     }
   });
 

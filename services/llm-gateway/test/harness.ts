@@ -1,13 +1,20 @@
 import { loadConfig } from '@pack/config';
 import type { Principal } from '@pack/contracts';
-import { startService, type RunningService, type StartOptions } from '@pack/runtime';
-import { call, stopAndClean, storedDocuments, testEnv, waitFor, type CallResult } from '@pack/testkit';
+import { startService, type RunningService } from '@pack/runtime';
+import {
+  admin,
+  startHarness,
+  waitFor,
+  type CallResult,
+  type Companions,
+  type Harness,
+  type HarnessOptions,
+  type ServiceKind,
+} from '@pack/testkit';
 import { llmGatewayEnvSchema, llmGatewayService, type LlmGatewayConfig } from '../src/service';
 
 export const MODELS = '/v1/ai/llm_models/';
-export const admin: Principal = { id: 1, username: 'alice', role: 'admin' };
-export const owner: Principal = { id: 2, username: 'olivia', role: 'service_owner' };
-export const consumer: Principal = { id: 3, username: 'carl', role: 'consumer' };
+export { admin, consumer, otherOwner, owner } from '@pack/testkit';
 
 /** One valid model per provider, with secrets long enough that an admin sees their last four characters. */
 export const examples = {
@@ -64,57 +71,39 @@ export const examples = {
   },
 } as const;
 
-/** The llm-gateway service in this process, on its own database and broker namespace. */
-export class LlmGatewayHarness {
-  private constructor(
-    readonly service: RunningService<LlmGatewayConfig>,
-    readonly env: Record<string, string>,
-  ) {}
-
-  static async start(
-    overrides: Record<string, string> = {},
-    options: StartOptions = {},
-  ): Promise<LlmGatewayHarness> {
-    // Nothing answers there: the settings cache keeps the defaults unless a test points it elsewhere.
-    const env = testEnv('llm-gateway', { SETTINGS_URL: 'http://127.0.0.1:1', ...overrides });
-    const service = await startService(llmGatewayService, loadConfig(llmGatewayEnvSchema, env), options);
-    await service.started;
-    // Consumers' queues are bound once the broker is ready: an event published earlier is lost.
-    await waitFor(() => service.context.broker.isReady(), { what: 'the llm-gateway broker' });
-    return new LlmGatewayHarness(service, env);
-  }
-
-  call(principal: Principal | null, method: string, path: string, body?: unknown): Promise<CallResult> {
-    return call(this.service.url, method, path, { principal, body });
-  }
-
-  create = (body: unknown, principal: Principal = admin) => this.call(principal, 'POST', MODELS, body);
-  read = (id: number, principal: Principal = admin) => this.call(principal, 'GET', `${MODELS}${id}/`);
-  patch = (id: number, body: unknown, principal: Principal = admin) =>
-    this.call(principal, 'PATCH', `${MODELS}${id}/`, body);
-
+interface LlmGatewayHelpers {
+  create(body: unknown, principal?: Principal): Promise<CallResult>;
+  read(id: number, principal?: Principal): Promise<CallResult>;
+  patch(id: number, body: unknown, principal?: Principal): Promise<CallResult>;
   /** Every stored live LLM model document, as the database holds it. */
-  async storedModels(): Promise<Record<string, unknown>[]> {
-    return (await this.allStoredModels()).filter((model) => model.deleted !== true);
-  }
-
+  storedModels(): Promise<Record<string, unknown>[]>;
   /** Live models and the tombstones of deleted ones (kept until their deletion is published). */
-  async allStoredModels(): Promise<Record<string, unknown>[]> {
-    return (await storedDocuments(this.service)).llm_models ?? [];
-  }
-
-  /** Every document of every collection of the service's database. */
-  rawDatabase(): Promise<Record<string, Record<string, unknown>[]>> {
-    return storedDocuments(this.service);
-  }
-
-  /** Another replica: the same database and broker namespace, so the two compete for requests. */
-  async replica(): Promise<LlmGatewayHarness> {
-    return LlmGatewayHarness.start(this.env);
-  }
-
-  /** Stops the service and removes its database and queues. */
-  stopAndDrop(): Promise<void> {
-    return stopAndClean(this.service);
-  }
+  allStoredModels(): Promise<Record<string, unknown>[]>;
 }
+
+type Running = RunningService<LlmGatewayConfig>;
+
+/** The llm-gateway service in this process, on its own database and broker namespace. */
+export const llmGatewayKind: ServiceKind<Running, Companions, LlmGatewayHelpers, HarnessOptions> = {
+  name: 'llm-gateway',
+  // Nothing answers there: the settings cache keeps the defaults unless a test points it elsewhere.
+  env: { SETTINGS_URL: 'http://127.0.0.1:1' },
+  start: (env, options) => startService(llmGatewayService, loadConfig(llmGatewayEnvSchema, env), options),
+  // Consumers' queues are bound once the broker is ready: an event published earlier is lost.
+  ready: (service) => waitFor(() => service.context.broker.isReady(), { what: 'the llm-gateway broker' }),
+  extend: (llm) => {
+    const allStoredModels = async () => (await llm.rawDatabase()).llm_models ?? [];
+    return {
+      create: (body, principal = admin) => llm.as(principal, 'POST', MODELS, body),
+      read: (id, principal = admin) => llm.as(principal, 'GET', `${MODELS}${id}/`),
+      patch: (id, body, principal = admin) => llm.as(principal, 'PATCH', `${MODELS}${id}/`, body),
+      storedModels: async () => (await allStoredModels()).filter((model) => model.deleted !== true),
+      allStoredModels,
+    };
+  },
+};
+
+export type LlmGatewayHarness = Harness<Running, Companions, LlmGatewayHelpers, HarnessOptions>;
+
+export const startLlmGateway = (options: HarnessOptions = {}): Promise<LlmGatewayHarness> =>
+  startHarness(llmGatewayKind, options);

@@ -1,12 +1,12 @@
-import { LlmGatewayHarness, MODELS, admin, consumer, examples, owner } from './harness';
+import { LlmGatewayHarness, startLlmGateway, MODELS, admin, consumer, examples, owner } from './harness';
 
 describe('LLM Model profiles', () => {
   let llm: LlmGatewayHarness;
   beforeAll(async () => {
-    llm = await LlmGatewayHarness.start();
+    llm = await startLlmGateway();
   });
   afterAll(async () => {
-    await llm.stopAndDrop();
+    await llm.stop();
   });
   // Each test starts from an empty collection, so ids and names do not depend on other tests.
   afterEach(async () => {
@@ -54,7 +54,7 @@ describe('LLM Model profiles', () => {
       const read = await llm.read(id);
       expect(read.status).toBe(200);
       expect(read.body).toEqual(created.body);
-      const listed = await llm.call(admin, 'GET', MODELS);
+      const listed = await llm.as(admin, 'GET', MODELS);
       expect(listed.body).toEqual({ count: 1, next: null, previous: null, results: [created.body] });
     },
   );
@@ -81,7 +81,7 @@ describe('LLM Model profiles', () => {
   it('pages the list with limit and offset', async () => {
     for (const name of ['a', 'b', 'c'])
       expect((await llm.create({ ...examples.vendor2, name })).status).toBe(201);
-    const page = await llm.call(owner, 'GET', `${MODELS}?limit=2&offset=1`);
+    const page = await llm.as(owner, 'GET', `${MODELS}?limit=2&offset=1`);
     expect(page.status).toBe(200);
     expect(page.body.count).toBe(3);
     expect(page.body.results.map((model: { name: string }) => model.name)).toEqual(['b', 'c']);
@@ -119,7 +119,7 @@ describe('LLM Model profiles', () => {
       extra_data: { api_key: '********9999', base_url: null },
     });
 
-    expect((await llm.call(admin, 'DELETE', `${MODELS}${model.id}/`)).status).toBe(204);
+    expect((await llm.as(admin, 'DELETE', `${MODELS}${model.id}/`)).status).toBe(204);
     expect((await llm.read(model.id)).status).toBe(404);
     expect(await llm.storedModels()).toEqual([]);
     const [tombstone] = await llm.allStoredModels();
@@ -129,10 +129,10 @@ describe('LLM Model profiles', () => {
   it('answers 404 to an unknown id on read, change and delete', async () => {
     const { body: model } = await llm.create(examples.vendor2);
     const unknown = `${MODELS}${model.id + 1}/`;
-    expect((await llm.call(admin, 'GET', unknown)).status).toBe(404);
-    expect((await llm.call(owner, 'GET', unknown)).status).toBe(404);
-    expect((await llm.call(admin, 'PATCH', unknown, { name: 'x' })).status).toBe(404);
-    expect((await llm.call(admin, 'DELETE', unknown)).status).toBe(404);
+    expect((await llm.as(admin, 'GET', unknown)).status).toBe(404);
+    expect((await llm.as(owner, 'GET', unknown)).status).toBe(404);
+    expect((await llm.as(admin, 'PATCH', unknown, { name: 'x' })).status).toBe(404);
+    expect((await llm.as(admin, 'DELETE', unknown)).status).toBe(404);
     expect((await llm.storedModels()).map((stored) => stored.name)).toEqual([examples.vendor2.name]);
   });
 
@@ -151,8 +151,8 @@ describe('LLM Model profiles', () => {
   it('lets admins write, service owners only read, and consumers nothing', async () => {
     const { body: model } = await llm.create(examples.vendor1);
     const path = `${MODELS}${model.id}/`;
-    expect((await llm.call(owner, 'GET', MODELS)).status).toBe(200);
-    expect((await llm.call(owner, 'GET', path)).status).toBe(200);
+    expect((await llm.as(owner, 'GET', MODELS)).status).toBe(200);
+    expect((await llm.as(owner, 'GET', path)).status).toBe(200);
     for (const [principal, method, target, body] of [
       [owner, 'POST', MODELS, { ...examples.vendor2 }],
       [owner, 'PATCH', path, { name: 'mine' }],
@@ -163,7 +163,7 @@ describe('LLM Model profiles', () => {
       [consumer, 'PATCH', path, { name: 'mine' }],
       [consumer, 'DELETE', path, undefined],
     ] as const) {
-      const answer = await llm.call(principal, method, target, body);
+      const answer = await llm.as(principal, method, target, body);
       expect({ role: principal.role, method, status: answer.status }).toEqual({
         role: principal.role,
         method,

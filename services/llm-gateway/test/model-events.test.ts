@@ -1,17 +1,17 @@
 import { EventTap, outboxDrained, type TappedEvent } from '@pack/testkit';
-import { LlmGatewayHarness, MODELS, admin, examples } from './harness';
+import { LlmGatewayHarness, startLlmGateway, MODELS, admin, examples } from './harness';
 
 describe('llm.model.changed.v1: what the orchestrator learns of models', () => {
   let llm: LlmGatewayHarness;
   let tap: EventTap;
 
   beforeAll(async () => {
-    llm = await LlmGatewayHarness.start();
+    llm = await startLlmGateway();
     tap = await EventTap.start(process.env.AMQP_URL!, llm.env.BROKER_NAMESPACE!, ['llm.model.#']);
   });
   afterAll(async () => {
     await tap.stop();
-    await llm.stopAndDrop();
+    await llm.stop();
   });
 
   const of = (id: number) => (event: TappedEvent) =>
@@ -29,7 +29,7 @@ describe('llm.model.changed.v1: what the orchestrator learns of models', () => {
     expect(created.status).toBe(201);
     const id = (created.body as { id: number }).id;
     expect((await llm.patch(id, { name: 'Evented renamed', model_name: 'gpt-4.1' })).status).toBe(200);
-    expect((await llm.call(admin, 'DELETE', `${MODELS}${id}/`)).status).toBe(204);
+    expect((await llm.as(admin, 'DELETE', `${MODELS}${id}/`)).status).toBe(204);
 
     const published = await eventsOf(id, 3);
     expect(published).toEqual([
@@ -67,11 +67,11 @@ describe('llm.model.changed.v1: what the orchestrator learns of models', () => {
   it('frees the name of a deleted model and hides it everywhere', async () => {
     const first = await llm.create({ ...examples.vendor1, name: 'Reused name' });
     const id = (first.body as { id: number }).id;
-    expect((await llm.call(admin, 'DELETE', `${MODELS}${id}/`)).status).toBe(204);
+    expect((await llm.as(admin, 'DELETE', `${MODELS}${id}/`)).status).toBe(204);
     expect((await llm.read(id)).status).toBe(404);
     expect((await llm.patch(id, { prompt: 'x' })).status).toBe(404);
-    expect((await llm.call(admin, 'DELETE', `${MODELS}${id}/`)).status).toBe(404);
-    const listed = await llm.call(admin, 'GET', `${MODELS}?limit=100`);
+    expect((await llm.as(admin, 'DELETE', `${MODELS}${id}/`)).status).toBe(404);
+    const listed = await llm.as(admin, 'GET', `${MODELS}?limit=100`);
     expect((listed.body.results as { id: number }[]).map((model) => model.id)).not.toContain(id);
     expect((await llm.create({ ...examples.vendor1, name: 'Reused name' })).status).toBe(201);
     const stored = (await llm.allStoredModels()).find((model) => model._id === id);

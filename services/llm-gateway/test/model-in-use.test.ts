@@ -1,22 +1,22 @@
 import { events, PROCESSOR_EVENTS, type ProcessorSnapshot } from '@pack/contracts';
 import { publishEvent, waitFor } from '@pack/testkit';
 import { ModelUsageRepository } from '../src/data/model-usage-repository';
-import { LlmGatewayHarness, MODELS, admin, examples } from './harness';
+import { LlmGatewayHarness, startLlmGateway, MODELS, admin, examples } from './harness';
 
 describe('deleting a model an active AI processor uses', () => {
   let llm: LlmGatewayHarness;
 
   beforeAll(async () => {
-    llm = await LlmGatewayHarness.start();
+    llm = await startLlmGateway();
   });
-  afterAll(() => llm.stopAndDrop());
+  afterAll(() => llm.stop());
 
   const createModel = async (name: string): Promise<number> => {
     const created = await llm.create({ ...examples.vendor1, name });
     expect(created.status).toBe(201);
     return (created.body as { id: number }).id;
   };
-  const remove = (id: number) => llm.call(admin, 'DELETE', `${MODELS}${id}/`);
+  const remove = (id: number) => llm.as(admin, 'DELETE', `${MODELS}${id}/`);
   /** Publishes as the orchestrator would, and waits until the projection holds that version. */
   const publish = async (event: (typeof PROCESSOR_EVENTS)[number], snapshot: ProcessorSnapshot) => {
     await publishEvent(process.env.AMQP_URL!, llm.env.BROKER_NAMESPACE!, event, snapshot);
@@ -93,10 +93,10 @@ describe('the processor projection', () => {
   let usage: ModelUsageRepository;
 
   beforeAll(async () => {
-    llm = await LlmGatewayHarness.start();
+    llm = await startLlmGateway();
     usage = new ModelUsageRepository(llm.service.context.mongo.connection);
   });
-  afterAll(() => llm.stopAndDrop());
+  afterAll(() => llm.stop());
 
   const at = (version: number, over: Partial<ProcessorSnapshot> = {}): ProcessorSnapshot => ({
     processor_id: 5,

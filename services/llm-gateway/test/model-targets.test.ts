@@ -1,5 +1,5 @@
 import { outboxDrained, startFakeGenai, startFakeOpenAi, type FakeProviderServer } from '@pack/testkit';
-import { admin, examples, LlmGatewayHarness, MODELS } from './harness';
+import { admin, examples, LlmGatewayHarness, startLlmGateway, MODELS } from './harness';
 import { Requester } from './generate-helpers';
 
 const KEY = 'sk-tg7Qx2-SECRET-0123456789';
@@ -26,7 +26,7 @@ describe('every URL a model stores passes the address guard webhooks use', () =>
   let genaiId: number;
 
   beforeAll(async () => {
-    llm = await LlmGatewayHarness.start(LOOPBACK);
+    llm = await startLlmGateway({ env: LOOPBACK });
     openAi = await startFakeOpenAi({ apiKey: KEY });
     fakes.push(openAi);
     const created = await llm.create({
@@ -56,7 +56,7 @@ describe('every URL a model stores passes the address guard webhooks use', () =>
   });
   afterAll(async () => {
     await Promise.all(fakes.map((fake) => fake.close()));
-    await llm.stopAndDrop();
+    await llm.stop();
   });
 
   async function expectRefusedUrl(send: () => ReturnType<LlmGatewayHarness['create']>, field: string) {
@@ -108,7 +108,7 @@ describe('every URL a model stores passes the address guard webhooks use', () =>
     const sent = openAi.requests.length;
     await expectRefusedUrl(
       () =>
-        llm.call(admin, 'POST', `${MODELS}test_connection/${vendor1Id}/`, {
+        llm.as(admin, 'POST', `${MODELS}test_connection/${vendor1Id}/`, {
           extra_data: { api_key: KEY, base_url: url },
         }),
       'extra_data.base_url',
@@ -137,10 +137,10 @@ describe('a connection test overriding a URL brings its own secret', () => {
   let stored: FakeProviderServer;
   let elsewhere: FakeProviderServer;
   let id: number;
-  const testOf = (body: unknown) => llm.call(admin, 'POST', `${MODELS}test_connection/${id}/`, body);
+  const testOf = (body: unknown) => llm.as(admin, 'POST', `${MODELS}test_connection/${id}/`, body);
 
   beforeAll(async () => {
-    llm = await LlmGatewayHarness.start(LOOPBACK);
+    llm = await startLlmGateway({ env: LOOPBACK });
     stored = await startFakeOpenAi({ apiKey: KEY });
     elsewhere = await startFakeOpenAi({ apiKey: 'sk-other-host-key-0000' });
     const created = await llm.create({
@@ -153,7 +153,7 @@ describe('a connection test overriding a URL brings its own secret', () => {
   });
   afterAll(async () => {
     await Promise.all([stored.close(), elsewhere.close()]);
-    await llm.stopAndDrop();
+    await llm.stop();
   });
 
   it('another base_url without the api_key, or with its mask: 400 naming api_key, nothing sent anywhere', async () => {
@@ -198,7 +198,7 @@ describe('a connection test overriding a URL brings its own secret', () => {
           request_payload: { user: 'svc-user-SECRET-77' },
         },
       });
-      const res = await llm.call(admin, 'POST', `${MODELS}test_connection/${created.body.id}/`, {
+      const res = await llm.as(admin, 'POST', `${MODELS}test_connection/${created.body.id}/`, {
         extra_data: { request_url: `${elsewhere.url}/v1/chat/completions` },
       });
       expect({ status: res.status, fields: Object.keys(res.body.errors ?? {}).sort() }).toEqual({
@@ -214,7 +214,7 @@ describe('a connection test overriding a URL brings its own secret', () => {
 
 describe('the guard is applied again at connect time', () => {
   it('a model stored while loopback was allowed is refused once it is not, naming the reason', async () => {
-    const allowing = await LlmGatewayHarness.start(LOOPBACK);
+    const allowing = await startLlmGateway({ env: LOOPBACK });
     const fake = await startFakeOpenAi({ apiKey: KEY });
     let refusing: LlmGatewayHarness | undefined;
     try {
@@ -224,9 +224,9 @@ describe('the guard is applied again at connect time', () => {
         extra_data: { api_key: KEY, base_url: `${fake.url}/v1` },
       });
       expect(created.status).toBe(201);
-      await allowing.service.stop();
-      refusing = await LlmGatewayHarness.start({ ...allowing.env, PACK_ALLOWED_TARGET_CIDRS: '' });
-      const res = await refusing.call(admin, 'POST', `${MODELS}test_connection/${created.body.id}/`, {});
+      await allowing.stop({ keepData: true });
+      refusing = await allowing.replica({ env: { PACK_ALLOWED_TARGET_CIDRS: '' } });
+      const res = await refusing.as(admin, 'POST', `${MODELS}test_connection/${created.body.id}/`, {});
       expect(res.status).toBe(502);
       const detail = (res.body as { detail: string }).detail;
       expect(detail).toMatch(/refused to connect to 127\.0\.0\.1: 127\.0\.0\.1 is a loopback address/);
@@ -251,7 +251,7 @@ describe('the guard is applied again at connect time', () => {
       expect(fake.requests).toHaveLength(0);
     } finally {
       await fake.close();
-      await (refusing ?? allowing).stopAndDrop();
+      await (refusing ?? allowing).stop();
     }
   });
 });

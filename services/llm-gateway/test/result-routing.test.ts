@@ -1,6 +1,6 @@
 import { events } from '@pack/contracts';
 import { EventTap, startFakeOpenAi, type FakeProviderServer, type TappedEvent } from '@pack/testkit';
-import { LlmGatewayHarness } from './harness';
+import { startLlmGateway, type LlmGatewayHarness } from './harness';
 import { LOOPBACK, Requester, vendor1Model } from './generate-helpers';
 
 /**
@@ -19,7 +19,7 @@ describe('generate results published by kind', () => {
     all.filter((event) => (event.data as { request_id: string }).request_id === id);
 
   beforeAll(async () => {
-    llm = await LlmGatewayHarness.start(LOOPBACK);
+    llm = await startLlmGateway({ env: LOOPBACK });
     requester = await Requester.start(llm);
     fake = await startFakeOpenAi({ apiKey: 'sk-generate-SECRET-0123456789' });
     const { AMQP_URL, BROKER_NAMESPACE } = llm.env;
@@ -33,7 +33,7 @@ describe('generate results published by kind', () => {
   });
   afterAll(async () => {
     await Promise.all([requester.stop(), fake.close(), ...Object.values(taps).map((tap) => tap.stop())]);
-    await llm.stopAndDrop();
+    await llm.stop();
   });
 
   it('publishes a validation result as llm.generate.validation_completed.v1 only, with its reply_kind', async () => {

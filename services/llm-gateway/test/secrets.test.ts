@@ -2,7 +2,7 @@ import { outboxDrained } from '@pack/testkit';
 import { createKeyRing, SECRET_MASK, SecretBox } from '@pack/secrets';
 import { LogCapture, TEST_ENCRYPTION_KEY } from '@pack/testkit';
 import { llmSecretContext } from '../src/service';
-import { LlmGatewayHarness, MODELS, admin, examples, owner } from './harness';
+import { LlmGatewayHarness, startLlmGateway, MODELS, admin, examples, owner } from './harness';
 
 const testBox = new SecretBox(createKeyRing({ test: Buffer.from(TEST_ENCRYPTION_KEY, 'base64') }, 'test'));
 const plaintexts = [
@@ -19,10 +19,10 @@ describe('LLM model secrets', () => {
   let logs: LogCapture;
   beforeEach(async () => {
     logs = new LogCapture();
-    llm = await LlmGatewayHarness.start({ LOG_LEVEL: 'debug' }, { logDestination: logs });
+    llm = await startLlmGateway({ env: { LOG_LEVEL: 'debug' }, logDestination: logs });
   });
   afterEach(async () => {
-    await llm.stopAndDrop();
+    await llm.stop();
   });
 
   it('are encrypted at rest with the key id and bound to their model: no collection holds a plaintext', async () => {
@@ -47,7 +47,7 @@ describe('LLM model secrets', () => {
 
   it('never reach the debug logs', async () => {
     for (const body of Object.values(examples)) expect((await llm.create(body)).status).toBe(201);
-    const { body: page } = await llm.call(owner, 'GET', MODELS);
+    const { body: page } = await llm.as(owner, 'GET', MODELS);
     expect(page.count).toBe(5);
     expect(
       (await llm.patch(page.results[0].id, { extra_data: { api_key: 'sk-rotated-PLAINTEXT-7777' } })).status,
@@ -63,8 +63,8 @@ describe('LLM model secrets', () => {
   it('are masked: admins see the last four characters, service owners the mask alone', async () => {
     const created: number[] = [];
     for (const body of Object.values(examples)) created.push((await llm.create(body)).body.id);
-    const { body: asAdmin } = await llm.call(admin, 'GET', MODELS);
-    const { body: asOwner } = await llm.call(owner, 'GET', MODELS);
+    const { body: asAdmin } = await llm.as(admin, 'GET', MODELS);
+    const { body: asOwner } = await llm.as(owner, 'GET', MODELS);
     const secretsOf = (page: { results: { extra_data: Record<string, unknown> }[] }) =>
       page.results.map(
         ({ extra_data }) => extra_data.api_key ?? extra_data.VENDOR1_API_KEY ?? extra_data.credentials,
@@ -187,7 +187,7 @@ describe('LLM model secrets', () => {
       ...Object.fromEntries(names.map((name) => [name, SECRET_MASK])),
       nested: [{ seed: SECRET_MASK }],
     });
-    const listed = await llm.call(owner, 'GET', MODELS);
+    const listed = await llm.as(owner, 'GET', MODELS);
     expect(JSON.stringify(listed.body)).not.toContain('value-of-');
   });
 });

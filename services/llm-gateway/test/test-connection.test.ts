@@ -7,7 +7,7 @@ import {
   startFakeOpenAi,
   type FakeProviderServer,
 } from '@pack/testkit';
-import { admin, LlmGatewayHarness, MODELS, owner } from './harness';
+import { admin, LlmGatewayHarness, startLlmGateway, MODELS, owner } from './harness';
 
 const KEY = 'sk-conn-test-SECRET-0123456789';
 const CREDENTIALS = 'Basic Y29ubi10ZXN0OlNFQ1JFVC1wYXNzd29yZA==';
@@ -27,15 +27,15 @@ describe('POST /v1/ai/llm_models/test_connection/<id>/', () => {
 
   beforeAll(async () => {
     logs = new LogCapture();
-    llm = await LlmGatewayHarness.start({ ...LOOPBACK, LOG_LEVEL: 'debug' }, { logDestination: logs });
+    llm = await startLlmGateway({ env: { ...LOOPBACK, LOG_LEVEL: 'debug' }, logDestination: logs });
   });
   afterAll(async () => {
     await Promise.all(fakes.map((fake) => fake.close()));
-    await llm.stopAndDrop();
+    await llm.stop();
   });
 
   const testOf = (id: number, body: unknown = {}, principal = admin) =>
-    llm.call(principal, 'POST', `${MODELS}test_connection/${id}/`, body);
+    llm.as(principal, 'POST', `${MODELS}test_connection/${id}/`, body);
 
   let counter = 0;
   async function vendor1Model(

@@ -1,28 +1,25 @@
 import { ACTIVE_SLOTS_COLLECTION } from '../src/service';
-import { OrchestratorHarness, admin, owner, processorBody } from './harness';
+import { OrchestratorHarness, startOrchestrator, admin, owner, processorBody } from './harness';
 
 describe('at most one active processor per Service and kind', () => {
   let first: OrchestratorHarness;
   let second: OrchestratorHarness;
 
   beforeAll(async () => {
-    first = await OrchestratorHarness.start();
+    first = await startOrchestrator();
     // A second replica on the same database and broker namespace.
-    second = await OrchestratorHarness.start({
-      MONGO_DB: first.env.MONGO_DB!,
-      BROKER_NAMESPACE: first.env.BROKER_NAMESPACE!,
-    });
+    second = await first.replica();
     for (const service_id of [1, 2, 3, 4, 5]) await first.knowService({ service_id });
     await first.knowModel({ llm_model_id: 1 });
   });
   afterAll(async () => {
     await second.stop();
-    await first.stopAndClean();
+    await first.stop();
   });
 
   const activeOf = async (service: number, kind: string) =>
     (
-      await first.call(admin, 'GET', `/v1/ai/processors/?service=${service}&kind=${kind}&limit=500`)
+      await first.as(admin, 'GET', `/v1/ai/processors/?service=${service}&kind=${kind}&limit=500`)
     ).body.results
       .filter((p: { active: boolean }) => p.active)
       .map((p: { id: number }) => p.id);

@@ -1,7 +1,7 @@
 import { EventTap, outboxDrained, TcpProxy, waitFor, type TappedEvent } from '@pack/testkit';
 import { DirectoryRepository } from '../src/data/directory-repository';
 import { PROCESSORS_COLLECTION } from '../src/service';
-import { OrchestratorHarness, processorBody } from './harness';
+import { OrchestratorHarness, startOrchestrator, processorBody } from './harness';
 
 /** "type version active deleted" per processor event, in version order. */
 function historyOf(events: TappedEvent[], processorId: number): string[] {
@@ -19,7 +19,7 @@ describe('processor events', () => {
   let tap: EventTap;
 
   beforeAll(async () => {
-    orchestrator = await OrchestratorHarness.start();
+    orchestrator = await startOrchestrator();
     tap = await EventTap.start(process.env.AMQP_URL!, orchestrator.env.BROKER_NAMESPACE!, ['pipeline.#']);
     await orchestrator.knowService({ service_id: 1 });
     await orchestrator.knowModel({ llm_model_id: 1 });
@@ -27,7 +27,7 @@ describe('processor events', () => {
   });
   afterAll(async () => {
     await tap.stop();
-    await orchestrator.stopAndClean();
+    await orchestrator.stop();
   });
 
   it('publishes created, updated, activated and a deleted tombstone, each with the next version', async () => {
@@ -73,7 +73,7 @@ describe('processor events while RabbitMQ is down', () => {
   beforeAll(async () => {
     const amqpUrl = process.env.AMQP_URL!;
     proxy = await TcpProxy.forUrl(amqpUrl).start();
-    orchestrator = await OrchestratorHarness.start({ AMQP_URL: proxy.rewrite(amqpUrl) });
+    orchestrator = await startOrchestrator({ env: { AMQP_URL: proxy.rewrite(amqpUrl) } });
     tap = await EventTap.start(amqpUrl, orchestrator.env.BROKER_NAMESPACE!, ['pipeline.#']);
     await orchestrator.knowService({ service_id: 1 });
     await orchestrator.knowModel({ llm_model_id: 1 });
@@ -81,7 +81,7 @@ describe('processor events while RabbitMQ is down', () => {
   afterAll(async () => {
     proxy.restore();
     await tap.stop();
-    await orchestrator.stopAndClean();
+    await orchestrator.stop();
     await proxy.stop();
   });
 
@@ -105,7 +105,7 @@ describe('processor events while RabbitMQ is down', () => {
 
 describe('the Service and model projections', () => {
   it('keep a deleted model and Service deleted when an older snapshot arrives late', async () => {
-    const orchestrator = await OrchestratorHarness.start();
+    const orchestrator = await startOrchestrator();
     try {
       const directory = new DirectoryRepository(orchestrator.service.context.mongo.connection);
       const model = { llm_model_id: 7, name: 'm', provider: 'vendor1', model_name: 'x', timeout: 60 };
@@ -126,7 +126,7 @@ describe('the Service and model projections', () => {
       expect(await directory.service(8)).toBeNull();
       expect(await directory.serviceIdsOwnedBy(99)).toEqual([]);
     } finally {
-      await orchestrator.stopAndClean();
+      await orchestrator.stop();
     }
   });
 });

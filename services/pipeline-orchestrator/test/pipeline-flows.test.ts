@@ -1,7 +1,7 @@
 import { events } from '@pack/contracts';
 import { waitFor, type TappedEvent } from '@pack/testkit';
 import { EXECUTION_NOTES_COLLECTION, PACK_DATA_COLLECTION, PIPELINES_COLLECTION } from '../src/service';
-import { OrchestratorHarness, otherOwner, owner, processorBody } from './harness';
+import { OrchestratorHarness, startOrchestrator, otherOwner, owner, processorBody } from './harness';
 import { PACK, PipelineDriver } from './pipeline-driver';
 
 /** Endpoints 4 (retrigger with the execution context) and 5 (PackData pushed from outside). */
@@ -11,7 +11,7 @@ describe('pipeline flows: retrigger and PackData push', () => {
 
   type Stage = { stage: string; state: string | null; origin: string | null; pack_data: unknown };
   const latest = (item: number) =>
-    orchestrator.call(owner, 'GET', `${PACK}pipelines/latest/service_item/${item}/`);
+    orchestrator.as(owner, 'GET', `${PACK}pipelines/latest/service_item/${item}/`);
   const stageOf = async (item: number, stage: string) =>
     ((await latest(item)).body?.stages as Stage[] | undefined)?.find((entry) => entry.stage === stage);
   /** The item's latest pipeline once its run number is `run`. */
@@ -24,9 +24,9 @@ describe('pipeline flows: retrigger and PackData push', () => {
       { what: `run ${number} of item ${item}` },
     );
   const push = (item: number, stage: string, body: unknown, principal = owner, query = '') =>
-    orchestrator.call(principal, 'POST', `${PACK}data/service_item/${item}/${stage}/${query}`, body);
+    orchestrator.as(principal, 'POST', `${PACK}data/service_item/${item}/${stage}/${query}`, body);
   const retrigger = (item: number, body?: unknown, principal = owner) =>
-    orchestrator.call(principal, 'POST', `${PACK}retrigger/service_item/${item}/`, body);
+    orchestrator.as(principal, 'POST', `${PACK}retrigger/service_item/${item}/`, body);
   const stored = async (item: number) => ({
     pipelines: await orchestrator.collection(PIPELINES_COLLECTION).find({ service_item_id: item }).toArray(),
     packData: await orchestrator.collection(PACK_DATA_COLLECTION).countDocuments({ service_item_id: item }),
@@ -36,7 +36,7 @@ describe('pipeline flows: retrigger and PackData push', () => {
   });
 
   beforeAll(async () => {
-    orchestrator = await OrchestratorHarness.start({ SETTINGS_URL: 'http://127.0.0.1:1' });
+    orchestrator = await startOrchestrator({ env: { SETTINGS_URL: 'http://127.0.0.1:1' } });
     driver = await PipelineDriver.start(orchestrator, [events.pipelineProgress.type]);
     await orchestrator.knowService({ service_id: 1 });
     await orchestrator.knowService({ service_id: 2 });
@@ -56,7 +56,7 @@ describe('pipeline flows: retrigger and PackData push', () => {
   });
   afterAll(async () => {
     await driver.stop();
-    await orchestrator.stopAndClean();
+    await orchestrator.stop();
   });
 
   it('stores pushed PackData in place of a running stage and starts the next stage with it', async () => {

@@ -1,7 +1,7 @@
 import { events, type EventData } from '@pack/contracts';
 import { EventTap, metricSample, metricsText, publishEvent, waitFor, type TappedEvent } from '@pack/testkit';
 import { PIPELINES_COLLECTION, PACK_DATA_COLLECTION } from '../src/service';
-import { OrchestratorHarness, otherOwner, owner, processorBody } from './harness';
+import { OrchestratorHarness, startOrchestrator, otherOwner, owner, processorBody } from './harness';
 import { approval, generateResult, PACK } from './pipeline-driver';
 
 type Request = EventData<typeof events.llmGenerateRequested>;
@@ -27,14 +27,14 @@ describe('pipelines', () => {
   const pipelinesOf = (item: number) =>
     orchestrator.collection(PIPELINES_COLLECTION).find({ service_item_id: item }).toArray();
   const latest = (item: number) =>
-    orchestrator.call(owner, 'GET', `${PACK}pipelines/latest/service_item/${item}/`);
+    orchestrator.as(owner, 'GET', `${PACK}pipelines/latest/service_item/${item}/`);
   const stateOf = async (item: number, stage: string) =>
     ((await latest(item)).body?.stages as { stage: string; state: string }[] | undefined)?.find(
       (entry) => entry.stage === stage,
     )?.state;
 
   beforeAll(async () => {
-    orchestrator = await OrchestratorHarness.start({ SETTINGS_URL: 'http://127.0.0.1:1' });
+    orchestrator = await startOrchestrator({ env: { SETTINGS_URL: 'http://127.0.0.1:1' } });
     tap = await EventTap.start(process.env.AMQP_URL!, orchestrator.env.BROKER_NAMESPACE!, [
       'llm.generate.requested.v1',
     ]);
@@ -55,7 +55,7 @@ describe('pipelines', () => {
   });
   afterAll(async () => {
     await tap.stop();
-    await orchestrator.stopAndClean();
+    await orchestrator.stop();
   });
 
   it('runs CONFIG on approval, then VERIFY and EXECUTION on their own, summing the costs exactly', async () => {
@@ -91,7 +91,7 @@ describe('pipelines', () => {
         { stage: 'EXECUTION', state: 'OK', cost: '0.000000000001', pack_data: { delivered: true } },
       ],
     });
-    expect((await orchestrator.call(owner, 'GET', `${PACK}pipelines/${body.id}/`)).body).toEqual(body);
+    expect((await orchestrator.as(owner, 'GET', `${PACK}pipelines/${body.id}/`)).body).toEqual(body);
     expect(await orchestrator.collection(PACK_DATA_COLLECTION).countDocuments({ service_item_id: 100 })).toBe(
       3,
     );
@@ -159,7 +159,7 @@ describe('pipelines', () => {
       },
     );
     const trigger = (item: number, stage: string) =>
-      orchestrator.call(owner, 'POST', `${PACK}trigger/service_item/${item}/${stage}/`);
+      orchestrator.as(owner, 'POST', `${PACK}trigger/service_item/${item}/${stage}/`);
 
     expect((await trigger(104, 'deploy')).status).toBe(404);
     expect((await trigger(999, 'config')).status).toBe(404);

@@ -1,6 +1,6 @@
 import { waitFor } from '@pack/testkit';
 import { PIPELINES_COLLECTION } from '../src/service';
-import { OrchestratorHarness, processorBody } from './harness';
+import { OrchestratorHarness, startOrchestrator, processorBody } from './harness';
 import { PipelineDriver } from './pipeline-driver';
 
 /** Acknowledged messages of this replica's processor-cache queue, from its metrics. */
@@ -24,9 +24,11 @@ describe('remembered processors across replicas', () => {
   let driver: PipelineDriver;
 
   beforeAll(async () => {
-    a = await OrchestratorHarness.start({
-      SETTINGS_URL: 'http://127.0.0.1:1',
-      PIPELINE_PROCESSOR_CACHE_MS: '600000',
+    a = await startOrchestrator({
+      env: {
+        SETTINGS_URL: 'http://127.0.0.1:1',
+        PIPELINE_PROCESSOR_CACHE_MS: '600000',
+      },
     });
     driver = await PipelineDriver.start(a);
     await a.knowService({ service_id: 1 });
@@ -35,7 +37,7 @@ describe('remembered processors across replicas', () => {
   });
   afterAll(async () => {
     await driver.stop();
-    await a.stopAndClean();
+    await a.stop();
   });
 
   const pipelineOf = (item: number) =>
@@ -63,14 +65,14 @@ describe('remembered processors across replicas', () => {
 
     // Replica B activates a verify processor, then goes away: every result goes to A from now.
     const before = await cacheEventsHandled(a);
-    const b = await OrchestratorHarness.start(a.env);
+    const b = await a.replica();
     try {
       expect((await b.create(processorBody({ kind: 'verify', active: true }))).status).toBe(201);
       await waitFor(async () => (await cacheEventsHandled(a)) > before, {
         what: "A hears of B's processor",
       });
     } finally {
-      await b.service.stop();
+      await b.stop();
     }
 
     await driver.approve(2, 2, { size: 'large' });
@@ -83,7 +85,7 @@ describe('remembered processors across replicas', () => {
 
   it('forgets at once what its own change makes wrong', async () => {
     const verify = (
-      await a.call({ id: 1, username: 'ada', role: 'admin' }, 'GET', '/v1/ai/processors/?kind=verify')
+      await a.as({ id: 1, username: 'ada', role: 'admin' }, 'GET', '/v1/ai/processors/?kind=verify')
     ).body as { results: { id: number }[] };
     expect((await a.patch(verify.results[0]!.id, { active: false })).status).toBe(200);
 

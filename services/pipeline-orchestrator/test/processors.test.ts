@@ -1,6 +1,7 @@
 import { outboxDrained, storedDocuments } from '@pack/testkit';
 import {
   OrchestratorHarness,
+  startOrchestrator,
   PROCESSORS,
   admin,
   consumer,
@@ -13,7 +14,7 @@ describe('AI processors: create, list, read, update, delete', () => {
   let orchestrator: OrchestratorHarness;
 
   beforeAll(async () => {
-    orchestrator = await OrchestratorHarness.start();
+    orchestrator = await startOrchestrator();
     await orchestrator.knowService({ service_id: 1 });
     await orchestrator.knowService({
       service_id: 2,
@@ -22,7 +23,7 @@ describe('AI processors: create, list, read, update, delete', () => {
     await orchestrator.knowModel({ llm_model_id: 1 });
     await orchestrator.knowModel({ llm_model_id: 2 });
   });
-  afterAll(() => orchestrator.stopAndClean());
+  afterAll(() => orchestrator.stop());
 
   it('lets the owner of the Service create, list, read, change and delete a processor', async () => {
     const schema = {
@@ -52,7 +53,7 @@ describe('AI processors: create, list, read, update, delete', () => {
     });
 
     expect((await orchestrator.read(id)).body).toEqual(created.body);
-    const listed = await orchestrator.call(owner, 'GET', `${PROCESSORS}?service=1&kind=config`);
+    const listed = await orchestrator.as(owner, 'GET', `${PROCESSORS}?service=1&kind=config`);
     expect(listed.body.results.map((p: { id: number }) => p.id)).toContain(id);
 
     const changed = await orchestrator.patch(id, { name: 'Renamed', llm_model: 2, response_schema: null });
@@ -68,7 +69,7 @@ describe('AI processors: create, list, read, update, delete', () => {
     expect((await orchestrator.remove(id)).status).toBe(204);
     expect((await orchestrator.read(id)).status).toBe(404);
     expect((await orchestrator.remove(id)).status).toBe(404);
-    const after = await orchestrator.call(owner, 'GET', PROCESSORS);
+    const after = await orchestrator.as(owner, 'GET', PROCESSORS);
     expect(after.body.results.map((p: { id: number }) => p.id)).not.toContain(id);
   });
 
@@ -82,18 +83,18 @@ describe('AI processors: create, list, read, update, delete', () => {
       ['PATCH', { name: 'Taken over' }],
       ['DELETE', undefined],
     ] as const) {
-      const answer = await orchestrator.call(otherOwner, method, `${PROCESSORS}${mine}/`, body);
+      const answer = await orchestrator.as(otherOwner, method, `${PROCESSORS}${mine}/`, body);
       expect(answer.status).toBe(404);
       expect(answer.headers.get('content-type')).toMatch(/application\/problem\+json/);
     }
     expect((await orchestrator.read(mine)).body.name).toBe('Mine');
 
-    const ownList = (await orchestrator.call(owner, 'GET', PROCESSORS)).body.results.map(
+    const ownList = (await orchestrator.as(owner, 'GET', PROCESSORS)).body.results.map(
       (p: { id: number }) => p.id,
     );
     expect(ownList).toContain(mine);
     expect(ownList).not.toContain(theirs);
-    const adminList = (await orchestrator.call(admin, 'GET', `${PROCESSORS}?limit=500`)).body.results.map(
+    const adminList = (await orchestrator.as(admin, 'GET', `${PROCESSORS}?limit=500`)).body.results.map(
       (p: { id: number }) => p.id,
     );
     expect(adminList).toEqual(expect.arrayContaining([mine, theirs]));
@@ -101,7 +102,7 @@ describe('AI processors: create, list, read, update, delete', () => {
 
     expect((await orchestrator.read(mine, consumer)).status).toBe(403);
     expect((await orchestrator.create(processorBody(), consumer)).status).toBe(403);
-    expect((await orchestrator.call(null, 'GET', PROCESSORS)).status).toBe(401);
+    expect((await orchestrator.as(null, 'GET', PROCESSORS)).status).toBe(401);
   });
 
   it('keeps a processor hidden from its old owner once the Service changes hands', async () => {

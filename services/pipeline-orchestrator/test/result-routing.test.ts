@@ -1,7 +1,7 @@
 import { events, type EventData } from '@pack/contracts';
 import { metricsText, waitFor, type TappedEvent } from '@pack/testkit';
 import { EXECUTION_NOTES_COLLECTION } from '../src/service';
-import { OrchestratorHarness, owner, processorBody } from './harness';
+import { owner, processorBody, startOrchestrator, type OrchestratorHarness } from './harness';
 import { approval, generateResult, PACK, PipelineDriver, type GenerateRequest } from './pipeline-driver';
 
 type Created = EventData<typeof events.changeInstanceCreated>;
@@ -62,7 +62,7 @@ describe('generate results routed by kind', () => {
     );
 
   beforeAll(async () => {
-    orchestrator = await OrchestratorHarness.start({ SETTINGS_URL: 'http://127.0.0.1:1' });
+    orchestrator = await startOrchestrator({ env: { SETTINGS_URL: 'http://127.0.0.1:1' } });
     driver = await PipelineDriver.start(orchestrator, [events.changeInstanceValidationDecided.type]);
     for (const service of [1, 2]) await orchestrator.knowService({ service_id: service });
     await orchestrator.knowModel({ llm_model_id: 1 });
@@ -74,7 +74,7 @@ describe('generate results routed by kind', () => {
   });
   afterAll(async () => {
     await driver.stop();
-    await orchestrator.stopAndClean();
+    await orchestrator.stop();
   });
 
   it('sends a validation result to the side-processor queue only, and a stage result to the pipeline queue only', async () => {
@@ -101,7 +101,7 @@ describe('generate results routed by kind', () => {
     await driver.approve(501, 5010, { app: 'wiki' }, 2);
     const run = await waitFor(
       async () => {
-        const answer = await orchestrator.call(owner, 'GET', `${PACK}pipelines/latest/service_item/501/`);
+        const answer = await orchestrator.as(owner, 'GET', `${PACK}pipelines/latest/service_item/501/`);
         return answer.body?.run === 1 && (answer.body as { id: number });
       },
       { what: 'the run of item 501' },
@@ -114,7 +114,7 @@ describe('generate results routed by kind', () => {
     });
     await waitFor(
       async () =>
-        (await orchestrator.call(owner, 'GET', `${PACK}pipelines/latest/service_item/501/`)).body.stages[0]
+        (await orchestrator.as(owner, 'GET', `${PACK}pipelines/latest/service_item/501/`)).body.stages[0]
           .state === 'OK',
       { what: 'CONFIG OK' },
     );
@@ -128,7 +128,7 @@ describe('generate results routed by kind', () => {
     await driver.approve(502, 5020, { app: 'blog' }, 2);
     const run = await waitFor(
       async () => {
-        const answer = await orchestrator.call(owner, 'GET', `${PACK}pipelines/latest/service_item/502/`);
+        const answer = await orchestrator.as(owner, 'GET', `${PACK}pipelines/latest/service_item/502/`);
         return answer.body?.run === 1 && (answer.body as { id: number });
       },
       { what: 'the run of item 502' },

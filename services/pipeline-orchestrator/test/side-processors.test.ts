@@ -1,7 +1,7 @@
 import { events, type EventData } from '@pack/contracts';
 import { waitFor, type TappedEvent } from '@pack/testkit';
 import { EXECUTION_NOTES_COLLECTION, VALIDATIONS_COLLECTION } from '../src/service';
-import { OrchestratorHarness, owner, processorBody } from './harness';
+import { OrchestratorHarness, startOrchestrator, owner, processorBody } from './harness';
 import { approval, PACK, PipelineDriver, type GenerateRequest } from './pipeline-driver';
 
 type Created = EventData<typeof events.changeInstanceCreated>;
@@ -35,7 +35,7 @@ describe('processors beside the stages', () => {
   const validation = (id: number) =>
     orchestrator.collection(VALIDATIONS_COLLECTION).findOne({ _id: id as never });
   const latest = (item: number) =>
-    orchestrator.call(owner, 'GET', `${PACK}pipelines/latest/service_item/${item}/`);
+    orchestrator.as(owner, 'GET', `${PACK}pipelines/latest/service_item/${item}/`);
   const run = (item: number, number = 1) =>
     waitFor(
       async () => {
@@ -46,7 +46,7 @@ describe('processors beside the stages', () => {
     );
 
   beforeAll(async () => {
-    orchestrator = await OrchestratorHarness.start({ SETTINGS_URL: 'http://127.0.0.1:1' });
+    orchestrator = await startOrchestrator({ env: { SETTINGS_URL: 'http://127.0.0.1:1' } });
     driver = await PipelineDriver.start(orchestrator, [events.changeInstanceValidationDecided.type]);
     for (const service of [1, 2, 3]) await orchestrator.knowService({ service_id: service });
     await orchestrator.knowModel({ llm_model_id: 1 });
@@ -66,7 +66,7 @@ describe('processors beside the stages', () => {
   });
   afterAll(async () => {
     await driver.stop();
-    await orchestrator.stopAndClean();
+    await orchestrator.stop();
   });
 
   it('asks the validator once per new change instance and publishes its decision once', async () => {
@@ -147,7 +147,7 @@ describe('processors beside the stages', () => {
           .countDocuments({ service_item_id: 301 })) === 1,
       { what: 'the optimizer note' },
     );
-    const again = await orchestrator.call(owner, 'POST', `${PACK}retrigger/service_item/301/`);
+    const again = await orchestrator.as(owner, 'POST', `${PACK}retrigger/service_item/301/`);
     expect(again.status).toBe(202);
     const config = await driver.request(again.body.id, 'CONFIG');
     expect(config.messages[2]!.content).toContain(

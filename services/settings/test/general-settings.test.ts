@@ -1,6 +1,6 @@
 import { GEN_UI_COMPONENT_TYPES, SETTINGS_GROUPS } from '@pack/contracts';
 import { call } from '@pack/testkit';
-import { SETTINGS, SettingsHarness, admin, consumer, owner } from './harness';
+import { SETTINGS, SettingsHarness, startSettings, admin, consumer, owner } from './harness';
 
 /** A non-default value for every field of every group, and what a reader then sees. */
 const catalogSchema = {
@@ -135,10 +135,10 @@ describe('general settings service', () => {
   // The settings are one document: every test gets a service of its own (it starts in ~0.1 s).
   let settings: SettingsHarness;
   beforeEach(async () => {
-    settings = await SettingsHarness.start();
+    settings = await startSettings();
   });
   afterEach(async () => {
-    await settings.stopAndDrop();
+    await settings.stop();
   });
 
   const version = async () => Number((await settings.get()).headers.get('x-settings-version'));
@@ -156,10 +156,10 @@ describe('general settings service', () => {
     });
 
     it('refuses a caller without valid principal headers with 401 problem+json', async () => {
-      const anonymous = await settings.call(null, 'GET', SETTINGS);
+      const anonymous = await settings.as(null, 'GET', SETTINGS);
       expect(anonymous.status).toBe(401);
       expect(anonymous.headers.get('content-type')).toContain('application/problem+json');
-      const forged = await settings.call(null, 'GET', SETTINGS, undefined, {
+      const forged = await settings.as(null, 'GET', SETTINGS, undefined, {
         'x-pack-principal': Buffer.from(JSON.stringify(admin)).toString('base64url'),
         'x-pack-timestamp': String(Date.now()),
         'x-pack-signature': 'forged',
@@ -255,10 +255,10 @@ describe('general settings service', () => {
       const first = await settings.get();
       const etag = first.headers.get('etag')!;
       expect(etag).toBeTruthy();
-      const same = await settings.call(admin, 'GET', SETTINGS, undefined, { 'if-none-match': etag });
+      const same = await settings.as(admin, 'GET', SETTINGS, undefined, { 'if-none-match': etag });
       expect(same.status).toBe(304);
       await settings.patch({ global_banner: { message: 'Changed after the ETag' } });
-      const changed = await settings.call(admin, 'GET', SETTINGS, undefined, { 'if-none-match': etag });
+      const changed = await settings.as(admin, 'GET', SETTINGS, undefined, { 'if-none-match': etag });
       expect(changed.status).toBe(200);
       expect(changed.body.global_banner.message).toBe('Changed after the ETag');
     });
@@ -364,7 +364,7 @@ describe('general settings service', () => {
         expect(status).toBe(403);
         expect(body).toMatchObject({ status: 403 });
       }
-      expect((await settings.call(null, 'PATCH', SETTINGS, { currency: { currency: 'USD' } })).status).toBe(
+      expect((await settings.as(null, 'PATCH', SETTINGS, { currency: { currency: 'USD' } })).status).toBe(
         401,
       );
       expect(await storedVersions()).toBe(before);
@@ -378,7 +378,7 @@ describe('general settings service', () => {
       await settings.patch({
         smtp: { EMAIL_HOST_PASSWORD: 'audited-secret-value', EMAIL_HOST_USER: 'audited@example.com' },
       });
-      const { status, body } = await settings.call(admin, 'GET', `${SETTINGS}audit/?limit=2`);
+      const { status, body } = await settings.as(admin, 'GET', `${SETTINGS}audit/?limit=2`);
       expect(status).toBe(200);
       expect(body.count).toBe(await storedVersions());
       expect(body.next).toBe(`${SETTINGS}audit/?limit=2&offset=2`);
@@ -396,7 +396,7 @@ describe('general settings service', () => {
           { field: 'smtp.EMAIL_HOST_PASSWORD', secret: true },
         ],
       });
-      const everything = await settings.call(admin, 'GET', `${SETTINGS}audit/?limit=500`);
+      const everything = await settings.as(admin, 'GET', `${SETTINGS}audit/?limit=500`);
       const text = JSON.stringify(everything.body);
       for (const secret of [
         'audited-secret-value',
@@ -412,9 +412,9 @@ describe('general settings service', () => {
 
     it('is for admins only', async () => {
       for (const principal of [owner, consumer]) {
-        expect((await settings.call(principal, 'GET', `${SETTINGS}audit/`)).status).toBe(403);
+        expect((await settings.as(principal, 'GET', `${SETTINGS}audit/`)).status).toBe(403);
       }
-      expect((await settings.call(null, 'GET', `${SETTINGS}audit/`)).status).toBe(401);
+      expect((await settings.as(null, 'GET', `${SETTINGS}audit/`)).status).toBe(401);
     });
   });
 

@@ -1,6 +1,6 @@
 import Ajv from 'ajv';
 import { buildGenUiCatalogSchema, type JsonSchema } from '@pack/contracts';
-import { SETTINGS, SettingsHarness, admin, consumer, owner } from './harness';
+import { SETTINGS, SettingsHarness, startSettings, admin, consumer, owner } from './harness';
 
 /** The components of the generative UI registry, written out. */
 const COMPONENT_TYPES = [
@@ -37,13 +37,13 @@ describe('Generate Schema (generative UI catalog)', () => {
   // A service of its own per test: each test starts from settings nobody has written.
   let settings: SettingsHarness;
   beforeEach(async () => {
-    settings = await SettingsHarness.start();
+    settings = await startSettings();
   });
   afterEach(async () => {
-    await settings.stopAndDrop();
+    await settings.stop();
   });
   const generate = async () => {
-    const answer = await settings.call(admin, 'POST', GENERATE);
+    const answer = await settings.as(admin, 'POST', GENERATE);
     expect(answer.status).toBe(200);
     return answer.body.ai_integration.generative_ui_catalog_schema as Catalog;
   };
@@ -54,13 +54,13 @@ describe('Generate Schema (generative UI catalog)', () => {
 
   it('refuses service owners and consumers with 403, and stores nothing', async () => {
     for (const principal of [owner, consumer])
-      expect((await settings.call(principal, 'POST', GENERATE)).status).toBe(403);
-    expect((await settings.call(null, 'POST', GENERATE)).status).toBe(401);
+      expect((await settings.as(principal, 'POST', GENERATE)).status).toBe(403);
+    expect((await settings.as(null, 'POST', GENERATE)).status).toBe(401);
     expect(await settings.versionDocuments()).toEqual([]);
   });
 
   it('builds the catalog from the component registry and stores it as JSON text', async () => {
-    const { status, body, headers } = await settings.call(admin, 'POST', GENERATE);
+    const { status, body, headers } = await settings.as(admin, 'POST', GENERATE);
     expect(status).toBe(200);
     expect(headers.get('x-settings-version')).toBe('1');
     const schema = body.ai_integration.generative_ui_catalog_schema as JsonSchema;
@@ -122,11 +122,11 @@ describe('Generate Schema (generative UI catalog)', () => {
     expect((await settings.patch({ ai_integration: { generative_ui_catalog_schema: edited } })).status).toBe(
       200,
     );
-    const again = await settings.call(admin, 'POST', GENERATE);
+    const again = await settings.as(admin, 'POST', GENERATE);
     expect(typesOf(again.body.ai_integration.generative_ui_catalog_schema)).toEqual(COMPONENT_TYPES);
     const cleared = await settings.patch({ ai_integration: { generative_ui_catalog_schema: null } });
     expect(cleared.body.ai_integration.generative_ui_catalog_schema).toBeNull();
-    const audit = await settings.call(admin, 'GET', `${SETTINGS}audit/`);
+    const audit = await settings.as(admin, 'GET', `${SETTINGS}audit/`);
     expect(audit.body.results.map((entry: { action: string }) => entry.action)).toEqual([
       'update',
       'generate_ui_schema',

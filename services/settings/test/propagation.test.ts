@@ -1,15 +1,15 @@
 import { events } from '@pack/contracts';
 import { EventTap, outboxDrained, TcpProxy, uniqueName, waitFor } from '@pack/testkit';
-import { SettingsHarness, admin } from './harness';
+import { SettingsHarness, startSettings, admin } from './harness';
 import { startSubscriber } from './subscriber';
 
 describe('live propagation of settings changes', () => {
   let settings: SettingsHarness;
   beforeAll(async () => {
-    settings = await SettingsHarness.start();
+    settings = await startSettings();
   });
   afterAll(async () => {
-    await settings.stopAndDrop();
+    await settings.stop();
   });
 
   it('a subscriber fetches at start and applies each change from settings.changed, without restart', async () => {
@@ -93,9 +93,11 @@ describe('a change while the broker is unreachable', () => {
     const amqpUrl = process.env.AMQP_URL!;
     const proxy = await TcpProxy.forUrl(amqpUrl).start();
     const namespace = uniqueName('t');
-    const settings = await SettingsHarness.start({
-      AMQP_URL: proxy.rewrite(amqpUrl),
-      BROKER_NAMESPACE: namespace,
+    const settings = await startSettings({
+      env: {
+        AMQP_URL: proxy.rewrite(amqpUrl),
+        BROKER_NAMESPACE: namespace,
+      },
     });
     await waitFor(() => settings.service.context.broker.isReady(), { what: 'settings broker ready' });
     const subscriber = await startSubscriber(settings.url, namespace, amqpUrl);
@@ -118,7 +120,7 @@ describe('a change while the broker is unreachable', () => {
       });
     } finally {
       await subscriber.stop();
-      await settings.stopAndDrop();
+      await settings.stop();
       await proxy.stop();
     }
   });
@@ -126,8 +128,8 @@ describe('a change while the broker is unreachable', () => {
 
 describe('two instances of the settings service', () => {
   it('share one state: concurrent changes through both survive and each serves the other’s', async () => {
-    const first = await SettingsHarness.start();
-    const second = await first.startSibling();
+    const first = await startSettings();
+    const second = await first.replica();
     try {
       const answers = await Promise.all([
         first.patch({ currency: { currency: 'EUR' } }),
@@ -152,7 +154,7 @@ describe('two instances of the settings service', () => {
       }
     } finally {
       await second.stop();
-      await first.stopAndDrop();
+      await first.stop();
     }
   });
 });

@@ -1,4 +1,4 @@
-import { SETTINGS, SettingsHarness, admin, consumer, owner } from './harness';
+import { SETTINGS, SettingsHarness, startSettings, admin, consumer, owner } from './harness';
 
 /** Issue 8: no role but admin sees any character of a secret in the masked settings. */
 describe('masked secrets per role', () => {
@@ -10,7 +10,7 @@ describe('masked secrets per role', () => {
     oauth: { CLIENT_ID: 'oauth-client-id-2342', CLIENT_SECRET: 'oauth-client-secret-1337' },
   };
   beforeAll(async () => {
-    settings = await SettingsHarness.start();
+    settings = await startSettings();
     const patched = await settings.patch(SECRETS);
     expect(patched.status).toBe(200);
   });
@@ -24,7 +24,7 @@ describe('masked secrets per role', () => {
     ]);
   });
   afterAll(async () => {
-    await settings.stopAndDrop();
+    await settings.stop();
   });
 
   it('shows admins the last four characters', async () => {
@@ -60,12 +60,12 @@ describe('masked secrets per role', () => {
     const masked = await settings.get(consumer);
     const full = await settings.get(admin);
     expect(masked.headers.get('etag')).not.toBe(full.headers.get('etag'));
-    const revalidated = await settings.call(admin, 'GET', SETTINGS, undefined, {
+    const revalidated = await settings.as(admin, 'GET', SETTINGS, undefined, {
       'if-none-match': masked.headers.get('etag')!,
     });
     expect(revalidated.status).toBe(200);
     expect(revalidated.body.ldap.BIND_PASSWORD).toBe('********4711');
-    const same = await settings.call(owner, 'GET', SETTINGS, undefined, {
+    const same = await settings.as(owner, 'GET', SETTINGS, undefined, {
       'if-none-match': masked.headers.get('etag')!,
     });
     expect(same.status).toBe(304);

@@ -4,7 +4,7 @@ import { systemPrincipal } from '@pack/contracts';
 import { createKeyRing, SecretBox, secretKeyId } from '@pack/secrets';
 import { LogCapture, runEntryPoint, TEST_ENCRYPTION_KEY, testEnv } from '@pack/testkit';
 import { settingsEnvSchema, settingsSecretContext } from '../src/service';
-import { SETTINGS, SettingsHarness, admin, consumer, type StoredVersion } from './harness';
+import { SETTINGS, SettingsHarness, startSettings, admin, consumer, type StoredVersion } from './harness';
 
 const secrets = {
   BIND_PASSWORD: 'ldap-bind-PLAINTEXT-4711',
@@ -26,10 +26,10 @@ describe('secret settings', () => {
   let logs: LogCapture;
   beforeEach(async () => {
     logs = new LogCapture();
-    settings = await SettingsHarness.start({ LOG_LEVEL: 'debug' }, { logDestination: logs });
+    settings = await startSettings({ env: { LOG_LEVEL: 'debug' }, logDestination: logs });
   });
   afterEach(async () => {
-    await settings.stopAndDrop();
+    await settings.stop();
   });
 
   it('are encrypted at rest with the key id: no collection holds a plaintext', async () => {
@@ -55,12 +55,12 @@ describe('secret settings', () => {
   it("are answered in plaintext to the platform's own services only; a user, even an admin, gets 404", async () => {
     expect((await settings.patch(patchAll)).status).toBe(200);
     const path = `${SETTINGS}plaintext/`;
-    for (const user of [admin, consumer]) expect((await settings.call(user, 'GET', path)).status).toBe(404);
-    const service = await settings.call(systemPrincipal('gateway'), 'GET', path);
+    for (const user of [admin, consumer]) expect((await settings.as(user, 'GET', path)).status).toBe(404);
+    const service = await settings.as(systemPrincipal('gateway'), 'GET', path);
     expect(service.status).toBe(200);
     expect(service.body.ldap.BIND_PASSWORD).toBe(secrets.BIND_PASSWORD);
     expect(service.body.oauth.CLIENT_SECRET).toBe(secrets.CLIENT_SECRET);
-    const again = await settings.call(systemPrincipal('gateway'), 'GET', path, undefined, {
+    const again = await settings.as(systemPrincipal('gateway'), 'GET', path, undefined, {
       'if-none-match': service.headers.get('etag')!,
     });
     expect(again.status).toBe(304);
@@ -133,9 +133,11 @@ describe('encryption keys', () => {
   const keyB = randomBytes(32).toString('base64');
 
   it('rotate: after a restart with a new active key, secrets are re-encrypted under it and still read back', async () => {
-    const first = await SettingsHarness.start({
-      PACK_ENCRYPTION_KEYS: `a:${keyA}`,
-      PACK_ENCRYPTION_KEY_ID: 'a',
+    const first = await startSettings({
+      env: {
+        PACK_ENCRYPTION_KEYS: `a:${keyA}`,
+        PACK_ENCRYPTION_KEY_ID: 'a',
+      },
     });
     let current = first;
     try {
@@ -143,31 +145,37 @@ describe('encryption keys', () => {
       expect(
         secretKeyId(latest(await first.versionDocuments()).groups!.smtp!.EMAIL_HOST_PASSWORD as string),
       ).toBe('a');
-      await first.stop();
+      await first.stop({ keepData: true });
 
-      current = await first.startSibling({
-        PACK_ENCRYPTION_KEYS: `a:${keyA},b:${keyB}`,
-        PACK_ENCRYPTION_KEY_ID: 'b',
+      current = await first.replica({
+        env: {
+          PACK_ENCRYPTION_KEYS: `a:${keyA},b:${keyB}`,
+          PACK_ENCRYPTION_KEY_ID: 'b',
+        },
       });
       const rotated = latest(await current.versionDocuments());
       expect(rotated.action).toBe('reencrypt');
       expect(rotated.changes).toEqual([{ field: 'smtp.EMAIL_HOST_PASSWORD', secret: true }]);
       expect(secretKeyId(rotated.groups!.smtp!.EMAIL_HOST_PASSWORD as string)).toBe('b');
       expect((await current.get()).body.smtp.EMAIL_HOST_PASSWORD).toBe('********1234');
-      await current.stop();
+      await current.stop({ keepData: true });
 
-      current = await first.startSibling({ PACK_ENCRYPTION_KEYS: `b:${keyB}`, PACK_ENCRYPTION_KEY_ID: 'b' });
+      current = await first.replica({
+        env: { PACK_ENCRYPTION_KEYS: `b:${keyB}`, PACK_ENCRYPTION_KEY_ID: 'b' },
+      });
       expect((await current.get()).body.smtp.EMAIL_HOST_PASSWORD).toBe('********1234');
       expect(JSON.stringify(await current.rawDatabase())).not.toContain('PLAINTEXT');
     } finally {
-      await current.stopAndDrop();
+      await current.stop();
     }
   });
 
   it('a secret whose key is gone reads as a bare mask, the rest still works, and a new value replaces it', async () => {
-    const first = await SettingsHarness.start({
-      PACK_ENCRYPTION_KEYS: `a:${keyA}`,
-      PACK_ENCRYPTION_KEY_ID: '',
+    const first = await startSettings({
+      env: {
+        PACK_ENCRYPTION_KEYS: `a:${keyA}`,
+        PACK_ENCRYPTION_KEY_ID: '',
+      },
     });
     let current = first;
     try {
@@ -175,8 +183,10 @@ describe('encryption keys', () => {
         ldap: { BIND_PASSWORD: 'lost-key-PLAINTEXT-0000' },
         currency: { currency: 'EUR' },
       });
-      await first.stop();
-      current = await first.startSibling({ PACK_ENCRYPTION_KEYS: `b:${keyB}`, PACK_ENCRYPTION_KEY_ID: 'b' });
+      await first.stop({ keepData: true });
+      current = await first.replica({
+        env: { PACK_ENCRYPTION_KEYS: `b:${keyB}`, PACK_ENCRYPTION_KEY_ID: 'b' },
+      });
       const { status, body } = await current.get();
       expect(status).toBe(200);
       expect(body.ldap.BIND_PASSWORD).toBe('********');
@@ -184,7 +194,7 @@ describe('encryption keys', () => {
       await current.patch({ ldap: { BIND_PASSWORD: 'new-key-PLAINTEXT-5678' } });
       expect((await current.get()).body.ldap.BIND_PASSWORD).toBe('********5678');
     } finally {
-      await current.stopAndDrop();
+      await current.stop();
     }
   });
 

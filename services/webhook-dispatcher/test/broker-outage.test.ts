@@ -6,7 +6,7 @@ import {
   Receiver,
   startDispatcher,
   WEBHOOKS,
-  type DispatcherUnderTest,
+  type DispatcherHarness,
 } from './harness';
 
 const RESPONSES = '/v1/external/serviceowner/webhook_responses/';
@@ -27,7 +27,7 @@ interface View {
 describe('no lost fire when RabbitMQ goes away mid-flight', () => {
   const amqpUrl = process.env.AMQP_URL!;
   let proxy: TcpProxy;
-  let dispatcher: DispatcherUnderTest;
+  let dispatcher: DispatcherHarness;
   let receiver: Receiver;
 
   beforeAll(async () => {
@@ -43,7 +43,7 @@ describe('no lost fire when RabbitMQ goes away mid-flight', () => {
   afterAll(async () => {
     proxy.restore();
     await receiver.stop();
-    await dispatcher.stopAndClean();
+    await dispatcher.stop();
     await proxy.stop();
   });
 

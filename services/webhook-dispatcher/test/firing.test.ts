@@ -8,17 +8,17 @@ import {
   startDispatcher,
   WEBHOOKS,
   webhookOnNewService,
-  type DispatcherUnderTest,
+  type DispatcherHarness,
 } from './harness';
 
 describe('firing and delivery (spec 4.1, 6; Standard Webhooks)', () => {
-  let dispatcher: DispatcherUnderTest;
+  let dispatcher: DispatcherHarness;
   let receiver: Receiver;
 
   beforeAll(async () => {
     dispatcher = await startDispatcher({ env: { WEBHOOK_MAX_ATTEMPTS: '3' } });
   });
-  afterAll(() => dispatcher.stopAndClean());
+  afterAll(() => dispatcher.stop());
   beforeEach(async () => {
     receiver = await new Receiver().start();
   });

@@ -1,24 +1,19 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { loadConfig } from '@pack/config';
-import {
-  events,
-  type EventData,
-  type EventDefinition,
-  type GeneralSettings,
-  type Principal,
-} from '@pack/contracts';
+import { events, type EventData, type GeneralSettings, type Principal } from '@pack/contracts';
 import { startService, type RunningService } from '@pack/runtime';
 import {
-  call,
-  dropDatabase,
-  deleteQueues,
+  consumer,
   FakeSettings,
   metricValue,
-  publishEvent,
-  testEnv,
+  owner,
+  startHarness,
   waitFor,
-  type CallResult,
+  type Companions,
+  type Harness,
+  type HarnessOptions,
+  type ServiceKind,
 } from '@pack/testkit';
 import {
   webhookDispatcherEnvSchema,
@@ -26,76 +21,8 @@ import {
   type WebhookDispatcherConfig,
 } from '../src/service';
 
+export { admin, consumer, otherOwner, owner, Receiver, type Answer, type Received } from '@pack/testkit';
 export const WEBHOOKS = '/v1/external/serviceowner/webhooks/';
-export const admin: Principal = { id: 1, username: 'ada', role: 'admin' };
-export const owner: Principal = { id: 10, username: 'olivia', role: 'service_owner' };
-export const otherOwner: Principal = { id: 11, username: 'oscar', role: 'service_owner' };
-export const consumer: Principal = { id: 20, username: 'carla', role: 'consumer' };
-
-export interface Received {
-  headers: http.IncomingHttpHeaders;
-  body: string;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read the JSON a target received by field name
-  json: any;
-  at: number;
-}
-
-export interface Answer {
-  /** Never answer (the connection stays open until the receiver stops). */
-  hang?: boolean;
-  status: number;
-  body?: string;
-  headers?: Record<string, string>;
-}
-
-/** A local webhook target: records every request and answers from a script (200 when it runs out). */
-export class Receiver {
-  readonly requests: Received[] = [];
-  private readonly script: Answer[] = [];
-  fallback: Answer = { status: 200, body: 'ok' };
-  private server?: http.Server;
-  url = '';
-
-  async start(): Promise<this> {
-    this.server = http.createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (chunk: Buffer) => chunks.push(chunk));
-      req.on('end', () => {
-        const body = Buffer.concat(chunks).toString('utf8');
-        let json: unknown = null;
-        try {
-          json = JSON.parse(body);
-        } catch {
-          // kept as text
-        }
-        this.requests.push({ headers: req.headers, body, json, at: Date.now() });
-        const answer = this.script.shift() ?? this.fallback;
-        if (answer.hang) return;
-        res.writeHead(answer.status, answer.headers ?? {});
-        res.end(answer.body ?? '');
-      });
-    });
-    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/hook`;
-    return this;
-  }
-
-  next(...answers: Answer[]): void {
-    this.script.push(...answers);
-  }
-
-  /** Waits until at least `count` requests arrived, and returns them. */
-  received(count: number): Promise<Received[]> {
-    return waitFor(() => (this.requests.length >= count ? [...this.requests] : undefined), {
-      what: `${count} webhook requests (got ${this.requests.length})`,
-    });
-  }
-
-  async stop(): Promise<void> {
-    this.server?.closeAllConnections();
-    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
-  }
-}
 
 /** Stands in for the catalog's change instance API (manual triggers read a state there). */
 export class FakeCatalog {
@@ -121,33 +48,6 @@ export class FakeCatalog {
   }
 }
 
-export interface DispatcherUnderTest {
-  service: RunningService<WebhookDispatcherConfig>;
-  settings: FakeSettings;
-  env: Record<string, string>;
-  as(principal: Principal | null, method: string, path: string, body?: unknown): Promise<CallResult>;
-  publish<D extends EventDefinition>(definition: D, data: EventData<D>, id?: string): Promise<string>;
-  /** Announces a catalog Service (as the catalog would) and waits until the dispatcher knows it. */
-  addService(id: number, by?: Principal, name?: string): Promise<void>;
-  changeSettings(change: (settings: GeneralSettings) => void): Promise<void>;
-  collection(
-    name: string,
-  ): ReturnType<RunningService<WebhookDispatcherConfig>['context']['mongo']['connection']['collection']>;
-  /** Stops this instance only (the database stays for the others). */
-  stop(): Promise<void>;
-  /** Stops and removes the database and queues. */
-  stopAndClean(): Promise<void>;
-}
-
-export interface StartOptions {
-  env?: Record<string, string>;
-  settings?: FakeSettings;
-  /** Another instance to share the database and broker namespace with. */
-  peer?: DispatcherUnderTest;
-  /** Where the dispatcher writes its log lines (set LOG_LEVEL in env to have any). */
-  logDestination?: NonNullable<Parameters<typeof startService>[2]>['logDestination'];
-}
-
 export const TEST_TUNING = {
   PACK_ALLOWED_TARGET_CIDRS: '127.0.0.0/8,::1/128',
   WEBHOOK_POLL_MS: '50',
@@ -157,41 +57,48 @@ export const TEST_TUNING = {
   WEBHOOK_TIMEOUT_MS: '2000',
 };
 
-export async function startDispatcher(options: StartOptions = {}): Promise<DispatcherUnderTest> {
-  const settings = options.settings ?? options.peer?.settings ?? (await new FakeSettings().start());
-  const shared: Record<string, string> = options.peer
-    ? { MONGO_DB: options.peer.env.MONGO_DB!, BROKER_NAMESPACE: options.peer.env.BROKER_NAMESPACE! }
-    : {};
-  // The catalog, asked for a Service the projection lacks, owns none unless the test says so.
-  const catalog = options.env?.CATALOG_URL ? undefined : await new FakeCatalog().start();
-  const env = testEnv('webhook-dispatcher', {
-    SETTINGS_URL: settings.url,
-    ...(catalog && { CATALOG_URL: catalog.url }),
-    ...TEST_TUNING,
-    ...shared,
-    ...options.env,
-  });
-  const config = loadConfig(webhookDispatcherEnvSchema, env);
-  const service = await startService(webhookDispatcherService, config, {
-    logDestination: options.logDestination,
-  });
-  await service.started;
-  await waitFor(async () => (await fetch(`${service.url}/readyz`)).status === 200, {
-    what: 'dispatcher ready',
-  });
-  const namespace = config.BROKER_NAMESPACE;
-  const amqpUrl = process.env.AMQP_URL!;
-  const collection = (name: string) => service.context.mongo.connection.collection(name);
-  const owned = !options.settings && !options.peer;
+interface DispatcherHelpers {
+  /** The fake settings service it reads (shared by its replicas). */
+  settings: FakeSettings;
+  /** Announces a catalog Service (as the catalog would) and waits until the dispatcher knows it. */
+  addService(id: number, by?: Principal, name?: string): Promise<void>;
+  changeSettings(change: (settings: GeneralSettings) => void): Promise<void>;
+}
 
-  const under: DispatcherUnderTest = {
-    service,
-    env,
-    settings,
-    as: (principal, method, path, body) => call(service.url, method, path, { principal, body }),
-    publish: (definition, data, id) => publishEvent(amqpUrl, namespace, definition, data, id),
+type Running = RunningService<WebhookDispatcherConfig>;
+type DispatcherCompanions = Companions & { settings: FakeSettings };
+
+/** The webhook dispatcher in this process, on its own database and broker namespace. */
+export const dispatcherKind: ServiceKind<Running, DispatcherCompanions, DispatcherHelpers, HarnessOptions> = {
+  name: 'webhook-dispatcher',
+  env: TEST_TUNING,
+  async companions({ env = {} }) {
+    const settings = await new FakeSettings().start();
+    // The catalog, asked for a Service the projection lacks, owns none unless the test says so.
+    const catalog = env.CATALOG_URL ? undefined : await new FakeCatalog().start();
+    return {
+      settings,
+      env: { SETTINGS_URL: settings.url, ...(catalog && { CATALOG_URL: catalog.url }) },
+      async close() {
+        await catalog?.stop();
+        await settings.stop();
+      },
+    };
+  },
+  start: (env, options) =>
+    startService(webhookDispatcherService, loadConfig(webhookDispatcherEnvSchema, env), options),
+  async ready(service) {
+    await waitFor(async () => (await fetch(`${service.url}/readyz`)).status === 200, {
+      what: 'dispatcher ready',
+    });
+    await waitFor(async () => (await metricValue(service.url, 'settings_applied_total')) >= 1, {
+      what: 'first settings load',
+    });
+  },
+  extend: (dispatcher) => ({
+    settings: dispatcher.companions.settings,
     async addService(id, by = owner, name = `Service ${id}`) {
-      await publishEvent(amqpUrl, namespace, events.serviceChanged, {
+      await dispatcher.publish(events.serviceChanged, {
         service_id: id,
         name,
         owner: { id: by.id, name: by.username },
@@ -199,46 +106,32 @@ export async function startDispatcher(options: StartOptions = {}): Promise<Dispa
         version: Date.now(),
       });
       await waitFor(
-        async () => (await collection('services').findOne({ _id: id as never, owner_id: by.id })) !== null,
-        {
-          what: `service ${id} in the projection`,
-        },
+        async () =>
+          (await dispatcher.collection('services').findOne({ _id: id as never, owner_id: by.id })) !== null,
+        { what: `service ${id} in the projection` },
       );
     },
     async changeSettings(change) {
-      await settings.change(amqpUrl, namespace, change);
+      const { settings } = dispatcher.companions;
+      await settings.change(process.env.AMQP_URL!, dispatcher.namespace, change);
       const version = settings.version;
-      await waitFor(() => settingsApplied(service.url, version), { what: 'settings applied' });
+      await waitFor(async () => (await metricValue(dispatcher.url, 'settings_version')) >= version, {
+        what: 'settings applied',
+      });
     },
-    collection,
-    async stop() {
-      await service.stop();
-      await catalog?.stop();
-    },
-    async stopAndClean() {
-      const queues = service.context.broker.declaredQueues();
-      await service.stop();
-      await catalog?.stop();
-      await dropDatabase(env.MONGO_URL!, env.MONGO_DB!);
-      if (queues.length > 0) await deleteQueues(amqpUrl, queues);
-      if (owned) await settings.stop();
-    },
-  };
-  await waitFor(async () => (await metricValue(service.url, 'settings_applied_total')) >= 1, {
-    what: 'first settings load',
-  });
-  return under;
-}
+  }),
+};
 
-async function settingsApplied(url: string, version: number): Promise<boolean> {
-  return (await metricValue(url, 'settings_version')) >= version;
-}
+export type DispatcherHarness = Harness<Running, DispatcherCompanions, DispatcherHelpers, HarnessOptions>;
+
+export const startDispatcher = (options: HarnessOptions = {}): Promise<DispatcherHarness> =>
+  startHarness(dispatcherKind, options);
 
 let nextService = 1000;
 
 /** A Service no other test uses, owned by `by`, with one webhook on it aimed at `targetUrl`. */
 export async function webhookOnNewService(
-  dispatcher: DispatcherUnderTest,
+  dispatcher: DispatcherHarness,
   targetUrl: string,
   change: Record<string, unknown> = {},
   by: Principal = owner,

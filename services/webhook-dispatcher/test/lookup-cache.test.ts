@@ -7,7 +7,7 @@ import {
   Receiver,
   startDispatcher,
   WEBHOOKS,
-  type DispatcherUnderTest,
+  type DispatcherHarness,
 } from './harness';
 
 /**
@@ -20,8 +20,8 @@ describe('webhook lookup cache across replicas', () => {
   const amqpUrl = process.env.AMQP_URL!;
   const cacheMs = { WEBHOOK_LOOKUP_CACHE_MS: '300000' };
   let proxy: TcpProxy;
-  let a: DispatcherUnderTest;
-  let b: DispatcherUnderTest;
+  let a: DispatcherHarness;
+  let b: DispatcherHarness;
   let receiver: Receiver;
   let nextService = 9100;
   let nextInstance = 1;
@@ -29,13 +29,13 @@ describe('webhook lookup cache across replicas', () => {
   beforeAll(async () => {
     proxy = await TcpProxy.forUrl(amqpUrl).start();
     b = await startDispatcher({ env: { ...cacheMs, AMQP_URL: proxy.rewrite(amqpUrl) } });
-    a = await startDispatcher({ peer: b, env: cacheMs });
+    a = await b.replica({ env: { AMQP_URL: amqpUrl } });
     await a.service.context.broker.stopConsuming();
   });
   afterAll(async () => {
     proxy.restore();
     await a?.stop();
-    await b?.stopAndClean();
+    await b?.stop();
     await proxy.stop();
   });
   beforeEach(async () => {

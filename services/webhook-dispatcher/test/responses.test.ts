@@ -6,7 +6,7 @@ import {
   startDispatcher,
   WEBHOOKS,
   webhookOnNewService,
-  type DispatcherUnderTest,
+  type DispatcherHarness,
 } from './harness';
 
 const RESPONSES = '/v1/external/serviceowner/webhook_responses/';
@@ -19,7 +19,7 @@ interface View {
 }
 
 describe('Webhook Responses across webhooks (/webhook_responses/)', () => {
-  let dispatcher: DispatcherUnderTest;
+  let dispatcher: DispatcherHarness;
   let ok: Receiver;
   let refusing: Receiver;
   let nextOwner = 500;
@@ -37,7 +37,7 @@ describe('Webhook Responses across webhooks (/webhook_responses/)', () => {
   afterAll(async () => {
     await ok.stop();
     await refusing.stop();
-    await dispatcher.stopAndClean();
+    await dispatcher.stop();
   });
 
   /** An owner of their own, so no other test's responses are theirs. */

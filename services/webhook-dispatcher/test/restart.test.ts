@@ -42,7 +42,7 @@ describe('no lost fire when the dispatcher dies mid-flight', () => {
         authorization: 'Bearer x',
       })
     ).body;
-    await first.stop();
+    await first.stop({ keepData: true });
 
     const processed = await spawnDispatcher({ ...first.env, ...TEST_TUNING, ...env, LOG_LEVEL: 'silent' });
     let second: Awaited<ReturnType<typeof startDispatcher>> | undefined;
@@ -63,7 +63,7 @@ describe('no lost fire when the dispatcher dies mid-flight', () => {
         auto_approved: false,
       });
 
-      second = await startDispatcher({ env, peer: first, settings: first.settings });
+      second = await first.replica();
       const records = await waitFor(
         async () => {
           const all = await second!
@@ -82,8 +82,7 @@ describe('no lost fire when the dispatcher dies mid-flight', () => {
       expect(receiver.requests).toHaveLength(3);
     } finally {
       processed.child.kill('SIGKILL');
-      await second?.stopAndClean();
-      await first.settings.stop();
+      await (second ?? first).stop();
       await receiver.stop();
     }
   });

@@ -9,13 +9,13 @@ import {
   startDispatcher,
   WEBHOOKS,
   webhookOnNewService,
-  type DispatcherUnderTest,
+  type DispatcherHarness,
   type Received,
 } from './harness';
 
 /** Issue 20: the webhook's secrets do not leave through a changed URL, a header, a race or an oracle. */
 describe('webhook secrets (issue 20)', () => {
-  let dispatcher: DispatcherUnderTest;
+  let dispatcher: DispatcherHarness;
   let receiver: Receiver;
   let elsewhere: Receiver;
   /** Every log line of the dispatcher, at debug level, scanned for the secrets of the last test. */
@@ -33,7 +33,7 @@ describe('webhook secrets (issue 20)', () => {
   afterAll(async () => {
     await receiver.stop();
     await elsewhere.stop();
-    await dispatcher.stopAndClean();
+    await dispatcher.stop();
   });
 
   const path = (id: number, rest = '') => `${WEBHOOKS}${id}/${rest}`;

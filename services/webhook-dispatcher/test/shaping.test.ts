@@ -7,15 +7,15 @@ import {
   startDispatcher,
   WEBHOOKS,
   webhookOnNewService,
-  type DispatcherUnderTest,
+  type DispatcherHarness,
 } from './harness';
 
 const RATE_WINDOW_MS = 1500;
 
 /** Two dispatcher instances on one database and broker namespace: every rule must hold across both. */
 describe('wait windows, cooling, rate limits and retention across two instances', () => {
-  let a: DispatcherUnderTest;
-  let b: DispatcherUnderTest;
+  let a: DispatcherHarness;
+  let b: DispatcherHarness;
   let catalog: FakeCatalog;
   let receiver: Receiver;
   /** The settings every test starts from (and must leave as it found them). */
@@ -25,7 +25,7 @@ describe('wait windows, cooling, rate limits and retention across two instances'
     catalog = await new FakeCatalog().start();
     const env = { CATALOG_URL: catalog.url, WEBHOOK_RATE_WINDOW_MS: String(RATE_WINDOW_MS) };
     a = await startDispatcher({ env });
-    b = await startDispatcher({ env, peer: a });
+    b = await a.replica();
     await a.changeSettings((s) => {
       s.external_api.webhook_rate_limit_per_minute = 1000;
     });
@@ -36,7 +36,7 @@ describe('wait windows, cooling, rate limits and retention across two instances'
   });
   afterAll(async () => {
     await b.stop();
-    await a.stopAndClean();
+    await a.stop();
     await catalog.stop();
   });
   beforeEach(async () => {
@@ -64,9 +64,9 @@ describe('wait windows, cooling, rate limits and retention across two instances'
     const { service, webhook } = await webhookOnNewService(a, receiver.url, { authorization: '', ...change });
     return { service, id: webhook.id };
   };
-  const trigger = (via: DispatcherUnderTest, id: number, body: Record<string, unknown> = {}) =>
+  const trigger = (via: DispatcherHarness, id: number, body: Record<string, unknown> = {}) =>
     via.as(owner, 'POST', `${WEBHOOKS}${id}/trigger/`, body);
-  const stored = (via: DispatcherUnderTest, id: number) =>
+  const stored = (via: DispatcherHarness, id: number) =>
     via.collection('webhook_responses').find({ webhook_id: id }).sort({ seq: -1 }).toArray();
   const allSettled = (id: number, count: number) =>
     waitFor(

@@ -6,7 +6,7 @@ import {
   consumer,
   startDispatcher,
   WEBHOOKS,
-  type DispatcherUnderTest,
+  type DispatcherHarness,
 } from './harness';
 
 const full = (service: number) => ({
@@ -21,13 +21,13 @@ const full = (service: number) => ({
 });
 
 describe('webhooks: create, read, change, delete (endpoint 8)', () => {
-  let dispatcher: DispatcherUnderTest;
+  let dispatcher: DispatcherHarness;
   beforeAll(async () => {
     dispatcher = await startDispatcher();
     await dispatcher.addService(100, owner);
     await dispatcher.addService(200, otherOwner);
   });
-  afterAll(() => dispatcher.stopAndClean());
+  afterAll(() => dispatcher.stop());
 
   const stored = async () => ({
     webhooks: await dispatcher.collection('webhooks').find({}).sort({ _id: 1 }).toArray(),
@@ -171,12 +171,12 @@ describe('webhooks: create, read, change, delete (endpoint 8)', () => {
 });
 
 describe('webhook targets the address guard refuses (no PACK_ALLOWED_TARGET_CIDRS)', () => {
-  let dispatcher: DispatcherUnderTest;
+  let dispatcher: DispatcherHarness;
   beforeAll(async () => {
     dispatcher = await startDispatcher({ env: { PACK_ALLOWED_TARGET_CIDRS: '' } });
     await dispatcher.addService(100, owner);
   });
-  afterAll(() => dispatcher.stopAndClean());
+  afterAll(() => dispatcher.stop());
 
   it.each([
     'http://127.0.0.1:8080/hook',

@@ -1,0 +1,33 @@
+import { randomBytes } from 'node:crypto';
+
+export const TEST_INTERNAL_SECRET = 'test-internal-secret-0123456789abcdef';
+/** A fixed encryption key (32 bytes, base64) for tests only; deployments bring their own. */
+export const TEST_ENCRYPTION_KEY = Buffer.from('pack-test-only-encryption-key-32').toString('base64');
+
+/** A name no other test (or earlier run) uses: databases, broker namespaces, usernames. */
+export function uniqueName(prefix: string): string {
+  return `${prefix}_${Date.now().toString(36)}${randomBytes(3).toString('hex')}`.toLowerCase();
+}
+
+/** Environment for a service under test: its own database and broker namespace, port 0. */
+export function testEnv(service: string, overrides: Record<string, string> = {}): Record<string, string> {
+  const mongoUrl = process.env.MONGO_URL;
+  const amqpUrl = process.env.AMQP_URL;
+  if (!mongoUrl || !amqpUrl)
+    throw new Error('MONGO_URL and AMQP_URL are not set: run the tests through jest (globalSetup)');
+  return {
+    NODE_ENV: 'test',
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    HOST: '127.0.0.1',
+    PORT: '0',
+    METRICS_PORT: '0',
+    MONGO_URL: mongoUrl,
+    AMQP_URL: amqpUrl,
+    MONGO_DB: uniqueName(`t_${service.replace(/-/g, '_')}`),
+    BROKER_NAMESPACE: uniqueName('t'),
+    PACK_INTERNAL_SECRET: TEST_INTERNAL_SECRET,
+    PACK_ENCRYPTION_KEYS: `test:${TEST_ENCRYPTION_KEY}`,
+    PACK_ENCRYPTION_KEY_ID: 'test',
+    ...overrides,
+  };
+}
