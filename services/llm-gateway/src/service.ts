@@ -1,6 +1,5 @@
 import type { ServiceDefinition } from '@pack/runtime';
-import type { Logger } from '@pack/logging';
-import { isEncryptedSecret, keyRingFromEnv, SecretBox, type KeyRing } from '@pack/secrets';
+import { fieldSecretCodec, keyRingFromEnv } from '@pack/secrets';
 import { createTargetDispatcher, targetUrlCheck } from '@pack/net-guard';
 import { SettingsCache } from '@pack/settings-client';
 import { ConnectionTester } from './domain/connection-test';
@@ -10,7 +9,6 @@ import { LLM_MODELS_COLLECTION, LlmModelRepository } from './data/llm-model-repo
 import { ModelUsageRepository } from './data/model-usage-repository';
 import { processorConsumer } from './messaging/processor-consumer';
 import { LlmModels } from './domain/llm-models';
-import type { SecretCodec } from './domain/model';
 import { llmModelRoutes } from './http/routes';
 import { generationParts, orNullWhenMissing } from './generation-parts';
 import type { LlmGatewayConfig } from './config';
@@ -25,22 +23,6 @@ const SERVICE = 'llm-gateway';
 /** Each secret is bound to its model and key, so a ciphertext copied elsewhere does not decrypt. */
 export function llmSecretContext(modelId: number, field: string): string {
   return `llm_models:${modelId}.extra_data.${field}`;
-}
-
-function secretCodec(ring: KeyRing, logger: Logger): SecretCodec {
-  const box = new SecretBox(ring);
-  return {
-    seal: (modelId, field, plaintext) => box.encrypt(plaintext, llmSecretContext(modelId, field)),
-    open: (modelId, field, stored) => {
-      if (!isEncryptedSecret(stored)) return null;
-      return box.decryptOrNull(stored, llmSecretContext(modelId, field), (error) =>
-        logger.error(
-          { model_id: modelId, field: `extra_data.${field}`, key_id: error.keyId, reason: error.message },
-          'stored secret cannot be decrypted',
-        ),
-      );
-    },
-  };
 }
 
 /** How often published deletions' tombstones are dropped. */
@@ -80,7 +62,12 @@ export const llmGatewayService: ServiceDefinition<LlmGatewayConfig> = {
     });
     const models = new LlmModels(
       gen.store(repository),
-      secretCodec(keyRingFromEnv(config), logger),
+      fieldSecretCodec(keyRingFromEnv(config), {
+        context: llmSecretContext,
+        logFields: (modelId: number, field) => ({ model_id: modelId, field: `extra_data.${field}` }),
+        plaintext: 'refused',
+        logger,
+      }),
       usage,
       targetUrlCheck(allowed),
       () => outbox.kick(),
