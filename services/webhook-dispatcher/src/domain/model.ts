@@ -87,10 +87,7 @@ export interface ResponseRecord {
   updated_at: Date;
 }
 
-export interface Page<T> {
-  count: number;
-  items: T[];
-}
+export type { Page } from '@pack/contracts';
 
 /** A trigger as the firing rules see it, whatever its source. */
 export interface Trigger {
