@@ -17,6 +17,7 @@ import { projectionConsumer } from './messaging/projection-consumer';
 import { validationConsumer } from './messaging/validation-consumer';
 import { pipelineProgressConsumer } from './messaging/pipeline-progress-consumer';
 import { PipelineProgress } from './domain/pipeline-progress';
+import { catalogMetrics } from './metrics';
 import type { CatalogConfig } from './config';
 
 export { catalogEnvSchema, type CatalogConfig } from './config';
@@ -34,11 +35,7 @@ export const catalogService: ServiceDefinition<CatalogConfig> = {
       service: 'catalog',
       logger,
     });
-    const settingsApplied = metrics.counter(
-      'settings_applied_total',
-      'General settings documents this replica has applied',
-    );
-    cache.onChange(() => settingsApplied.inc());
+    cache.onChange(catalogMetrics(metrics).settingsApplied);
     const settings = () => cache.get();
     const eventsWritten = () => outbox.kick();
     const owners = new ServiceOwners(repository, settings);

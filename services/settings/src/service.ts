@@ -5,6 +5,7 @@ import { fieldSecretCodec, keyRingFromEnv } from '@pack/secrets';
 import { SettingsRepository, SETTINGS_COLLECTION } from './data/settings-repository';
 import { GeneralSettingsUseCases } from './domain/settings-use-cases';
 import { settingsRoutes } from './http/routes';
+import { settingsMetrics } from './metrics';
 import type { SettingsConfig } from './config';
 
 export { settingsEnvSchema, type SettingsConfig } from './config';
@@ -44,17 +45,10 @@ export const settingsService: ServiceDefinition<SettingsConfig> = {
           .catch((error: unknown) => logger.warn({ err: error }, 'pruning old settings snapshots failed'));
       },
     });
-    // The unit of every cost on the dashboards (prices are taken to be in this currency).
-    metrics.gauge(
-      'settings_currency_info',
-      'The Currency setting: 1 on the series labelled with the current currency',
-      ['currency'],
-      async (gauge) => {
-        const state = await settings.read().catch(() => undefined);
-        gauge.reset();
-        if (state) gauge.set({ currency: state.view.currency.currency }, 1);
-      },
-    );
+    settingsMetrics(metrics, async () => {
+      const state = await settings.read().catch(() => undefined);
+      return state?.view.currency.currency;
+    });
     return {
       routes: settingsRoutes(settings),
       consumers: [

@@ -61,19 +61,8 @@ export const webhookDispatcherService: ServiceDefinition<WebhookDispatcherConfig
       logger,
     });
     const externalApi = () => settings.get().external_api;
-    const settingsApplied = metrics.counter(
-      'settings_applied_total',
-      'General settings documents this replica has applied',
-    );
-    const settingsVersion = metrics.gauge(
-      'settings_version',
-      'Version of the general settings this replica applies',
-    );
-    settings.onChange(() => {
-      settingsApplied.inc();
-      settingsVersion.set(settings.version());
-    });
     const observed = webhookMetrics(metrics);
+    settings.onChange(() => observed.settingsApplied(settings.version()));
     const allowed = config.PACK_ALLOWED_TARGET_CIDRS;
     const dispatcher = createTargetDispatcher({ allowed, connectTimeoutMs: config.WEBHOOK_TIMEOUT_MS });
     const breakers = new Breakers(
