@@ -1,3 +1,4 @@
+import { oncePerEvent } from '@pack/db';
 import type { ServiceDefinition } from '@pack/runtime';
 import { SettingsCache } from '@pack/settings-client';
 import { CatalogRepository } from './data/catalog-repository';
@@ -52,7 +53,7 @@ export const catalogService: ServiceDefinition<CatalogConfig> = {
       ],
       consumers: [
         cache.consumer(),
-        validationConsumer(mongo.connection, moves),
+        validationConsumer(oncePerEvent(mongo.connection), moves),
         pipelineProgressConsumer(new PipelineProgress(repository, eventsWritten, logger)),
         projectionConsumer(new ChangeInstanceViews(repository, logger)),
       ],

@@ -1,5 +1,6 @@
 import type { GeneralSettings } from '@pack/contracts';
 import type { AnyRoute } from '@pack/http-kit';
+import { oncePerEvent } from '@pack/db';
 import type { ServiceDefinition } from '@pack/runtime';
 import { GENERAL_SETTINGS_PLAINTEXT_PATH, SettingsCache } from '@pack/settings-client';
 import { ServiceUnavailableError } from '@pack/errors';
@@ -132,7 +133,7 @@ export const gatewayService: ServiceDefinition<GatewayConfig> = {
     ];
     return {
       routes,
-      consumers: [settingsCache.consumer(), mailConsumer(notifier, mongo.connection)],
+      consumers: [settingsCache.consumer(), mailConsumer(notifier, oncePerEvent(mongo.connection))],
       authenticate: (req) => authenticateHeader(req.get('authorization')),
       front: serveConsole(
         { distDir: config.CONSOLE_DIST_DIR, logger },
