@@ -117,6 +117,25 @@ module.exports = tseslint.config(
     rules: { 'no-restricted-imports': ['error', { patterns: srcFilesOnly }] },
   },
   {
+    // Libraries every service loads, the gateway-less ones too: no HTTP server framework.
+    files: ['packages/settings-client/src/**/*.ts', 'packages/internal-auth/src/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            ...everywhere,
+            {
+              regex: '^(express|@pack/http-kit)(/|$)',
+              message:
+                'This package must not depend on express or @pack/http-kit: put what it needs in a small package (as @pack/internal-auth).',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     // Metric names live in one place per service (src/metrics.ts), which service.ts calls once.
     files: ['services/*/src/**/*.ts'],
     ignores: ['services/*/src/metrics.ts', '**/*.spec.ts'],
