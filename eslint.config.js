@@ -35,6 +35,43 @@ const domainOnly = [
   },
 ];
 
+/** src/messaging: consumers and publishers call use cases; storage is reached through the domain. */
+const messagingOnly = [
+  ...everywhere,
+  {
+    ...noData,
+    message:
+      'src/messaging must not import data/: call a use case of src/domain, or take what it needs from service.ts.',
+  },
+  {
+    regex: '^(express|mongoose)(/|$)',
+    message:
+      'src/messaging must not import express or mongoose: storage belongs in data/, behind the domain.',
+  },
+  {
+    regex: '^@pack/db(/|$)',
+    message:
+      'src/messaging must not import @pack/db: take a domain interface (or a OncePerEvent) from service.ts, which wires data/.',
+  },
+];
+/** The files at src/ (config, metrics, main, cli): only service.ts, the wiring root, wires data/. */
+const srcFilesOnly = [
+  ...everywhere,
+  {
+    ...noData,
+    message:
+      'Only src/service.ts (the wiring root) imports data/: export what another entry point needs from it.',
+  },
+  {
+    regex: '^(express|mongoose)(/|$)',
+    message: 'Only src/service.ts (the wiring root) and data/ reach express or mongoose.',
+  },
+  {
+    regex: '^@pack/db(/|$)',
+    message: 'Only src/service.ts (the wiring root) and data/ import @pack/db.',
+  },
+];
+
 module.exports = tseslint.config(
   {
     ignores: [
@@ -69,6 +106,49 @@ module.exports = tseslint.config(
   {
     files: ['services/*/src/domain/**/*.ts'],
     rules: { 'no-restricted-imports': ['error', { patterns: domainOnly }] },
+  },
+  {
+    files: ['services/*/src/messaging/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: messagingOnly }] },
+  },
+  {
+    files: ['services/*/src/*.ts'],
+    ignores: ['services/*/src/service.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: srcFilesOnly }] },
+  },
+  {
+    // Libraries every service loads, the gateway-less ones too: no HTTP server framework.
+    files: ['packages/settings-client/src/**/*.ts', 'packages/internal-auth/src/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            ...everywhere,
+            {
+              regex: '^(express|@pack/http-kit)(/|$)',
+              message:
+                'This package must not depend on express or @pack/http-kit: put what it needs in a small package (as @pack/internal-auth).',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // Metric names live in one place per service (src/metrics.ts), which service.ts calls once.
+    files: ['services/*/src/**/*.ts'],
+    ignores: ['services/*/src/metrics.ts', '**/*.spec.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector:
+            "CallExpression[callee.object.name='metrics'][callee.property.name=/^(counter|gauge|histogram)$/]",
+          message: "Declare a service's metrics in its src/metrics.ts (one function that service.ts calls).",
+        },
+      ],
+    },
   },
   {
     // Tests read JSON bodies of unknown shape; asserting on them is the point.

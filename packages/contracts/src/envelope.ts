@@ -12,3 +12,13 @@ export const envelopeSchema = z.object({
   data: z.unknown(),
 });
 export type Envelope<T = unknown> = Omit<z.infer<typeof envelopeSchema>, 'data'> & { data: T };
+
+/** A consumer's handler of one event type. */
+export type EventHandler<T> = (data: T, envelope: Envelope<T>) => Promise<void>;
+
+/**
+ * Wraps a consumer's handler so that an event delivered twice is handled once (a processed-event
+ * marker per consumer and event id, packages/db `oncePerEvent`). messaging/ is handed one by the
+ * service's wiring, so it needs no database.
+ */
+export type OncePerEvent = <T>(consumer: string, handler: EventHandler<T>) => EventHandler<T>;

@@ -12,3 +12,4 @@ export * from './charges';
 export * from './processors';
 export * from './webhooks';
 export * from './pipelines';
+export * from './paging';

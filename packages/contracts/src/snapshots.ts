@@ -64,3 +64,27 @@ export const serviceSnapshot = z.object({
   version: z.number().int().min(1),
 });
 export type ServiceSnapshot = z.infer<typeof serviceSnapshot>;
+
+/**
+ * A Service snapshot as a projection stores it (the webhook-dispatcher's and the orchestrator's
+ * `services` collections): keyed by the Service's id, the owner flattened so it can be indexed.
+ */
+export interface ServiceProjection {
+  _id: number;
+  name: string;
+  owner_id: number;
+  owner_name: string;
+  deleted: boolean;
+  version: number;
+}
+
+export function serviceProjectionOf(snapshot: ServiceSnapshot): ServiceProjection {
+  return {
+    _id: snapshot.service_id,
+    name: snapshot.name,
+    owner_id: snapshot.owner.id,
+    owner_name: snapshot.owner.name,
+    deleted: snapshot.deleted,
+    version: snapshot.version,
+  };
+}

@@ -1,5 +1,5 @@
 import type { Connection } from 'mongoose';
-import type { Envelope } from '@pack/contracts';
+import type { Envelope, OncePerEvent } from '@pack/contracts';
 
 /** Where `idempotent()` records handled events; `sweepProcessedEvents` keeps it bounded. */
 export const PROCESSED_EVENTS = 'processed_events';
@@ -29,4 +29,9 @@ export function idempotent<T>(
     await handler(data, envelope);
     await markers.updateOne({ _id: key }, { $setOnInsert: { at: new Date() } }, { upsert: true });
   };
+}
+
+/** `idempotent` on this connection: the OncePerEvent a service's wiring hands its consumers. */
+export function oncePerEvent(connection: Connection): OncePerEvent {
+  return (consumer, handler) => idempotent(connection, consumer, handler);
 }

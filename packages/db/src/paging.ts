@@ -1,10 +1,8 @@
 import type { mongo } from 'mongoose';
 
-export interface Page<T> {
-  /** Every match, not only this page. */
-  count: number;
-  items: T[];
-}
+import type { Page } from '@pack/contracts';
+
+export type { Page };
 
 export interface PageOptions {
   sort: mongo.Sort;

@@ -22,7 +22,7 @@ import {
   ValidationError,
 } from './errors';
 import { errorHandler } from './error-response';
-import { verifyPrincipal } from './internal-auth';
+import { verifyPrincipal } from '@pack/internal-auth';
 import { jsonBody, refuseEmptyPatch } from './body';
 import { zodFieldErrors } from './problem';
 import { undecodableParams } from './params';

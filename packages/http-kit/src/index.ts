@@ -1,6 +1,7 @@
 export * from './errors';
 export * from './problem';
-export * from './internal-auth';
+// The principal headers and owner reads live in @pack/internal-auth (no express there).
+export * from '@pack/internal-auth';
 export * from './route';
 export * from './app';
 export * from './ops';
@@ -10,4 +11,3 @@ export * from './openapi';
 export * from './params';
 export * from './json-body';
 export * from './client-error';
-export * from './owner-read';

@@ -7,7 +7,7 @@ import {
   systemPrincipal,
   type GeneralSettings,
 } from '@pack/contracts';
-import { principalHeaders } from '@pack/http-kit';
+import { principalHeaders } from '@pack/internal-auth';
 import type { Logger } from '@pack/logging';
 import { exponentialMs } from '@pack/reliability';
 

@@ -1,3 +1,4 @@
+import { oncePerEvent } from '@pack/db';
 import type { ServiceDefinition } from '@pack/runtime';
 import { SettingsCache } from '@pack/settings-client';
 import { CatalogRepository } from './data/catalog-repository';
@@ -17,6 +18,7 @@ import { projectionConsumer } from './messaging/projection-consumer';
 import { validationConsumer } from './messaging/validation-consumer';
 import { pipelineProgressConsumer } from './messaging/pipeline-progress-consumer';
 import { PipelineProgress } from './domain/pipeline-progress';
+import { catalogMetrics } from './metrics';
 import type { CatalogConfig } from './config';
 
 export { catalogEnvSchema, type CatalogConfig } from './config';
@@ -34,11 +36,7 @@ export const catalogService: ServiceDefinition<CatalogConfig> = {
       service: 'catalog',
       logger,
     });
-    const settingsApplied = metrics.counter(
-      'settings_applied_total',
-      'General settings documents this replica has applied',
-    );
-    cache.onChange(() => settingsApplied.inc());
+    cache.onChange(catalogMetrics(metrics).settingsApplied);
     const settings = () => cache.get();
     const eventsWritten = () => outbox.kick();
     const owners = new ServiceOwners(repository, settings);
@@ -55,7 +53,7 @@ export const catalogService: ServiceDefinition<CatalogConfig> = {
       ],
       consumers: [
         cache.consumer(),
-        validationConsumer(mongo.connection, moves),
+        validationConsumer(oncePerEvent(mongo.connection), moves),
         pipelineProgressConsumer(new PipelineProgress(repository, eventsWritten, logger)),
         projectionConsumer(new ChangeInstanceViews(repository, logger)),
       ],

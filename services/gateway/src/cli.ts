@@ -5,13 +5,9 @@
  */
 import { loadConfigOrExit } from '@pack/config';
 import { roleSchema } from '@pack/contracts';
-import { connectMongo } from '@pack/db';
 import { createLogger } from '@pack/logging';
-import { createMetrics } from '@pack/metrics';
 import { gatewayEnvSchema } from './config';
-import { gatewayModels } from './data/models';
-import { TokenRepository } from './data/token-repository';
-import { Authenticator } from './domain/authenticator';
+import { withTokenAdmin } from './service';
 
 async function main(argv: string[]): Promise<number> {
   const [command, username, role] = argv;
@@ -21,25 +17,11 @@ async function main(argv: string[]): Promise<number> {
   }
   const config = loadConfigOrExit(gatewayEnvSchema);
   const logger = createLogger({ service: 'gateway-cli', version: '0.1.0', level: 'warn' });
-  const mongo = connectMongo({
-    url: config.MONGO_URL,
-    dbName: config.MONGO_DB,
-    logger,
-    metrics: createMetrics('gateway-cli'),
-  });
-  try {
-    await mongo.connected;
-    const authenticator = new Authenticator(
-      new TokenRepository(mongo.connection, gatewayModels(mongo.connection)),
-      logger,
-      1000,
-    );
-    const issued = await authenticator.issue(username, roleSchema.parse(role));
-    process.stdout.write(`${issued.token}\n`);
-    return 0;
-  } finally {
-    await mongo.close();
-  }
+  const issued = await withTokenAdmin(config, logger, (authenticator) =>
+    authenticator.issue(username, roleSchema.parse(role)),
+  );
+  process.stdout.write(`${issued.token}\n`);
+  return 0;
 }
 
 main(process.argv.slice(2)).then(

@@ -1,5 +1,8 @@
 import type { GeneralSettings } from '@pack/contracts';
 import type { AnyRoute } from '@pack/http-kit';
+import { connectMongo, oncePerEvent } from '@pack/db';
+import type { Logger } from '@pack/logging';
+import { createMetrics } from '@pack/metrics';
 import type { ServiceDefinition } from '@pack/runtime';
 import { GENERAL_SETTINGS_PLAINTEXT_PATH, SettingsCache } from '@pack/settings-client';
 import { ServiceUnavailableError } from '@pack/errors';
@@ -31,6 +34,30 @@ export { gatewayConfig, gatewayEnvSchema, type GatewayConfig } from './config';
 export { ROUTING_TABLE } from './domain/routing';
 
 const VERSION = '0.1.0';
+
+/**
+ * The administrative commands' wiring (cli.ts): the token use cases on the gateway's own
+ * database, connected for `run` and closed after it.
+ */
+export async function withTokenAdmin<T>(
+  config: GatewayConfig,
+  logger: Logger,
+  run: (authenticator: Authenticator) => Promise<T>,
+): Promise<T> {
+  const mongo = connectMongo({
+    url: config.MONGO_URL,
+    dbName: config.MONGO_DB,
+    logger,
+    metrics: createMetrics('gateway-cli'),
+  });
+  try {
+    await mongo.connected;
+    const repository = new TokenRepository(mongo.connection, gatewayModels(mongo.connection));
+    return await run(new Authenticator(repository, logger, 1000));
+  } finally {
+    await mongo.close();
+  }
+}
 
 export const gatewayService: ServiceDefinition<GatewayConfig> = {
   name: 'gateway',
@@ -132,7 +159,7 @@ export const gatewayService: ServiceDefinition<GatewayConfig> = {
     ];
     return {
       routes,
-      consumers: [settingsCache.consumer(), mailConsumer(notifier, mongo.connection)],
+      consumers: [settingsCache.consumer(), mailConsumer(notifier, oncePerEvent(mongo.connection))],
       authenticate: (req) => authenticateHeader(req.get('authorization')),
       front: serveConsole(
         { distDir: config.CONSOLE_DIST_DIR, logger },

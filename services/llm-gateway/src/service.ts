@@ -1,19 +1,27 @@
+import { randomUUID } from 'node:crypto';
+import { maySeeCosts, type Role } from '@pack/contracts';
 import type { ServiceDefinition } from '@pack/runtime';
-import type { Logger } from '@pack/logging';
-import { isEncryptedSecret, keyRingFromEnv, SecretBox, type KeyRing } from '@pack/secrets';
+import { fieldSecretCodec, keyRingFromEnv } from '@pack/secrets';
 import { createTargetDispatcher, targetUrlCheck } from '@pack/net-guard';
 import { SettingsCache } from '@pack/settings-client';
 import { TokenCache } from '@pack/llm-providers';
-import { ConnectionTester } from './domain/connection-test';
-import { Breakers } from './domain/reliability';
-import { llmMetrics } from './metrics';
+import { CallRepository } from './data/call-repository';
 import { LLM_MODELS_COLLECTION, LlmModelRepository } from './data/llm-model-repository';
 import { ModelUsageRepository } from './data/model-usage-repository';
-import { processorConsumer } from './messaging/processor-consumer';
+import { RollupRepository } from './data/rollup-repository';
+import { ConnectionTester } from './domain/connection-test';
+import { Dashboard } from './domain/dashboard';
+import { Generation } from './domain/generation';
 import { LlmModels } from './domain/llm-models';
-import type { SecretCodec } from './domain/model';
+import { forgettingStore, ModelProfiles } from './domain/model-profiles';
+import { reliableAdapter } from './domain/reliable-adapter';
+import { Breakers, DEFAULT_RETRY_POLICY } from './domain/reliability';
+import { RollupBatcher } from './domain/rollup-batch';
+import { dashboardRoutes } from './http/dashboard-routes';
 import { llmModelRoutes } from './http/routes';
-import { generationParts, orNullWhenMissing } from './generation-parts';
+import { generateConsumer, resultPublisher } from './messaging/generate-consumer';
+import { processorConsumer } from './messaging/processor-consumer';
+import { llmMetrics } from './metrics';
 import type { LlmGatewayConfig } from './config';
 
 export { llmGatewayEnvSchema, type LlmGatewayConfig } from './config';
@@ -28,22 +36,6 @@ export function llmSecretContext(modelId: number, field: string): string {
   return `llm_models:${modelId}.extra_data.${field}`;
 }
 
-function secretCodec(ring: KeyRing, logger: Logger): SecretCodec {
-  const box = new SecretBox(ring);
-  return {
-    seal: (modelId, field, plaintext) => box.encrypt(plaintext, llmSecretContext(modelId, field)),
-    open: (modelId, field, stored) => {
-      if (!isEncryptedSecret(stored)) return null;
-      return box.decryptOrNull(stored, llmSecretContext(modelId, field), (error) =>
-        logger.error(
-          { model_id: modelId, field: `extra_data.${field}`, key_id: error.keyId, reason: error.message },
-          'stored secret cannot be decrypted',
-        ),
-      );
-    },
-  };
-}
-
 /** How often published deletions' tombstones are dropped. */
 const TOMBSTONE_SWEEP_MS = 60_000;
 
@@ -54,12 +46,16 @@ export const llmGatewayService: ServiceDefinition<LlmGatewayConfig> = {
   setup({ config, mongo, logger, metrics, broker, outbox }) {
     const repository = new LlmModelRepository(mongo.connection);
     const usage = new ModelUsageRepository(mongo.connection);
+    const calls = new CallRepository(mongo.connection);
+    const rollups = new RollupRepository(mongo.connection);
     const allowed = config.PACK_ALLOWED_TARGET_CIDRS;
-    const dispatcher = createTargetDispatcher({ allowed });
-    const insecureDispatcher = createTargetDispatcher({ allowed, rejectUnauthorized: false });
-    // genai access tokens, shared by every adapter of this replica (generation and connection tests).
-    const dispatchers = { dispatcher, insecureDispatcher, tokenCache: new TokenCache() };
-    const { observer, breakerState, generation } = llmMetrics(metrics);
+    const dispatchers = {
+      dispatcher: createTargetDispatcher({ allowed }),
+      insecureDispatcher: createTargetDispatcher({ allowed, rejectUnauthorized: false }),
+      // genai access tokens, shared by every adapter of this replica (generation and connection tests).
+      tokenCache: new TokenCache(),
+    };
+    const { observer, breakerState, generation: generationObserver } = llmMetrics(metrics);
     const breakers = new Breakers(undefined, breakerState);
     const settings = new SettingsCache({
       settingsUrl: config.SETTINGS_URL,
@@ -67,33 +63,49 @@ export const llmGatewayService: ServiceDefinition<LlmGatewayConfig> = {
       service: SERVICE,
       logger,
     });
-    const gen = generationParts({
-      config,
-      connection: mongo.connection,
-      broker,
-      logger,
-      dispatchers,
-      breakers,
-      observer,
-      generationObserver: generation,
-      settings: () => settings.get(),
-      // Generation reads profiles through LlmModels: the same decryption, cached.
-      load: (id) => models.withOverrides(id, {}).catch(orNullWhenMissing),
-      owned: usage,
-    });
+
+    // Generation reads profiles through LlmModels: the same decryption, cached.
+    const profiles: ModelProfiles = new ModelProfiles(
+      (id) => models.forGeneration(id),
+      config.LLM_MODEL_CACHE_MS,
+    );
     const models = new LlmModels(
-      gen.store(repository),
-      secretCodec(keyRingFromEnv(config), logger),
+      forgettingStore(repository, profiles),
+      fieldSecretCodec(keyRingFromEnv(config), {
+        context: llmSecretContext,
+        logFields: (modelId: number, field) => ({ model_id: modelId, field: `extra_data.${field}` }),
+        plaintext: 'refused',
+        logger,
+      }),
       usage,
       targetUrlCheck(allowed),
       () => outbox.kick(),
     );
+    const generation = new Generation({
+      calls,
+      rollups: new RollupBatcher(rollups),
+      profiles,
+      leaseMs: config.LLM_CALL_LEASE_MS,
+      owner: `${SERVICE}-${randomUUID().slice(0, 8)}`,
+      adapterFor: (model) => reliableAdapter(model, dispatchers, breakers, observer, DEFAULT_RETRY_POLICY),
+      publish: resultPublisher(broker, SERVICE),
+      observer: generationObserver,
+      unexpected: (requestId, error) =>
+        logger.error({ err: error, request_id: requestId }, 'generate request failed unexpectedly'),
+    });
     const tester = new ConnectionTester(dispatchers, breakers, observer);
+    const costsFor = (role: Role) => maySeeCosts(role, settings.get().charges);
+    // Which processors a service owner's dashboard shows: `usage`.
+    const dashboard = new Dashboard(rollups, () => settings.get(), usage);
     return {
-      routes: [...llmModelRoutes(models, tester, gen.maySeeCosts), ...gen.routes],
-      consumers: [settings.consumer(), gen.consumer, processorConsumer(usage)],
+      routes: [...llmModelRoutes(models, tester, costsFor), ...dashboardRoutes(dashboard)],
+      consumers: [
+        settings.consumer(),
+        generateConsumer(generation, config.LLM_GENERATE_PREFETCH),
+        processorConsumer(usage),
+      ],
       async onStart() {
-        await Promise.all([repository.ensureIndexes(), usage.ensureIndexes(), gen.ensureIndexes()]);
+        await Promise.all([repository.ensureIndexes(), usage.ensureIndexes(), rollups.ensureIndexes()]);
         settings.start();
         const sweep = () =>
           repository
@@ -104,7 +116,7 @@ export const llmGatewayService: ServiceDefinition<LlmGatewayConfig> = {
           clearInterval(sweeper);
           settings.stop();
           breakers.shutdown();
-          await Promise.all([dispatcher.close(), insecureDispatcher.close()]);
+          await Promise.all([dispatchers.dispatcher.close(), dispatchers.insecureDispatcher.close()]);
         };
       },
     };

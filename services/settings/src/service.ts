@@ -1,12 +1,11 @@
 import { correlationId, on } from '@pack/broker';
 import { createEnvelope, events, systemPrincipal, type SettingsGroup } from '@pack/contracts';
 import type { ServiceDefinition } from '@pack/runtime';
-import { keyRingFromEnv, SecretBox, isEncryptedSecret, type KeyRing } from '@pack/secrets';
-import type { Logger } from '@pack/logging';
+import { fieldSecretCodec, keyRingFromEnv } from '@pack/secrets';
 import { SettingsRepository, SETTINGS_COLLECTION } from './data/settings-repository';
-import type { SecretCodec } from './domain/model';
 import { GeneralSettingsUseCases } from './domain/settings-use-cases';
 import { settingsRoutes } from './http/routes';
+import { settingsMetrics } from './metrics';
 import type { SettingsConfig } from './config';
 
 export { settingsEnvSchema, type SettingsConfig } from './config';
@@ -19,24 +18,6 @@ export function settingsSecretContext(group: SettingsGroup, field: string): stri
   return `general_settings:${group}.${field}`;
 }
 
-function secretCodec(ring: KeyRing, logger: Logger): SecretCodec {
-  const box = new SecretBox(ring);
-  return {
-    seal: (group, field, plaintext) => box.encrypt(plaintext, settingsSecretContext(group, field)),
-    open: (group, field, stored) => {
-      // A value stored before encryption existed is read as is and re-encrypted at start.
-      if (!isEncryptedSecret(stored)) return stored;
-      return box.decryptOrNull(stored, settingsSecretContext(group, field), (error) =>
-        logger.error(
-          { field: `${group}.${field}`, key_id: error.keyId, reason: error.message },
-          'stored secret cannot be decrypted',
-        ),
-      );
-    },
-    needsReseal: (stored) => !isEncryptedSecret(stored) || box.needsReencryption(stored),
-  };
-}
-
 export const settingsService: ServiceDefinition<SettingsConfig> = {
   name: SERVICE,
   version: '0.2.0',
@@ -45,7 +26,13 @@ export const settingsService: ServiceDefinition<SettingsConfig> = {
     const repository = new SettingsRepository(mongo.connection);
     const settings = new GeneralSettingsUseCases({
       store: repository,
-      codec: secretCodec(keyRingFromEnv(config), logger),
+      codec: fieldSecretCodec(keyRingFromEnv(config), {
+        context: settingsSecretContext,
+        logFields: (group: SettingsGroup, field) => ({ field: `${group}.${field}` }),
+        // A value stored before encryption existed is read as is and re-encrypted at start.
+        plaintext: 'kept',
+        logger,
+      }),
       logger,
       maxAttempts: config.SETTINGS_WRITE_ATTEMPTS,
       readCacheMs: config.SETTINGS_READ_CACHE_MS,
@@ -58,17 +45,10 @@ export const settingsService: ServiceDefinition<SettingsConfig> = {
           .catch((error: unknown) => logger.warn({ err: error }, 'pruning old settings snapshots failed'));
       },
     });
-    // The unit of every cost on the dashboards (prices are taken to be in this currency).
-    metrics.gauge(
-      'settings_currency_info',
-      'The Currency setting: 1 on the series labelled with the current currency',
-      ['currency'],
-      async (gauge) => {
-        const state = await settings.read().catch(() => undefined);
-        gauge.reset();
-        if (state) gauge.set({ currency: state.view.currency.currency }, 1);
-      },
-    );
+    settingsMetrics(metrics, async () => {
+      const state = await settings.read().catch(() => undefined);
+      return state?.view.currency.currency;
+    });
     return {
       routes: settingsRoutes(settings),
       consumers: [

@@ -37,6 +37,14 @@ export function webhookMetrics(metrics: Metrics) {
     "Lookups of a Service's enabled webhooks for an event: hit, miss (a query), shared (joined a query under way), bypass (cache off or broker not ready)",
     ['result'],
   );
+  const settingsApplied = metrics.counter(
+    'settings_applied_total',
+    'General settings documents this replica has applied',
+  );
+  const settingsVersion = metrics.gauge(
+    'settings_version',
+    'Version of the general settings this replica applies',
+  );
 
   const fireObserver: FireObserver = {
     fired(mode, wasDelayed) {
@@ -60,5 +68,9 @@ export function webhookMetrics(metrics: Metrics) {
       breaker.set({ webhook_id: String(webhookId) }, BREAKER_VALUE[state]),
     backlog: (count: number) => backlog.set(count),
     lookup: (result: LookupResult) => lookups.inc({ result }),
+    settingsApplied(version: number) {
+      settingsApplied.inc();
+      settingsVersion.set(version);
+    },
   };
 }

@@ -1,6 +1,5 @@
 import type { ServiceDefinition } from '@pack/runtime';
-import type { Logger } from '@pack/logging';
-import { isEncryptedSecret, keyRingFromEnv, SecretBox, type KeyRing } from '@pack/secrets';
+import { fieldSecretCodec, keyRingFromEnv } from '@pack/secrets';
 import { createTargetDispatcher, targetUrlCheck } from '@pack/net-guard';
 import { SettingsCache } from '@pack/settings-client';
 import { catalogLookup, catalogService } from './data/catalog-client';
@@ -15,7 +14,7 @@ import { Scheduler } from './domain/scheduler';
 import { ServicesProjection } from './domain/services-projection';
 import { Triggers } from './domain/triggers';
 import { WebhookById, WebhookChanges, WebhookLookup } from './domain/webhook-lookup';
-import { Webhooks, type SecretCodec } from './domain/webhooks';
+import { Webhooks } from './domain/webhooks';
 import { webhookRoutes } from './http/routes';
 import { changeInstanceConsumer, servicesConsumer } from './messaging/consumers';
 import {
@@ -39,22 +38,6 @@ export function webhookSecretContext(webhookId: number, field: string): string {
   return `webhooks:${webhookId}.${field}`;
 }
 
-function secretCodec(ring: KeyRing, logger: Logger): SecretCodec {
-  const box = new SecretBox(ring);
-  return {
-    seal: (id, field, plaintext) => box.encrypt(plaintext, webhookSecretContext(id, field)),
-    open: (id, field, stored) => {
-      if (!isEncryptedSecret(stored)) return null;
-      return box.decryptOrNull(stored, webhookSecretContext(id, field), (error) =>
-        logger.error(
-          { webhook_id: id, field, key_id: error.keyId, reason: error.message },
-          'stored secret cannot be decrypted',
-        ),
-      );
-    },
-  };
-}
-
 export const webhookDispatcherService: ServiceDefinition<WebhookDispatcherConfig> = {
   name: SERVICE,
   version: '0.1.0',
@@ -65,7 +48,12 @@ export const webhookDispatcherService: ServiceDefinition<WebhookDispatcherConfig
       catalogService(config.CATALOG_URL, config.PACK_INTERNAL_SECRET, SERVICE),
     );
     const responseRepository = new ResponseRepository(mongo.connection);
-    const codec = secretCodec(keyRingFromEnv(config), logger);
+    const codec = fieldSecretCodec(keyRingFromEnv(config), {
+      context: webhookSecretContext,
+      logFields: (id: number, field) => ({ webhook_id: id, field }),
+      plaintext: 'refused',
+      logger,
+    });
     const settings = new SettingsCache({
       settingsUrl: config.SETTINGS_URL,
       internalSecret: config.PACK_INTERNAL_SECRET,
@@ -73,19 +61,8 @@ export const webhookDispatcherService: ServiceDefinition<WebhookDispatcherConfig
       logger,
     });
     const externalApi = () => settings.get().external_api;
-    const settingsApplied = metrics.counter(
-      'settings_applied_total',
-      'General settings documents this replica has applied',
-    );
-    const settingsVersion = metrics.gauge(
-      'settings_version',
-      'Version of the general settings this replica applies',
-    );
-    settings.onChange(() => {
-      settingsApplied.inc();
-      settingsVersion.set(settings.version());
-    });
     const observed = webhookMetrics(metrics);
+    settings.onChange(() => observed.settingsApplied(settings.version()));
     const allowed = config.PACK_ALLOWED_TARGET_CIDRS;
     const dispatcher = createTargetDispatcher({ allowed, connectTimeoutMs: config.WEBHOOK_TIMEOUT_MS });
     const breakers = new Breakers(

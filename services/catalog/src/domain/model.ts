@@ -125,11 +125,7 @@ export interface ServiceOwnerRecord {
   updated_at: Date;
 }
 
-export interface Page<T> {
-  /** Every match, not only this page. */
-  count: number;
-  items: T[];
-}
+export type { Page } from '@pack/contracts';
 
 /** Which items or change instances a list may show; `service_ids` empty means none. */
 export interface ScopeFilter {

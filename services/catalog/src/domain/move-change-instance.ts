@@ -6,16 +6,15 @@ import {
   type ChangeInstanceDetail,
   type LoadedChangeInstance,
 } from './change-instance-queries';
-import { currentInstance, historyOf, serviceRef, step, transitionOf } from './change-records';
+import { historyOf, serviceRef, step, transitionOf } from './change-records';
 import { stateChangedEvent } from './events';
 import type { ChangeInstanceRecord } from './model';
+import { currentOrIgnored, decideUntilWritten, LOST_RACE } from './race-retry';
 import { viewDeferred } from './roll-forward';
 import type { CatalogStore } from './store';
 import { checkTransition, type Actor } from './transitions';
 
 export type DecisionOutcome = 'applied' | 'ignored';
-
-const MAX_RACE_RETRIES = 5;
 
 /**
  * Moving a Change Instance along the transition table (docs/decisions/0005): by a user (its
@@ -49,18 +48,21 @@ export class ChangeInstanceMoves {
       role: principal.role,
     };
     let loaded = await visibleChangeInstance(this.store, principal, id);
-    for (let attempt = 0; attempt <= MAX_RACE_RETRIES; attempt += 1) {
-      const check = checkTransition(loaded.instance.state, to, actor);
-      if (!check.ok && check.reason === 'not_allowed') throw new ForbiddenError(check.detail);
-      if (loaded.instance.state === to) return loaded;
-      if (!check.ok) throw new ConflictError(check.detail);
-      const changed = await this.record(loaded, to, reasons, actor);
-      if (changed) return changed;
-      // Someone else (another session, the validator, another replica) changed it first:
-      // decide again from where it is now.
-      loaded = await visibleChangeInstance(this.store, principal, id);
-    }
-    throw new ConflictError(`change instance ${id} keeps changing; try again`);
+    return decideUntilWritten(
+      async () => {
+        const check = checkTransition(loaded.instance.state, to, actor);
+        if (!check.ok && check.reason === 'not_allowed') throw new ForbiddenError(check.detail);
+        if (loaded.instance.state === to) return loaded;
+        if (!check.ok) throw new ConflictError(check.detail);
+        const changed = await this.record(loaded, to, reasons, actor);
+        if (changed) return changed;
+        // Someone else (another session, the validator, another replica) changed it first:
+        // decide again from where it is now.
+        loaded = await visibleChangeInstance(this.store, principal, id);
+        return LOST_RACE;
+      },
+      () => new ConflictError(`change instance ${id} keeps changing; try again`),
+    );
   }
 
   /** The Change Instance Validator's decision; the Service Owner's own decision wins if it came first. */
@@ -71,32 +73,28 @@ export class ChangeInstanceMoves {
   ): Promise<DecisionOutcome> {
     const to: ChangeInstanceState = decision === 'approve' ? 'APPROVED' : 'REJECTED';
     const actor: Actor = { kind: 'validator' };
-    for (let attempt = 0; attempt <= MAX_RACE_RETRIES; attempt += 1) {
-      const records = await this.store.transitionsOf(id);
-      const instance = currentInstance(records);
-      if (!instance) {
-        this.logger.warn(
-          { change_instance_id: id },
-          'validator decision for an unknown change instance ignored',
-        );
-        return 'ignored';
-      }
-      const check = checkTransition(instance.state, to, actor);
-      if (!check.ok) {
-        this.logger.info(
-          { change_instance_id: id, state: instance.state, decision },
-          `validator decision ignored: ${check.detail}`,
-        );
-        return 'ignored';
-      }
-      const [service, declaration] = await Promise.all([
-        this.store.findService(instance.service_id),
-        this.store.findDeclaration(instance.declaration_id),
-      ]);
-      const loaded = { instance, records, service: service ?? undefined, declaration, history: [] };
-      if (await this.record(loaded, to, reasons, actor)) return 'applied';
-    }
-    throw new Error(`change instance ${id} kept changing while the validator decision was applied`);
+    return decideUntilWritten<DecisionOutcome>(
+      async () => {
+        const current = await currentOrIgnored(this.store, this.logger, id, 'validator decision');
+        if (!current) return 'ignored';
+        const { instance, records } = current;
+        const check = checkTransition(instance.state, to, actor);
+        if (!check.ok) {
+          this.logger.info(
+            { change_instance_id: id, state: instance.state, decision },
+            `validator decision ignored: ${check.detail}`,
+          );
+          return 'ignored';
+        }
+        const [service, declaration] = await Promise.all([
+          this.store.findService(instance.service_id),
+          this.store.findDeclaration(instance.declaration_id),
+        ]);
+        const loaded = { instance, records, service: service ?? undefined, declaration, history: [] };
+        return (await this.record(loaded, to, reasons, actor)) ? 'applied' : LOST_RACE;
+      },
+      () => new Error(`change instance ${id} kept changing while the validator decision was applied`),
+    );
   }
 
   /**

@@ -1,8 +1,9 @@
 import type { ChangeInstanceState, EventData, events } from '@pack/contracts';
 import type { Logger } from '@pack/logging';
-import { currentInstance, serviceRef, step, transitionOf } from './change-records';
+import { serviceRef, step, transitionOf } from './change-records';
 import { stateChangedEvent } from './events';
 import type { ChangeInstanceRecord } from './model';
+import { currentOrIgnored, decideUntilWritten, LOST_RACE } from './race-retry';
 import { viewDeferred } from './roll-forward';
 import type { CatalogStore } from './store';
 import { pipelinePath, type Actor } from './transitions';
@@ -10,7 +11,6 @@ import { pipelinePath, type Actor } from './transitions';
 export type PipelineProgressNews = EventData<typeof events.pipelineProgress>;
 export type ProgressOutcome = 'applied' | 'stale' | 'ignored';
 
-const MAX_RACE_RETRIES = 5;
 const PIPELINE: Actor = { kind: 'pipeline' };
 
 /**
@@ -29,29 +29,25 @@ export class PipelineProgress {
 
   async apply(news: PipelineProgressNews): Promise<ProgressOutcome> {
     const id = news.change_instance_id;
-    for (let attempt = 0; attempt <= MAX_RACE_RETRIES; attempt += 1) {
-      const records = await this.store.transitionsOf(id);
-      const instance = currentInstance(records);
-      if (!instance) {
-        this.logger.warn(
-          { change_instance_id: id },
-          'pipeline progress for an unknown change instance ignored',
-        );
-        return 'ignored';
-      }
-      if ((instance.pipeline_progress ?? 0) >= news.version) return 'stale';
-      const path = pipelinePath(instance.state, news.state);
-      if (path === null) {
-        this.logger.info(
-          { change_instance_id: id, state: instance.state, progress: news.state },
-          'pipeline progress ignored: the change instance cannot move there',
-        );
-        return 'ignored';
-      }
-      if (await this.record(instance, path, news)) return 'applied';
-      // Another change came first (an owner's, another replica's): decide again.
-    }
-    throw new Error(`change instance ${id} kept changing while the pipeline progress was applied`);
+    return decideUntilWritten<ProgressOutcome>(
+      async () => {
+        const current = await currentOrIgnored(this.store, this.logger, id, 'pipeline progress');
+        if (!current) return 'ignored';
+        const { instance } = current;
+        if ((instance.pipeline_progress ?? 0) >= news.version) return 'stale';
+        const path = pipelinePath(instance.state, news.state);
+        if (path === null) {
+          this.logger.info(
+            { change_instance_id: id, state: instance.state, progress: news.state },
+            'pipeline progress ignored: the change instance cannot move there',
+          );
+          return 'ignored';
+        }
+        // LOST_RACE: another change came first (an owner's, another replica's): decide again.
+        return (await this.record(instance, path, news)) ? 'applied' : LOST_RACE;
+      },
+      () => new Error(`change instance ${id} kept changing while the pipeline progress was applied`),
+    );
   }
 
   /** One record: the moves along `path` (none: only the progress version) with their events. */

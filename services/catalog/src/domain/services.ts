@@ -3,6 +3,7 @@ import { ConflictError, ForbiddenError, NotFoundError } from '@pack/errors';
 import { canChangeService, canSeeService } from './access';
 import { serviceChangedEvent } from './events';
 import type { Page, ServiceRecord } from './model';
+import { decideUntilWritten, LOST_RACE } from './race-retry';
 import type { ServiceOwners } from './service-owners';
 import type { CatalogStore } from './store';
 import { OPEN_STATES } from './transitions';
@@ -79,37 +80,42 @@ export class ServiceCatalog {
     if (changes.owner && principal.role !== 'admin') {
       throw new ForbiddenError('only an admin can assign a Service to another owner');
     }
-    for (let attempt = 0; attempt < UPDATE_ATTEMPTS; attempt += 1) {
-      const service = await this.changeable(principal, id);
-      const version = service.version ?? 0;
-      const set = { ...changedFields(changes), updated_at: new Date(), version: version + 1 };
-      const event = serviceChangedEvent({ ...service, ...set }, version + 1, false);
-      const updated = await this.store.updateService(service._id, version, set, event);
-      if (updated) {
+    return decideUntilWritten(
+      async () => {
+        const service = await this.changeable(principal, id);
+        const version = service.version ?? 0;
+        const set = { ...changedFields(changes), updated_at: new Date(), version: version + 1 };
+        const event = serviceChangedEvent({ ...service, ...set }, version + 1, false);
+        const updated = await this.store.updateService(service._id, version, set, event);
+        if (!updated) return LOST_RACE;
         this.eventsWritten();
         return updated;
-      }
-    }
-    throw new ConflictError(`Service ${id} is being changed by someone else; try again`);
+      },
+      () => new ConflictError(`Service ${id} is being changed by someone else; try again`),
+      UPDATE_ATTEMPTS,
+    );
   }
 
   async remove(principal: Principal, id: number): Promise<void> {
-    for (let attempt = 0; attempt < UPDATE_ATTEMPTS; attempt += 1) {
-      const service = await this.changeable(principal, id);
-      const active = await this.store.countChangeInstances(service._id, OPEN_STATES);
-      if (active > 0) {
-        throw new ConflictError(
-          `Service ${id} has ${active} change instance(s) still ${OPEN_STATES.join(', ')}; ` +
-            'move them to a final state (REJECTED, COMPLETED or CANCELLED) first',
-        );
-      }
-      const version = service.version ?? 0;
-      const tombstone = serviceChangedEvent(service, version + 1, true);
-      const deleted = await this.store.deleteService(service._id, version, tombstone);
-      this.eventsWritten();
-      if (deleted) return;
-    }
-    throw new ConflictError(`Service ${id} is being changed by someone else; try again`);
+    await decideUntilWritten(
+      async () => {
+        const service = await this.changeable(principal, id);
+        const active = await this.store.countChangeInstances(service._id, OPEN_STATES);
+        if (active > 0) {
+          throw new ConflictError(
+            `Service ${id} has ${active} change instance(s) still ${OPEN_STATES.join(', ')}; ` +
+              'move them to a final state (REJECTED, COMPLETED or CANCELLED) first',
+          );
+        }
+        const version = service.version ?? 0;
+        const tombstone = serviceChangedEvent(service, version + 1, true);
+        const deleted = await this.store.deleteService(service._id, version, tombstone);
+        this.eventsWritten();
+        return deleted ? true : LOST_RACE;
+      },
+      () => new ConflictError(`Service ${id} is being changed by someone else; try again`),
+      UPDATE_ATTEMPTS,
+    );
   }
 
   private async changeable(principal: Principal, id: number): Promise<ServiceRecord> {

@@ -1,7 +1,5 @@
-import type { Connection } from 'mongoose';
 import { on, type ConsumerSpec } from '@pack/broker';
-import { events, type Envelope } from '@pack/contracts';
-import { idempotent } from '@pack/db';
+import { events, type Envelope, type OncePerEvent } from '@pack/contracts';
 import { stateChangedMail, submittedMail, type Notifier } from '../domain/mail';
 
 const CONSUMER = 'gateway.change-instance-mail';
@@ -12,12 +10,12 @@ const CONSUMER = 'gateway.change-instance-mail';
  * the send: a crash between the two sends it again). While SMTP is off an event is dropped
  * without a marker, so nothing is written. A failed send is retried with delay, then dead-lettered.
  */
-export function mailConsumer(notifier: Notifier, connection: Connection): ConsumerSpec {
+export function mailConsumer(notifier: Notifier, once: OncePerEvent): ConsumerSpec {
   const whileEnabled =
     <T>(send: (data: T) => Promise<unknown>) =>
     async (data: T, envelope: Envelope<T>) => {
       if (!(await notifier.enabled())) return;
-      await idempotent<T>(connection, CONSUMER, async (payload) => {
+      await once<T>(CONSUMER, async (payload) => {
         await send(payload);
       })(data, envelope);
     };

@@ -110,6 +110,16 @@ export class LlmModels {
     return this.effective(id, await this.found(id), patch);
   }
 
+  /** The model as generation uses it (secrets readable), or null when there is none with this id. */
+  async forGeneration(id: number): Promise<EffectiveModel | null> {
+    try {
+      return await this.withOverrides(id, {});
+    } catch (error) {
+      if (error instanceof NotFoundError) return null;
+      throw error;
+    }
+  }
+
   /**
    * What a connection test talks to, and whether that is the stored model unchanged (then its
    * success says the stored model works again, and may close its breaker).

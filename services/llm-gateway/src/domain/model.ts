@@ -1,4 +1,4 @@
-import type { Envelope, LlmProvider } from '@pack/contracts';
+import type { Envelope, LlmProvider, Page } from '@pack/contracts';
 
 /**
  * An LLM Model profile as stored. Secret extra_data keys hold ciphertext (bound to the model and
@@ -23,10 +23,7 @@ export interface LlmModelRecord {
   updated_at: Date;
 }
 
-export interface Page<T> {
-  count: number;
-  items: T[];
-}
+export type { Page };
 
 /** What a conditional write found: done, the model gone, or another change got there first. */
 export type WriteOutcome<T> = { done: T } | 'gone' | 'stale';

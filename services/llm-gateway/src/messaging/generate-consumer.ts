@@ -1,5 +1,7 @@
-import { on, RetryLater, type ConsumerSpec } from '@pack/broker';
-import { events } from '@pack/contracts';
+import { on, RetryLater, type Broker, type ConsumerSpec } from '@pack/broker';
+import { createEnvelope, events, generateResultEvent } from '@pack/contracts';
+import { currentContext } from '@pack/logging';
+import type { GenerateResult } from '../domain/calls';
 import type { Generation } from '../domain/generation';
 
 export const GENERATE_CONSUMER = 'llm-gateway.generate-requests';
@@ -24,4 +26,18 @@ export function generateConsumer(generation: Generation, prefetch: number): Cons
       }),
     ],
   };
+}
+
+/** Publishes a generation's result (with a broker confirm); the same event id on every republish. */
+export function resultPublisher(broker: Broker, source: string) {
+  return (result: GenerateResult): Promise<void> =>
+    broker.publish(
+      // Each kind of result on its own routing key: its requester's queue alone receives it.
+      createEnvelope(generateResultEvent(result.reply_kind), result, {
+        source,
+        // The same id on every republish: consumers that dedupe by event id drop repeats too.
+        id: `llm-result-${result.request_id}`,
+        correlationId: currentContext()?.correlationId ?? result.request_id,
+      }),
+    );
 }

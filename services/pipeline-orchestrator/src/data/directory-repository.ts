@@ -1,20 +1,16 @@
 import type { Connection } from 'mongoose';
-import type { LlmModelSnapshot, ServiceSnapshot } from '@pack/contracts';
+import {
+  serviceProjectionOf,
+  type LlmModelSnapshot,
+  type ServiceProjection,
+  type ServiceSnapshot,
+} from '@pack/contracts';
 import { applyVersionedSnapshot } from '@pack/db';
 import type { Directory, KnownService } from '../domain/processors/processor-records';
 import type { Projections } from '../domain/processors/projections';
 
 export const SERVICES_COLLECTION = 'services';
 export const MODELS_COLLECTION = 'llm_models';
-
-interface ServiceDocument {
-  _id: number;
-  name: string;
-  owner_id: number;
-  owner_name: string;
-  deleted: boolean;
-  version: number;
-}
 
 interface ModelDocument {
   _id: number;
@@ -49,7 +45,7 @@ export class DirectoryRepository implements Directory, Projections {
     connection: Connection,
     private readonly owners?: OwnerReads,
   ) {
-    this.services = connection.collection<ServiceDocument>(SERVICES_COLLECTION);
+    this.services = connection.collection<ServiceProjection>(SERVICES_COLLECTION);
     this.models = connection.collection<ModelDocument>(MODELS_COLLECTION);
   }
 
@@ -58,12 +54,8 @@ export class DirectoryRepository implements Directory, Projections {
   }
 
   async applyService(snapshot: ServiceSnapshot): Promise<boolean> {
-    const { service_id, owner, ...fields } = snapshot;
-    return applyVersionedSnapshot(this.services, service_id, {
-      ...fields,
-      owner_id: owner.id,
-      owner_name: owner.name,
-    });
+    const { _id, ...fields } = serviceProjectionOf(snapshot);
+    return applyVersionedSnapshot(this.services, _id, fields);
   }
 
   async applyModel(snapshot: LlmModelSnapshot): Promise<boolean> {

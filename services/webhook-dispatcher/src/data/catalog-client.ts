@@ -1,7 +1,6 @@
 import { request } from 'undici';
-import { changeInstanceStateSchema } from '@pack/contracts';
+import { changeInstanceStateSchema, type ServiceSnapshot } from '@pack/contracts';
 import { principalHeaders, readFromOwner } from '@pack/http-kit';
-import type { ServiceRecord } from '../domain/model';
 import type { ChangeInstanceLookup } from '../domain/triggers';
 
 /**
@@ -29,21 +28,13 @@ export function catalogLookup(catalogUrl: string, internalSecret: string): Chang
 
 /** A Service as the catalog has it now (read as this service's system principal); null when there is none. */
 export function catalogService(catalogUrl: string, internalSecret: string, service: string) {
-  return async (id: number): Promise<Omit<ServiceRecord, 'version'> | null> => {
+  return async (id: number): Promise<Omit<ServiceSnapshot, 'version'> | null> => {
     const path = `/v1/catalog/services/${id}/`;
     const found = (await readFromOwner({ baseUrl: catalogUrl, path, internalSecret, service })) as {
       id: number;
       name: string;
       owner: { id: number; name: string };
     } | null;
-    return (
-      found && {
-        _id: found.id,
-        name: found.name,
-        owner_id: found.owner.id,
-        owner_name: found.owner.name,
-        deleted: false,
-      }
-    );
+    return found && { service_id: found.id, name: found.name, owner: found.owner, deleted: false };
   };
 }

@@ -1,5 +1,6 @@
 import type { Connection } from 'mongoose';
-import { findPage, isDuplicateKey, nextId } from '@pack/db';
+import { serviceProjectionOf, type ServiceSnapshot } from '@pack/contracts';
+import { applyVersionedSnapshot, findPage, nextId } from '@pack/db';
 import { emptySchedule } from '../domain/firing-rules';
 import type { Page, ScheduleRecord, ServiceRecord, WebhookRecord } from '../domain/model';
 import type { ServiceStore, WebhookStore } from '../domain/ports';
@@ -106,20 +107,10 @@ export class WebhookRepository implements WebhookStore {
     return this.services.findOne({ _id: id });
   }
 
-  /** An upsert whose filter keeps newer versions: a stale event finds the record and loses on _id. */
-  async apply(record: ServiceRecord): Promise<boolean> {
+  /** A newer snapshot only: a stale or redelivered event changes nothing (applyVersionedSnapshot). */
+  apply(record: ServiceRecord): Promise<boolean> {
     const { _id, ...fields } = record;
-    try {
-      const result = await this.services.updateOne(
-        { _id, version: { $lt: record.version } },
-        { $set: fields },
-        { upsert: true },
-      );
-      return result.modifiedCount + result.upsertedCount > 0;
-    } catch (error) {
-      if (isDuplicateKey(error)) return false;
-      throw error;
-    }
+    return applyVersionedSnapshot(this.services, _id, fields);
   }
 }
 
@@ -131,7 +122,7 @@ export class WebhookRepository implements WebhookStore {
  */
 export function serviceStoreOf(
   repository: WebhookRepository,
-  fromCatalog?: (id: number) => Promise<Omit<ServiceRecord, 'version'> | null>,
+  fromCatalog?: (id: number) => Promise<Omit<ServiceSnapshot, 'version'> | null>,
 ): ServiceStore {
   return {
     async find(id) {
@@ -139,7 +130,7 @@ export function serviceStoreOf(
       if (found || !fromCatalog) return found;
       const fetched = await fromCatalog(id);
       if (!fetched) return null;
-      await repository.apply({ ...fetched, version: 0 });
+      await repository.apply(serviceProjectionOf({ ...fetched, version: 0 }));
       return repository.findService(id);
     },
     apply: (record) => repository.apply(record),

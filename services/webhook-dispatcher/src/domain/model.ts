@@ -1,4 +1,10 @@
-import type { ChangeInstanceState, FireMode, WebhookBody, WebhookResponseState } from '@pack/contracts';
+import type {
+  ChangeInstanceState,
+  FireMode,
+  ServiceProjection,
+  WebhookBody,
+  WebhookResponseState,
+} from '@pack/contracts';
 
 /** A webhook as stored: authorization and secret hold ciphertext bound to the webhook. */
 export interface WebhookRecord {
@@ -25,14 +31,7 @@ export interface WebhookRecord {
 }
 
 /** What the dispatcher knows of a catalog Service, from catalog.service.changed events. */
-export interface ServiceRecord {
-  _id: number;
-  name: string;
-  owner_id: number;
-  owner_name: string;
-  deleted: boolean;
-  version: number;
-}
+export type ServiceRecord = ServiceProjection;
 
 /**
  * The per-webhook firing state, shared by every replica and changed only by conditional
@@ -87,10 +86,7 @@ export interface ResponseRecord {
   updated_at: Date;
 }
 
-export interface Page<T> {
-  count: number;
-  items: T[];
-}
+export type { Page } from '@pack/contracts';
 
 /** A trigger as the firing rules see it, whatever its source. */
 export interface Trigger {

@@ -1,4 +1,4 @@
-import type { EventData, events } from '@pack/contracts';
+import { serviceProjectionOf, type EventData, type events } from '@pack/contracts';
 import type { ServiceStore, WebhookStore } from './ports';
 import type { WebhookChangeSink } from './webhook-lookup';
 
@@ -20,14 +20,7 @@ export class ServicesProjection {
   ) {}
 
   async apply(data: ServiceChanged): Promise<void> {
-    const applied = await this.services.apply({
-      _id: data.service_id,
-      name: data.name,
-      owner_id: data.owner.id,
-      owner_name: data.owner.name,
-      deleted: data.deleted,
-      version: data.version,
-    });
+    const applied = await this.services.apply(serviceProjectionOf(data));
     // A deleted Service's webhooks are disabled, not removed: they stop firing and their owner
     // and the admins can still read them and their responses (issue 21). Done on every delivery
     // of the tombstone (a redelivery finds nothing left to disable).

@@ -1,10 +1,17 @@
-import { createHmac } from 'node:crypto';
+import { Webhook } from 'standardwebhooks';
 
 /**
- * Standard Webhooks headers (standardwebhooks.com): the signature is HMAC-SHA256 over
- * `<webhook-id>.<webhook-timestamp>.<body>` with the secret's bytes (the part after `whsec_`,
- * base64), sent as `v1,<base64>`. The timestamp is the attempt's, so a retry is not refused as
- * stale by a receiver's tolerance window; the id stays the same, so a receiver can de-duplicate.
+ * HMAC pads a key shorter than its block with zero bytes, so one zero byte signs as the empty key
+ * (a secret that cannot be decrypted): the package refuses an empty key, a delivery must not.
+ */
+const EMPTY_KEY = new Uint8Array(1);
+
+/**
+ * Standard Webhooks headers (standardwebhooks.com), signed by the official `standardwebhooks`
+ * package: HMAC-SHA256 over `<webhook-id>.<webhook-timestamp>.<body>` with the secret's bytes
+ * (the part after `whsec_`, base64), sent as `v1,<base64>`. The timestamp is the attempt's, so a
+ * retry is not refused as stale by a receiver's tolerance window; the id stays the same, so a
+ * receiver can de-duplicate.
  */
 export function standardWebhookHeaders(
   secret: string,
@@ -12,12 +19,13 @@ export function standardWebhookHeaders(
   body: string,
   nowMs = Date.now(),
 ): Record<string, string> {
-  const timestamp = String(Math.floor(nowMs / 1000));
+  // Node's base64 reading (lenient, as the secrets were always read) gives the raw key bytes.
   const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');
-  const signature = createHmac('sha256', key).update(`${messageId}.${timestamp}.${body}`).digest('base64');
+  const signer = new Webhook(key.length > 0 ? key : EMPTY_KEY, { format: 'raw' });
+  const sentAt = new Date(Math.floor(nowMs / 1000) * 1000);
   return {
     'webhook-id': messageId,
-    'webhook-timestamp': timestamp,
-    'webhook-signature': `v1,${signature}`,
+    'webhook-timestamp': String(sentAt.getTime() / 1000),
+    'webhook-signature': signer.sign(messageId, sentAt, body),
   };
 }
