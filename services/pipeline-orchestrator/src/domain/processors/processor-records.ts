@@ -1,4 +1,6 @@
-import type { Envelope, ProcessorKind } from '@pack/contracts';
+import type { Envelope, Page, ProcessorKind } from '@pack/contracts';
+
+export type { Page } from '@pack/contracts';
 
 /**
  * An AI processor as stored. The response schema is user JSON, kept as text (DESIGN section 2);
@@ -19,11 +21,6 @@ export interface ProcessorRecord {
   version: number;
   created_at: Date;
   updated_at: Date;
-}
-
-export interface Page<T> {
-  count: number;
-  items: T[];
 }
 
 export interface ProcessorFilter {
