@@ -35,6 +35,8 @@ export function testEnv(service: string, overrides: Record<string, string> = {})
     PACK_INTERNAL_SECRET: TEST_INTERNAL_SECRET,
     PACK_ENCRYPTION_KEYS: `test:${TEST_ENCRYPTION_KEY}`,
     PACK_ENCRYPTION_KEY_ID: 'test',
+    // A service a test starts as a child process copies its log lines for the suite-wide leak scan too.
+    ...(process.env.PACK_LOG_COPY_DIR ? { PACK_LOG_COPY_DIR: process.env.PACK_LOG_COPY_DIR } : {}),
     ...overrides,
   };
 }
@@ -248,7 +250,7 @@ export function startEntryPoint(
   env: Record<string, string | undefined>,
 ): { child: ChildProcess; exited: Promise<EntryPointResult>; output: () => string } {
   const child = spawn(process.execPath, ['--require', 'tsx/cjs', path.join(REPO_ROOT, file), ...args], {
-    env: { PATH: process.env.PATH, ...env },
+    env: { PATH: process.env.PATH, PACK_LOG_COPY_DIR: process.env.PACK_LOG_COPY_DIR, ...env },
     cwd: REPO_ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -10,3 +10,4 @@ export * from './fake-settings';
 export * from './clock';
 export * from './leak-scan';
 export * from './empty-owner';
+export * from './suite-scan';

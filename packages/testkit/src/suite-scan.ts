@@ -1,0 +1,177 @@
+import { randomInt } from 'node:crypto';
+import { appendFileSync, readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { REPO_ROOT } from './infra';
+import { LEAK_FRAGMENT_LENGTH, readings } from './leak-scan';
+
+/**
+ * The suite-wide leak scan (issue 20: "a leak scan of every response and log line of the whole
+ * suite for every seeded secret finds nothing"). jest's global set-up makes a directory and names
+ * it in this variable; while it is set, each process of the run writes there:
+ * - `secrets-<pid>.jsonl`: every secret a test made with seededSecret (with the test file),
+ * - `responses-<pid>.jsonl`: every HTTP response body test code received (capture-responses.ts),
+ * - `log-<pid>.jsonl`: every log line of every service at debug level (@pack/logging, through
+ *   PACK_LOG_COPY_DIR, set to the same directory).
+ * The global teardown scans every response and log line for every seeded secret (scanSuite).
+ */
+export const LEAK_SCAN_DIR_ENV = 'PACK_LEAK_SCAN_DIR';
+
+export interface SeededRecord {
+  label: string;
+  /** The secret material (the part no one may see; a public prefix and a shown suffix excluded). */
+  secret: string;
+  /** The test file that made it, from the repository root. */
+  file: string;
+}
+
+export interface ResponseRecord {
+  file: string;
+  test: string;
+  /** Who the request spoke as (a principal's role and name, a token, no one). */
+  caller?: string;
+  method: string;
+  url: string;
+  status: number;
+  body: string;
+}
+
+/** The test file and test that run now (jest's expect state), from the repository root. */
+export function currentTest(): { file: string; test: string } {
+  const state = (
+    globalThis as { expect?: { getState(): { testPath?: string; currentTestName?: string } } }
+  ).expect?.getState();
+  return {
+    file: state?.testPath ? path.relative(REPO_ROOT, state.testPath) : `pid ${process.pid}`,
+    test: state?.currentTestName ?? '(outside a test)',
+  };
+}
+
+/** Appends one JSON line to this process's `<kind>-<pid>.jsonl` of the run's scan directory. */
+export function recordForScan(kind: 'secrets' | 'responses', record: object): void {
+  const dir = process.env[LEAK_SCAN_DIR_ENV];
+  if (dir) appendFileSync(path.join(dir, `${kind}-${process.pid}.jsonl`), `${JSON.stringify(record)}\n`);
+}
+
+/** Seeds `secret` (existing material, at least 6 characters) for the suite-wide scan. */
+export function seedSecret(label: string, secret: string): string {
+  if (secret.length < LEAK_FRAGMENT_LENGTH)
+    throw new Error(`secret ${label} is shorter than ${LEAK_FRAGMENT_LENGTH} characters`);
+  recordForScan('secrets', { label, secret, file: currentTest().file } satisfies SeededRecord);
+  return secret;
+}
+
+const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+
+/**
+ * A new random secret for a test, `<prefix><random><suffix>`, seeded for the suite-wide scan
+ * (the random part and the suffix: a prefix like `sk-` or `Bearer ` is public, and a suffix of 4
+ * is what masks show, `********1111`, too short to count alone). No 6 characters of it read as
+ * hex in any case, so ids, hashes and uuids in logs never look like a fragment of it.
+ */
+export function seededSecret(
+  label: string,
+  options: { prefix?: string; suffix?: string; length?: number } = {},
+): string {
+  const { prefix = '', suffix = '', length = 20 } = options;
+  if (suffix.length >= LEAK_FRAGMENT_LENGTH)
+    throw new Error(
+      `the suffix of ${label} is no secret and would be looked for: keep it under ${LEAK_FRAGMENT_LENGTH}`,
+    );
+  let material: string;
+  do {
+    material = Array.from({ length }, () => ALPHABET[randomInt(ALPHABET.length)]).join('') + suffix;
+  } while (!everyWindowNonHex(material));
+  seedSecret(label, material);
+  return `${prefix}${material}`;
+}
+
+function everyWindowNonHex(text: string): boolean {
+  for (let at = 0; at + LEAK_FRAGMENT_LENGTH <= text.length; at += 1)
+    if (/^[0-9a-f]+$/i.test(text.slice(at, at + LEAK_FRAGMENT_LENGTH))) return false;
+  return true;
+}
+
+export interface SuiteScan {
+  secrets: number;
+  responses: number;
+  logLines: number;
+  /** One readable paragraph per leak: the secret and its test file, where, and the text before it with the fragment starred. */
+  leaks: string[];
+}
+
+/** Scans every response and log line written to `dir` for every seeded secret. */
+export function scanSuite(dir: string): SuiteScan {
+  const files = readdirSync(dir);
+  const lines = (name: string) => readFileSync(path.join(dir, name), 'utf8').split('\n').filter(Boolean);
+  const seeds = files
+    .filter((name) => name.startsWith('secrets-'))
+    .flatMap(lines)
+    .map((line) => JSON.parse(line) as SeededRecord);
+  const matcher = new FragmentIndex(seeds);
+  const leaks: string[] = [];
+  let responses = 0;
+  let logLines = 0;
+  for (const name of files.filter((file) => file.startsWith('responses-'))) {
+    for (const line of lines(name)) {
+      responses += 1;
+      const response = JSON.parse(line) as ResponseRecord;
+      for (const found of matcher.find(response.body))
+        leaks.push(
+          describe(
+            found,
+            `the response to ${response.method} ${response.url} (${response.status}, as ${response.caller ?? '?'}) received by ${response.file} › ${response.test}`,
+          ),
+        );
+    }
+  }
+  for (const name of files.filter((file) => file.startsWith('log-'))) {
+    lines(name).forEach((line, index) => {
+      logLines += 1;
+      let service = '?';
+      try {
+        service = String((JSON.parse(line) as { service?: unknown }).service);
+      } catch {
+        // a line that is no JSON is scanned all the same
+      }
+      for (const found of matcher.find(line))
+        leaks.push(describe(found, `the log of ${service}, ${name} line ${index + 1}`));
+    });
+  }
+  return { secrets: seeds.length, responses, logLines, leaks };
+}
+
+interface Found {
+  seed: SeededRecord;
+  at: number;
+  form: string;
+}
+
+function describe({ seed, at, form }: Found, where: string): string {
+  const before = form.slice(Math.max(0, at - 60), at).replace(/\s+/g, ' ');
+  return `a fragment of "${seed.label}" (seeded by ${seed.file}) in ${where}\n    at ${at}: ...${before}[${'*'.repeat(LEAK_FRAGMENT_LENGTH)}]`;
+}
+
+/** Every 6-character piece of every seeded secret, lower-cased, looked up at each position of a text. */
+export class FragmentIndex {
+  private readonly windows = new Map<string, SeededRecord>();
+
+  constructor(seeds: SeededRecord[]) {
+    for (const seed of seeds)
+      for (let at = 0; at + LEAK_FRAGMENT_LENGTH <= seed.secret.length; at += 1)
+        this.windows.set(seed.secret.slice(at, at + LEAK_FRAGMENT_LENGTH).toLowerCase(), seed);
+  }
+
+  /** The first place each seeded secret shows in `text` (raw, percent- or JSON-decoded, any case). */
+  find(text: string): Found[] {
+    if (this.windows.size === 0) return [];
+    const found = new Map<SeededRecord, Found>();
+    for (const form of readings(text)) {
+      const lower = form.toLowerCase();
+      for (let at = 0; at + LEAK_FRAGMENT_LENGTH <= lower.length; at += 1) {
+        const seed = this.windows.get(lower.slice(at, at + LEAK_FRAGMENT_LENGTH));
+        if (seed && !found.has(seed)) found.set(seed, { seed, at, form });
+      }
+    }
+    return [...found.values()];
+  }
+}
