@@ -2,15 +2,15 @@ import { randomBytes } from 'node:crypto';
 import { ConfigError, loadConfig } from '@pack/config';
 import { systemPrincipal } from '@pack/contracts';
 import { createKeyRing, SecretBox, secretKeyId } from '@pack/secrets';
-import { LogCapture, runEntryPoint, TEST_ENCRYPTION_KEY, testEnv } from '@pack/testkit';
+import { LogCapture, runEntryPoint, seededSecret, TEST_ENCRYPTION_KEY, testEnv } from '@pack/testkit';
 import { settingsEnvSchema, settingsSecretContext } from '../src/service';
 import { SETTINGS, SettingsHarness, admin, consumer, type StoredVersion } from './harness';
 
 const secrets = {
-  BIND_PASSWORD: 'ldap-bind-PLAINTEXT-4711',
-  EMAIL_HOST_PASSWORD: 'smtp-PLAINTEXT-password',
-  CLIENT_ID: 'oauth-client-PLAINTEXT-id',
-  CLIENT_SECRET: 'oauth-client-PLAINTEXT-secret',
+  BIND_PASSWORD: seededSecret('BIND_PASSWORD', { prefix: 'ldap-bind-PLAINTEXT-', suffix: '4711' }),
+  EMAIL_HOST_PASSWORD: seededSecret('EMAIL_HOST_PASSWORD', { prefix: 'smtp-PLAINTEXT-pass', suffix: 'word' }),
+  CLIENT_ID: seededSecret('CLIENT_ID', { prefix: 'oauth-client-PLAINTEXT-', suffix: 'T-id' }),
+  CLIENT_SECRET: seededSecret('CLIENT_SECRET', { prefix: 'oauth-client-PLAINTEXT-secret-' }),
 };
 const patchAll = {
   ldap: { BIND_PASSWORD: secrets.BIND_PASSWORD },
@@ -83,7 +83,11 @@ describe('secret settings', () => {
     expect(body.smtp.EMAIL_HOST_PASSWORD).toBe('********word');
     expect(body.oauth).toEqual({ ENABLED: false, CLIENT_ID: '********T-id' });
     expect(JSON.stringify(body)).not.toContain('PLAINTEXT');
-    const patched = await settings.patch({ oauth: { CLIENT_SECRET: 'oauth-client-PLAINTEXT-secret-2' } });
+    const patched = await settings.patch({
+      oauth: {
+        CLIENT_SECRET: seededSecret('another CLIENT_SECRET', { prefix: 'oauth-client-PLAINTEXT-secret-' }),
+      },
+    });
     expect(patched.body.oauth).not.toHaveProperty('CLIENT_SECRET');
   });
 

@@ -16,6 +16,7 @@ import {
   FakeSettings,
   metricValue,
   publishEvent,
+  seededSecret,
   testEnv,
   waitFor,
   type CallResult,
@@ -237,6 +238,9 @@ async function settingsApplied(url: string, version: number): Promise<boolean> {
 let nextService = 1000;
 
 /** A Service no other test uses, owned by `by`, with one webhook on it aimed at `targetUrl`. */
+/** The authorization webhookOnNewService stores (seeded for the suite-wide leak scan; masks show 0001). */
+export const RECEIVER_AUTHORIZATION = `Bearer receiver-token-${seededSecret('the receiver authorization', { suffix: '0001' })}`;
+
 export async function webhookOnNewService(
   dispatcher: DispatcherUnderTest,
   targetUrl: string,
@@ -250,7 +254,7 @@ export async function webhookOnNewService(
     description: '',
     service,
     target_url: targetUrl,
-    authorization: 'Bearer receiver-token-0001',
+    authorization: RECEIVER_AUTHORIZATION,
     ...change,
   });
   if (created.status !== 201) throw new Error(`webhook not created: ${created.status} ${created.text}`);
