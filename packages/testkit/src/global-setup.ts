@@ -17,6 +17,7 @@ export default async function globalSetup(): Promise<void> {
   process.env.MONGO_URL = infra.mongoUrl;
   process.env.AMQP_URL = infra.amqpUrl;
   (globalThis as { __packInfraStop?: () => Promise<void> }).__packInfraStop = infra.stop;
+  if (process.env.PACK_LEAK_SCAN === 'off') return; // to measure what the scan costs
   const scanDir = mkdtempSync(path.join(os.tmpdir(), 'pack-leak-scan-'));
   process.env[LEAK_SCAN_DIR_ENV] = scanDir;
   process.env[LOG_COPY_DIR_ENV] = scanDir;
