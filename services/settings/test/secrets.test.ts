@@ -112,7 +112,14 @@ describe('secret settings', () => {
   });
 
   it('change when a new value is sent, and clear with an empty string', async () => {
-    await settings.patch({ ldap: { BIND_PASSWORD: 'another-PLAINTEXT-pw-9999' } });
+    await settings.patch({
+      ldap: {
+        BIND_PASSWORD: seededSecret('another BIND_PASSWORD', {
+          prefix: 'another-PLAINTEXT-pw-',
+          suffix: '9999',
+        }),
+      },
+    });
     expect((await settings.get()).body.ldap.BIND_PASSWORD).toBe('********9999');
     await settings.patch({ ldap: { BIND_PASSWORD: '' } });
     expect((await settings.get()).body.ldap.BIND_PASSWORD).toBe('');
@@ -143,7 +150,14 @@ describe('encryption keys', () => {
     });
     let current = first;
     try {
-      await first.patch({ smtp: { EMAIL_HOST_PASSWORD: 'rotating-PLAINTEXT-1234' } });
+      await first.patch({
+        smtp: {
+          EMAIL_HOST_PASSWORD: seededSecret('a rotated EMAIL_HOST_PASSWORD', {
+            prefix: 'rotating-PLAINTEXT-',
+            suffix: '1234',
+          }),
+        },
+      });
       expect(
         secretKeyId(latest(await first.versionDocuments()).groups!.smtp!.EMAIL_HOST_PASSWORD as string),
       ).toBe('a');
@@ -176,7 +190,12 @@ describe('encryption keys', () => {
     let current = first;
     try {
       await first.patch({
-        ldap: { BIND_PASSWORD: 'lost-key-PLAINTEXT-0000' },
+        ldap: {
+          BIND_PASSWORD: seededSecret('a BIND_PASSWORD under a lost key', {
+            prefix: 'lost-key-PLAINTEXT-',
+            suffix: '0000',
+          }),
+        },
         currency: { currency: 'EUR' },
       });
       await first.stop();
@@ -185,7 +204,14 @@ describe('encryption keys', () => {
       expect(status).toBe(200);
       expect(body.ldap.BIND_PASSWORD).toBe('********');
       expect(body.currency.currency).toBe('EUR');
-      await current.patch({ ldap: { BIND_PASSWORD: 'new-key-PLAINTEXT-5678' } });
+      await current.patch({
+        ldap: {
+          BIND_PASSWORD: seededSecret('a BIND_PASSWORD under a new key', {
+            prefix: 'new-key-PLAINTEXT-',
+            suffix: '5678',
+          }),
+        },
+      });
       expect((await current.get()).body.ldap.BIND_PASSWORD).toBe('********5678');
     } finally {
       await current.stopAndDrop();

@@ -94,7 +94,7 @@ describe('webhooks: create, read, change, delete (endpoint 8)', () => {
     });
     expect(kept.body).toMatchObject({ name: 'Renamed', authorization: '********1234' });
     const replaced = await dispatcher.as(owner, 'PATCH', `${WEBHOOKS}${created.id}/`, {
-      authorization: 'Bearer another-secret-9876',
+      authorization: `Bearer another-secret-${seededSecret('a replaced authorization', { suffix: '9876' })}`,
     });
     expect(replaced.body.authorization).toBe('********9876');
   });
