@@ -1,4 +1,4 @@
-import { currentTest, LEAK_SCAN_DIR_ENV, recordForScan } from './suite-scan';
+import { currentTest, LEAK_SCAN_DIR_ENV, recordForScan } from './scan-record';
 
 /**
  * jest setup file (setupFilesAfterEnv of the root config): while the suite-wide leak scan runs
@@ -13,13 +13,27 @@ import { currentTest, LEAK_SCAN_DIR_ENV, recordForScan } from './suite-scan';
 const original = globalThis.fetch;
 const dir = process.env[LEAK_SCAN_DIR_ENV];
 
-/** True when the code that called fetch is a test's (a test file, a test helper, testkit), not a service's. */
-function calledByTest(stack: string): boolean {
-  const caller = stack
-    .split('\n')
-    .slice(1)
-    .find((frame) => frame.includes('/') && !frame.includes(__filename) && !frame.includes('node:'));
-  if (!caller) return true;
+/** The files of the functions on the stack above the caller of this (raw call sites: no source-map lookup). */
+function callerFiles(): string[] {
+  // eslint-disable-next-line @typescript-eslint/unbound-method -- put back as it was, never called here
+  const prepare = Error.prepareStackTrace;
+  const holder: { stack?: NodeJS.CallSite[] } = {};
+  try {
+    Error.prepareStackTrace = (_error, sites) => sites;
+    Error.captureStackTrace(holder, capturedFetch);
+    return (holder.stack ?? []).map((site) => site.getFileName() ?? '');
+  } finally {
+    Error.prepareStackTrace = prepare;
+  }
+}
+
+/**
+ * True when the first code of ours that called fetch is a test's (a test file, a test helper,
+ * testkit), not a service's (src/ of a service or package) nor only a library's.
+ */
+function calledByTest(files: string[]): boolean {
+  const caller = files.find((file) => file.startsWith('/') && !file.includes('/node_modules/'));
+  if (!caller) return false;
   return !/\/(?:services|packages)\/[^/]+\/src\//.test(caller) || caller.includes('/packages/testkit/src/');
 }
 
@@ -41,24 +55,24 @@ function callerOf(input: string | URL | Request, init?: RequestInit): string {
   return headers.has('authorization') ? 'a token' : 'no one';
 }
 
-if (dir && original) {
-  globalThis.fetch = async function capturedFetch(input: string | URL | Request, init?: RequestInit) {
-    const byTest = calledByTest(new Error().stack ?? '');
-    const { file, test } = currentTest();
-    const caller = callerOf(input, init);
-    const response = await original(input, init);
-    if (!byTest || caller.startsWith('admin system:')) return response;
-    if (response.headers.get('content-type')?.includes('text/event-stream')) return response;
-    const method = (init?.method ?? (input instanceof Request ? input.method : 'GET')).toUpperCase();
-    const url = input instanceof Request ? input.url : String(input);
-    response
-      .clone()
-      .text()
-      .then(
-        (body) =>
-          recordForScan('responses', { file, test, caller, method, url, status: response.status, body }),
-        () => undefined,
-      );
-    return response;
-  };
+async function capturedFetch(input: string | URL | Request, init?: RequestInit): Promise<Response> {
+  const byTest = calledByTest(callerFiles());
+  const { file, test } = currentTest();
+  const caller = callerOf(input, init);
+  const response = await original(input, init);
+  if (!byTest || caller.startsWith('admin system:')) return response;
+  if (response.headers.get('content-type')?.includes('text/event-stream')) return response;
+  const method = (init?.method ?? (input instanceof Request ? input.method : 'GET')).toUpperCase();
+  const url = input instanceof Request ? input.url : String(input);
+  response
+    .clone()
+    .text()
+    .then(
+      (body) =>
+        recordForScan('responses', { file, test, caller, method, url, status: response.status, body }),
+      () => undefined,
+    );
+  return response;
 }
+
+if (dir) globalThis.fetch = capturedFetch;
