@@ -81,17 +81,20 @@ export function scanSuite(dir: string): SuiteScan {
   for (const name of files.filter((file) => file.startsWith('log-'))) {
     lines(name).forEach((line, index) => {
       logLines += 1;
-      let service = '?';
-      try {
-        service = String((JSON.parse(line) as { service?: unknown }).service);
-      } catch {
-        // a line that is no JSON is scanned all the same
-      }
       for (const found of matcher.find(line))
-        leaks.push(describe(found, `the log of ${service}, ${name} line ${index + 1}`));
+        leaks.push(describe(found, `the log of ${serviceOf(line)}, ${name} line ${index + 1}`));
     });
   }
   return { secrets: seeds.length, responses, logLines, leaks };
+}
+
+/** The service that wrote a log line (read only for a line that leaked). */
+function serviceOf(line: string): string {
+  try {
+    return String((JSON.parse(line) as { service?: unknown }).service);
+  } catch {
+    return '?'; // a line that is no JSON is scanned all the same
+  }
 }
 
 interface Found {
@@ -108,11 +111,16 @@ function describe({ seed, at, form }: Found, where: string): string {
 /** Every 6-character piece of every seeded secret, lower-cased, looked up at each position of a text. */
 export class FragmentIndex {
   private readonly windows = new Map<string, SeededRecord>();
+  /** Which rolling hashes (low 20 bits) a window has: most positions are ruled out by one array read. */
+  private readonly hashes = new Uint8Array(HASH_SLOTS);
 
   constructor(seeds: SeededRecord[]) {
     for (const seed of seeds)
-      for (let at = 0; at + LEAK_FRAGMENT_LENGTH <= seed.secret.length; at += 1)
-        this.windows.set(seed.secret.slice(at, at + LEAK_FRAGMENT_LENGTH).toLowerCase(), seed);
+      for (let at = 0; at + LEAK_FRAGMENT_LENGTH <= seed.secret.length; at += 1) {
+        const window = seed.secret.slice(at, at + LEAK_FRAGMENT_LENGTH).toLowerCase();
+        this.windows.set(window, seed);
+        this.hashes[hashOf(window, 0) & (HASH_SLOTS - 1)] = 1;
+      }
   }
 
   /** The first place each seeded secret shows in `text` (raw, percent- or JSON-decoded, any case). */
@@ -121,11 +129,38 @@ export class FragmentIndex {
     const found = new Map<SeededRecord, Found>();
     for (const form of readings(text)) {
       const lower = form.toLowerCase();
-      for (let at = 0; at + LEAK_FRAGMENT_LENGTH <= lower.length; at += 1) {
-        const seed = this.windows.get(lower.slice(at, at + LEAK_FRAGMENT_LENGTH));
-        if (seed && !found.has(seed)) found.set(seed, { seed, at, form });
+      if (lower.length < LEAK_FRAGMENT_LENGTH) continue;
+      let hash = hashOf(lower, 0);
+      for (let at = 0; ; at += 1) {
+        if (this.hashes[hash & (HASH_SLOTS - 1)] === 1) {
+          const seed = this.windows.get(lower.slice(at, at + LEAK_FRAGMENT_LENGTH));
+          if (seed && !found.has(seed)) found.set(seed, { seed, at, form });
+        }
+        if (at + LEAK_FRAGMENT_LENGTH >= lower.length) break;
+        hash = roll(hash, lower.charCodeAt(at), lower.charCodeAt(at + LEAK_FRAGMENT_LENGTH));
       }
     }
     return [...found.values()];
   }
+}
+
+const HASH_SLOTS = 1 << 20;
+
+/** Polynomial hash of the LEAK_FRAGMENT_LENGTH characters from `at`, in 32 bits. */
+const BASE = 131;
+const TOP = Array.from({ length: LEAK_FRAGMENT_LENGTH - 1 }).reduce<number>(
+  (power) => Math.imul(power, BASE),
+  1,
+);
+
+function hashOf(text: string, at: number): number {
+  let hash = 0;
+  for (let i = at; i < at + LEAK_FRAGMENT_LENGTH; i += 1)
+    hash = (Math.imul(hash, BASE) + text.charCodeAt(i)) | 0;
+  return hash;
+}
+
+/** The hash of the window one character further: `out` leaves, `next` comes in. */
+function roll(hash: number, out: number, next: number): number {
+  return (Math.imul((hash - Math.imul(out, TOP)) | 0, BASE) + next) | 0;
 }
