@@ -11,6 +11,8 @@ module.exports = {
   transformIgnorePatterns: ['/node_modules/\\.pnpm/(?!(openid-client|oauth4webapi|jose)@)'],
   globalSetup: '<rootDir>/packages/testkit/src/global-setup.ts',
   globalTeardown: '<rootDir>/packages/testkit/src/global-teardown.ts',
+  // Records every response test code receives for the suite-wide leak scan (testkit suite-scan.ts).
+  setupFilesAfterEnv: ['<rootDir>/packages/testkit/src/capture-responses.ts'],
   testTimeout: 60000,
   maxWorkers: 2,
   reporters: ['default', '<rootDir>/scripts/jest-summary-reporter.js'],

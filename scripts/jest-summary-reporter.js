@@ -8,8 +8,11 @@ class SummaryReporter {
   onRunComplete(_contexts, results) {
     const failed = results.numFailedTests + results.numRuntimeErrorTestSuites;
     const skipped = results.numPendingTests + results.numTodoTests;
-    const line = `${results.numPassedTests} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}\n`;
-    process.once('exit', () => writeSync(1, line));
+    const line = `${results.numPassedTests} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`;
+    // A failure after the tests (the global teardown's leak scan) is said too.
+    process.once('exit', (code) =>
+      writeSync(1, `${line}${code && !failed ? ', run failed after the tests' : ''}\n`),
+    );
   }
 }
 

@@ -1,11 +1,13 @@
 /** What the route matrix (test/e2e/route-matrix.test.ts) seeds before it calls every route. */
-import { randomBytes } from 'node:crypto';
 import { ROLES, type Role } from '@pack/contracts';
-import { LeakScan, outboxDrained, waitFor } from '@pack/testkit';
+import { LeakScan, outboxDrained, seededSecret, waitFor } from '@pack/testkit';
 import { modelKnownToOrchestrator, type Stack } from './stack';
 
-/** Random secret material (24 characters): no fragment of it is an ordinary word. */
-const material = () => randomBytes(18).toString('base64url');
+/**
+ * Random secret material (24 characters): no fragment of it is an ordinary word. Also seeded for
+ * the suite-wide leak scan (testkit suite-scan.ts), which reads every answer, admins' too.
+ */
+const material = (label: string) => seededSecret(label, { length: 24 });
 
 /**
  * Secrets seeded into every service that keeps one, each registered with `leaks` by its random
@@ -42,7 +44,7 @@ export async function seedMatrix(stack: Stack, leaks: LeakScan, webhookTarget: s
   });
   expect(submitted.body.change_instance.id).toBe(1);
 
-  const apiKey = material();
+  const apiKey = material('the matrix LLM api_key');
   leaks.seed('the LLM api_key', apiKey);
   const model = await stack.call('POST', '/v1/ai/llm_models/', {
     body: {
@@ -53,7 +55,7 @@ export async function seedMatrix(stack: Stack, leaks: LeakScan, webhookTarget: s
     },
   });
   expect(model.body.id).toBe(1);
-  const credentials = material();
+  const credentials = material('the matrix genai credentials');
   leaks.seed('the genai credentials', credentials);
   const genai = await stack.call('POST', '/v1/ai/llm_models/', {
     body: {
@@ -84,7 +86,7 @@ export async function seedMatrix(stack: Stack, leaks: LeakScan, webhookTarget: s
   );
   expect(processor.body.id).toBe(1);
 
-  const authorization = material();
+  const authorization = material('the matrix webhook authorization');
   leaks.seed('the webhook authorization', authorization);
   const webhook = await waitFor(
     async () => {
@@ -105,7 +107,11 @@ export async function seedMatrix(stack: Stack, leaks: LeakScan, webhookTarget: s
   expect(webhook.body.id).toBe(1);
   leaks.seed('the webhook signing secret', (webhook.body.secret as string).replace(/^whsec_/, ''));
 
-  const settingsSecrets = { ldap: material(), smtp: material(), oauth: material() };
+  const settingsSecrets = {
+    ldap: material('the matrix ldap BIND_PASSWORD'),
+    smtp: material('the matrix smtp EMAIL_HOST_PASSWORD'),
+    oauth: material('the matrix oauth CLIENT_SECRET'),
+  };
   for (const [group, secret] of Object.entries(settingsSecrets)) leaks.seed(`the ${group} secret`, secret);
   const settings = await stack.call('PATCH', '/v1/core/general_settings/', {
     body: {

@@ -1,4 +1,4 @@
-import { waitFor } from '@pack/testkit';
+import { seededSecret, waitFor } from '@pack/testkit';
 import { modelKnownToOrchestrator, startStack, type Stack } from '../stack';
 
 const PROCESSORS = '/v1/ai/processors/';
@@ -29,7 +29,10 @@ describe('AI processors through the gateway', () => {
         name: 'Processor model',
         provider: 'vendor1',
         model_name: 'gpt-4o-mini',
-        extra_data: { api_key: 'sk-e2e-key-0000', base_url: 'https://api.example.com/v1' },
+        extra_data: {
+          api_key: seededSecret('the api_key', { prefix: 'sk-e2e-key-', suffix: '0000' }),
+          base_url: 'https://api.example.com/v1',
+        },
       },
     });
     expect(model.status).toBe(201);

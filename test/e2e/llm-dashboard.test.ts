@@ -1,9 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { events } from '@pack/contracts';
-import { EventTap, publishEvent, startFakeOpenAi, waitFor, type FakeProviderServer } from '@pack/testkit';
+import {
+  EventTap,
+  publishEvent,
+  seededSecret,
+  startFakeOpenAi,
+  waitFor,
+  type FakeProviderServer,
+} from '@pack/testkit';
 import { modelKnownToOrchestrator, modelOnFakeProvider, startStack, type Stack } from '../stack';
 
-const KEY = 'sk-e2e-dashboard-SECRET-4242';
+const KEY = seededSecret('the api_key', { prefix: 'sk-e2e-dashboard-SECRET-', suffix: '4242' });
 
 describe('generation and the AI Integration dashboard through the gateway', () => {
   let stack: Stack;

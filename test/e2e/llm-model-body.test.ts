@@ -3,11 +3,17 @@
  * each protocol's own field, a body copied from a read is accepted, and `base_url: null` means
  * the provider's default endpoint for every provider that has one (spec 2.1, endpoint 2).
  */
-import { startFakeAnthropic, startFakeOpenAi, waitFor, type FakeProviderServer } from '@pack/testkit';
+import {
+  seededSecret,
+  startFakeAnthropic,
+  startFakeOpenAi,
+  waitFor,
+  type FakeProviderServer,
+} from '@pack/testkit';
 import { pipelineActors } from '../pipeline-actors';
 import { modelKnownToOrchestrator, startStack, type Stack } from '../stack';
 
-const KEY = 'sk-e2e-model-body-0000';
+const KEY = seededSecret('the api_key', { prefix: 'sk-e2e-model-body-', suffix: '0000' });
 const MODELS = '/v1/ai/llm_models/';
 
 describe('LLM Model bodies through the gateway', () => {

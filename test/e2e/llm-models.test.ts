@@ -1,3 +1,4 @@
+import { seededSecret } from '@pack/testkit';
 import { startStack, type Stack } from '../stack';
 
 const MODELS = '/v1/ai/llm_models/';
@@ -24,7 +25,10 @@ describe('LLM models through the gateway', () => {
         prompt: 'You are terse.',
         input_price_per_1m_tokens: 0.15,
         output_price_per_1m_tokens: '0.60',
-        extra_data: { api_key: 'sk-e2e-PLAINTEXT-key-9876', base_url: 'https://api.example.com/v1' },
+        extra_data: {
+          api_key: seededSecret('the api_key', { prefix: 'sk-e2e-PLAINTEXT-key-', suffix: '9876' }),
+          base_url: 'https://api.example.com/v1',
+        },
       },
     });
     expect(created.status).toBe(201);

@@ -1,5 +1,5 @@
 import { buildGenUiCatalogSchema } from '@pack/contracts';
-import { uniqueName, waitFor } from '@pack/testkit';
+import { seededSecret, uniqueName, waitFor } from '@pack/testkit';
 import { startSubscriber } from '../../services/settings/test/subscriber';
 import { startStack, type Stack } from '../stack';
 
@@ -43,8 +43,18 @@ describe('general settings through the gateway', () => {
     const patched = await stack.call('PATCH', SETTINGS, {
       body: {
         currency: { currency: 'EUR' },
-        smtp: { ENABLED: true, EMAIL_HOST: 'smtp.example.com', EMAIL_HOST_PASSWORD: 'e2e-smtp-PLAINTEXT-pw' },
-        oauth: { CLIENT_ID: 'e2e-client-id-PLAINTEXT', CLIENT_SECRET: 'e2e-client-secret-PLAINTEXT' },
+        smtp: {
+          ENABLED: true,
+          EMAIL_HOST: 'smtp.example.com',
+          EMAIL_HOST_PASSWORD: seededSecret('EMAIL_HOST_PASSWORD', {
+            prefix: 'e2e-smtp-PLAINTEXT-',
+            suffix: 'T-pw',
+          }),
+        },
+        oauth: {
+          CLIENT_ID: seededSecret('CLIENT_ID', { prefix: 'e2e-client-id-PLAINTEXT-', suffix: 'TEXT' }),
+          CLIENT_SECRET: seededSecret('CLIENT_SECRET', { prefix: 'e2e-client-secret-PLAINTEXT-' }),
+        },
       },
     });
     expect(patched.status).toBe(200);
@@ -127,8 +137,10 @@ describe('general settings through the gateway', () => {
     const patched = await stack.call('PATCH', SETTINGS, {
       body: {
         currency: { currency: before.other },
-        smtp: { EMAIL_HOST_PASSWORD: 'audit-PLAINTEXT-pw' },
-        oauth: { CLIENT_SECRET: 'audit-PLAINTEXT-secret' },
+        smtp: {
+          EMAIL_HOST_PASSWORD: seededSecret('an audited EMAIL_HOST_PASSWORD', { prefix: 'audit-PLAINTEXT-' }),
+        },
+        oauth: { CLIENT_SECRET: seededSecret('an audited CLIENT_SECRET', { prefix: 'audit-PLAINTEXT-' }) },
       },
     });
     expect(patched.status).toBe(200);

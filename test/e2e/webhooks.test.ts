@@ -1,8 +1,11 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
-import { waitFor } from '@pack/testkit';
+import { seededSecret, waitFor } from '@pack/testkit';
 import { startStack, type Stack } from '../stack';
+
+/** The playbook webhook's authorization (seeded for the suite-wide leak scan). */
+const PLAYBOOK_AUTHORIZATION = `Bearer playbook-token-${seededSecret('the playbook authorization', { suffix: '42' })}`;
 
 /**
  * Webhooks through the gateway with the real catalog: the dispatcher learns the Service and its
@@ -54,7 +57,7 @@ describe('webhooks through the gateway', () => {
           description: 'runs at submission',
           service: service.body.id,
           target_url: target,
-          authorization: 'Bearer playbook-token-42',
+          authorization: PLAYBOOK_AUTHORIZATION,
         },
       });
       return reply.status === 201 ? reply : undefined;
@@ -76,7 +79,7 @@ describe('webhooks through the gateway', () => {
       owner: service.body.owner,
       state: 'PENDING',
     });
-    expect(request.headers.authorization).toBe('Bearer playbook-token-42');
+    expect(request.headers.authorization).toBe(PLAYBOOK_AUTHORIZATION);
     const headers = {
       'webhook-id': String(request.headers['webhook-id']),
       'webhook-timestamp': String(request.headers['webhook-timestamp']),
@@ -114,7 +117,7 @@ describe('webhooks through the gateway', () => {
           name: 'Handed over',
           service: service.body.id,
           target_url: target,
-          authorization: 'Bearer handover-token-77',
+          authorization: `Bearer handover-token-${seededSecret('the handed-over authorization', { suffix: '77' })}`,
         },
       });
       return reply.status === 201 ? reply.body : undefined;

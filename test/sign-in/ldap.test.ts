@@ -1,5 +1,5 @@
 import { Attribute, Change } from 'ldapts';
-import { storedDocuments, waitFor } from '@pack/testkit';
+import { seededSecret, storedDocuments, waitFor } from '@pack/testkit';
 import { startSignInStack, type SignInStack } from './harness';
 import {
   addServiceAccount,
@@ -17,7 +17,7 @@ import {
  * the general settings API while everything runs.
  */
 const ROOT_PASSWORD = 'root-secret-7f3a';
-const READER_PASSWORD = 'reader-secret-91bc';
+const READER_PASSWORD = seededSecret('the BIND_PASSWORD', { prefix: 'reader-secret-' });
 const PASSWORDS = {
   alice: 'alice-pw-5d2e',
   bob: 'bob-pw-0c4f',
@@ -168,7 +168,11 @@ describe('sign-in through LDAP', () => {
   });
 
   it('reports a refused bind, an unreachable server and a TLS failure clearly, and each settings change applies to the next sign-in', async () => {
-    await stack.patchSettings(ldapSettings({ BIND_PASSWORD: 'a-wrong-bind-password-0000' }));
+    await stack.patchSettings(
+      ldapSettings({
+        BIND_PASSWORD: seededSecret('a wrong BIND_PASSWORD', { prefix: 'a-wrong-bind-password-' }),
+      }),
+    );
     const badBind = await login('alice', PASSWORDS.alice);
     expect(badBind.status).toBe(502);
     expect(badBind.body.detail).toBe(

@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
 import { events } from '@pack/contracts';
-import { publishEvent, waitFor } from '@pack/testkit';
+import { publishEvent, seededSecret, waitFor } from '@pack/testkit';
 import { startSignInStack, type SignInStack } from './harness';
 import { freePort } from './slapd';
 
@@ -11,7 +11,7 @@ import { freePort } from './slapd';
  * errors for each misconfiguration.
  */
 const SMTP_USER = 'mailer';
-const SMTP_PASSWORD = 'smtp-password-for-tests-2f9a';
+const SMTP_PASSWORD = seededSecret('the EMAIL_HOST_PASSWORD', { prefix: 'smtp-password-for-tests-' });
 const TEST_MAIL = '/v1/core/general_settings/test_mail/';
 
 interface Received {
@@ -101,7 +101,13 @@ describe('mail through SMTP', () => {
   });
 
   it('says what is wrong: refused login, unreachable server, TLS failure; each change applies to the next mail', async () => {
-    await stack.patchSettings(smtpSettings({ EMAIL_HOST_PASSWORD: 'a-wrong-smtp-password-11' }));
+    await stack.patchSettings(
+      smtpSettings({
+        EMAIL_HOST_PASSWORD: seededSecret('a wrong EMAIL_HOST_PASSWORD', {
+          prefix: 'a-wrong-smtp-password-',
+        }),
+      }),
+    );
     const refused = await testMail('ops@example.com');
     expect(refused.status).toBe(502);
     expect(refused.body.detail).toBe(

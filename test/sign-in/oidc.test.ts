@@ -1,4 +1,4 @@
-import { storedDocuments } from '@pack/testkit';
+import { seededSecret, storedDocuments } from '@pack/testkit';
 import { startSignInStack, type SignInStack } from './harness';
 import { browseToCallback, reservePort, startOidcProvider, type OidcProvider } from './oidc-provider';
 
@@ -8,7 +8,7 @@ import { browseToCallback, reservePort, startOidcProvider, type OidcProvider } f
  * credentials taken from the general settings at each sign-in.
  */
 const CLIENT_ID = 'pack-platform';
-const CLIENT_SECRET = 'client-secret-for-tests-6b1d9e';
+const CLIENT_SECRET = seededSecret('the CLIENT_SECRET', { prefix: 'client-secret-for-tests-' });
 const START = '/v1/core/auth/oidc/login/';
 
 describe('sign-in through the identity provider (OpenID Connect)', () => {
@@ -114,7 +114,9 @@ describe('sign-in through the identity provider (OpenID Connect)', () => {
   });
 
   it('reports a client the provider refuses, with the new secret applied to the next sign-in', async () => {
-    await stack.patchSettings(oauth({ CLIENT_SECRET: 'a-wrong-client-secret-000' }));
+    await stack.patchSettings(
+      oauth({ CLIENT_SECRET: seededSecret('a wrong CLIENT_SECRET', { prefix: 'a-wrong-client-secret-' }) }),
+    );
     const answer = await finish(await browseToCallback(stack.gateway.url, 'sub-erin'));
     expect(answer.status).toBe(502);
     const body = (await answer.json()) as { detail: string };

@@ -1,5 +1,8 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { Writable } from 'node:stream';
-import { createLogger } from './logger';
+import { createLogger, LOG_COPY_DIR_ENV } from './logger';
 import { runWithContext } from './context';
 
 function capture() {
@@ -86,5 +89,40 @@ describe('logger', () => {
     expect(line.looped).toEqual({ token: '[REDACTED]', name: 'loop', self: '[Circular]' });
     expect(line.pair).toEqual([{ name: 'shared' }, { name: 'shared' }]);
     expect(line.err.cause).toBe('[Circular]');
+  });
+});
+
+describe('the log copy of a test run (PACK_LOG_COPY_DIR)', () => {
+  it('appends every line at debug level to log-<pid>.jsonl, redacted, while the destination keeps its own level', () => {
+    const before = process.env[LOG_COPY_DIR_ENV];
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'log-copy-'));
+    try {
+      process.env[LOG_COPY_DIR_ENV] = dir;
+      const lines: string[] = [];
+      const destination = new Writable({
+        write(chunk: Buffer, _encoding, callback) {
+          lines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
+          callback();
+        },
+      });
+      const logger = createLogger({ service: 'svc', version: '1', level: 'info', destination });
+      logger.debug('detail');
+      logger.info({ api_key: SECRET }, 'called');
+      createLogger({ service: 'quiet', version: '1', level: 'silent' }).debug('quiet detail');
+      expect(lines.map((line) => JSON.parse(line).msg)).toEqual(['called']);
+      const copied = readFileSync(path.join(dir, `log-${process.pid}.jsonl`), 'utf8')
+        .trim()
+        .split('\n');
+      expect(copied.map((line) => [JSON.parse(line).service, JSON.parse(line).msg])).toEqual([
+        ['svc', 'detail'],
+        ['svc', 'called'],
+        ['quiet', 'quiet detail'],
+      ]);
+      expect(copied.join('\n')).not.toContain(SECRET);
+    } finally {
+      if (before === undefined) delete process.env[LOG_COPY_DIR_ENV];
+      else process.env[LOG_COPY_DIR_ENV] = before;
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -1,4 +1,5 @@
-import pino, { type DestinationStream, type Logger } from 'pino';
+import path from 'node:path';
+import pino, { type DestinationStream, type Logger, type StreamEntry } from 'pino';
 import { currentContext } from './context';
 import { redact, redactText } from './redact';
 
@@ -12,10 +13,40 @@ export interface LoggerOptions {
   destination?: DestinationStream;
 }
 
+/**
+ * When set (the test suite's global set-up sets it), every logger of the process also appends
+ * each line at debug level, whatever LOG_LEVEL says, to `<dir>/log-<pid>.jsonl`: the suite's leak
+ * scan reads every line any service wrote, in-process or in a child process.
+ */
+export const LOG_COPY_DIR_ENV = 'PACK_LOG_COPY_DIR';
+
+/** One synchronous append-only file per module instance (O_APPEND keeps lines whole). */
+let copy: { dir: string; stream: DestinationStream } | undefined;
+function logCopy(dir: string): DestinationStream {
+  if (copy?.dir !== dir)
+    copy = {
+      dir,
+      stream: pino.destination({
+        dest: path.join(dir, `log-${process.pid}.jsonl`),
+        sync: true,
+        append: true,
+      }),
+    };
+  return copy.stream;
+}
+
 export function createLogger(options: LoggerOptions): Logger {
+  const level = options.level ?? 'info';
+  const destination = options.destination ?? pino.destination({ sync: false });
+  const copyDir = process.env[LOG_COPY_DIR_ENV];
+  const streams: StreamEntry[] = copyDir ? [{ level: 'debug', stream: logCopy(copyDir) }] : [];
+  if (copyDir && level !== 'silent') streams.push({ level: level as pino.Level, stream: destination });
   return pino(
     {
-      level: options.level ?? 'info',
+      level:
+        copyDir && (level === 'silent' || pino.levels.values[level]! > pino.levels.values.debug!)
+          ? 'debug'
+          : level,
       base: { service: options.service, version: options.version },
       timestamp: pino.stdTimeFunctions.isoTime,
       messageKey: 'msg',
@@ -41,6 +72,6 @@ export function createLogger(options: LoggerOptions): Logger {
         },
       },
     },
-    options.destination ?? pino.destination({ sync: false }),
+    copyDir ? pino.multistream(streams) : destination,
   );
 }

@@ -33,7 +33,7 @@ export function startEntryPoint(
   env: Record<string, string | undefined>,
 ): { child: ChildProcess; exited: Promise<EntryPointResult>; output: () => string } {
   const child = spawn(process.execPath, ['--require', 'tsx/cjs', path.join(REPO_ROOT, file), ...args], {
-    env: { PATH: process.env.PATH, ...env },
+    env: { PATH: process.env.PATH, PACK_LOG_COPY_DIR: process.env.PACK_LOG_COPY_DIR, ...env },
     cwd: REPO_ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -28,6 +28,8 @@ export function testEnv(service: string, overrides: Record<string, string> = {})
     PACK_INTERNAL_SECRET: TEST_INTERNAL_SECRET,
     PACK_ENCRYPTION_KEYS: `test:${TEST_ENCRYPTION_KEY}`,
     PACK_ENCRYPTION_KEY_ID: 'test',
+    // A service a test starts as a child process copies its log lines for the suite-wide leak scan too.
+    ...(process.env.PACK_LOG_COPY_DIR ? { PACK_LOG_COPY_DIR: process.env.PACK_LOG_COPY_DIR } : {}),
     ...overrides,
   };
 }

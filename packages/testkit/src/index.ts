@@ -19,3 +19,4 @@ export * from './empty-owner';
 export * from './harness';
 export * from './principals';
 export * from './receiver';
+export * from './suite-scan';

@@ -146,7 +146,7 @@ const wordless = (piece: string) =>
 const PUBLIC_PREFIX = /^(?:(?:bearer|basic|token)\s+)?(?:whsec_|pack_|sk-)?/i;
 
 /** The text as it reads raw, with percent-escapes decoded and with JSON escapes decoded. */
-function readings(text: string): string[] {
+export function readings(text: string): string[] {
   const forms = [text];
   const percent = text.replace(/%([0-9a-fA-F]{2})/g, (_match, hex: string) =>
     String.fromCharCode(parseInt(hex, 16)),

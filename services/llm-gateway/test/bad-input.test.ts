@@ -1,7 +1,9 @@
-import { outboxDrained } from '@pack/testkit';
+import { outboxDrained, seededSecret } from '@pack/testkit';
 import { LlmGatewayHarness, startLlmGateway, MODELS, admin, examples } from './harness';
 
 const { vendor1, vendor3, genai } = examples;
+/** A key refused for its line break: the answer must not carry it back. */
+const CRLF_KEY = `sk-${seededSecret('a refused api_key with CR/LF')}\r\nX-Injected: yes`;
 const withExtra = (extra: Record<string, unknown>) => ({
   ...vendor1,
   extra_data: { ...vendor1.extra_data, ...extra },
@@ -41,7 +43,7 @@ const CREATE_CASES: [string, unknown, string][] = [
   ],
   ['an empty api_key', withExtra({ api_key: '' }), 'extra_data.api_key'],
   // Secrets and header values with CR, LF or NUL are refused at write time (400 naming the field).
-  ['an api_key with CR/LF', withExtra({ api_key: 'sk-crlf\r\nX-Injected: yes' }), 'extra_data.api_key'],
+  ['an api_key with CR/LF', withExtra({ api_key: CRLF_KEY }), 'extra_data.api_key'],
   ['an api_key with a lone LF', withExtra({ api_key: 'sk-lf\nX-Injected: yes' }), 'extra_data.api_key'],
   ['an api_key with NUL', withExtra({ api_key: 'sk-nul\u0000tail' }), 'extra_data.api_key'],
   [
@@ -111,7 +113,7 @@ const PATCH_CASES: [string, unknown, string][] = [
     { extra_data: { base_url: 'http://u:p@api.example.com/' } },
     'extra_data.base_url',
   ],
-  ['an api_key with CR/LF', { extra_data: { api_key: 'sk-crlf\r\nX-Injected: yes' } }, 'extra_data.api_key'],
+  ['an api_key with CR/LF', { extra_data: { api_key: CRLF_KEY } }, 'extra_data.api_key'],
   ['an unknown provider', { provider: 'vendor9' }, 'provider'],
   ['a new provider without extra_data', { provider: 'vendor2' }, 'extra_data'],
   [
@@ -165,7 +167,7 @@ describe('bad input to LLM models', () => {
 
   it('a connection test with an api_key holding CR/LF: 400 naming the field, nothing sent', async () => {
     const answer = await llm.as(admin, 'POST', `${MODELS}test_connection/${id}/`, {
-      extra_data: { api_key: 'sk-crlf\r\nX-Injected: yes' },
+      extra_data: { api_key: CRLF_KEY },
     });
     expect({ status: answer.status, fields: Object.keys(answer.body.errors ?? {}) }).toEqual({
       status: 400,

@@ -1,11 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import { events, type EventData } from '@pack/contracts';
-import { EventTap, publishEvent, waitFor, type FakeProviderServer, type TappedEvent } from '@pack/testkit';
+import {
+  EventTap,
+  publishEvent,
+  seededSecret,
+  waitFor,
+  type FakeProviderServer,
+  type TappedEvent,
+} from '@pack/testkit';
 import { admin, type LlmGatewayHarness } from './harness';
 
 export type GenerateRequestData = EventData<typeof events.llmGenerateRequested>;
 export const LOOPBACK = { PACK_ALLOWED_TARGET_CIDRS: '127.0.0.1/32,::1/128' };
-export const KEY = 'sk-generate-SECRET-0123456789';
+export const KEY = seededSecret('the provider api_key', { prefix: 'sk-generate-SECRET-' });
 
 /** Publishes generate requests as the pipeline would and reads the results off the exchange. */
 export class Requester {

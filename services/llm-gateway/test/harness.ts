@@ -3,6 +3,8 @@ import type { Principal } from '@pack/contracts';
 import { startService, type RunningService } from '@pack/runtime';
 import {
   admin,
+  seededSecret,
+  seedSecret,
   startHarness,
   waitFor,
   type CallResult,
@@ -26,7 +28,10 @@ export const examples = {
     timeout: 30,
     input_price_per_1m_tokens: '0.15',
     output_price_per_1m_tokens: 0.6,
-    extra_data: { api_key: 'sk-vendor1-PLAINTEXT-1111', base_url: 'https://api.example.com/v1' },
+    extra_data: {
+      api_key: seededSecret('vendor1 api_key', { prefix: 'sk-vendor1-PLAINTEXT-', suffix: '1111' }),
+      base_url: 'https://api.example.com/v1',
+    },
   },
   vendor1_assistant: {
     name: 'Assistant model',
@@ -35,7 +40,10 @@ export const examples = {
     prompt: '',
     input_price_per_1m_tokens: '2.5',
     output_price_per_1m_tokens: '10',
-    extra_data: { VENDOR1_API_KEY: 'sk-assistant-PLAINTEXT-2222', VENDOR1_ASSISTANT_ID: 'asst_abc123' },
+    extra_data: {
+      VENDOR1_API_KEY: seededSecret('assistant key', { prefix: 'sk-assistant-PLAINTEXT-', suffix: '2222' }),
+      VENDOR1_ASSISTANT_ID: 'asst_abc123',
+    },
   },
   vendor2: {
     name: 'Messages model',
@@ -44,7 +52,10 @@ export const examples = {
     prompt: 'Answer briefly.',
     input_price_per_1m_tokens: 3,
     output_price_per_1m_tokens: 15,
-    extra_data: { api_key: 'sk-vendor2-PLAINTEXT-3333', base_url: 'https://messages.example.com/' },
+    extra_data: {
+      api_key: seededSecret('vendor2 api_key', { prefix: 'sk-vendor2-PLAINTEXT-', suffix: '3333' }),
+      base_url: 'https://messages.example.com/',
+    },
   },
   vendor3: {
     name: 'Gemini model',
@@ -53,7 +64,10 @@ export const examples = {
     prompt: 'Answer briefly.',
     input_price_per_1m_tokens: '0.075',
     output_price_per_1m_tokens: '0.3',
-    extra_data: { api_key: 'key-vendor3-PLAINTEXT-4444', base_url: null },
+    extra_data: {
+      api_key: seededSecret('vendor3 api_key', { prefix: 'key-vendor3-PLAINTEXT-', suffix: '4444' }),
+      base_url: null,
+    },
   },
   genai: {
     name: 'Enterprise gateway',
@@ -64,7 +78,7 @@ export const examples = {
     extra_data: {
       token_url: 'https://auth.example.com/oauth/token',
       request_url: 'https://llm.example.com/v1/chat',
-      credentials: 'Basic Z2VuYWktUExBSU5URVhULTU1NTU=',
+      credentials: `Basic ${seedSecret('genai credentials', 'Z2VuYWktUExBSU5URVhULTU1NTU=')}`,
       verify_ssl: false,
       request_payload: { temperature: 0.2, $schema: 'x', 'a.b': [[1]] },
     },

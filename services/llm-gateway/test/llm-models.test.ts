@@ -1,3 +1,4 @@
+import { seededSecret } from '@pack/testkit';
 import { LlmGatewayHarness, startLlmGateway, MODELS, admin, consumer, examples, owner } from './harness';
 
 describe('LLM Model profiles', () => {
@@ -105,13 +106,16 @@ describe('LLM Model profiles', () => {
     expect(Object.keys(without.body.errors)).toEqual(['extra_data']);
     const partial = await llm.patch(model.id, {
       provider: 'vendor3',
-      extra_data: { api_key: 'k-1234567890' },
+      extra_data: { api_key: seededSecret('a refused api_key', { prefix: 'k-' }) },
     });
     expect(partial.status).toBe(400);
     expect(Object.keys(partial.body.errors)).toEqual(['extra_data.base_url']);
     const switched = await llm.patch(model.id, {
       provider: 'vendor3',
-      extra_data: { api_key: 'key-new-PLAINTEXT-9999', base_url: null },
+      extra_data: {
+        api_key: seededSecret('a new api_key', { prefix: 'key-new-PLAINTEXT-', suffix: '9999' }),
+        base_url: null,
+      },
     });
     expect(switched.status).toBe(200);
     expect(switched.body).toMatchObject({

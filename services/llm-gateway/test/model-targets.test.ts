@@ -1,9 +1,16 @@
-import { outboxDrained, startFakeGenai, startFakeOpenAi, type FakeProviderServer } from '@pack/testkit';
+import {
+  outboxDrained,
+  startFakeGenai,
+  startFakeOpenAi,
+  type FakeProviderServer,
+  seededSecret,
+} from '@pack/testkit';
 import { admin, examples, LlmGatewayHarness, startLlmGateway, MODELS } from './harness';
 import { Requester } from './generate-helpers';
 
-const KEY = 'sk-tg7Qx2-SECRET-0123456789';
-const CREDENTIALS = 'Basic dGc3OlpxOS1TRUNSRVQteHg=';
+const KEY = seededSecret('the stored api_key', { prefix: 'sk-tg7Qx2-SECRET-' });
+const CREDENTIALS = `Basic ${seededSecret('the genai credentials', { length: 28 })}`;
+const OTHER_KEY = seededSecret('the other host api_key', { prefix: 'sk-other-host-key-', suffix: '0000' });
 const LOOPBACK = { PACK_ALLOWED_TARGET_CIDRS: '127.0.0.0/8,::1/128' };
 
 /** The forms of refused addresses the issue found stored with 201 (never connected to). */
@@ -142,7 +149,7 @@ describe('a connection test overriding a URL brings its own secret', () => {
   beforeAll(async () => {
     llm = await startLlmGateway({ env: LOOPBACK });
     stored = await startFakeOpenAi({ apiKey: KEY });
-    elsewhere = await startFakeOpenAi({ apiKey: 'sk-other-host-key-0000' });
+    elsewhere = await startFakeOpenAi({ apiKey: OTHER_KEY });
     const created = await llm.create({
       ...examples.vendor1,
       name: 'override',
@@ -171,10 +178,10 @@ describe('a connection test overriding a URL brings its own secret', () => {
 
   it('another base_url with its own api_key is tested with that key', async () => {
     const res = await testOf({
-      extra_data: { api_key: 'sk-other-host-key-0000', base_url: `${elsewhere.url}/v1` },
+      extra_data: { api_key: OTHER_KEY, base_url: `${elsewhere.url}/v1` },
     });
     expect(res.status).toBe(200);
-    expect(elsewhere.requests.at(-1)?.headers.authorization).toBe('Bearer sk-other-host-key-0000');
+    expect(elsewhere.requests.at(-1)?.headers.authorization).toBe(`Bearer ${OTHER_KEY}`);
   });
 
   it('the stored base_url sent again (spaces around it) uses the stored key', async () => {

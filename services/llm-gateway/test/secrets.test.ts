@@ -1,4 +1,4 @@
-import { outboxDrained } from '@pack/testkit';
+import { outboxDrained, seededSecret } from '@pack/testkit';
 import { createKeyRing, SECRET_MASK, SecretBox } from '@pack/secrets';
 import { LogCapture, TEST_ENCRYPTION_KEY } from '@pack/testkit';
 import { llmSecretContext } from '../src/service';
@@ -50,7 +50,13 @@ describe('LLM model secrets', () => {
     const { body: page } = await llm.as(owner, 'GET', MODELS);
     expect(page.count).toBe(5);
     expect(
-      (await llm.patch(page.results[0].id, { extra_data: { api_key: 'sk-rotated-PLAINTEXT-7777' } })).status,
+      (
+        await llm.patch(page.results[0].id, {
+          extra_data: {
+            api_key: seededSecret('a rotated api_key', { prefix: 'sk-rotated-PLAINTEXT-', suffix: '7777' }),
+          },
+        })
+      ).status,
     ).toBe(200);
     // The changes are logged at debug, keys and all: the redaction is what keeps the secrets out.
     expect(logs.text).toContain('llm model created');
@@ -104,18 +110,20 @@ describe('LLM model secrets', () => {
     );
     expect(await encrypted()).not.toBe(before);
 
-    const rotated = await llm.patch(model.id, { extra_data: { api_key: 'sk-rotated-PLAINTEXT-8888' } });
+    const rotatedKey = seededSecret('a rotated api_key', { prefix: 'sk-rotated-PLAINTEXT-', suffix: '8888' });
+    const rotated = await llm.patch(model.id, { extra_data: { api_key: rotatedKey } });
     expect(rotated.body.extra_data.api_key).toBe('********8888');
-    expect(testBox.decrypt(await encrypted(), llmSecretContext(model.id, 'api_key'))).toBe(
-      'sk-rotated-PLAINTEXT-8888',
-    );
+    expect(testBox.decrypt(await encrypted(), llmSecretContext(model.id, 'api_key'))).toBe(rotatedKey);
   });
 
   it('under secret-named keys anywhere in request_payload are masked, and kept when the mask comes back', async () => {
     const payload = {
       temperature: 0.2,
-      headers: { Authorization: 'Bearer nested-token-value-6666', 'X-Trace': 'visible' },
-      tools: [{ token: 'tool-token-value-7777' }],
+      headers: {
+        Authorization: `Bearer ${seededSecret('a request_payload Authorization', { suffix: '6666' })}`,
+        'X-Trace': 'visible',
+      },
+      tools: [{ token: seededSecret('a request_payload token', { suffix: '7777' }) }],
     };
     const created = await llm.create({
       ...examples.genai,

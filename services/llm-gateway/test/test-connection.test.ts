@@ -5,12 +5,13 @@ import {
   startFakeGemini,
   startFakeGenai,
   startFakeOpenAi,
+  seededSecret,
   type FakeProviderServer,
 } from '@pack/testkit';
 import { admin, LlmGatewayHarness, startLlmGateway, MODELS, owner } from './harness';
 
-const KEY = 'sk-conn-test-SECRET-0123456789';
-const CREDENTIALS = 'Basic Y29ubi10ZXN0OlNFQ1JFVC1wYXNzd29yZA==';
+const KEY = seededSecret('the api_key', { prefix: 'sk-conn-test-SECRET-' });
+const CREDENTIALS = `Basic ${seededSecret('the genai credentials', { length: 40 })}`;
 const LOOPBACK = { PACK_ALLOWED_TARGET_CIDRS: '127.0.0.0/8,::1/128' };
 
 const priced = { prompt: 'Be brief.', input_price_per_1m_tokens: '0.15', output_price_per_1m_tokens: '0.6' };

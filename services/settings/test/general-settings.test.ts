@@ -1,5 +1,5 @@
 import { GEN_UI_COMPONENT_TYPES, SETTINGS_GROUPS } from '@pack/contracts';
-import { call } from '@pack/testkit';
+import { call, seededSecret } from '@pack/testkit';
 import { SETTINGS, SettingsHarness, startSettings, admin, consumer, owner } from './harness';
 
 /** A non-default value for every field of every group, and what a reader then sees. */
@@ -13,7 +13,7 @@ const written = {
     ENABLED: true,
     SERVER_URI: 'ldaps://ldap.example.com:636',
     BIND_DN: 'cn=pack,ou=services,dc=example,dc=com',
-    BIND_PASSWORD: 'ldap-bind-password-1',
+    BIND_PASSWORD: seededSecret('BIND_PASSWORD', { prefix: 'ldap-bind-passwo', suffix: 'rd-1' }),
     USER_SEARCH_BASE_DN: 'ou=people,dc=example,dc=com',
     GROUP_SEARCH_QUERY_BASE_DN: 'ou=groups,dc=example,dc=com',
   },
@@ -22,11 +22,15 @@ const written = {
     EMAIL_HOST: 'smtp.example.com',
     EMAIL_PORT: 465,
     EMAIL_HOST_USER: 'pack@example.com',
-    EMAIL_HOST_PASSWORD: 'smtp-password-1234',
+    EMAIL_HOST_PASSWORD: seededSecret('EMAIL_HOST_PASSWORD', { prefix: 'smtp-password-', suffix: '1234' }),
     EMAIL_USE_TLS: false,
   },
   feedback: { ENABLED: true, feedback_link: 'https://feedback.example.com/form' },
-  oauth: { ENABLED: true, CLIENT_ID: 'pack-client-id-0001', CLIENT_SECRET: 'oauth-client-secret-xyz' },
+  oauth: {
+    ENABLED: true,
+    CLIENT_ID: seededSecret('CLIENT_ID', { prefix: 'pack-client-id-', suffix: '0001' }),
+    CLIENT_SECRET: seededSecret('CLIENT_SECRET', { prefix: 'oauth-client-secret-' }),
+  },
   currency: { ENABLED: false, currency: 'GBP' },
   charges: {
     ENABLED: true,
@@ -372,11 +376,12 @@ describe('general settings service', () => {
   });
 
   describe('audit', () => {
+    const AUDITED = seededSecret('an audited EMAIL_HOST_PASSWORD', { prefix: 'audited-secret-' });
     it('shows admins who changed which fields when, newest first, without secret values', async () => {
       await settings.patch({ ldap: written.ldap, oauth: written.oauth, smtp: written.smtp });
       await settings.patch({ currency: written.currency });
       await settings.patch({
-        smtp: { EMAIL_HOST_PASSWORD: 'audited-secret-value', EMAIL_HOST_USER: 'audited@example.com' },
+        smtp: { EMAIL_HOST_PASSWORD: AUDITED, EMAIL_HOST_USER: 'audited@example.com' },
       });
       const { status, body } = await settings.as(admin, 'GET', `${SETTINGS}audit/?limit=2`);
       expect(status).toBe(200);
@@ -399,7 +404,7 @@ describe('general settings service', () => {
       const everything = await settings.as(admin, 'GET', `${SETTINGS}audit/?limit=500`);
       const text = JSON.stringify(everything.body);
       for (const secret of [
-        'audited-secret-value',
+        AUDITED,
         written.ldap.BIND_PASSWORD,
         written.oauth.CLIENT_SECRET,
         written.oauth.CLIENT_ID,

@@ -1,5 +1,5 @@
 import { events } from '@pack/contracts';
-import { EventTap, outboxDrained, TcpProxy, uniqueName, waitFor } from '@pack/testkit';
+import { EventTap, outboxDrained, TcpProxy, uniqueName, waitFor, seededSecret } from '@pack/testkit';
 import { SettingsHarness, startSettings, admin } from './harness';
 import { startSubscriber } from './subscriber';
 
@@ -68,7 +68,7 @@ describe('live propagation of settings changes', () => {
     ]);
     try {
       const patched = await settings.patch({
-        smtp: { EMAIL_HOST_PASSWORD: 'event-PLAINTEXT-password' },
+        smtp: { EMAIL_HOST_PASSWORD: seededSecret('EMAIL_HOST_PASSWORD', { prefix: 'event-PLAINTEXT-' }) },
         global_banner: { message: 'Hello' },
       });
       const version = Number(patched.headers.get('x-settings-version'));

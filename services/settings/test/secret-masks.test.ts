@@ -1,3 +1,4 @@
+import { seededSecret } from '@pack/testkit';
 import { SETTINGS, SettingsHarness, startSettings, admin, consumer, owner } from './harness';
 
 /** Issue 8: no role but admin sees any character of a secret in the masked settings. */
@@ -5,9 +6,17 @@ describe('masked secrets per role', () => {
   let settings: SettingsHarness;
   /** What every test starts from, and what a test that changes a secret puts back. */
   const SECRETS = {
-    ldap: { BIND_PASSWORD: 'ldap-bind-secret-4711' },
-    smtp: { EMAIL_HOST_PASSWORD: 'smtp-host-secret-0815' },
-    oauth: { CLIENT_ID: 'oauth-client-id-2342', CLIENT_SECRET: 'oauth-client-secret-1337' },
+    ldap: { BIND_PASSWORD: seededSecret('BIND_PASSWORD', { prefix: 'ldap-bind-secret-', suffix: '4711' }) },
+    smtp: {
+      EMAIL_HOST_PASSWORD: seededSecret('EMAIL_HOST_PASSWORD', {
+        prefix: 'smtp-host-secret-',
+        suffix: '0815',
+      }),
+    },
+    oauth: {
+      CLIENT_ID: seededSecret('CLIENT_ID', { prefix: 'oauth-client-id-', suffix: '2342' }),
+      CLIENT_SECRET: seededSecret('CLIENT_SECRET', { prefix: 'oauth-client-secret-', suffix: '1337' }),
+    },
   };
   beforeAll(async () => {
     settings = await startSettings();

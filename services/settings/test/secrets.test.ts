@@ -2,15 +2,15 @@ import { randomBytes } from 'node:crypto';
 import { ConfigError, loadConfig } from '@pack/config';
 import { systemPrincipal } from '@pack/contracts';
 import { createKeyRing, SecretBox, secretKeyId } from '@pack/secrets';
-import { LogCapture, runEntryPoint, TEST_ENCRYPTION_KEY, testEnv } from '@pack/testkit';
+import { LogCapture, runEntryPoint, seededSecret, TEST_ENCRYPTION_KEY, testEnv } from '@pack/testkit';
 import { settingsEnvSchema, settingsSecretContext } from '../src/service';
 import { SETTINGS, SettingsHarness, startSettings, admin, consumer, type StoredVersion } from './harness';
 
 const secrets = {
-  BIND_PASSWORD: 'ldap-bind-PLAINTEXT-4711',
-  EMAIL_HOST_PASSWORD: 'smtp-PLAINTEXT-password',
-  CLIENT_ID: 'oauth-client-PLAINTEXT-id',
-  CLIENT_SECRET: 'oauth-client-PLAINTEXT-secret',
+  BIND_PASSWORD: seededSecret('BIND_PASSWORD', { prefix: 'ldap-bind-PLAINTEXT-', suffix: '4711' }),
+  EMAIL_HOST_PASSWORD: seededSecret('EMAIL_HOST_PASSWORD', { prefix: 'smtp-PLAINTEXT-pass', suffix: 'word' }),
+  CLIENT_ID: seededSecret('CLIENT_ID', { prefix: 'oauth-client-PLAINTEXT-', suffix: 'T-id' }),
+  CLIENT_SECRET: seededSecret('CLIENT_SECRET', { prefix: 'oauth-client-PLAINTEXT-secret-' }),
 };
 const patchAll = {
   ldap: { BIND_PASSWORD: secrets.BIND_PASSWORD },
@@ -83,7 +83,11 @@ describe('secret settings', () => {
     expect(body.smtp.EMAIL_HOST_PASSWORD).toBe('********word');
     expect(body.oauth).toEqual({ ENABLED: false, CLIENT_ID: '********T-id' });
     expect(JSON.stringify(body)).not.toContain('PLAINTEXT');
-    const patched = await settings.patch({ oauth: { CLIENT_SECRET: 'oauth-client-PLAINTEXT-secret-2' } });
+    const patched = await settings.patch({
+      oauth: {
+        CLIENT_SECRET: seededSecret('another CLIENT_SECRET', { prefix: 'oauth-client-PLAINTEXT-secret-' }),
+      },
+    });
     expect(patched.body.oauth).not.toHaveProperty('CLIENT_SECRET');
   });
 
@@ -108,7 +112,14 @@ describe('secret settings', () => {
   });
 
   it('change when a new value is sent, and clear with an empty string', async () => {
-    await settings.patch({ ldap: { BIND_PASSWORD: 'another-PLAINTEXT-pw-9999' } });
+    await settings.patch({
+      ldap: {
+        BIND_PASSWORD: seededSecret('another BIND_PASSWORD', {
+          prefix: 'another-PLAINTEXT-pw-',
+          suffix: '9999',
+        }),
+      },
+    });
     expect((await settings.get()).body.ldap.BIND_PASSWORD).toBe('********9999');
     await settings.patch({ ldap: { BIND_PASSWORD: '' } });
     expect((await settings.get()).body.ldap.BIND_PASSWORD).toBe('');
@@ -141,7 +152,14 @@ describe('encryption keys', () => {
     });
     let current = first;
     try {
-      await first.patch({ smtp: { EMAIL_HOST_PASSWORD: 'rotating-PLAINTEXT-1234' } });
+      await first.patch({
+        smtp: {
+          EMAIL_HOST_PASSWORD: seededSecret('a rotated EMAIL_HOST_PASSWORD', {
+            prefix: 'rotating-PLAINTEXT-',
+            suffix: '1234',
+          }),
+        },
+      });
       expect(
         secretKeyId(latest(await first.versionDocuments()).groups!.smtp!.EMAIL_HOST_PASSWORD as string),
       ).toBe('a');
@@ -180,7 +198,12 @@ describe('encryption keys', () => {
     let current = first;
     try {
       await first.patch({
-        ldap: { BIND_PASSWORD: 'lost-key-PLAINTEXT-0000' },
+        ldap: {
+          BIND_PASSWORD: seededSecret('a BIND_PASSWORD under a lost key', {
+            prefix: 'lost-key-PLAINTEXT-',
+            suffix: '0000',
+          }),
+        },
         currency: { currency: 'EUR' },
       });
       await first.stop({ keepData: true });
@@ -191,7 +214,14 @@ describe('encryption keys', () => {
       expect(status).toBe(200);
       expect(body.ldap.BIND_PASSWORD).toBe('********');
       expect(body.currency.currency).toBe('EUR');
-      await current.patch({ ldap: { BIND_PASSWORD: 'new-key-PLAINTEXT-5678' } });
+      await current.patch({
+        ldap: {
+          BIND_PASSWORD: seededSecret('a BIND_PASSWORD under a new key', {
+            prefix: 'new-key-PLAINTEXT-',
+            suffix: '5678',
+          }),
+        },
+      });
       expect((await current.get()).body.ldap.BIND_PASSWORD).toBe('********5678');
     } finally {
       await current.stop();

@@ -5,6 +5,7 @@ import {
   events,
   owner,
   Receiver,
+  RECEIVER_AUTHORIZATION,
   startDispatcher,
   WEBHOOKS,
   webhookOnNewService,
@@ -53,7 +54,7 @@ describe('firing and delivery (spec 4.1, 6; Standard Webhooks)', () => {
       state: 'PENDING',
     });
     expect(request!.headers['content-type']).toBe('application/json');
-    expect(request!.headers.authorization).toBe('Bearer receiver-token-0001');
+    expect(request!.headers.authorization).toBe(RECEIVER_AUTHORIZATION);
     const verified = new Webhook(webhook.secret).verify(request!.body, {
       'webhook-id': String(request!.headers['webhook-id']),
       'webhook-timestamp': String(request!.headers['webhook-timestamp']),

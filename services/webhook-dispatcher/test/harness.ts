@@ -9,6 +9,7 @@ import {
   metricValue,
   owner,
   startHarness,
+  seededSecret,
   waitFor,
   type Companions,
   type Harness,
@@ -130,6 +131,9 @@ export const startDispatcher = (options: HarnessOptions = {}): Promise<Dispatche
 let nextService = 1000;
 
 /** A Service no other test uses, owned by `by`, with one webhook on it aimed at `targetUrl`. */
+/** The authorization webhookOnNewService stores (seeded for the suite-wide leak scan; masks show 0001). */
+export const RECEIVER_AUTHORIZATION = `Bearer receiver-token-${seededSecret('the receiver authorization', { suffix: '0001' })}`;
+
 export async function webhookOnNewService(
   dispatcher: DispatcherHarness,
   targetUrl: string,
@@ -143,7 +147,7 @@ export async function webhookOnNewService(
     description: '',
     service,
     target_url: targetUrl,
-    authorization: 'Bearer receiver-token-0001',
+    authorization: RECEIVER_AUTHORIZATION,
     ...change,
   });
   if (created.status !== 201) throw new Error(`webhook not created: ${created.status} ${created.text}`);

@@ -1,5 +1,5 @@
 import { Webhook } from 'standardwebhooks';
-import { TcpProxy, waitFor } from '@pack/testkit';
+import { seededSecret, TcpProxy, waitFor } from '@pack/testkit';
 import {
   changeInstance,
   events,
@@ -108,10 +108,11 @@ describe('webhook lookup cache across replicas', () => {
     const { service, webhook } = await cachedWebhook();
     const moved = await new Receiver().start();
     try {
-      await patch(webhook.id, { target_url: moved.url, authorization: 'Bearer moved-token-0003' });
+      const movedAuthorization = `Bearer moved-token-${seededSecret('the moved authorization', { suffix: '0003' })}`;
+      await patch(webhook.id, { target_url: moved.url, authorization: movedAuthorization });
       await handled(service);
       const [request] = await moved.received(1);
-      expect(request!.headers.authorization).toBe('Bearer moved-token-0003');
+      expect(request!.headers.authorization).toBe(movedAuthorization);
       expect(receiver.requests).toHaveLength(1);
     } finally {
       await moved.stop();

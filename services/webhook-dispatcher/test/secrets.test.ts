@@ -1,11 +1,11 @@
-import { randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
-import { LeakScan, waitFor } from '@pack/testkit';
+import { LeakScan, seededSecret, waitFor } from '@pack/testkit';
 import {
   admin,
   otherOwner,
   owner,
   Receiver,
+  RECEIVER_AUTHORIZATION,
   startDispatcher,
   WEBHOOKS,
   webhookOnNewService,
@@ -21,8 +21,13 @@ describe('webhook secrets (issue 20)', () => {
   /** Every log line of the dispatcher, at debug level, scanned for the secrets of the last test. */
   const leaks = new LeakScan();
   const log = leaks.logDestination('dispatcher log');
-  const material = () => randomBytes(18).toString('base64url');
-  const secrets = { first: material(), second: material(), refused: material() };
+  const material = (label = 'an authorization') => seededSecret(label, { length: 24 });
+  const secrets = {
+    first: material('the first'),
+    second: material('the second'),
+    refused: material('the refused'),
+  };
+  const ELSEWHERE = `Bearer elsewhere-token-${seededSecret('the elsewhere authorization', { suffix: '0002' })}`;
 
   beforeAll(async () => {
     for (const [label, secret] of Object.entries(secrets)) leaks.seed(`the ${label} authorization`, secret);
@@ -74,7 +79,7 @@ describe('webhook secrets (issue 20)', () => {
       });
       expect(await storedWebhook(webhook.id)).toEqual(before);
       const request = await fire(webhook.id, receiver);
-      expect(request.headers.authorization).toBe('Bearer receiver-token-0001');
+      expect(request.headers.authorization).toBe(RECEIVER_AUTHORIZATION);
     });
 
     it('refuses the masked authorization sent back with a new target_url', async () => {
@@ -91,11 +96,11 @@ describe('webhook secrets (issue 20)', () => {
       const { webhook } = await webhookOnNewService(dispatcher, receiver.url);
       const moved = await dispatcher.as(owner, 'PATCH', path(webhook.id), {
         target_url: elsewhere.url,
-        authorization: 'Bearer elsewhere-token-0002',
+        authorization: ELSEWHERE,
       });
       expect(moved.status).toBe(200);
       expect(moved.body).toMatchObject({ target_url: elsewhere.url, authorization: '********0002' });
-      expect((await fire(webhook.id, elsewhere)).headers.authorization).toBe('Bearer elsewhere-token-0002');
+      expect((await fire(webhook.id, elsewhere)).headers.authorization).toBe(ELSEWHERE);
 
       const bare = await dispatcher.as(owner, 'PATCH', path(webhook.id), {
         target_url: receiver.url,

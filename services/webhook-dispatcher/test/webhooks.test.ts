@@ -1,4 +1,4 @@
-import { waitFor } from '@pack/testkit';
+import { seededSecret, waitFor } from '@pack/testkit';
 import {
   admin,
   otherOwner,
@@ -14,7 +14,7 @@ const full = (service: number) => ({
   description: 'Runs the namespace playbook',
   service,
   target_url: 'http://127.0.0.1:9/hook',
-  authorization: 'Bearer PLAINTEXT-token-1234',
+  authorization: `Bearer PLAINTEXT-token-${seededSecret('the webhook authorization', { suffix: '1234' })}`,
   change_instance_state: 'APPROVED',
   trigger_wait_time: 5,
   trigger_cooling_time: 30,
@@ -94,7 +94,7 @@ describe('webhooks: create, read, change, delete (endpoint 8)', () => {
     });
     expect(kept.body).toMatchObject({ name: 'Renamed', authorization: '********1234' });
     const replaced = await dispatcher.as(owner, 'PATCH', `${WEBHOOKS}${created.id}/`, {
-      authorization: 'Bearer another-secret-9876',
+      authorization: `Bearer another-secret-${seededSecret('a replaced authorization', { suffix: '9876' })}`,
     });
     expect(replaced.body.authorization).toBe('********9876');
   });

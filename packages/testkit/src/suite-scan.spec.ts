@@ -1,0 +1,112 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import globalTeardown from './global-teardown';
+import { LEAK_SCAN_DIR_ENV, scanSuite, seededSecret } from './suite-scan';
+
+const SECRET = 'Hq7ZpWm3xT9vLr2Hc8Nk';
+
+/** A scan directory as a run leaves it: one worker's seeds, responses and a service's log. */
+function runDirectory(responses: object[], logLines: string[]): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'suite-scan-spec-'));
+  const seed = { label: 'the provider key', secret: SECRET, file: 'services/x/test/keys.test.ts' };
+  writeFileSync(path.join(dir, 'secrets-11.jsonl'), `${JSON.stringify(seed)}\n`);
+  writeFileSync(
+    path.join(dir, 'responses-11.jsonl'),
+    responses.map((r) => `${JSON.stringify(r)}\n`).join(''),
+  );
+  writeFileSync(path.join(dir, 'log-12.jsonl'), logLines.map((line) => `${line}\n`).join(''));
+  return dir;
+}
+
+const response = (body: string) => ({
+  file: 'services/x/test/keys.test.ts',
+  test: 'keys are masked',
+  caller: 'service_owner olivia',
+  method: 'GET',
+  url: 'http://127.0.0.1:1/v1/keys/',
+  status: 200,
+  body,
+});
+
+describe('the suite-wide leak scan (issue 20: "a leak scan of every response and log line of the whole suite for every seeded secret finds nothing")', () => {
+  const dirs: string[] = [];
+  afterAll(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+
+  it('reports a fragment in a response, URL-encoded and upper-cased, and in a log line, naming the seeding test file and where', () => {
+    const dir = runDirectory(
+      [response('{"ok":true}'), response('{"error":"refused key sk-HQ%37ZP%57M3X****"}')],
+      [
+        '{"level":"info","service":"llm-gateway","msg":"fine"}',
+        '{"level":"warn","service":"llm-gateway","msg":"provider said ...xT9vLr2Hc8"}',
+      ],
+    );
+    dirs.push(dir);
+    const scan = scanSuite(dir);
+    expect({ secrets: scan.secrets, responses: scan.responses, logLines: scan.logLines }).toEqual({
+      secrets: 1,
+      responses: 2,
+      logLines: 2,
+    });
+    expect(scan.leaks).toEqual([
+      'a fragment of "the provider key" (seeded by services/x/test/keys.test.ts) in the response to GET http://127.0.0.1:1/v1/keys/ (200, as service_owner olivia) received by services/x/test/keys.test.ts › keys are masked\n' +
+        '    at 25: ...{"error":"refused key sk-[******]',
+      'a fragment of "the provider key" (seeded by services/x/test/keys.test.ts) in the log of llm-gateway, log-12.jsonl line 2\n' +
+        '    at 64: ...vel":"warn","service":"llm-gateway","msg":"provider said ...[******]',
+    ]);
+    expect(scan.leaks.join()).not.toMatch(/xT9vLr|HQ%37ZP/i);
+  });
+
+  it('finds nothing in masks, five characters, or other text', () => {
+    const dir = runDirectory(
+      [response('{"api_key":"********Hc8Nk"}'), response('{"note":"Hq7Zp only"}')],
+      ['{"msg":"api_key [REDACTED]"}'],
+    );
+    dirs.push(dir);
+    expect(scanSuite(dir).leaks).toEqual([]);
+  });
+
+  it('the global teardown fails the run with the report, and passes a clean one', async () => {
+    const before = process.env[LEAK_SCAN_DIR_ENV];
+    // The clean scan's one line ("leak scan: nothing found") is not this run's.
+    const said = jest.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    try {
+      process.env[LEAK_SCAN_DIR_ENV] = runDirectory([response(`{"k":"${SECRET.toLowerCase()}"}`)], []);
+      await expect(globalTeardown()).rejects.toThrow(
+        /^leak scan: 1 leak\(s\) of seeded secrets \(1 seeded secrets, 1 responses, 0 log lines, \d+ ms\):\n- a fragment of "the provider key"/,
+      );
+      process.env[LEAK_SCAN_DIR_ENV] = runDirectory([response('{"k":"********Hc8Nk"}')], []);
+      await expect(globalTeardown()).resolves.toBeUndefined();
+      expect(said).toHaveBeenCalledWith(
+        expect.stringMatching(/^\nleak scan: nothing found \(1 seeded secrets, 1 responses/),
+      );
+    } finally {
+      said.mockRestore();
+      if (before === undefined) delete process.env[LEAK_SCAN_DIR_ENV];
+      else process.env[LEAK_SCAN_DIR_ENV] = before;
+    }
+  });
+
+  it('seededSecret makes a random secret, records its material with the test file, and never a hex-looking piece', () => {
+    const before = process.env[LEAK_SCAN_DIR_ENV];
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'suite-scan-spec-'));
+    dirs.push(dir);
+    try {
+      process.env[LEAK_SCAN_DIR_ENV] = dir;
+      const key = seededSecret('a key', { prefix: 'sk-', suffix: '1111' });
+      expect(key).toMatch(/^sk-[A-Za-z0-9]{20}1111$/);
+      const recorded = readFileSync(path.join(dir, `secrets-${process.pid}.jsonl`), 'utf8');
+      expect(JSON.parse(recorded)).toEqual({
+        label: 'a key',
+        secret: key.slice(3),
+        file: 'packages/testkit/src/suite-scan.spec.ts',
+      });
+      for (let round = 0; round < 200; round += 1)
+        expect(seededSecret('another', { length: 30 })).not.toMatch(/[0-9a-f]{6}/i);
+    } finally {
+      if (before === undefined) delete process.env[LEAK_SCAN_DIR_ENV];
+      else process.env[LEAK_SCAN_DIR_ENV] = before;
+    }
+    expect(existsSync(dir)).toBe(true);
+  });
+});

@@ -1,0 +1,166 @@
+import { randomInt } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { LEAK_FRAGMENT_LENGTH, readings } from './leak-scan';
+import { currentTest, recordForScan, type ResponseRecord, type SeededRecord } from './scan-record';
+
+export * from './scan-record';
+
+/** Seeds `secret` (existing material, at least 6 characters) for the suite-wide scan. */
+export function seedSecret(label: string, secret: string): string {
+  if (secret.length < LEAK_FRAGMENT_LENGTH)
+    throw new Error(`secret ${label} is shorter than ${LEAK_FRAGMENT_LENGTH} characters`);
+  recordForScan('secrets', { label, secret, file: currentTest().file } satisfies SeededRecord);
+  return secret;
+}
+
+const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+
+/**
+ * A new random secret for a test, `<prefix><random><suffix>`, seeded for the suite-wide scan
+ * (the random part and the suffix: a prefix like `sk-` or `Bearer ` is public, and a suffix of 4
+ * is what masks show, `********1111`, too short to count alone). No 6 characters of it read as
+ * hex in any case, so ids, hashes and uuids in logs never look like a fragment of it.
+ */
+export function seededSecret(
+  label: string,
+  options: { prefix?: string; suffix?: string; length?: number } = {},
+): string {
+  const { prefix = '', suffix = '', length = 20 } = options;
+  if (suffix.length >= LEAK_FRAGMENT_LENGTH)
+    throw new Error(
+      `the suffix of ${label} is no secret and would be looked for: keep it under ${LEAK_FRAGMENT_LENGTH}`,
+    );
+  let material: string;
+  do {
+    material = Array.from({ length }, () => ALPHABET[randomInt(ALPHABET.length)]).join('') + suffix;
+  } while (!everyWindowNonHex(material));
+  seedSecret(label, material);
+  return `${prefix}${material}`;
+}
+
+function everyWindowNonHex(text: string): boolean {
+  for (let at = 0; at + LEAK_FRAGMENT_LENGTH <= text.length; at += 1)
+    if (/^[0-9a-f]+$/i.test(text.slice(at, at + LEAK_FRAGMENT_LENGTH))) return false;
+  return true;
+}
+
+export interface SuiteScan {
+  secrets: number;
+  responses: number;
+  logLines: number;
+  /** One readable paragraph per leak: the secret and its test file, where, and the text before it with the fragment starred. */
+  leaks: string[];
+}
+
+/** Scans every response and log line written to `dir` for every seeded secret. */
+export function scanSuite(dir: string): SuiteScan {
+  const files = readdirSync(dir);
+  const lines = (name: string) => readFileSync(path.join(dir, name), 'utf8').split('\n').filter(Boolean);
+  const seeds = files
+    .filter((name) => name.startsWith('secrets-'))
+    .flatMap(lines)
+    .map((line) => JSON.parse(line) as SeededRecord);
+  const matcher = new FragmentIndex(seeds);
+  const leaks: string[] = [];
+  let responses = 0;
+  let logLines = 0;
+  for (const name of files.filter((file) => file.startsWith('responses-'))) {
+    for (const line of lines(name)) {
+      responses += 1;
+      const response = JSON.parse(line) as ResponseRecord;
+      for (const found of matcher.find(response.body))
+        leaks.push(
+          describe(
+            found,
+            `the response to ${response.method} ${response.url} (${response.status}, as ${response.caller ?? '?'}) received by ${response.file} › ${response.test}`,
+          ),
+        );
+    }
+  }
+  for (const name of files.filter((file) => file.startsWith('log-'))) {
+    lines(name).forEach((line, index) => {
+      logLines += 1;
+      for (const found of matcher.find(line))
+        leaks.push(describe(found, `the log of ${serviceOf(line)}, ${name} line ${index + 1}`));
+    });
+  }
+  return { secrets: seeds.length, responses, logLines, leaks };
+}
+
+/** The service that wrote a log line (read only for a line that leaked). */
+function serviceOf(line: string): string {
+  try {
+    return String((JSON.parse(line) as { service?: unknown }).service);
+  } catch {
+    return '?'; // a line that is no JSON is scanned all the same
+  }
+}
+
+interface Found {
+  seed: SeededRecord;
+  at: number;
+  form: string;
+}
+
+function describe({ seed, at, form }: Found, where: string): string {
+  const before = form.slice(Math.max(0, at - 60), at).replace(/\s+/g, ' ');
+  return `a fragment of "${seed.label}" (seeded by ${seed.file}) in ${where}\n    at ${at}: ...${before}[${'*'.repeat(LEAK_FRAGMENT_LENGTH)}]`;
+}
+
+/** Every 6-character piece of every seeded secret, lower-cased, looked up at each position of a text. */
+export class FragmentIndex {
+  private readonly windows = new Map<string, SeededRecord>();
+  /** Which rolling hashes (low 20 bits) a window has: most positions are ruled out by one array read. */
+  private readonly hashes = new Uint8Array(HASH_SLOTS);
+
+  constructor(seeds: SeededRecord[]) {
+    for (const seed of seeds)
+      for (let at = 0; at + LEAK_FRAGMENT_LENGTH <= seed.secret.length; at += 1) {
+        const window = seed.secret.slice(at, at + LEAK_FRAGMENT_LENGTH).toLowerCase();
+        this.windows.set(window, seed);
+        this.hashes[hashOf(window, 0) & (HASH_SLOTS - 1)] = 1;
+      }
+  }
+
+  /** The first place each seeded secret shows in `text` (raw, percent- or JSON-decoded, any case). */
+  find(text: string): Found[] {
+    if (this.windows.size === 0) return [];
+    const found = new Map<SeededRecord, Found>();
+    for (const form of readings(text)) {
+      const lower = form.toLowerCase();
+      if (lower.length < LEAK_FRAGMENT_LENGTH) continue;
+      let hash = hashOf(lower, 0);
+      for (let at = 0; ; at += 1) {
+        if (this.hashes[hash & (HASH_SLOTS - 1)] === 1) {
+          const seed = this.windows.get(lower.slice(at, at + LEAK_FRAGMENT_LENGTH));
+          if (seed && !found.has(seed)) found.set(seed, { seed, at, form });
+        }
+        if (at + LEAK_FRAGMENT_LENGTH >= lower.length) break;
+        hash = roll(hash, lower.charCodeAt(at), lower.charCodeAt(at + LEAK_FRAGMENT_LENGTH));
+      }
+    }
+    return [...found.values()];
+  }
+}
+
+const HASH_SLOTS = 1 << 20;
+
+/** Polynomial hash of the LEAK_FRAGMENT_LENGTH characters from `at`, in 32 bits. */
+const BASE = 131;
+const TOP = Array.from({ length: LEAK_FRAGMENT_LENGTH - 1 }).reduce<number>(
+  (power) => Math.imul(power, BASE),
+  1,
+);
+
+function hashOf(text: string, at: number): number {
+  let hash = 0;
+  for (let i = at; i < at + LEAK_FRAGMENT_LENGTH; i += 1)
+    hash = (Math.imul(hash, BASE) + text.charCodeAt(i)) | 0;
+  return hash;
+}
+
+/** The hash of the window one character further: `out` leaves, `next` comes in. */
+function roll(hash: number, out: number, next: number): number {
+  return (Math.imul((hash - Math.imul(out, TOP)) | 0, BASE) + next) | 0;
+}
