@@ -1,7 +1,7 @@
 import { events } from '@pack/contracts';
 import { EventTap, startFakeOpenAi, type FakeProviderServer, type TappedEvent } from '@pack/testkit';
 import { startLlmGateway, type LlmGatewayHarness } from './harness';
-import { LOOPBACK, Requester, vendor1Model } from './generate-helpers';
+import { KEY, LOOPBACK, Requester, vendor1Model } from './generate-helpers';
 
 /**
  * docs/decisions/0036: the requester names the kind of its request (`reply_kind`); the result
@@ -21,7 +21,7 @@ describe('generate results published by kind', () => {
   beforeAll(async () => {
     llm = await startLlmGateway({ env: LOOPBACK });
     requester = await Requester.start(llm);
-    fake = await startFakeOpenAi({ apiKey: 'sk-generate-SECRET-0123456789' });
+    fake = await startFakeOpenAi({ apiKey: KEY });
     const { AMQP_URL, BROKER_NAMESPACE } = llm.env;
     for (const event of [
       events.llmGenerateCompleted,
