@@ -4,10 +4,10 @@
  * Global Banner and Feedback link, webhooks and the settings editor. Every page is scanned by
  * axe-core and photographed (test/console/screenshots, kept by CI as artifacts).
  */
-import { Receiver, startFakeOpenAi, type FakeProviderServer } from '@pack/testkit';
+import { Receiver, seededSecret, startFakeOpenAi, type FakeProviderServer } from '@pack/testkit';
 import { expectAccessible, startConsole, type Harness } from './harness';
 
-const KEY = 'sk-console-0000000000001234';
+const KEY = seededSecret('the console model api_key', { prefix: 'sk-console-', suffix: '1234' });
 
 describe('the operator console: administration', () => {
   let h: Harness;

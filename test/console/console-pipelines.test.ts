@@ -6,12 +6,15 @@
  */
 import { copyFileSync } from 'node:fs';
 import path from 'node:path';
-import { startFakeOpenAi, waitFor, type FakeProviderServer } from '@pack/testkit';
+import { seededSecret, startFakeOpenAi, waitFor, type FakeProviderServer } from '@pack/testkit';
 import { pipelineActors } from '../pipeline-actors';
 import { modelKnownToOrchestrator } from '../stack';
 import { expectAccessible, SCREENSHOTS, startConsole, type Harness } from './harness';
 
-const KEY = 'sk-console-pipelines-0000';
+const KEY = seededSecret('the console pipelines api_key', {
+  prefix: 'sk-console-pipelines-',
+  suffix: '0000',
+});
 const PACK = '/v1/external/serviceowner/pack/';
 const VALID_UI = {
   components: [

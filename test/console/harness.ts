@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { ensureConsoleBuilt } from '@pack/console';
+import { currentTest, recordForScan } from '@pack/testkit';
 import { startStack, type Stack, type StackOptions } from '../stack';
 
 export const CHROMIUM = '/usr/bin/chromium';
@@ -85,6 +86,26 @@ export async function startConsole(options: StackOptions = {}): Promise<Harness>
     if (/Content[- ]Security[- ]Policy/i.test(message.text())) cspViolations.push(message.text());
   });
   page.on('pageerror', (error) => pageErrors.push(error.message));
+  // What the browser receives from the API counts for the suite-wide leak scan like any response.
+  context.on('response', (response) => {
+    const request = response.request();
+    if (!new URL(response.url()).pathname.startsWith('/v1/')) return;
+    if ((response.headers()['content-type'] ?? '').includes('text/event-stream')) return;
+    const test = currentTest();
+    void response
+      .text()
+      .then((body) =>
+        recordForScan('responses', {
+          ...test,
+          caller: 'the console in the browser',
+          method: request.method(),
+          url: response.url(),
+          status: response.status(),
+          body,
+        }),
+      )
+      .catch(() => undefined);
+  });
   const url = (pathname: string) => `${stack.gateway}${pathname}`;
 
   const harness: Harness = {
