@@ -12,10 +12,10 @@ import {
 
 /**
  * Two replicas on one database and broker namespace (decision 0031). A takes the HTTP requests
- * (B too in the case of its own create)
- * and consumes no events (it stopped consuming; it still publishes), so every event goes to B,
- * whose cached webhook lookups must follow A's writes. The cache lives far longer than any test
- * here, so only the invalidation can make B see a change.
+ * (but one create, made through B) and consumes no events (it stopped consuming; it still
+ * publishes), so every event goes to B, whose cached webhook lookups must follow A's writes and
+ * its own. The cache lives far longer than any test here, so only the invalidation can make B
+ * see a change.
  */
 describe('webhook lookup cache across replicas', () => {
   const amqpUrl = process.env.AMQP_URL!;
