@@ -1,11 +1,11 @@
 /**
- * bench/crash-scenario: issue 21's crash scenario as a bounded, repeatable run (docs/decisions/0031).
+ * bench/crash-scenario: issue 21's crash scenario as a bounded, repeatable run (docs/decisions/0018, 0028).
  *
  * The six services as separate processes (bench/crash-scenario/fleet.ts) on the shared RabbitMQ
  * and FerretDB, with their production defaults. A Service Owner's auto-approved Service with
  * active config, verify and execution processors on a model of a local OpenAI-shaped provider
  * that answers in 400 ms, and a webhook on APPROVED to a local receiver. 25 consumers each submit
- * one declaration (one every 3 s, over the whole kill phase; again 1 s after a refusal) while the orchestrator, the
+ * one declaration (a group of them as each service is killed; again 1 s after a refusal) while the orchestrator, the
  * llm-gateway (while it holds provider calls), the webhook-dispatcher, the catalog and the
  * settings service are killed with SIGKILL in turn, each started again 2-3 s later.
  *
@@ -84,13 +84,25 @@ async function setUp(fleet: Fleet, fake: FakeProviderServer, receiver: Receiver)
   return { owner, consumers, service: idOf(service), hook: idOf(hook) };
 }
 
-/** Each consumer submits once, one every 3 s; a refused submission is tried again 1 s later. */
-async function submitAll(gw: string, service: number, consumers: string[], down: () => string[]) {
+/**
+ * Each consumer submits once; a refused submission is tried again 1 s later. The consumers come
+ * in one group per killed service, the group starting when its service is killed, one consumer
+ * every 0.5 s: submissions meet every outage however long a loaded machine takes to restart.
+ */
+async function submitAll(
+  gw: string,
+  service: number,
+  consumers: string[],
+  down: () => string[],
+  killed: Promise<void>[],
+) {
   const items: number[] = [];
   const refused = new Map<string, number>();
   let next = 0;
   const submitters = consumers.map(async (token, i) => {
-    await sleep(i * 3000);
+    const group = Math.floor((i * killed.length) / consumers.length);
+    await killed[group];
+    await sleep((i - Math.ceil((group * consumers.length) / killed.length)) * 500);
     for (;;) {
       const answer = await call(gw, 'POST', `/v1/catalog/services/${service}/declarations/`, {
         token,
@@ -113,7 +125,7 @@ async function submitAll(gw: string, service: number, consumers: string[], down:
 }
 
 /** Kills each service in turn (the llm-gateway while a provider call is open) and starts it 2-3 s later. */
-async function killInTurn(fleet: Fleet, fake: FakeProviderServer, down: Set<string>) {
+async function killInTurn(fleet: Fleet, fake: FakeProviderServer, down: Set<string>, killed: (() => void)[]) {
   const outages: string[] = [];
   await sleep(3000);
   for (const name of KILLED) {
@@ -126,6 +138,7 @@ async function killInTurn(fleet: Fleet, fake: FakeProviderServer, down: Set<stri
     const killedAt = Date.now();
     await fleet.kill(name);
     down.add(name);
+    killed[KILLED.indexOf(name)]!();
     await sleep(2000 + Math.random() * 1000);
     const restartedAt = Date.now();
     await fleet.restart(name);
@@ -171,9 +184,11 @@ async function main(): Promise<void> {
     log(`set up: Service ${service}, ${consumers.length} consumers; submitting and killing`);
     const loadStarted = Date.now();
     const down = new Set<string>();
+    const killed: (() => void)[] = [];
+    const kills = KILLED.map(() => new Promise<void>((resolve) => killed.push(resolve)));
     const [submitted, outages] = await Promise.all([
-      submitAll(fleet.url('gateway'), service, consumers, () => [...down]),
-      killInTurn(fleet, fake, down),
+      submitAll(fleet.url('gateway'), service, consumers, () => [...down], kills),
+      killInTurn(fleet, fake, down, killed),
     ]);
     log(`all ${submitted.accepted} submissions accepted; waiting up to ${WAIT_S} s for the pipelines`);
 
