@@ -151,18 +151,33 @@ describe('a replica killed with -9 while it holds pipeline work', () => {
       const before = fake.requestsTo('/chat/completions').length;
       const claims = stack.service('llm-gateway').context.mongo.connection.collection('llm_call_claims');
       const calls = stack.service('llm-gateway').context.mongo.connection.collection('llm_calls');
-      // Killed once both replicas hold calls: claims of two owners not finished yet. Watched while
-      // the items are approved (together, so their calls overlap): on a loaded machine the
-      // approvals can take longer than the pipelines, and the moment would be gone after them.
+      const orchestratorDb = stack.service('pipeline-orchestrator').context.mongo.connection;
+      /** (Service Item, kind) of a claim, as callKey names a provider call. */
+      const claimKey = async (claim: { pipeline_id: number; processor_id: number }) => {
+        const [pipeline, processor] = await Promise.all([
+          orchestratorDb.collection('pipelines').findOne({ _id: claim.pipeline_id as never }),
+          orchestratorDb.collection('ai_processors').findOne({ _id: claim.processor_id as never }),
+        ]);
+        return `${pipeline?.service_item_id}/${processor?.kind}`;
+      };
+      // Killed once both replicas hold calls that have reached the provider (claims of two owners
+      // not finished yet, whose requests the provider has): whichever is the process, a call of
+      // it is then made again. A claim alone is not enough: on a loaded machine a replica can be
+      // killed between its claim and its call. Watched while the items are approved (together,
+      // so their calls overlap): the approvals can take longer than the pipelines.
       const holding = waitFor(
         async () => {
           const finished = new Set(
             (await calls.find({}, { projection: { _id: 1 } }).toArray()).map((c) => c._id),
           );
+          const atProvider = new Set(fake.requestsTo('/chat/completions').slice(before).map(callKey));
           const open = (await claims.find({}).toArray()).filter((claim) => !finished.has(claim._id));
-          return new Set(open.map((claim) => claim.owner)).size === 2;
+          const owners = new Set<unknown>();
+          for (const claim of open)
+            if (atProvider.has(await claimKey(claim as never))) owners.add(claim.owner);
+          return owners.size === 2;
         },
-        { what: 'calls held by both llm-gateway replicas', timeoutMs: 60_000 },
+        { what: 'calls of both llm-gateway replicas at the provider', timeoutMs: 60_000 },
       ).then(() => kill(gateway));
       const [items] = await Promise.all([
         approvedItems(stack, consumers, service, 8, { together: true }),
