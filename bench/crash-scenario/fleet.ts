@@ -56,20 +56,21 @@ export class Fleet {
     return `http://127.0.0.1:${this.members.get(name)!.port}`;
   }
 
-  /** Runs `read` on a collection of the service's database. */
+  private readonly connections = new Map<ServiceName, Promise<mongoose.Connection>>();
+
+  /** Runs `read` on a collection of the service's database (one connection per database, kept). */
   async collection<T>(
     name: ServiceName,
     collection: string,
     read: (c: mongo.Collection) => Promise<T>,
   ): Promise<T> {
-    const connection = await mongoose
-      .createConnection(this.infra.MONGO_URL, { dbName: this.members.get(name)!.env.MONGO_DB })
-      .asPromise();
-    try {
-      return await read(connection.collection(collection));
-    } finally {
-      await connection.close();
+    let connection = this.connections.get(name);
+    if (!connection) {
+      const dbName = this.members.get(name)!.env.MONGO_DB;
+      connection = mongoose.createConnection(this.infra.MONGO_URL, { dbName }).asPromise();
+      this.connections.set(name, connection);
     }
+    return read((await connection).collection(collection));
   }
 
   /** Chooses ports and variables for every service and starts them all; resolves when all are ready. */
@@ -165,6 +166,7 @@ export class Fleet {
         clearTimeout(force);
       }),
     );
+    for (const connection of this.connections.values()) await (await connection).close();
     for (const member of this.members.values())
       await dropDatabase(this.infra.MONGO_URL, member.env.MONGO_DB!).catch(() => undefined);
     await this.deleteTopology();

@@ -86,7 +86,7 @@ async function setUp(fleet: Fleet, fake: FakeProviderServer, receiver: Receiver)
 
 /**
  * Each consumer submits once; a refused submission is tried again 1 s later. The consumers come
- * in one group per killed service, the group starting when its service is killed, one consumer
+ * in one group per killed service, the group starting as its service is killed, one consumer
  * every 0.5 s: submissions meet every outage however long a loaded machine takes to restart.
  */
 async function submitAll(
@@ -124,21 +124,46 @@ async function submitAll(
   return { items, refused, accepted: next };
 }
 
-/** Kills each service in turn (the llm-gateway while a provider call is open) and starts it 2-3 s later. */
+/** Whether the llm-gateway holds a claim (not finished) whose request the provider has got. */
+async function callAtProvider(fleet: Fleet, fake: FakeProviderServer): Promise<boolean> {
+  const open = await fleet.collection('llm-gateway', 'llm_call_claims', async (claims) => {
+    const all = await claims.find({}).toArray();
+    const finished = await fleet.collection('llm-gateway', 'llm_calls', (calls) =>
+      calls.find({ _id: { $in: all.map((claim) => claim._id) } }, { projection: { _id: 1 } }).toArray(),
+    );
+    const done = new Set(finished.map((call) => String(call._id)));
+    return all.filter((claim) => !done.has(String(claim._id)));
+  });
+  const atProvider = new Set(fake.requestsTo('/chat/completions').map(callKey));
+  for (const claim of open) {
+    const [pipeline, processor] = await Promise.all([
+      fleet.collection('pipeline-orchestrator', 'pipelines', (c) =>
+        c.findOne({ _id: claim.pipeline_id as never }),
+      ),
+      fleet.collection('pipeline-orchestrator', 'ai_processors', (c) =>
+        c.findOne({ _id: claim.processor_id as never }),
+      ),
+    ]);
+    if (atProvider.has(`${pipeline?.service_item_id}/${processor?.kind}`)) return true;
+  }
+  return false;
+}
+
+/** Kills each service in turn (the llm-gateway while a call of it is at the provider) and starts it 2-3 s later. */
 async function killInTurn(fleet: Fleet, fake: FakeProviderServer, down: Set<string>, killed: (() => void)[]) {
   const outages: string[] = [];
   await sleep(3000);
   for (const name of KILLED) {
+    // Its group of consumers starts now: for the llm-gateway, their pipelines make the calls it
+    // is killed in the middle of (the earlier groups' may be over by then).
+    killed[KILLED.indexOf(name)]!();
     if (name === 'llm-gateway') {
-      const seen = fake.requestsTo('/chat/completions').length;
       const deadline = Date.now() + 30_000;
-      while (fake.requestsTo('/chat/completions').length === seen && Date.now() < deadline) await sleep(20);
-      await sleep(100); // mid-call: the provider answers in 400 ms
+      while (!(await callAtProvider(fleet, fake)) && Date.now() < deadline) await sleep(20);
     }
     const killedAt = Date.now();
     await fleet.kill(name);
     down.add(name);
-    killed[KILLED.indexOf(name)]!();
     await sleep(2000 + Math.random() * 1000);
     const restartedAt = Date.now();
     await fleet.restart(name);
@@ -168,7 +193,7 @@ const ended = (stages: StageView[]) =>
 
 async function main(): Promise<void> {
   const started = Date.now();
-  const env = process.env.MONGO_URL && process.env.AMQP_URL ? undefined : infra('env');
+  const env = process.env.MONGO_URL && process.env.AMQP_URL ? undefined : infra('up');
   const urls = {
     MONGO_URL: process.env.MONGO_URL ?? exported(env!, 'MONGO_URL'),
     AMQP_URL: process.env.AMQP_URL ?? exported(env!, 'AMQP_URL'),
@@ -177,6 +202,11 @@ async function main(): Promise<void> {
   const [fake, receiver] = await Promise.all([startFakeOpenAi({ apiKey: KEY }), Receiver.start()]);
   fake.always({ latencyMs: 400 });
   let failed = true;
+  for (const signal of ['SIGINT', 'SIGTERM'] as const)
+    process.once(signal, () => {
+      log(`${signal}: stopping the services and removing their databases and queues`);
+      void Promise.all([fake.close(), receiver.close(), fleet.stop()]).finally(() => process.exit(130));
+    });
   try {
     log(`starting six services (logs in ${fleet.logDir})`);
     await fleet.start();
