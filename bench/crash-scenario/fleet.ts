@@ -89,8 +89,17 @@ export class Fleet {
       PACK_ALLOWED_TARGET_CIDRS: '127.0.0.0/8,::1/128',
       PACK_ADMIN_TOKEN: this.adminToken,
     };
+    // Twelve different ports (freePort may hand out one it gave before: two services would then
+    // share one, and the readiness probe of the one that failed would reach the other).
+    const taken = new Set<number>();
+    const port = async () => {
+      for (;;) {
+        const candidate = await freePort();
+        if (!taken.has(candidate)) return taken.add(candidate) && candidate;
+      }
+    };
     const ports = new Map<ServiceName, [number, number]>();
-    for (const name of SERVICES) ports.set(name, [await freePort(), await freePort()]);
+    for (const name of SERVICES) ports.set(name, [await port(), await port()]);
     for (const name of SERVICES) {
       const variable = URL_VARIABLES[name];
       if (variable) shared[variable] = `http://127.0.0.1:${ports.get(name)![0]}`;
@@ -135,7 +144,7 @@ export class Fleet {
     const member = this.members.get(name)!;
     for (;;) {
       const answer = await fetch(`${this.url(name)}/readyz`).catch(() => null);
-      if (answer?.status === 200) return;
+      if (answer?.status === 200 && member.child?.exitCode === null) return;
       if (member.child?.exitCode !== null || Date.now() > deadline)
         throw new Error(`${name} did not get ready (log: ${path.join(this.logDir, `${name}.log`)})`);
       await new Promise((resolve) => setTimeout(resolve, 100));
