@@ -56,6 +56,7 @@ export class Fleet {
     return `http://127.0.0.1:${this.members.get(name)!.port}`;
   }
 
+  private stopping = false;
   private readonly connections = new Map<ServiceName, Promise<mongoose.Connection>>();
 
   /** Runs `read` on a collection of the service's database (one connection per database, kept). */
@@ -123,6 +124,7 @@ export class Fleet {
   }
 
   private spawn(name: ServiceName): void {
+    if (this.stopping) throw new Error(`not starting ${name}: the fleet is stopping`);
     const member = this.members.get(name)!;
     member.starts += 1;
     const log = createWriteStream(path.join(this.logDir, `${name}.log`), { flags: 'a' });
@@ -166,6 +168,7 @@ export class Fleet {
 
   /** Stops every process (SIGTERM, SIGKILL after 30 s) and removes the databases and queues. */
   async stop(): Promise<void> {
+    this.stopping = true;
     await Promise.all(
       [...this.members.values()].map(async (member) => {
         if (!member.child || member.child.exitCode !== null || member.child.signalCode !== null) return;
