@@ -65,16 +65,19 @@ export function callKey(request: RecordedRequest): string {
 /**
  * As the admin, `n` Service Items of `service` (one per consumer, whose tokens are issued into
  * `consumers` as needed), each with an approved declaration `{n: i}`: their pipelines start at once.
+ * One after another, or all at the same time with `together` (their pipelines then overlap
+ * however slow the machine is).
  */
 export async function approvedItems(
   stack: Stack,
   consumers: string[],
   service: number,
   n: number,
+  { together = false } = {},
 ): Promise<number[]> {
   while (consumers.length < n) consumers.push(await stack.issueToken('consumer'));
   const items: number[] = [];
-  for (let i = 0; i < n; i++) {
+  const approveOne = async (i: number) => {
     const submitted = await stack.call('POST', `/v1/catalog/services/${service}/declarations/`, {
       token: consumers[i],
       body: { declaration: { n: i } },
@@ -85,8 +88,10 @@ export async function approvedItems(
     });
     if (approved.status !== 200)
       throw new Error(`approving change instance ${instance.id} answered ${approved.status}`);
-    items.push(instance.service_item as number);
-  }
+    items[i] = instance.service_item as number;
+  };
+  if (together) await Promise.all(Array.from({ length: n }, (_, i) => approveOne(i)));
+  else for (let i = 0; i < n; i++) await approveOne(i);
   return items;
 }
 

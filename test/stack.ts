@@ -150,9 +150,18 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   await Promise.all(services.map((service) => service.started));
 
   let openApi: Promise<OpenApiCheck> | undefined;
+  // The gateway leaves out a service that did not answer within 2 s (x-missing-services), as a
+  // busy machine's may not: the check waits for a document with all of them.
   const loadOpenApi = () =>
-    (openApi ??= fetch(`${gateway.url}/v1/openapi.json`).then(
-      async (response) => new OpenApiCheck((await response.json()) as OpenApiCheck['document']),
+    (openApi ??= waitFor(
+      async () => {
+        const response = await fetch(`${gateway.url}/v1/openapi.json`);
+        const document = (await response.json()) as OpenApiCheck['document'] & {
+          'x-missing-services'?: string[];
+        };
+        return !document['x-missing-services']?.length && new OpenApiCheck(document);
+      },
+      { timeoutMs: 120_000, intervalMs: 1000, what: 'an OpenAPI document of every service' },
     ));
 
   const stack: Stack = {

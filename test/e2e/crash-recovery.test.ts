@@ -5,7 +5,8 @@ import { llmGatewayEnvSchema, llmGatewayService } from '@pack/llm-gateway';
 import { startService, type RunningService } from '@pack/runtime';
 import {
   freePort,
-  metricValue,
+  metricSample,
+  metricsText,
   startEntryPoint,
   startFakeOpenAi,
   waitFor,
@@ -25,14 +26,19 @@ const MODEL_TIMEOUT_S = 30;
 
 type Stage = StageView;
 
-/** A service's entry point as its own process, ready; the test SIGKILLs it (120 s at most to be ready: a loaded machine compiles it slowly). */
+/**
+ * A service's entry point as its own process, ready; the test SIGKILLs it (120 s at most to be
+ * ready: a loaded machine compiles it slowly). It lives as long as a test may (startEntryPoint's
+ * 60 s default ran out on a loaded machine before the test had set up its pipelines).
+ */
 async function startProcess(file: string, env: Record<string, string>) {
   const [port, metricsPort] = [await freePort(), await freePort()];
-  const started = startEntryPoint(file, [], {
-    ...env,
-    PORT: String(port),
-    METRICS_PORT: String(metricsPort),
-  });
+  const started = startEntryPoint(
+    file,
+    [],
+    { ...env, PORT: String(port), METRICS_PORT: String(metricsPort) },
+    { lifetimeMs: 2 * BOUND_MS },
+  );
   await waitFor(
     async () => (await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => null))?.status === 200,
     { timeoutMs: 120_000, what: `${file} ready` },
@@ -41,6 +47,8 @@ async function startProcess(file: string, env: Record<string, string>) {
 }
 
 async function kill(process: { child: ChildProcess; exited: Promise<{ signal: NodeJS.Signals | null }> }) {
+  // Alive until now: the kill below is what the test makes of it.
+  expect([process.child.exitCode, process.child.signalCode]).toEqual([null, null]);
   process.child.kill('SIGKILL');
   expect((await process.exited).signal).toBe('SIGKILL');
 }
@@ -143,19 +151,38 @@ describe('a replica killed with -9 while it holds pipeline work', () => {
       const before = fake.requestsTo('/chat/completions').length;
       const claims = stack.service('llm-gateway').context.mongo.connection.collection('llm_call_claims');
       const calls = stack.service('llm-gateway').context.mongo.connection.collection('llm_calls');
-      const items = await approve(service, 8);
-      // Killed once both replicas hold calls: claims of two owners not finished yet.
-      await waitFor(
+      const orchestratorDb = stack.service('pipeline-orchestrator').context.mongo.connection;
+      /** (Service Item, kind) of a claim, as callKey names a provider call. */
+      const claimKey = async (claim: { pipeline_id: number; processor_id: number }) => {
+        const [pipeline, processor] = await Promise.all([
+          orchestratorDb.collection('pipelines').findOne({ _id: claim.pipeline_id as never }),
+          orchestratorDb.collection('ai_processors').findOne({ _id: claim.processor_id as never }),
+        ]);
+        return `${pipeline?.service_item_id}/${processor?.kind}`;
+      };
+      // Killed once both replicas hold calls that have reached the provider (claims of two owners
+      // not finished yet, whose requests the provider has): whichever is the process, a call of
+      // it is then made again. A claim alone is not enough: on a loaded machine a replica can be
+      // killed between its claim and its call. Watched while the items are approved (together,
+      // so their calls overlap): the approvals can take longer than the pipelines.
+      const holding = waitFor(
         async () => {
           const finished = new Set(
             (await calls.find({}, { projection: { _id: 1 } }).toArray()).map((c) => c._id),
           );
+          const atProvider = new Set(fake.requestsTo('/chat/completions').slice(before).map(callKey));
           const open = (await claims.find({}).toArray()).filter((claim) => !finished.has(claim._id));
-          return new Set(open.map((claim) => claim.owner)).size === 2;
+          const owners = new Set<unknown>();
+          for (const claim of open)
+            if (atProvider.has(await claimKey(claim as never))) owners.add(claim.owner);
+          return owners.size === 2;
         },
-        { what: 'calls held by both llm-gateway replicas', timeoutMs: 60_000 },
-      );
-      await kill(gateway);
+        { what: 'calls of both llm-gateway replicas at the provider', timeoutMs: 60_000 },
+      ).then(() => kill(gateway));
+      const [items] = await Promise.all([
+        approvedItems(stack, consumers, service, 8, { together: true }),
+        holding,
+      ]);
 
       const all = await allEnded(items);
       expect(all.flat().map((stage) => [stage.stage, stage.state, stage.error])).toEqual(
@@ -218,8 +245,14 @@ describe('a replica killed with -9 while it holds pipeline work', () => {
       fake.always({ latencyMs: 50 });
       const service = await serviceWithProcessors('Lost request');
       const before = fake.requestsTo('/chat/completions').length;
+      // The CONFIG series of the counter: the earlier cases may have re-sent other stages (a slow
+      // call on a loaded machine), and their series may come first on the page.
       const orchestratorMetrics = stack.service('pipeline-orchestrator').metricsUrl;
-      const resentBefore = await metricValue(orchestratorMetrics, 'pipeline_stage_requests_resent_total');
+      const configResent = async () =>
+        metricSample(await metricsText(orchestratorMetrics), 'pipeline_stage_requests_resent_total', {
+          stage: 'CONFIG',
+        });
+      const resentBefore = await configResent();
       // The only llm-gateway stops consuming; the request it would have taken is lost.
       const llm = stack.service('llm-gateway');
       const queue = llm.context.broker.declaredQueues().find((name) => name.endsWith('.generate-requests'))!;
@@ -236,8 +269,7 @@ describe('a replica killed with -9 while it holds pipeline work', () => {
             for (let message = await channel.get(queue, { noAck: true }); message;) {
               message = await channel.get(queue, { noAck: true });
             }
-            const resent = await metricValue(orchestratorMetrics, 'pipeline_stage_requests_resent_total');
-            return resent > resentBefore;
+            return (await configResent()) > resentBefore;
           },
           { what: `the CONFIG request of Service Item ${item} dropped and sent again`, timeoutMs: 60_000 },
         ).catch(async (error: Error) => {
@@ -247,7 +279,12 @@ describe('a replica killed with -9 while it holds pipeline work', () => {
             .context.mongo.connection.collection('pipelines')
             .find({ service_item_id: item })
             .toArray();
-          throw new Error(`${error.message}; the item's pipelines: ${JSON.stringify(pipelines)}`);
+          const counter = (await metricsText(orchestratorMetrics))
+            .split('\n')
+            .filter((line) => line.startsWith('pipeline_stage_requests_resent_total'));
+          throw new Error(
+            `${error.message}; the item's pipelines: ${JSON.stringify(pipelines)}; the counter: ${counter.join(' ')}`,
+          );
         });
         const started = await startService(
           llmGatewayService,

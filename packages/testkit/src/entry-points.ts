@@ -25,12 +25,13 @@ export interface EntryPointResult {
 /**
  * Starts one of the repository's entry points as its own process without waiting: the test can
  * signal it (`child.kill('SIGTERM')`), read its standard output so far (`output()`) and await
- * `exited`. Killed after 60 s at the latest.
+ * `exited`. Killed after `lifetimeMs` (60 s) at the latest.
  */
 export function startEntryPoint(
   file: string,
   args: string[],
   env: Record<string, string | undefined>,
+  { lifetimeMs = 60_000 } = {},
 ): { child: ChildProcess; exited: Promise<EntryPointResult>; output: () => string } {
   const child = spawn(process.execPath, ['--require', 'tsx/cjs', path.join(REPO_ROOT, file), ...args], {
     env: { PATH: process.env.PATH, PACK_LOG_COPY_DIR: process.env.PACK_LOG_COPY_DIR, ...env },
@@ -41,7 +42,7 @@ export function startEntryPoint(
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-  const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+  const timer = setTimeout(() => child.kill('SIGKILL'), lifetimeMs);
   const exited = new Promise<EntryPointResult>((resolve) =>
     child.on('close', (status, signal) => {
       clearTimeout(timer);

@@ -95,4 +95,16 @@ describe('remembered processors across replicas', () => {
     await waitFor(async () => (await stateOf(third, 'CONFIG')) === 'OK', { what: 'CONFIG OK' });
     expect(await stateOf(third, 'VERIFY')).toBeNull();
   });
+
+  it('starts the next stage with a processor this replica created after it had remembered that there was none', async () => {
+    // The case above left A remembering "no active verify processor" for the Service.
+    const created = await a.create(processorBody({ kind: 'verify', name: 'Second verifier', active: true }));
+    expect(created.status).toBe(201);
+
+    await driver.approve(4, 4, { size: 'tiny' });
+    const fourth = (await pipelineOf(4))._id;
+    await driver.answer(await driver.request(fourth, 'CONFIG'), { output: '{"vm":4}' });
+    const verify = await driver.request(fourth, 'VERIFY');
+    expect(verify.processor_id).toBe((created.body as { id: number }).id);
+  });
 });

@@ -12,9 +12,10 @@ import {
 
 /**
  * Two replicas on one database and broker namespace (decision 0031). A takes the HTTP requests
- * and consumes no events (it stopped consuming; it still publishes), so every event goes to B,
- * whose cached webhook lookups must follow A's writes. The cache lives far longer than any test
- * here, so only the invalidation can make B see a change.
+ * (but one create, made through B) and consumes no events (it stopped consuming; it still
+ * publishes), so every event goes to B, whose cached webhook lookups must follow A's writes and
+ * its own. The cache lives far longer than any test here, so only the invalidation can make B
+ * see a change.
  */
 describe('webhook lookup cache across replicas', () => {
   const amqpUrl = process.env.AMQP_URL!;
@@ -99,6 +100,22 @@ describe('webhook lookup cache across replicas', () => {
     await b.addService(service, owner);
     await handled(service); // B caches "no webhooks"
     const webhook = await create(service);
+    await handled(service);
+    expect(await firesOf(webhook.id)).toBe(1);
+    expect((await receiver.received(1))[0]!.headers['webhook-id']).toMatch(new RegExp(`^msg_${webhook.id}_`));
+  });
+
+  it('fires a webhook created through B for the next event B consumes, although B had cached the Service without it', async () => {
+    const service = ++nextService;
+    await b.addService(service, owner);
+    await handled(service); // B caches "no webhooks"
+    const created = await b.as(owner, 'POST', WEBHOOKS, {
+      name: `hook ${service}`,
+      service,
+      target_url: receiver.url,
+    });
+    expect(created.status).toBe(201);
+    const webhook = created.body as { id: number };
     await handled(service);
     expect(await firesOf(webhook.id)).toBe(1);
     expect((await receiver.received(1))[0]!.headers['webhook-id']).toMatch(new RegExp(`^msg_${webhook.id}_`));

@@ -1,0 +1,292 @@
+/**
+ * bench/crash-scenario: issue 21's crash scenario as a bounded, repeatable run (docs/decisions/0018, 0028).
+ *
+ * The six services as separate processes (bench/crash-scenario/fleet.ts) on the shared RabbitMQ
+ * and FerretDB, with their production defaults. A Service Owner's auto-approved Service with
+ * active config, verify and execution processors on a model of a local OpenAI-shaped provider
+ * that answers in 400 ms, and a webhook on APPROVED to a local receiver. 25 consumers each submit
+ * one declaration (a group of them as each service is killed; again 1 s after a refusal) while the orchestrator, the
+ * llm-gateway (while it holds provider calls), the webhook-dispatcher, the catalog and the
+ * settings service are killed with SIGKILL in turn, each started again 2-3 s later.
+ *
+ * Prints: pipelines ended OK / FAILED / stuck, provider calls made and repeated, webhooks
+ * received (once each?), submissions refused (by status) while a service was down, the slowest
+ * stage and the total time; exits 1 when a pipeline failed or stuck or a webhook did not arrive
+ * exactly once. Issue 21's baseline, before the fixes: 18 of 25 pipelines OK.
+ *
+ *   pnpm bench:crash     (CONSUMERS=25  CRASH_WAIT_S=150 for the pipelines to end  CRASH_LOG_LEVEL=info)
+ */
+import os from 'node:os';
+import path from 'node:path';
+import { call, Receiver, startFakeOpenAi, type CallResult, type FakeProviderServer } from '@pack/testkit';
+import { callKey, type StageView } from '../../test/pipeline-actors';
+import { exported, infra } from '../infra-script';
+import { Fleet, type ServiceName } from './fleet';
+
+const CONSUMERS = Number(process.env.CONSUMERS ?? 25);
+const WAIT_S = Number(process.env.CRASH_WAIT_S ?? 150);
+const KEY = 'sk-bench-crash-0000';
+const KINDS = ['config', 'verify', 'execution'];
+const KILLED: ServiceName[] = [
+  'pipeline-orchestrator',
+  'llm-gateway',
+  'webhook-dispatcher',
+  'catalog',
+  'settings',
+];
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const log = (line: string) => process.stderr.write(`[crash] ${line}\n`);
+
+async function setUp(fleet: Fleet, fake: FakeProviderServer, receiver: Receiver) {
+  const gw = fleet.url('gateway');
+  const idOf = (answer: CallResult) => (answer.body as { id: number }).id;
+  const as = async (token: string, method: string, route: string, body?: unknown): Promise<CallResult> => {
+    const answer = await call(gw, method, route, { token, ...(body === undefined ? {} : { body }) });
+    if (answer.status >= 300) throw new Error(`${method} ${route} answered ${answer.status}: ${answer.text}`);
+    return answer;
+  };
+  const token = async (role: string) =>
+    (
+      (await as(fleet.adminToken, 'POST', '/v1/core/tokens/', { username: `${role}_${Math.random()}`, role }))
+        .body as { token: string }
+    ).token;
+  const owner = await token('service_owner');
+  const consumers: string[] = [];
+  for (let i = 0; i < CONSUMERS; i++) consumers.push(await token('consumer'));
+  const model = await as(fleet.adminToken, 'POST', '/v1/ai/llm_models/', {
+    name: 'Crash scenario model',
+    provider: 'vendor1',
+    model_name: 'gpt-4o-mini',
+    input_price_per_1m_tokens: '1',
+    output_price_per_1m_tokens: '2',
+    extra_data: { api_key: KEY, base_url: `${fake.url}/v1` },
+  });
+  const service = await as(owner, 'POST', '/v1/catalog/services/', {
+    name: 'Crash scenario',
+    auto_approval: true,
+  });
+  for (const kind of KINDS)
+    await as(owner, 'POST', '/v1/ai/processors/', {
+      name: kind,
+      service: idOf(service),
+      kind,
+      llm_model: idOf(model),
+      prompt: `Do ${kind}.`,
+      active: true,
+    });
+  const hook = await as(owner, 'POST', '/v1/external/serviceowner/webhooks/', {
+    name: 'On approval',
+    service: idOf(service),
+    target_url: receiver.url,
+    change_instance_state: 'APPROVED',
+  });
+  return { owner, consumers, service: idOf(service), hook: idOf(hook) };
+}
+
+/**
+ * Each consumer submits once; a refused submission is tried again 1 s later. The consumers come
+ * in one group per killed service, the group starting as its service is killed, one consumer
+ * every 0.5 s: submissions meet every outage however long a loaded machine takes to restart.
+ */
+async function submitAll(
+  gw: string,
+  service: number,
+  consumers: string[],
+  down: () => string[],
+  killed: Promise<void>[],
+) {
+  const items: number[] = [];
+  const refused = new Map<string, number>();
+  let next = 0;
+  const submitters = consumers.map(async (token, i) => {
+    const group = Math.floor((i * killed.length) / consumers.length);
+    await killed[group];
+    await sleep((i - Math.ceil((group * consumers.length) / killed.length)) * 500);
+    for (;;) {
+      const answer = await call(gw, 'POST', `/v1/catalog/services/${service}/declarations/`, {
+        token,
+        body: { declaration: { n: i } },
+      }).catch((error: Error) => ({ status: 0, body: undefined, text: error.message }) as CallResult);
+      if (answer.status === 201) {
+        items[i] = (
+          answer.body as { change_instance: { service_item: number } }
+        ).change_instance.service_item;
+        next += 1;
+        return;
+      }
+      const key = `${answer.status} while ${down().join('+') || 'nothing'} was down`;
+      refused.set(key, (refused.get(key) ?? 0) + 1);
+      await sleep(1000);
+    }
+  });
+  await Promise.all(submitters);
+  return { items, refused, accepted: next };
+}
+
+/** Whether the llm-gateway holds a claim (not finished) whose request the provider has got. */
+async function callAtProvider(fleet: Fleet, fake: FakeProviderServer): Promise<boolean> {
+  const open = await fleet.collection('llm-gateway', 'llm_call_claims', async (claims) => {
+    const all = await claims.find({}).toArray();
+    const finished = await fleet.collection('llm-gateway', 'llm_calls', (calls) =>
+      calls.find({ _id: { $in: all.map((claim) => claim._id) } }, { projection: { _id: 1 } }).toArray(),
+    );
+    const done = new Set(finished.map((call) => String(call._id)));
+    return all.filter((claim) => !done.has(String(claim._id)));
+  });
+  const atProvider = new Set(fake.requestsTo('/chat/completions').map(callKey));
+  for (const claim of open) {
+    const [pipeline, processor] = await Promise.all([
+      fleet.collection('pipeline-orchestrator', 'pipelines', (c) =>
+        c.findOne({ _id: claim.pipeline_id as never }),
+      ),
+      fleet.collection('pipeline-orchestrator', 'ai_processors', (c) =>
+        c.findOne({ _id: claim.processor_id as never }),
+      ),
+    ]);
+    if (atProvider.has(`${pipeline?.service_item_id}/${processor?.kind}`)) return true;
+  }
+  return false;
+}
+
+/** Kills each service in turn (the llm-gateway while a call of it is at the provider) and starts it 2-3 s later. */
+async function killInTurn(fleet: Fleet, fake: FakeProviderServer, down: Set<string>, killed: (() => void)[]) {
+  const outages: string[] = [];
+  await sleep(3000);
+  for (const name of KILLED) {
+    // Its group of consumers starts now: for the llm-gateway, their pipelines make the calls it
+    // is killed in the middle of (the earlier groups' may be over by then).
+    killed[KILLED.indexOf(name)]!();
+    if (name === 'llm-gateway') {
+      const deadline = Date.now() + 30_000;
+      while (!(await callAtProvider(fleet, fake)) && Date.now() < deadline) await sleep(20);
+    }
+    const killedAt = Date.now();
+    await fleet.kill(name);
+    down.add(name);
+    await sleep(2000 + Math.random() * 1000);
+    const restartedAt = Date.now();
+    await fleet.restart(name);
+    down.delete(name);
+    outages.push(
+      `${name}: killed, started again after ${((restartedAt - killedAt) / 1000).toFixed(1)} s, ` +
+        `ready after ${((Date.now() - killedAt) / 1000).toFixed(1)} s`,
+    );
+    log(outages[outages.length - 1]!);
+    await sleep(2000);
+  }
+  return outages;
+}
+
+async function stagesOf(fleet: Fleet, owner: string, item: number): Promise<StageView[]> {
+  const route = `/v1/external/serviceowner/pack/pipelines/latest/service_item/${item}/`;
+  const answer = await call(fleet.url('gateway'), 'GET', route, { token: owner }).catch(() => null);
+  return answer?.status === 200 ? ((answer.body as { stages?: StageView[] }).stages ?? []) : [];
+}
+
+const ended = (stages: StageView[]) =>
+  stages.length === KINDS.length && stages.every((s) => s.state === 'OK')
+    ? 'OK'
+    : stages.some((s) => s.state === 'FAILED')
+      ? 'FAILED'
+      : undefined;
+
+async function main(): Promise<void> {
+  const started = Date.now();
+  const env = process.env.MONGO_URL && process.env.AMQP_URL ? undefined : infra('up');
+  const urls = {
+    MONGO_URL: process.env.MONGO_URL ?? exported(env!, 'MONGO_URL'),
+    AMQP_URL: process.env.AMQP_URL ?? exported(env!, 'AMQP_URL'),
+  };
+  const fleet = new Fleet(urls, path.join(os.tmpdir(), `bench-crash-${Date.now()}`));
+  const [fake, receiver] = await Promise.all([startFakeOpenAi({ apiKey: KEY }), new Receiver().start()]);
+  fake.always({ latencyMs: 400 });
+  let failed = true;
+  for (const signal of ['SIGINT', 'SIGTERM'] as const)
+    process.once(signal, () => {
+      log(`${signal}: stopping the services and removing their databases and queues`);
+      void Promise.all([fake.close(), receiver.stop(), fleet.stop()]).finally(() => process.exit(130));
+    });
+  try {
+    log(`starting six services (logs in ${fleet.logDir})`);
+    await fleet.start();
+    const { owner, consumers, service } = await setUp(fleet, fake, receiver);
+    log(`set up: Service ${service}, ${consumers.length} consumers; submitting and killing`);
+    const loadStarted = Date.now();
+    const down = new Set<string>();
+    const killed: (() => void)[] = [];
+    const kills = KILLED.map(() => new Promise<void>((resolve) => killed.push(resolve)));
+    const [submitted, outages] = await Promise.all([
+      submitAll(fleet.url('gateway'), service, consumers, () => [...down], kills),
+      killInTurn(fleet, fake, down, killed),
+    ]);
+    log(`all ${submitted.accepted} submissions accepted; waiting up to ${WAIT_S} s for the pipelines`);
+
+    const states = new Map<number, { state?: string; stages: StageView[] }>();
+    const deadline = Date.now() + WAIT_S * 1000;
+    while (Date.now() < deadline) {
+      for (const item of submitted.items) {
+        if (states.get(item)?.state) continue;
+        const stages = await stagesOf(fleet, owner, item);
+        states.set(item, { state: ended(stages), stages });
+      }
+      if ([...states.values()].every((s) => s.state)) break;
+      await sleep(500);
+    }
+    const lastEnded = Date.now();
+    while (receiver.countsById().size < submitted.items.length && Date.now() < lastEnded + 30_000)
+      await sleep(250);
+
+    const count = (state?: string) => [...states.values()].filter((s) => s.state === state).length;
+    const perCall = new Map<string, number>();
+    for (const request of fake.requestsTo('/chat/completions'))
+      perCall.set(callKey(request), (perCall.get(callKey(request)) ?? 0) + 1);
+    const repeats = [...perCall.values()].filter((n) => n > 1);
+    const hooks = [...receiver.countsById().values()];
+    const stageSeconds = [...states.values()]
+      .flatMap((s) => s.stages)
+      .filter((s) => s.started_at && s.finished_at)
+      .map((s) => (Date.parse(s.finished_at) - Date.parse(s.started_at)) / 1000);
+    const problems = [...states.entries()]
+      .filter(([, s]) => s.state !== 'OK')
+      .map(
+        ([item, s]) => `  item ${item}: ${JSON.stringify(s.stages.map((x) => [x.stage, x.state, x.error]))}`,
+      );
+    const calls = await fleet.collection('llm-gateway', 'llm_calls', async (collection) => ({
+      takenOver: await collection.countDocuments({ takeovers: { $gte: 1 } }),
+      attempts: (await collection.find({}, { projection: { attempts: 1 } }).toArray()).reduce(
+        (sum, record) => sum + Number(record.attempts ?? 1),
+        0,
+      ),
+    }));
+    const once = hooks.length === submitted.items.length && hooks.every((n) => n === 1);
+    process.stdout.write(
+      [
+        `bench/crash-scenario: ${CONSUMERS} consumers, each service killed once with -9, ${new Date().toISOString()}, load average ${os.loadavg()[0]!.toFixed(1)}`,
+        ...outages.map((line) => `  ${line}`),
+        `pipelines: ${count('OK')} OK, ${count('FAILED')} FAILED, ${count(undefined)} stuck (of ${submitted.items.length}; issue 21 baseline: 18 OK, 7 FAILED)`,
+        ...problems,
+        `provider calls: ${fake.requestsTo('/chat/completions').length} made for ${perCall.size} stages, ` +
+          `${repeats.length} stages called more than once (${repeats.reduce((a, n) => a + n - 1, 0)} extra calls); ` +
+          `the llm-gateway recorded ${calls.attempts} attempts, ${calls.takenOver} calls taken over from a dead owner`,
+        `webhooks: ${receiver.requests.length} received for ${hooks.length} fires of ${submitted.items.length} approvals; ` +
+          `exactly once each: ${once ? 'yes' : 'NO'}`,
+        `submissions refused: ${[...submitted.refused.entries()].map(([k, n]) => `${n} x ${k}`).join(', ') || 'none'}`,
+        `slowest stage: ${Math.max(0, ...stageSeconds).toFixed(1)} s`,
+        `time: ${((lastEnded - loadStarted) / 1000).toFixed(1)} s from the first submission to the last pipeline ended, ` +
+          `${((Date.now() - started) / 1000).toFixed(1)} s in all`,
+        '',
+      ].join('\n'),
+    );
+    failed = count('OK') !== submitted.items.length || !once;
+  } finally {
+    await fake.close();
+    await receiver.stop();
+    await fleet.stop();
+  }
+  process.exit(failed ? 1 : 0);
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exit(1);
+});
