@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { ensureConsoleBuilt } from '@pack/console';
-import { currentTest, recordForScan } from '@pack/testkit';
+import { currentTest, isStaticAsset, recordForScan } from '@pack/testkit';
 import { startStack, type Stack, type StackOptions } from '../stack';
 
 export const CHROMIUM = '/usr/bin/chromium';
@@ -90,7 +90,8 @@ export async function startConsole(options: StackOptions = {}): Promise<Harness>
   context.on('response', (response) => {
     const request = response.request();
     if (!new URL(response.url()).pathname.startsWith('/v1/')) return;
-    if ((response.headers()['content-type'] ?? '').includes('text/event-stream')) return;
+    const contentType = response.headers()['content-type'] ?? '';
+    if (contentType.includes('text/event-stream') || isStaticAsset(contentType)) return;
     const test = currentTest();
     void response
       .text()

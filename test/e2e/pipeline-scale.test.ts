@@ -166,6 +166,8 @@ describe('two orchestrators and two llm-gateways', () => {
           stack.service('pipeline-orchestrator').metricsUrl,
           'pipeline_stages_timed_out_total',
         )) + (await metricValue(childMetrics, 'pipeline_stages_timed_out_total'));
+      // The sweeper counts a failure once its write is back, which a reader can see first.
+      await waitFor(async () => (await timedOut()) > 0, { what: 'the timed-out stage counted' });
       expect(await timedOut()).toBe(1);
       // Both replicas sweep on: a sweep later, still once.
       const sweeps = await metricValue(childMetrics, 'pipeline_sweeps_total');

@@ -1,4 +1,4 @@
-import { currentTest, LEAK_SCAN_DIR_ENV, recordForScan } from './scan-record';
+import { currentTest, isStaticAsset, LEAK_SCAN_DIR_ENV, recordForScan } from './scan-record';
 
 /**
  * jest setup file (setupFilesAfterEnv of the root config): while the suite-wide leak scan runs
@@ -8,7 +8,8 @@ import { currentTest, LEAK_SCAN_DIR_ENV, recordForScan } from './scan-record';
  * background. Responses to requests product code makes in the same process (a service calling
  * another, or a provider) are left out: no user reads them. So are answers to a request signed as
  * one of the platform's own services (systemPrincipal: the internal plaintext settings read, which
- * is there to hand secrets to services), and event streams (they never end).
+ * is there to hand secrets to services), event streams (they never end) and static files
+ * (isStaticAsset).
  */
 const original = globalThis.fetch;
 const dir = process.env[LEAK_SCAN_DIR_ENV];
@@ -61,7 +62,8 @@ async function capturedFetch(input: string | URL | Request, init?: RequestInit):
   const caller = callerOf(input, init);
   const response = await original(input, init);
   if (!byTest || caller.startsWith('admin system:')) return response;
-  if (response.headers.get('content-type')?.includes('text/event-stream')) return response;
+  const contentType = response.headers.get('content-type');
+  if (contentType?.includes('text/event-stream') || isStaticAsset(contentType)) return response;
   const method = (init?.method ?? (input instanceof Request ? input.method : 'GET')).toUpperCase();
   const url = input instanceof Request ? input.url : String(input);
   response

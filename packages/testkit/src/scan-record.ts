@@ -49,3 +49,12 @@ export function recordForScan(kind: 'secrets' | 'responses', record: object): vo
   const dir = process.env[LEAK_SCAN_DIR_ENV];
   if (dir) appendFileSync(path.join(dir, `${kind}-${process.pid}.jsonl`), `${JSON.stringify(record)}\n`);
 }
+
+/**
+ * Static files the gateway serves (the console's and the API reference's scripts, styles, fonts,
+ * images) are built code, not data: no request can put a secret in them, and a megabyte of
+ * minified script holds many 6-character runs of any alphabet, which would read as fragments.
+ */
+export function isStaticAsset(contentType: string | null | undefined): boolean {
+  return /javascript|text\/css|^font\/|^image\/|wasm/i.test(contentType ?? '');
+}

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'no
 import os from 'node:os';
 import path from 'node:path';
 import globalTeardown from './global-teardown';
-import { LEAK_SCAN_DIR_ENV, scanSuite, seededSecret } from './suite-scan';
+import { isStaticAsset, LEAK_SCAN_DIR_ENV, scanSuite, seededSecret } from './suite-scan';
 
 const SECRET = 'Hq7ZpWm3xT9vLr2Hc8Nk';
 
@@ -108,5 +108,27 @@ describe('the suite-wide leak scan (issue 20: "a leak scan of every response and
       else process.env[LEAK_SCAN_DIR_ENV] = before;
     }
     expect(existsSync(dir)).toBe(true);
+  });
+});
+
+describe('what the response capture leaves out', () => {
+  it('skips built scripts, styles, fonts and images, and keeps JSON, problem+json, HTML and text', () => {
+    const skipped = [
+      'application/javascript; charset=utf-8',
+      'text/javascript',
+      'text/css',
+      'font/woff2',
+      'image/png',
+      'application/wasm',
+    ];
+    const kept = [
+      'application/json',
+      'application/problem+json',
+      'text/html; charset=utf-8',
+      'text/plain',
+      null,
+    ];
+    expect(skipped.filter((type) => !isStaticAsset(type))).toEqual([]);
+    expect(kept.filter((type) => isStaticAsset(type))).toEqual([]);
   });
 });
