@@ -2,6 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
+import vm from 'node:vm';
 import { createLogger, LOG_COPY_DIR_ENV } from './logger';
 import { runWithContext } from './context';
 
@@ -54,6 +55,17 @@ describe('logger', () => {
       type: 'Error',
       message: 'upstream refused Token [REDACTED]',
       stack: expect.stringContaining('upstream refused'),
+    });
+  });
+
+  it('writes an error made in another realm (Node internals seen from a vm context) with its message, not as {}', () => {
+    const { lines, logger } = capture();
+    const foreign = vm.runInNewContext(`new TypeError('fetch failed: Token ${SECRET}')`) as unknown;
+    expect(foreign instanceof Error).toBe(false);
+    logger.warn({ err: foreign }, 'upstream unavailable');
+    expect(JSON.parse(lines[0]!).err).toMatchObject({
+      type: 'TypeError',
+      message: 'fetch failed: Token [REDACTED]',
     });
   });
 

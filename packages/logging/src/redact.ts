@@ -1,3 +1,4 @@
+import { types } from 'node:util';
 import { isSecretFieldName } from '@pack/contracts';
 
 export const REDACTED = '[REDACTED]';
@@ -28,7 +29,9 @@ function redactField(key: string, item: unknown, ancestors: Ancestors): unknown 
 }
 
 function redactObject(value: object, ancestors: Ancestors): unknown {
-  if (value instanceof Error) return errorObject(value, ancestors);
+  // An error made in another realm (Node's own, seen from a vm context such as jest's) is no
+  // `instanceof Error` here, and its fields are not enumerable: it would be written as `{}`.
+  if (value instanceof Error || types.isNativeError(value)) return errorObject(value, ancestors);
   if (Array.isArray(value)) {
     const items = value.map((item) => redactValue(item, ancestors));
     return items.some((item, index) => item !== value[index]) ? items : value;
