@@ -1,7 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { CHANGE_INSTANCE_STATES } from './change-instance-states';
-import { envelopeSchema, type Envelope } from './envelope';
 import { llmModelSnapshot, processorSnapshot, serviceSnapshot } from './snapshots';
 
 /** A versioned event type and the zod schema of its payload. */
@@ -256,51 +254,6 @@ export const PROCESSOR_EVENTS = [
 
 export type EventName = keyof typeof events;
 export type EventData<D extends EventDefinition> = z.infer<D['schema']>;
-
-const byType = new Map<string, EventDefinition>(Object.values(events).map((d) => [d.type, d]));
-
-export function eventDefinitionFor(type: string): EventDefinition | undefined {
-  return byType.get(type);
-}
-
-export interface EnvelopeOptions {
-  source: string;
-  correlationId: string;
-  id?: string;
-  time?: Date;
-}
-
-/** Builds a CloudEvents envelope; the payload is validated against the event's schema. */
-export function createEnvelope<D extends EventDefinition>(
-  definition: D,
-  data: EventData<D>,
-  options: EnvelopeOptions,
-): Envelope<EventData<D>> {
-  return {
-    specversion: '1.0',
-    id: options.id ?? randomUUID(),
-    source: options.source,
-    type: definition.type,
-    time: (options.time ?? new Date()).toISOString(),
-    datacontenttype: 'application/json',
-    correlationid: options.correlationId,
-    data: definition.schema.parse(data) as EventData<D>,
-  };
-}
-
-export type ParseResult = { ok: true; envelope: Envelope } | { ok: false; reason: string };
-
-/** Validates an incoming message: the envelope, a known type and the payload for that type. */
-export function parseEnvelope(raw: unknown): ParseResult {
-  const envelope = envelopeSchema.safeParse(raw);
-  if (!envelope.success) return { ok: false, reason: `invalid envelope: ${z.prettifyError(envelope.error)}` };
-  const definition = byType.get(envelope.data.type);
-  if (!definition) return { ok: false, reason: `unknown event type ${envelope.data.type}` };
-  const data = definition.schema.safeParse(envelope.data.data);
-  if (!data.success)
-    return { ok: false, reason: `invalid ${definition.type} payload: ${z.prettifyError(data.error)}` };
-  return { ok: true, envelope: { ...envelope.data, data: data.data } };
-}
 
 /**
  * The event a generate result goes out as: its kind's own type (its routing key), or

@@ -4,6 +4,7 @@ export * from './header-value';
 export * from './secrets';
 export * from './envelope';
 export * from './events';
+export * from './event-envelopes';
 export * from './snapshots';
 export * from './gen-ui';
 export * from './settings';
