@@ -8,7 +8,7 @@ import { BrokerUnavailableError, confirmed, withinMs } from './confirm';
 import { deliver, eventTypes, type ConsumerSpec } from './consumer';
 import { QueueGauges } from './queue-gauges';
 import { previousAttempts, sendForRetry } from './retry';
-import { AMQP_SOCKET_OPTIONS, declareBroadcastQueue, declareQueues, topologyNames } from './topology';
+import { AMQP_SOCKET_OPTIONS, declareConsumerQueue, topologyNames } from './topology';
 
 export interface BrokerOptions {
   url: string;
@@ -255,15 +255,10 @@ export class Broker {
     );
     const entry: { channel: Channel; consumerTag?: string } = { channel };
     this.consumerChannels.push(entry);
-    const queue = spec.broadcast
-      ? await declareBroadcastQueue(channel, this.names, spec.name, this.instanceId)
-      : await declareQueues(channel, this.names, spec.name, {
-          deliveryLimit: this.options.deliveryLimit ?? 10,
-          retryDelayMs: spec.retryDelayMs ?? 1000,
-        });
-    for (const type of eventTypes(spec)) await channel.bindQueue(queue, this.names.events, type);
-    for (const { event } of spec.retired ?? [])
-      await channel.unbindQueue(queue, this.names.events, event.type);
+    const queue = await declareConsumerQueue(channel, this.names, spec, {
+      instanceId: this.instanceId,
+      deliveryLimit: this.options.deliveryLimit ?? 10,
+    });
     await channel.prefetch(spec.prefetch ?? 16);
     const { consumerTag } = await channel.consume(queue, (message) => {
       if (message) this.track(this.handle(channel, spec, queue, message));

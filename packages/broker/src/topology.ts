@@ -1,4 +1,5 @@
 import type { Channel } from 'amqplib';
+import { eventTypes, type ConsumerSpec } from './consumer';
 
 /**
  * Socket options for every AMQP connection. Nagle's algorithm off: a publish is several frames
@@ -62,5 +63,26 @@ export async function declareBroadcastQueue(
 ): Promise<string> {
   const queue = `${names.queue(consumer)}.${instanceId}`;
   await channel.assertQueue(queue, { exclusive: true, autoDelete: true, durable: false });
+  return queue;
+}
+
+/**
+ * A consumer's queue (its own broadcast queue, or the shared one with its retry and dead-letter
+ * queues), bound to each event type it takes and unbound from those it `retired`.
+ */
+export async function declareConsumerQueue(
+  channel: Channel,
+  names: ReturnType<typeof topologyNames>,
+  spec: ConsumerSpec,
+  options: { instanceId: string; deliveryLimit: number },
+): Promise<string> {
+  const queue = spec.broadcast
+    ? await declareBroadcastQueue(channel, names, spec.name, options.instanceId)
+    : await declareQueues(channel, names, spec.name, {
+        deliveryLimit: options.deliveryLimit,
+        retryDelayMs: spec.retryDelayMs ?? 1000,
+      });
+  for (const type of eventTypes(spec)) await channel.bindQueue(queue, names.events, type);
+  for (const { event } of spec.retired ?? []) await channel.unbindQueue(queue, names.events, event.type);
   return queue;
 }
