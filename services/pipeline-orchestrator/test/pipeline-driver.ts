@@ -5,6 +5,7 @@ import { owner, type OrchestratorHarness } from './harness';
 export type GenerateRequest = EventData<typeof events.llmGenerateRequested>;
 type Approval = EventData<typeof events.changeInstanceStateChanged>;
 type Completed = EventData<typeof events.llmGenerateCompleted>;
+type Created = EventData<typeof events.changeInstanceCreated>;
 
 export const PACK = '/v1/external/serviceowner/pack/';
 
@@ -23,6 +24,22 @@ export function approval(item: number, changeInstance: number, declaration: obje
     reasons: [],
     changed_by: { kind: 'user', user_id: owner.id, username: owner.username },
   };
+}
+
+/** A creation as the catalog publishes it (PENDING, or APPROVED when auto-approved). */
+export function creation(
+  changeInstance: number,
+  service: number,
+  declaration: object,
+  autoApproved = false,
+): Created {
+  const {
+    old_state: _old,
+    reasons: _reasons,
+    changed_by: _by,
+    ...fields
+  } = approval(changeInstance + 1, changeInstance, declaration, service);
+  return { ...fields, state: autoApproved ? 'APPROVED' : 'PENDING', auto_approved: autoApproved };
 }
 
 /** The llm-gateway's successful result for a request, with `over` changed. */
@@ -85,6 +102,22 @@ export class PipelineDriver {
     return found(
       await this.tap.waitFor((all) => found(all) !== undefined, `${stage} of pipeline ${pipelineId}`),
     )!.data as GenerateRequest;
+  }
+
+  /** The generate request with this id (waits for it). */
+  async requestById(id: string): Promise<GenerateRequest> {
+    const find = (all: TappedEvent[]) =>
+      all.find((event) => (event.data as GenerateRequest).request_id === id);
+    return find(await this.tap.waitFor((all) => find(all) !== undefined, id))!.data as GenerateRequest;
+  }
+
+  /** The validation decisions published so far on one Change Instance. */
+  async decisions(changeInstance: number): Promise<TappedEvent[]> {
+    return (await this.tap.drain()).filter(
+      (event) =>
+        event.type === events.changeInstanceValidationDecided.type &&
+        (event.data as { change_instance_id: number }).change_instance_id === changeInstance,
+    );
   }
 
   /** Answers a request as the llm-gateway publishes its result. */

@@ -1,20 +1,10 @@
-import { events, type EventData } from '@pack/contracts';
-import { metricsText, waitFor, type TappedEvent } from '@pack/testkit';
+import { events } from '@pack/contracts';
+import { metricsText, waitFor } from '@pack/testkit';
 import { EXECUTION_NOTES_COLLECTION } from '../src/service';
 import { owner, processorBody, startOrchestrator, type OrchestratorHarness } from './harness';
-import { approval, generateResult, PACK, PipelineDriver, type GenerateRequest } from './pipeline-driver';
+import { creation, generateResult, PACK, PipelineDriver, type GenerateRequest } from './pipeline-driver';
 
-type Created = EventData<typeof events.changeInstanceCreated>;
-
-function created(changeInstance: number, service: number): Created {
-  const {
-    old_state: _old,
-    reasons: _reasons,
-    changed_by: _by,
-    ...fields
-  } = approval(changeInstance + 1, changeInstance, { size: 'S' }, service);
-  return { ...fields, state: 'PENDING', auto_approved: false };
-}
+const created = (changeInstance: number, service: number) => creation(changeInstance, service, { size: 'S' });
 
 /** Messages each orchestrator queue has handled and acknowledged so far. */
 async function handled(orchestrator: OrchestratorHarness): Promise<{ pipelines: number; side: number }> {
@@ -41,16 +31,6 @@ describe('generate results routed by kind', () => {
   let orchestrator: OrchestratorHarness;
   let driver: PipelineDriver;
 
-  const requestById = async (id: string): Promise<GenerateRequest> => {
-    const find = (all: TappedEvent[]) => all.find((event) => event.data.request_id === id);
-    return find(await driver.tap.waitFor((all) => find(all) !== undefined, id))!.data as GenerateRequest;
-  };
-  const decisions = async (changeInstance: number) =>
-    (await driver.tap.drain()).filter(
-      (event) =>
-        event.type === events.changeInstanceValidationDecided.type &&
-        event.data.change_instance_id === changeInstance,
-    );
   /** Waits until both queues have handled `more` messages each beyond `from`. */
   const settled = (from: { pipelines: number; side: number }, more: { pipelines: number; side: number }) =>
     waitFor(
@@ -80,7 +60,7 @@ describe('generate results routed by kind', () => {
   it('sends a validation result to the side-processor queue only, and a stage result to the pipeline queue only', async () => {
     const start = await handled(orchestrator);
     await driver.publish(events.changeInstanceCreated, created(5000, 1));
-    const request = await requestById('validator-5000');
+    const request = await driver.requestById('validator-5000');
     expect(request.reply_kind).toBe('validation');
     // The creation goes to both queues (the pipeline hears of every Change Instance).
     const before = await settled(start, { pipelines: 1, side: 1 });
@@ -89,8 +69,8 @@ describe('generate results routed by kind', () => {
       ...generateResult(request, { parsed_json: JSON.stringify({ decision: 'approve', reasons: ['ok'] }) }),
       reply_kind: 'validation',
     });
-    await waitFor(async () => (await decisions(5000)).length === 1, { what: 'the decision on 5000' });
-    expect((await decisions(5000))[0]!.data).toEqual({
+    await waitFor(async () => (await driver.decisions(5000)).length === 1, { what: 'the decision on 5000' });
+    expect((await driver.decisions(5000))[0]!.data).toEqual({
       change_instance_id: 5000,
       decision: 'approve',
       reasons: ['ok'],
@@ -168,14 +148,14 @@ describe('generate results routed by kind', () => {
     // As a request sent by an orchestrator of before, answered by an llm-gateway of before:
     // `llm.generate.completed.v1`, no `reply_kind`.
     await driver.publish(events.changeInstanceCreated, created(5030, 1));
-    const request = await requestById('validator-5030');
+    const request = await driver.requestById('validator-5030');
     const { reply_kind: _kind, ...old } = generateResult(request, {
       parsed_json: JSON.stringify({ decision: 'reject', reasons: ['too big'] }),
     });
     expect(old).not.toHaveProperty('reply_kind');
     await driver.publish(events.llmGenerateCompleted, old);
-    await waitFor(async () => (await decisions(5030)).length === 1, { what: 'the decision on 5030' });
-    expect((await decisions(5030))[0]!.data).toEqual({
+    await waitFor(async () => (await driver.decisions(5030)).length === 1, { what: 'the decision on 5030' });
+    expect((await driver.decisions(5030))[0]!.data).toEqual({
       change_instance_id: 5030,
       decision: 'reject',
       reasons: ['too big'],

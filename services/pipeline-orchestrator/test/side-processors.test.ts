@@ -1,37 +1,17 @@
-import { events, type EventData } from '@pack/contracts';
-import { waitFor, type TappedEvent } from '@pack/testkit';
+import { events } from '@pack/contracts';
+import { waitFor } from '@pack/testkit';
 import { EXECUTION_NOTES_COLLECTION, VALIDATIONS_COLLECTION } from '../src/service';
 import { OrchestratorHarness, startOrchestrator, owner, processorBody } from './harness';
-import { approval, PACK, PipelineDriver, type GenerateRequest } from './pipeline-driver';
+import { creation, PACK, PipelineDriver, type GenerateRequest } from './pipeline-driver';
 
-type Created = EventData<typeof events.changeInstanceCreated>;
-
-/** A creation as the catalog publishes it. */
-function created(changeInstance: number, service: number, autoApproved = false): Created {
-  const {
-    old_state: _old,
-    reasons: _reasons,
-    changed_by: _by,
-    ...fields
-  } = approval(changeInstance + 1, changeInstance, { size: 'XL', region: 'eu' }, service);
-  return { ...fields, state: autoApproved ? 'APPROVED' : 'PENDING', auto_approved: autoApproved };
-}
+const created = (changeInstance: number, service: number, autoApproved = false) =>
+  creation(changeInstance, service, { size: 'XL', region: 'eu' }, autoApproved);
 
 /** The Change Instance Validator, the Pack Optimizer and the Universal Executor. */
 describe('processors beside the stages', () => {
   let orchestrator: OrchestratorHarness;
   let driver: PipelineDriver;
 
-  const requestById = async (id: string): Promise<GenerateRequest> => {
-    const find = (all: TappedEvent[]) => all.find((event) => event.data.request_id === id);
-    return find(await driver.tap.waitFor((all) => find(all) !== undefined, id))!.data as GenerateRequest;
-  };
-  const decisions = async (changeInstance: number) =>
-    (await driver.tap.drain()).filter(
-      (event) =>
-        event.type === events.changeInstanceValidationDecided.type &&
-        event.data.change_instance_id === changeInstance,
-    );
   const validation = (id: number) =>
     orchestrator.collection(VALIDATIONS_COLLECTION).findOne({ _id: id as never });
   const latest = (item: number) =>
@@ -71,7 +51,7 @@ describe('processors beside the stages', () => {
 
   it('asks the validator once per new change instance and publishes its decision once', async () => {
     await driver.publish(events.changeInstanceCreated, created(3000, 1));
-    const request = await requestById('validator-3000');
+    const request = await driver.requestById('validator-3000');
     expect(JSON.parse(request.response_schema!)).toMatchObject({
       required: ['decision', 'reasons'],
       properties: { decision: { enum: ['approve', 'reject'] } },
@@ -85,13 +65,13 @@ describe('processors beside the stages', () => {
     await driver.answer(request, { parsed_json: JSON.stringify({ decision: 'approve', reasons: [] }) });
     // A later instance through the same queue: both repeats were handled before its decision.
     await driver.publish(events.changeInstanceCreated, created(3010, 1));
-    await driver.answer(await requestById('validator-3010'), {
+    await driver.answer(await driver.requestById('validator-3010'), {
       parsed_json: JSON.stringify({ decision: 'approve', reasons: ['fine'] }),
     });
-    await waitFor(async () => (await decisions(3010)).length === 1, { what: 'the approval of 3010' });
-    await waitFor(async () => (await decisions(3000)).length === 1, { what: 'the rejection of 3000' });
-    expect((await decisions(3000))[0]!.data).toEqual({ change_instance_id: 3000, ...reply });
-    expect((await decisions(3010))[0]!.data).toEqual({
+    await waitFor(async () => (await driver.decisions(3010)).length === 1, { what: 'the approval of 3010' });
+    await waitFor(async () => (await driver.decisions(3000)).length === 1, { what: 'the rejection of 3000' });
+    expect((await driver.decisions(3000))[0]!.data).toEqual({ change_instance_id: 3000, ...reply });
+    expect((await driver.decisions(3010))[0]!.data).toEqual({
       change_instance_id: 3010,
       decision: 'approve',
       reasons: ['fine'],
@@ -104,18 +84,18 @@ describe('processors beside the stages', () => {
 
   it('decides nothing on a reply of the wrong shape, for auto-approved instances or without a validator', async () => {
     await driver.publish(events.changeInstanceCreated, created(3020, 1));
-    await driver.answer(await requestById('validator-3020'), { output: 'I think it is fine' });
+    await driver.answer(await driver.requestById('validator-3020'), { output: 'I think it is fine' });
     await waitFor(async () => (await validation(3020))?.state === 'failed', { what: '3020 failed' });
     expect((await validation(3020))!.error).toMatch(/not a \{decision, reasons\} object/);
     await driver.publish(events.changeInstanceCreated, created(3030, 1, true));
     await driver.publish(events.changeInstanceCreated, created(3040, 2));
     // Handled in order before this one, which is asked.
     await driver.publish(events.changeInstanceCreated, created(3050, 1));
-    await requestById('validator-3050');
+    await driver.requestById('validator-3050');
     await waitFor(async () => (await validation(3050)) !== null, { what: '3050 stored' });
     expect(await validation(3030)).toBeNull();
     expect(await validation(3040)).toBeNull();
-    expect(await decisions(3020)).toEqual([]);
+    expect(await driver.decisions(3020)).toEqual([]);
   });
 
   it("keeps the Pack Optimizer's notes on a finished run for the next run's CONFIG prompt", async () => {
