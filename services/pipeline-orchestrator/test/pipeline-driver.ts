@@ -111,6 +111,14 @@ export class PipelineDriver {
     return find(await this.tap.waitFor((all) => find(all) !== undefined, id))!.data as GenerateRequest;
   }
 
+  /** The Pack Optimizer's request on a finished pipeline (waits for it). */
+  async optimizerRequest(pipelineId: number): Promise<GenerateRequest> {
+    const mine = (event: TappedEvent) =>
+      String((event.data as GenerateRequest).request_id).startsWith(`optimizer-${pipelineId}-`);
+    return (await this.tap.waitFor((all) => all.some(mine), 'the optimizer request')).find(mine)!
+      .data as GenerateRequest;
+  }
+
   /** The validation decisions published so far on one Change Instance. */
   async decisions(changeInstance: number): Promise<TappedEvent[]> {
     return (await this.tap.drain()).filter(

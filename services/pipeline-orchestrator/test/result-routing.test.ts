@@ -2,7 +2,7 @@ import { events } from '@pack/contracts';
 import { metricsText, waitFor } from '@pack/testkit';
 import { EXECUTION_NOTES_COLLECTION } from '../src/service';
 import { owner, processorBody, startOrchestrator, type OrchestratorHarness } from './harness';
-import { creation, generateResult, PACK, PipelineDriver, type GenerateRequest } from './pipeline-driver';
+import { creation, generateResult, PACK, PipelineDriver } from './pipeline-driver';
 
 const created = (changeInstance: number, service: number) => creation(changeInstance, service, { size: 'S' });
 
@@ -118,13 +118,7 @@ describe('generate results routed by kind', () => {
       usage: null,
       error: { kind: 'invalid_output', message: 'prose' },
     });
-    const optimizer = await driver.tap.waitFor(
-      (all) => all.some((event) => String(event.data.request_id).startsWith(`optimizer-${run.id}-`)),
-      'the optimizer request',
-    );
-    const request = optimizer.find((event) =>
-      String(event.data.request_id).startsWith(`optimizer-${run.id}-`),
-    )!.data as GenerateRequest;
+    const request = await driver.optimizerRequest(run.id);
     expect(request.reply_kind).toBe('optimization');
     const before = await handled(orchestrator);
     await driver.publish(events.llmOptimizationCompleted, {

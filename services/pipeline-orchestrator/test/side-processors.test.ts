@@ -2,7 +2,7 @@ import { events } from '@pack/contracts';
 import { waitFor } from '@pack/testkit';
 import { EXECUTION_NOTES_COLLECTION, VALIDATIONS_COLLECTION } from '../src/service';
 import { OrchestratorHarness, startOrchestrator, owner, processorBody } from './harness';
-import { creation, PACK, PipelineDriver, type GenerateRequest } from './pipeline-driver';
+import { creation, PACK, PipelineDriver } from './pipeline-driver';
 
 const created = (changeInstance: number, service: number, autoApproved = false) =>
   creation(changeInstance, service, { size: 'XL', region: 'eu' }, autoApproved);
@@ -106,12 +106,7 @@ describe('processors beside the stages', () => {
       usage: null,
       error: { kind: 'invalid_output', message: 'prose instead of JSON' },
     });
-    const optimizer = await driver.tap.waitFor(
-      (all) => all.some((event) => String(event.data.request_id).startsWith(`optimizer-${first.id}-`)),
-      'the optimizer request',
-    );
-    const request = optimizer.find((event) => String(event.data.request_id).startsWith('optimizer-'))!
-      .data as GenerateRequest;
+    const request = await driver.optimizerRequest(first.id);
     expect(request.response_schema).toBeNull();
     expect(request.messages[0]).toEqual({ role: 'system', content: 'Improve the prompts.' });
     expect(request.messages[1]!.content).toContain('ended FAILED');
