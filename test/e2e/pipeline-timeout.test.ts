@@ -157,6 +157,10 @@ describe('a stage whose result does not come in time', () => {
     expect(recorded.body.stages[1].state).toBeNull();
     expect(fake.requestsTo('/chat/completions')).toHaveLength(calls + 2);
     const orchestrator = stack.service('pipeline-orchestrator').metricsUrl;
+    // The sweeper raises its counter once its write has come back; a reader can see the write first.
+    await waitFor(async () => (await metricValue(orchestrator, 'pipeline_stages_timed_out_total')) >= 1, {
+      what: 'the timed-out stage counted',
+    });
     expect(await metricValue(orchestrator, 'pipeline_stages_timed_out_total')).toBe(1);
     // A redelivered late result adds nothing (the same result republished by the llm-gateway).
     const handledBefore = await pipelineMessagesHandled(orchestrator);

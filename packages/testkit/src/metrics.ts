@@ -1,3 +1,5 @@
+import { isDeepStrictEqual } from 'node:util';
+
 /** The value of a service's Prometheus metric (the first series of that name; 0 while it has none). */
 export async function metricValue(baseUrl: string, name: string): Promise<number> {
   const text = await (await fetch(`${baseUrl}/metrics`)).text();
@@ -24,4 +26,31 @@ export function metricSample(text: string, name: string, labels: Record<string, 
 /** A service's /metrics page as text. */
 export async function metricsText(baseUrl: string): Promise<string> {
   return (await fetch(`${baseUrl}/metrics`)).text();
+}
+
+/** What a service's metrics added since `before`: `added(name, labels)` is the difference of that series. */
+export type MetricsAdded = (name: string, labels?: Record<string, string>) => number;
+
+/**
+ * Reads what a service's metrics added since `before` (a /metrics page read earlier) until
+ * `read(added)` equals `expected` or `timeoutMs` passes, and returns the last reading for the test
+ * to assert. A service raises a counter once its write has come back, and a reader can see the
+ * write a moment before that, so the first reading after the write may still be short.
+ */
+export async function metricsAddedSince<T>(
+  baseUrl: string,
+  before: string,
+  read: (added: MetricsAdded) => T,
+  expected: T,
+  { timeoutMs = 5_000, intervalMs = 50 } = {},
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const after = await metricsText(baseUrl);
+    const reading = read(
+      (name, labels = {}) => metricSample(after, name, labels) - metricSample(before, name, labels),
+    );
+    if (isDeepStrictEqual(reading, expected) || Date.now() > deadline) return reading;
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
 }

@@ -1,5 +1,5 @@
 import {
-  metricSample,
+  metricsAddedSince,
   metricsText,
   startFakeAnthropic,
   startFakeOpenAi,
@@ -84,12 +84,18 @@ describe('generation through the broker', () => {
     const record = records.find((r) => r._id === request.request_id)!;
     expect(JSON.parse(record.raw_usage_json as string)).toMatchObject({ prompt_tokens: 12 });
     // What this one request added to the metrics.
-    const after = await metricsText(llm.service.url);
-    const added = (name: string, labels: Record<string, string> = {}) =>
-      metricSample(after, name, labels) - metricSample(before, name, labels);
-    expect(added('llm_generations_total', { provider: 'vendor1', model_id: String(model) })).toBe(1);
-    expect(added('llm_requests_total', { provider: 'vendor1', model_id: String(model) })).toBe(1);
-    expect(added('llm_gateway_overhead_seconds_count')).toBe(1);
+    const expected = { generations: 1, requests: 1, overheads: 1 };
+    const reading = await metricsAddedSince(
+      llm.service.url,
+      before,
+      (added) => ({
+        generations: added('llm_generations_total', { provider: 'vendor1', model_id: String(model) }),
+        requests: added('llm_requests_total', { provider: 'vendor1', model_id: String(model) }),
+        overheads: added('llm_gateway_overhead_seconds_count'),
+      }),
+      expected,
+    );
+    expect(reading).toEqual(expected);
   });
 
   it('waits while another replica holds a request, and takes over one whose lease ran out', async () => {

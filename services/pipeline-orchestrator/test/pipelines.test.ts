@@ -1,5 +1,13 @@
 import { events, type EventData } from '@pack/contracts';
-import { EventTap, metricSample, metricsText, publishEvent, waitFor, type TappedEvent } from '@pack/testkit';
+import {
+  EventTap,
+  metricsAddedSince,
+  metricSample,
+  metricsText,
+  publishEvent,
+  waitFor,
+  type TappedEvent,
+} from '@pack/testkit';
 import { PIPELINES_COLLECTION, PACK_DATA_COLLECTION } from '../src/service';
 import { OrchestratorHarness, startOrchestrator, otherOwner, owner, processorBody } from './harness';
 import { approval, generateResult, PACK } from './pipeline-driver';
@@ -96,17 +104,28 @@ describe('pipelines', () => {
       3,
     );
     // What this one pipeline added: each stage scheduled, waited for and finished OK once.
+    const expected = ['CONFIG', 'VERIFY', 'EXECUTION'].map((stage) => ({
+      stage,
+      scheduled: 1,
+      waiting: 1,
+      ok: 1,
+      timed: 1,
+    }));
+    const reading = await metricsAddedSince(
+      orchestrator.service.metricsUrl,
+      before,
+      (added) =>
+        expected.map(({ stage }) => ({
+          stage,
+          scheduled: added('pipeline_stage_transitions_total', { stage, state: 'SCHEDULED' }),
+          waiting: added('pipeline_stage_transitions_total', { stage, state: 'WAITING_FOR_RESPONSE' }),
+          ok: added('pipeline_stage_transitions_total', { stage, state: 'OK' }),
+          timed: added('pipeline_stage_duration_seconds_count', { stage, outcome: 'ok' }),
+        })),
+      expected,
+    );
+    expect(reading).toEqual(expected);
     const after = await metricsText(orchestrator.service.metricsUrl);
-    const added = (name: string, labels: Record<string, string>) =>
-      metricSample(after, name, labels) - metricSample(before, name, labels);
-    for (const stage of ['CONFIG', 'VERIFY', 'EXECUTION'])
-      expect({
-        stage,
-        scheduled: added('pipeline_stage_transitions_total', { stage, state: 'SCHEDULED' }),
-        waiting: added('pipeline_stage_transitions_total', { stage, state: 'WAITING_FOR_RESPONSE' }),
-        ok: added('pipeline_stage_transitions_total', { stage, state: 'OK' }),
-        timed: added('pipeline_stage_duration_seconds_count', { stage, outcome: 'ok' }),
-      }).toEqual({ stage, scheduled: 1, waiting: 1, ok: 1, timed: 1 });
     expect(metricSample(after, 'pipelines_running')).toBe(0);
   });
 

@@ -1,5 +1,5 @@
 import { Webhook } from 'standardwebhooks';
-import { metricSample as sample, metricsText, waitFor } from '@pack/testkit';
+import { metricsAddedSince, metricSample as sample, metricsText, waitFor } from '@pack/testkit';
 import {
   changeInstance,
   events,
@@ -195,15 +195,22 @@ describe('firing and delivery (spec 4.1, 6; Standard Webhooks)', () => {
     await dispatcher.as(owner, 'POST', `${WEBHOOKS}${webhook.id}/trigger/`, {});
     const [response] = await settled(webhook.id);
     expect(response.attempts.map((a: any) => a.status_code)).toEqual([503, 200]);
-    const after = await metricsText(dispatcher.service.url);
     // What this one fire added: one manual fire, two requests, one retry then one OK delivery.
-    const added = (name: string, labels: Record<string, string> = {}) =>
-      sample(after, name, labels) - sample(before, name, labels);
-    expect(added('webhook_fires_total', { mode: 'manual' })).toBe(1);
-    expect(added('webhook_attempts_total')).toBe(2);
-    expect(added('webhook_deliveries_total', { outcome: 'retry' })).toBe(1);
-    expect(added('webhook_deliveries_total', { outcome: 'ok' })).toBe(1);
-    expect(added('webhook_delivery_latency_seconds_count')).toBe(1);
+    const expected = { fires: 1, attempts: 2, retries: 1, delivered: 1, timed: 1 };
+    const reading = await metricsAddedSince(
+      dispatcher.service.url,
+      before,
+      (added) => ({
+        fires: added('webhook_fires_total', { mode: 'manual' }),
+        attempts: added('webhook_attempts_total'),
+        retries: added('webhook_deliveries_total', { outcome: 'retry' }),
+        delivered: added('webhook_deliveries_total', { outcome: 'ok' }),
+        timed: added('webhook_delivery_latency_seconds_count'),
+      }),
+      expected,
+    );
+    expect(reading).toEqual(expected);
+    const after = await metricsText(dispatcher.service.url);
     expect(sample(after, 'webhook_breaker_state', { webhook_id: String(webhook.id) })).toBe(0);
     expect(after).toContain(`webhook_id="${webhook.id}"`);
   });
