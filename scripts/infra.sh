@@ -11,6 +11,7 @@
 #   scripts/infra.sh ferretdb-bin [patched|stock]   builds if needed; prints the binary's path
 #   scripts/infra.sh pg-up                          PostgreSQL only; prints PACK_PG_URL and whether it started it
 #   scripts/infra.sh pg-db create|drop NAME         a database in that cluster
+#   scripts/infra.sh pg-db sql NAME <SQL            runs the statements on stdin there; prints the rows
 #   scripts/infra.sh pg-down                        stops this checkout's PostgreSQL
 #
 # Components:
@@ -461,12 +462,18 @@ cmd_pg_db() {
   local action=${1:-} name=${2:-} sql
   # Only bench_* names, so that this can never drop FerretDB's own database.
   [[ "$name" =~ ^bench_[a-z0-9_]+$ ]] || die "pg-db: NAME must match bench_[a-z0-9_]+"
+  pg_find_bindir
+  if [[ "$action" == sql ]]; then
+    # Statements on stdin, run in that database; rows on stdout (unaligned, | between columns).
+    PGPASSWORD=pack "$PG_BINDIR/psql" -X -q -A -t -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$PACK_PG_PORT" \
+      -U pack -d "$name"
+    return
+  fi
   case "$action" in
     create) sql="CREATE DATABASE $name OWNER pack" ;;
     drop) sql="DROP DATABASE IF EXISTS $name WITH (FORCE)" ;;
-    *) die "usage: $0 pg-db create|drop NAME" ;;
+    *) die "usage: $0 pg-db create|drop|sql NAME" ;;
   esac
-  pg_find_bindir
   # Over TCP as pack (superuser): works for this checkout's cluster and for one found on the port.
   PGPASSWORD=pack "$PG_BINDIR/psql" -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$PACK_PG_PORT" -U pack \
     -d postgres -c "$sql" >&2

@@ -18,9 +18,16 @@
  */
 import os from 'node:os';
 import path from 'node:path';
-import { call, Receiver, startFakeOpenAi, type CallResult, type FakeProviderServer } from '@pack/testkit';
+import {
+  call,
+  exported,
+  infraScript,
+  Receiver,
+  startFakeOpenAi,
+  type CallResult,
+  type FakeProviderServer,
+} from '@pack/testkit';
 import { callKey, type StageView } from '../../test/pipeline-actors';
-import { exported, infra } from '../infra-script';
 import { Fleet, type ServiceName } from './fleet';
 
 const CONSUMERS = Number(process.env.CONSUMERS ?? 25);
@@ -192,7 +199,7 @@ const ended = (stages: StageView[]) =>
 
 async function main(): Promise<void> {
   const started = Date.now();
-  const env = process.env.MONGO_URL && process.env.AMQP_URL ? undefined : infra('up');
+  const env = process.env.MONGO_URL && process.env.AMQP_URL ? undefined : infraScript(['up']);
   const urls = {
     MONGO_URL: process.env.MONGO_URL ?? exported(env!, 'MONGO_URL'),
     AMQP_URL: process.env.AMQP_URL ?? exported(env!, 'AMQP_URL'),

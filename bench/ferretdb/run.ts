@@ -23,12 +23,8 @@
  *
  *   pnpm bench:ferretdb            (DURATION=seconds per round, default 1; ROUNDS=n, default 4)
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import net from 'node:net';
 import mongoose, { type Connection } from 'mongoose';
-import { freePort } from '@pack/testkit';
-import { exported, infra } from '../infra-script';
+import { startPrivateFerret, type PrivateFerret } from '@pack/testkit';
 
 const duration = Number(process.env.DURATION ?? 1);
 const rounds = Number(process.env.ROUNDS ?? 4);
@@ -39,34 +35,13 @@ const times = <T>(n: number, make: (i: number) => T): T[] => Array.from({ length
 
 interface Server {
   name: 'stock' | 'patched';
-  database: string;
-  child?: ChildProcess;
+  ferret?: PrivateFerret;
   connection?: Connection;
 }
 
-async function start(server: Server, binary: string, pgUrl: string): Promise<void> {
-  infra('pg-db', 'create', server.database);
-  const port = await freePort();
-  const child = spawn(
-    binary,
-    [`-listen-addr=127.0.0.1:${port}`, `-postgresql-url=${pgUrl}/${server.database}`],
-    { stdio: ['ignore', 'ignore', 'pipe'] },
-  );
-  server.child = child;
-  let log = '';
-  child.stderr.on('data', (chunk: Buffer) => (log += chunk.toString()));
-  const url = `mongodb://pack:pack@127.0.0.1:${port}/?authMechanism=PLAIN`;
-  for (let i = 0; ; i += 1) {
-    if (child.exitCode !== null) throw new Error(`${server.name} FerretDB exited:\n${log}`);
-    if (i > 300) throw new Error(`${server.name} FerretDB does not answer on port ${port}:\n${log}`);
-    const open = await new Promise<boolean>((resolve) => {
-      const socket = net.connect(port, '127.0.0.1', () => resolve(true)).on('error', () => resolve(false));
-      socket.unref();
-      setTimeout(() => socket.destroy(), 200).unref();
-    });
-    if (open) break;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+async function start(server: Server): Promise<void> {
+  server.ferret = await startPrivateFerret(server.name, `bench_ferretdb_${server.name}`);
+  const url = server.ferret.url;
   // Room for every writer at once, so the server, not the driver's pool, decides the order.
   server.connection = await mongoose
     .createConnection(url, { dbName: 'bench', maxPoolSize: WRITERS + 5, maxConnecting: WRITERS })
@@ -156,42 +131,20 @@ async function measure(connection: Connection, c: Case, seconds: number) {
   return { rate: acknowledged / elapsed, acknowledged, lost: acknowledged - kept };
 }
 
-async function stop(servers: Server[], pgStarted: boolean): Promise<void> {
+async function stop(servers: Server[]): Promise<void> {
   for (const server of servers) await server.connection?.close().catch(() => undefined);
-  await Promise.all(
-    servers.map(async ({ child }) => {
-      if (!child || child.exitCode !== null || child.signalCode !== null) return;
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGTERM');
-      const force = setTimeout(() => child.kill('SIGKILL'), 10_000);
-      await exited;
-      clearTimeout(force);
-    }),
-  );
-  for (const server of servers) {
-    try {
-      infra('pg-db', 'drop', server.database);
-    } catch {
-      process.stderr.write(`[bench] could not drop PostgreSQL database ${server.database}\n`);
-    }
+  // The last started first: the first one stops PostgreSQL if it started it.
+  for (const { ferret } of [...servers].reverse()) {
+    await ferret?.stop().catch((error: Error) => {
+      process.stderr.write(`[bench] could not stop FerretDB on ${ferret.database}: ${error.message}\n`);
+    });
   }
-  if (pgStarted) infra('pg-down');
 }
 
 async function main(): Promise<void> {
-  const binaries = {
-    stock: infra('ferretdb-bin', 'stock').trim(),
-    patched: infra('ferretdb-bin', 'patched').trim(),
-  };
-  const pg = infra('pg-up');
-  const pgUrl = exported(pg, 'PACK_PG_URL');
-  const suffix = randomBytes(3).toString('hex');
-  const servers: Server[] = [
-    { name: 'stock', database: `bench_ferretdb_stock_${suffix}` },
-    { name: 'patched', database: `bench_ferretdb_patched_${suffix}` },
-  ];
+  const servers: Server[] = [{ name: 'stock' }, { name: 'patched' }];
   let stopping: Promise<void> | undefined;
-  const cleanup = () => (stopping ??= stop(servers, exported(pg, 'PACK_PG_STARTED') === '1'));
+  const cleanup = () => (stopping ??= stop(servers));
   const interrupted = () => void cleanup().finally(() => process.exit(130));
   process.once('SIGINT', interrupted).once('SIGTERM', interrupted);
   const limit = setTimeout(() => {
@@ -199,7 +152,7 @@ async function main(): Promise<void> {
     void cleanup().finally(() => process.exit(1));
   }, MEASURE_LIMIT_MS);
   try {
-    for (const server of servers) await start(server, binaries[server.name], pgUrl);
+    for (const server of servers) await start(server);
     clearTimeout(limit);
     for (const server of servers) await load(server.connection!);
     limit.refresh();

@@ -20,3 +20,4 @@ export * from './harness';
 export * from './principals';
 export * from './receiver';
 export * from './suite-scan';
+export * from './private-ferret';
