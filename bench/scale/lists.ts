@@ -134,7 +134,7 @@ export const LISTS: List[] = [
   {
     endpoint: 'GET /v1/llm/models/', // llm-model-repository list
     collection: 'llm_models',
-    indexes: [{ name: 1 }, { _outbox_pending: 1 }],
+    indexes: [{ name: 1 }, { _outbox_pending: 1 }, { _id: 1, deleted: 1 }],
     sort: { _id: 1 },
     projection: { api_key: 0, _outbox: 0 },
     make: (id) => ({
@@ -152,7 +152,7 @@ export const LISTS: List[] = [
   {
     endpoint: 'GET /v1/processors/', // processor-repository list
     collection: 'ai_processors',
-    indexes: [{ service_id: 1, deleted: 1 }, { _outbox_pending: 1 }],
+    indexes: [{ service_id: 1, deleted: 1 }, { _outbox_pending: 1 }, { deleted: 1, _id: 1 }],
     sort: { _id: 1 },
     projection: { _outbox: 0, _outbox_pending: 0 },
     make: (id) => ({

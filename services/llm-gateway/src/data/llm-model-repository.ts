@@ -30,6 +30,9 @@ export class LlmModelRepository implements LlmModelStore {
   async ensureIndexes(): Promise<void> {
     await this.models.createIndex({ name: 1 }, { unique: true, name: 'name_unique' });
     await this.models.createIndex({ _outbox_pending: 1 }, { name: 'outbox_pending' });
+    // The list of live models in `_id` order, its filter read from the index too (a page far into
+    // a long list skips index entries only; docs/decisions/0033, amendment 2).
+    await this.models.createIndex({ _id: 1, deleted: 1 }, { name: 'live_by_id' });
   }
 
   nextId(): Promise<number> {

@@ -33,6 +33,8 @@ export class ProcessorRepository implements ProcessorStore, ActiveProcessors {
   async ensureIndexes(): Promise<void> {
     await this.processors.createIndex({ service_id: 1, deleted: 1 }, { name: 'service_deleted' });
     await this.processors.createIndex({ [OUTBOX_PENDING_FIELD]: 1 }, { name: 'outbox_pending' });
+    // The list of live processors in `_id` order (docs/decisions/0033, amendment 2).
+    await this.processors.createIndex({ deleted: 1, _id: 1 }, { name: 'live_by_id' });
   }
 
   nextId(): Promise<number> {
