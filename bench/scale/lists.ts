@@ -152,7 +152,7 @@ export const LISTS: List[] = [
   {
     endpoint: 'GET /v1/processors/', // processor-repository list
     collection: 'ai_processors',
-    indexes: [{ service_id: 1, deleted: 1 }, { _outbox_pending: 1 }, { deleted: 1, _id: 1 }],
+    indexes: [{ service_id: 1, deleted: 1, kind: 1, _id: 1 }, { _outbox_pending: 1 }, { deleted: 1, _id: 1 }],
     sort: { _id: 1 },
     projection: { _outbox: 0, _outbox_pending: 0 },
     make: (id) => ({
@@ -234,7 +234,7 @@ export const LISTS: List[] = [
   {
     endpoint: 'GET /v1/webhooks/responses/', // response-repository listAcross (same documents)
     collection: 'webhook_responses',
-    indexes: [{ created_at: -1, _id: -1 }],
+    indexes: [{ created_at: -1, _id: -1, webhook_id: 1, state: 1 }],
     sort: { created_at: -1, _id: -1 },
     make: () => ({}),
     filters: [

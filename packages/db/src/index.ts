@@ -7,3 +7,4 @@ export * from './idempotency';
 export * from './processed-events';
 export * from './paging';
 export * from './snapshots';
+export * from './indexes';

@@ -9,6 +9,7 @@ import {
   claim,
   releaseClaim,
   connectMongo,
+  dropReplacedIndex,
   idempotent,
   mapDatabaseError,
   nextId,
@@ -52,6 +53,16 @@ describe('database kit on a real MongoDB-wire server', () => {
     expect(new Set(ids).size).toBe(40);
     expect(Math.min(...ids)).toBe(1);
     expect(Math.max(...ids)).toBe(40);
+  });
+
+  it('drops an index a newer one replaces, and nothing when it is already gone', async () => {
+    const collection = mongo.connection.collection('reindexed');
+    await dropReplacedIndex(collection, 'old'); // no collection yet
+    await collection.createIndex({ a: 1 }, { name: 'old' });
+    await collection.createIndex({ a: 1, b: 1 }, { name: 'new' });
+    await Promise.all([dropReplacedIndex(collection, 'old'), dropReplacedIndex(collection, 'old')]); // two replicas
+    expect((await collection.indexes()).map((index) => index.name).sort()).toEqual(['_id_', 'new']);
+    await expect(dropReplacedIndex(collection, '_id_')).rejects.toBeTruthy(); // other errors still throw
   });
 
   it('lets exactly one of many concurrent writers win a claim', async () => {

@@ -1,6 +1,14 @@
 import type { Connection } from 'mongoose';
 import type { Envelope, ProcessorKind } from '@pack/contracts';
-import { findPage, nextId, OUTBOX_FIELD, OUTBOX_PENDING_FIELD, outboxFields, withOutbox } from '@pack/db';
+import {
+  dropReplacedIndex,
+  findPage,
+  nextId,
+  OUTBOX_FIELD,
+  OUTBOX_PENDING_FIELD,
+  outboxFields,
+  withOutbox,
+} from '@pack/db';
 import type { ActiveProcessors } from '../domain/processors/processor-records';
 import type {
   Page,
@@ -31,7 +39,12 @@ export class ProcessorRepository implements ProcessorStore, ActiveProcessors {
   }
 
   async ensureIndexes(): Promise<void> {
-    await this.processors.createIndex({ service_id: 1, deleted: 1 }, { name: 'service_deleted' });
+    // A Service's (or an owner's) live processors, of a kind, read from the index alone
+    await this.processors.createIndex(
+      { service_id: 1, deleted: 1, kind: 1, _id: 1 },
+      { name: 'service_kind' },
+    );
+    await dropReplacedIndex(this.processors, 'service_deleted');
     await this.processors.createIndex({ [OUTBOX_PENDING_FIELD]: 1 }, { name: 'outbox_pending' });
     // The list of live processors in `_id` order (docs/decisions/0033, amendment 2).
     await this.processors.createIndex({ deleted: 1, _id: 1 }, { name: 'live_by_id' });

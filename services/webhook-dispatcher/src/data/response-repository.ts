@@ -1,5 +1,5 @@
 import type { Connection } from 'mongoose';
-import { findPage, isDuplicateKey } from '@pack/db';
+import { dropReplacedIndex, findPage, isDuplicateKey } from '@pack/db';
 import type { FirePlan } from '../domain/firing-rules';
 import type { AttemptRecord, Page, ResponseRecord, ScheduleRecord, Trigger } from '../domain/model';
 import type { ResponseFilter, ResponseStore, ScheduleStore, WindowCounter } from '../domain/ports';
@@ -31,7 +31,13 @@ export class ResponseRepository implements ResponseStore, ScheduleStore, WindowC
 
   async ensureIndexes(): Promise<void> {
     await this.responses.createIndex({ webhook_id: 1, seq: -1 }, { name: 'webhook_seq' });
-    await this.responses.createIndex({ created_at: -1, _id: -1 }, { name: 'newest' }); // listAcross
+    // listAcross: newest first, its filters (the owner's webhooks, a state) read from the index
+    // too, so a page far into the list skips index entries only (docs/decisions/0033, amendment 2)
+    await this.responses.createIndex(
+      { created_at: -1, _id: -1, webhook_id: 1, state: 1 },
+      { name: 'newest_scoped' },
+    );
+    await dropReplacedIndex(this.responses, 'newest');
     await this.responses.createIndex({ state: 1, due_at: 1 }, { name: 'due' });
     await this.responses.createIndex({ state: 1, lease_until: 1 }, { name: 'lease' });
     await this.counters.createIndex({ expires_at: 1 }, { name: 'expires' });
