@@ -194,7 +194,14 @@ describe('a replica killed with -9 while it holds pipeline work', () => {
       const repeated = [...perCall.values()].filter((count) => count > 1);
       expect(repeated.length).toBeGreaterThanOrEqual(1);
       expect(repeated.every((count) => count === 2)).toBe(true);
-      const takenOver = await calls.find({ takeovers: 1 }).toArray();
+      // A call's record is written beside its result, not before it (generation.ts): wait for it.
+      const takenOver = await waitFor(
+        async () => {
+          const records = await calls.find({ takeovers: 1 }).toArray();
+          return records.length >= repeated.length && records;
+        },
+        { what: 'the records of the calls taken over' },
+      ).catch(() => calls.find({ takeovers: 1 }).toArray());
       expect(takenOver.length).toBeGreaterThanOrEqual(repeated.length);
       for (const record of takenOver) expect(record).toMatchObject({ attempts: 2, cost: '0.000026' });
       // Well within the sweeper's 270 s: the lease, a redelivery and a call.

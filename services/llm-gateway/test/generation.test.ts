@@ -27,6 +27,20 @@ describe('generation through the broker', () => {
     return fake;
   };
 
+  /**
+   * The stored call records, once those of `requests` are there: the llm-gateway publishes a
+   * result beside writing its record, not after it (src/domain/generation.ts), so a record may
+   * land a moment after its result.
+   */
+  const callRecords = (requests: { request_id: string }[]) =>
+    waitFor(
+      async () => {
+        const records = (await storedDocuments(llm.service)).llm_calls ?? [];
+        return requests.every((request) => records.some((r) => r._id === request.request_id)) && records;
+      },
+      { what: 'the call records of the requests answered' },
+    );
+
   beforeAll(async () => {
     llm = await startLlmGateway({ env: LOOPBACK });
     requester = await Requester.start(llm);
@@ -64,7 +78,7 @@ describe('generation through the broker', () => {
       error: null,
     });
     expect(result.latency_ms).toEqual(expect.any(Number));
-    const records = (await storedDocuments(llm.service)).llm_calls ?? [];
+    const records = await callRecords([request]);
     expect(records).toContainEqual(
       expect.objectContaining({
         _id: request.request_id,
@@ -124,7 +138,7 @@ describe('generation through the broker', () => {
     // Answered only once its lease is over: deferred to the retry queue until then, not dead-lettered.
     expect(await requester.resultOf(held)).toMatchObject({ ok: true, attempts: 2 });
     expect(providerCalls(fake)).toBe(2);
-    const records = (await storedDocuments(llm.service)).llm_calls ?? [];
+    const records = await callRecords([expired, held]);
     const record = (request: { request_id: string }) => records.find((r) => r._id === request.request_id);
     for (const request of [expired, held])
       expect(record(request)).toMatchObject({
