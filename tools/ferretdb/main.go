@@ -98,7 +98,7 @@ func keepSingleProcessLock(ctx context.Context, pgURL string, conn *pgx.Conn) {
 	}
 }
 
-// withPlannerCosts adds session settings to a postgres:// URL that does not set them (pgx sends
+// withSessionSettings adds session settings to a postgres:// URL that does not set them (pgx sends
 // unknown URL parameters as run-time parameters):
 //   - random_page_cost=1.1: PostgreSQL's default (4) prices a heap page read at random as four
 //     sequential ones, for spinning disks; the data here is cached or on SSD, and with the
@@ -114,7 +114,7 @@ func keepSingleProcessLock(ctx context.Context, pgURL string, conn *pgx.Conn) {
 //     with its values costs a fraction of a millisecond.
 //
 // Other URL forms are left as they are.
-func withPlannerCosts(pgURL string) string {
+func withSessionSettings(pgURL string) string {
 	u, err := url.Parse(pgURL)
 	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
 		return pgURL
@@ -144,7 +144,7 @@ func main() {
 	if *pgURL == "" {
 		log.Fatal("-postgresql-url is required")
 	}
-	*pgURL = withPlannerCosts(*pgURL)
+	*pgURL = withSessionSettings(*pgURL)
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
