@@ -110,7 +110,7 @@ describe('the AI switches through the gateway', () => {
   });
 
   it('"show_ai_processor" off: an auto-approved submission starts no stage and says why; trigger and retrigger are 409 naming show_ai_processor; pushing PackData still works', async () => {
-    auto = await actors().serviceWith('Auto', model, ['config', 'verify', 'execution']);
+    auto = await actors().serviceWith('Auto', model, ['config', 'verify', 'execution', 'pack_optimizer']);
     expect((await asOwner('PATCH', `/v1/catalog/services/${auto}/`, { auto_approval: true })).status).toBe(
       200,
     );
@@ -152,6 +152,25 @@ describe('the AI switches through the gateway', () => {
       { stage: 'VERIFY', state: null, error: expect.stringMatching(NOT_STARTED) },
       { stage: 'EXECUTION', state: null },
     ]);
+
+    // An error report asking for a retrigger: stored, and the run ends FAILED saying why it did not restart.
+    const report = await asOwner('POST', `${PACK}data/service_item/${autoItem}/execution/?retrigger=true`, {
+      errors: ['port 443 closed'],
+    });
+    expect(report.status).toBe(201);
+    expect(report.body.retrigger).toBeNull();
+    expect(report.body.pipeline.stages[2]).toMatchObject({
+      state: 'OK',
+      pack_data: { errors: ['port 443 closed'] },
+    });
+    const failed = await waitFor(
+      async () => {
+        const body = await instance(submitted.id);
+        return body.state === 'FAILED' && body;
+      },
+      { what: 'the Change Instance FAILED with the reason' },
+    );
+    expect(failed.reasons).toEqual([expect.stringMatching(/not restarted: AI processors are switched off/)]);
     expect(calls()).toBe(before);
   });
 
@@ -165,16 +184,24 @@ describe('the AI switches through the gateway', () => {
     const done = await waitFor(
       async () => {
         const answer = await latest(autoItem);
-        return answer.body.stages[2].state === 'OK' && answer.body;
+        return answer.body.stages[2].pack_data?.delivered === true && answer.body;
       },
       { what: 'VERIFY and EXECUTION run', timeoutMs: 30_000 },
     );
     expect(done.stages).toMatchObject([
       { state: 'OK', origin: 'pushed' },
       { state: 'OK', error: null, pack_data: { checked: true } },
-      { state: 'OK', pack_data: { delivered: true } },
+      { state: 'OK', origin: 'generated', pack_data: { delivered: true } },
     ]);
-    expect(calls()).toBe(before + 2);
+    // The run's end asks the Pack Optimizer again; the run that ended while the switch was off asked it nothing.
+    const optimizerPrompts = () =>
+      fake
+        .requestsTo('/chat/completions')
+        .map((request) => JSON.stringify(request.body))
+        .filter((prompt) => prompt.includes('Do pack_optimizer.'));
+    await waitFor(async () => optimizerPrompts().length > 0, { what: 'the Pack Optimizer asked' });
+    expect(optimizerPrompts()).toEqual([expect.stringContaining('ended COMPLETED')]);
+    expect(calls()).toBe(before + 3);
 
     fake.scriptReplies('{"decision":"approve","reasons":["small enough"]}');
     const decided = await submit(validated, { size: 'tiny' });
