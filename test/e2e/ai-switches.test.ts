@@ -218,7 +218,7 @@ describe('the AI switches through the gateway', () => {
   it('"show_ai_processor" switched off while a stage runs: the stage finishes, the next one does not start and says why', async () => {
     const service = await actors().serviceWith('Running', model, ['config', 'verify']);
     // The provider holds CONFIG's reply long enough for the switch to reach the orchestrator.
-    fake.next({ latencyMs: 10_000 }).scriptReplies('{"vm":"held"}');
+    fake.next({ latencyMs: 15_000 }).scriptReplies('{"vm":"held"}');
     const before = calls();
     const { item } = await actors().approved(service, { size: 'medium' });
     await waitFor(async () => calls() > before, { what: 'CONFIG sent to the provider' });
