@@ -227,10 +227,21 @@ export async function modelKnownToOrchestrator(stack: Stack, modelId: number): P
 }
 
 /** Messages an orchestrator's pipeline consumer acknowledged (approvals and generate results). */
-export async function pipelineMessagesHandled(metricsUrl: string): Promise<number> {
+export function pipelineMessagesHandled(metricsUrl: string): Promise<number> {
+  return orchestratorMessagesHandled(metricsUrl, 'pipelines');
+}
+
+/** Messages an orchestrator's side-processor consumer acknowledged (new Change Instances, validator and optimizer results). */
+export function sideProcessorMessagesHandled(metricsUrl: string): Promise<number> {
+  return orchestratorMessagesHandled(metricsUrl, 'side-processors');
+}
+
+async function orchestratorMessagesHandled(metricsUrl: string, consumer: string): Promise<number> {
   const text = await (await fetch(`${metricsUrl}/metrics`)).text();
-  const line =
-    /^broker_consumed_total\{[^}]*queue="[^"]*pipeline-orchestrator\.pipelines"[^}]*outcome="ack"[^}]*\} (\d+)$/m;
+  const line = new RegExp(
+    `^broker_consumed_total\\{[^}]*queue="[^"]*pipeline-orchestrator\\.${consumer}"[^}]*outcome="ack"[^}]*\\} (\\d+)$`,
+    'm',
+  );
   return Number(line.exec(text)?.[1] ?? 0);
 }
 

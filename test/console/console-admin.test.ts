@@ -172,6 +172,13 @@ describe('the operator console: administration', () => {
       async () => {
         await h.open('/settings', 'General settings');
         expect(await h.page.locator('fieldset[data-group]').count()).toBe(12);
+        // The switches say what they do (0040): the AI switches stop the AI, Charges ENABLED hides costs.
+        for (const label of [
+          'Change Instance Validator decides (off: a person decides)',
+          'AI processors run (off: no AI stage starts)',
+          'Hide costs by the rules below (off: everyone sees costs)',
+        ])
+          await h.page.getByLabel(label, { exact: true }).waitFor();
         const secret = h.page.getByLabel('Client secret (write-only)');
         expect([await secret.inputValue(), await secret.getAttribute('type')]).toEqual(['', 'password']);
         await secret.fill('client-secret-value');

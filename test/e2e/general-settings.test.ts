@@ -11,7 +11,7 @@ describe('GET /v1/core/general_settings/ through the gateway', () => {
     await stack.stop();
   });
 
-  it('answers every group of spec 2.8 with its defaults to a signed-in user', async () => {
+  it('answers every group of spec 2.8 with its defaults to a signed-in user, the AI switches on: "show_ai_integration (calculated automatically: true if any AI feature is enabled)"', async () => {
     const { status, body, headers } = await stack.call('GET', '/v1/core/general_settings/');
     expect(status).toBe(200);
     expect(headers.get('x-request-id')).toBeTruthy();
@@ -26,7 +26,13 @@ describe('GET /v1/core/general_settings/ through the gateway', () => {
       GROUP_SEARCH_QUERY_BASE_DN: '',
     });
     expect(body.oauth).toEqual({ ENABLED: false, CLIENT_ID: '' });
-    expect(body.ai_integration.show_ai_integration).toBe(false);
+    // The AI switches are on by default (DESIGN section 9), so "show_ai_integration (calculated
+    // automatically: true if any AI feature is enabled)" is true on a fresh install.
+    expect(body.ai_integration).toMatchObject({
+      show_ai_validator: true,
+      show_ai_processor: true,
+      show_ai_integration: true,
+    });
     expect(body.external_api).toEqual({
       healthcheck_rate_limit_per_minute: 60,
       healthcheck_response_rate_limit: 60,

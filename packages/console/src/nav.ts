@@ -9,10 +9,12 @@ const BY_ROLE: Record<Role, readonly ConsolePage[]> = {
 };
 
 /**
- * Pages shown only while an AI feature is on (`show_ai_integration`, derived from
- * `show_ai_processor` and `show_ai_validator`): the dashboard, and the AI processors page, which
- * offers the stage processors, Pack Optimizer and Universal Executor while `show_ai_processor`
- * is on and the Change Instance Validator while `show_ai_validator` is on.
+ * Pages shown only while an AI feature is on (`show_ai_integration`, derived from the AI
+ * switches `show_ai_processor` and `show_ai_validator`, both on by default): the dashboard, and
+ * the AI processors page, which offers the stage processors, Pack Optimizer and Universal
+ * Executor while `show_ai_processor` is on and the Change Instance Validator while
+ * `show_ai_validator` is on. The switches are enforced by the orchestrator, not only here: off,
+ * the validator decides nothing and no AI stage starts (docs/decisions/0040).
  */
 export const AI_PAGES: readonly ConsolePage[] = ['dashboard', 'processors'];
 

@@ -109,10 +109,12 @@ export const groups = {
   charges: defineGroup({
     label: 'Charges Settings',
     fields: {
-      ENABLED: bool('Show charges'),
-      hide_for_serviceowners: bool('Hide charges from service owners'),
-      hide_for_consumers: bool('Hide charges from consumers'),
-      only_admins_can_see: bool('Only administrators see charges'),
+      ENABLED: bool(
+        'Cost hiding is on: the three rules below apply. Off (the default), every role sees costs and the rules below are ignored; administrators always see costs',
+      ),
+      hide_for_serviceowners: bool('While ENABLED: hide costs from service owners'),
+      hide_for_consumers: bool('While ENABLED: hide costs from consumers'),
+      only_admins_can_see: bool('While ENABLED: only administrators see costs'),
     },
     defaults: {
       ENABLED: false,
@@ -150,17 +152,23 @@ export const groups = {
   ai_integration: defineGroup({
     label: 'AI Integration',
     fields: {
-      show_ai_validator: bool('The Change Instance Validator is enabled'),
-      show_ai_processor: bool('AI processors are enabled'),
-      show_ai_integration: bool('Derived: true when any AI feature is enabled; never written'),
+      show_ai_validator: bool(
+        'AI switch (default on): the Change Instance Validator decides new Change Instances of Services with an active validator. Off, it asks and decides nothing: Change Instances wait for a person; a decision already asked for still applies',
+      ),
+      show_ai_processor: bool(
+        'AI switch (default on): AI processors run. Off, no AI stage starts (config, verify, execution, Universal Executor) and no Pack Optimizer is asked: a trigger or retrigger is 409 naming show_ai_processor, an approval stores the run with no stage started and the reason as the CONFIG error, a stage ending OK or pushed PackData leaves the next stage not started with the reason; pushing PackData still works and a stage already sent finishes',
+      ),
+      show_ai_integration: bool(
+        'Derived: true when any AI feature is enabled (show_ai_validator or show_ai_processor); shows the AI Integration dashboard and AI processors pages; never written',
+      ),
       generative_ui_catalog_schema: catalogSchemaValue.describe(
         'Generative UI Catalog Schema (draft-07 JSON Schema); null until generated, meaning the registry default applies',
       ),
     },
     defaults: {
-      show_ai_validator: false,
-      show_ai_processor: false,
-      show_ai_integration: false,
+      show_ai_validator: true,
+      show_ai_processor: true,
+      show_ai_integration: true,
       generative_ui_catalog_schema: null,
     },
     writeTypes: { generative_ui_catalog_schema: catalogSchemaWrite },

@@ -82,12 +82,18 @@ export const orchestratorService: ServiceDefinition<OrchestratorConfig> = {
       service: SERVICE,
       logger,
     });
+    // Read on every decision, so a settings.changed applies on every replica without a restart (0040).
+    const switches = {
+      processors: () => settings.get().ai_integration.show_ai_processor,
+      validator: () => settings.get().ai_integration.show_ai_validator,
+    };
     const contextRepository = new ExecutionContextRepository(mongo.connection);
     const observer = pipelineMetrics(metrics, () => pipelineRepository.countRunning());
     const optimizer = new PackOptimizer({
       processors: processorsRepository,
       pipelines: pipelineRepository,
       context: contextRepository,
+      switches,
       logger,
     });
     const validator = new ChangeInstanceValidator(
@@ -95,6 +101,7 @@ export const orchestratorService: ServiceDefinition<OrchestratorConfig> = {
       processorsRepository,
       () => outbox.kick(),
       logger,
+      switches,
     );
     // Built once per settings version: it was a measurable share of a stage's CPU (bench/pipeline).
     let catalog: { from: GeneralSettings; schema: JsonSchema } | undefined;
@@ -119,6 +126,7 @@ export const orchestratorService: ServiceDefinition<OrchestratorConfig> = {
       catalogSchema: () => catalogSchema(settings.get()),
       observer,
       requests,
+      switches,
     });
     const sweepRepository = new SweepRepository(mongo.connection, PIPELINES_COLLECTION);
     const sweeper = new SweeperLoop(
@@ -149,7 +157,7 @@ export const orchestratorService: ServiceDefinition<OrchestratorConfig> = {
     const flowDeps = { pipelines, store: pipelineRepository, processors: stages };
     const flows = {
       retrigger: new Retrigger({ ...flowDeps, context: contextRepository }),
-      push: new PackDataPush({ ...flowDeps, observer }),
+      push: new PackDataPush({ ...flowDeps, observer, switches }),
     };
     return {
       routes: [

@@ -58,6 +58,7 @@ describe('a pipeline remembered by a replica that another replica changed', () =
       context: { render: async () => null },
       finishing: async (pipeline, outcome, reasons) => progressEvents(pipeline, outcome, reasons),
       requests: new PipelineRequestSender(connection, store, broker, () => undefined),
+      switches: { processors: () => true, validator: () => true },
     });
     return { store, pipelines };
   };

@@ -114,9 +114,9 @@ const DEFAULTS = {
     default_allow_service_creation: true,
   },
   ai_integration: {
-    show_ai_validator: false,
-    show_ai_processor: false,
-    show_ai_integration: false,
+    show_ai_validator: true,
+    show_ai_processor: true,
+    show_ai_integration: true,
     generative_ui_catalog_schema: null,
   },
   gui_table: {

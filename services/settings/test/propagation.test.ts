@@ -33,8 +33,10 @@ describe('live propagation of settings changes', () => {
       expect(subscriber.cache.get().external_api.webhook_response_retention).toBe(12);
       expect(subscriber.cache.version()).toBe(Number(patched.headers.get('x-settings-version')));
 
-      await settings.patch({ ai_integration: { show_ai_validator: true } });
-      await waitFor(() => subscriber.cache.get().ai_integration.show_ai_integration, {
+      // The AI switches are on by default: both off turns the derived flag off.
+      expect(subscriber.cache.get().ai_integration.show_ai_integration).toBe(true);
+      await settings.patch({ ai_integration: { show_ai_validator: false, show_ai_processor: false } });
+      await waitFor(() => !subscriber.cache.get().ai_integration.show_ai_integration, {
         what: 'the derived flag in the cache',
       });
     } finally {

@@ -918,8 +918,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Store a JSON object as a stage's PackData in the Service Item's latest run and start the next stage's active processor. Into execution it ends the run (the Change Instance COMPLETED), or with retrigger=true starts a new run from CONFIG, at most 3 times in a row per Change Instance (then the Change Instance is FAILED with the reason)
-         * @description Store a JSON object as a stage's PackData in the Service Item's latest run and start the next stage's active processor. Into execution it ends the run (the Change Instance COMPLETED), or with retrigger=true starts a new run from CONFIG, at most 3 times in a row per Change Instance (then the Change Instance is FAILED with the reason).
+         * Store a JSON object as a stage's PackData in the Service Item's latest run and start the next stage's active processor (while show_ai_processor is on). Into execution it ends the run (the Change Instance COMPLETED), or with retrigger=true starts a new run from CONFIG, at most 3 times in a row per Change Instance (then the Change Instance is FAILED with the reason)
+         * @description Store a JSON object as a stage's PackData in the Service Item's latest run and start the next stage's active processor (while show_ai_processor is on). Into execution it ends the run (the Change Instance COMPLETED), or with retrigger=true starts a new run from CONFIG, at most 3 times in a row per Change Instance (then the Change Instance is FAILED with the reason).
          *
          *     Roles: admin, service_owner.
          */
@@ -4331,22 +4331,22 @@ export interface operations {
                         };
                         charges: {
                             /**
-                             * @description Show charges
+                             * @description Cost hiding is on: the three rules below apply. Off (the default), every role sees costs and the rules below are ignored; administrators always see costs
                              * @default false
                              */
                             ENABLED: boolean;
                             /**
-                             * @description Hide charges from service owners
+                             * @description While ENABLED: hide costs from service owners
                              * @default false
                              */
                             hide_for_serviceowners: boolean;
                             /**
-                             * @description Hide charges from consumers
+                             * @description While ENABLED: hide costs from consumers
                              * @default false
                              */
                             hide_for_consumers: boolean;
                             /**
-                             * @description Only administrators see charges
+                             * @description While ENABLED: only administrators see costs
                              * @default false
                              */
                             only_admins_can_see: boolean;
@@ -4387,18 +4387,18 @@ export interface operations {
                         };
                         ai_integration: {
                             /**
-                             * @description The Change Instance Validator is enabled
-                             * @default false
+                             * @description AI switch (default on): the Change Instance Validator decides new Change Instances of Services with an active validator. Off, it asks and decides nothing: Change Instances wait for a person; a decision already asked for still applies
+                             * @default true
                              */
                             show_ai_validator: boolean;
                             /**
-                             * @description AI processors are enabled
-                             * @default false
+                             * @description AI switch (default on): AI processors run. Off, no AI stage starts (config, verify, execution, Universal Executor) and no Pack Optimizer is asked: a trigger or retrigger is 409 naming show_ai_processor, an approval stores the run with no stage started and the reason as the CONFIG error, a stage ending OK or pushed PackData leaves the next stage not started with the reason; pushing PackData still works and a stage already sent finishes
+                             * @default true
                              */
                             show_ai_processor: boolean;
                             /**
-                             * @description Derived: true when any AI feature is enabled; never written
-                             * @default false
+                             * @description Derived: true when any AI feature is enabled (show_ai_validator or show_ai_processor); shows the AI Integration dashboard and AI processors pages; never written
+                             * @default true
                              */
                             show_ai_integration: boolean;
                             /**
@@ -4604,13 +4604,13 @@ export interface operations {
                         currency?: "USD" | "EUR" | "GBP";
                     };
                     charges?: {
-                        /** @description Show charges */
+                        /** @description Cost hiding is on: the three rules below apply. Off (the default), every role sees costs and the rules below are ignored; administrators always see costs */
                         ENABLED?: boolean;
-                        /** @description Hide charges from service owners */
+                        /** @description While ENABLED: hide costs from service owners */
                         hide_for_serviceowners?: boolean;
-                        /** @description Hide charges from consumers */
+                        /** @description While ENABLED: hide costs from consumers */
                         hide_for_consumers?: boolean;
-                        /** @description Only administrators see charges */
+                        /** @description While ENABLED: only administrators see costs */
                         only_admins_can_see?: boolean;
                     };
                     submission_builder?: {
@@ -4630,9 +4630,9 @@ export interface operations {
                         default_allow_service_creation?: boolean;
                     };
                     ai_integration?: {
-                        /** @description The Change Instance Validator is enabled */
+                        /** @description AI switch (default on): the Change Instance Validator decides new Change Instances of Services with an active validator. Off, it asks and decides nothing: Change Instances wait for a person; a decision already asked for still applies */
                         show_ai_validator?: boolean;
-                        /** @description AI processors are enabled */
+                        /** @description AI switch (default on): AI processors run. Off, no AI stage starts (config, verify, execution, Universal Executor) and no Pack Optimizer is asked: a trigger or retrigger is 409 naming show_ai_processor, an approval stores the run with no stage started and the reason as the CONFIG error, a stage ending OK or pushed PackData leaves the next stage not started with the reason; pushing PackData still works and a stage already sent finishes */
                         show_ai_processor?: boolean;
                         show_ai_integration?: unknown;
                         generative_ui_catalog_schema?: {
@@ -4785,22 +4785,22 @@ export interface operations {
                         };
                         charges: {
                             /**
-                             * @description Show charges
+                             * @description Cost hiding is on: the three rules below apply. Off (the default), every role sees costs and the rules below are ignored; administrators always see costs
                              * @default false
                              */
                             ENABLED: boolean;
                             /**
-                             * @description Hide charges from service owners
+                             * @description While ENABLED: hide costs from service owners
                              * @default false
                              */
                             hide_for_serviceowners: boolean;
                             /**
-                             * @description Hide charges from consumers
+                             * @description While ENABLED: hide costs from consumers
                              * @default false
                              */
                             hide_for_consumers: boolean;
                             /**
-                             * @description Only administrators see charges
+                             * @description While ENABLED: only administrators see costs
                              * @default false
                              */
                             only_admins_can_see: boolean;
@@ -4841,18 +4841,18 @@ export interface operations {
                         };
                         ai_integration: {
                             /**
-                             * @description The Change Instance Validator is enabled
-                             * @default false
+                             * @description AI switch (default on): the Change Instance Validator decides new Change Instances of Services with an active validator. Off, it asks and decides nothing: Change Instances wait for a person; a decision already asked for still applies
+                             * @default true
                              */
                             show_ai_validator: boolean;
                             /**
-                             * @description AI processors are enabled
-                             * @default false
+                             * @description AI switch (default on): AI processors run. Off, no AI stage starts (config, verify, execution, Universal Executor) and no Pack Optimizer is asked: a trigger or retrigger is 409 naming show_ai_processor, an approval stores the run with no stage started and the reason as the CONFIG error, a stage ending OK or pushed PackData leaves the next stage not started with the reason; pushing PackData still works and a stage already sent finishes
+                             * @default true
                              */
                             show_ai_processor: boolean;
                             /**
-                             * @description Derived: true when any AI feature is enabled; never written
-                             * @default false
+                             * @description Derived: true when any AI feature is enabled (show_ai_validator or show_ai_processor); shows the AI Integration dashboard and AI processors pages; never written
+                             * @default true
                              */
                             show_ai_integration: boolean;
                             /**
@@ -5153,22 +5153,22 @@ export interface operations {
                         };
                         charges: {
                             /**
-                             * @description Show charges
+                             * @description Cost hiding is on: the three rules below apply. Off (the default), every role sees costs and the rules below are ignored; administrators always see costs
                              * @default false
                              */
                             ENABLED: boolean;
                             /**
-                             * @description Hide charges from service owners
+                             * @description While ENABLED: hide costs from service owners
                              * @default false
                              */
                             hide_for_serviceowners: boolean;
                             /**
-                             * @description Hide charges from consumers
+                             * @description While ENABLED: hide costs from consumers
                              * @default false
                              */
                             hide_for_consumers: boolean;
                             /**
-                             * @description Only administrators see charges
+                             * @description While ENABLED: only administrators see costs
                              * @default false
                              */
                             only_admins_can_see: boolean;
@@ -5209,18 +5209,18 @@ export interface operations {
                         };
                         ai_integration: {
                             /**
-                             * @description The Change Instance Validator is enabled
-                             * @default false
+                             * @description AI switch (default on): the Change Instance Validator decides new Change Instances of Services with an active validator. Off, it asks and decides nothing: Change Instances wait for a person; a decision already asked for still applies
+                             * @default true
                              */
                             show_ai_validator: boolean;
                             /**
-                             * @description AI processors are enabled
-                             * @default false
+                             * @description AI switch (default on): AI processors run. Off, no AI stage starts (config, verify, execution, Universal Executor) and no Pack Optimizer is asked: a trigger or retrigger is 409 naming show_ai_processor, an approval stores the run with no stage started and the reason as the CONFIG error, a stage ending OK or pushed PackData leaves the next stage not started with the reason; pushing PackData still works and a stage already sent finishes
+                             * @default true
                              */
                             show_ai_processor: boolean;
                             /**
-                             * @description Derived: true when any AI feature is enabled; never written
-                             * @default false
+                             * @description Derived: true when any AI feature is enabled (show_ai_validator or show_ai_processor); shows the AI Integration dashboard and AI processors pages; never written
+                             * @default true
                              */
                             show_ai_integration: boolean;
                             /**
@@ -5508,22 +5508,22 @@ export interface operations {
                         };
                         charges: {
                             /**
-                             * @description Show charges
+                             * @description Cost hiding is on: the three rules below apply. Off (the default), every role sees costs and the rules below are ignored; administrators always see costs
                              * @default false
                              */
                             ENABLED: boolean;
                             /**
-                             * @description Hide charges from service owners
+                             * @description While ENABLED: hide costs from service owners
                              * @default false
                              */
                             hide_for_serviceowners: boolean;
                             /**
-                             * @description Hide charges from consumers
+                             * @description While ENABLED: hide costs from consumers
                              * @default false
                              */
                             hide_for_consumers: boolean;
                             /**
-                             * @description Only administrators see charges
+                             * @description While ENABLED: only administrators see costs
                              * @default false
                              */
                             only_admins_can_see: boolean;
@@ -5564,18 +5564,18 @@ export interface operations {
                         };
                         ai_integration: {
                             /**
-                             * @description The Change Instance Validator is enabled
-                             * @default false
+                             * @description AI switch (default on): the Change Instance Validator decides new Change Instances of Services with an active validator. Off, it asks and decides nothing: Change Instances wait for a person; a decision already asked for still applies
+                             * @default true
                              */
                             show_ai_validator: boolean;
                             /**
-                             * @description AI processors are enabled
-                             * @default false
+                             * @description AI switch (default on): AI processors run. Off, no AI stage starts (config, verify, execution, Universal Executor) and no Pack Optimizer is asked: a trigger or retrigger is 409 naming show_ai_processor, an approval stores the run with no stage started and the reason as the CONFIG error, a stage ending OK or pushed PackData leaves the next stage not started with the reason; pushing PackData still works and a stage already sent finishes
+                             * @default true
                              */
                             show_ai_processor: boolean;
                             /**
-                             * @description Derived: true when any AI feature is enabled; never written
-                             * @default false
+                             * @description Derived: true when any AI feature is enabled (show_ai_validator or show_ai_processor); shows the AI Integration dashboard and AI processors pages; never written
+                             * @default true
                              */
                             show_ai_integration: boolean;
                             /**
@@ -7772,7 +7772,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No active processor for the stage, the previous stage's PackData is missing, or the stage is already running */
+            /** @description AI processors are switched off (errors name ai_integration.show_ai_processor), no active processor for the stage, the previous stage's PackData is missing, or the stage is already running */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -8199,7 +8199,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The Service has no active config processor */
+            /** @description AI processors are switched off (errors name ai_integration.show_ai_processor), or the Service has no active config processor */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -8411,7 +8411,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The stage kept changing while the PackData was stored (try again), or retrigger=true without an active config processor */
+            /** @description The stage kept changing while the PackData was stored (try again), or retrigger=true without an active config processor (while AI processors are switched off the data is stored and the run ends FAILED with the reason instead) */
             409: {
                 headers: {
                     [name: string]: unknown;

@@ -15,6 +15,8 @@ export const KINDS: Record<ProcessorKind, string> = {
  * The kinds the form offers under the AI Integration settings: the Change Instance Validator
  * while `show_ai_validator` is on, every other kind while `show_ai_processor` is on. `keep` (the
  * kind of the processor being edited) stays offered, so an existing processor can be saved.
+ * The switches also stop the processors themselves (docs/decisions/0040): such a processor is kept
+ * but does not run while its switch is off.
  */
 export function offeredKinds(
   flags: { show_ai_validator: boolean; show_ai_processor: boolean },

@@ -54,10 +54,10 @@ export const SETTINGS_LABELS: Labels = {
   charges: {
     title: 'Charges Settings',
     fields: {
-      ENABLED: 'Show charges',
-      hide_for_serviceowners: 'Hide from service owners',
-      hide_for_consumers: 'Hide from consumers',
-      only_admins_can_see: 'Only administrators see charges',
+      ENABLED: 'Hide costs by the rules below (off: everyone sees costs)',
+      hide_for_serviceowners: 'Hide costs from service owners',
+      hide_for_consumers: 'Hide costs from consumers',
+      only_admins_can_see: 'Only administrators see costs',
     },
   },
   submission_builder: {
@@ -79,9 +79,9 @@ export const SETTINGS_LABELS: Labels = {
   ai_integration: {
     title: 'AI Integration',
     fields: {
-      show_ai_validator: 'Change Instance Validator enabled',
-      show_ai_processor: 'AI processors enabled',
-      show_ai_integration: 'AI Integration shown (calculated)',
+      show_ai_validator: 'Change Instance Validator decides (off: a person decides)',
+      show_ai_processor: 'AI processors run (off: no AI stage starts)',
+      show_ai_integration: 'AI Integration pages shown (calculated: either switch on)',
       generative_ui_catalog_schema: 'Generative UI catalog schema (JSON)',
     },
   },

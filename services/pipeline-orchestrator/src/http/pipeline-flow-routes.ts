@@ -42,7 +42,9 @@ export function pipelineFlowRoutes(
         202: { description: 'The new pipeline run, CONFIG started', schema: pipelineViewSchema },
         400: problem('Invalid id or body (feedback too long or not a string)'),
         ...problems,
-        409: problem('The Service has no active config processor'),
+        409: problem(
+          'AI processors are switched off (errors name ai_integration.show_ai_processor), or the Service has no active config processor',
+        ),
       },
       handler: async ({ principal, params, body }) => {
         const pipeline = await flows.retrigger.retrigger(principal, params.id, body?.feedback);
@@ -53,7 +55,7 @@ export function pipelineFlowRoutes(
       method: 'post',
       path: `${PACK_PATH}data/service_item/:id/:stage/`,
       summary:
-        "Store a JSON object as a stage's PackData in the Service Item's latest run and start the next stage's active processor. Into execution it ends the run (the Change Instance COMPLETED), or with retrigger=true starts a new run from CONFIG, at most 3 times in a row per Change Instance (then the Change Instance is FAILED with the reason)",
+        "Store a JSON object as a stage's PackData in the Service Item's latest run and start the next stage's active processor (while show_ai_processor is on). Into execution it ends the run (the Change Instance COMPLETED), or with retrigger=true starts a new run from CONFIG, at most 3 times in a row per Change Instance (then the Change Instance is FAILED with the reason)",
       access,
       params: z.object({
         id: idSchema,
@@ -73,7 +75,7 @@ export function pipelineFlowRoutes(
         400: problem('Invalid id or retrigger flag, or the body is not a JSON object'),
         ...problems,
         409: problem(
-          'The stage kept changing while the PackData was stored (try again), or retrigger=true without an active config processor',
+          'The stage kept changing while the PackData was stored (try again), or retrigger=true without an active config processor (while AI processors are switched off the data is stored and the run ends FAILED with the reason instead)',
         ),
       },
       handler: async ({ principal, params, query, body }) => {

@@ -39,7 +39,7 @@ export function pipelineRoutes(pipelines: Pipelines, costs: (principal: Principa
         202: { description: 'The pipeline with the stage started', schema: pipelineViewSchema },
         ...problems,
         409: problem(
-          "No active processor for the stage, the previous stage's PackData is missing, or the stage is already running",
+          "AI processors are switched off (errors name ai_integration.show_ai_processor), no active processor for the stage, the previous stage's PackData is missing, or the stage is already running",
         ),
       },
       handler: async ({ principal, params }) => {

@@ -11,6 +11,7 @@ import {
   type StageState,
 } from './pipeline-records';
 import type { ActiveProcessors } from '../processors/processor-records';
+import { AI_PROCESSORS_OFF_NOTE, type AiSwitches } from '../ai-switches';
 import type { PipelineObserver } from './pipeline-deps';
 import type { Pipelines } from './pipelines';
 import { withStages } from './progress';
@@ -21,6 +22,7 @@ export interface PackDataPushDeps {
   store: PipelineStore;
   processors: ActiveProcessors;
   observer: PipelineObserver;
+  switches: Pick<AiSwitches, 'processors'>;
 }
 
 export interface PushOutcome {
@@ -54,6 +56,9 @@ export interface PushOptions {
  * into EXECUTION it ends the run: COMPLETED, unless the caller asks for a retrigger, which
  * starts a new run from CONFIG (the pushed data, an outside test's errors say, in its execution
  * context), at most MAX_PUSH_RETRIGGERS times in a row; the next one ends the run FAILED.
+ * While AI processors are switched off (`show_ai_processor`, 0040) the PackData is stored all the
+ * same, but nothing starts: the next stage keeps the reason as its error, and a retrigger ends
+ * the run FAILED with it, like one past the bound.
  */
 export class PackDataPush {
   constructor(private readonly deps: PackDataPushDeps) {}
@@ -75,17 +80,22 @@ export class PackDataPush {
     const config = wantsRun ? await processors.active(item.service_id, 'config') : null;
     if (wantsRun && !config)
       throw new ConflictError('the Service has no active config processor to retrigger the pipeline');
+    const aiOn = this.deps.switches.processors();
     for (let attempt = 0; attempt <= MAX_RACE_RETRIES; attempt += 1) {
       const latest = await this.latestRun(item);
       const now = new Date();
       const fields = pushedFields(latest.stages[stage], dataJson, now);
       const withData = withStages(latest, { [stage]: fields });
       const retriggers = latest.push_retriggers ?? 0;
-      const bounded = config !== null && retriggers >= MAX_PUSH_RETRIGGERS;
+      const bounded = config !== null && (!aiOn || retriggers >= MAX_PUSH_RETRIGGERS);
       // Conditional on the attempt read: a concurrent trigger, result or push makes us re-read.
       const expect = { states: ANY_STATE, attempt: latest.stages[stage].attempt };
+      const note =
+        next && nextProcessor && !aiOn && latest.stages[next].state === null
+          ? { [next]: { error: AI_PROCESSORS_OFF_NOTE } }
+          : {};
       const moved =
-        next && nextProcessor
+        next && nextProcessor && aiOn
           ? await pipelines.moves.start(
               withData,
               next,
@@ -102,8 +112,8 @@ export class PackDataPush {
               latest._id,
               stage,
               expect,
-              { [stage]: fields },
-              stage === 'EXECUTION' ? await this.ending(withData, config !== null, bounded) : [],
+              { [stage]: fields, ...note },
+              stage === 'EXECUTION' ? await this.ending(withData, config !== null, bounded, aiOn) : [],
               null,
             );
       if (!moved) continue;
@@ -130,9 +140,13 @@ export class PackDataPush {
    * The events of a push into EXECUTION: the run ends COMPLETED, or FAILED past the retrigger
    * bound; a retrigger within it ends nothing (the new run reports IN_PROGRESS).
    */
-  private ending(withData: PipelineRecord, retrigger: boolean, bounded: boolean) {
+  private ending(withData: PipelineRecord, retrigger: boolean, bounded: boolean, aiOn: boolean) {
     if (!retrigger) return this.deps.pipelines.moves.finishing(withData, 'COMPLETED', []);
     if (!bounded) return Promise.resolve([]);
+    if (!aiOn)
+      return this.deps.pipelines.moves.finishing(withData, 'FAILED', [
+        `EXECUTION: PackData pushed with retrigger=true, but the pipeline was not restarted: ${AI_PROCESSORS_OFF_NOTE.replace('not started: ', '')}`,
+      ]);
     return this.deps.pipelines.moves.finishing(withData, 'FAILED', [
       `EXECUTION: PackData pushed with retrigger=true has already restarted the pipeline ${MAX_PUSH_RETRIGGERS} times in a row (the most allowed); not restarted again, retrigger by hand to go on`,
     ]);

@@ -1,4 +1,5 @@
 import type { Envelope, JsonSchema, Stage } from '@pack/contracts';
+import type { AiSwitches } from '../ai-switches';
 import type { ActiveProcessors, Directory, ProcessorRecord } from '../processors/processor-records';
 import type {
   PipelineRecord,
@@ -43,4 +44,6 @@ export interface PipelineDeps {
   ): Promise<Envelope[]>;
   /** Sends a scheduled stage's generate request and marks the stage WAITING_FOR_RESPONSE. */
   requests: RequestSender;
+  /** The AI switches of the General Settings: with `processors()` off no stage starts (ai-switches.ts). */
+  switches: AiSwitches;
 }

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { STAGES, type Principal, type Stage } from '@pack/contracts';
 import { ConflictError, NotFoundError } from '@pack/errors';
+import { AI_PROCESSORS_OFF_NOTE, aiProcessorsOff } from '../ai-switches';
 import type { ProcessorRecord } from '../processors/processor-records';
-import { carried, draftPipeline, scheduleStage } from '../stage-requests/stage-request';
+import { carried, draftPipeline, emptyStage, scheduleStage } from '../stage-requests/stage-request';
 import { StageResults } from '../stage-results/stage-results';
 import type { PipelineDeps } from './pipeline-deps';
 import {
@@ -36,6 +37,7 @@ export class Pipelines {
   /** Endpoint 3: starts `stage` of the Service Item from its latest approved declaration. */
   async trigger(principal: Principal, serviceItemId: number, stage: Stage): Promise<PipelineRecord> {
     const item = await this.visibleItem(principal, serviceItemId);
+    this.requireAiProcessors(`triggering the ${stage} stage`);
     const processor = await this.deps.processors.active(item.service_id, KIND_OF[stage]);
     if (!processor)
       throw new ConflictError(
@@ -99,7 +101,37 @@ export class Pipelines {
       this.deps.items.applyApproved(item),
       this.deps.processors.active(item.service_id, 'config'),
     ]);
-    if (processor) await this.startRun(item, processor, `approval:${news.change_instance_id}`);
+    if (!processor) return;
+    const origin = `approval:${news.change_instance_id}`;
+    if (this.deps.switches.processors()) await this.startRun(item, processor, origin);
+    else await this.notStarted(item, origin);
+  }
+
+  /** Throws the 409 naming `show_ai_processor` while AI processors are switched off. */
+  requireAiProcessors(what: string): void {
+    if (!this.deps.switches.processors()) throw aiProcessorsOff(what);
+  }
+
+  /**
+   * An approval while AI processors are switched off (docs/decisions/0040): the item's new run
+   * is stored with no stage started and the reason as its CONFIG's error, so the owner sees on
+   * the pipeline why nothing runs; a trigger or retrigger starts it once the switch is on. Once
+   * per approval (its origin), like a started run; a running older run is superseded as usual.
+   */
+  private async notStarted(item: ServiceItemRecord, origin: string): Promise<void> {
+    const { store } = this.deps;
+    const [id, run, previous] = await Promise.all([
+      store.nextId(),
+      store.nextRun(item.service_item_id),
+      store.latest(item.service_item_id),
+    ]);
+    const draft = { ...draftPipeline(id, item, origin, new Date()), run };
+    const record: PipelineRecord = {
+      ...draft,
+      stages: { ...draft.stages, CONFIG: { ...emptyStage(), error: AI_PROCESSORS_OFF_NOTE } },
+    };
+    if (!(await store.insert(record, []))) return;
+    if (previous && previous.run < run) await store.supersede(previous._id, id);
   }
 
   /** A generate result (stage-results.ts). */

@@ -24,6 +24,7 @@ export class Retrigger {
   async retrigger(principal: Principal, serviceItemId: number, feedback?: string): Promise<PipelineRecord> {
     const { pipelines, store, processors, context } = this.deps;
     const item = await pipelines.visibleItem(principal, serviceItemId);
+    pipelines.requireAiProcessors('a retrigger');
     const processor = await processors.active(item.service_id, 'config');
     if (!processor)
       throw new ConflictError('the Service has no active config processor to run the CONFIG stage');

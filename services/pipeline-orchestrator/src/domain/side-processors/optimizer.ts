@@ -1,5 +1,6 @@
 import { STAGES, type Envelope } from '@pack/contracts';
 import type { Logger } from '@pack/logging';
+import type { AiSwitches } from '../ai-switches';
 import { clip, type ExecutionContextStore } from '../pipelines/execution-context';
 import type { ActiveProcessors, ProcessorRecord } from '../processors/processor-records';
 import type {
@@ -18,7 +19,8 @@ export const OPTIMIZER_REQUEST_PREFIX = 'optimizer-';
  * Service has an active Pack Optimizer, a request for free-form notes on the run (spec 2.4: no
  * schema). Both go out with the move that ends the run. The notes come back as a generate result
  * and are kept in the item's execution context (execution-context.ts), which the next run's CONFIG
- * prompt carries; a repeated result is one note (its id is the request's).
+ * prompt carries; a repeated result is one note (its id is the request's). While AI processors
+ * are switched off (`show_ai_processor`, 0040) no optimizer is asked; the progress still goes out.
  */
 export class PackOptimizer {
   constructor(
@@ -26,6 +28,7 @@ export class PackOptimizer {
       processors: ActiveProcessors;
       pipelines: Pick<PipelineStore, 'find'>;
       context: Pick<ExecutionContextStore, 'addNote'>;
+      switches: Pick<AiSwitches, 'processors'>;
       logger: Logger;
     },
   ) {}
@@ -38,6 +41,7 @@ export class PackOptimizer {
     known?: ProcessorRecord | null,
   ): Promise<Envelope[]> {
     const progress = progressEvents(pipeline, outcome, reasons);
+    if (!this.deps.switches.processors()) return progress;
     const optimizer =
       known !== undefined ? known : await this.deps.processors.active(pipeline.service_id, 'pack_optimizer');
     if (!optimizer) return progress;

@@ -1,5 +1,6 @@
 import { createEnvelope, events, type Envelope, type EventData } from '@pack/contracts';
 import type { Logger } from '@pack/logging';
+import type { AiSwitches } from '../ai-switches';
 import { VALIDATOR_SCHEMA } from '../stage-requests/internal-schemas';
 import type { GenerateResult } from '../pipelines/pipeline-records';
 import type { ActiveProcessors } from '../processors/processor-records';
@@ -37,7 +38,8 @@ export interface ValidationStore {
  * and the decision goes to the catalog as `validation_decided` (which applies it while the
  * instance is PENDING, docs/decisions/0005). The validation's unique id (the instance's) makes a
  * redelivered creation ask nothing twice; its conditional settle makes a repeated result decide
- * nothing twice.
+ * nothing twice. While `show_ai_validator` is off (0040) it asks nothing: the instance waits for
+ * the Service Owner, as without a validator; a validation already asked still decides.
  */
 export class ChangeInstanceValidator {
   constructor(
@@ -45,6 +47,7 @@ export class ChangeInstanceValidator {
     private readonly processors: ActiveProcessors,
     private readonly eventsWritten: () => void,
     private readonly logger: Logger,
+    private readonly switches: Pick<AiSwitches, 'validator'>,
   ) {}
 
   async created(news: Created): Promise<void> {
@@ -52,6 +55,13 @@ export class ChangeInstanceValidator {
     if (news.auto_approved || news.state !== 'PENDING') return;
     const processor = await this.processors.active(news.service.id, 'change_instance_validator');
     if (!processor) return;
+    if (!this.switches.validator()) {
+      this.logger.info(
+        { change_instance_id: news.change_instance_id },
+        'change instance validator switched off (show_ai_validator): the instance waits for its owner',
+      );
+      return;
+    }
     const requestId = `${VALIDATOR_REQUEST_PREFIX}${news.change_instance_id}`;
     const request = generateRequest({
       requestId,

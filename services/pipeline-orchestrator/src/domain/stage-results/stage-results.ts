@@ -1,4 +1,5 @@
 import type { JsonSchema, ProcessorKind, Stage } from '@pack/contracts';
+import { AI_PROCESSORS_OFF_NOTE } from '../ai-switches';
 import type { ProcessorRecord } from '../processors/processor-records';
 import {
   KIND_OF,
@@ -221,6 +222,12 @@ export class StageResults {
       return this.moves.endMove(pipeline._id, stage, expect, done, events, cost, unpriced);
     }
     if (!processor) return this.moves.endMove(pipeline._id, stage, expect, done, [], cost, unpriced);
+    if (!this.deps.switches.processors()) {
+      // AI processors switched off (0040): the stage ends OK, the next one is not started and says why.
+      const note = pipeline.stages[next].state === null ? { [next]: { error: AI_PROCESSORS_OFF_NOTE } } : {};
+      const set = { [stage]: done, ...note };
+      return this.deps.store.move(pipeline._id, stage, expect, set, [], cost, unpriced);
+    }
     // The stage's OK and the next stage's request in one write: they cannot come apart.
     const withData = { ...pipeline, stages: { ...pipeline.stages, [stage]: { ...current, ...done } } };
     return this.moves.start(withData, next, processor, { [stage]: done }, { stage, expect, cost, unpriced });
