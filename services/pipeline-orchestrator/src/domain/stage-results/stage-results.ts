@@ -2,6 +2,7 @@ import type { JsonSchema, ProcessorKind, Stage } from '@pack/contracts';
 import type { ProcessorRecord } from '../processors/processor-records';
 import {
   KIND_OF,
+  laterProcessor,
   NEXT_STAGE,
   RUNNING_STATES,
   type GenerateResult,
@@ -220,7 +221,15 @@ export class StageResults {
       );
       return this.moves.endMove(pipeline._id, stage, expect, done, events, cost, unpriced);
     }
-    if (!processor) return this.moves.endMove(pipeline._id, stage, expect, done, [], cost, unpriced);
+    if (!processor) {
+      // Nothing starts by itself after this stage: unless a later stage has an active processor
+      // (its previous stage's PackData is then awaited from outside, rule 2), the run is over.
+      const waiting = await laterProcessor(this.deps.nextProcessors, pipeline.service_id, next);
+      const events = waiting
+        ? []
+        : await this.moves.finishing(withStages(pipeline, { [stage]: done }), 'COMPLETED', []);
+      return this.moves.endMove(pipeline._id, stage, expect, done, events, cost, unpriced);
+    }
     // The stage's OK and the next stage's request in one write: they cannot come apart.
     const withData = { ...pipeline, stages: { ...pipeline.stages, [stage]: { ...current, ...done } } };
     return this.moves.start(withData, next, processor, { [stage]: done }, { stage, expect, cost, unpriced });
