@@ -135,10 +135,20 @@ describe('pipelines healing themselves, through the gateway', () => {
     const config = prompts()[before]!;
     expect(config).toContain('Feedback on run 1: Shorten the configuration; one VM is enough.');
     expect(config).toContain(`- CONFIG: FAILED (error: ${JSON.stringify(failed).slice(1, -1)})`);
-    // Back to IN_PROGRESS with the retrigger; without an execution processor the run does not complete.
-    await waitFor(async () => (await instanceState(instance)) === 'IN_PROGRESS', {
-      what: 'instance IN_PROGRESS',
+    // Back to IN_PROGRESS with the retrigger; with no active execution processor the run ends
+    // once VERIFY is OK (docs/decisions/0026).
+    await waitFor(async () => (await instanceState(instance)) === 'COMPLETED', {
+      what: 'instance COMPLETED',
     });
+    const history = (await asOwner('GET', `/v1/catalog/change_instances/${instance}/`)).body.history;
+    expect(history.map((step: { to: string }) => step.to)).toEqual([
+      'PENDING',
+      'APPROVED',
+      'IN_PROGRESS',
+      'FAILED',
+      'IN_PROGRESS',
+      'COMPLETED',
+    ]);
   });
 
   it('lets PackData pushed from outside drive the next stage, and EXECUTION errors pushed with retrigger=true restart CONFIG', async () => {

@@ -105,8 +105,10 @@ describe('pipeline rules of the spec, through the gateway', () => {
       expect(chats()).toHaveLength(calls);
     });
 
-    it('an outside executor reporting errors with retrigger=true restarts from CONFIG with them; past 3 retriggers the Change Instance is FAILED with the reason', async () => {
+    it('an outside executor reporting errors with retrigger=true restarts from CONFIG with them; past 3 retriggers none starts (the Change Instance, COMPLETED when VERIFY ended, stays so)', async () => {
       const { id, item, run } = await readyForTheExecutor('m');
+      // No active EXECUTION processor: the run ended with VERIFY (docs/decisions/0026).
+      await instanceIn(id, 'COMPLETED');
       let previous = run.id as number;
       for (let lap = 1; lap <= 3; lap += 1) {
         fake.scriptReplies(`{"vm":"m${lap}"}`, '{"checked":true}');
@@ -127,9 +129,14 @@ describe('pipeline rules of the spec, through the gateway', () => {
       expect(past.status).toBe(201);
       expect(past.body.retrigger).toBeNull();
       expect(past.body.pipeline.stages[2]).toMatchObject({ state: 'OK', origin: 'pushed' });
-      const failed = await instanceIn(id, 'FAILED');
-      expect(failed.reasons).toEqual([
-        'EXECUTION: PackData pushed with retrigger=true has already restarted the pipeline 3 times in a row (the most allowed); not restarted again, retrigger by hand to go on',
+      // COMPLETED is final: the later runs and the bounded push show in the pipeline only.
+      const done = await instance(id);
+      expect(done.state).toBe('COMPLETED');
+      expect(done.history.map((step: { to: string }) => step.to)).toEqual([
+        'PENDING',
+        'APPROVED',
+        'IN_PROGRESS',
+        'COMPLETED',
       ]);
       expect((await latest(item)).id).toBe(previous);
       expect(chats()).toHaveLength(calls);
@@ -295,6 +302,14 @@ describe('pipeline rules of the spec, through the gateway', () => {
     const prompt = JSON.stringify(chats()[calls]!.body);
     expect(prompt).toContain('{\\"size\\":\\"second\\"}');
     expect(prompt).not.toContain('{\\"size\\":\\"first\\"}');
-    await instanceIn(second.instance, 'IN_PROGRESS');
+    // The trigger moved the second approval's instance on; with no active EXECUTION processor
+    // the run ends with VERIFY (docs/decisions/0026).
+    const done = await instanceIn(second.instance, 'COMPLETED');
+    expect(done.history.map((step: { to: string }) => step.to)).toEqual([
+      'PENDING',
+      'APPROVED',
+      'IN_PROGRESS',
+      'COMPLETED',
+    ]);
   });
 });

@@ -57,15 +57,13 @@ export const orchestratorService: ServiceDefinition<OrchestratorConfig> = {
   outboxCollections: [PROCESSORS_COLLECTION, PIPELINES_COLLECTION, VALIDATIONS_COLLECTION],
   setup({ config, mongo, outbox, broker, logger, metrics }) {
     const processorsRepository = new ProcessorRepository(mongo.connection);
-    const directory = new DirectoryRepository(
-      mongo.connection,
-      ownerReads({
-        catalogUrl: config.CATALOG_URL,
-        llmGatewayUrl: config.LLM_GATEWAY_URL,
-        internalSecret: config.PACK_INTERNAL_SECRET,
-        service: SERVICE,
-      }),
-    );
+    const owners = ownerReads({
+      catalogUrl: config.CATALOG_URL,
+      llmGatewayUrl: config.LLM_GATEWAY_URL,
+      internalSecret: config.PACK_INTERNAL_SECRET,
+      service: SERVICE,
+    });
+    const directory = new DirectoryRepository(mongo.connection, owners);
     const pipelineRepository = new PipelineRepository(mongo.connection);
     const slots = new ActiveSlots(new ActiveSlotRepository(mongo.connection), processorsRepository);
     const stages = stageProcessors(processorsRepository);
@@ -118,7 +116,7 @@ export const orchestratorService: ServiceDefinition<OrchestratorConfig> = {
       finishing: (pipeline, outcome, reasons, known) =>
         optimizer.finishing(pipeline, outcome, reasons, known),
       store: pipelineRepository,
-      items: new ServiceItemRepository(mongo.connection),
+      items: new ServiceItemRepository(mongo.connection, owners),
       directory,
       processors: stages,
       nextProcessors,

@@ -6,6 +6,7 @@ import {
   type ServiceSnapshot,
 } from '@pack/contracts';
 import { applyVersionedSnapshot } from '@pack/db';
+import type { ServiceItemRecord } from '../domain/pipelines/pipeline-records';
 import type { Directory, KnownService } from '../domain/processors/processor-records';
 import type { Projections } from '../domain/processors/projections';
 
@@ -24,11 +25,13 @@ interface ModelDocument {
 
 /**
  * Reads of a record the projection has not received yet, from the service that owns it (the
- * catalog's Service, the llm-gateway's model); null when the owner has none.
+ * catalog's Service and Service Item, the llm-gateway's model); null when the owner has none.
  */
 export interface OwnerReads {
   service(id: number): Promise<Omit<ServiceSnapshot, 'version'> | null>;
   model(id: number): Promise<Omit<LlmModelSnapshot, 'version'> | null>;
+  /** The item with its latest approved declaration; null before any approval (or no such item). */
+  serviceItem(id: number): Promise<ServiceItemRecord | null>;
 }
 
 /**

@@ -7,6 +7,14 @@ interface ServiceView {
   owner: { id: number; name: string };
 }
 
+interface LatestApprovedView {
+  service_item: number;
+  service: number;
+  change_instance: number;
+  declaration_id: number;
+  declaration: Record<string, unknown>;
+}
+
 interface ModelView {
   id: number;
   name: string;
@@ -15,7 +23,10 @@ interface ModelView {
   timeout: number;
 }
 
-/** The catalog's Services and the llm-gateway's models, read from their own APIs (issue 21). */
+/**
+ * The catalog's Services and Service Items (with their latest approved declaration) and the
+ * llm-gateway's models, read from their own APIs (issues 21 and 28).
+ */
 export function ownerReads(options: {
   catalogUrl: string;
   llmGatewayUrl: string;
@@ -28,6 +39,19 @@ export function ownerReads(options: {
     async service(id) {
       const found = (await read(options.catalogUrl, `/v1/catalog/services/${id}/`)) as ServiceView | null;
       return found && { service_id: found.id, name: found.name, owner: found.owner, deleted: false };
+    },
+    async serviceItem(id) {
+      const path = `/v1/catalog/service_items/${id}/latest_approved_declaration/`;
+      const found = (await read(options.catalogUrl, path)) as LatestApprovedView | null;
+      return (
+        found && {
+          service_item_id: found.service_item,
+          service_id: found.service,
+          declaration_id: found.declaration_id,
+          declaration_json: JSON.stringify(found.declaration),
+          change_instance_id: found.change_instance,
+        }
+      );
     },
     async model(id) {
       const found = (await read(options.llmGatewayUrl, `/v1/ai/llm_models/${id}/`)) as ModelView | null;

@@ -1,6 +1,7 @@
 import type { Connection } from 'mongoose';
 import { applyVersionedSnapshot } from '@pack/db';
 import type { ServiceItemRecord, ServiceItemStore } from '../domain/pipelines/pipeline-records';
+import type { OwnerReads } from './directory-repository';
 
 export const SERVICE_ITEMS_COLLECTION = 'service_items';
 
@@ -18,7 +19,10 @@ interface ServiceItemDocument {
 export class ServiceItemRepository implements ServiceItemStore {
   private readonly items;
 
-  constructor(connection: Connection) {
+  constructor(
+    connection: Connection,
+    private readonly owner?: Pick<OwnerReads, 'serviceItem'>,
+  ) {
     this.items = connection.collection<ServiceItemDocument>(SERVICE_ITEMS_COLLECTION);
   }
 
@@ -27,8 +31,19 @@ export class ServiceItemRepository implements ServiceItemStore {
     return applyVersionedSnapshot(this.items, service_item_id, { ...fields, version: item.declaration_id });
   }
 
+  /**
+   * The item as the approval events left it; one they have not brought yet is asked of the catalog
+   * and kept at version 0, so the events (the declaration id as version) replace it (0032).
+   */
   async find(serviceItemId: number): Promise<ServiceItemRecord | null> {
-    const found = await this.items.findOne({ _id: serviceItemId });
+    let found = await this.items.findOne({ _id: serviceItemId });
+    if (!found && this.owner) {
+      const fetched = await this.owner.serviceItem(serviceItemId);
+      if (!fetched) return null;
+      const { service_item_id, ...fields } = fetched;
+      await applyVersionedSnapshot(this.items, service_item_id, { ...fields, version: 0 });
+      found = await this.items.findOne({ _id: serviceItemId });
+    }
     return (
       found && {
         service_item_id: found._id,

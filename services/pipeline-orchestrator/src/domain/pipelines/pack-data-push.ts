@@ -3,6 +3,7 @@ import type { Principal, Stage } from '@pack/contracts';
 import { ConflictError } from '@pack/errors';
 import {
   KIND_OF,
+  laterProcessor,
   NEXT_STAGE,
   type PipelineRecord,
   type PipelineStore,
@@ -113,7 +114,7 @@ export class PackDataPush {
               stage,
               expect,
               { [stage]: fields, ...note },
-              stage === 'EXECUTION' ? await this.ending(withData, config !== null, bounded, aiOn) : [],
+              await this.ending(withData, stage, config !== null, bounded, aiOn),
               null,
             );
       if (!moved) continue;
@@ -137,10 +138,24 @@ export class PackDataPush {
   }
 
   /**
-   * The events of a push into EXECUTION: the run ends COMPLETED, or FAILED past the retrigger
-   * bound; a retrigger within it ends nothing (the new run reports IN_PROGRESS).
+   * The events of a push that starts no next stage: the run ends COMPLETED (into EXECUTION, or
+   * when no later stage has an active processor), or FAILED past the retrigger bound; a
+   * retrigger within it ends nothing (the new run reports IN_PROGRESS).
    */
-  private ending(withData: PipelineRecord, retrigger: boolean, bounded: boolean, aiOn: boolean) {
+  private async ending(
+    withData: PipelineRecord,
+    stage: Stage,
+    retrigger: boolean,
+    bounded: boolean,
+    aiOn: boolean,
+  ) {
+    // Into CONFIG or VERIFY with no next processor: the run ends unless a later stage has one
+    // (it then waits for the next push, rule 2; docs/decisions/0026).
+    if (stage !== 'EXECUTION') {
+      const { processors } = this.deps;
+      if (await laterProcessor(processors, withData.service_id, NEXT_STAGE[stage]!)) return [];
+      return this.deps.pipelines.moves.finishing(withData, 'COMPLETED', []);
+    }
     if (!retrigger) return this.deps.pipelines.moves.finishing(withData, 'COMPLETED', []);
     if (!bounded) return Promise.resolve([]);
     if (!aiOn)

@@ -32,7 +32,7 @@ export interface PipelineDeps {
   /** The item's execution context for a new run's CONFIG prompt (execution-context.ts); null when it has none. */
   context: { render(serviceItemId: number): Promise<string | null> };
   /**
-   * Events written with the move that ends a run (EXECUTION OK, or a stage FAILED): its Change
+   * Events written with the move that ends a run (an OK with no later active processor, or a FAILED): its Change
    * Instance's progress and the Pack Optimizer's request (PackOptimizer.finishing, optimizer.ts).
    * `optimizer`, when given, is the Service's active Pack Optimizer looked up already.
    */

@@ -1,5 +1,6 @@
 import type { ChangeInstanceState, Envelope, EventData, events, ProcessorKind, Stage } from '@pack/contracts';
 import type { FinalSchema } from '../stage-requests/final-schema';
+import type { ActiveProcessors } from '../processors/processor-records';
 
 /** One `llm.generate.completed.v1` payload. */
 export type GenerateResult = EventData<typeof events.llmGenerateCompleted>;
@@ -203,6 +204,20 @@ export const KIND_OF: Record<Stage, ProcessorKind> = {
   VERIFY: 'verify',
   EXECUTION: 'execution',
 };
+
+/**
+ * Whether a stage after `stage` has an active processor (`stage` itself has none): the run then
+ * waits for PackData pushed from outside (rule 2) rather than ending (docs/decisions/0026).
+ */
+export async function laterProcessor(
+  processors: ActiveProcessors,
+  serviceId: number,
+  stage: Stage,
+): Promise<boolean> {
+  for (let later = NEXT_STAGE[stage]; later !== null; later = NEXT_STAGE[later])
+    if (await processors.active(serviceId, KIND_OF[later])) return true;
+  return false;
+}
 
 /** What a Change Instance event tells the pipeline (created or state_changed). */
 export interface ChangeInstanceNews {

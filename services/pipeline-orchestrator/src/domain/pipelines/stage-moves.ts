@@ -74,7 +74,7 @@ export class StageMoves {
     return moved;
   }
 
-  /** A stage's last move of a run (FAILED, or OK with no next stage), with the run's end events. */
+  /** A stage's last move of a run (FAILED, or OK with no next stage started), with the run's end events. */
   async endMove(
     pipelineId: number,
     stage: Stage,

@@ -15,7 +15,7 @@ import { generateRequest } from '../stage-requests/stage-request';
 export const OPTIMIZER_REQUEST_PREFIX = 'optimizer-';
 
 /**
- * The end of a run (EXECUTION OK, or a stage FAILED): its Change Instance's progress and, when the
+ * The end of a run (a stage OK with no later active processor, or a stage FAILED): its Change Instance's progress and, when the
  * Service has an active Pack Optimizer, a request for free-form notes on the run (spec 2.4: no
  * schema). Both go out with the move that ends the run. The notes come back as a generate result
  * and are kept in the item's execution context (execution-context.ts), which the next run's CONFIG

@@ -106,6 +106,12 @@ export function scheduleStage(
       resends: 0,
       resent_at: null,
       late_result: null,
+      // A new attempt owns no PackData until its result: the previous attempt's stays only in
+      // the history (`pack_data`), so a FAILED re-run never shows or passes on stale data (rule 3).
+      pack_data_json: null,
+      gen_ui_json: null,
+      gen_ui_valid: null,
+      gen_ui_error: null,
     },
     event,
   };

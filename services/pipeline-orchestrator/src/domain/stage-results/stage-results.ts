@@ -3,6 +3,7 @@ import { AI_PROCESSORS_OFF_NOTE } from '../ai-switches';
 import type { ProcessorRecord } from '../processors/processor-records';
 import {
   KIND_OF,
+  laterProcessor,
   NEXT_STAGE,
   RUNNING_STATES,
   type GenerateResult,
@@ -221,7 +222,15 @@ export class StageResults {
       );
       return this.moves.endMove(pipeline._id, stage, expect, done, events, cost, unpriced);
     }
-    if (!processor) return this.moves.endMove(pipeline._id, stage, expect, done, [], cost, unpriced);
+    if (!processor) {
+      // Nothing starts by itself after this stage: unless a later stage has an active processor
+      // (its previous stage's PackData is then awaited from outside, rule 2), the run is over.
+      const waiting = await laterProcessor(this.deps.nextProcessors, pipeline.service_id, next);
+      const events = waiting
+        ? []
+        : await this.moves.finishing(withStages(pipeline, { [stage]: done }), 'COMPLETED', []);
+      return this.moves.endMove(pipeline._id, stage, expect, done, events, cost, unpriced);
+    }
     if (!this.deps.switches.processors()) {
       // AI processors switched off (0040): the stage ends OK, the next one is not started and says why.
       const note = pipeline.stages[next].state === null ? { [next]: { error: AI_PROCESSORS_OFF_NOTE } } : {};
