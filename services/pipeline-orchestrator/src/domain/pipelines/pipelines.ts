@@ -160,14 +160,15 @@ export class Pipelines {
     const now = new Date();
     const at = begin?.at ?? 'CONFIG';
     const itemId = item.service_item_id;
-    const [id, run, context, repeat] = await Promise.all([
+    const [id, run, context] = await Promise.all([
       store.nextId(),
       store.nextRun(itemId),
       at === 'CONFIG' ? this.deps.context.render(itemId) : null,
-      // Only an approval's origin can come again (a redelivery); the others hold a fresh uuid or attempt.
-      origin.startsWith('approval:') ? store.hasOrigin(origin) : false,
     ]);
-    if (repeat) return null;
+    // Earlier runs are marked before the insert below, so a repeat must be known first. Only an
+    // approval's origin can come again (a redelivery); the others hold a fresh uuid or attempt.
+    const hasEarlier = run > 1;
+    if (hasEarlier && origin.startsWith('approval:') && (await store.hasOrigin(origin))) return null;
     const draft = { ...draftPipeline(id, item, origin, now, context), run, ...extra };
     if (begin)
       for (const earlier of STAGES.slice(0, STAGES.indexOf(at)))
@@ -178,15 +179,19 @@ export class Pipelines {
       stages: { ...draft.stages, [at]: { ...draft.stages[at], ...scheduled.fields } },
     };
     const progress = progressEvents(record, 'IN_PROGRESS');
-    // Before the insert: a result of an earlier run landing now starts no further stage.
-    await store.supersedeOlder(itemId, run, id);
+    // Before the insert: a result of an earlier run landing now starts no further stage. The
+    // item's first run has no earlier one (no write), only a possibly newer concurrent one.
+    if (hasEarlier) await store.supersedeOlder(itemId, run, id);
     if (!(await store.insert(record, [scheduled.event, ...progress]))) {
-      await store.unsupersede(itemId, id);
+      if (hasEarlier) await store.unsupersede(itemId, id);
       return null;
     }
     this.deps.observer.transition(at, 'SCHEDULED');
     // After it: a concurrent start inserted after the first mark is an earlier run, or a later one.
-    const [, newest] = await Promise.all([store.supersedeOlder(itemId, run, id), store.latest(itemId)]);
+    const [, newest] = await Promise.all([
+      hasEarlier && store.supersedeOlder(itemId, run, id),
+      store.latest(itemId),
+    ]);
     if (newest && newest.run > run) {
       const request = scheduled.fields.request_id!;
       const reason = `superseded: run ${newest.run} of the item started at the same time and replaced this one`;
