@@ -29,8 +29,10 @@ function endedWithoutResult(stage: StageRecord): boolean {
 function attemptOf(requestId: string, pipelineId: number, stage: Stage): number | null {
   const prefix = `pipeline-${pipelineId}-${stage}-`;
   if (!requestId.startsWith(prefix)) return null;
-  const attempt = Number(requestId.slice(prefix.length));
-  return Number.isInteger(attempt) && attempt > 0 ? attempt : null;
+  const suffix = requestId.slice(prefix.length);
+  const attempt = Number(suffix);
+  // Exactly as requestIdOf writes it ("01" is no attempt): the count is keyed by the id.
+  return Number.isInteger(attempt) && attempt > 0 && String(attempt) === suffix ? attempt : null;
 }
 
 /** A lookup started early that may go unused: its failure must not become an unhandled rejection. */
@@ -70,7 +72,7 @@ export class StageResults {
     const running = RUNNING_STATES.includes(current?.state as StageState);
     if (remembered && (current?.request_id !== result.request_id || !running)) return this.again(result);
     if (!pipeline || !current) return;
-    // An earlier attempt of the stage (replaced by a trigger, a push or a takeover): the call was
+    // An earlier attempt of the stage (replaced by a trigger or a push): the call was
     // made and billed, so its cost is the pipeline's (spec 2.2); the stage is not moved.
     if (current.request_id !== result.request_id) return this.replaced(pipeline, stage, current, result);
     const now = new Date();
