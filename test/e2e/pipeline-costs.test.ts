@@ -135,7 +135,7 @@ describe('pipeline costs and concurrent retriggers, through the gateway', () => 
     expect((await latest(item)).total_cost).toBe(total);
   });
 
-  it('concurrent retriggers of one Service Item leave exactly one live run, and no superseded run starts its next stage', async () => {
+  it('spec 3.1 rule 4 "Retrigger restarts the pipeline from CONFIG": concurrent retriggers of one Service Item leave exactly one live run, and no superseded run starts its next stage', async () => {
     const service = await actors.serviceWith('Retriggered together', model, ['config', 'verify']);
     const { item } = await actors.approved(service, { size: 'together' });
     await stageIs(item, 1, 'OK');
