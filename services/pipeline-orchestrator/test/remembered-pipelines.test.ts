@@ -4,6 +4,7 @@ import { uniqueName } from '@pack/testkit';
 import { PipelineRepository } from '../src/data/pipeline-repository';
 import { PipelineRequestSender } from '../src/data/request-sender';
 import type { ProcessorRecord } from '../src/domain/processors/processor-records';
+import type { PipelineRecord } from '../src/domain/pipelines/pipeline-records';
 import { Pipelines } from '../src/domain/pipelines/pipelines';
 import { progressEvents } from '../src/domain/pipelines/progress';
 
@@ -144,5 +145,61 @@ describe('a pipeline remembered by a replica that another replica changed', () =
       'OK',
       ['0.000001', '0.000001'],
     ]);
+  });
+
+  it('spec 2.2 "Cost of a pipeline = the sum of the costs of the individual responses across all its stages.": a replaced attempt\'s late result reaching both replicas, and again, counts once', async () => {
+    const [a, b] = [replica(), replica()];
+    const started = (await a.pipelines.startRun(item(3), PROCESSORS.config!, 'origin-3'))!;
+    await a.pipelines.result(ok(requestOf(started._id, 'CONFIG'), { config: 3 }));
+    const verify = requestOf(started._id, 'VERIFY');
+    // B replaces the running VERIFY attempt (as a push of endpoint 5 does): attempt 2, no request out.
+    const replaced = await b.store.move(
+      started._id,
+      'VERIFY',
+      { states: ['SCHEDULED', 'WAITING_FOR_RESPONSE'], request_id: verify.request_id },
+      { VERIFY: { state: 'OK', origin: 'pushed', attempt: 2, request_id: null, pack_data_json: '{"p":1}' } },
+      [],
+      null,
+    );
+    expect(replaced?.stages.VERIFY.attempt).toBe(2);
+
+    const late = { ...ok(verify, { verified: 3 }), cost: '0.000002' };
+    await Promise.all([a.pipelines.result(late), b.pipelines.result(late)]);
+    await a.pipelines.result(late);
+
+    const now = (await a.store.find(started._id))!;
+    expect(now.costs).toEqual(['0.000001', '0.000002']);
+    expect(now.stages.VERIFY).toMatchObject({ state: 'OK', origin: 'pushed', attempt: 2, cost: null });
+    expect(now.stages.VERIFY.pack_data_json).toBe('{"p":1}');
+    expect(now.stages.EXECUTION.state).toBeNull();
+  });
+
+  it('concurrent starts of one item on two replicas leave one live run, and no superseded run starts VERIFY', async () => {
+    const [a, b] = [replica(), replica()];
+    for (let round = 0; round < 8; round += 1) {
+      const sentBefore = sent.length;
+      const starts = [a, b, a, b].map((replica, index) =>
+        replica.pipelines.startRun(item(4), PROCESSORS.config!, `origin-4-${round}-${index}`),
+      );
+      const answers = (await Promise.all(starts)).map((run) => run!._id);
+      const runs = await connection
+        .collection<PipelineRecord>('pipelines')
+        .find({ service_item_id: 4, origin: { $regex: `^origin-4-${round}-` } })
+        .toArray();
+      const live = runs.filter((run) => run.superseded_by === undefined);
+      expect(live).toHaveLength(1);
+      // Every start answers with the live run, or with its own run superseded by a later one.
+      for (const id of answers) expect(runs.map((run) => run._id)).toContain(id);
+      // Each CONFIG request sent is answered, by either replica: only the live run goes on.
+      const configs = sent.slice(sentBefore).filter((request) => request.reply_to?.stage === 'CONFIG');
+      await Promise.all(
+        configs.map((request, i) => [a, b][i % 2]!.pipelines.result(ok(request, { r: round }))),
+      );
+      const verifies = sent.slice(sentBefore).filter((request) => request.reply_to?.stage === 'VERIFY');
+      expect(verifies.map((request) => request.reply_to!.pipeline_id)).toEqual([live[0]!._id]);
+      // The live run's VERIFY ends it: the next round starts from no running run.
+      await a.pipelines.result(ok(verifies[0]!, { v: round }));
+      await a.pipelines.result(ok(requestOf(live[0]!._id, 'EXECUTION'), { e: round }));
+    }
   });
 });

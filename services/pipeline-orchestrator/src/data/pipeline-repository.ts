@@ -124,6 +124,9 @@ export class PipelineRepository implements PipelineStore {
     for (const [name, changes] of Object.entries(set))
       for (const [field, value] of Object.entries(changes)) fields[`stages.${name}.${field}`] = value;
     if (Object.values(set).some((changes) => changes.state === 'SCHEDULED')) fields[WATCHED_FIELD] = true;
+    // The result whose cost this move records: a late copy of it is not counted again (countLate).
+    if ((cost !== null || unpriced) && expect.request_id !== undefined)
+      fields[`counted.${expect.request_id}`] = { cost, unpriced, late: expect.no_late_result === true };
     let update: Record<string, unknown> = {
       $set: fields,
       $inc: unpriced ? { rev: 1, unpriced_calls: 1 } : { rev: 1 },
@@ -136,6 +139,78 @@ export class PipelineRepository implements PipelineStore {
     const after = record(moved);
     this.remember(after);
     return after;
+  }
+
+  async countLate(id: number, requestId: string, cost: string | null, unpriced: boolean): Promise<boolean> {
+    const counted = `counted.${requestId}`;
+    const update: Record<string, unknown> = {
+      $set: { [counted]: { cost, unpriced, late: true }, updated_at: new Date() },
+      $inc: unpriced ? { rev: 1, unpriced_calls: 1 } : { rev: 1 },
+    };
+    if (cost !== null) update.$push = { costs: cost };
+    const moved = await this.pipelines.updateOne({ _id: id, [counted]: null }, update);
+    // A remembered copy is stale now (its rev): the next result of this pipeline reads it again.
+    this.forget(id);
+    return moved.modifiedCount === 1;
+  }
+
+  async hasOrigin(origin: string): Promise<boolean> {
+    return (await this.pipelines.findOne({ origin }, { projection: { _id: 1 } })) !== null;
+  }
+
+  async supersedeOlder(serviceItemId: number, run: number, by: number): Promise<void> {
+    await this.pipelines.updateMany(
+      {
+        service_item_id: serviceItemId,
+        run: { $lt: run },
+        superseded_by: { $exists: false },
+        $or: STAGES.map((stage) => ({ [`stages.${stage}.state`]: { $in: [...RUNNING_STATES] } })),
+      },
+      { $set: { superseded_by: by, updated_at: new Date() }, $inc: { rev: 1 } },
+    );
+    // A remembered copy of a marked run is stale by its rev: its result's move fails and reads again.
+  }
+
+  async unsupersede(serviceItemId: number, by: number): Promise<void> {
+    await this.pipelines.updateMany(
+      { service_item_id: serviceItemId, superseded_by: by },
+      { $unset: { superseded_by: '' }, $set: { updated_at: new Date() }, $inc: { rev: 1 } },
+    );
+  }
+
+  async withdraw(
+    id: number,
+    stage: Stage,
+    requestId: string,
+    written: Envelope[],
+    by: number,
+    error: string,
+  ): Promise<boolean> {
+    const now = new Date();
+    const moved = await this.pipelines.updateOne(
+      {
+        _id: id,
+        superseded_by: { $exists: false },
+        [`stages.${stage}.state`]: 'SCHEDULED',
+        [`stages.${stage}.request_id`]: requestId,
+        [OUTBOX_FIELD]: written,
+      },
+      {
+        $set: {
+          superseded_by: by,
+          [`stages.${stage}.state`]: 'FAILED',
+          [`stages.${stage}.error`]: error,
+          [`stages.${stage}.finished_at`]: now,
+          [`stages.${stage}.superseded`]: true,
+          [OUTBOX_FIELD]: [],
+          [OUTBOX_PENDING_FIELD]: false,
+          updated_at: now,
+        },
+        $inc: { rev: 1 },
+      },
+    );
+    this.forget(id);
+    return moved.modifiedCount === 1;
   }
 
   async supersede(id: number, by: number): Promise<boolean> {

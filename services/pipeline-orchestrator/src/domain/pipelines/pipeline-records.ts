@@ -80,6 +80,12 @@ export interface PipelineRecord {
    * CONFIG trigger, a new approval): its pending results are recorded, it starts no further stage.
    */
   superseded_by?: number;
+  /**
+   * The generate results whose cost this pipeline has counted, by request id (ids have no '.'):
+   * a result of a replaced attempt (a trigger, a push or a newer run took its stage over) or one
+   * that came after its stage's timeout is counted once, whatever the redeliveries (0024).
+   */
+  counted?: Record<string, CountedResult>;
   /** Retriggers by PackData pushed into EXECUTION since the run of this Change Instance began (bounded). */
   push_retriggers?: number;
   /** The Change Instance whose approval the run works on; its progress is reported there (progress.ts). */
@@ -93,6 +99,13 @@ export interface PipelineRecord {
    * expects a `rev` fails if anything changed since that copy was read.
    */
   rev?: number;
+}
+
+/** A counted generate result: `late` when it moved no stage (its attempt was over or replaced). */
+export interface CountedResult {
+  cost: string | null;
+  unpriced: boolean;
+  late: boolean;
 }
 
 /** A Service Item as the catalog's change-instance events describe it: its latest approved declaration. */
@@ -158,6 +171,33 @@ export interface PipelineStore {
     /** The result's call had no prices: counted in `unpriced_calls`. */
     unpriced?: boolean,
   ): Promise<PipelineRecord | null>;
+  /**
+   * Counts the cost of a result that moves no stage (its attempt was replaced or timed out) on
+   * pipeline `id`, once per request id; false when it was counted already.
+   */
+  countLate(id: number, requestId: string, cost: string | null, unpriced: boolean): Promise<boolean>;
+  /** Whether a pipeline of this origin exists (a repeated approval starts nothing). */
+  hasOrigin(origin: string): Promise<boolean>;
+  /**
+   * Marks every run of the item numbered below `run` that still has a stage running and is not
+   * superseded as superseded by pipeline `by` (one update): from then on none of them starts a stage.
+   */
+  supersedeOlder(serviceItemId: number, run: number, by: number): Promise<void>;
+  /** Undoes supersedeOlder for a run `by` that was never inserted (its origin existed). */
+  unsupersede(serviceItemId: number, by: number): Promise<void>;
+  /**
+   * A run that a newer concurrent one took over before its first request went out: superseded by
+   * `by`, `stage` FAILED with `error` and the request taken back out of its outbox (one write,
+   * while the stage is SCHEDULED with `requestId` and the outbox holds exactly `written`).
+   */
+  withdraw(
+    id: number,
+    stage: Stage,
+    requestId: string,
+    written: Envelope[],
+    by: number,
+    error: string,
+  ): Promise<boolean>;
   /**
    * Marks pipeline `id` superseded by the newer run `by`, while it has a stage running and is not
    * superseded yet; true when it was marked.

@@ -175,9 +175,11 @@ export class Pipelines {
 
   /**
    * A new run from CONFIG with the item's execution context; null when a pipeline of this origin
-   * exists (a repeat). The item's previous run, when it still has a stage running, is superseded
-   * (spec 3.1 rule 4, "Retrigger restarts the pipeline from CONFIG"): its pending results are
-   * recorded with their cost and it starts no further stage (stage-results.ts).
+   * exists (a repeat). The item's earlier runs that still have a stage running are superseded
+   * (spec 3.1 rule 4, "Retrigger restarts the pipeline from CONFIG"): their pending results are
+   * recorded with their cost and start no further stage (stage-results.ts). Of concurrent starts
+   * the run numbered last stays live; an earlier one that finds it is withdrawn before its
+   * request goes out and answers with it (docs/decisions/0024, "One live run").
    */
   async startRun(
     item: ServiceItemRecord,
@@ -189,12 +191,16 @@ export class Pipelines {
     const { store } = this.deps;
     const now = new Date();
     const at = begin?.at ?? 'CONFIG';
-    const [id, run, context, previous] = await Promise.all([
+    const itemId = item.service_item_id;
+    const [id, run, context] = await Promise.all([
       store.nextId(),
-      store.nextRun(item.service_item_id),
-      at === 'CONFIG' ? this.deps.context.render(item.service_item_id) : null,
-      store.latest(item.service_item_id),
+      store.nextRun(itemId),
+      at === 'CONFIG' ? this.deps.context.render(itemId) : null,
     ]);
+    // Earlier runs are marked before the insert below, so a repeat must be known first. Only an
+    // approval's origin can come again (a redelivery); the others hold a fresh uuid or attempt.
+    const hasEarlier = run > 1;
+    if (hasEarlier && origin.startsWith('approval:') && (await store.hasOrigin(origin))) return null;
     const draft = { ...draftPipeline(id, item, origin, now, context), run, ...extra };
     if (begin)
       for (const earlier of STAGES.slice(0, STAGES.indexOf(at)))
@@ -205,9 +211,26 @@ export class Pipelines {
       stages: { ...draft.stages, [at]: { ...draft.stages[at], ...scheduled.fields } },
     };
     const progress = progressEvents(record, 'IN_PROGRESS');
-    if (!(await store.insert(record, [scheduled.event, ...progress]))) return null;
+    // Before the insert: a result of an earlier run landing now starts no further stage. The
+    // item's first run has no earlier one (no write), only a possibly newer concurrent one.
+    if (hasEarlier) await store.supersedeOlder(itemId, run, id);
+    if (!(await store.insert(record, [scheduled.event, ...progress]))) {
+      if (hasEarlier) await store.unsupersede(itemId, id);
+      return null;
+    }
     this.deps.observer.transition(at, 'SCHEDULED');
-    if (previous && previous.run < run) await store.supersede(previous._id, id);
+    // After it: a concurrent start inserted after the first mark is an earlier run, or a later one.
+    const [, newest] = await Promise.all([
+      hasEarlier && store.supersedeOlder(itemId, run, id),
+      store.latest(itemId),
+    ]);
+    if (newest && newest.run > run) {
+      const request = scheduled.fields.request_id!;
+      const reason = `superseded: run ${newest.run} of the item started at the same time and replaced this one`;
+      if (!(await store.withdraw(id, at, request, [scheduled.event, ...progress], newest._id, reason)))
+        await store.supersede(id, newest._id);
+      return newest;
+    }
     return (await this.moves.waiting(record, at, scheduled.event, progress)) ?? record;
   }
 

@@ -22,6 +22,21 @@ function unpricedCall(result: GenerateResult): boolean {
   return result.unpriced && result.usage !== null;
 }
 
+/** A stage ended by the sweeper (timeout) or by a newer run before its request went out: its result is late. */
+function endedWithoutResult(stage: StageRecord): boolean {
+  return stage.error?.startsWith('timeout:') === true || stage.error?.startsWith('superseded:') === true;
+}
+
+/** The attempt a request id of this pipeline's stage names (requestIdOf), else null. */
+function attemptOf(requestId: string, pipelineId: number, stage: Stage): number | null {
+  const prefix = `pipeline-${pipelineId}-${stage}-`;
+  if (!requestId.startsWith(prefix)) return null;
+  const suffix = requestId.slice(prefix.length);
+  const attempt = Number(suffix);
+  // Exactly as requestIdOf writes it ("01" is no attempt): the count is keyed by the id.
+  return Number.isInteger(attempt) && attempt > 0 && String(attempt) === suffix ? attempt : null;
+}
+
 /** A lookup started early that may go unused: its failure must not become an unhandled rejection. */
 function settled<T>(promise: Promise<T>): Promise<T> {
   promise.catch(() => undefined);
@@ -58,7 +73,10 @@ export class StageResults {
     const current = pipeline?.stages[stage];
     const running = RUNNING_STATES.includes(current?.state as StageState);
     if (remembered && (current?.request_id !== result.request_id || !running)) return this.again(result);
-    if (!pipeline || !current || current.request_id !== result.request_id) return;
+    if (!pipeline || !current) return;
+    // An earlier attempt of the stage (replaced by a trigger or a push): the call was
+    // made and billed, so its cost is the pipeline's (spec 2.2); the stage is not moved.
+    if (current.request_id !== result.request_id) return this.replaced(pipeline, stage, current, result);
     const now = new Date();
     const output = result.ok
       ? stageOutput(result, current.schema_mode)
@@ -77,7 +95,7 @@ export class StageResults {
       // A redelivery of the result that ended the stage: its PackData history entry, written
       // beside that move, may be what failed (an insert keyed by the request id: one entry).
       if (packData && current.state === 'OK') await this.deps.store.savePackData(packData);
-      else if (current.state === 'FAILED' && current.error?.startsWith('timeout:') && !current.late_result)
+      else if (current.state === 'FAILED' && endedWithoutResult(current) && !current.late_result)
         await this.late(pipeline_id, stage, result, now);
       return;
     }
@@ -191,6 +209,25 @@ export class StageResults {
       result.cost,
       unpricedCall(result),
     );
+  }
+
+  /**
+   * A result of an earlier attempt of `stage` in this pipeline: its cost (or unpriced call) is
+   * counted once per request id (a redelivery, or the same result on another replica, finds it
+   * counted); nothing else changes. A request id this pipeline never sent counts nothing.
+   */
+  private async replaced(
+    pipeline: PipelineRecord,
+    stage: Stage,
+    current: StageRecord,
+    result: GenerateResult,
+  ): Promise<void> {
+    const attempt = attemptOf(result.request_id, pipeline._id, stage);
+    if (attempt === null || attempt >= current.attempt) return;
+    const unpriced = unpricedCall(result);
+    if (result.cost === null && !unpriced) return;
+    if (pipeline.counted?.[result.request_id]) return;
+    await this.deps.store.countLate(pipeline._id, result.request_id, result.cost, unpriced);
   }
 
   /** The remembered copy proved stale (or could not settle the result): decide on a fresh read. */

@@ -1,0 +1,185 @@
+/**
+ * Issue 28 item 6: a late reply's cost reaches its pipeline's total, once; concurrent retriggers
+ * of one Service Item leave one live run, and no superseded run starts a further (billed) stage
+ * (docs/decisions/0024 "Costs" and "One live run", 0028 "Late results").
+ */
+import { events } from '@pack/contracts';
+import {
+  EventTap,
+  publishEvent,
+  startFakeOpenAi,
+  storedDocuments,
+  waitFor,
+  type FakeProviderServer,
+} from '@pack/testkit';
+import { pipelineActors } from '../pipeline-actors';
+import { modelKnownToOrchestrator, pipelineMessagesHandled, startStack, type Stack } from '../stack';
+
+const KEY = 'sk-e2e-costs-0000';
+const PACK = '/v1/external/serviceowner/pack/';
+/** What one call of the fake provider costs on the model below (its default usage, prices 1 and 2). */
+const CALL = 0.000026;
+
+describe('pipeline costs and concurrent retriggers, through the gateway', () => {
+  let stack: Stack;
+  let fake: FakeProviderServer;
+  let tap: EventTap;
+  let actors: ReturnType<typeof pipelineActors>;
+  let model: number;
+
+  beforeAll(async () => {
+    [stack, fake] = await Promise.all([
+      startStack({
+        env: {
+          'pipeline-orchestrator': {
+            PIPELINE_SWEEP_INTERVAL_MS: '100',
+            PIPELINE_STAGE_TIMEOUT_MARGIN_MS: '300',
+            // A stage may take 1 attempt x (the model's 1 s + 0.1 s backoff) + 0.3 s = 1.4 s.
+            PIPELINE_STAGE_CALL_ATTEMPTS: '1',
+            PIPELINE_STAGE_BACKOFF_MS: '100',
+          },
+        },
+      }),
+      startFakeOpenAi({ apiKey: KEY }),
+    ]);
+    const [owner, consumer] = await Promise.all([
+      stack.issueToken('service_owner'),
+      stack.issueToken('consumer'),
+    ]);
+    actors = pipelineActors(stack, owner, consumer);
+    const created = await stack.call('POST', '/v1/ai/llm_models/', {
+      body: {
+        name: 'Costs model',
+        provider: 'vendor1',
+        model_name: 'gpt-4o-mini',
+        timeout: 1,
+        input_price_per_1m_tokens: '1',
+        output_price_per_1m_tokens: '2',
+        extra_data: { api_key: KEY, base_url: `${fake.url}/v1` },
+      },
+    });
+    expect(created.status).toBe(201);
+    model = created.body.id;
+    await modelKnownToOrchestrator(stack, model);
+    tap = await EventTap.start(process.env.AMQP_URL!, stack.brokerNamespace, [
+      events.llmGenerateCompleted.type,
+    ]);
+  });
+  afterAll(async () => {
+    await Promise.all([tap?.stop(), fake?.close()]);
+    await stack?.stop();
+  });
+
+  const asOwner = (method: string, path: string, body?: unknown) => actors.asOwner(method, path, body);
+  const latest = async (item: number) =>
+    (await asOwner('GET', `${PACK}pipelines/latest/service_item/${item}/`)).body;
+  const stageIs = (item: number, index: number, state: string) =>
+    waitFor(
+      async () => {
+        const body = await latest(item);
+        return body?.stages?.[index]?.state === state && body;
+      },
+      { what: `stage ${index} ${state}`, timeoutMs: 20_000 },
+    );
+  /** Provider calls whose processor prompt is that of `kind` (pipelineActors: `Do <kind>.`). */
+  const callsOf = (kind: string) =>
+    fake
+      .requestsTo('/chat/completions')
+      .filter((request) =>
+        (request.body as { messages: { role: string; content: string }[] }).messages.some(
+          (message) => message.role === 'system' && message.content === `Do ${kind}.`,
+        ),
+      );
+
+  it('spec 2.2 "Cost of a pipeline = the sum of the costs of the individual responses across all its stages.": a reply that comes after its stage timed out and was triggered again counts once', async () => {
+    const service = await actors.serviceWith('Late verify', model, ['config', 'verify']);
+    // CONFIG answers at once; VERIFY's first call is asked to come back in 5 s, long after the
+    // stage's 1.4 s: the sweeper fails VERIFY and the owner triggers it again meanwhile.
+    fake.scriptReplies('{"vm":"late"}');
+    fake.next({}).next({ fault: { kind: 'status', status: 429, retryAfter: '5' } });
+    const { item } = await actors.approved(service, { size: 'late' });
+    const failed = await stageIs(item, 1, 'FAILED');
+    expect(failed.stages[1].error).toMatch(/^timeout: /);
+    const again = await asOwner('POST', `${PACK}trigger/service_item/${item}/verify/`);
+    expect(again.status).toBe(202);
+    const verified = await stageIs(item, 1, 'OK');
+    expect(verified.id).toBe(failed.id);
+
+    // The first attempt's reply arrives: its cost is the pipeline's; VERIFY stays as attempt 2 left it.
+    const late = await tap.waitFor(
+      (all) =>
+        all.some((event) => event.data.request_id === `pipeline-${failed.id}-VERIFY-1` && event.data.ok),
+      'the late VERIFY reply',
+    );
+    const reply = late.find((event) => event.data.request_id === `pipeline-${failed.id}-VERIFY-1`)!.data;
+    expect(reply.cost).toBe('0.000026');
+    const total = (3 * CALL).toFixed(6);
+    const counted = await waitFor(
+      async () => {
+        const body = await latest(item);
+        return body.total_cost === total && body;
+      },
+      { what: `the total ${total} (CONFIG, VERIFY twice)`, timeoutMs: 15_000 },
+    );
+    expect(counted).toMatchObject({ total_cost_covers: 'all_calls', unpriced_calls: 0 });
+    expect(counted.stages[1]).toMatchObject({ state: 'OK', error: null, cost: '0.000026' });
+    expect(callsOf('verify')).toHaveLength(3);
+
+    // Redelivered (the llm-gateway republishes a result): counted already, the total stays.
+    const orchestrator = stack.service('pipeline-orchestrator').metricsUrl;
+    const handled = await pipelineMessagesHandled(orchestrator);
+    await publishEvent(process.env.AMQP_URL!, stack.brokerNamespace, events.llmGenerateCompleted, reply);
+    await waitFor(async () => (await pipelineMessagesHandled(orchestrator)) > handled, {
+      what: 'the repeated late reply handled',
+    });
+    expect((await latest(item)).total_cost).toBe(total);
+  });
+
+  it('spec 3.1 rule 4 "Retrigger restarts the pipeline from CONFIG": concurrent retriggers of one Service Item leave exactly one live run, and no superseded run starts its next stage', async () => {
+    const service = await actors.serviceWith('Retriggered together', model, ['config', 'verify']);
+    const { item } = await actors.approved(service, { size: 'together' });
+    await stageIs(item, 1, 'OK');
+    const rounds = 4;
+    const together = 6;
+    type StoredRun = {
+      _id: number;
+      superseded_by?: number;
+      stages: Record<string, { state: string | null }>;
+    };
+    const runsOfItem = async () =>
+      ((await storedDocuments(stack.service('pipeline-orchestrator'))).pipelines ?? []).filter(
+        (pipeline) => pipeline.service_item_id === item,
+      ) as unknown as StoredRun[];
+    for (let round = 0; round < rounds; round += 1) {
+      const before = new Set((await runsOfItem()).map((run) => run._id));
+      const verifyBefore = callsOf('verify').length;
+      // Every CONFIG of this round answers after 300 ms: the runs overlap.
+      fake.always({ latencyMs: 300 });
+      const answers = await Promise.all(
+        Array.from({ length: together }, () => asOwner('POST', `${PACK}retrigger/service_item/${item}/`)),
+      );
+      expect(answers.map((answer) => answer.status)).toEqual(Array(together).fill(202));
+      fake.always({});
+      const fresh = await waitFor(
+        async () => {
+          const runs = (await runsOfItem()).filter((run) => !before.has(run._id));
+          const settled = runs.every((run) =>
+            Object.values(run.stages).every(
+              (stage) => stage.state !== 'SCHEDULED' && stage.state !== 'WAITING_FOR_RESPONSE',
+            ),
+          );
+          return settled && runs;
+        },
+        { what: `round ${round}: every new run of the item settled`, timeoutMs: 30_000 },
+      );
+      const live = fresh.filter((run) => run.superseded_by === undefined);
+      expect(live).toHaveLength(1);
+      expect(live[0]!.stages.VERIFY!.state).toBe('OK');
+      expect((await latest(item)).id).toBe(live[0]!._id);
+      // Only the live run's VERIFY reached the provider: no superseded run started its next stage.
+      expect(callsOf('verify').length - verifyBefore).toBe(1);
+      // Each request answers with the live run or with its own run, superseded by a newer one.
+      for (const answer of answers) expect(fresh.map((run) => run._id)).toContain(answer.body.id);
+    }
+  });
+});
