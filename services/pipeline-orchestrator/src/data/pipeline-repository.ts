@@ -100,17 +100,32 @@ export class PipelineRepository implements PipelineStore {
         ...outboxFields(...events),
       });
       this.remember({ ...pipeline, ...listed, rev: 0 });
-      // The item's earlier runs leave the list (whichever of two concurrent runs comes second,
-      // only the greatest run stays latest; a crash before this leaves both until the next run).
-      await this.pipelines.updateMany(
-        { service_item_id: pipeline.service_item_id, latest: true, run: { $lt: pipeline.run } },
-        { $set: { latest: false } },
-      );
+      await this.leaveList(pipeline);
       return true;
     } catch (error) {
       if (isDuplicateKey(error)) return false;
       throw error;
     }
+  }
+
+  /**
+   * After inserting `pipeline` as latest: the item's earlier runs leave the list, and so does
+   * `pipeline` itself if a later run was inserted first (run numbers are taken before the insert,
+   * so two new runs may be inserted out of order). Each insert clears, then looks: of two
+   * concurrent ones, the later-run insert clears the other, or the other sees it. A crash in
+   * between leaves an extra latest run until the item's next run (docs/decisions/0042).
+   */
+  private async leaveList(pipeline: PipelineRecord): Promise<void> {
+    const item = pipeline.service_item_id;
+    await this.pipelines.updateMany(
+      { service_item_id: item, latest: true, run: { $lt: pipeline.run } },
+      { $set: { latest: false } },
+    );
+    const later = await this.pipelines.findOne(
+      { service_item_id: item, run: { $gt: pipeline.run } },
+      { projection: { _id: 1 } },
+    );
+    if (later) await this.pipelines.updateOne({ _id: pipeline._id }, { $set: { latest: false } });
   }
 
   find(id: number): Promise<PipelineRecord | null> {
