@@ -176,6 +176,62 @@ export const LISTS: List[] = [
     ],
   },
   {
+    endpoint: 'GET /v1/external/serviceowner/pack/pipelines/', // pipeline-repository listLatest
+    collection: 'pipelines',
+    indexes: [
+      { origin: 1 },
+      { service_item_id: 1, run: -1 },
+      { _outbox_pending: 1 },
+      { watched: 1 },
+      { latest: 1, _id: -1 },
+      { latest: 1, status: 1, _id: -1 },
+      { service_id: 1, latest: 1, status: 1, _id: -1 },
+    ],
+    sort: { _id: -1 },
+    projection: {
+      _outbox: 0,
+      _outbox_pending: 0,
+      watched: 0,
+      declaration_json: 0,
+      execution_context: 0,
+      ...Object.fromEntries(
+        ['CONFIG', 'VERIFY', 'EXECUTION'].flatMap((stage) =>
+          ['pack_data_json', 'gen_ui_json'].map((field) => [`stages.${stage}.${field}`, 0]),
+        ),
+      ),
+    },
+    // Two runs per item (ids 2n-1, 2n): the later one is the latest; one in five latest runs failed.
+    make: (id) => ({
+      _id: id,
+      origin: `trigger:${id}`,
+      service_item_id: Math.ceil(id / 2),
+      service_id: Math.ceil(id / 2) % 50,
+      run: 2 - (id % 2),
+      latest: id % 2 === 0,
+      status: ['done', 'failed', 'running', 'waiting', 'done'][Math.ceil(id / 2) % 5],
+      declaration_json: text(id),
+      stages: Object.fromEntries(
+        ['CONFIG', 'VERIFY', 'EXECUTION'].map((stage) => [
+          stage,
+          { state: 'OK', processor_id: id % 20, pack_data_json: text(id), cost: '0.000006' },
+        ]),
+      ),
+      costs: ['0.000006', '0.000006'],
+      watched: false,
+      created_at: at(id),
+      updated_at: at(id),
+    }),
+    filters: [
+      { name: 'latest', query: { latest: true } },
+      { name: 'latest+status', query: { latest: true, status: 'failed' } },
+      { name: 'owner scope', query: { latest: true, service_id: { $in: [3, 7, 11] } } },
+      {
+        name: 'owner scope+status',
+        query: { latest: true, service_id: { $in: [3, 7, 11] }, status: 'failed' },
+      },
+    ],
+  },
+  {
     endpoint: 'GET /v1/settings/history/', // settings-repository history
     collection: 'general_settings',
     indexes: [{ _outbox_pending: 1 }],

@@ -142,6 +142,51 @@ describe('the operator console: pipelines, dashboard, Change Instances, roles', 
     expect(await h.pageStayed()).toBe(true);
   });
 
+  it("lists each item's latest run with its three stage states, filters to the failed one, and names processor and model", async () => {
+    const own = await actors.serviceWith('Console failing', model, ['config', 'verify']);
+    // CONFIG answers, VERIFY is refused by the provider.
+    fake.scriptReplies('{"vm":"c1"}');
+    fake.next({}).next({ fault: { kind: 'status', status: 400, message: 'verify refused' } });
+    const { item } = await actors.approved(own, { namespace: 'team-fail' });
+    await waitFor(
+      async () => {
+        const answer = await actors.asOwner('GET', `${PACK}pipelines/latest/service_item/${item}/`);
+        return answer.body?.stages?.[1]?.state === 'FAILED';
+      },
+      { what: 'VERIFY FAILED', timeoutMs: 30_000 },
+    );
+    await h.signInAs(ownerToken, /\/(dashboard|models)/);
+    await h.open('/pipelines', 'Pipelines');
+    const row = (id: number) => h.page.locator(`[data-testid="pipelines"] tr[data-item="${id}"]`);
+    const states = (id: number) => row(id).locator('td[data-stage] .state').allTextContents();
+    await row(item).waitFor();
+    expect(await states(item)).toEqual(['OK', 'Failed', 'Not run']);
+    expect(await row(item).locator('td').first().textContent()).toBe('Console failing');
+    expect(await states(probeItem)).toEqual(['OK', 'Not run', 'Not run']);
+
+    await h.page.getByLabel('Status').selectOption('failed');
+    await row(probeItem).waitFor({ state: 'detached' });
+    await row(item).waitFor();
+    const shown = await h.page
+      .locator('[data-testid="pipelines"] tbody tr')
+      .evaluateAll((rows) => rows.map((tr) => tr.getAttribute('data-status')));
+    expect(new Set(shown)).toEqual(new Set(['failed']));
+    await expectAccessible(h, 'pipelines-failed');
+    await h.screenshot('pipelines-failed');
+
+    await row(item)
+      .getByRole('link', { name: `Service Item #${item}` })
+      .click();
+    await h.page.getByRole('heading', { name: `Pipeline of Service Item #${item}` }).waitFor();
+    const verify = h.page.locator('[data-stage="VERIFY"]');
+    await verify.locator('.state-failed').waitFor();
+    expect(await verify.locator('dt:text-is("Processor") + dd').textContent()).toMatch(
+      /^Console failing verify #\d+$/,
+    );
+    expect(await verify.locator('dt:text-is("Model") + dd').textContent()).toBe('gpt-4o-mini');
+    await h.screenshot('pipeline-failed');
+  });
+
   it('pushes an error report into EXECUTION that restarts the pipeline only when asked ("may retrigger the workflow")', async () => {
     const own = await uiService('Console push');
     fake.scriptReplies(JSON.stringify(VALID_UI));

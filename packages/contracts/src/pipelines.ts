@@ -21,6 +21,10 @@ export const pipelineStageViewSchema = z.object({
   state: stageStateSchema.nullable(),
   /** The processor of the latest attempt, or null. */
   processor: z.number().int().nullable(),
+  /** That processor's name (also a deleted one's); null when the stage has no processor. */
+  processor_name: z.string().nullable(),
+  /** The provider's model identifier of that processor's LLM model, as the orchestrator knows it; null when unknown. */
+  model_name: z.string().nullable(),
   started_at: z.iso.datetime().nullable(),
   finished_at: z.iso.datetime().nullable(),
   error: z.string().nullable(),
@@ -66,6 +70,38 @@ export const pipelineViewSchema = z.object({
   stages: z.array(pipelineStageViewSchema),
 });
 export type PipelineView = z.infer<typeof pipelineViewSchema>;
+
+/**
+ * Where a pipeline is, by the stage that moved last (docs/decisions/0042): `running` (it is
+ * SCHEDULED or WAITING_FOR_RESPONSE), `failed` (it FAILED), `waiting` (CONFIG or VERIFY OK, the
+ * next stage not started), `done` (EXECUTION OK).
+ */
+export const pipelineStatusSchema = z
+  .enum(['running', 'failed', 'waiting', 'done'])
+  .describe(
+    'Where the pipeline is, by the stage that moved last: running, failed, waiting (CONFIG or VERIFY OK, next not started) or done (EXECUTION OK)',
+  );
+export type PipelineStatus = z.infer<typeof pipelineStatusSchema>;
+
+/** One row of the list of latest pipelines: no PackData nor generative UI (read the pipeline for those). */
+export const pipelineSummarySchema = pipelineViewSchema.omit({ stages: true }).extend({
+  service: z.object({ id: z.number().int(), name: z.string().nullable() }),
+  status: pipelineStatusSchema,
+  stages: z.array(
+    pipelineStageViewSchema.pick({
+      stage: true,
+      state: true,
+      processor: true,
+      processor_name: true,
+      model_name: true,
+      started_at: true,
+      finished_at: true,
+      error: true,
+      cost: true,
+    }),
+  ),
+});
+export type PipelineSummary = z.infer<typeof pipelineSummarySchema>;
 
 /** The most a retrigger's feedback may say (it goes into every later CONFIG prompt). */
 export const FEEDBACK_MAX_LENGTH = 4000;

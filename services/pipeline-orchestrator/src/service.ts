@@ -13,6 +13,8 @@ import { PIPELINES_COLLECTION, PipelineRepository } from './data/pipeline-reposi
 import { PROCESSORS_COLLECTION, ProcessorRepository } from './data/processor-repository';
 import { PipelineRequestSender } from './data/request-sender';
 import { ServiceItemRepository } from './data/service-item-repository';
+import { PipelineNameRepository } from './data/pipeline-names';
+import { PipelineReads } from './domain/pipelines/pipeline-reads';
 import { ExecutionContextRepository } from './data/execution-context-repository';
 import { ExecutionContext } from './domain/pipelines/execution-context';
 import { PackDataPush } from './domain/pipelines/pack-data-push';
@@ -152,6 +154,12 @@ export const orchestratorService: ServiceDefinition<OrchestratorConfig> = {
       show: maySeeCosts(principal.role, settings.get().charges),
       currency: shownCurrency(settings.get().currency),
     });
+    const reads = new PipelineReads({
+      store: pipelineRepository,
+      names: new PipelineNameRepository(mongo.connection),
+      directory,
+      costs,
+    });
     const flowDeps = { pipelines, store: pipelineRepository, processors: stages };
     const flows = {
       retrigger: new Retrigger({ ...flowDeps, context: contextRepository }),
@@ -160,8 +168,8 @@ export const orchestratorService: ServiceDefinition<OrchestratorConfig> = {
     return {
       routes: [
         ...processorRoutes(processors),
-        ...pipelineRoutes(pipelines, costs),
-        ...pipelineFlowRoutes(flows, costs),
+        ...pipelineRoutes(pipelines, reads),
+        ...pipelineFlowRoutes(flows, reads),
       ],
       consumers: [
         projectionConsumer(directory, (serviceId) => processors.retireService(serviceId)),

@@ -820,6 +820,28 @@ export interface paths {
         patch: operations["patchAiProcessorsById"];
         trace?: never;
     };
+    "/v1/external/serviceowner/pack/pipelines/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The latest pipeline of each Service Item of your Services (admins: all), newest first, with its stage states, processor and model names, and status; filter by status
+         * @description The latest pipeline of each Service Item of your Services (admins: all), newest first, with its stage states, processor and model names, and status; filter by status.
+         *
+         *     Roles: admin, service_owner.
+         */
+        get: operations["getExternalServiceownerPackPipelines"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/external/serviceowner/pack/trigger/service_item/{id}/{stage}/": {
         parameters: {
             query?: never;
@@ -7680,6 +7702,144 @@ export interface operations {
             };
         };
     };
+    getExternalServiceownerPackPipelines: {
+        parameters: {
+            query?: {
+                /** @description How many results a page holds */
+                limit?: number;
+                /** @description How many results to skip */
+                offset?: number;
+                /** @description Where the pipeline is, by the stage that moved last: running, failed, waiting (CONFIG or VERIFY OK, next not started) or done (EXECUTION OK) */
+                status?: "running" | "failed" | "waiting" | "done";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of latest pipelines */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        count: number;
+                        next: string | null;
+                        previous: string | null;
+                        results: {
+                            id: number;
+                            service_item: number;
+                            run: number;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                            total_cost: string | null;
+                            total_cost_covers: ("all_calls" | "priced_calls_only") | null;
+                            unpriced_calls: number | null;
+                            currency: string | null;
+                            superseded_by: number | null;
+                            service: {
+                                id: number;
+                                name: string | null;
+                            };
+                            /**
+                             * @description Where the pipeline is, by the stage that moved last: running, failed, waiting (CONFIG or VERIFY OK, next not started) or done (EXECUTION OK)
+                             * @enum {string}
+                             */
+                            status: "running" | "failed" | "waiting" | "done";
+                            stages: {
+                                /** @enum {string} */
+                                stage: "CONFIG" | "VERIFY" | "EXECUTION";
+                                state: ("SCHEDULED" | "WAITING_FOR_RESPONSE" | "OK" | "FAILED") | null;
+                                processor: number | null;
+                                processor_name: string | null;
+                                model_name: string | null;
+                                started_at: string | null;
+                                finished_at: string | null;
+                                error: string | null;
+                                cost: string | null;
+                            }[];
+                        }[];
+                    };
+                };
+            };
+            /** @description Invalid query; `errors` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No or unknown token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Consumers may not run pipelines */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error; `error_id` finds it in the logs */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The owning service failed to answer */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The owning service is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     postExternalServiceownerPackTriggerServiceItemByIdByStage: {
         parameters: {
             query?: never;
@@ -7717,6 +7877,8 @@ export interface operations {
                             stage: "CONFIG" | "VERIFY" | "EXECUTION";
                             state: ("SCHEDULED" | "WAITING_FOR_RESPONSE" | "OK" | "FAILED") | null;
                             processor: number | null;
+                            processor_name: string | null;
+                            model_name: string | null;
                             started_at: string | null;
                             finished_at: string | null;
                             error: string | null;
@@ -7863,6 +8025,8 @@ export interface operations {
                             stage: "CONFIG" | "VERIFY" | "EXECUTION";
                             state: ("SCHEDULED" | "WAITING_FOR_RESPONSE" | "OK" | "FAILED") | null;
                             processor: number | null;
+                            processor_name: string | null;
+                            model_name: string | null;
                             started_at: string | null;
                             finished_at: string | null;
                             error: string | null;
@@ -8000,6 +8164,8 @@ export interface operations {
                             stage: "CONFIG" | "VERIFY" | "EXECUTION";
                             state: ("SCHEDULED" | "WAITING_FOR_RESPONSE" | "OK" | "FAILED") | null;
                             processor: number | null;
+                            processor_name: string | null;
+                            model_name: string | null;
                             started_at: string | null;
                             finished_at: string | null;
                             error: string | null;
@@ -8144,6 +8310,8 @@ export interface operations {
                             stage: "CONFIG" | "VERIFY" | "EXECUTION";
                             state: ("SCHEDULED" | "WAITING_FOR_RESPONSE" | "OK" | "FAILED") | null;
                             processor: number | null;
+                            processor_name: string | null;
+                            model_name: string | null;
                             started_at: string | null;
                             finished_at: string | null;
                             error: string | null;
@@ -8320,6 +8488,8 @@ export interface operations {
                                 stage: "CONFIG" | "VERIFY" | "EXECUTION";
                                 state: ("SCHEDULED" | "WAITING_FOR_RESPONSE" | "OK" | "FAILED") | null;
                                 processor: number | null;
+                                processor_name: string | null;
+                                model_name: string | null;
                                 started_at: string | null;
                                 finished_at: string | null;
                                 error: string | null;
@@ -8355,6 +8525,8 @@ export interface operations {
                                 stage: "CONFIG" | "VERIFY" | "EXECUTION";
                                 state: ("SCHEDULED" | "WAITING_FOR_RESPONSE" | "OK" | "FAILED") | null;
                                 processor: number | null;
+                                processor_name: string | null;
+                                model_name: string | null;
                                 started_at: string | null;
                                 finished_at: string | null;
                                 error: string | null;

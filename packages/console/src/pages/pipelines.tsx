@@ -1,60 +1,111 @@
-/** Pipelines: the Service Items, and the latest pipeline of one, refreshed while it runs. */
+/** Pipelines: the latest pipeline of each Service Item, and the latest pipeline of one, refreshed while it runs. */
+import { useState } from 'preact/hooks';
 import { api, ok, PAGE_SIZE } from '../api/client';
 import { ErrorNotice, Link, LoadState, Loading, Pager, dateTime } from '../components/ui';
 import { useInterval, useLoad, usePaged } from '../components/use-load';
 import { PipelineActions } from './pipeline-actions';
 import { formatCost } from './dashboard-format';
-import { StageCard } from './stage-card';
+import { STATE_TEXT, StageCard } from './stage-card';
 
 export function PipelinesPage({ path }: { path: string }) {
   const id = path.split('/')[2];
   return id && /^\d+$/.test(id) ? <ItemPipeline item={Number(id)} /> : <ItemList />;
 }
 
+/** The list's status filter: where each item's latest run is (docs/decisions/0042). */
+const STATUSES = [
+  ['', 'Any status'],
+  ['failed', 'Failed (a stage failed last)'],
+  ['running', 'Running'],
+  ['waiting', 'Waiting (CONFIG or VERIFY done, next not started)'],
+  ['done', 'Done (EXECUTION OK)'],
+] as const;
+type Status = Exclude<(typeof STATUSES)[number][0], ''>;
+
+function StageState({ state }: { state: string | null }) {
+  const shown = state ?? 'not run';
+  return <span class={`state state-${shown.toLowerCase()}`}>{STATE_TEXT[shown] ?? 'Not run'}</span>;
+}
+
 function ItemList() {
+  const [status, setStatus] = useState<Status | ''>('');
   const items = usePaged(
     (page) =>
       ok(
-        api.GET('/v1/catalog/service_items/', {
-          params: { query: { ...page } },
+        api.GET('/v1/external/serviceowner/pack/pipelines/', {
+          params: { query: { ...page, ...(status ? { status } : {}) } },
         }),
       ),
-    { limit: PAGE_SIZE },
+    { limit: PAGE_SIZE, deps: [status] },
   );
+  // Live like a pipeline: another person or a result may move a stage.
+  useInterval(() => void items.reload(), 10);
   return (
     <section aria-labelledby="page-title">
       <h1 id="page-title">Pipelines</h1>
-      <p class="muted">Each Service Item has a pipeline once a declaration of it is approved.</p>
-      <LoadState loaded={items} what="Service Items" />
+      <p class="muted">
+        The latest pipeline of each Service Item, newest first. An item has one once a declaration of it is
+        approved.
+      </p>
+      <div class="filters">
+        <label>
+          Status{' '}
+          <select
+            value={status}
+            onChange={(event) => {
+              items.setOffset(0);
+              setStatus((event.target as HTMLSelectElement).value as Status | '');
+            }}
+          >
+            {STATUSES.map(([value, text]) => (
+              <option key={value} value={value}>
+                {text}
+              </option>
+            ))}
+          </select>
+        </label>
+      </div>
+      <LoadState loaded={items} what="pipelines" />
       {items.data && (
         <>
           <div class="table-scroll">
-            <table>
-              <caption>Service Items</caption>
+            <table data-testid="pipelines">
+              <caption>Latest pipelines</caption>
               <thead>
                 <tr>
                   <th scope="col">Item</th>
                   <th scope="col">Service</th>
-                  <th scope="col">Consumer</th>
-                  <th scope="col">Approved</th>
+                  <th scope="col">Run</th>
+                  <th scope="col">CONFIG</th>
+                  <th scope="col">VERIFY</th>
+                  <th scope="col">EXECUTION</th>
+                  <th scope="col">Total cost</th>
+                  <th scope="col">Updated</th>
                 </tr>
               </thead>
               <tbody>
-                {items.data.results.map((item) => (
-                  <tr key={item.id}>
+                {items.data.results.map((row) => (
+                  <tr key={row.id} data-item={row.service_item} data-status={row.status}>
                     <th scope="row">
-                      <Link href={`/pipelines/${item.id}`}>Service Item #{item.id}</Link>
+                      <Link href={`/pipelines/${row.service_item}`}>Service Item #{row.service_item}</Link>
                     </th>
-                    <td>{item.service.name}</td>
-                    <td>{item.consumer.name}</td>
-                    <td>{dateTime(item.latest_approved_at)}</td>
+                    <td>{row.service.name ?? `Service #${row.service.id}`}</td>
+                    <td>{row.run}</td>
+                    {row.stages.map((stage) => (
+                      <td key={stage.stage} data-stage={stage.stage} title={stage.error ?? undefined}>
+                        <StageState state={stage.state} />
+                      </td>
+                    ))}
+                    <td>{row.total_cost === null ? 'hidden' : formatCost(row.total_cost, row.currency)}</td>
+                    <td>{dateTime(row.updated_at)}</td>
                   </tr>
                 ))}
               </tbody>
             </table>
           </div>
+          {items.data.results.length === 0 && <p class="muted">No pipelines with this status.</p>}
           <Pager
-            label="Service Items"
+            label="pipelines"
             offset={items.offset}
             limit={PAGE_SIZE}
             count={items.data.count}

@@ -4,7 +4,7 @@ import { JsonView, dateTime } from '../components/ui';
 import { GenUi } from '../gen-ui/render';
 import { formatCost } from './dashboard-format';
 
-const STATE_TEXT: Record<string, string> = {
+export const STATE_TEXT: Record<string, string> = {
   OK: 'OK',
   FAILED: 'Failed',
   SCHEDULED: 'Scheduled',
@@ -34,7 +34,13 @@ export function StageCard({ stage, currency }: { stage: Stage; currency: string 
         </div>
         <div>
           <dt>Processor</dt>
-          <dd>{stage.processor === null ? '—' : `#${stage.processor}`}</dd>
+          <dd>
+            {stage.processor === null ? '—' : `${stage.processor_name ?? 'Processor'} #${stage.processor}`}
+          </dd>
+        </div>
+        <div>
+          <dt>Model</dt>
+          <dd>{stage.model_name ?? '—'}</dd>
         </div>
         {stage.origin && (
           <div>

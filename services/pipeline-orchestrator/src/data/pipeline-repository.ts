@@ -1,7 +1,8 @@
 import type { Connection } from 'mongoose';
-import type { Envelope, Stage } from '@pack/contracts';
+import type { Envelope, Page, Stage } from '@pack/contracts';
 import { STAGES } from '@pack/contracts';
 import {
+  findPage,
   isDuplicateKey,
   nextId,
   OUTBOX_FIELD,
@@ -11,6 +12,8 @@ import {
 } from '@pack/db';
 import {
   RUNNING_STATES,
+  statusAfter,
+  type LatestFilter,
   type PackDataRecord,
   type PipelineRecord,
   type PipelineStore,
@@ -24,6 +27,17 @@ export const PIPELINES_COLLECTION = 'pipelines';
 export const PACK_DATA_COLLECTION = 'pack_data';
 
 const WITHOUT_OUTBOX = { [OUTBOX_FIELD]: 0, [OUTBOX_PENDING_FIELD]: 0, [WATCHED_FIELD]: 0 };
+/** A list row: no outbox, PackData, generative UI nor declaration (the pipeline's own read has them). */
+const SUMMARY = {
+  ...WITHOUT_OUTBOX,
+  declaration_json: 0,
+  execution_context: 0,
+  ...Object.fromEntries(
+    STAGES.flatMap((stage) =>
+      ['pack_data_json', 'gen_ui_json'].map((field) => [`stages.${stage}.${field}`, 0]),
+    ),
+  ),
+};
 
 export function record(document: PipelineRecord & Record<string, unknown>): PipelineRecord {
   const {
@@ -54,6 +68,14 @@ export class PipelineRepository implements PipelineStore {
     await this.pipelines.createIndex({ origin: 1 }, { name: 'origin', unique: true });
     await this.pipelines.createIndex({ service_item_id: 1, run: -1 }, { name: 'item_run' });
     await this.pipelines.createIndex({ [OUTBOX_PENDING_FIELD]: 1 }, { name: 'outbox_pending' });
+    // The list of latest pipelines, newest first: all, by status, and an owner's Services
+    // (top-level equalities FerretDB pushes down, docs/decisions/0033 and 0042).
+    await this.pipelines.createIndex({ latest: 1, _id: -1 }, { name: 'latest_by_id' });
+    await this.pipelines.createIndex({ latest: 1, status: 1, _id: -1 }, { name: 'latest_status_by_id' });
+    await this.pipelines.createIndex(
+      { service_id: 1, latest: 1, status: 1, _id: -1 },
+      { name: 'service_latest_status_by_id' },
+    );
     await this.packData.createIndex({ service_item_id: 1, stage: 1 }, { name: 'item_stage' });
   }
 
@@ -69,13 +91,41 @@ export class PipelineRepository implements PipelineStore {
     try {
       // A new pipeline always schedules a stage: the sweeper watches it (0028).
       const watched: Record<string, boolean> = { [WATCHED_FIELD]: true };
-      await this.pipelines.insertOne({ ...pipeline, rev: 0, ...watched, ...outboxFields(...events) });
-      this.remember({ ...pipeline, rev: 0 });
+      const listed = { latest: true, status: statusAfter(pipeline.stages) ?? 'running' } as const;
+      await this.pipelines.insertOne({
+        ...pipeline,
+        ...listed,
+        rev: 0,
+        ...watched,
+        ...outboxFields(...events),
+      });
+      this.remember({ ...pipeline, ...listed, rev: 0 });
+      await this.leaveList(pipeline);
       return true;
     } catch (error) {
       if (isDuplicateKey(error)) return false;
       throw error;
     }
+  }
+
+  /**
+   * After inserting `pipeline` as latest: the item's earlier runs leave the list, and so does
+   * `pipeline` itself if a later run was inserted first (run numbers are taken before the insert,
+   * so two new runs may be inserted out of order). Each insert clears, then looks: of two
+   * concurrent ones, the later-run insert clears the other, or the other sees it. A crash in
+   * between leaves an extra latest run until the item's next run (docs/decisions/0042).
+   */
+  private async leaveList(pipeline: PipelineRecord): Promise<void> {
+    const item = pipeline.service_item_id;
+    await this.pipelines.updateMany(
+      { service_item_id: item, latest: true, run: { $lt: pipeline.run } },
+      { $set: { latest: false } },
+    );
+    const later = await this.pipelines.findOne(
+      { service_item_id: item, run: { $gt: pipeline.run } },
+      { projection: { _id: 1 } },
+    );
+    if (later) await this.pipelines.updateOne({ _id: pipeline._id }, { $set: { latest: false } });
   }
 
   find(id: number): Promise<PipelineRecord | null> {
@@ -127,6 +177,8 @@ export class PipelineRepository implements PipelineStore {
     // The result whose cost this move records: a late copy of it is not counted again (countLate).
     if ((cost !== null || unpriced) && expect.request_id !== undefined)
       fields[`counted.${expect.request_id}`] = { cost, unpriced, late: expect.no_late_result === true };
+    const status = statusAfter(set);
+    if (status !== null) fields.status = status;
     let update: Record<string, unknown> = {
       $set: fields,
       $inc: unpriced ? { rev: 1, unpriced_calls: 1 } : { rev: 1 },
@@ -234,6 +286,13 @@ export class PipelineRepository implements PipelineStore {
     } catch (error) {
       if (!isDuplicateKey(error)) throw error;
     }
+  }
+
+  listLatest(filter: LatestFilter, limit: number, offset: number): Promise<Page<PipelineRecord>> {
+    const query: Record<string, unknown> = { latest: true };
+    if (filter.service_ids !== undefined) query.service_id = { $in: [...filter.service_ids] };
+    if (filter.status !== undefined) query.status = filter.status;
+    return findPage(this.pipelines, query, { sort: { _id: -1 }, limit, offset, projection: SUMMARY });
   }
 
   countRunning(): Promise<number> {

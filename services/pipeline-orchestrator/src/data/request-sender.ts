@@ -46,6 +46,7 @@ export class PipelineRequestSender implements RequestSender {
       {
         $set: {
           [state]: 'WAITING_FOR_RESPONSE',
+          status: 'running',
           updated_at: new Date(),
           [OUTBOX_FIELD]: [],
           [OUTBOX_PENDING_FIELD]: false,

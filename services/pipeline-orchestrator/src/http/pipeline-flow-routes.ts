@@ -12,7 +12,7 @@ import { NotFoundError } from '@pack/errors';
 import { idSchema, problemSpec as problem, route } from '@pack/http-kit';
 import type { PackDataPush } from '../domain/pipelines/pack-data-push';
 import type { PipelineRecord } from '../domain/pipelines/pipeline-records';
-import { pipelineView, type CostDisplay } from '../domain/pipelines/pipeline-views';
+import type { PipelineReads } from '../domain/pipelines/pipeline-reads';
 import type { Retrigger } from '../domain/pipelines/retrigger';
 import { PACK_PATH } from './pipeline-routes';
 
@@ -25,10 +25,10 @@ const problems = {
 /** Endpoints 4 (retrigger) and 5 (PackData from outside). */
 export function pipelineFlowRoutes(
   flows: { retrigger: Retrigger; push: PackDataPush },
-  costs: (principal: Principal) => CostDisplay,
+  reads: PipelineReads,
 ) {
   const access = ['admin', 'service_owner'] as const;
-  const view = (principal: Principal, pipeline: PipelineRecord) => pipelineView(pipeline, costs(principal));
+  const view = (principal: Principal, pipeline: PipelineRecord) => reads.view(principal, pipeline);
   return [
     route({
       method: 'post',
@@ -48,7 +48,7 @@ export function pipelineFlowRoutes(
       },
       handler: async ({ principal, params, body }) => {
         const pipeline = await flows.retrigger.retrigger(principal, params.id, body?.feedback);
-        return { status: 202, body: view(principal, pipeline) };
+        return { status: 202, body: await view(principal, pipeline) };
       },
     }),
     route({
@@ -87,8 +87,8 @@ export function pipelineFlowRoutes(
         return {
           status: 201,
           body: {
-            pipeline: view(principal, outcome.pipeline),
-            retrigger: outcome.retrigger && view(principal, outcome.retrigger),
+            pipeline: await view(principal, outcome.pipeline),
+            retrigger: outcome.retrigger && (await view(principal, outcome.retrigger)),
           },
         };
       },

@@ -1,10 +1,17 @@
 import { z } from 'zod';
-import { pipelineViewSchema, stagePathSchema, stageOfPath, type Principal } from '@pack/contracts';
+import {
+  pipelineStatusSchema,
+  pipelineSummarySchema,
+  pipelineViewSchema,
+  stagePathSchema,
+  stageOfPath,
+  type Principal,
+} from '@pack/contracts';
 import { NotFoundError } from '@pack/errors';
-import { idParams, idSchema, problemSpec, route } from '@pack/http-kit';
+import { idParams, idSchema, listQuerySchema, pageOf, pageSchema, problemSpec, route } from '@pack/http-kit';
 import type { Pipelines } from '../domain/pipelines/pipelines';
 import type { PipelineRecord } from '../domain/pipelines/pipeline-records';
-import { pipelineView, type CostDisplay } from '../domain/pipelines/pipeline-views';
+import type { PipelineReads } from '../domain/pipelines/pipeline-reads';
 
 export const PACK_PATH = '/v1/external/serviceowner/pack/';
 
@@ -16,6 +23,10 @@ const problems = {
   404: problem('No such Service Item (with an approved declaration) or pipeline among your Services'),
 } as const;
 
+const latestQuery = listQuerySchema.extend({
+  status: pipelineStatusSchema.optional(),
+});
+
 const itemParams = z.object({ id: idSchema });
 const triggerParams = z.object({
   id: idSchema,
@@ -23,11 +34,30 @@ const triggerParams = z.object({
   stage: z.string().describe('config, verify or execution (lowercase); anything else is 404'),
 });
 
-/** Endpoints 3, 6 and 7; costs shown as the Charges Settings allow the caller. */
-export function pipelineRoutes(pipelines: Pipelines, costs: (principal: Principal) => CostDisplay) {
+/** Endpoints 3, 6 and 7, and the list of latest pipelines; costs shown as the Charges Settings allow the caller. */
+export function pipelineRoutes(pipelines: Pipelines, reads: PipelineReads) {
   const access = ['admin', 'service_owner'] as const;
-  const view = (principal: Principal, pipeline: PipelineRecord) => pipelineView(pipeline, costs(principal));
+  const view = (principal: Principal, pipeline: PipelineRecord) => reads.view(principal, pipeline);
   return [
+    route({
+      method: 'get',
+      path: `${PACK_PATH}pipelines/`,
+      summary:
+        'The latest pipeline of each Service Item of your Services (admins: all), newest first, with its stage states, processor and model names, and status; filter by status',
+      access,
+      query: latestQuery,
+      responses: {
+        200: { description: 'A page of latest pipelines', schema: pageSchema(pipelineSummarySchema) },
+        400: problem('Invalid query; `errors` names each field'),
+        401: problems[401],
+        403: problems[403],
+      },
+      handler: async ({ principal, query, req }) => {
+        const filter = query.status === undefined ? {} : { status: query.status };
+        const page = await reads.latest(principal, filter, query.limit, query.offset);
+        return { body: pageOf(req, query, page.count, page.items) };
+      },
+    }),
     route({
       method: 'post',
       path: `${PACK_PATH}trigger/service_item/:id/:stage/`,
@@ -46,7 +76,7 @@ export function pipelineRoutes(pipelines: Pipelines, costs: (principal: Principa
         const stage = stagePathSchema.safeParse(params.stage);
         if (!stage.success) throw new NotFoundError(`No stage ${params.stage}: config, verify or execution`);
         const pipeline = await pipelines.trigger(principal, params.id, stageOfPath(stage.data));
-        return { status: 202, body: view(principal, pipeline) };
+        return { status: 202, body: await view(principal, pipeline) };
       },
     }),
     route({
@@ -57,7 +87,7 @@ export function pipelineRoutes(pipelines: Pipelines, costs: (principal: Principa
       params: itemParams,
       responses: { 200: { description: 'The pipeline', schema: pipelineViewSchema }, ...problems },
       handler: async ({ principal, params }) => ({
-        body: view(principal, await pipelines.latest(principal, params.id)),
+        body: await view(principal, await pipelines.latest(principal, params.id)),
       }),
     }),
     route({
@@ -68,7 +98,7 @@ export function pipelineRoutes(pipelines: Pipelines, costs: (principal: Principa
       params: idParams,
       responses: { 200: { description: 'The pipeline', schema: pipelineViewSchema }, ...problems },
       handler: async ({ principal, params }) => ({
-        body: view(principal, await pipelines.get(principal, params.id)),
+        body: await view(principal, await pipelines.get(principal, params.id)),
       }),
     }),
   ];

@@ -1,4 +1,14 @@
-import type { ChangeInstanceState, Envelope, EventData, events, ProcessorKind, Stage } from '@pack/contracts';
+import { STAGES } from '@pack/contracts';
+import type {
+  ChangeInstanceState,
+  Envelope,
+  EventData,
+  events,
+  Page,
+  PipelineStatus,
+  ProcessorKind,
+  Stage,
+} from '@pack/contracts';
 import type { FinalSchema } from '../stage-requests/final-schema';
 import type { ActiveProcessors } from '../processors/processor-records';
 
@@ -99,6 +109,34 @@ export interface PipelineRecord {
    * expects a `rev` fails if anything changed since that copy was read.
    */
   rev?: number;
+  /**
+   * The item's latest run (the list of latest pipelines, docs/decisions/0042): set on insert,
+   * cleared when a newer run of the item is inserted. Absent on pipelines stored before it.
+   */
+  latest?: boolean;
+  /** Where the run is, by the stage that moved last (`statusAfter`), kept by every stage move. */
+  status?: PipelineStatus;
+}
+
+/**
+ * The list status a write leaves: that of the last stage, in stage order, whose state it sets
+ * (null: it sets no state). Exact in the same single-document write, no read of the other stages.
+ */
+export function statusAfter(set: Partial<Record<Stage, Partial<StageRecord>>>): PipelineStatus | null {
+  for (const stage of [...STAGES].reverse()) {
+    const state = set[stage]?.state;
+    if (state === undefined || state === null) continue;
+    if (state === 'FAILED') return 'failed';
+    if (state === 'OK') return stage === 'EXECUTION' ? 'done' : 'waiting';
+    return 'running';
+  }
+  return null;
+}
+
+/** Which latest pipelines a list shows: of these Services (absent: every Service), in this status. */
+export interface LatestFilter {
+  service_ids?: readonly number[];
+  status?: PipelineStatus;
 }
 
 /** A counted generate result: `late` when it moved no stage (its attempt was over or replaced). */
@@ -207,6 +245,8 @@ export interface PipelineStore {
   savePackData(record: PackDataRecord): Promise<void>;
   /** Pipelines with a stage SCHEDULED or WAITING_FOR_RESPONSE. */
   countRunning(): Promise<number>;
+  /** A page of the latest pipeline of each Service Item, newest first, without PackData or generative UI. */
+  listLatest(filter: LatestFilter, limit: number, offset: number): Promise<Page<PipelineRecord>>;
 }
 
 export interface ServiceItemStore {

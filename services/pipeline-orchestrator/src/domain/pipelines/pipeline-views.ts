@@ -1,4 +1,4 @@
-import { STAGES, type PipelineView } from '@pack/contracts';
+import { STAGES, type PipelineStatus, type PipelineSummary, type PipelineView } from '@pack/contracts';
 import { sumCosts } from '@pack/llm-providers';
 import type { PipelineRecord } from './pipeline-records';
 
@@ -11,14 +11,25 @@ export interface CostDisplay {
   currency: string | null;
 }
 
-const parsed = (json: string | null) =>
-  json === null ? null : (JSON.parse(json) as Record<string, unknown>);
+/** A stage's processor name and its model's provider identifier (pipeline-reads.ts). */
+export interface StageNames {
+  processor_name: string;
+  model_name: string | null;
+}
+
+/** Absent in a list row (read without PackData and generative UI): null. */
+const parsed = (json: string | null | undefined) =>
+  json === null || json === undefined ? null : (JSON.parse(json) as Record<string, unknown>);
 
 /**
  * DESIGN section 7's pipeline response; the total is the exact decimal sum of every priced call's
  * cost, labelled `priced_calls_only` when some call was unpriced (spec 2.2: unpriced is not zero).
  */
-export function pipelineView(pipeline: PipelineRecord, costs: CostDisplay): PipelineView {
+export function pipelineView(
+  pipeline: PipelineRecord,
+  costs: CostDisplay,
+  names: ReadonlyMap<number, StageNames> = new Map(),
+): PipelineView {
   const unpriced = pipeline.unpriced_calls ?? 0;
   return {
     id: pipeline._id,
@@ -37,6 +48,9 @@ export function pipelineView(pipeline: PipelineRecord, costs: CostDisplay): Pipe
         stage,
         state: record.state,
         processor: record.processor_id,
+        processor_name:
+          (record.processor_id !== null && names.get(record.processor_id)?.processor_name) || null,
+        model_name: (record.processor_id !== null && names.get(record.processor_id)?.model_name) || null,
         started_at: record.started_at?.toISOString() ?? null,
         finished_at: record.finished_at?.toISOString() ?? null,
         error: record.error,
@@ -51,5 +65,31 @@ export function pipelineView(pipeline: PipelineRecord, costs: CostDisplay): Pipe
         origin: record.origin ?? (record.state === null ? null : 'generated'),
       };
     }),
+  };
+}
+
+/** A row of the list of latest pipelines: the view without PackData, with its Service and status. */
+export function pipelineSummary(
+  pipeline: PipelineRecord,
+  costs: CostDisplay,
+  names: ReadonlyMap<number, StageNames>,
+  serviceName: string | null,
+): PipelineSummary {
+  const { stages, ...view } = pipelineView(pipeline, costs, names);
+  return {
+    ...view,
+    service: { id: pipeline.service_id, name: serviceName },
+    status: pipeline.status ?? ('running' satisfies PipelineStatus),
+    stages: stages.map((stage) => ({
+      stage: stage.stage,
+      state: stage.state,
+      processor: stage.processor,
+      processor_name: stage.processor_name,
+      model_name: stage.model_name,
+      started_at: stage.started_at,
+      finished_at: stage.finished_at,
+      error: stage.error,
+      cost: stage.cost,
+    })),
   };
 }

@@ -1,0 +1,71 @@
+import {
+  STAGES,
+  type Page,
+  type PipelineStatus,
+  type PipelineSummary,
+  type PipelineView,
+  type Principal,
+} from '@pack/contracts';
+import type { Directory } from '../processors/processor-records';
+import type { PipelineRecord, PipelineStore } from './pipeline-records';
+import { pipelineSummary, pipelineView, type CostDisplay, type StageNames } from './pipeline-views';
+
+export type { StageNames } from './pipeline-views';
+
+/** Names a view shows beside ids: processors (with their model) and Services. */
+export interface PipelineNames {
+  /** By processor id, deleted processors included; a processor not found is left out. */
+  stages(processorIds: readonly number[]): Promise<Map<number, StageNames>>;
+  /** Service names by id; a Service not known is left out. */
+  services(serviceIds: readonly number[]): Promise<Map<number, string>>;
+}
+
+const processorsOf = (pipelines: readonly PipelineRecord[]) => [
+  ...new Set(
+    pipelines.flatMap((pipeline) =>
+      STAGES.map((stage) => pipeline.stages[stage].processor_id).filter((id): id is number => id !== null),
+    ),
+  ),
+];
+
+/**
+ * What callers read of pipelines: one pipeline's view and the list of the latest pipeline of each
+ * Service Item of the caller's Services (admins: all), costs shown as the Charges Settings allow.
+ */
+export class PipelineReads {
+  constructor(
+    private readonly deps: {
+      store: Pick<PipelineStore, 'listLatest'>;
+      names: PipelineNames;
+      directory: Pick<Directory, 'serviceIdsOwnedBy'>;
+      costs: (principal: Principal) => CostDisplay;
+    },
+  ) {}
+
+  async view(principal: Principal, pipeline: PipelineRecord): Promise<PipelineView> {
+    const names = await this.deps.names.stages(processorsOf([pipeline]));
+    return pipelineView(pipeline, this.deps.costs(principal), names);
+  }
+
+  async latest(
+    principal: Principal,
+    filter: { status?: PipelineStatus },
+    limit: number,
+    offset: number,
+  ): Promise<Page<PipelineSummary>> {
+    const service_ids =
+      principal.role === 'admin' ? undefined : await this.deps.directory.serviceIdsOwnedBy(principal.id);
+    const page = await this.deps.store.listLatest({ ...filter, service_ids }, limit, offset);
+    const [names, services] = await Promise.all([
+      this.deps.names.stages(processorsOf(page.items)),
+      this.deps.names.services([...new Set(page.items.map((pipeline) => pipeline.service_id))]),
+    ]);
+    const costs = this.deps.costs(principal);
+    return {
+      count: page.count,
+      items: page.items.map((pipeline) =>
+        pipelineSummary(pipeline, costs, names, services.get(pipeline.service_id) ?? null),
+      ),
+    };
+  }
+}
