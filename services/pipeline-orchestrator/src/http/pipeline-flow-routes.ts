@@ -68,6 +68,7 @@ export function pipelineFlowRoutes(
           ),
       }),
       body: packDataBodySchema,
+      exactNumbers: true,
       responses: {
         201: { description: 'The PackData is stored', schema: packDataPushedSchema },
         400: problem('Invalid id or retrigger flag, or the body is not a JSON object'),
