@@ -14,7 +14,9 @@ import {
 const submitBody = z.strictObject({
   declaration: z
     .record(z.string(), z.unknown(), { error: 'must be a JSON object' })
-    .describe('The declaration. Any JSON object; its numbers are kept exactly as sent, digit for digit (a 19-digit id, a long decimal), and every read returns them the same way.'),
+    .describe(
+      'The declaration. Any JSON object; its numbers are kept exactly as sent, digit for digit (a 19-digit id, a long decimal), and every read returns them the same way.',
+    ),
 });
 
 export function submissionRoutes(submissions: SubmitDeclaration) {

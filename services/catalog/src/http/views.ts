@@ -160,9 +160,7 @@ export function toChangeInstanceDetailView(
 ): z.infer<typeof changeInstanceDetailView> {
   return {
     ...toChangeInstanceView(detail.instance, detail.service),
-    declaration: detail.declaration
-      ? declarationValue(detail.declaration.content)
-      : null,
+    declaration: detail.declaration ? declarationValue(detail.declaration.content) : null,
     history: detail.history.map((entry) => ({
       from: entry.from ?? null,
       to: entry.to,
