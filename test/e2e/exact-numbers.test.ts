@@ -79,7 +79,17 @@ describe('numbers kept exactly as sent, through the gateway', () => {
     await stack?.stop();
   });
 
-  it("keeps a declaration's and generated PackData's numbers in catalog and pipeline reads and in prompts", async () => {
+  /** The Service Item's latest pipeline once VERIFY is OK (the answer, its text unparsed). */
+  const verified = (item: number) =>
+    waitFor(
+      async () => {
+        const answer = await actors.asOwner('GET', `${PACK}pipelines/latest/service_item/${item}/`);
+        return answer.body?.stages?.[1]?.state === 'OK' && answer;
+      },
+      { what: 'VERIFY OK', timeoutMs: 30_000 },
+    );
+
+  it("keeps a declaration's numbers in the catalog's reads and in the pipeline's prompt", async () => {
     const submitted = await stack.call('POST', `/v1/catalog/services/${service}/declarations/`, {
       token: consumerToken,
       raw: `{"declaration":${DECLARATION}}`,
@@ -103,19 +113,20 @@ describe('numbers kept exactly as sent, through the gateway', () => {
     );
     expect(exactly(latest, (body) => body.declaration)).toBe(DECLARATION);
 
-    const run = await waitFor(
-      async () => {
-        const answer = await actors.asOwner('GET', `${PACK}pipelines/latest/service_item/${item}/`);
-        return answer.body?.stages?.[1]?.state === 'OK' && answer;
-      },
-      { what: 'VERIFY OK', timeoutMs: 30_000 },
-    );
+    // The declaration reached the orchestrator in the catalog's event; the model saw it exactly.
+    await verified(item);
+    expect(prompts()[0]).toContain(`Latest approved declaration of Service Item ${item}:\n${DECLARATION}`);
+  });
+
+  it("keeps the numbers of a model's JSON reply in the pipeline's PackData and the next stage's prompt", async () => {
+    const another = pipelineActors(stack, ownerToken, await stack.issueToken('consumer'));
+    const asked = prompts().length;
+    fake.scriptReplies(GENERATED, 'Verified.');
+    const item = (await another.approved(service, { namespace: 'team-c' })).item;
+    const run = await verified(item);
     expect(run.body.stages[0]).toMatchObject({ state: 'OK', error: null });
     expect(exactly(run, (body) => body.stages[0].pack_data)).toBe(GENERATED);
-    // The declaration reached the orchestrator in the catalog's event; the model saw both exactly.
-    const [config, verify] = prompts();
-    expect(config).toContain(`Latest approved declaration of Service Item ${item}:\n${DECLARATION}`);
-    expect(verify).toContain(`PackData of the CONFIG stage:\n${GENERATED}`);
+    expect(prompts()[asked + 1]).toContain(`PackData of the CONFIG stage:\n${GENERATED}`);
   });
 
   it("keeps pushed PackData's numbers in the pipeline and in the execution context of the retriggered run", async () => {

@@ -22,8 +22,9 @@ const jsonObject = z.record(z.string(), z.unknown());
  */
 const packDataSchema = z
   .union([jsonObject, z.array(z.unknown()), z.string(), z.number(), z.boolean()])
+  .nullable()
   .describe(
-    "The stage's PackData: a JSON object, or the array or scalar a processor's response schema whose root is one produced. " +
+    "The stage's PackData: a JSON object, or the array or scalar a processor's response schema whose root is one produced; null while the stage has none. " +
       'Numbers are exactly as pushed or generated, digit for digit (a 19-digit id, a long decimal)',
   );
 
@@ -39,7 +40,7 @@ export const pipelineStageViewSchema = z.object({
   /** Exact decimal string of the latest attempt; null when unknown, unpriced or hidden (Charges Settings). */
   cost: z.string().nullable(),
   /** The stage's PackData, or null. */
-  pack_data: packDataSchema.nullable(),
+  pack_data: packDataSchema,
   /** The generative UI reply, where the processor asked for one. */
   gen_ui: jsonObject.nullable(),
   /** false: the reply is invalid or uses unsupported components (clients fall back); null without generative UI. */
