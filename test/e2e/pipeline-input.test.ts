@@ -171,7 +171,7 @@ describe('pipeline orchestrator input through the gateway', () => {
     await refused(() => asOwner('POST', `${PACK}trigger/service_item/${item}/%ZZ/`), 400, ['path.stage']);
   });
 
-  it('refuses PackData that does not decode, is not JSON, is over the limit or holds a number out of range, and keeps any JSON object as sent', async () => {
+  it('refuses PackData that does not decode, is not JSON or is over the limit, and keeps any JSON object as sent, numbers beyond the double range too', async () => {
     const path = `${PACK}data/service_item/${item}/verify/`;
     for (const encoding of ['gzip', 'deflate', 'br']) {
       await refused(
