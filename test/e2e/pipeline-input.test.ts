@@ -171,7 +171,7 @@ describe('pipeline orchestrator input through the gateway', () => {
     await refused(() => asOwner('POST', `${PACK}trigger/service_item/${item}/%ZZ/`), 400, ['path.stage']);
   });
 
-  it('refuses PackData that does not decode, is not JSON, is over the limit or holds a number out of range, and keeps any JSON object as sent', async () => {
+  it('refuses PackData that does not decode, is not JSON or is over the limit, and keeps any JSON object as sent, numbers beyond the double range too', async () => {
     const path = `${PACK}data/service_item/${item}/verify/`;
     for (const encoding of ['gzip', 'deflate', 'br']) {
       await refused(
@@ -185,8 +185,10 @@ describe('pipeline orchestrator input through the gateway', () => {
       415,
     );
     await refused(() => asOwner('POST', path, { raw: JSON.stringify({ a: 'x'.repeat(1_100_000) }) }), 413);
-    // A number beyond the double range would come back as null: refused, naming where it is.
-    await refused(() => asOwner('POST', path, { raw: '{"vm":{"disks":[10,1e400]}}' }), 400, ['vm.disks.1']);
+    // A number beyond the double range is valid JSON: kept as sent, not refused (docs/decisions/0039).
+    const huge = await asOwner('POST', path, { raw: '{"vm":{"disks":[10,1e400]}}' });
+    expect(huge.status).toBe(201);
+    expect(huge.text).toContain('"pack_data":{"vm":{"disks":[10,1e400]}}');
 
     const data = { $set: { role: 'admin' }, 'a.b': { $gt: '' }, nested: { $where: '1', 'x.y': [1] } };
     const zipped = await asOwner('POST', path, {

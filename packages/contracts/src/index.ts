@@ -1,5 +1,6 @@
 export * from './identity';
 export * from './text';
+export * from './exact-json';
 export * from './header-value';
 export * from './secrets';
 export * from './envelope';

@@ -15,6 +15,19 @@ export function stageOfPath(path: z.infer<typeof stagePathSchema>): Stage {
 
 const jsonObject = z.record(z.string(), z.unknown());
 
+/**
+ * A stage's PackData: a JSON object (pushed, or generated), or the array or scalar a response
+ * schema whose root is one asked for (docs/decisions/0023). Numbers are kept as sent or
+ * generated, digit for digit (docs/decisions/0039).
+ */
+const packDataSchema = z
+  .union([jsonObject, z.array(z.unknown()), z.string(), z.number(), z.boolean()])
+  .nullable()
+  .describe(
+    "The stage's PackData: a JSON object, or the array or scalar a processor's response schema whose root is one produced; null while the stage has none. " +
+      'Numbers are exactly as pushed or generated, digit for digit (a 19-digit id, a long decimal)',
+  );
+
 export const pipelineStageViewSchema = z.object({
   stage: stageSchema,
   /** null while the stage has not run in this pipeline. */
@@ -30,8 +43,8 @@ export const pipelineStageViewSchema = z.object({
   error: z.string().nullable(),
   /** Exact decimal string of the latest attempt; null when unknown, unpriced or hidden (Charges Settings). */
   cost: z.string().nullable(),
-  /** The stage's PackData (a JSON object), or null. */
-  pack_data: jsonObject.nullable(),
+  /** The stage's PackData, or null. */
+  pack_data: packDataSchema,
   /** The generative UI reply, where the processor asked for one. */
   gen_ui: jsonObject.nullable(),
   /** false: the reply is invalid or uses unsupported components (clients fall back); null without generative UI. */
@@ -117,8 +130,10 @@ export const retriggerBodySchema = z
   .strict()
   .optional();
 
-/** Endpoint 5's body: the stage's PackData, any JSON object. */
-export const packDataBodySchema = jsonObject.describe("The stage's PackData (a JSON object)");
+/** Endpoint 5's body: the stage's PackData, any JSON object, numbers kept exactly (docs/decisions/0039). */
+export const packDataBodySchema = jsonObject.describe(
+  "The stage's PackData (any JSON object). Numbers are kept exactly as sent, digit for digit (a 19-digit id, a long decimal), and every read returns them the same way",
+);
 
 export const packDataPushedSchema = z.object({
   /** The latest run, holding the pushed PackData (and the next stage started, when it has a processor). */

@@ -9,7 +9,7 @@ import express, {
   type Response,
 } from 'express';
 import type { z } from 'zod';
-import type { Principal } from '@pack/contracts';
+import { stringifyExactJson, type Principal } from '@pack/contracts';
 import { runWithContext, type Logger, type RequestContext } from '@pack/logging';
 import type { Metrics } from '@pack/metrics';
 import {
@@ -165,6 +165,12 @@ function undecodablePath(routes: readonly AnyRoute[]): ErrorRequestHandler {
   };
 }
 
+/** res.json, writing exact numbers (users' JSON, @pack/contracts exact-json.ts) as they were sent. */
+function sendJson(res: Response, body: unknown): void {
+  if (!res.get('Content-Type')) res.type('application/json');
+  res.send(stringifyExactJson(body));
+}
+
 function authorize(route: AnyRoute, principal: Principal | null): void {
   if (route.access === 'public') return;
   if (!principal) throw new UnauthorizedError('Send an API token as "Authorization: Token <token>".');
@@ -210,9 +216,11 @@ function mount(app: Express, route: AnyRoute, options: HttpAppOptions): void {
     }
     for (const [name, value] of Object.entries(reply.headers ?? {})) res.setHeader(name, value);
     if (reply.body === undefined) res.status(status).end();
-    else res.status(status).json(reply.body);
+    else sendJson(res.status(status), reply.body);
   };
-  const stack: RequestHandler[] = route.body ? jsonBody(options.bodyLimitBytes) : [];
+  const stack: RequestHandler[] = route.body
+    ? jsonBody(options.bodyLimitBytes, { exactNumbers: route.exactNumbers === true })
+    : [];
   app[route.method](route.path, ...stack, handler);
 }
 

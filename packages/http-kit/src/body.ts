@@ -1,6 +1,6 @@
 import express, { type Request, type RequestHandler } from 'express';
 import { isBareBadRequest, UnsupportedMediaTypeError, ValidationError } from './errors';
-import { parseJsonBody } from './json-body';
+import { parseJsonBody, type JsonBodyOptions } from './json-body';
 import type { AnyRoute } from './route';
 
 function hasBody(req: Request): boolean {
@@ -16,7 +16,7 @@ const CHARSET = /;\s*charset\s*=\s*"?([^";\s]+)/i;
  * parseJsonBody, which refuses invalid UTF-8, prototype keys and excessive nesting. A route
  * without a body schema ignores any body.
  */
-export function jsonBody(limit: number): RequestHandler[] {
+export function jsonBody(limit: number, options: JsonBodyOptions = {}): RequestHandler[] {
   const read = express.raw({ limit, type: () => true });
   return [
     (req, _res, next) => {
@@ -36,7 +36,7 @@ export function jsonBody(limit: number): RequestHandler[] {
     (req, _res, next) => {
       const raw: unknown = req.body;
       try {
-        req.body = raw instanceof Buffer ? parseJsonBody(raw) : undefined;
+        req.body = raw instanceof Buffer ? parseJsonBody(raw, options) : undefined;
       } catch (error) {
         return next(error);
       }

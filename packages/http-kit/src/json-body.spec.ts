@@ -1,3 +1,4 @@
+import { stringifyExactJson } from '@pack/contracts';
 import { ValidationError } from './errors';
 import { parseJsonBody } from './json-body';
 import { idSchema, listQuerySchema } from './index';
@@ -71,6 +72,17 @@ describe('parseJsonBody', () => {
       f: 2.5e-7,
       g: '99999999999999999999',
     });
+  });
+
+  it('with exactNumbers keeps every number as sent instead, the other checks unchanged', () => {
+    const exact = { exactNumbers: true };
+    const text =
+      '{"id":15397106136189694148663395280224256,"r":0.12345678901234567890,"vm":{"n":[-1e-400,1e400]}}';
+    expect(stringifyExactJson(parseJsonBody(bytes(text), exact))).toBe(text);
+    expect(parseJsonBody(bytes('{"a":1,"b":[0.1]}'), exact)).toEqual({ a: 1, b: [0.1] });
+    for (const body of ['{"a":1e400,"__proto__":1}', nested(65), '{"a":12345678901234567890']) {
+      expect(() => parseJsonBody(bytes(body), exact)).toThrow(ValidationError);
+    }
   });
 
   it('refuses __proto__, constructor and prototype keys at any depth, naming the path', () => {

@@ -1,3 +1,4 @@
+import { parseExactJson } from '@pack/contracts';
 import { ValidationError } from './errors';
 import { checkExactNumbers } from './json-numbers';
 
@@ -41,7 +42,7 @@ function pathOf(frame: Frame, last: string): string {
  * MAX_JSON_DEPTH, naming where. Iterative, so a deep document cannot overflow the stack here
  * either.
  */
-export function checkJsonShape(value: unknown, maxDepth = MAX_JSON_DEPTH): void {
+export function checkJsonShape(value: unknown, maxDepth = MAX_JSON_DEPTH, exactNumbers = false): void {
   if (typeof value !== 'object' || value === null) return;
   const stack: Frame[] = [{ value, depth: 1 }];
   for (let frame = stack.pop(); frame; frame = stack.pop()) {
@@ -59,7 +60,8 @@ export function checkJsonShape(value: unknown, maxDepth = MAX_JSON_DEPTH): void 
       const child = (frame.value as Record<string, unknown>)[key];
       // JSON.parse reads a number beyond the double range (1e400) as Infinity, which JSON text,
       // BSON and every reader after would turn into null: refused instead of changed unnoticed.
-      if (typeof child === 'number' && !Number.isFinite(child)) {
+      // With exactNumbers the literal itself is kept (parseExactJson), so nothing is changed.
+      if (typeof child === 'number' && !Number.isFinite(child) && !exactNumbers) {
         throw new ValidationError('the request body holds a number out of range', {
           errors: { [pathOf(frame, key)]: ['is a number out of range (beyond about 1.8e308)'] },
         });
@@ -79,15 +81,27 @@ function orRefuse<T>(run: () => T, what: string): T {
   }
 }
 
+export interface JsonBodyOptions {
+  maxDepth?: number;
+  /**
+   * Keep every number digit for digit (ExactNumber where a double would change it, see
+   * @pack/contracts exact-json.ts) instead of refusing the ones JSON.parse cannot read exactly.
+   */
+  exactNumbers?: boolean;
+}
+
 /**
  * A request body as JSON: strict UTF-8 (invalid bytes are refused, not replaced), then the
- * shape check and the exact-number check (json-numbers.ts). An empty body is `undefined`.
+ * shape check and the exact-number check (json-numbers.ts), or with `exactNumbers` the exact
+ * reading. An empty body is `undefined`.
  */
-export function parseJsonBody(raw: Uint8Array, maxDepth = MAX_JSON_DEPTH): unknown {
+export function parseJsonBody(raw: Uint8Array, options: JsonBodyOptions = {}): unknown {
+  const { maxDepth = MAX_JSON_DEPTH, exactNumbers = false } = options;
   const text = orRefuse(() => utf8.decode(raw), 'not valid UTF-8');
   if (text.trim() === '') return undefined;
   const value = orRefuse((): unknown => JSON.parse(text), 'not valid JSON');
-  checkJsonShape(value, maxDepth);
+  checkJsonShape(value, maxDepth, exactNumbers);
+  if (exactNumbers) return parseExactJson(text);
   checkExactNumbers(text);
   return value;
 }

@@ -1,3 +1,4 @@
+import { readsExactly as readsExactlyAsDouble } from '@pack/contracts';
 import { ValidationError } from './errors';
 
 /**
@@ -5,29 +6,14 @@ import { ValidationError } from './errors';
  * than a double keeps (`9007199254740993` would become ...992) or below its range (`-1e-400`
  * would become 0). They are refused with a 400 naming their path instead of being changed
  * unnoticed; a value meant to be exact (a price, say) can be sent as a decimal string.
+ * Routes that keep users' JSON (`exactNumbers`: declarations, PackData) take such numbers
+ * instead and keep them digit for digit (@pack/contracts exact-json.ts, issue 28).
  */
-
-/** A decimal's value as `[sign][digits]e[exponent]` with no leading or trailing zeros ("0" for zero). */
-function normalized(text: string): string | null {
-  const match = /^(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/.exec(text);
-  if (!match) return null;
-  const [, sign, whole, fraction = '', exponent = '0'] = match;
-  let digits = `${whole}${fraction}`;
-  let power = BigInt(exponent) - BigInt(fraction.length);
-  const leading = /^0*/.exec(digits)![0].length;
-  digits = digits.slice(leading);
-  if (digits === '') return '0';
-  const trailing = /0*$/.exec(digits)![0].length;
-  digits = digits.slice(0, digits.length - trailing);
-  power += BigInt(trailing);
-  return `${sign}${digits}e${power}`;
-}
 
 /** Whether JSON.parse's double for the literal `text` denotes the same decimal value. */
 export function readsExactly(text: string): boolean {
-  const parsed = Number(text);
-  if (!Number.isFinite(parsed)) return true; // out of range: checkJsonShape's refusal, with its own words
-  return normalized(text) === normalized(String(parsed));
+  // Out of range: checkJsonShape's refusal, with its own words.
+  return !Number.isFinite(Number(text)) || readsExactlyAsDouble(text);
 }
 
 /** Cheap pre-check: only long digit runs or exponents can read inexactly. */

@@ -55,6 +55,11 @@ export interface RouteSpec<
   query?: Q;
   body?: B;
   /**
+   * The body is users' JSON kept as sent: every number digit for digit (an ExactNumber where a
+   * double would change it) instead of a 400 for numbers JSON.parse cannot read exactly.
+   */
+  exactNumbers?: boolean;
+  /**
    * Cookies the route needs, by name, with what each carries: documented as required cookie
    * parameters (a value of cookie-octets); the handler reads and checks them itself.
    */

@@ -1,3 +1,4 @@
+import { stringifyExactJson } from '@pack/contracts';
 import { extractJson } from './extract-json';
 
 describe('extractJson: the one JSON value of a reply', () => {
@@ -9,6 +10,12 @@ describe('extractJson: the one JSON value of a reply', () => {
     ['braces inside strings and escapes', 'Result: {"a":"\\"{[","b":[{}]}', { a: '"{[', b: [{}] }],
   ])('reads %s', (_name, text, expected) => {
     expect(extractJson(text)).toEqual({ ok: true, value: expected });
+  });
+
+  it('keeps numbers digit for digit', () => {
+    const json = '{"id":1234567890123456789012,"ratio":0.12345678901234567890}';
+    const out = extractJson(`Here it is:\n\`\`\`json\n${json}\n\`\`\``);
+    expect(out.ok && stringifyExactJson(out.value)).toBe(json);
   });
 
   it.each([

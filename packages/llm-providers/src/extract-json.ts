@@ -1,3 +1,5 @@
+import { parseExactJson } from '@pack/contracts';
+
 export type Extracted = { ok: true; value: unknown } | { ok: false; problem: string };
 
 const FENCE = /```[a-zA-Z0-9_-]*[ \t]*\r?\n([\s\S]*?)\r?\n?```/g;
@@ -5,6 +7,7 @@ const FENCE = /```[a-zA-Z0-9_-]*[ \t]*\r?\n([\s\S]*?)\r?\n?```/g;
 /**
  * The JSON value of a model's reply: the whole text, else the single fenced block, else the single
  * object or array found after leading prose. Two candidates are ambiguous and count as no JSON.
+ * Numbers are exact (parseExactJson: a long id or decimal is an ExactNumber, not a rounded double).
  */
 export function extractJson(text: string): Extracted {
   const whole = tryParse(text.trim());
@@ -25,7 +28,7 @@ export function extractJson(text: string): Extracted {
 
 function tryParse(text: string): Extracted {
   try {
-    return { ok: true, value: JSON.parse(text) as unknown };
+    return { ok: true, value: parseExactJson(text) };
   } catch {
     return { ok: false, problem: 'not JSON' };
   }

@@ -1,4 +1,5 @@
 import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
+import { approximateNumbers, holdsExactNumbers } from '@pack/contracts';
 import { extractJson } from './extract-json';
 import type { GenerateRequest, JsonSchema, LlmAdapter, StructuredMode, Usage } from './types';
 
@@ -60,7 +61,9 @@ type Check = { ok: true; data: unknown } | { ok: false; problem: string; errors:
 function check(text: string, validate: ValidateFunction): Check {
   const parsed = extractJson(text);
   if (!parsed.ok) return { ok: false, problem: parsed.problem, errors: [] };
-  if (validate(parsed.value)) return { ok: true, data: parsed.value };
+  // ajv checks types and ranges on doubles; the data kept is the exact value (docs/decisions/0039).
+  const checked = holdsExactNumbers(parsed.value) ? approximateNumbers(parsed.value) : parsed.value;
+  if (validate(checked)) return { ok: true, data: parsed.value };
   const errors = validate.errors ?? [];
   return { ok: false, problem: ajv.errorsText(errors, { dataVar: 'reply' }), errors };
 }

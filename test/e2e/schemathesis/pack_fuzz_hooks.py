@@ -20,10 +20,6 @@ every check still runs on every operation. Nothing here drops a case or a failur
   Assistants flow) has the time to finish.
 - A Change Instance Validator takes no response_schema: positive processor bodies of one, and
   PATCHes (whose stored kind may be one), send null.
-- A number in a body must read exactly as a double (an integer beyond 2^53 is refused, naming
-  it: send it as a string), which a free-form object (a declaration, PackData) cannot state:
-  integers beyond it become 2^53 (which reads exactly), in every case, negative ones too, where
-  such an integer stays past any maximum the document states.
 - A settings group left enabled needs its required fields, the stored values counting: positive
   settings changes leave the groups that have such fields disabled (which also keeps the
   gateway from reaching for generated LDAP, SMTP or identity-provider hosts).
@@ -147,23 +143,8 @@ def _within_range(query: dict) -> None:
             del query["from"]
 
 
-EXACT_LIMIT = 2**53
-
-
-def _exact_numbers(value):
-    if isinstance(value, list):
-        return [_exact_numbers(item) for item in value]
-    if isinstance(value, dict):
-        return {key: _exact_numbers(item) for key, item in value.items()}
-    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > EXACT_LIMIT:
-        return EXACT_LIMIT if value > 0 else -EXACT_LIMIT
-    return value
-
-
 @schemathesis.hook
 def map_case(context, case):
-    if isinstance(case.body, (dict, list)):
-        case.body = _exact_numbers(case.body)
     if not _positive(case):
         return case
     path = case.operation.path

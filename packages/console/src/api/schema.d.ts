@@ -940,8 +940,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Store a JSON object as a stage's PackData in the Service Item's latest run and start the next stage's active processor (while show_ai_processor is on). Into execution it ends the run (the Change Instance COMPLETED), or with retrigger=true starts a new run from CONFIG, at most 3 times in a row per Change Instance (then the Change Instance is FAILED with the reason)
-         * @description Store a JSON object as a stage's PackData in the Service Item's latest run and start the next stage's active processor (while show_ai_processor is on). Into execution it ends the run (the Change Instance COMPLETED), or with retrigger=true starts a new run from CONFIG, at most 3 times in a row per Change Instance (then the Change Instance is FAILED with the reason).
+         * Store a JSON object (numbers kept exactly as sent, digit for digit) as a stage's PackData in the Service Item's latest run and start the next stage's active processor (while show_ai_processor is on). Into execution it ends the run (the Change Instance COMPLETED), or with retrigger=true starts a new run from CONFIG, at most 3 times in a row per Change Instance (then the Change Instance is FAILED with the reason)
+         * @description Store a JSON object (numbers kept exactly as sent, digit for digit) as a stage's PackData in the Service Item's latest run and start the next stage's active processor (while show_ai_processor is on). Into execution it ends the run (the Change Instance COMPLETED), or with retrigger=true starts a new run from CONFIG, at most 3 times in a row per Change Instance (then the Change Instance is FAILED with the reason).
          *
          *     Roles: admin, service_owner.
          */
@@ -2941,6 +2941,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /** @description The declaration. Any JSON object; its numbers are kept exactly as sent, digit for digit (a 19-digit id, a long decimal), and every read returns them the same way. */
                     declaration: {
                         [key: string]: unknown;
                     };
@@ -2960,6 +2961,7 @@ export interface operations {
                             service: number;
                             service_item: number;
                             consumer: number;
+                            /** @description The declaration as submitted: numbers exactly as sent, digit for digit */
                             declaration: {
                                 [key: string]: unknown;
                             };
@@ -7883,9 +7885,10 @@ export interface operations {
                             finished_at: string | null;
                             error: string | null;
                             cost: string | null;
-                            pack_data: {
+                            /** @description The stage's PackData: a JSON object, or the array or scalar a processor's response schema whose root is one produced; null while the stage has none. Numbers are exactly as pushed or generated, digit for digit (a 19-digit id, a long decimal) */
+                            pack_data: ({
                                 [key: string]: unknown;
-                            } | null;
+                            } | unknown[] | string | number | boolean) | null;
                             gen_ui: {
                                 [key: string]: unknown;
                             } | null;
@@ -8031,9 +8034,10 @@ export interface operations {
                             finished_at: string | null;
                             error: string | null;
                             cost: string | null;
-                            pack_data: {
+                            /** @description The stage's PackData: a JSON object, or the array or scalar a processor's response schema whose root is one produced; null while the stage has none. Numbers are exactly as pushed or generated, digit for digit (a 19-digit id, a long decimal) */
+                            pack_data: ({
                                 [key: string]: unknown;
-                            } | null;
+                            } | unknown[] | string | number | boolean) | null;
                             gen_ui: {
                                 [key: string]: unknown;
                             } | null;
@@ -8170,9 +8174,10 @@ export interface operations {
                             finished_at: string | null;
                             error: string | null;
                             cost: string | null;
-                            pack_data: {
+                            /** @description The stage's PackData: a JSON object, or the array or scalar a processor's response schema whose root is one produced; null while the stage has none. Numbers are exactly as pushed or generated, digit for digit (a 19-digit id, a long decimal) */
+                            pack_data: ({
                                 [key: string]: unknown;
-                            } | null;
+                            } | unknown[] | string | number | boolean) | null;
                             gen_ui: {
                                 [key: string]: unknown;
                             } | null;
@@ -8316,9 +8321,10 @@ export interface operations {
                             finished_at: string | null;
                             error: string | null;
                             cost: string | null;
-                            pack_data: {
+                            /** @description The stage's PackData: a JSON object, or the array or scalar a processor's response schema whose root is one produced; null while the stage has none. Numbers are exactly as pushed or generated, digit for digit (a 19-digit id, a long decimal) */
+                            pack_data: ({
                                 [key: string]: unknown;
-                            } | null;
+                            } | unknown[] | string | number | boolean) | null;
                             gen_ui: {
                                 [key: string]: unknown;
                             } | null;
@@ -8494,9 +8500,10 @@ export interface operations {
                                 finished_at: string | null;
                                 error: string | null;
                                 cost: string | null;
-                                pack_data: {
+                                /** @description The stage's PackData: a JSON object, or the array or scalar a processor's response schema whose root is one produced; null while the stage has none. Numbers are exactly as pushed or generated, digit for digit (a 19-digit id, a long decimal) */
+                                pack_data: ({
                                     [key: string]: unknown;
-                                } | null;
+                                } | unknown[] | string | number | boolean) | null;
                                 gen_ui: {
                                     [key: string]: unknown;
                                 } | null;
@@ -8531,9 +8538,10 @@ export interface operations {
                                 finished_at: string | null;
                                 error: string | null;
                                 cost: string | null;
-                                pack_data: {
+                                /** @description The stage's PackData: a JSON object, or the array or scalar a processor's response schema whose root is one produced; null while the stage has none. Numbers are exactly as pushed or generated, digit for digit (a 19-digit id, a long decimal) */
+                                pack_data: ({
                                     [key: string]: unknown;
-                                } | null;
+                                } | unknown[] | string | number | boolean) | null;
                                 gen_ui: {
                                     [key: string]: unknown;
                                 } | null;

@@ -1,4 +1,4 @@
-import type { GeneralSettings, Principal } from '@pack/contracts';
+import { stringifyExactJson, type GeneralSettings, type Principal } from '@pack/contracts';
 import { ForbiddenError, NotFoundError, ValidationError } from '@pack/errors';
 import type { Logger } from '@pack/logging';
 import { itemDetail, type ChangeInstanceDetail, type ItemDetail } from './change-instance-queries';
@@ -146,10 +146,13 @@ export class SubmitDeclaration {
   }
 }
 
-/** Declarations are stored as JSON text; one too deep for that is refused before anything is written. */
+/**
+ * Declarations are stored as JSON text, numbers digit for digit as sent (exact-json.ts); one too
+ * deep for that is refused before anything is written.
+ */
 function serialize(declaration: Record<string, unknown>): string {
   try {
-    return JSON.stringify(declaration);
+    return stringifyExactJson(declaration);
   } catch (error) {
     if (!(error instanceof RangeError)) throw error;
     throw new ValidationError('the declaration cannot be stored', {

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { listQuerySchema, pageOf, pageSchema, route } from '@pack/http-kit';
 import type { ChangeInstanceQueries } from '../domain/change-instance-queries';
 import { idParams, optionalId, pick } from './common';
-import { serviceItemView, toServiceItemView } from './views';
+import { declarationValue, serviceItemView, toServiceItemView } from './views';
 
 const latestApprovedView = z.object({
   service_item: z.number().int(),
@@ -73,7 +73,7 @@ export function serviceItemRoutes(queries: ChangeInstanceQueries) {
             service: detail.item.service_id,
             change_instance: detail.pointers.latest_approved_change_instance_id ?? 0,
             declaration_id: declaration._id,
-            declaration: JSON.parse(declaration.content) as Record<string, unknown>,
+            declaration: declarationValue(declaration.content),
             approved_at: (detail.pointers.latest_approved_at ?? declaration.created_at).toISOString(),
           },
         };

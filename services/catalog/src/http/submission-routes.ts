@@ -12,7 +12,11 @@ import {
 } from './views';
 
 const submitBody = z.strictObject({
-  declaration: z.record(z.string(), z.unknown(), { error: 'must be a JSON object' }),
+  declaration: z
+    .record(z.string(), z.unknown(), { error: 'must be a JSON object' })
+    .describe(
+      'The declaration. Any JSON object; its numbers are kept exactly as sent, digit for digit (a 19-digit id, a long decimal), and every read returns them the same way.',
+    ),
 });
 
 export function submissionRoutes(submissions: SubmitDeclaration) {
@@ -25,6 +29,7 @@ export function submissionRoutes(submissions: SubmitDeclaration) {
       access: ['consumer'],
       params: idParams,
       body: submitBody,
+      exactNumbers: true,
       responses: {
         201: {
           description: 'Submitted',

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { changeInstanceStateSchema } from '@pack/contracts';
+import { changeInstanceStateSchema, parseExactJson } from '@pack/contracts';
 import type { ChangeInstanceDetail } from '../domain/change-instance-queries';
 import type {
   ChangeInstanceRecord,
@@ -71,7 +71,12 @@ export function toServiceItemView(
   };
 }
 
-const jsonObject = z.record(z.string(), z.unknown());
+const jsonObject = z
+  .record(z.string(), z.unknown())
+  .describe('The declaration as submitted: numbers exactly as sent, digit for digit');
+
+/** A stored declaration's JSON text as a value, its numbers exact (stringifyExactJson writes them). */
+export const declarationValue = (content: string) => parseExactJson(content) as Record<string, unknown>;
 
 export const declarationView = z.object({
   id: z.number().int(),
@@ -88,7 +93,7 @@ export function toDeclarationView(record: DeclarationRecord): z.infer<typeof dec
     service: record.service_id,
     service_item: record.service_item_id,
     consumer: record.consumer_id,
-    declaration: JSON.parse(record.content) as Record<string, unknown>,
+    declaration: declarationValue(record.content),
     created_at: iso(record.created_at),
   };
 }
@@ -155,9 +160,7 @@ export function toChangeInstanceDetailView(
 ): z.infer<typeof changeInstanceDetailView> {
   return {
     ...toChangeInstanceView(detail.instance, detail.service),
-    declaration: detail.declaration
-      ? (JSON.parse(detail.declaration.content) as Record<string, unknown>)
-      : null,
+    declaration: detail.declaration ? declarationValue(detail.declaration.content) : null,
     history: detail.history.map((entry) => ({
       from: entry.from ?? null,
       to: entry.to,

@@ -9,7 +9,7 @@ import {
   type JsonSchema,
   type Usage,
 } from '@pack/llm-providers';
-import { DEFAULT_MAX_OUTPUT_TOKENS } from '@pack/contracts';
+import { DEFAULT_MAX_OUTPUT_TOKENS, stringifyExactJson } from '@pack/contracts';
 import type { GenerateRequest, GenerateResult } from './calls';
 import type { EffectiveModel } from './llm-models';
 import type { ReliableAdapter } from './reliable-adapter';
@@ -88,7 +88,8 @@ export async function callModel(
     const out = await generateStructured(adapter, call, read.schema);
     return {
       text: out.text,
-      parsedJson: JSON.stringify(out.data),
+      // The model's numbers digit for digit (extractJson reads them exactly; docs/decisions/0039).
+      parsedJson: stringifyExactJson(out.data),
       usage: out.usage,
       mode: out.mode === 'native' ? 'native' : 'instructions',
       error: null,

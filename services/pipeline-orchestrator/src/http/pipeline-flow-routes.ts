@@ -55,7 +55,7 @@ export function pipelineFlowRoutes(
       method: 'post',
       path: `${PACK_PATH}data/service_item/:id/:stage/`,
       summary:
-        "Store a JSON object as a stage's PackData in the Service Item's latest run and start the next stage's active processor (while show_ai_processor is on). Into execution it ends the run (the Change Instance COMPLETED), or with retrigger=true starts a new run from CONFIG, at most 3 times in a row per Change Instance (then the Change Instance is FAILED with the reason)",
+        "Store a JSON object (numbers kept exactly as sent, digit for digit) as a stage's PackData in the Service Item's latest run and start the next stage's active processor (while show_ai_processor is on). Into execution it ends the run (the Change Instance COMPLETED), or with retrigger=true starts a new run from CONFIG, at most 3 times in a row per Change Instance (then the Change Instance is FAILED with the reason)",
       access,
       params: z.object({
         id: idSchema,
@@ -70,6 +70,7 @@ export function pipelineFlowRoutes(
           ),
       }),
       body: packDataBodySchema,
+      exactNumbers: true,
       responses: {
         201: { description: 'The PackData is stored', schema: packDataPushedSchema },
         400: problem('Invalid id or retrigger flag, or the body is not a JSON object'),

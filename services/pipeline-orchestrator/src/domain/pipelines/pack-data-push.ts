@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Principal, Stage } from '@pack/contracts';
+import { stringifyExactJson, type Principal, type Stage } from '@pack/contracts';
 import { ConflictError } from '@pack/errors';
 import {
   KIND_OF,
@@ -73,7 +73,8 @@ export class PackDataPush {
   ): Promise<PushOutcome> {
     const { pipelines, processors } = this.deps;
     const item = await pipelines.visibleItem(principal, serviceItemId);
-    const dataJson = JSON.stringify(data);
+    // Numbers digit for digit as sent (the route reads them exactly; docs/decisions/0039).
+    const dataJson = stringifyExactJson(data);
     const next = NEXT_STAGE[stage];
     const nextProcessor = next && (await processors.active(item.service_id, KIND_OF[next]));
     // Pushed into EXECUTION: the run is over; asked for, a config processor starts a new one.

@@ -1,4 +1,11 @@
-import { STAGES, type PipelineStatus, type PipelineSummary, type PipelineView } from '@pack/contracts';
+import {
+  parseExactJson,
+  STAGES,
+  type PipelineStageView,
+  type PipelineStatus,
+  type PipelineSummary,
+  type PipelineView,
+} from '@pack/contracts';
 import { sumCosts } from '@pack/llm-providers';
 import type { PipelineRecord } from './pipeline-records';
 
@@ -17,9 +24,12 @@ export interface StageNames {
   model_name: string | null;
 }
 
-/** Absent in a list row (read without PackData and generative UI): null. */
-const parsed = (json: string | null | undefined) =>
-  json === null || json === undefined ? null : (JSON.parse(json) as Record<string, unknown>);
+/**
+ * Stored JSON text as a value, numbers exact (the response writer keeps their digits); absent in
+ * a list row (read without PackData and generative UI): null.
+ */
+const parsed = <T>(json: string | null | undefined) =>
+  json === null || json === undefined ? null : (parseExactJson(json) as T);
 
 /**
  * DESIGN section 7's pipeline response; the total is the exact decimal sum of every priced call's
@@ -55,8 +65,8 @@ export function pipelineView(
         finished_at: record.finished_at?.toISOString() ?? null,
         error: record.error,
         cost: costs.show ? record.cost : null,
-        pack_data: parsed(record.pack_data_json),
-        gen_ui: parsed(record.gen_ui_json),
+        pack_data: parsed<PipelineStageView['pack_data']>(record.pack_data_json),
+        gen_ui: parsed<Record<string, unknown>>(record.gen_ui_json),
         gen_ui_valid: record.gen_ui_valid,
         gen_ui_error: record.gen_ui_valid === false ? (record.gen_ui_error ?? null) : null,
         unpriced: record.unpriced ?? false,

@@ -85,8 +85,56 @@ describe('stageOutput', () => {
         failure: null,
       },
     ],
+    [
+      'an array-root schema reply is that array',
+      'custom',
+      { parsed_json: '[{"a":1},2]' },
+      {
+        pack_data_json: '[{"a":1},2]',
+        gen_ui_json: null,
+        gen_ui_valid: null,
+        gen_ui_error: null,
+        failure: null,
+      },
+    ],
+    [
+      'combined: an array data is the PackData as it is',
+      'combined',
+      { parsed_json: JSON.stringify({ data: [1, 'two'], gen_ui: validUi }) },
+      {
+        pack_data_json: '[1,"two"]',
+        gen_ui_json: JSON.stringify(validUi),
+        gen_ui_valid: true,
+        gen_ui_error: null,
+        failure: null,
+      },
+    ],
+    [
+      'combined: a scalar data is the PackData as it is',
+      'combined',
+      { parsed_json: JSON.stringify({ data: 'ready', gen_ui: validUi }) },
+      {
+        pack_data_json: '"ready"',
+        gen_ui_json: JSON.stringify(validUi),
+        gen_ui_valid: true,
+        gen_ui_error: null,
+        failure: null,
+      },
+    ],
   ] as const)('%s', (_name, mode, over, expected) => {
     expect(stageOutput(result(over), mode)).toEqual(expected);
+  });
+
+  it('keeps the numbers of a reply digit for digit', () => {
+    const exact =
+      '{"id":1234567890123456789012,"ratio":0.12345678901234567890,"n":[15397106136189694148663395280224256]}';
+    expect(stageOutput(result({ parsed_json: exact }), 'custom').pack_data_json).toBe(exact);
+    expect(stageOutput(result({ output: exact }), 'none').pack_data_json).toBe(exact);
+    const combined = stageOutput(
+      result({ parsed_json: `{"data":${exact},"gen_ui":{"components":[]}}` }),
+      'combined',
+    );
+    expect(combined.pack_data_json).toBe(exact);
   });
 });
 
@@ -142,11 +190,43 @@ describe('"If the response is invalid or uses unsupported components, the UI fal
     expect(genUiFallback(output, 'combined', dataSchema)).toBeNull();
   });
 
-  it('keeps a generative UI reply that is a JSON object as data; text that is not JSON fails', () => {
+  it('keeps a generative UI reply that is a JSON object as data; text that is not JSON as {text}', () => {
     expect(genUiFallback(refused(JSON.stringify(unsupported)), 'gen_ui_catalog', null)?.gen_ui_valid).toBe(
       false,
     );
-    expect(genUiFallback(refused('I cannot draw charts'), 'gen_ui_catalog', null)).toBeNull();
+    expect(genUiFallback(refused('I cannot draw charts'), 'gen_ui_catalog', null)).toMatchObject({
+      pack_data_json: '{"text":"I cannot draw charts"}',
+      gen_ui_json: '{"value":null}',
+      gen_ui_valid: false,
+      failure: null,
+    });
+  });
+
+  it.each([
+    ['in a code fence', (json: string) => `\`\`\`json\n${json}\n\`\`\``],
+    ['after a sentence', (json: string) => `Here is the page you asked for: ${json}`],
+  ])('reads the JSON of a reply %s like a bare one', (_name, wrap) => {
+    const ui = genUiFallback(refused(wrap(JSON.stringify(unsupported))), 'gen_ui_catalog', null);
+    expect(ui).toMatchObject({
+      pack_data_json: JSON.stringify(unsupported),
+      gen_ui_json: JSON.stringify(unsupported),
+      gen_ui_valid: false,
+    });
+    const combined = genUiFallback(
+      refused(wrap(JSON.stringify({ data: { passed: true }, gen_ui: unsupported }))),
+      'combined',
+      dataSchema,
+    );
+    expect(combined).toMatchObject({ pack_data_json: '{"passed":true}', gen_ui_valid: false });
+  });
+
+  it('checks combined data that is an array, exact numbers included, against the processor schema', () => {
+    const ids = { type: 'array', items: { type: 'integer' } };
+    const reply = '{"data":[1234567890123456789012,7],"gen_ui":{"components":[]}}';
+    expect(genUiFallback(refused(reply), 'combined', ids)?.pack_data_json).toBe('[1234567890123456789012,7]');
+    expect(
+      genUiFallback(refused('{"data":[0.12345678901234567890],"gen_ui":{}}'), 'combined', ids),
+    ).toBeNull();
   });
 
   it('leaves other failures and modes alone', () => {
