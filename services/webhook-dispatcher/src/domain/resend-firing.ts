@@ -1,3 +1,4 @@
+import { BoundedCache } from '@pack/cache';
 import { emptySchedule, planFire, type Shaping } from './firing-rules';
 import type { FiringOptions } from './fire';
 import type { ScheduleRecord, Trigger, WebhookRecord } from './model';
@@ -28,7 +29,11 @@ export interface Resent {
  * repeated request (a recovery batch run again after a crash) finds it and adds none.
  */
 export class ResendFiring {
-  private readonly guesses = new Map<number, ScheduleRecord>();
+  /** Last schedule seen per webhook, at most 10,000: a wrong guess costs a re-read. */
+  private readonly guesses = new BoundedCache<number, ScheduleRecord>({
+    maxEntries: 10_000,
+    ttlMs: Infinity,
+  });
 
   constructor(
     private readonly schedules: ScheduleStore,
