@@ -152,6 +152,7 @@ export const webhookDispatcherService: ServiceDefinition<WebhookDispatcherConfig
         leaseMs: config.WEBHOOK_RECOVERY_LEASE_MS,
         pollMs: config.WEBHOOK_RECOVERY_POLL_MS,
         holder: `${hostname()}:${process.pid}`,
+        freeSlots: () => scheduler.freeSlots(),
         webhookOf: (id) => webhookRepository.find(id),
         progress: (running, remaining) => observed.recoveryProgress(running, remaining),
         logger,

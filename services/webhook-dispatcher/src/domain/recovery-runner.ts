@@ -5,6 +5,11 @@ import type { RecoveryStore, ResponseStore, ServiceStore } from './ports';
 import type { ResendFiring } from './resend-firing';
 import { refusal, resendTrigger, type RecoveryKick, type ResendObserver } from './resends';
 
+/** How long a step waits for a free delivery slot before looking again. */
+const SLOT_WAIT_MS = 20;
+/** How often a running recovery reads its webhook again. */
+const RECHECK_MS = 1000;
+
 export interface RecoveryRunnerOptions {
   /** Recoveries this replica works on at once; 0: none (it only answers HTTP). */
   concurrency: number;
@@ -14,6 +19,11 @@ export interface RecoveryRunnerOptions {
   pollMs: number;
   /** Who this replica is (host:pid), recorded on the recoveries it holds. */
   holder: string;
+  /**
+   * Delivery slots free on this replica: a step resends at most that many, so its resends are
+   * sent at once under this replica's lease instead of waiting SCHEDULED for a claim each.
+   */
+  freeSlots: () => number;
   /** The webhook as stored now (not a cached copy: a disable must stop a recovery). */
   webhookOf: (id: number) => Promise<WebhookRecord | null>;
   progress?: (running: number, remaining: number) => void;
@@ -109,16 +119,30 @@ export class RecoveryRunner implements RecoveryKick {
   private async run(claimed: RecoveryRecord, token: string): Promise<void> {
     let recovery: RecoveryRecord | null = claimed;
     const window = { webhookId: claimed.webhook_id, since: claimed.since, until: claimed.until };
+    let webhook: WebhookRecord | null = null;
+    let why: string | null = null;
+    let checkedAt = 0;
     while (recovery) {
       if (this.stopped) return this.recoveries.release(recovery._id, token);
-      const webhook = await this.options.webhookOf(recovery.webhook_id);
-      const why = webhook ? await refusal(webhook, this.services) : 'the webhook was deleted';
-      if (why) {
-        await this.recoveries.end(recovery._id, token, 'CANCELLED', why);
-        this.options.logger.info({ recovery_id: recovery._id, reason: why }, 'webhook recovery cancelled');
+      // The webhook and its Service are read again at most once a second: a disable stops the
+      // recovery within a second (its resends then fail as a disabled webhook's fires do).
+      if (!webhook || Date.now() - checkedAt >= RECHECK_MS) {
+        webhook = await this.options.webhookOf(recovery.webhook_id);
+        why = webhook ? await refusal(webhook, this.services) : 'the webhook was deleted';
+        checkedAt = Date.now();
+      }
+      if (why || !webhook) {
+        const reason = why ?? 'the webhook was deleted';
+        await this.recoveries.end(recovery._id, token, 'CANCELLED', reason);
+        this.options.logger.info({ recovery_id: recovery._id, reason }, 'webhook recovery cancelled');
         return;
       }
-      const batch = await this.responses.failedAfter(window, recovery.cursor, this.options.batch);
+      const room = Math.min(this.options.batch, this.options.freeSlots());
+      if (room === 0) {
+        await new Promise((resolve) => setTimeout(resolve, SLOT_WAIT_MS));
+        continue;
+      }
+      const batch = await this.responses.failedAfter(window, recovery.cursor, room);
       if (batch.length === 0) {
         await this.recoveries.end(recovery._id, token, 'DONE', null);
         this.options.logger.info(
@@ -129,7 +153,7 @@ export class RecoveryRunner implements RecoveryKick {
       }
       const id = recovery._id;
       const resent = await this.firing.resend(
-        webhook!,
+        webhook,
         batch.map((original) => resendTrigger(original, `${id}x${original.seq}`, id)),
       );
       this.observer.resent('recovery', resent.filter((one) => one.seq !== null).length);
