@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '@pack/logging';
-import type { RecoveryRecord, WebhookRecord } from './model';
+import type { RecoveryRecord, ResponseRecord, WebhookRecord } from './model';
 import type { RecoveryStore, ResponseStore, ServiceStore } from './ports';
 import type { ResendFiring } from './resend-firing';
 import { refusal, resendTrigger, type RecoveryKick, type ResendObserver } from './resends';
@@ -13,7 +13,11 @@ const RECHECK_MS = 1000;
 export interface RecoveryRunnerOptions {
   /** Recoveries this replica works on at once; 0: none (it only answers HTTP). */
   concurrency: number;
-  /** FAILED fires resent per step (one read, one schedule update, one insert, one cursor move). */
+  /**
+   * FAILED fires read at once (on FerretDB the read scans the webhook's FAILED fires, so it is
+   * done rarely); they are resent in steps of at most the free delivery slots (one schedule
+   * update, one insert, one cursor move each).
+   */
   batch: number;
   leaseMs: number;
   pollMs: number;
@@ -122,6 +126,8 @@ export class RecoveryRunner implements RecoveryKick {
     let webhook: WebhookRecord | null = null;
     let why: string | null = null;
     let checkedAt = 0;
+    /** Fires read after the cursor and not resent yet: one read serves several steps. */
+    let buffer: ResponseRecord[] = [];
     while (recovery) {
       if (this.stopped) return this.recoveries.release(recovery._id, token);
       // The webhook and its Service are read again at most once a second: a disable stops the
@@ -137,20 +143,23 @@ export class RecoveryRunner implements RecoveryKick {
         this.options.logger.info({ recovery_id: recovery._id, reason }, 'webhook recovery cancelled');
         return;
       }
-      const room = Math.min(this.options.batch, this.options.freeSlots());
+      if (buffer.length === 0) {
+        buffer = await this.responses.failedAfter(window, recovery.cursor, this.options.batch);
+        if (buffer.length === 0) {
+          await this.recoveries.end(recovery._id, token, 'DONE', null);
+          this.options.logger.info(
+            { recovery_id: recovery._id, webhook_id: recovery.webhook_id, resent: recovery.resent },
+            'webhook recovery done',
+          );
+          return;
+        }
+      }
+      const room = Math.min(buffer.length, this.options.freeSlots());
       if (room === 0) {
         await new Promise((resolve) => setTimeout(resolve, SLOT_WAIT_MS));
         continue;
       }
-      const batch = await this.responses.failedAfter(window, recovery.cursor, room);
-      if (batch.length === 0) {
-        await this.recoveries.end(recovery._id, token, 'DONE', null);
-        this.options.logger.info(
-          { recovery_id: recovery._id, webhook_id: recovery.webhook_id, resent: recovery.resent },
-          'webhook recovery done',
-        );
-        return;
-      }
+      const batch = buffer.splice(0, room);
       const id = recovery._id;
       const resent = await this.firing.resend(
         webhook,
