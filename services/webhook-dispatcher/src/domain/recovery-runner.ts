@@ -5,7 +5,7 @@ import type { RecoveryStore, ResponseStore, ServiceStore } from './ports';
 import type { ResendFiring } from './resend-firing';
 import { refusal, resendTrigger, type RecoveryKick, type ResendObserver } from './resends';
 
-/** How long a step waits for a free delivery slot before looking again. */
+/** How long a step waits for a free delivery slot or room in the rate window before looking again. */
 const SLOT_WAIT_MS = 20;
 /** How often a running recovery reads its webhook again. */
 const RECHECK_MS = 1000;
@@ -39,7 +39,8 @@ export interface RecoveryRunnerOptions {
  * lease, renewed at each step. A step reads the next FAILED fires after the cursor (oldest
  * first), records their resends (ids from the recovery and the original, so a step run again
  * after a crash finds them and adds none), then moves the cursor and the count in one
- * conditional update. A replica killed mid-step leaves the lease to expire; another takes over
+ * conditional update. A step takes no more fires than this replica has free delivery slots and
+ * the webhook's rate window has room for, so the recovery runs at the rate limit's pace. A replica killed mid-step leaves the lease to expire; another takes over
  * from the cursor. The resends then go like any fire: the rate limit spaces them, the scheduler
  * sends them.
  */
@@ -55,7 +56,7 @@ export class RecoveryRunner implements RecoveryKick {
     private readonly recoveries: RecoveryStore,
     private readonly responses: Pick<ResponseStore, 'failedAfter'>,
     private readonly services: Pick<ServiceStore, 'find'>,
-    private readonly firing: Pick<ResendFiring, 'resend'>,
+    private readonly firing: Pick<ResendFiring, 'resend' | 'rateRoom'>,
     private readonly observer: ResendObserver,
     private readonly options: RecoveryRunnerOptions,
   ) {}
@@ -154,7 +155,7 @@ export class RecoveryRunner implements RecoveryKick {
           return;
         }
       }
-      const room = Math.min(buffer.length, this.options.freeSlots());
+      const room = Math.min(buffer.length, this.options.freeSlots(), this.firing.rateRoom(webhook._id));
       if (room === 0) {
         await new Promise((resolve) => setTimeout(resolve, SLOT_WAIT_MS));
         continue;

@@ -41,6 +41,19 @@ export class ResendFiring {
     private readonly options: Options,
   ) {}
 
+  /**
+   * How many more fires the webhook's rate window takes now, from the last schedule this replica
+   * saw: a recovery queues no more than that, so it runs as fast as the rate limit allows and no
+   * faster (a stale view only delays a resend to the next window, 0014).
+   */
+  rateRoom(webhookId: number): number {
+    const limit = this.options.rateLimit();
+    const schedule = this.guesses.get(webhookId);
+    if (!schedule) return limit;
+    const slot = Math.floor((this.options.now ?? Date.now)() / this.options.rateWindowMs);
+    return schedule.rate_slot >= slot ? Math.max(0, limit - schedule.rate_count) : limit;
+  }
+
   async resend(webhook: WebhookRecord, triggers: Trigger[]): Promise<Resent[]> {
     const shaping: Shaping = {
       waitMs: 0,
