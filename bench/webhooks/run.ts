@@ -14,7 +14,13 @@
  * db_commands_total, which comes from the driver's command monitoring; the baseline's own
  * command monitoring) and the dispatcher's RSS, with the ratio dispatcher/baseline.
  *
- *   pnpm bench:webhooks        (FIRES=n per round, CONCURRENCY=n, ROUNDS=n; BENCH_DETAIL=1 prints
+ *   recovery:   (issue 30) RECOVER FAILED responses of the webhook are written to its database
+ *               (numbered after its schedule, as fires the target never took), then one
+ *               `POST .../recover/` resends them all; prints resends delivered per second from the
+ *               call to the last one at the receiver, the time to queue them (the recovery DONE)
+ *               and the dispatcher's peak RSS during it (sampled every 250 ms). RECOVER=0 skips it.
+ *
+ *   pnpm bench:webhooks        (FIRES=n per round, CONCURRENCY=n, ROUNDS=n, RECOVER=n (10000); BENCH_DETAIL=1 prints
  *                               commands by name; DISPATCHER_NODE_ARGS="--cpu-prof ..." passes node
  *                               flags to the dispatcher)
  */
@@ -35,6 +41,7 @@ const root = path.resolve(__dirname, '../..');
 const fires = Number(process.env.FIRES ?? 2000);
 const concurrency = Number(process.env.CONCURRENCY ?? 20);
 const rounds = Number(process.env.ROUNDS ?? 2);
+const recoverCount = Number(process.env.RECOVER ?? 10_000);
 const SERVICE_ID = 1;
 const secret = randomBytes(24).toString('base64url');
 const DISPATCHER_NODE_FLAGS = process.env.DISPATCHER_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
@@ -302,6 +309,14 @@ async function main(): Promise<void> {
     console.log(`dispatcher RSS after the run: ${f(rss, 0)} MB`);
     console.log(`dispatcher CPU per delivery: ${cpuMsPerDelivery.map((ms) => f(ms, 2)).join(', ')} ms`);
     await agent.close();
+    if (recoverCount > 0) {
+      const figure = await benchRecovery({ url, env, webhookId, receiver, settings, admin, owner, infra });
+      console.log(
+        `recovery of ${recoverCount} FAILED responses: ${f(figure.perSecond, 0)} resends/s delivered ` +
+          `(${f(figure.queuedMs / 1000, 1)} s to queue them all, ${f(figure.deliveredMs / 1000, 1)} s to deliver), ` +
+          `dispatcher RSS peak ${f(figure.rssPeak, 0)} MB (before ${f(figure.rssBefore, 0)} MB)`,
+      );
+    }
   } finally {
     child.kill('SIGTERM');
     await amqpConnection.close().catch(() => undefined);
@@ -314,6 +329,109 @@ async function main(): Promise<void> {
     await receiver.stop();
     await settings.stop();
     await infra.stop?.();
+  }
+}
+
+interface RecoveryBench {
+  url: string;
+  env: { MONGO_DB: string; AMQP_URL: string; BROKER_NAMESPACE: string };
+  webhookId: number;
+  receiver: Receiver;
+  settings: FakeSettings;
+  admin: { id: number; username: string; role: 'admin' };
+  owner: { id: number; name: string };
+  infra: { mongoUrl: string };
+}
+
+/** Issue 30: RECOVER FAILED responses written to the database, then one recover call. */
+async function benchRecovery(bench: RecoveryBench) {
+  const { url, webhookId, receiver, admin, owner } = bench;
+  const client = new mongoose.mongo.MongoClient(bench.infra.mongoUrl);
+  try {
+    const db = client.db(bench.env.MONGO_DB);
+    // The retention must keep the originals and their resends; a settings change reaches the
+    // dispatcher by event (it refetches the document).
+    await bench.settings.change(bench.env.AMQP_URL, bench.env.BROKER_NAMESPACE, (document) => {
+      document.external_api.webhook_response_retention = 100_000;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const schedule = await db
+      .collection<{ _id: number; seq: number }>('webhook_schedules')
+      .findOneAndUpdate({ _id: webhookId }, { $inc: { seq: recoverCount } }, { returnDocument: 'after' });
+    const first = schedule!.seq - recoverCount + 1;
+    const since = new Date();
+    const body = { id: SERVICE_ID, name: 'Bench', owner, state: 'PENDING' };
+    const ids: string[] = [];
+    for (let n = 0; n < recoverCount; n += 1000) {
+      const batch = Array.from({ length: Math.min(1000, recoverCount - n) }, (_, i) => {
+        const at = new Date();
+        const id = `msg_${webhookId}_failed${n + i}`;
+        ids.push(id);
+        return {
+          _id: id,
+          webhook_id: webhookId,
+          seq: first + n + i,
+          webhook_version: 1,
+          state: 'FAILED',
+          mode: 'submission',
+          change_instance_id: 1,
+          body,
+          event_at: at,
+          due_at: at,
+          lease_until: null,
+          lease_token: null,
+          attempt_count: 1,
+          attempts: [{ at, status_code: 503, error: null, duration_ms: 1 }],
+          status_code: 503,
+          response_body: 'down',
+          response_truncated: false,
+          error: null,
+          resend_of: null,
+          created_at: at,
+          updated_at: at,
+        };
+      });
+      await db.collection('webhook_responses').insertMany(batch as never[]);
+    }
+    const delivered = Promise.all(ids.map((id) => receiver.expect(id)));
+    const rssBefore = await rssMb(url);
+    let rssPeak = rssBefore;
+    const sampler = setInterval(() => {
+      void rssMb(url)
+        .then((mb) => (rssPeak = Math.max(rssPeak, mb)))
+        .catch(() => undefined);
+    }, 250);
+    const path_ = `/v1/external/serviceowner/webhooks/${webhookId}/recover/`;
+    const started = performance.now();
+    const answer = await fetch(`${url}${path_}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...principalHeaders(secret, 'POST', path_, admin) },
+      body: JSON.stringify({ since: new Date(since.getTime() - 1000).toISOString() }),
+    });
+    const recovery = (await answer.json()) as { id: string; total: number };
+    if (answer.status !== 202 || recovery.total !== recoverCount)
+      throw new Error(`recover answered ${answer.status} ${JSON.stringify(recovery)}`);
+    let queuedMs = 0;
+    const progress = `/v1/external/serviceowner/webhooks/${webhookId}/recoveries/${recovery.id}/`;
+    const watch = (async () => {
+      for (;;) {
+        const read = await fetch(`${url}${progress}`, {
+          headers: principalHeaders(secret, 'GET', progress, admin),
+        });
+        const now = (await read.json()) as { state: string; resent: number };
+        if (process.env.BENCH_DETAIL)
+          console.log(`recovery ${now.state} ${now.resent}, ${receiver.waiting.size} not delivered`);
+        if (now.state !== 'RUNNING') break;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      queuedMs = performance.now() - started;
+    })();
+    await Promise.all([delivered, watch]);
+    const deliveredMs = performance.now() - started;
+    clearInterval(sampler);
+    return { perSecond: recoverCount / (deliveredMs / 1000), queuedMs, deliveredMs, rssBefore, rssPeak };
+  } finally {
+    await client.close();
   }
 }
 

@@ -132,7 +132,7 @@ describe('the operator console: administration', () => {
     );
   });
 
-  it('creates a webhook with the short form, triggers it and shows the response with state, status code and body', async () => {
+  it('creates a webhook with the short form, triggers it and shows the response with state, status code and body; resends one and recovers the FAILED ones', async () => {
     await h.signInAs(h.stack.adminToken, /\/dashboard/);
     const service = await h.stack.call('POST', '/v1/catalog/services/', { body: { name: 'Console hooks' } });
     expect(service.status).toBe(201);
@@ -152,6 +152,17 @@ describe('the operator console: administration', () => {
     expect(await row.locator('td').nth(1).textContent()).toBe('200');
     expect(await row.locator('td').nth(2).textContent()).toBe('thanks');
     expect(await h.page.getByText('Bearer console-receiver').count()).toBe(0);
+    // Issue 30: "resend" on a response and "recover since" on a webhook.
+    await h.page.getByRole('button', { name: 'Resend response 1', exact: true }).click();
+    await h.page.getByText('Response 1 resent as response 2.').waitFor();
+    await row.getByText('manual (resend of #1)').waitFor();
+    await row.getByText('OK', { exact: true }).waitFor({ timeout: 20_000 });
+    receiver.next({ status: 400, body: 'not now' });
+    await h.page.getByRole('button', { name: 'Trigger now' }).click();
+    await row.getByText('FAILED', { exact: true }).waitFor({ timeout: 20_000 });
+    await h.page.getByRole('button', { name: 'Recover since', exact: true }).click();
+    await h.page.getByText('Recovery done: 1 of 1 resent').waitFor({ timeout: 20_000 });
+    await row.getByText('manual (resend of #3)').waitFor();
     await expectAccessible(h, 'webhook');
     await h.screenshot('webhook');
     await h.open('/webhooks', 'Webhooks');

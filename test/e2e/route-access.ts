@@ -84,6 +84,15 @@ export const ROUTE_ACCESS: Record<string, 'public' | 'authenticated' | readonly 
     'admin',
     'service_owner',
   ],
+  'webhook-dispatcher POST /v1/external/serviceowner/webhooks/:id/responses/:response_id/resend/': [
+    'admin',
+    'service_owner',
+  ],
+  'webhook-dispatcher POST /v1/external/serviceowner/webhooks/:id/recover/': ['admin', 'service_owner'],
+  'webhook-dispatcher GET /v1/external/serviceowner/webhooks/:id/recoveries/:recovery_id/': [
+    'admin',
+    'service_owner',
+  ],
   'webhook-dispatcher GET /v1/external/serviceowner/webhook_responses/': ['admin', 'service_owner'],
   'webhook-dispatcher GET /v1/external/serviceowner/webhook_responses/:message_id/': [
     'admin',

@@ -135,7 +135,23 @@ export const webhookResponseViewSchema = z.object({
   state: webhookResponseStateSchema,
   mode: z.enum(FIRE_MODES),
   change_instance_id: z.number().int().nullable(),
-  message_id: z.string().describe('The webhook-id header: the same on every attempt'),
+  message_id: z
+    .string()
+    .describe(
+      "This response's own id; the webhook-id header of its attempts, except for a resend (see resend_of)",
+    ),
+  resend_of: z
+    .object({
+      id: z.number().int().describe('The response this one resends'),
+      message_id: z
+        .string()
+        .describe(
+          "The webhook-id header this resend is sent with: the first fire's, for receivers to deduplicate",
+        ),
+      recovery_id: z.string().nullable().describe('The recovery that made it; null for a single resend'),
+    })
+    .nullable()
+    .describe('Set when this response is a resend of another (issue 30); null for a fire'),
   request_body: webhookBodySchema,
   status_code: z.number().int().nullable(),
   response_body: z
@@ -164,3 +180,49 @@ export const webhookResponseViewSchema = z.object({
   updated_at: z.string(),
 });
 export type WebhookResponseView = z.infer<typeof webhookResponseViewSchema>;
+
+/** `GET .../responses/` filters (issue 30). */
+export const webhookResponseFilterSchema = z.object({
+  state: webhookResponseStateSchema.optional().describe('Only responses in this state'),
+  resend: z
+    .enum(['true', 'false'])
+    .transform((value) => value === 'true')
+    .optional()
+    .describe('true: only resends; false: only first fires'),
+});
+
+/** `POST .../webhooks/<id>/recover/`: every FAILED fire of the webhook created in the window. */
+export const webhookRecoverSchema = z
+  .strictObject({
+    since: z.iso.datetime({ offset: true }).describe('Fires created at or after this time (ISO 8601)'),
+    until: z.iso
+      .datetime({ offset: true })
+      .nullable()
+      .default(null)
+      .describe('Fires created at or before this time (default: the time of the call)'),
+  })
+  .refine((value) => value.until === null || Date.parse(value.until) >= Date.parse(value.since), {
+    path: ['until'],
+    message: 'must not be before since',
+  });
+export type WebhookRecover = z.infer<typeof webhookRecoverSchema>;
+
+export const WEBHOOK_RECOVERY_STATES = ['RUNNING', 'DONE', 'CANCELLED'] as const;
+
+export const webhookRecoveryViewSchema = z.object({
+  id: z.string().describe('The recovery id (rcv_...)'),
+  webhook: z.number().int(),
+  state: z
+    .enum(WEBHOOK_RECOVERY_STATES)
+    .describe(
+      'RUNNING: resends being queued; DONE: all queued; CANCELLED: the webhook was disabled or deleted',
+    ),
+  since: z.string(),
+  until: z.string().describe('The end of the window (the time of the call when none was given)'),
+  total: z.number().int().describe('FAILED fires in the window, to be resent'),
+  resent: z.number().int().describe('Resends queued so far (each a new Webhook Response)'),
+  reason: z.string().nullable().describe('Why a recovery was cancelled'),
+  created_at: z.string(),
+  finished_at: z.string().nullable(),
+});
+export type WebhookRecoveryView = z.infer<typeof webhookRecoveryViewSchema>;

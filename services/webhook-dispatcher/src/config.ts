@@ -32,6 +32,14 @@ export const webhookDispatcherEnvSchema = withEncryptionEnv(
      * lost (docs/decisions/0031). 0 disables the cache.
      */
     WEBHOOK_LOOKUP_CACHE_MS: z.coerce.number().int().min(0).max(300_000).default(5000),
+    /** Recoveries this replica works on at once (issue 30); 0: it runs none, others do. */
+    WEBHOOK_RECOVERY_CONCURRENCY: z.coerce.number().int().min(0).max(100).default(2),
+    /** FAILED fires a recovery reads at once (then resent in steps of the free delivery slots). */
+    WEBHOOK_RECOVERY_BATCH: ms(500),
+    /** A recovery belongs to its replica this long after each step; then another takes over. */
+    WEBHOOK_RECOVERY_LEASE_MS: ms(30_000, 1000),
+    /** How often replicas look for recoveries nobody holds. */
+    WEBHOOK_RECOVERY_POLL_MS: ms(2_000, 50),
     /** Breaker: failures in percent, calls before it may open, open time. */
     WEBHOOK_BREAKER_THRESHOLD: ms(50),
     WEBHOOK_BREAKER_VOLUME: ms(10),

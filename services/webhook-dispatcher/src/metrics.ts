@@ -2,6 +2,7 @@ import type { Metrics } from '@pack/metrics';
 import type { BreakerState } from './domain/breakers';
 import type { DeliveryObserver } from './domain/deliver';
 import type { FireObserver } from './domain/fire';
+import type { ResendObserver, ResendReason } from './domain/resends';
 import type { LookupResult } from './domain/webhook-lookup';
 
 const BREAKER_VALUE: Record<BreakerState, number> = { closed: 0, half_open: 1, open: 2 };
@@ -37,6 +38,19 @@ export function webhookMetrics(metrics: Metrics) {
     "Lookups of a Service's enabled webhooks for an event: hit, miss (a query), shared (joined a query under way), bypass (cache off or broker not ready)",
     ['result'],
   );
+  const resends = metrics.counter(
+    'pack_webhook_resends_total',
+    'Resends recorded (new Webhook Responses that resend another, issue 30): manual (one response) or recovery',
+    ['reason'],
+  );
+  const recoveriesRunning = metrics.gauge(
+    'pack_webhook_recoveries_running',
+    'Recoveries RUNNING (all replicas; reported by replicas that run recoveries)',
+  );
+  const recoveryRemaining = metrics.gauge(
+    'pack_webhook_recovery_remaining',
+    'FAILED fires the running recoveries still have to resend (all replicas)',
+  );
   const settingsApplied = metrics.counter(
     'settings_applied_total',
     'General settings documents this replica has applied',
@@ -68,6 +82,15 @@ export function webhookMetrics(metrics: Metrics) {
       breaker.set({ webhook_id: String(webhookId) }, BREAKER_VALUE[state]),
     backlog: (count: number) => backlog.set(count),
     lookup: (result: LookupResult) => lookups.inc({ result }),
+    resendObserver: {
+      resent: (reason: ResendReason, count: number) => {
+        if (count > 0) resends.inc({ reason }, count);
+      },
+    } satisfies ResendObserver,
+    recoveryProgress(running: number, remaining: number) {
+      recoveriesRunning.set(running);
+      recoveryRemaining.set(remaining);
+    },
     settingsApplied(version: number) {
       settingsApplied.inc();
       settingsVersion.set(version);

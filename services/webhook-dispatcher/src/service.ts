@@ -1,20 +1,26 @@
+import { hostname } from 'node:os';
 import type { ServiceDefinition } from '@pack/runtime';
 import { fieldSecretCodec, keyRingFromEnv } from '@pack/secrets';
 import { createTargetDispatcher, targetUrlCheck } from '@pack/net-guard';
 import { SettingsCache } from '@pack/settings-client';
 import { catalogLookup, catalogService } from './data/catalog-client';
+import { RecoveryRepository } from './data/recovery-repository';
 import { ResponseRepository } from './data/response-repository';
 import { TargetSender } from './data/target-sender';
 import { serviceStoreOf, WebhookRepository } from './data/webhook-repository';
 import { Breakers } from './domain/breakers';
 import { Delivery } from './domain/deliver';
 import { Firing } from './domain/fire';
+import { RecoveryRunner } from './domain/recovery-runner';
+import { ResendFiring } from './domain/resend-firing';
+import { Resends } from './domain/resends';
 import { Responses } from './domain/responses';
 import { Scheduler } from './domain/scheduler';
 import { ServicesProjection } from './domain/services-projection';
 import { Triggers } from './domain/triggers';
 import { WebhookById, WebhookChanges, WebhookLookup } from './domain/webhook-lookup';
 import { Webhooks } from './domain/webhooks';
+import { resendRoutes } from './http/resend-routes';
 import { webhookRoutes } from './http/routes';
 import { changeInstanceConsumer, servicesConsumer } from './messaging/consumers';
 import {
@@ -26,6 +32,7 @@ import { webhookMetrics } from './metrics';
 import type { WebhookDispatcherConfig } from './config';
 
 export { webhookDispatcherEnvSchema, type WebhookDispatcherConfig } from './config';
+export { RECOVERIES } from './data/recovery-repository';
 export { RESPONSES, SCHEDULES } from './data/response-repository';
 export { WEBHOOKS } from './data/webhook-repository';
 export { CHANGE_INSTANCE_CONSUMER, SERVICES_CONSUMER } from './messaging/consumers';
@@ -124,6 +131,42 @@ export const webhookDispatcherService: ServiceDefinition<WebhookDispatcherConfig
       },
       observed.fireObserver,
     );
+    const resendFiring = new ResendFiring(responseRepository, responseRepository, {
+      rateWindowMs: config.WEBHOOK_RATE_WINDOW_MS,
+      rateLimit: () => externalApi().webhook_rate_limit_per_minute,
+      leaseFor: () => scheduler.leaseFor(),
+      unlease: () => scheduler.unlease(),
+      deliverNow: (record, webhook) => scheduler.deliverNow(record, webhook),
+      dueLater: (due) => scheduler.wake(due.getTime()),
+    });
+    const recoveryRepository = new RecoveryRepository(mongo.connection);
+    const recoveries = new RecoveryRunner(
+      recoveryRepository,
+      responseRepository,
+      services,
+      resendFiring,
+      observed.resendObserver,
+      {
+        concurrency: config.WEBHOOK_RECOVERY_CONCURRENCY,
+        batch: config.WEBHOOK_RECOVERY_BATCH,
+        leaseMs: config.WEBHOOK_RECOVERY_LEASE_MS,
+        pollMs: config.WEBHOOK_RECOVERY_POLL_MS,
+        holder: `${hostname()}:${process.pid}`,
+        freeSlots: () => scheduler.freeSlots(),
+        webhookOf: (id) => webhookRepository.find(id),
+        progress: (running, remaining) => observed.recoveryProgress(running, remaining),
+        logger,
+      },
+    );
+    const resends = new Resends(
+      webhooks,
+      services,
+      responseRepository,
+      recoveryRepository,
+      resendFiring,
+      recoveries,
+      observed.resendObserver,
+    );
     const triggers = new Triggers(
       lookup,
       services,
@@ -139,7 +182,7 @@ export const webhookDispatcherService: ServiceDefinition<WebhookDispatcherConfig
       () => externalApi().webhook_response_rate_limit,
     );
     return {
-      routes: webhookRoutes(webhooks, triggers, responses),
+      routes: [...webhookRoutes(webhooks, triggers, responses), ...resendRoutes(resends)],
       // Broadcast queues first: on a (re)connection they are bound before events flow.
       consumers: [
         settings.consumer(),
@@ -150,10 +193,13 @@ export const webhookDispatcherService: ServiceDefinition<WebhookDispatcherConfig
       async onStart() {
         await webhookRepository.ensureIndexes();
         await responseRepository.ensureIndexes();
+        await recoveryRepository.ensureIndexes();
         settings.start();
         scheduler.start();
+        recoveries.start();
         return async () => {
           stopForgetting();
+          await recoveries.stop();
           await scheduler.stop();
           settings.stop();
           breakers.shutdown();

@@ -1066,8 +1066,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The Webhook Responses of a webhook, newest first (webhook_response_rate_limit per minute)
-         * @description The Webhook Responses of a webhook, newest first (webhook_response_rate_limit per minute).
+         * The Webhook Responses of a webhook, newest first, optionally in one state or only resends / only first fires (webhook_response_rate_limit per minute)
+         * @description The Webhook Responses of a webhook, newest first, optionally in one state or only resends / only first fires (webhook_response_rate_limit per minute).
          *
          *     Roles: admin, service_owner.
          */
@@ -1110,8 +1110,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The Webhook Responses of all your webhooks (admins: all), newest first, optionally of one webhook or in one state (webhook_response_rate_limit per minute)
-         * @description The Webhook Responses of all your webhooks (admins: all), newest first, optionally of one webhook or in one state (webhook_response_rate_limit per minute).
+         * The Webhook Responses of all your webhooks (admins: all), newest first, optionally of one webhook, in one state, or only resends / only first fires (webhook_response_rate_limit per minute)
+         * @description The Webhook Responses of all your webhooks (admins: all), newest first, optionally of one webhook, in one state, or only resends / only first fires (webhook_response_rate_limit per minute).
          *
          *     Roles: admin, service_owner.
          */
@@ -1138,6 +1138,72 @@ export interface paths {
          *     Roles: admin, service_owner.
          */
         get: operations["getExternalServiceownerWebhookResponsesByMessageId"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/external/serviceowner/webhooks/{id}/responses/{response_id}/resend/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resend a recorded Webhook Response: the same body byte for byte and the same webhook-id header, a fresh timestamp and a signature with the webhook's current secret. A new response (resend_of) that retries and counts in the rate limit and the retention like any fire
+         * @description Resend a recorded Webhook Response: the same body byte for byte and the same webhook-id header, a fresh timestamp and a signature with the webhook's current secret. A new response (resend_of) that retries and counts in the rate limit and the retention like any fire.
+         *
+         *     Roles: admin, service_owner.
+         */
+        post: operations["postExternalServiceownerWebhooksByIdResponsesByResponseIdResend"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/external/serviceowner/webhooks/{id}/recover/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resend every FAILED fire of the webhook created since a time (and until a time, default now), oldest first, as fast as webhook_rate_limit_per_minute allows. One recovery runs per webhook; the same window asked again while it runs answers the same recovery
+         * @description Resend every FAILED fire of the webhook created since a time (and until a time, default now), oldest first, as fast as webhook_rate_limit_per_minute allows. One recovery runs per webhook; the same window asked again while it runs answers the same recovery.
+         *
+         *     Roles: admin, service_owner.
+         */
+        post: operations["postExternalServiceownerWebhooksByIdRecover"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/external/serviceowner/webhooks/{id}/recoveries/{recovery_id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A recovery's progress
+         * @description A recovery's progress.
+         *
+         *     Roles: admin, service_owner.
+         */
+        get: operations["getExternalServiceownerWebhooksByIdRecoveriesByRecoveryId"];
         put?: never;
         post?: never;
         delete?: never;
@@ -9637,6 +9703,10 @@ export interface operations {
                 limit?: number;
                 /** @description How many results to skip */
                 offset?: number;
+                /** @description Only responses in this state */
+                state?: "SCHEDULED" | "WAITING_FOR_RESPONSE" | "OK" | "FAILED";
+                /** @description true: only resends; false: only first fires */
+                resend?: "true" | "false";
             };
             header?: never;
             path: {
@@ -9665,8 +9735,17 @@ export interface operations {
                             /** @enum {string} */
                             mode: "manual" | "submission" | "state_change";
                             change_instance_id: number | null;
-                            /** @description The webhook-id header: the same on every attempt */
+                            /** @description This response's own id; the webhook-id header of its attempts, except for a resend (see resend_of) */
                             message_id: string;
+                            /** @description Set when this response is a resend of another (issue 30); null for a fire */
+                            resend_of: {
+                                /** @description The response this one resends */
+                                id: number;
+                                /** @description The webhook-id header this resend is sent with: the first fire's, for receivers to deduplicate */
+                                message_id: string;
+                                /** @description The recovery that made it; null for a single resend */
+                                recovery_id: string | null;
+                            } | null;
                             request_body: {
                                 id: number;
                                 name: string;
@@ -9817,8 +9896,17 @@ export interface operations {
                         /** @enum {string} */
                         mode: "manual" | "submission" | "state_change";
                         change_instance_id: number | null;
-                        /** @description The webhook-id header: the same on every attempt */
+                        /** @description This response's own id; the webhook-id header of its attempts, except for a resend (see resend_of) */
                         message_id: string;
+                        /** @description Set when this response is a resend of another (issue 30); null for a fire */
+                        resend_of: {
+                            /** @description The response this one resends */
+                            id: number;
+                            /** @description The webhook-id header this resend is sent with: the first fire's, for receivers to deduplicate */
+                            message_id: string;
+                            /** @description The recovery that made it; null for a single resend */
+                            recovery_id: string | null;
+                        } | null;
                         request_body: {
                             id: number;
                             name: string;
@@ -9948,10 +10036,12 @@ export interface operations {
                 limit?: number;
                 /** @description How many results to skip */
                 offset?: number;
-                /** @description Only this webhook's responses */
-                webhook?: number;
                 /** @description Only responses in this state */
                 state?: "SCHEDULED" | "WAITING_FOR_RESPONSE" | "OK" | "FAILED";
+                /** @description true: only resends; false: only first fires */
+                resend?: "true" | "false";
+                /** @description Only this webhook's responses */
+                webhook?: number;
             };
             header?: never;
             path?: never;
@@ -9978,8 +10068,17 @@ export interface operations {
                             /** @enum {string} */
                             mode: "manual" | "submission" | "state_change";
                             change_instance_id: number | null;
-                            /** @description The webhook-id header: the same on every attempt */
+                            /** @description This response's own id; the webhook-id header of its attempts, except for a resend (see resend_of) */
                             message_id: string;
+                            /** @description Set when this response is a resend of another (issue 30); null for a fire */
+                            resend_of: {
+                                /** @description The response this one resends */
+                                id: number;
+                                /** @description The webhook-id header this resend is sent with: the first fire's, for receivers to deduplicate */
+                                message_id: string;
+                                /** @description The recovery that made it; null for a single resend */
+                                recovery_id: string | null;
+                            } | null;
                             request_body: {
                                 id: number;
                                 name: string;
@@ -10130,8 +10229,17 @@ export interface operations {
                         /** @enum {string} */
                         mode: "manual" | "submission" | "state_change";
                         change_instance_id: number | null;
-                        /** @description The webhook-id header: the same on every attempt */
+                        /** @description This response's own id; the webhook-id header of its attempts, except for a resend (see resend_of) */
                         message_id: string;
+                        /** @description Set when this response is a resend of another (issue 30); null for a fire */
+                        resend_of: {
+                            /** @description The response this one resends */
+                            id: number;
+                            /** @description The webhook-id header this resend is sent with: the first fire's, for receivers to deduplicate */
+                            message_id: string;
+                            /** @description The recovery that made it; null for a single resend */
+                            recovery_id: string | null;
+                        } | null;
                         request_body: {
                             id: number;
                             name: string;
@@ -10201,6 +10309,417 @@ export interface operations {
                 headers: {
                     /** @description Seconds until the next minute starts */
                     "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error; `error_id` finds it in the logs */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The owning service failed to answer */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The owning service is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    postExternalServiceownerWebhooksByIdResponsesByResponseIdResend: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+                response_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The new response that carries the resend */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description scheduled: a new response; merged: joined an open wait window; suppressed: cooling time
+                         * @enum {string}
+                         */
+                        outcome: "scheduled" | "merged" | "suppressed";
+                        /** @description The Webhook Response that carries this trigger */
+                        response_id: number | null;
+                    };
+                };
+            };
+            /** @description Invalid request; `errors` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No or unknown token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller role may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such webhook (or response, or recovery) among those of your Services */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The webhook is disabled or its Service was deleted (the reason is named), or the response is still being delivered */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error; `error_id` finds it in the logs */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The owning service failed to answer */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The owning service is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    postExternalServiceownerWebhooksByIdRecover: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @description Fires created at or after this time (ISO 8601)
+                     */
+                    since: string;
+                    /**
+                     * @description Fires created at or before this time (default: the time of the call)
+                     * @default null
+                     */
+                    until?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description The recovery: how many fires it resends (total) and its id to read progress */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The recovery id (rcv_...) */
+                        id: string;
+                        webhook: number;
+                        /**
+                         * @description RUNNING: resends being queued; DONE: all queued; CANCELLED: the webhook was disabled or deleted
+                         * @enum {string}
+                         */
+                        state: "RUNNING" | "DONE" | "CANCELLED";
+                        since: string;
+                        /** @description The end of the window (the time of the call when none was given) */
+                        until: string;
+                        /** @description FAILED fires in the window, to be resent */
+                        total: number;
+                        /** @description Resends queued so far (each a new Webhook Response) */
+                        resent: number;
+                        /** @description Why a recovery was cancelled */
+                        reason: string | null;
+                        created_at: string;
+                        finished_at: string | null;
+                    };
+                };
+            };
+            /** @description Invalid request; `errors` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No or unknown token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller role may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such webhook (or response, or recovery) among those of your Services */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The webhook is disabled or its Service was deleted, or another recovery (another window) is running for it */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than the limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error; `error_id` finds it in the logs */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The owning service failed to answer */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The owning service is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getExternalServiceownerWebhooksByIdRecoveriesByRecoveryId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+                /** @description The id the recover call answered */
+                recovery_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The recovery */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The recovery id (rcv_...) */
+                        id: string;
+                        webhook: number;
+                        /**
+                         * @description RUNNING: resends being queued; DONE: all queued; CANCELLED: the webhook was disabled or deleted
+                         * @enum {string}
+                         */
+                        state: "RUNNING" | "DONE" | "CANCELLED";
+                        since: string;
+                        /** @description The end of the window (the time of the call when none was given) */
+                        until: string;
+                        /** @description FAILED fires in the window, to be resent */
+                        total: number;
+                        /** @description Resends queued so far (each a new Webhook Response) */
+                        resent: number;
+                        /** @description Why a recovery was cancelled */
+                        reason: string | null;
+                        created_at: string;
+                        finished_at: string | null;
+                    };
+                };
+            };
+            /** @description Invalid request; `errors` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No or unknown token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller role may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such webhook (or response, or recovery) among those of your Services */
+            404: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {

@@ -36,6 +36,10 @@ export type ChangeInstanceState = ChangeInstance['state'];
 export type Webhook = Answer<'/v1/external/serviceowner/webhooks/{id}/', 'get'>;
 export type NewWebhook = RequestBody<'/v1/external/serviceowner/webhooks/', 'post'>;
 export type WebhookResponse = Results<Answer<'/v1/external/serviceowner/webhooks/{id}/responses/', 'get'>>;
+export type WebhookRecovery = Answer<
+  '/v1/external/serviceowner/webhooks/{id}/recoveries/{recovery_id}/',
+  'get'
+>;
 
 /** The states, from the contracts; checked against the API's own enum. */
 export const CHANGE_INSTANCE_STATES: readonly ChangeInstanceState[] =

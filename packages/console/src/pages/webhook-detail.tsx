@@ -1,8 +1,9 @@
-/** One webhook: its settings, a manual trigger, and its responses (state, status code, body). */
+/** One webhook: its settings, a manual trigger, recovery, and its responses (state, status code, body, resend). */
 import { useState } from 'preact/hooks';
 import { api, ok } from '../api/client';
 import { ErrorNotice, Link, Loading, Notice, Pager, dateTime } from '../components/ui';
 import { useInterval, useLoad } from '../components/use-load';
+import { WebhookRecoveryForm } from './webhook-recovery';
 
 const PAGE = 10;
 
@@ -37,6 +38,22 @@ export function WebhookDetail({ id }: { id: number }) {
         api.POST('/v1/external/serviceowner/webhooks/{id}/trigger/', { params: { path }, body: {} }),
       );
       setTriggered(`Trigger ${outcome.outcome}.`);
+      await responses.reload();
+    } catch (failure) {
+      setError(failure);
+    }
+  };
+
+  const resend = async (response: number) => {
+    setError(null);
+    setTriggered('');
+    try {
+      const outcome = await ok(
+        api.POST('/v1/external/serviceowner/webhooks/{id}/responses/{response_id}/resend/', {
+          params: { path: { id, response_id: response } },
+        }),
+      );
+      setTriggered(`Response ${response} resent as response ${outcome.response_id}.`);
       await responses.reload();
     } catch (failure) {
       setError(failure);
@@ -82,6 +99,7 @@ export function WebhookDetail({ id }: { id: number }) {
           </button>
           <ErrorNotice error={error} />
           {triggered && <Notice tone="success">{triggered}</Notice>}
+          <WebhookRecoveryForm id={id} onProgress={() => void responses.reload()} />
         </>
       )}
       <h2>Responses</h2>
@@ -100,6 +118,9 @@ export function WebhookDetail({ id }: { id: number }) {
                   <th scope="col">How</th>
                   <th scope="col">Attempts</th>
                   <th scope="col">Created</th>
+                  <th scope="col">
+                    <span class="visually-hidden">Actions</span>
+                  </th>
                 </tr>
               </thead>
               <tbody>
@@ -114,9 +135,23 @@ export function WebhookDetail({ id }: { id: number }) {
                       <code>{entry.response_body ?? '—'}</code>
                       {entry.response_truncated && ' (cut)'}
                     </td>
-                    <td>{entry.mode}</td>
+                    <td>
+                      {entry.mode}
+                      {entry.resend_of && ` (resend of #${entry.resend_of.id})`}
+                    </td>
                     <td>{entry.attempts.length}</td>
                     <td>{dateTime(entry.created_at)}</td>
+                    <td>
+                      {(entry.state === 'OK' || entry.state === 'FAILED') && (
+                        <button
+                          type="button"
+                          aria-label={`Resend response ${entry.id}`}
+                          onClick={() => void resend(entry.id)}
+                        >
+                          Resend
+                        </button>
+                      )}
+                    </td>
                   </tr>
                 ))}
               </tbody>

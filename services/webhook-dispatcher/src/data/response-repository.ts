@@ -2,7 +2,13 @@ import type { Connection } from 'mongoose';
 import { dropReplacedIndex, findPage, isDuplicateKey } from '@pack/db';
 import type { FirePlan } from '../domain/firing-rules';
 import type { AttemptRecord, Page, ResponseRecord, ScheduleRecord, Trigger } from '../domain/model';
-import type { ResponseFilter, ResponseStore, ScheduleStore, WindowCounter } from '../domain/ports';
+import type {
+  FailedWindow,
+  ResponseFilter,
+  ResponseStore,
+  ScheduleStore,
+  WindowCounter,
+} from '../domain/ports';
 import { WriteGate } from './write-gate';
 
 export const RESPONSES = 'webhook_responses';
@@ -10,6 +16,23 @@ export const SCHEDULES = 'webhook_schedules';
 export const WINDOW_COUNTERS = 'rate_windows';
 
 const FINAL = ['OK', 'FAILED'] as const;
+
+/** State and resend filters of the response lists (`resend_of: null` also matches older records without it). */
+function filterOf(filter: Omit<ResponseFilter, 'webhookIds'>): Record<string, unknown> {
+  const query: Record<string, unknown> = {};
+  if (filter.state) query.state = filter.state;
+  if (filter.resend !== undefined) query.resend_of = filter.resend ? { $ne: null } : null;
+  return query;
+}
+
+function failedIn(window: FailedWindow): Record<string, unknown> {
+  return {
+    webhook_id: window.webhookId,
+    state: 'FAILED',
+    resend_of: null,
+    created_at: { $gte: window.since, $lte: window.until },
+  };
+}
 /** Result writes in flight at most: of the pool's 20 connections, 8 stay for the rest. */
 const RESULT_WRITES = 12;
 
@@ -58,7 +81,10 @@ export class ResponseRepository implements ResponseStore, ScheduleStore, WindowC
       filter.rate_slot = rate.slot;
       filter.rate_count = rate.kind === 'room' ? { $lte: rate.max } : { $gte: rate.limit };
     }
-    const { rate_count, ...set } = plan.next;
+    const { rate_count, ...next } = plan.next;
+    const set: Omit<Partial<FirePlan['next']>, 'rate_count'> = plan.rateOnly
+      ? { rate_slot: next.rate_slot }
+      : next;
     const update =
       typeof rate_count === 'number'
         ? { $set: { ...set, rate_count }, $inc: { seq: plan.count } }
@@ -124,20 +150,34 @@ export class ResponseRepository implements ResponseStore, ScheduleStore, WindowC
     return this.responses.findOne({ webhook_id: webhookId, seq });
   }
 
-  list(webhookId: number, limit: number, offset: number): Promise<Page<ResponseRecord>> {
+  list(
+    webhookId: number,
+    limit: number,
+    offset: number,
+    filter: Omit<ResponseFilter, 'webhookIds'> = {},
+  ): Promise<Page<ResponseRecord>> {
     // seq is distinct per webhook (its counter): a total order, so a late page reads from the end
     return findPage(
       this.responses,
-      { webhook_id: webhookId },
+      { webhook_id: webhookId, ...filterOf(filter) },
       { sort: { seq: -1 }, limit, offset, unique: true },
     );
   }
 
   listAcross(filter: ResponseFilter, limit: number, offset: number): Promise<Page<ResponseRecord>> {
-    const query: Record<string, unknown> = {};
+    const query: Record<string, unknown> = filterOf(filter);
     if (filter.webhookIds) query.webhook_id = { $in: filter.webhookIds };
-    if (filter.state) query.state = filter.state;
     return findPage(this.responses, query, { sort: { created_at: -1, _id: -1 }, limit, offset });
+  }
+
+  countFailed(window: FailedWindow): Promise<number> {
+    return this.responses.countDocuments(failedIn(window));
+  }
+
+  failedAfter(window: FailedWindow, afterSeq: number, limit: number): Promise<ResponseRecord[]> {
+    return this.responses
+      .find({ ...failedIn(window), seq: { $gt: afterSeq } }, { sort: { seq: 1 }, limit })
+      .toArray();
   }
 
   /**

@@ -4,6 +4,7 @@ import { BreakerOpenError, type Breakers } from './breakers';
 import { retryDelayMs, verdictOf, type RetryPolicy } from './delivery-rules';
 import type { AttemptRecord, ResponseRecord, WebhookRecord } from './model';
 import type { ResponseStore, Sender, SendResult, WebhookStore } from './ports';
+import { headerIdOf } from './response-record';
 import { scrubSecrets, secretPart } from './scrub';
 import { standardWebhookHeaders } from './signature';
 import type { WebhookChangeSink } from './webhook-lookup';
@@ -60,7 +61,7 @@ export class Delivery {
     const headers: Record<string, string> = {
       'content-type': 'application/json',
       'user-agent': 'pack-webhook-dispatcher/0.1',
-      ...standardWebhookHeaders(this.secretOf(webhook, 'secret'), record._id, body),
+      ...standardWebhookHeaders(this.secretOf(webhook, 'secret'), headerIdOf(record), body),
     };
     const authorization = this.secretOf(webhook, 'authorization');
     if (authorization) headers.authorization = authorization;

@@ -82,6 +82,8 @@ export interface ResponseRecord {
   response_truncated: boolean;
   /** Why the fire has no answer of the target (never sent, refused, no reply); absent on older records. */
   error?: string | null;
+  /** A resend of another response (issue 30); null or absent for a fire. */
+  resend_of?: ResendOf | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -96,4 +98,45 @@ export interface Trigger {
   body: WebhookBody;
   change_instance_id: number | null;
   event_at: Date;
+  /** Set when the trigger resends a recorded response. */
+  resend_of?: ResendOf | null;
+}
+
+/** What a resend points back to. */
+export interface ResendOf {
+  /** The `seq` of the response resent. */
+  seq: number;
+  /** The webhook-id header: the first fire's `_id`, the same through resends of resends. */
+  message_id: string;
+  recovery_id: string | null;
+}
+
+/** A recovery (issue 30): resends every FAILED fire of a webhook in a window, oldest first. */
+export interface RecoveryRecord {
+  _id: string;
+  webhook_id: number;
+  /**
+   * Unique: `webhook:<id>` while RUNNING (at most one per webhook), the recovery's own id after,
+   * so no partial index is needed (FerretDB v1 has none).
+   */
+  running_key: string;
+  state: 'RUNNING' | 'DONE' | 'CANCELLED';
+  since: Date;
+  /** The end of the window: the one asked for, or the time of the call. */
+  until: Date;
+  /** The end asked for (null: none); the same window asked again while it runs is this recovery. */
+  until_asked: Date | null;
+  total: number;
+  resent: number;
+  /** The `seq` of the last response handled: the next batch starts after it. */
+  cursor: number;
+  reason: string | null;
+  lease_until: Date | null;
+  lease_token: string | null;
+  /** Who holds the lease (host:pid), for operators. */
+  holder: string | null;
+  created_by: number;
+  created_at: Date;
+  updated_at: Date;
+  finished_at: Date | null;
 }

@@ -2,6 +2,7 @@ import type { WebhookResponseState } from '@pack/contracts';
 import type {
   AttemptRecord,
   Page,
+  RecoveryRecord,
   ResponseRecord,
   ScheduleRecord,
   ServiceRecord,
@@ -13,6 +14,15 @@ import type { FirePlan } from './firing-rules';
 export interface ResponseFilter {
   webhookIds: number[] | null;
   state?: WebhookResponseState;
+  /** true: only resends; false: only first fires. */
+  resend?: boolean;
+}
+
+/** The FAILED first fires of a webhook created in [since, until] (a recovery's window). */
+export interface FailedWindow {
+  webhookId: number;
+  since: Date;
+  until: Date;
 }
 
 /** Everything the use cases need from storage; src/data implements it. */
@@ -68,7 +78,16 @@ export interface ResponseStore {
   find(id: string): Promise<ResponseRecord | null>;
   findBySeq(webhookId: number, seq: number): Promise<ResponseRecord | null>;
   /** Newest first. */
-  list(webhookId: number, limit: number, offset: number): Promise<Page<ResponseRecord>>;
+  list(
+    webhookId: number,
+    limit: number,
+    offset: number,
+    filter?: Omit<ResponseFilter, 'webhookIds'>,
+  ): Promise<Page<ResponseRecord>>;
+  /** How many FAILED first fires (not resends) are in the window. */
+  countFailed(window: FailedWindow): Promise<number>;
+  /** The next FAILED first fires in the window after `afterSeq`, oldest (lowest seq) first. */
+  failedAfter(window: FailedWindow, afterSeq: number, limit: number): Promise<ResponseRecord[]>;
   /** Newest first across webhooks (all of them for null). */
   listAcross(filter: ResponseFilter, limit: number, offset: number): Promise<Page<ResponseRecord>>;
   /** Takes one due SCHEDULED fire, or one whose lease expired mid-delivery, under a new lease. */
@@ -107,4 +126,28 @@ export interface SendResult {
 
 export interface Sender {
   send(url: string, headers: Record<string, string>, body: string, timeoutMs: number): Promise<SendResult>;
+}
+
+/** Recoveries (issue 30); every change is one conditional single-document update. */
+export interface RecoveryStore {
+  /** Inserts it, or returns the recovery already RUNNING for the webhook (nothing inserted). */
+  start(record: RecoveryRecord): Promise<{ created: boolean; recovery: RecoveryRecord }>;
+  find(id: string): Promise<RecoveryRecord | null>;
+  /** A RUNNING recovery that nobody holds (or whose lease expired), under a new lease. */
+  claim(now: Date, leaseUntil: Date, token: string, holder: string): Promise<RecoveryRecord | null>;
+  /** Moves the cursor and counts the resends of one batch, under the lease; the record after, or null. */
+  advance(
+    id: string,
+    token: string,
+    from: number,
+    to: number,
+    resent: number,
+    leaseUntil: Date,
+  ): Promise<RecoveryRecord | null>;
+  /** Ends it (DONE or CANCELLED) under the lease; frees the webhook for another recovery. */
+  end(id: string, token: string, state: 'DONE' | 'CANCELLED', reason: string | null): Promise<boolean>;
+  /** Gives the lease back (this replica stops). */
+  release(id: string, token: string): Promise<void>;
+  /** RUNNING recoveries and the resends they still have to queue (for the metrics). */
+  progress(): Promise<{ running: number; remaining: number }>;
 }

@@ -35,7 +35,13 @@ export function newResponse(
     status_code: null,
     response_body: null,
     response_truncated: false,
+    resend_of: trigger.resend_of ?? null,
     created_at: now,
     updated_at: now,
   };
+}
+
+/** The webhook-id header of a response's attempts: a resend carries its first fire's (issue 30). */
+export function headerIdOf(record: ResponseRecord): string {
+  return record.resend_of?.message_id ?? record._id;
 }

@@ -21,10 +21,11 @@ export class Responses {
     webhookId: number,
     limit: number,
     offset: number,
+    filter: { state?: WebhookResponseState; resend?: boolean } = {},
   ): Promise<Page<WebhookResponseView>> {
     await this.admit(principal);
     await this.access.visible(principal, webhookId);
-    const page = await this.responses.list(webhookId, limit, offset);
+    const page = await this.responses.list(webhookId, limit, offset, filter);
     return { count: page.count, items: page.items.map(toResponseView) };
   }
 
@@ -39,7 +40,7 @@ export class Responses {
   /** Across the caller's webhooks (an admin's: all), newest first; one webhook's when `webhook` is given. */
   async listAcross(
     principal: Principal,
-    filter: { webhook?: number; state?: WebhookResponseState },
+    filter: { webhook?: number; state?: WebhookResponseState; resend?: boolean },
     limit: number,
     offset: number,
   ): Promise<Page<WebhookResponseView>> {
@@ -49,7 +50,8 @@ export class Responses {
       await this.access.visible(principal, filter.webhook);
       webhookIds = [filter.webhook];
     } else if (principal.role !== 'admin') webhookIds = await this.webhooks.idsOwnedBy(principal.id);
-    const page = await this.responses.listAcross({ webhookIds, state: filter.state }, limit, offset);
+    const { state, resend } = filter;
+    const page = await this.responses.listAcross({ webhookIds, state, resend }, limit, offset);
     return { count: page.count, items: page.items.map(toResponseView) };
   }
 
@@ -94,6 +96,13 @@ export function toResponseView(record: ResponseRecord): WebhookResponseView {
     response_body: record.response_body,
     response_truncated: record.response_truncated,
     error: record.error ?? null,
+    resend_of: record.resend_of
+      ? {
+          id: record.resend_of.seq,
+          message_id: record.resend_of.message_id,
+          recovery_id: record.resend_of.recovery_id,
+        }
+      : null,
     attempts: record.attempts.map((attempt) => ({
       at: attempt.at.toISOString(),
       status_code: attempt.status_code,

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import {
   WEBHOOK_RESPONSES_PATH,
   WEBHOOKS_PATH,
-  webhookResponseStateSchema,
+  webhookResponseFilterSchema,
   webhookCreateSchema,
   webhookPatchSchema,
   webhookResponseViewSchema,
@@ -36,9 +36,9 @@ const messageParams = z.object({
     .regex(/^msg_[A-Za-z0-9_-]{1,200}$/, 'must be a message id (msg_...)')
     .describe('The message_id of the response: its webhook-id header'),
 });
-const acrossQuery = listQuerySchema.extend({
+const responsesQuery = listQuerySchema.extend(webhookResponseFilterSchema.shape);
+const acrossQuery = responsesQuery.extend({
   webhook: idSchema.optional().describe("Only this webhook's responses"),
-  state: webhookResponseStateSchema.optional().describe('Only responses in this state'),
 });
 
 export function webhookRoutes(webhooks: Webhooks, triggers: Triggers, responses: Responses) {
@@ -154,18 +154,23 @@ export function webhookRoutes(webhooks: Webhooks, triggers: Triggers, responses:
     route({
       method: 'get',
       path: `${WEBHOOKS_PATH}:id/responses/`,
-      summary: 'The Webhook Responses of a webhook, newest first (webhook_response_rate_limit per minute)',
+      summary:
+        'The Webhook Responses of a webhook, newest first, optionally in one state or only resends / only first fires (webhook_response_rate_limit per minute)',
       access,
       params: idParams,
-      query: listQuerySchema,
+      query: responsesQuery,
       responses: {
         200: { description: 'A page of responses', schema: pageSchema(webhookResponseViewSchema) },
         ...problems,
         429: tooMany,
       },
       handler: async ({ principal, params, query, req }) => {
-        const page = await responses.list(principal, params.id, query.limit, query.offset);
-        return { body: pageOf(req, query, page.count, page.items) };
+        const { state, resend, ...paging } = query;
+        const page = await responses.list(principal, params.id, paging.limit, paging.offset, {
+          state,
+          resend,
+        });
+        return { body: pageOf(req, paging, page.count, page.items) };
       },
     }),
     route({
@@ -187,7 +192,7 @@ export function webhookRoutes(webhooks: Webhooks, triggers: Triggers, responses:
       method: 'get',
       path: WEBHOOK_RESPONSES_PATH,
       summary:
-        'The Webhook Responses of all your webhooks (admins: all), newest first, optionally of one webhook or in one state (webhook_response_rate_limit per minute)',
+        'The Webhook Responses of all your webhooks (admins: all), newest first, optionally of one webhook, in one state, or only resends / only first fires (webhook_response_rate_limit per minute)',
       access,
       query: acrossQuery,
       responses: {
@@ -196,8 +201,9 @@ export function webhookRoutes(webhooks: Webhooks, triggers: Triggers, responses:
         429: tooMany,
       },
       handler: async ({ principal, query, req }) => {
-        const { webhook, state, ...paging } = query;
-        const page = await responses.listAcross(principal, { webhook, state }, paging.limit, paging.offset);
+        const { webhook, state, resend, ...paging } = query;
+        const filter = { webhook, state, resend };
+        const page = await responses.listAcross(principal, filter, paging.limit, paging.offset);
         return { body: pageOf(req, paging, page.count, page.items) };
       },
     }),
