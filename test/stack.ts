@@ -103,7 +103,7 @@ const LOOPBACK_TARGETS = '127.0.0.0/8,::1/128';
 export interface StackOptions {
   /** PACK_ALLOWED_TARGET_CIDRS of every service (default: loopback). */
   allowedTargetCidrs?: string;
-  /** Extra variables of a service, by its name (e.g. a short sweep interval for a test). */
+  /** Extra variables of a service (the gateway's too), by its name (e.g. a short sweep interval for a test). */
   env?: Record<string, Env>;
   /** The scan every log line goes through (default: a new one); see Stack.leaks. */
   leaks?: LeakScan;
@@ -143,6 +143,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       BROKER_NAMESPACE: namespace,
       PACK_ADMIN_TOKEN: adminToken,
       ...logged,
+      ...options.env?.gateway,
     }),
   );
   const gateway = await startService(gatewayService, gatewayConfig, started);

@@ -8,3 +8,4 @@ export * from './processed-events';
 export * from './paging';
 export * from './snapshots';
 export * from './indexes';
+export * from './slices';

@@ -2,6 +2,7 @@ import type { Connection } from 'mongoose';
 import type { Logger } from '@pack/logging';
 import type { Metrics } from '@pack/metrics';
 import { PROCESSED_EVENTS, type ProcessedEvent } from './idempotency';
+import { deleteInSlices } from './slices';
 
 export const DAY_MS = 86_400_000;
 /** FerretDB v1 answers a TTL index, and collMod, with NotImplemented. */
@@ -91,12 +92,16 @@ export async function ensureProcessedEventsIndex(
   return false;
 }
 
-/** Removes markers written before `cutoff`; idempotent, so every replica may run it. */
-export async function sweepProcessedEvents(connection: Connection, cutoff: Date): Promise<number> {
-  const result = await connection
-    .collection<ProcessedEvent>(PROCESSED_EVENTS)
-    .deleteMany({ at: { $lt: cutoff } });
-  return result.deletedCount;
+/**
+ * Removes markers written before `cutoff`, in slices by `at` (deleteInSlices: two commands per
+ * 10,000 markers); idempotent, so every replica may run it.
+ */
+export function sweepProcessedEvents(connection: Connection, cutoff: Date): Promise<number> {
+  return deleteInSlices(connection.collection<ProcessedEvent>(PROCESSED_EVENTS), {
+    match: {},
+    key: 'at',
+    upTo: { $lt: cutoff },
+  });
 }
 
 export interface ProcessedEventsSweeperOptions {
@@ -111,8 +116,8 @@ export interface ProcessedEventsSweeperOptions {
 
 /**
  * Keeps `processed_events` (the idempotency markers) bounded: indexes it at start, then sweeps
- * at start and on an interval. It runs even where a TTL index exists, since it is one indexed
- * delete and the TTL monitor runs only once a minute, at the server's pace.
+ * at start and on an interval. It runs even where a TTL index exists, since it is a few indexed
+ * deletes and the TTL monitor runs only once a minute, at the server's pace.
  */
 export class ProcessedEventsSweeper {
   private timer?: NodeJS.Timeout;

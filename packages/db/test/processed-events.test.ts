@@ -3,6 +3,7 @@ import { createMetrics } from '@pack/metrics';
 import { dropDatabase, uniqueName } from '@pack/testkit';
 import {
   connectMongo,
+  DELETE_SLICE,
   ensureProcessedEventsIndex,
   idempotent,
   ProcessedEventsSweeper,
@@ -129,4 +130,50 @@ describe('processed-events housekeeping on a real MongoDB-wire server', () => {
     }
     expect(await ensureProcessedEventsIndex(mongo.connection, 2 * WEEK)).toBe(serverExpires);
   });
+
+  it('"every sweep and trim works at any size": sweeps 200,000 markers, in slices of 50,000, and keeps the recent ones', async () => {
+    // On our FerretDB one deleteMany of more than 65,535 documents fails ("extended protocol
+    // limited to 65535 parameters"): the sweep deletes in slices (deleteInSlices).
+    await ensureProcessedEventsIndex(mongo.connection, WEEK);
+    const now = Date.now();
+    const old = now - 30 * DAY;
+    const total = 200_000;
+    const inserting = Date.now();
+    for (let from = 0; from < total; from += 10_000) {
+      await markers().insertMany(
+        Array.from({ length: 10_000 }, (_, i) => ({
+          _id: `c:old-${from + i}`,
+          at: new Date(old + from + i),
+        })),
+        { ordered: false },
+      );
+    }
+    await markers().insertMany([
+      { _id: 'c:six-days', at: new Date(now - 6 * DAY) },
+      { _id: 'c:an-hour', at: new Date(now - 60 * 60 * 1000) },
+    ]);
+    const inserted = Date.now() - inserting;
+
+    const commands: string[] = [];
+    const client = mongo.connection.getClient();
+    const record = (event: { commandName: string }) => commands.push(event.commandName);
+    client.on('commandStarted', record);
+    const sweeping = Date.now();
+    try {
+      expect(await sweeper().sweep(new Date(now))).toBe(total);
+    } finally {
+      client.off('commandStarted', record);
+    }
+    const swept = Date.now() - sweeping;
+    // Two commands per slice (find the 50,000th marker's time, delete up to it), one more slice for the rest.
+    const slices = total / DELETE_SLICE + 1;
+    expect(commands).toEqual(Array.from({ length: slices }, () => ['find', 'delete']).flat());
+    expect((await markers().find().sort({ at: 1 }).toArray()).map((marker) => marker._id)).toEqual([
+      'c:six-days',
+      'c:an-hour',
+    ]);
+    process.stdout.write(
+      `200,000 markers: inserted in ${inserted} ms, swept in ${swept} ms (${commands.length} commands)\n`,
+    );
+  }, 120_000);
 });

@@ -1,5 +1,6 @@
 import { ConnectionStates, type Connection } from 'mongoose';
 import { RateLimiterMemory, RateLimiterMongo, RateLimiterRes } from 'rate-limiter-flexible';
+import { deleteInSlices } from '@pack/db';
 import type { Logger } from '@pack/logging';
 import type { MinuteCounter } from '../domain/health-limits';
 
@@ -27,6 +28,8 @@ export class MongoMinuteCounter implements MinuteCounter {
   async ensureIndexes(): Promise<void> {
     const collection = this.connection.collection(HEALTH_LIMITS);
     await collection.createIndex({ key: 1 }, { unique: true, name: 'key' });
+    // the sweep's slices are ranges of expire (deleteInSlices)
+    await collection.createIndex({ expire: 1 }, { name: 'expire' });
   }
 
   async consume(key: string, limit: number): Promise<number> {
@@ -73,9 +76,10 @@ export class MongoMinuteCounter implements MinuteCounter {
   private sweep(): void {
     if (Date.now() - this.sweptAt < MINUTE_S * 1000) return;
     this.sweptAt = Date.now();
-    this.connection
-      .collection(HEALTH_LIMITS)
-      .deleteMany({ expire: { $lt: new Date(Date.now() - MINUTE_S * 1000) } })
-      .catch((error: unknown) => this.logger.warn({ err: error }, 'sweeping health limit windows failed'));
+    deleteInSlices(this.connection.collection(HEALTH_LIMITS), {
+      match: {},
+      key: 'expire',
+      upTo: { $lt: new Date(Date.now() - MINUTE_S * 1000) },
+    }).catch((error: unknown) => this.logger.warn({ err: error }, 'sweeping health limit windows failed'));
   }
 }

@@ -1,6 +1,6 @@
 import type { Connection } from 'mongoose';
 import type { Envelope } from '@pack/contracts';
-import { findPage, isDuplicateKey, nextId, outboxFields, withOutbox } from '@pack/db';
+import { deleteInSlices, findPage, isDuplicateKey, nextId, outboxFields, withOutbox } from '@pack/db';
 import { ConflictError } from '@pack/errors';
 import type { LlmModelRecord, LlmModelStore, Page, WriteOutcome } from '../domain/model';
 
@@ -88,8 +88,7 @@ export class LlmModelRepository implements LlmModelStore {
 
   /** Drops tombstones whose deletion is published (nothing pending on them). */
   async sweepTombstones(): Promise<number> {
-    const result = await this.models.deleteMany({ deleted: true, _outbox_pending: false });
-    return result.deletedCount;
+    return deleteInSlices(this.models, { match: { deleted: true, _outbox_pending: false }, key: '_id' });
   }
 
   private async missed(id: number): Promise<'gone' | 'stale'> {

@@ -1,5 +1,5 @@
 import type { Connection } from 'mongoose';
-import { dropReplacedIndex, findPage, isDuplicateKey } from '@pack/db';
+import { deleteInSlices, dropReplacedIndex, findPage, isDuplicateKey } from '@pack/db';
 import type { FirePlan } from '../domain/firing-rules';
 import type { AttemptRecord, Page, ResponseRecord, ScheduleRecord, Trigger } from '../domain/model';
 import type {
@@ -241,19 +241,21 @@ export class ResponseRepository implements ResponseStore, ScheduleStore, WindowC
     return this.finish(id, token, { state: 'SCHEDULED', due_at: due }, attempt);
   }
 
-  /** The newest `keep` stay, whatever their state; older finished ones go (unfinished ones when they finish). */
+  /**
+   * The newest `keep` stay, whatever their state; older finished ones go (unfinished ones when
+   * they finish), in slices by `seq` (deleteInSlices: two commands per 10,000, any backlog).
+   */
   async trim(webhookId: number, keep: number): Promise<number> {
     const boundary = await this.responses
       .find({ webhook_id: webhookId }, { sort: { seq: -1 }, skip: keep, limit: 1, projection: { seq: 1 } })
       .toArray();
     const oldestToGo = boundary[0]?.seq;
     if (oldestToGo === undefined) return 0;
-    const result = await this.responses.deleteMany({
-      webhook_id: webhookId,
-      seq: { $lte: oldestToGo },
-      state: { $in: [...FINAL] },
+    return deleteInSlices(this.responses, {
+      match: { webhook_id: webhookId, state: { $in: [...FINAL] } },
+      key: 'seq',
+      upTo: { $lte: oldestToGo },
     });
-    return result.deletedCount;
   }
 
   backlog(): Promise<number> {
@@ -273,7 +275,9 @@ export class ResponseRepository implements ResponseStore, ScheduleStore, WindowC
         );
         // Expired windows are removed now and then, by any replica (idempotent).
         if (Math.random() < 0.01)
-          this.counters.deleteMany({ expires_at: { $lt: new Date() } }).catch(() => undefined);
+          deleteInSlices(this.counters, { match: {}, key: 'expires_at', upTo: { $lt: new Date() } }).catch(
+            () => undefined,
+          );
         return after?.count ?? 1;
       } catch (error) {
         // Two first hits of a window race to insert it; the loser counts on the winner's document.

@@ -1,6 +1,6 @@
 import type { Connection } from 'mongoose';
 import { serviceProjectionOf, type ServiceSnapshot } from '@pack/contracts';
-import { applyVersionedSnapshot, findPage, nextId } from '@pack/db';
+import { applyVersionedSnapshot, deleteInSlices, findPage, nextId } from '@pack/db';
 import { emptySchedule } from '../domain/firing-rules';
 import type { Page, ScheduleRecord, ServiceRecord, WebhookRecord } from '../domain/model';
 import type { ServiceStore, WebhookStore } from '../domain/ports';
@@ -66,7 +66,8 @@ export class WebhookRepository implements WebhookStore {
   async remove(id: number): Promise<boolean> {
     const removed = (await this.webhooks.deleteOne({ _id: id })).deletedCount === 1;
     await this.schedules.deleteOne({ _id: id });
-    await this.connection.collection(RESPONSES).deleteMany({ webhook_id: id });
+    // In slices by seq (deleteInSlices): a busy webhook may have kept more than 65,535.
+    await deleteInSlices(this.connection.collection(RESPONSES), { match: { webhook_id: id }, key: 'seq' });
     return removed;
   }
 
