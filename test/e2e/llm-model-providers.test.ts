@@ -11,6 +11,7 @@ import {
   type FakeProviderServer,
   type RecordedRequest,
 } from '@pack/testkit';
+import Ajv2020 from 'ajv/dist/2020';
 import { pipelineActors, type StageView } from '../pipeline-actors';
 import { modelKnownToOrchestrator, startStack, type Stack } from '../stack';
 
@@ -222,5 +223,58 @@ describe('LLM Model provider settings through the gateway', () => {
     } finally {
       await Promise.all([formOnly.close(), jsonOnly.close()]);
     }
+  });
+
+  it('the OpenAPI document gives extra_data per provider for PATCH and the connection test as for create, and the server takes exactly the bodies it describes', async () => {
+    const created = await stack.call('POST', MODELS, {
+      body: {
+        name: 'Documented bodies',
+        provider: 'vendor1',
+        model_name: 'gpt-4o-mini',
+        extra_data: { api_key: KEY, base_url: `${openAi.url}/v1` },
+      },
+    });
+    expect(created.status).toBe(201);
+    const path = `${MODELS}${created.body.id}/`;
+    const document = (await stack.openApi()).document as any;
+    const bodyOf = (template: string, method: string) =>
+      document.paths[template][method].requestBody.content['application/json'].schema;
+    const ajv = new Ajv2020({ strict: false });
+    const patchValid = ajv.compile(bodyOf('/v1/ai/llm_models/{id}/', 'patch'));
+    const testValid = ajv.compile(bodyOf('/v1/ai/llm_models/test_connection/{id}/', 'post'));
+
+    const openAiUrl = `${openAi.url}/v1`;
+    const cases: { body: object; valid: boolean }[] = [
+      // Naming a provider: its whole extra_data, as on create.
+      { body: { provider: 'vendor3', extra_data: { api_key: KEY } }, valid: false },
+      { body: { provider: 'vendor1', extra_data: { base_url: openAiUrl } }, valid: false },
+      { body: { provider: 'vendor1', extra_data: { api_key: KEY, base_url: openAiUrl } }, valid: true },
+      { body: { provider: 'vendor1' }, valid: false },
+      // Without provider: some keys of the stored provider.
+      { body: { extra_data: { base_url: openAiUrl } }, valid: true },
+      { body: { extra_data: { organization: 'org-1' } }, valid: false },
+      // URLs: no control character or space, which the server would refuse.
+      { body: { extra_data: { base_url: `${openAiUrl}/\u0001` } }, valid: false },
+      { body: { extra_data: { base_url: `${openAi.url}/v 1` } }, valid: false },
+      { body: { extra_data: { base_url: 'http://0xa9fea9fe/' } }, valid: false },
+    ];
+    for (const { body, valid } of cases) {
+      expect({ body, patch: patchValid(body), test: testValid(body) }).toEqual({
+        body,
+        patch: valid,
+        test: valid,
+      });
+      const tested = await stack.call('POST', `${MODELS}test_connection/${created.body.id}/`, { body });
+      expect({ body, status: tested.status }).toEqual({ body, status: valid ? 200 : 400 });
+      const patched = await stack.call('PATCH', path, { body });
+      expect({ body, status: patched.status }).toEqual({ body, status: valid ? 200 : 400 });
+    }
+    // The create body per provider, and now PATCH's: a client generated from it can switch provider.
+    const branches = bodyOf('/v1/ai/llm_models/{id}/', 'patch').oneOf as any[];
+    const genai = branches.find((branch) => branch.properties.provider?.const === 'genai');
+    expect(genai.required).toEqual(expect.arrayContaining(['provider', 'extra_data']));
+    expect(genai.properties.extra_data.required).toEqual(
+      expect.arrayContaining(['token_url', 'request_url', 'credentials', 'verify_ssl', 'request_payload']),
+    );
   });
 });

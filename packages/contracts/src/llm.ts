@@ -1,5 +1,8 @@
 import { z } from 'zod';
+import { plainHttpUrl } from './http-url';
 import { storedText } from './text';
+
+export { isPlainHttpUrl, plainHttpUrl, HTTP_URL_PATTERN } from './http-url';
 
 /** LLM Model profiles (spec 2.1, DESIGN section 6). */
 export const LLM_PROVIDERS = ['vendor1', 'vendor1_assistant', 'vendor2', 'vendor3', 'genai'] as const;
@@ -72,44 +75,7 @@ export const priceSchema = z
     `Price per 1,000,000 tokens as a non-negative decimal string with at most ${MAX_PRICE_DECIMALS} decimals and ${MAX_DECIMAL_LENGTH} characters once written out without exponent (a JSON number is accepted); null: unpriced`,
   );
 
-/** http(s) only, and no user:password in the URL (a credential there would leak into logs). */
-export function isPlainHttpUrl(value: string): boolean {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    return false;
-  }
-  return (url.protocol === 'http:' || url.protocol === 'https:') && !url.username && !url.password;
-}
-
-const PLAIN_HTTP_URL_MESSAGE = 'must be an http(s) URL without credentials in it';
-
-/**
- * An http(s) URL as a stored field: the pattern (in the OpenAPI document) says what JSON Schema
- * can, `http://` or `https://` in any case and a host part without `user:password@`; the URL
- * must also parse (WHATWG), which the description says. The address guard checks the host
- * where the URL is used (PACK_ALLOWED_TARGET_CIDRS). With `trimmed`, surrounding spaces are
- * allowed and removed before the checks.
- */
-export function plainHttpUrl(description: string, { trimmed = false } = {}) {
-  const text = trimmed ? storedText().trim() : storedText();
-  return text
-    .max(2048)
-    .regex(
-      trimmed
-        ? /^\s*[Hh][Tt][Tt][Pp][Ss]?:\/\/[^@/?#\\]+(?:[/?#][\s\S]*)?$/
-        : /^[Hh][Tt][Tt][Pp][Ss]?:\/\/[^@/?#\\]+(?:[/?#][\s\S]*)?$/,
-      {
-        message: PLAIN_HTTP_URL_MESSAGE,
-        abort: true,
-      },
-    )
-    .refine(isPlainHttpUrl, PLAIN_HTTP_URL_MESSAGE)
-    .describe(`${description}: a URL that parses, without user or password in it`);
-}
-
-/** Stored trimmed and in the WHATWG URL parser's form (0xa9fea9fe -> 169.254.169.254), as it is called. */
+/** Stored trimmed and in the WHATWG URL parser's form (HTTP://A/./ -> http://a/), as it is called. */
 const httpUrl = plainHttpUrl(
   'http(s) URL (surrounding spaces removed); the platform must be allowed to call its address',
   { trimmed: true },
