@@ -7,13 +7,13 @@ import { FakeProviderServer, headerOf, type RecordedRequest } from './server';
  * `grant_type=client_credentials` issues bearer tokens; POST /chat answers OpenAI-compatible
  * completions to a valid token. `revokeTokens()` makes every issued token answer 401, as after a
  * key rotation. The token body must be form-encoded, as OAuth2 token endpoints take it (RFC 6749
- * section 4.4); `tokenFormat: 'json'` makes it a server that takes JSON only. Anything else is
+ * section 4.4); `tokenFormat: 'json'` makes it a server that takes JSON only, `any` one that takes both. Anything else is
  * the 400 `invalid_request` such a server answers.
  */
 export async function startFakeGenai(options: {
   credentials: string;
   expiresIn?: number;
-  tokenFormat?: 'form' | 'json';
+  tokenFormat?: 'form' | 'json' | 'any';
 }) {
   const tokenFormat = options.tokenFormat ?? 'form';
   const valid = new Set<string>();
@@ -29,7 +29,7 @@ export async function startFakeGenai(options: {
             status: 400,
             body: {
               error: 'invalid_request',
-              error_description: `the token request must be ${tokenFormat === 'form' ? 'application/x-www-form-urlencoded' : 'application/json'} with grant_type=client_credentials`,
+              error_description: `the token request must be ${tokenFormat === 'json' ? 'application/json' : 'application/x-www-form-urlencoded'} with grant_type=client_credentials`,
             },
           };
         const token = `tok_${randomBytes(12).toString('hex')}`;
@@ -59,7 +59,8 @@ export async function startFakeGenai(options: {
 }
 
 /** The token request's body as the server takes it: grant_type=client_credentials, in its encoding. */
-function tokenBodyValid(req: RecordedRequest, format: 'form' | 'json'): boolean {
+function tokenBodyValid(req: RecordedRequest, format: 'form' | 'json' | 'any'): boolean {
+  if (format === 'any') return tokenBodyValid(req, 'form') || tokenBodyValid(req, 'json');
   const type = (headerOf(req, 'content-type') ?? '').split(';')[0]!.trim().toLowerCase();
   if (format === 'json')
     return (
