@@ -212,7 +212,7 @@ function declaredResponse(spec: ResponseSpec, converter: SchemaConverter, name: 
 function bodySchema(route: AnyRoute, converter: SchemaConverter, id: string): JsonSchema {
   const schema = converter.convert(route.body!, 'input', `${id}_body`);
   const object = schema.type === 'object' || Array.isArray(schema.oneOf) || Array.isArray(schema.anyOf);
-  return route.method === 'patch' && object ? { ...schema, minProperties: 1 } : schema;
+  return route.method === 'patch' && object ? { type: 'object', ...schema, minProperties: 1 } : schema;
 }
 
 function operation(route: AnyRoute, service: string, converter: SchemaConverter): OpenApiOperation {
