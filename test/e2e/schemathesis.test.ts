@@ -113,7 +113,8 @@ describe('the OpenAPI document, fuzzed by schemathesis with --checks all', () =>
       startFakeAnthropic({ apiKey: FUZZ_KEY }),
       startFakeGemini({ apiKey: FUZZ_KEY }),
       startFakeAssistants({ apiKey: FUZZ_KEY, assistantId: 'asst_fuzz' }),
-      startFakeGenai({ credentials: FUZZ_KEY }),
+      // Its token server takes either encoding: bodies may set token_request_format.
+      startFakeGenai({ credentials: FUZZ_KEY, tokenFormat: 'any' }),
     ]);
     fakes = [openAi, anthropic, gemini, assistants, genai];
     const extraData = {
@@ -154,6 +155,15 @@ describe('the OpenAPI document, fuzzed by schemathesis with --checks all', () =>
       },
     });
     expect(model.status).toBe(201);
+    // A model of every other provider: a PATCH or connection test goes to the one of its body's provider.
+    const models: Record<string, number> = { vendor1: model.body.id };
+    for (const provider of ['vendor1_assistant', 'vendor2', 'vendor3', 'genai'] as const) {
+      const other = await stack.call('POST', '/v1/ai/llm_models/', {
+        body: { name: `Fuzzed ${provider}`, provider, model_name: 'm', extra_data: extraData[provider] },
+      });
+      expect(other.status).toBe(201);
+      models[provider] = other.body.id;
+    }
     await modelKnownToOrchestrator(stack, model.body.id);
     await waitFor(
       async () =>
@@ -178,6 +188,7 @@ describe('the OpenAPI document, fuzzed by schemathesis with --checks all', () =>
       PACK_FUZZ_TARGET_URL: target,
       PACK_FUZZ_IDS: JSON.stringify({ service: service.body.id, llm_model: model.body.id }),
       PACK_FUZZ_EXTRA_DATA: JSON.stringify(extraData),
+      PACK_FUZZ_MODELS: JSON.stringify(models),
     };
   });
 

@@ -1,5 +1,8 @@
 import { z } from 'zod';
+import { plainHttpUrl } from './http-url';
 import { storedText } from './text';
+
+export { isPlainHttpUrl, plainHttpUrl, HTTP_URL_PATTERN } from './http-url';
 
 /** LLM Model profiles (spec 2.1, DESIGN section 6). */
 export const LLM_PROVIDERS = ['vendor1', 'vendor1_assistant', 'vendor2', 'vendor3', 'genai'] as const;
@@ -72,44 +75,7 @@ export const priceSchema = z
     `Price per 1,000,000 tokens as a non-negative decimal string with at most ${MAX_PRICE_DECIMALS} decimals and ${MAX_DECIMAL_LENGTH} characters once written out without exponent (a JSON number is accepted); null: unpriced`,
   );
 
-/** http(s) only, and no user:password in the URL (a credential there would leak into logs). */
-export function isPlainHttpUrl(value: string): boolean {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    return false;
-  }
-  return (url.protocol === 'http:' || url.protocol === 'https:') && !url.username && !url.password;
-}
-
-const PLAIN_HTTP_URL_MESSAGE = 'must be an http(s) URL without credentials in it';
-
-/**
- * An http(s) URL as a stored field: the pattern (in the OpenAPI document) says what JSON Schema
- * can, `http://` or `https://` in any case and a host part without `user:password@`; the URL
- * must also parse (WHATWG), which the description says. The address guard checks the host
- * where the URL is used (PACK_ALLOWED_TARGET_CIDRS). With `trimmed`, surrounding spaces are
- * allowed and removed before the checks.
- */
-export function plainHttpUrl(description: string, { trimmed = false } = {}) {
-  const text = trimmed ? storedText().trim() : storedText();
-  return text
-    .max(2048)
-    .regex(
-      trimmed
-        ? /^\s*[Hh][Tt][Tt][Pp][Ss]?:\/\/[^@/?#\\]+(?:[/?#][\s\S]*)?$/
-        : /^[Hh][Tt][Tt][Pp][Ss]?:\/\/[^@/?#\\]+(?:[/?#][\s\S]*)?$/,
-      {
-        message: PLAIN_HTTP_URL_MESSAGE,
-        abort: true,
-      },
-    )
-    .refine(isPlainHttpUrl, PLAIN_HTTP_URL_MESSAGE)
-    .describe(`${description}: a URL that parses, without user or password in it`);
-}
-
-/** Stored trimmed and in the WHATWG URL parser's form (0xa9fea9fe -> 169.254.169.254), as it is called. */
+/** Stored trimmed and in the WHATWG URL parser's form (HTTP://A/./ -> http://a/), as it is called. */
 const httpUrl = plainHttpUrl(
   'http(s) URL (surrounding spaces removed); the platform must be allowed to call its address',
   { trimmed: true },
@@ -130,6 +96,9 @@ const secret = (description: string) =>
 const baseUrl = httpUrl.nullable().describe("http(s) URL; null: the provider's default endpoint");
 const apiKeyAndUrl = z.strictObject({ api_key: secret('API key'), base_url: baseUrl });
 
+/** genai's token request body: OAuth2's form encoding (the default) or JSON. */
+export const TOKEN_REQUEST_FORMATS = ['form', 'json'] as const;
+
 export const llmExtraDataSchemas = {
   vendor1: apiKeyAndUrl,
   vendor1_assistant: z.strictObject({
@@ -148,6 +117,12 @@ export const llmExtraDataSchemas = {
     credentials: secret('The Authorization header value sent to token_url'),
     verify_ssl: z.boolean(),
     request_payload: z.record(z.string(), z.unknown()).describe('Merged into every request body'),
+    token_request_format: z
+      .enum(TOKEN_REQUEST_FORMATS)
+      .optional()
+      .describe(
+        'How the token request body (grant_type=client_credentials) is encoded: `form` (application/x-www-form-urlencoded, OAuth2 RFC 6749 section 4.4; the default when absent) or `json` for token servers that want JSON',
+      ),
   }),
 } satisfies Record<LlmProvider, z.ZodType>;
 export type LlmExtraData = { [P in LlmProvider]: z.infer<(typeof llmExtraDataSchemas)[P]> };
@@ -167,6 +142,32 @@ const maxOutputTokens = z
   .describe(
     "Most tokens one reply may generate (1..1000000, default 4096), sent in each protocol's own field: max_completion_tokens (vendor1, vendor1_assistant), max_tokens (vendor2, genai), generationConfig.maxOutputTokens (vendor3)",
   );
+
+/**
+ * Whether a model takes a JSON-schema response format (spec 2.4 rule 5): `native` sends the
+ * schema as the protocol's structured parameter, `instructions` as text appended to the final
+ * prompt. The default follows the provider's protocol; vendor2 and vendor1_assistant have no
+ * such parameter, so only `instructions`. A server that refuses the parameter gets the schema
+ * as instructions on a second call (docs/decisions/0041).
+ */
+export const STRUCTURED_OUTPUT_MODES = ['native', 'instructions'] as const;
+export type StructuredOutputMode = (typeof STRUCTURED_OUTPUT_MODES)[number];
+export const LLM_STRUCTURED_OUTPUT: Record<LlmProvider, readonly StructuredOutputMode[]> = {
+  vendor1: ['native', 'instructions'],
+  vendor1_assistant: ['instructions'],
+  vendor2: ['instructions'],
+  vendor3: ['native', 'instructions'],
+  genai: ['native', 'instructions'],
+};
+/** The setting of a model that has none of its own: the first its provider allows. */
+export const defaultStructuredOutput = (provider: LlmProvider): StructuredOutputMode =>
+  LLM_STRUCTURED_OUTPUT[provider][0]!;
+const STRUCTURED_OUTPUT_NOTE =
+  "How a response schema reaches the model: `native` (the provider's JSON-schema response format) or `instructions` (text appended to the final prompt); default by provider: native for vendor1, vendor3 and genai, instructions for vendor2 and vendor1_assistant (which have no such format). When a server refuses the native format (HTTP 400 naming it), the call is made again once with instructions";
+const structuredOutputOf = (provider: LlmProvider) =>
+  z
+    .enum(LLM_STRUCTURED_OUTPUT[provider] as unknown as [StructuredOutputMode, ...StructuredOutputMode[]])
+    .describe(STRUCTURED_OUTPUT_NOTE);
 
 /** Fields a read returns that no write changes: a body copied from a read may carry them (ignored). */
 export const LLM_MODEL_READ_ONLY_FIELDS = ['id', 'created_at', 'updated_at'] as const;
@@ -205,6 +206,7 @@ export const llmModelCreateSchema = z.discriminatedUnion(
       ...createFields,
       provider: z.literal(provider),
       extra_data: llmExtraDataSchemas[provider],
+      structured_output: structuredOutputOf(provider).default(defaultStructuredOutput(provider)),
     }),
   ) as unknown as [z.ZodObject, ...z.ZodObject[]],
 );
@@ -212,30 +214,71 @@ export type LlmModelCreate = {
   [P in LlmProvider]: z.infer<z.ZodObject<typeof createFields>> & {
     provider: P;
     extra_data: LlmExtraData[P];
+    structured_output: StructuredOutputMode;
   };
 }[LlmProvider];
 
-/**
- * `PATCH /v1/ai/llm_models/<id>/`: any subset. extra_data is merged into the stored one and the
- * result checked against the provider; a new provider needs its whole extra_data.
- */
-export const llmModelPatchSchema = z.strictObject({
+const patchFields = {
   ...readOnlyFields,
   name: name.optional(),
-  provider: llmProviderSchema.optional(),
   model_name: modelName.optional(),
   prompt: prompt.optional(),
   timeout: timeout.optional(),
   max_output_tokens: maxOutputTokens.optional(),
   input_price_per_1m_tokens: priceSchema.optional(),
   output_price_per_1m_tokens: priceSchema.optional(),
-  extra_data: z.record(z.string(), z.unknown()).optional().describe('Keys of the provider (see POST)'),
-});
+};
+
+/** Keys of one provider, any subset: what a PATCH without `provider` merges into the stored ones. */
+const partialExtraData = z
+  .union(LLM_PROVIDERS.map((provider) => llmExtraDataSchemas[provider].partial()))
+  .describe(
+    "Any of the stored provider's extra_data keys (see POST), merged into the stored ones; keys of another provider are refused",
+  );
+
+/**
+ * `PATCH /v1/ai/llm_models/<id>/` and the connection test's body: any subset. A body that names
+ * `provider` carries that provider's whole extra_data (as on create: the same provider's masked
+ * secrets keep the stored ones); a body without it may carry some keys of the stored provider's
+ * extra_data, merged into the stored ones. One branch per provider and one without `provider`,
+ * so the OpenAPI document states exactly this and the server enforces exactly the document.
+ */
+export const llmModelPatchSchema = z.discriminatedUnion('provider', [
+  ...LLM_PROVIDERS.map((provider) =>
+    z.strictObject({
+      ...patchFields,
+      provider: z.literal(provider),
+      extra_data: llmExtraDataSchemas[provider],
+      structured_output: structuredOutputOf(provider).optional(),
+    }),
+  ),
+  z.strictObject({
+    ...patchFields,
+    provider: z
+      .undefined()
+      .optional()
+      .meta({ not: {} })
+      .describe('Absent: the stored provider is kept (a body naming a provider is another branch)'),
+    extra_data: partialExtraData.optional(),
+    structured_output: z
+      .enum(STRUCTURED_OUTPUT_MODES)
+      .optional()
+      .describe(`${STRUCTURED_OUTPUT_NOTE}. Checked against the stored provider`),
+  }),
+] as unknown as [z.ZodObject, ...z.ZodObject[]]);
 /** A patch as the domain takes it: the read-only fields dropped (`withoutReadOnlyFields`). */
-export type LlmModelPatch = Omit<
-  z.infer<typeof llmModelPatchSchema>,
-  (typeof LLM_MODEL_READ_ONLY_FIELDS)[number]
->;
+export interface LlmModelPatch {
+  name?: string;
+  provider?: LlmProvider;
+  model_name?: string;
+  prompt?: string;
+  timeout?: number;
+  max_output_tokens?: number;
+  input_price_per_1m_tokens?: string | null;
+  output_price_per_1m_tokens?: string | null;
+  structured_output?: StructuredOutputMode;
+  extra_data?: Record<string, unknown>;
+}
 
 /** A stored model as the API returns it: secrets masked, prices as decimal strings or null. */
 export const llmModelViewSchema = z.object({
@@ -246,6 +289,7 @@ export const llmModelViewSchema = z.object({
   prompt: z.string(),
   timeout: z.number(),
   max_output_tokens: z.number().int(),
+  structured_output: z.enum(STRUCTURED_OUTPUT_MODES).describe(STRUCTURED_OUTPUT_NOTE),
   input_price_per_1m_tokens: z.string().nullable(),
   output_price_per_1m_tokens: z.string().nullable(),
   extra_data: z.record(z.string(), z.unknown()),

@@ -208,10 +208,11 @@ function declaredResponse(spec: ResponseSpec, converter: SchemaConverter, name: 
   };
 }
 
-/** The JSON body's schema; a PATCH object needs a field to change (refuseEmptyPatch). */
+/** The JSON body's schema; a PATCH object (or union of objects) needs a field to change (refuseEmptyPatch). */
 function bodySchema(route: AnyRoute, converter: SchemaConverter, id: string): JsonSchema {
   const schema = converter.convert(route.body!, 'input', `${id}_body`);
-  return route.method === 'patch' && schema.type === 'object' ? { ...schema, minProperties: 1 } : schema;
+  const object = schema.type === 'object' || Array.isArray(schema.oneOf) || Array.isArray(schema.anyOf);
+  return route.method === 'patch' && object ? { type: 'object', ...schema, minProperties: 1 } : schema;
 }
 
 function operation(route: AnyRoute, service: string, converter: SchemaConverter): OpenApiOperation {

@@ -30,14 +30,42 @@ export function problemType(code: string): string {
  */
 export function zodFieldErrors(error: z.ZodError, prefix?: string): FieldErrors {
   const errors: FieldErrors = Object.create(null) as FieldErrors;
-  for (const issue of error.issues) {
-    const path = [...(prefix ? [prefix] : []), ...issue.path.map(String)];
-    const keys =
-      issue.code === 'unrecognized_keys' ? issue.keys.map((k) => [...path, k].join('.')) : [path.join('.')];
-    for (const key of keys) {
-      const message = issue.code === 'unrecognized_keys' ? 'unknown field' : issue.message;
-      (errors[key || '(body)'] ??= []).push(message);
+  const add = (issues: readonly z.core.$ZodIssue[], base: PropertyKey[]) => {
+    for (const issue of issues) {
+      const path = [...base, ...issue.path];
+      const branch = issue.code === 'invalid_union' ? closestBranch(issue.errors) : undefined;
+      if (branch) {
+        add(branch, path);
+        continue;
+      }
+      const at = path.map(String);
+      const keys =
+        issue.code === 'unrecognized_keys' ? issue.keys.map((k) => [...at, k].join('.')) : [at.join('.')];
+      for (const key of keys) {
+        const message = issue.code === 'unrecognized_keys' ? 'unknown field' : issue.message;
+        (errors[key || '(body)'] ??= []).push(message);
+      }
     }
-  }
+  };
+  add(error.issues, prefix ? [prefix] : []);
   return errors;
+}
+
+/**
+ * The issues of the union branch a value came closest to, when that says more than "Invalid
+ * input": a branch of the value's own type that failed inside it (an object of a known shape
+ * with one bad or unknown key), fewest issues first, then fewest unknown keys. Undefined for a
+ * value of none of the branches' types (those issues sit at the union's own path) or no branches.
+ */
+function closestBranch(
+  branches: readonly (readonly z.core.$ZodIssue[])[],
+): readonly z.core.$ZodIssue[] | undefined {
+  const inside = branches.filter(
+    (issues) =>
+      issues.length > 0 &&
+      issues.every((issue) => issue.path.length > 0 || issue.code === 'unrecognized_keys'),
+  );
+  const unknown = (issues: readonly z.core.$ZodIssue[]) =>
+    issues.filter((issue) => issue.code === 'unrecognized_keys').length;
+  return [...inside].sort((a, b) => a.length - b.length || unknown(a) - unknown(b))[0];
 }

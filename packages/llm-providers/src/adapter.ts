@@ -55,7 +55,7 @@ export function createAdapter(
   if (!(options.timeout > 0)) throw new RangeError('timeout must be a positive number of seconds');
   return {
     async generate(request: GenerateRequest): Promise<GenerateResult> {
-      const plan = request.schema ? planSchema(config.provider, request.schema) : undefined;
+      const plan = request.schema ? planSchema(config.provider, request.schema, request.schemaAs) : undefined;
       const req = plan?.mode === 'text' ? withInstructions(request, plan.instructions) : request;
       const responseFormat =
         plan?.mode === 'native' && plan.provider === 'openai' ? plan.responseFormat : undefined;

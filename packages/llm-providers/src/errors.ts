@@ -45,6 +45,8 @@ export class ProviderHttpError extends ProviderError {
     readonly status: number,
     /** Seconds from a Retry-After header, when the provider sent one. */
     readonly retryAfter?: number,
+    /** The answer refuses the structured-output parameter (structured-refusal.ts). */
+    readonly refusesStructuredOutput = false,
   ) {
     super(message);
   }

@@ -11,6 +11,8 @@ export interface GenaiConfig {
   credentials: string;
   verify_ssl: boolean;
   request_payload?: Record<string, unknown>;
+  /** The token request's body: `form` (OAuth2, RFC 6749 section 4.4; the default) or `json`. */
+  token_request_format?: 'form' | 'json';
 }
 
 /** Lifetime assumed when the token answer has no expires_in. */
@@ -32,13 +34,16 @@ export async function genaiGenerate(
       : new Agent({ connect: { rejectUnauthorized: false } });
   const dispatcher = config.verify_ssl ? undefined : (insecureDispatcher ?? ownAgent);
   try {
-    const key = `${config.token_url}\n${config.credentials}`;
+    // The encoding is part of the key: a token server refusing one encoding must not be hidden by a token fetched with the other.
+    const key = `${config.token_url}\n${config.token_request_format ?? 'form'}\n${config.credentials}`;
     const tokenOf = () =>
       cache.get(key, async () => {
         const json = await requestJson(ctx, {
           url: config.token_url,
           headers: { authorization: config.credentials },
-          body: { grant_type: 'client_credentials' },
+          ...(config.token_request_format === 'json'
+            ? { body: { grant_type: 'client_credentials' } }
+            : { form: { grant_type: 'client_credentials' } }),
           what: 'token request',
           dispatcher,
         });

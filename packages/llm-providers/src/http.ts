@@ -12,6 +12,7 @@ import {
   type ProviderError,
 } from './errors';
 import { Redactor } from './redact';
+import { refusesStructuredOutput } from './structured-refusal';
 
 export type Json = Record<string, unknown>;
 
@@ -125,6 +126,8 @@ export interface JsonRequest {
   url: string;
   headers: Record<string, string>;
   body?: unknown;
+  /** Sent as application/x-www-form-urlencoded instead of a JSON body (OAuth2 token requests). */
+  form?: Record<string, string>;
   /** Names the request in error messages ("token request", "chat completion"). */
   what: string;
   dispatcher?: Dispatcher;
@@ -141,8 +144,16 @@ export async function requestJson(ctx: CallContext, req: JsonRequest): Promise<J
   try {
     res = await request(req.url, {
       method: req.method ?? 'POST',
-      headers: req.body === undefined ? req.headers : { 'content-type': 'application/json', ...req.headers },
-      body: req.body === undefined ? undefined : JSON.stringify(req.body),
+      headers: req.form
+        ? { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json', ...req.headers }
+        : req.body === undefined
+          ? req.headers
+          : { 'content-type': 'application/json', ...req.headers },
+      body: req.form
+        ? new URLSearchParams(req.form).toString()
+        : req.body === undefined
+          ? undefined
+          : JSON.stringify(req.body),
       dispatcher: req.dispatcher ?? ctx.dispatcher,
       signal: ctx.signal,
       headersTimeout: remaining,
@@ -166,7 +177,12 @@ export async function requestJson(ctx: CallContext, req: JsonRequest): Promise<J
     // Secrets out first, then the cut: a cut must never leave a partial secret behind.
     const message = `${req.what}: HTTP ${res.statusCode}${detail ? `: ${detail}` : text ? `: ${excerpt(ctx, text, 120)}` : ''}`;
     throw withCode(
-      new ProviderHttpError(ctx.scrub(message), res.statusCode, retryAfterOf(res.headers)),
+      new ProviderHttpError(
+        ctx.scrub(message),
+        res.statusCode,
+        retryAfterOf(res.headers),
+        refusesStructuredOutput(res.statusCode, text),
+      ),
       ctx,
       json,
     );

@@ -97,13 +97,17 @@ function geminiType(value: unknown, at: string): Record<string, unknown> {
   return out;
 }
 
-export function planSchema(provider: Provider, schema: JsonSchema): SchemaPlan {
+export function planSchema(
+  provider: Provider,
+  schema: JsonSchema,
+  as: 'native' | 'instructions' = 'native',
+): SchemaPlan {
   const text = (reason?: string): SchemaPlan => ({
     mode: 'text',
     instructions: textInstructions(schema),
     ...(reason ? { reason } : {}),
   });
-  if (STRUCTURED_CAPABILITY[provider] === 'text') return text();
+  if (STRUCTURED_CAPABILITY[provider] === 'text' || as === 'instructions') return text();
   if (provider === 'vendor3') {
     const converted = toGeminiSchema(schema);
     if ('unsupported' in converted)

@@ -1,5 +1,6 @@
 import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
 import { approximateNumbers, holdsExactNumbers } from '@pack/contracts';
+import { ProviderHttpError } from './errors';
 import { extractJson } from './extract-json';
 import type { GenerateRequest, JsonSchema, LlmAdapter, StructuredMode, Usage } from './types';
 
@@ -14,6 +15,8 @@ export interface StructuredResult<T = unknown> {
   usage: Usage;
   mode: StructuredMode;
   attempts: number;
+  /** Set when the server refused the structured parameter and the schema went as instructions. */
+  fallback?: string;
 }
 
 /** The model never produced JSON valid for the schema, re-ask included. */
@@ -27,6 +30,8 @@ export class StructuredOutputError extends Error {
     /** The last reply, and the tokens all attempts used (they are billed). */
     readonly text: string,
     readonly usage: Usage,
+    /** How the schema reached the model in the last attempt. */
+    readonly mode: StructuredMode = 'text',
   ) {
     super(message);
     this.name = 'StructuredOutputError';
@@ -92,20 +97,44 @@ export async function generateStructured<T = unknown>(
 ): Promise<StructuredResult<T>> {
   const validate = validatorOf(schema);
   let messages = request.messages;
+  let schemaAs = request.schemaAs;
+  let fallback: string | undefined;
   let usage: Usage | undefined;
+  let calls = 0;
   for (let attempt = 1; ; attempt++) {
-    const out = await adapter.generate({ ...request, messages, schema });
+    let out;
+    try {
+      calls += 1;
+      out = await adapter.generate({ ...request, messages, schema, schemaAs });
+    } catch (error) {
+      // Spec 2.4 rule 5: a model without JSON-schema response formats gets the schema as text
+      // instructions. The server said so by refusing the parameter: ask again, once, that way.
+      if (schemaAs === 'instructions' || !isStructuredRefusal(error)) throw error;
+      schemaAs = 'instructions';
+      fallback = `the provider refused the structured parameter: ${(error as Error).message}`.slice(0, 300);
+      attempt -= 1;
+      continue;
+    }
     usage = usage ? addUsage(usage, out.usage) : { ...out.usage, raw: [out.usage.raw] };
+    const mode = out.mode ?? 'text';
     const result = check(out.text, validate);
     if (result.ok)
-      return { data: result.data as T, text: out.text, usage, mode: out.mode ?? 'text', attempts: attempt };
+      return {
+        data: result.data as T,
+        text: out.text,
+        usage,
+        mode,
+        attempts: calls,
+        ...(fallback ? { fallback } : {}),
+      };
     if (attempt >= MAX_STRUCTURED_ATTEMPTS)
       throw new StructuredOutputError(
         `no valid structured output after ${attempt} attempts: ${result.problem}`.slice(0, 500),
         result.errors,
-        attempt,
+        calls,
         out.text,
         usage,
+        mode,
       );
     // The re-ask shows the model its own reply and what was wrong with it.
     messages = [
@@ -117,4 +146,8 @@ export async function generateStructured<T = unknown>(
       },
     ];
   }
+}
+
+function isStructuredRefusal(error: unknown): boolean {
+  return error instanceof ProviderHttpError && error.refusesStructuredOutput;
 }

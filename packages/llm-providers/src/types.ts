@@ -18,6 +18,12 @@ export interface GenerateRequest {
    * to the final prompt (see STRUCTURED_CAPABILITY); the result's `mode` says which.
    */
   schema?: JsonSchema;
+  /**
+   * How the schema reaches the model: `instructions` always as text appended to the final
+   * prompt; `native` (the default) as the protocol's structured parameter when the provider has
+   * one (a model setting, `structured_output`, decides; a server that refuses it falls back).
+   */
+  schemaAs?: 'native' | 'instructions';
 }
 
 export type JsonSchema = Record<string, unknown>;
@@ -81,6 +87,8 @@ export type ProviderConfig =
       credentials: string;
       verify_ssl: boolean;
       request_payload?: Record<string, unknown>;
+      /** How the token request's body is encoded: OAuth2's form (default) or JSON. */
+      token_request_format?: 'form' | 'json';
     };
 
 export type Provider = ProviderConfig['provider'];

@@ -89,3 +89,40 @@ describe('genai access tokens', () => {
     expect(fake.requestsTo('/chat')).toHaveLength(0);
   });
 });
+
+describe('the genai token request', () => {
+  it('is form-encoded by default (RFC 6749 4.4: grant_type=client_credentials), JSON with token_request_format json', async () => {
+    const [form, json] = await Promise.all([
+      startFakeGenai({ credentials: CREDENTIALS }),
+      startFakeGenai({ credentials: CREDENTIALS, tokenFormat: 'json' }),
+    ]);
+    try {
+      const config = (f: Fake) => ({
+        provider: 'genai' as const,
+        token_url: f.tokenUrl,
+        request_url: f.requestUrl,
+        credentials: CREDENTIALS,
+        verify_ssl: true,
+      });
+      const cache = new TokenCache();
+      await createAdapter(config(form), { timeout: 5 }, cache).generate({ model: 'm', messages: HELLO });
+      expect(form.requestsTo('/oauth/token')[0]).toMatchObject({
+        headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: CREDENTIALS },
+        body: 'grant_type=client_credentials',
+      });
+      await createAdapter({ ...config(json), token_request_format: 'json' }, { timeout: 5 }, cache).generate({
+        model: 'm',
+        messages: HELLO,
+      });
+      expect(json.requestsTo('/oauth/token')[0]!.body).toEqual({ grant_type: 'client_credentials' });
+      // The JSON-only server refuses a form; the same cache holds no token to hide that.
+      const refused = await createAdapter(config(json), { timeout: 5 }, cache)
+        .generate({ model: 'm', messages: HELLO })
+        .catch((error: unknown) => error);
+      expect(refused).toBeInstanceOf(ProviderHttpError);
+      expect((refused as ProviderHttpError).message).toContain('token request: HTTP 400');
+    } finally {
+      await Promise.all([form.close(), json.close()]);
+    }
+  });
+});

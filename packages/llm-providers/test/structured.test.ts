@@ -189,3 +189,99 @@ describe('a schema Gemini cannot express', () => {
     }
   });
 });
+
+/** What servers without JSON-schema response formats answer (each names the parameter it refuses). */
+const REFUSALS: [string, number, unknown][] = [
+  [
+    'OpenAI, a model without Structured Outputs',
+    400,
+    {
+      error: {
+        message:
+          "Invalid parameter: 'response_format' of type 'json_schema' is not supported with this model.",
+        type: 'invalid_request_error',
+        param: 'response_format',
+        code: null,
+      },
+    },
+  ],
+  [
+    'vLLM before json_schema',
+    400,
+    {
+      object: 'error',
+      message:
+        "[{'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), 'msg': \"Input should be 'text' or 'json_object'\", 'input': 'json_schema'}]",
+      type: 'BadRequestError',
+      param: null,
+      code: 400,
+    },
+  ],
+  [
+    'LiteLLM',
+    400,
+    {
+      error: {
+        message:
+          "litellm.UnsupportedParamsError: ollama does not support parameters: ['response_format'], for model=llama3. To drop these, set `litellm.drop_params=True`",
+        type: null,
+        param: null,
+        code: '400',
+      },
+    },
+  ],
+  ['a gateway answering 422', 422, { detail: 'json_schema: extra fields not permitted' }],
+];
+
+describe.each(['vendor1', 'genai'] as const)(
+  'spec 2.4 rule 5 "For models without such support, the schema is converted to text instructions" (%s)',
+  (provider) => {
+    it.each(REFUSALS)(
+      'a refused json_schema (%s) is asked again once with instructions',
+      async (_, status, body) => {
+        const s = await setups[provider]();
+        try {
+          s.fake.next({ fault: { kind: 'body', status, body } });
+          s.fake.scriptReplies(VALID);
+          const out = await generateStructured(s.adapter(), { model: 'm-1', messages: HELLO }, SCHEMA);
+          expect(out).toMatchObject({
+            data: { city: 'Lyon', population: 522000 },
+            mode: 'text',
+            attempts: 2,
+          });
+          expect(out.fallback).toContain(`HTTP ${status}`);
+          const [refused, asked] = generations(s, provider);
+          expect((refused!.body as any).response_format.type).toBe('json_schema');
+          expect(asked!.body as object).not.toHaveProperty('response_format');
+          expect(lastUserText(provider, asked!.body)).toContain('conforms to this JSON Schema');
+        } finally {
+          await s.fake.close();
+        }
+      },
+    );
+
+    it('another 400, or a refusal after instructions, is the error as it was', async () => {
+      const s = await setups[provider]();
+      try {
+        s.fake.next({ fault: { kind: 'status', status: 400, message: 'messages: too long' } });
+        await expect(
+          generateStructured(s.adapter(), { model: 'm-1', messages: HELLO }, SCHEMA),
+        ).rejects.toMatchObject({ kind: 'http_status', status: 400 });
+        expect(generations(s, provider)).toHaveLength(1);
+        s.fake.next({ fault: { kind: 'body', status: 400, body: REFUSALS[0]![2] } });
+        await expect(
+          generateStructured(
+            s.adapter(),
+            { model: 'm-1', messages: HELLO, schemaAs: 'instructions' },
+            SCHEMA,
+          ),
+        ).rejects.toMatchObject({ kind: 'http_status', status: 400 });
+        const sent = generations(s, provider);
+        expect(sent).toHaveLength(2);
+        expect(sent[1]!.body as object).not.toHaveProperty('response_format');
+      } finally {
+        await s.fake.close();
+      }
+    });
+  },
+);

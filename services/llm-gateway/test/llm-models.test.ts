@@ -31,6 +31,8 @@ describe('LLM Model profiles', () => {
         prompt: sent.prompt,
         timeout: 'timeout' in sent ? sent.timeout : 60,
         max_output_tokens: 4096,
+        // Default by provider: a JSON-schema response format where the protocol has one.
+        structured_output: ['vendor2', 'vendor1_assistant'].includes(provider) ? 'instructions' : 'native',
         input_price_per_1m_tokens: {
           vendor1: '0.15',
           vendor1_assistant: '2.5',

@@ -12,10 +12,13 @@ every check still runs on every operation. Nothing here drops a case or a failur
   exists: they become the ids the test seeded.
 - The dashboard's `from` must not be after `to`, nor more than 366 days before it.
 - A price has at most 6 decimals and 40 characters once written out: others become "0.15".
-- An LLM model's extra_data holds the keys of its provider, and a PATCH merges it into the
-  stored one: a positive create, PATCH or connection test that names a provider or extra_data
-  gets the provider (vendor1 unless named) with a complete extra_data for the test's fake
-  provider of that wire format, so a connection test reaches a provider that answers.
+- An LLM model's extra_data is the document's own (per provider, partial without `provider`):
+  nothing in its shape is rewritten. Fixtures only: its URLs become the test's fake provider of
+  that wire format (the fake genai token server takes either token_request_format), its
+  secrets and assistant id the fakes' (FUZZ_KEY, asst_fuzz), so a connection test reaches a
+  provider that answers; and a PATCH or connection test goes to the seeded model of the body's
+  provider (without `provider`, of a provider whose keys the body's extra_data holds), as the
+  document says a partial extra_data is of the stored provider.
 - A model's timeout is at least 30 s, so a connection test to a fake provider that polls (the
   Assistants flow) has the time to finish.
 - A Change Instance Validator takes no response_schema: positive processor bodies of one, and
@@ -37,6 +40,11 @@ TARGET_URL = os.environ["PACK_FUZZ_TARGET_URL"]
 SEEDED = json.loads(os.environ["PACK_FUZZ_IDS"])
 # A complete extra_data per provider, pointing at the test's fake provider of that wire format.
 EXTRA_DATA = json.loads(os.environ["PACK_FUZZ_EXTRA_DATA"])
+# The seeded LLM model of each provider: {provider: id}.
+MODELS = json.loads(os.environ["PACK_FUZZ_MODELS"])
+# Providers whose models may be set to a native JSON-schema response format.
+NATIVE = {"vendor1", "vendor3", "genai"}
+MODEL_FIXTURES = {"api_key", "VENDOR1_API_KEY", "credentials", "VENDOR1_ASSISTANT_ID"}
 URL_FIELDS = {"base_url", "token_url", "request_url", "target_url"}
 REFERENCES = {"service": "service", "llm_model": "llm_model"}
 REFERENCING_PATHS = ("/v1/ai/processors/", "/v1/external/serviceowner/webhooks/")
@@ -98,9 +106,31 @@ def _model_fields(body: dict, path: str) -> None:
     # timeout shorter than its answer is a 504 (the provider did not answer in time).
     if isinstance(body.get("timeout"), (int, float)) and body["timeout"] < 30:
         body["timeout"] = 30
-    if path in MODEL_PATHS and ("provider" in body or "extra_data" in body):
-        body["provider"] = body.get("provider", "vendor1")
-        body["extra_data"] = EXTRA_DATA[body["provider"]]
+
+
+def _keys_of(provider: str) -> set:
+    return set(EXTRA_DATA[provider]) | ({"token_request_format"} if provider == "genai" else set())
+
+
+def _model_fixtures(case, body: dict) -> None:
+    """The fakes' addresses and secrets, and the seeded model of the body's provider."""
+    extra = body.get("extra_data")
+    provider = body.get("provider")
+    if provider is None:
+        keys = set(extra) if isinstance(extra, dict) else set()
+        native = body.get("structured_output") == "native"
+        provider = next((p for p in MODELS if keys <= _keys_of(p) and (p in NATIVE or not native)), None)
+    if provider not in MODELS:
+        return
+    if "{id}" in case.operation.path:
+        case.path_parameters = {**(case.path_parameters or {}), "id": MODELS[provider]}
+    if not isinstance(extra, dict):
+        return
+    fixture = EXTRA_DATA[provider]
+    for key in list(extra):
+        # A null base_url is the provider's own endpoint, which the test cannot reach: the fake's.
+        if key in MODEL_FIXTURES or key in URL_FIELDS:
+            extra[key] = fixture[key]
 
 
 def _processor_fields(body: dict, path: str) -> None:
@@ -145,13 +175,21 @@ def _within_range(query: dict) -> None:
 
 @schemathesis.hook
 def map_case(context, case):
-    if not _positive(case):
-        return case
     path = case.operation.path
+    # Stateful cases (no generation mode) reuse what a read answered (a masked secret, another
+    # model's extra_data): they get the model fixtures too; negative cases never do.
+    model_case = isinstance(case.body, dict) and path in MODEL_PATHS
+    if not _positive(case):
+        if case.meta is None and model_case:
+            _model_fixtures(case, case.body)
+        return case
     if isinstance(case.body, (dict, list)):
         case.body = _with_targets(case.body, path.startswith(REFERENCING_PATHS))
     if isinstance(case.body, dict) and path.startswith("/v1/ai/llm_models/"):
         _model_fields(case.body, path)
+    if model_case:
+        # After _with_targets: a model's URLs are the fake provider's, not the sink.
+        _model_fixtures(case, case.body)
     if isinstance(case.body, dict) and path.startswith("/v1/ai/processors/"):
         _processor_fields(case.body, path)
     if isinstance(case.body, dict) and path == SETTINGS_PATH:

@@ -5958,8 +5958,6 @@ export interface operations {
                     /** @description Read-only, as a read returns it: ignored */
                     updated_at?: unknown;
                     name?: string;
-                    /** @enum {string} */
-                    provider?: "vendor1" | "vendor1_assistant" | "vendor2" | "vendor3" | "genai";
                     model_name?: string;
                     prompt?: string;
                     /** @description Seconds each provider request may take (1..600) */
@@ -5970,10 +5968,221 @@ export interface operations {
                     input_price_per_1m_tokens?: (number | string) | null;
                     /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
                     output_price_per_1m_tokens?: (number | string) | null;
-                    /** @description Keys of the provider (see POST) */
-                    extra_data?: {
-                        [key: string]: unknown;
+                    /** @constant */
+                    provider: "vendor1";
+                    extra_data: {
+                        /** @description API key (secret: masked in responses) */
+                        api_key: string;
+                        /** @description http(s) URL; null: the provider's default endpoint */
+                        base_url: (string & (unknown & unknown)) | null;
                     };
+                    /**
+                     * @description How a response schema reaches the model: `native` (the provider's JSON-schema response format) or `instructions` (text appended to the final prompt); default by provider: native for vendor1, vendor3 and genai, instructions for vendor2 and vendor1_assistant (which have no such format). When a server refuses the native format (HTTP 400 naming it), the call is made again once with instructions
+                     * @enum {string}
+                     */
+                    structured_output?: "native" | "instructions";
+                } | {
+                    /** @description Read-only, as a read returns it: ignored */
+                    id?: unknown;
+                    /** @description Read-only, as a read returns it: ignored */
+                    created_at?: unknown;
+                    /** @description Read-only, as a read returns it: ignored */
+                    updated_at?: unknown;
+                    name?: string;
+                    model_name?: string;
+                    prompt?: string;
+                    /** @description Seconds each provider request may take (1..600) */
+                    timeout?: number;
+                    /** @description Most tokens one reply may generate (1..1000000, default 4096), sent in each protocol's own field: max_completion_tokens (vendor1, vendor1_assistant), max_tokens (vendor2, genai), generationConfig.maxOutputTokens (vendor3) */
+                    max_output_tokens?: number;
+                    /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
+                    input_price_per_1m_tokens?: (number | string) | null;
+                    /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
+                    output_price_per_1m_tokens?: (number | string) | null;
+                    /** @constant */
+                    provider: "vendor1_assistant";
+                    extra_data: {
+                        /** @description API key (secret: masked in responses) */
+                        VENDOR1_API_KEY: string;
+                        VENDOR1_ASSISTANT_ID: string;
+                        /** @description http(s) URL; null: the provider's default endpoint */
+                        base_url?: (string & (unknown & unknown)) | null;
+                    };
+                    /**
+                     * @description How a response schema reaches the model: `native` (the provider's JSON-schema response format) or `instructions` (text appended to the final prompt); default by provider: native for vendor1, vendor3 and genai, instructions for vendor2 and vendor1_assistant (which have no such format). When a server refuses the native format (HTTP 400 naming it), the call is made again once with instructions
+                     * @enum {string}
+                     */
+                    structured_output?: "instructions";
+                } | {
+                    /** @description Read-only, as a read returns it: ignored */
+                    id?: unknown;
+                    /** @description Read-only, as a read returns it: ignored */
+                    created_at?: unknown;
+                    /** @description Read-only, as a read returns it: ignored */
+                    updated_at?: unknown;
+                    name?: string;
+                    model_name?: string;
+                    prompt?: string;
+                    /** @description Seconds each provider request may take (1..600) */
+                    timeout?: number;
+                    /** @description Most tokens one reply may generate (1..1000000, default 4096), sent in each protocol's own field: max_completion_tokens (vendor1, vendor1_assistant), max_tokens (vendor2, genai), generationConfig.maxOutputTokens (vendor3) */
+                    max_output_tokens?: number;
+                    /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
+                    input_price_per_1m_tokens?: (number | string) | null;
+                    /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
+                    output_price_per_1m_tokens?: (number | string) | null;
+                    /** @constant */
+                    provider: "vendor2";
+                    extra_data: {
+                        /** @description API key (secret: masked in responses) */
+                        api_key: string;
+                        /** @description http(s) URL; null: the provider's default endpoint */
+                        base_url: (string & (unknown & unknown)) | null;
+                    };
+                    /**
+                     * @description How a response schema reaches the model: `native` (the provider's JSON-schema response format) or `instructions` (text appended to the final prompt); default by provider: native for vendor1, vendor3 and genai, instructions for vendor2 and vendor1_assistant (which have no such format). When a server refuses the native format (HTTP 400 naming it), the call is made again once with instructions
+                     * @enum {string}
+                     */
+                    structured_output?: "instructions";
+                } | {
+                    /** @description Read-only, as a read returns it: ignored */
+                    id?: unknown;
+                    /** @description Read-only, as a read returns it: ignored */
+                    created_at?: unknown;
+                    /** @description Read-only, as a read returns it: ignored */
+                    updated_at?: unknown;
+                    name?: string;
+                    model_name?: string;
+                    prompt?: string;
+                    /** @description Seconds each provider request may take (1..600) */
+                    timeout?: number;
+                    /** @description Most tokens one reply may generate (1..1000000, default 4096), sent in each protocol's own field: max_completion_tokens (vendor1, vendor1_assistant), max_tokens (vendor2, genai), generationConfig.maxOutputTokens (vendor3) */
+                    max_output_tokens?: number;
+                    /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
+                    input_price_per_1m_tokens?: (number | string) | null;
+                    /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
+                    output_price_per_1m_tokens?: (number | string) | null;
+                    /** @constant */
+                    provider: "vendor3";
+                    extra_data: {
+                        /** @description API key (secret: masked in responses) */
+                        api_key: string;
+                        /** @description http(s) URL; null: the provider's default endpoint */
+                        base_url: (string & (unknown & unknown)) | null;
+                    };
+                    /**
+                     * @description How a response schema reaches the model: `native` (the provider's JSON-schema response format) or `instructions` (text appended to the final prompt); default by provider: native for vendor1, vendor3 and genai, instructions for vendor2 and vendor1_assistant (which have no such format). When a server refuses the native format (HTTP 400 naming it), the call is made again once with instructions
+                     * @enum {string}
+                     */
+                    structured_output?: "native" | "instructions";
+                } | {
+                    /** @description Read-only, as a read returns it: ignored */
+                    id?: unknown;
+                    /** @description Read-only, as a read returns it: ignored */
+                    created_at?: unknown;
+                    /** @description Read-only, as a read returns it: ignored */
+                    updated_at?: unknown;
+                    name?: string;
+                    model_name?: string;
+                    prompt?: string;
+                    /** @description Seconds each provider request may take (1..600) */
+                    timeout?: number;
+                    /** @description Most tokens one reply may generate (1..1000000, default 4096), sent in each protocol's own field: max_completion_tokens (vendor1, vendor1_assistant), max_tokens (vendor2, genai), generationConfig.maxOutputTokens (vendor3) */
+                    max_output_tokens?: number;
+                    /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
+                    input_price_per_1m_tokens?: (number | string) | null;
+                    /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
+                    output_price_per_1m_tokens?: (number | string) | null;
+                    /** @constant */
+                    provider: "genai";
+                    extra_data: {
+                        /** @description http(s) URL (surrounding spaces removed); the platform must be allowed to call its address: a URL that parses, without user or password in it */
+                        token_url: string & (unknown & unknown);
+                        /** @description http(s) URL (surrounding spaces removed); the platform must be allowed to call its address: a URL that parses, without user or password in it */
+                        request_url: string & (unknown & unknown);
+                        /** @description The Authorization header value sent to token_url (secret: masked in responses) */
+                        credentials: string;
+                        verify_ssl: boolean;
+                        /** @description Merged into every request body */
+                        request_payload: {
+                            [key: string]: unknown;
+                        };
+                        /**
+                         * @description How the token request body (grant_type=client_credentials) is encoded: `form` (application/x-www-form-urlencoded, OAuth2 RFC 6749 section 4.4; the default when absent) or `json` for token servers that want JSON
+                         * @enum {string}
+                         */
+                        token_request_format?: "form" | "json";
+                    };
+                    /**
+                     * @description How a response schema reaches the model: `native` (the provider's JSON-schema response format) or `instructions` (text appended to the final prompt); default by provider: native for vendor1, vendor3 and genai, instructions for vendor2 and vendor1_assistant (which have no such format). When a server refuses the native format (HTTP 400 naming it), the call is made again once with instructions
+                     * @enum {string}
+                     */
+                    structured_output?: "native" | "instructions";
+                } | {
+                    /** @description Read-only, as a read returns it: ignored */
+                    id?: unknown;
+                    /** @description Read-only, as a read returns it: ignored */
+                    created_at?: unknown;
+                    /** @description Read-only, as a read returns it: ignored */
+                    updated_at?: unknown;
+                    name?: string;
+                    model_name?: string;
+                    prompt?: string;
+                    /** @description Seconds each provider request may take (1..600) */
+                    timeout?: number;
+                    /** @description Most tokens one reply may generate (1..1000000, default 4096), sent in each protocol's own field: max_completion_tokens (vendor1, vendor1_assistant), max_tokens (vendor2, genai), generationConfig.maxOutputTokens (vendor3) */
+                    max_output_tokens?: number;
+                    /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
+                    input_price_per_1m_tokens?: (number | string) | null;
+                    /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
+                    output_price_per_1m_tokens?: (number | string) | null;
+                    /** @description Absent: the stored provider is kept (a body naming a provider is another branch) */
+                    provider?: unknown;
+                    /** @description Any of the stored provider's extra_data keys (see POST), merged into the stored ones; keys of another provider are refused */
+                    extra_data?: {
+                        /** @description API key (secret: masked in responses) */
+                        api_key?: string;
+                        /** @description http(s) URL; null: the provider's default endpoint */
+                        base_url?: (string & (unknown & unknown)) | null;
+                    } | {
+                        /** @description API key (secret: masked in responses) */
+                        VENDOR1_API_KEY?: string;
+                        VENDOR1_ASSISTANT_ID?: string;
+                        /** @description http(s) URL; null: the provider's default endpoint */
+                        base_url?: (string & (unknown & unknown)) | null;
+                    } | {
+                        /** @description API key (secret: masked in responses) */
+                        api_key?: string;
+                        /** @description http(s) URL; null: the provider's default endpoint */
+                        base_url?: (string & (unknown & unknown)) | null;
+                    } | {
+                        /** @description API key (secret: masked in responses) */
+                        api_key?: string;
+                        /** @description http(s) URL; null: the provider's default endpoint */
+                        base_url?: (string & (unknown & unknown)) | null;
+                    } | {
+                        /** @description http(s) URL (surrounding spaces removed); the platform must be allowed to call its address: a URL that parses, without user or password in it */
+                        token_url?: string & (unknown & unknown);
+                        /** @description http(s) URL (surrounding spaces removed); the platform must be allowed to call its address: a URL that parses, without user or password in it */
+                        request_url?: string & (unknown & unknown);
+                        /** @description The Authorization header value sent to token_url (secret: masked in responses) */
+                        credentials?: string;
+                        verify_ssl?: boolean;
+                        /** @description Merged into every request body */
+                        request_payload?: {
+                            [key: string]: unknown;
+                        };
+                        /**
+                         * @description How the token request body (grant_type=client_credentials) is encoded: `form` (application/x-www-form-urlencoded, OAuth2 RFC 6749 section 4.4; the default when absent) or `json` for token servers that want JSON
+                         * @enum {string}
+                         */
+                        token_request_format?: "form" | "json";
+                    };
+                    /**
+                     * @description How a response schema reaches the model: `native` (the provider's JSON-schema response format) or `instructions` (text appended to the final prompt); default by provider: native for vendor1, vendor3 and genai, instructions for vendor2 and vendor1_assistant (which have no such format). When a server refuses the native format (HTTP 400 naming it), the call is made again once with instructions. Checked against the stored provider
+                     * @enum {string}
+                     */
+                    structured_output?: "native" | "instructions";
                 };
             };
         };
@@ -6143,6 +6352,11 @@ export interface operations {
                             prompt: string;
                             timeout: number;
                             max_output_tokens: number;
+                            /**
+                             * @description How a response schema reaches the model: `native` (the provider's JSON-schema response format) or `instructions` (text appended to the final prompt); default by provider: native for vendor1, vendor3 and genai, instructions for vendor2 and vendor1_assistant (which have no such format). When a server refuses the native format (HTTP 400 naming it), the call is made again once with instructions
+                             * @enum {string}
+                             */
+                            structured_output: "native" | "instructions";
                             input_price_per_1m_tokens: string | null;
                             output_price_per_1m_tokens: string | null;
                             extra_data: {
@@ -6270,6 +6484,12 @@ export interface operations {
                         /** @description http(s) URL; null: the provider's default endpoint */
                         base_url: (string & (unknown & unknown)) | null;
                     };
+                    /**
+                     * @description How a response schema reaches the model: `native` (the provider's JSON-schema response format) or `instructions` (text appended to the final prompt); default by provider: native for vendor1, vendor3 and genai, instructions for vendor2 and vendor1_assistant (which have no such format). When a server refuses the native format (HTTP 400 naming it), the call is made again once with instructions
+                     * @default native
+                     * @enum {string}
+                     */
+                    structured_output?: "native" | "instructions";
                 } | {
                     /** @description Read-only, as a read returns it: ignored */
                     id?: unknown;
@@ -6304,6 +6524,12 @@ export interface operations {
                         /** @description http(s) URL; null: the provider's default endpoint */
                         base_url?: (string & (unknown & unknown)) | null;
                     };
+                    /**
+                     * @description How a response schema reaches the model: `native` (the provider's JSON-schema response format) or `instructions` (text appended to the final prompt); default by provider: native for vendor1, vendor3 and genai, instructions for vendor2 and vendor1_assistant (which have no such format). When a server refuses the native format (HTTP 400 naming it), the call is made again once with instructions
+                     * @default instructions
+                     * @enum {string}
+                     */
+                    structured_output?: "instructions";
                 } | {
                     /** @description Read-only, as a read returns it: ignored */
                     id?: unknown;
@@ -6337,6 +6563,12 @@ export interface operations {
                         /** @description http(s) URL; null: the provider's default endpoint */
                         base_url: (string & (unknown & unknown)) | null;
                     };
+                    /**
+                     * @description How a response schema reaches the model: `native` (the provider's JSON-schema response format) or `instructions` (text appended to the final prompt); default by provider: native for vendor1, vendor3 and genai, instructions for vendor2 and vendor1_assistant (which have no such format). When a server refuses the native format (HTTP 400 naming it), the call is made again once with instructions
+                     * @default instructions
+                     * @enum {string}
+                     */
+                    structured_output?: "instructions";
                 } | {
                     /** @description Read-only, as a read returns it: ignored */
                     id?: unknown;
@@ -6370,6 +6602,12 @@ export interface operations {
                         /** @description http(s) URL; null: the provider's default endpoint */
                         base_url: (string & (unknown & unknown)) | null;
                     };
+                    /**
+                     * @description How a response schema reaches the model: `native` (the provider's JSON-schema response format) or `instructions` (text appended to the final prompt); default by provider: native for vendor1, vendor3 and genai, instructions for vendor2 and vendor1_assistant (which have no such format). When a server refuses the native format (HTTP 400 naming it), the call is made again once with instructions
+                     * @default native
+                     * @enum {string}
+                     */
+                    structured_output?: "native" | "instructions";
                 } | {
                     /** @description Read-only, as a read returns it: ignored */
                     id?: unknown;
@@ -6409,7 +6647,18 @@ export interface operations {
                         request_payload: {
                             [key: string]: unknown;
                         };
+                        /**
+                         * @description How the token request body (grant_type=client_credentials) is encoded: `form` (application/x-www-form-urlencoded, OAuth2 RFC 6749 section 4.4; the default when absent) or `json` for token servers that want JSON
+                         * @enum {string}
+                         */
+                        token_request_format?: "form" | "json";
                     };
+                    /**
+                     * @description How a response schema reaches the model: `native` (the provider's JSON-schema response format) or `instructions` (text appended to the final prompt); default by provider: native for vendor1, vendor3 and genai, instructions for vendor2 and vendor1_assistant (which have no such format). When a server refuses the native format (HTTP 400 naming it), the call is made again once with instructions
+                     * @default native
+                     * @enum {string}
+                     */
+                    structured_output?: "native" | "instructions";
                 };
             };
         };
@@ -6429,6 +6678,11 @@ export interface operations {
                         prompt: string;
                         timeout: number;
                         max_output_tokens: number;
+                        /**
+                         * @description How a response schema reaches the model: `native` (the provider's JSON-schema response format) or `instructions` (text appended to the final prompt); default by provider: native for vendor1, vendor3 and genai, instructions for vendor2 and vendor1_assistant (which have no such format). When a server refuses the native format (HTTP 400 naming it), the call is made again once with instructions
+                         * @enum {string}
+                         */
+                        structured_output: "native" | "instructions";
                         input_price_per_1m_tokens: string | null;
                         output_price_per_1m_tokens: string | null;
                         extra_data: {
@@ -6566,6 +6820,11 @@ export interface operations {
                         prompt: string;
                         timeout: number;
                         max_output_tokens: number;
+                        /**
+                         * @description How a response schema reaches the model: `native` (the provider's JSON-schema response format) or `instructions` (text appended to the final prompt); default by provider: native for vendor1, vendor3 and genai, instructions for vendor2 and vendor1_assistant (which have no such format). When a server refuses the native format (HTTP 400 naming it), the call is made again once with instructions
+                         * @enum {string}
+                         */
+                        structured_output: "native" | "instructions";
                         input_price_per_1m_tokens: string | null;
                         output_price_per_1m_tokens: string | null;
                         extra_data: {
@@ -6788,8 +7047,6 @@ export interface operations {
                     /** @description Read-only, as a read returns it: ignored */
                     updated_at?: unknown;
                     name?: string;
-                    /** @enum {string} */
-                    provider?: "vendor1" | "vendor1_assistant" | "vendor2" | "vendor3" | "genai";
                     model_name?: string;
                     prompt?: string;
                     /** @description Seconds each provider request may take (1..600) */
@@ -6800,10 +7057,221 @@ export interface operations {
                     input_price_per_1m_tokens?: (number | string) | null;
                     /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
                     output_price_per_1m_tokens?: (number | string) | null;
-                    /** @description Keys of the provider (see POST) */
-                    extra_data?: {
-                        [key: string]: unknown;
+                    /** @constant */
+                    provider: "vendor1";
+                    extra_data: {
+                        /** @description API key (secret: masked in responses) */
+                        api_key: string;
+                        /** @description http(s) URL; null: the provider's default endpoint */
+                        base_url: (string & (unknown & unknown)) | null;
                     };
+                    /**
+                     * @description How a response schema reaches the model: `native` (the provider's JSON-schema response format) or `instructions` (text appended to the final prompt); default by provider: native for vendor1, vendor3 and genai, instructions for vendor2 and vendor1_assistant (which have no such format). When a server refuses the native format (HTTP 400 naming it), the call is made again once with instructions
+                     * @enum {string}
+                     */
+                    structured_output?: "native" | "instructions";
+                } | {
+                    /** @description Read-only, as a read returns it: ignored */
+                    id?: unknown;
+                    /** @description Read-only, as a read returns it: ignored */
+                    created_at?: unknown;
+                    /** @description Read-only, as a read returns it: ignored */
+                    updated_at?: unknown;
+                    name?: string;
+                    model_name?: string;
+                    prompt?: string;
+                    /** @description Seconds each provider request may take (1..600) */
+                    timeout?: number;
+                    /** @description Most tokens one reply may generate (1..1000000, default 4096), sent in each protocol's own field: max_completion_tokens (vendor1, vendor1_assistant), max_tokens (vendor2, genai), generationConfig.maxOutputTokens (vendor3) */
+                    max_output_tokens?: number;
+                    /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
+                    input_price_per_1m_tokens?: (number | string) | null;
+                    /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
+                    output_price_per_1m_tokens?: (number | string) | null;
+                    /** @constant */
+                    provider: "vendor1_assistant";
+                    extra_data: {
+                        /** @description API key (secret: masked in responses) */
+                        VENDOR1_API_KEY: string;
+                        VENDOR1_ASSISTANT_ID: string;
+                        /** @description http(s) URL; null: the provider's default endpoint */
+                        base_url?: (string & (unknown & unknown)) | null;
+                    };
+                    /**
+                     * @description How a response schema reaches the model: `native` (the provider's JSON-schema response format) or `instructions` (text appended to the final prompt); default by provider: native for vendor1, vendor3 and genai, instructions for vendor2 and vendor1_assistant (which have no such format). When a server refuses the native format (HTTP 400 naming it), the call is made again once with instructions
+                     * @enum {string}
+                     */
+                    structured_output?: "instructions";
+                } | {
+                    /** @description Read-only, as a read returns it: ignored */
+                    id?: unknown;
+                    /** @description Read-only, as a read returns it: ignored */
+                    created_at?: unknown;
+                    /** @description Read-only, as a read returns it: ignored */
+                    updated_at?: unknown;
+                    name?: string;
+                    model_name?: string;
+                    prompt?: string;
+                    /** @description Seconds each provider request may take (1..600) */
+                    timeout?: number;
+                    /** @description Most tokens one reply may generate (1..1000000, default 4096), sent in each protocol's own field: max_completion_tokens (vendor1, vendor1_assistant), max_tokens (vendor2, genai), generationConfig.maxOutputTokens (vendor3) */
+                    max_output_tokens?: number;
+                    /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
+                    input_price_per_1m_tokens?: (number | string) | null;
+                    /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
+                    output_price_per_1m_tokens?: (number | string) | null;
+                    /** @constant */
+                    provider: "vendor2";
+                    extra_data: {
+                        /** @description API key (secret: masked in responses) */
+                        api_key: string;
+                        /** @description http(s) URL; null: the provider's default endpoint */
+                        base_url: (string & (unknown & unknown)) | null;
+                    };
+                    /**
+                     * @description How a response schema reaches the model: `native` (the provider's JSON-schema response format) or `instructions` (text appended to the final prompt); default by provider: native for vendor1, vendor3 and genai, instructions for vendor2 and vendor1_assistant (which have no such format). When a server refuses the native format (HTTP 400 naming it), the call is made again once with instructions
+                     * @enum {string}
+                     */
+                    structured_output?: "instructions";
+                } | {
+                    /** @description Read-only, as a read returns it: ignored */
+                    id?: unknown;
+                    /** @description Read-only, as a read returns it: ignored */
+                    created_at?: unknown;
+                    /** @description Read-only, as a read returns it: ignored */
+                    updated_at?: unknown;
+                    name?: string;
+                    model_name?: string;
+                    prompt?: string;
+                    /** @description Seconds each provider request may take (1..600) */
+                    timeout?: number;
+                    /** @description Most tokens one reply may generate (1..1000000, default 4096), sent in each protocol's own field: max_completion_tokens (vendor1, vendor1_assistant), max_tokens (vendor2, genai), generationConfig.maxOutputTokens (vendor3) */
+                    max_output_tokens?: number;
+                    /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
+                    input_price_per_1m_tokens?: (number | string) | null;
+                    /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
+                    output_price_per_1m_tokens?: (number | string) | null;
+                    /** @constant */
+                    provider: "vendor3";
+                    extra_data: {
+                        /** @description API key (secret: masked in responses) */
+                        api_key: string;
+                        /** @description http(s) URL; null: the provider's default endpoint */
+                        base_url: (string & (unknown & unknown)) | null;
+                    };
+                    /**
+                     * @description How a response schema reaches the model: `native` (the provider's JSON-schema response format) or `instructions` (text appended to the final prompt); default by provider: native for vendor1, vendor3 and genai, instructions for vendor2 and vendor1_assistant (which have no such format). When a server refuses the native format (HTTP 400 naming it), the call is made again once with instructions
+                     * @enum {string}
+                     */
+                    structured_output?: "native" | "instructions";
+                } | {
+                    /** @description Read-only, as a read returns it: ignored */
+                    id?: unknown;
+                    /** @description Read-only, as a read returns it: ignored */
+                    created_at?: unknown;
+                    /** @description Read-only, as a read returns it: ignored */
+                    updated_at?: unknown;
+                    name?: string;
+                    model_name?: string;
+                    prompt?: string;
+                    /** @description Seconds each provider request may take (1..600) */
+                    timeout?: number;
+                    /** @description Most tokens one reply may generate (1..1000000, default 4096), sent in each protocol's own field: max_completion_tokens (vendor1, vendor1_assistant), max_tokens (vendor2, genai), generationConfig.maxOutputTokens (vendor3) */
+                    max_output_tokens?: number;
+                    /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
+                    input_price_per_1m_tokens?: (number | string) | null;
+                    /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
+                    output_price_per_1m_tokens?: (number | string) | null;
+                    /** @constant */
+                    provider: "genai";
+                    extra_data: {
+                        /** @description http(s) URL (surrounding spaces removed); the platform must be allowed to call its address: a URL that parses, without user or password in it */
+                        token_url: string & (unknown & unknown);
+                        /** @description http(s) URL (surrounding spaces removed); the platform must be allowed to call its address: a URL that parses, without user or password in it */
+                        request_url: string & (unknown & unknown);
+                        /** @description The Authorization header value sent to token_url (secret: masked in responses) */
+                        credentials: string;
+                        verify_ssl: boolean;
+                        /** @description Merged into every request body */
+                        request_payload: {
+                            [key: string]: unknown;
+                        };
+                        /**
+                         * @description How the token request body (grant_type=client_credentials) is encoded: `form` (application/x-www-form-urlencoded, OAuth2 RFC 6749 section 4.4; the default when absent) or `json` for token servers that want JSON
+                         * @enum {string}
+                         */
+                        token_request_format?: "form" | "json";
+                    };
+                    /**
+                     * @description How a response schema reaches the model: `native` (the provider's JSON-schema response format) or `instructions` (text appended to the final prompt); default by provider: native for vendor1, vendor3 and genai, instructions for vendor2 and vendor1_assistant (which have no such format). When a server refuses the native format (HTTP 400 naming it), the call is made again once with instructions
+                     * @enum {string}
+                     */
+                    structured_output?: "native" | "instructions";
+                } | {
+                    /** @description Read-only, as a read returns it: ignored */
+                    id?: unknown;
+                    /** @description Read-only, as a read returns it: ignored */
+                    created_at?: unknown;
+                    /** @description Read-only, as a read returns it: ignored */
+                    updated_at?: unknown;
+                    name?: string;
+                    model_name?: string;
+                    prompt?: string;
+                    /** @description Seconds each provider request may take (1..600) */
+                    timeout?: number;
+                    /** @description Most tokens one reply may generate (1..1000000, default 4096), sent in each protocol's own field: max_completion_tokens (vendor1, vendor1_assistant), max_tokens (vendor2, genai), generationConfig.maxOutputTokens (vendor3) */
+                    max_output_tokens?: number;
+                    /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
+                    input_price_per_1m_tokens?: (number | string) | null;
+                    /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
+                    output_price_per_1m_tokens?: (number | string) | null;
+                    /** @description Absent: the stored provider is kept (a body naming a provider is another branch) */
+                    provider?: unknown;
+                    /** @description Any of the stored provider's extra_data keys (see POST), merged into the stored ones; keys of another provider are refused */
+                    extra_data?: {
+                        /** @description API key (secret: masked in responses) */
+                        api_key?: string;
+                        /** @description http(s) URL; null: the provider's default endpoint */
+                        base_url?: (string & (unknown & unknown)) | null;
+                    } | {
+                        /** @description API key (secret: masked in responses) */
+                        VENDOR1_API_KEY?: string;
+                        VENDOR1_ASSISTANT_ID?: string;
+                        /** @description http(s) URL; null: the provider's default endpoint */
+                        base_url?: (string & (unknown & unknown)) | null;
+                    } | {
+                        /** @description API key (secret: masked in responses) */
+                        api_key?: string;
+                        /** @description http(s) URL; null: the provider's default endpoint */
+                        base_url?: (string & (unknown & unknown)) | null;
+                    } | {
+                        /** @description API key (secret: masked in responses) */
+                        api_key?: string;
+                        /** @description http(s) URL; null: the provider's default endpoint */
+                        base_url?: (string & (unknown & unknown)) | null;
+                    } | {
+                        /** @description http(s) URL (surrounding spaces removed); the platform must be allowed to call its address: a URL that parses, without user or password in it */
+                        token_url?: string & (unknown & unknown);
+                        /** @description http(s) URL (surrounding spaces removed); the platform must be allowed to call its address: a URL that parses, without user or password in it */
+                        request_url?: string & (unknown & unknown);
+                        /** @description The Authorization header value sent to token_url (secret: masked in responses) */
+                        credentials?: string;
+                        verify_ssl?: boolean;
+                        /** @description Merged into every request body */
+                        request_payload?: {
+                            [key: string]: unknown;
+                        };
+                        /**
+                         * @description How the token request body (grant_type=client_credentials) is encoded: `form` (application/x-www-form-urlencoded, OAuth2 RFC 6749 section 4.4; the default when absent) or `json` for token servers that want JSON
+                         * @enum {string}
+                         */
+                        token_request_format?: "form" | "json";
+                    };
+                    /**
+                     * @description How a response schema reaches the model: `native` (the provider's JSON-schema response format) or `instructions` (text appended to the final prompt); default by provider: native for vendor1, vendor3 and genai, instructions for vendor2 and vendor1_assistant (which have no such format). When a server refuses the native format (HTTP 400 naming it), the call is made again once with instructions. Checked against the stored provider
+                     * @enum {string}
+                     */
+                    structured_output?: "native" | "instructions";
                 };
             };
         };
@@ -6823,6 +7291,11 @@ export interface operations {
                         prompt: string;
                         timeout: number;
                         max_output_tokens: number;
+                        /**
+                         * @description How a response schema reaches the model: `native` (the provider's JSON-schema response format) or `instructions` (text appended to the final prompt); default by provider: native for vendor1, vendor3 and genai, instructions for vendor2 and vendor1_assistant (which have no such format). When a server refuses the native format (HTTP 400 naming it), the call is made again once with instructions
+                         * @enum {string}
+                         */
+                        structured_output: "native" | "instructions";
                         input_price_per_1m_tokens: string | null;
                         output_price_per_1m_tokens: string | null;
                         extra_data: {

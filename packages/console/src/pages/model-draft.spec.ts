@@ -13,7 +13,7 @@ describe('an LLM model in the form', () => {
       provider: 'vendor1',
       input_price_per_1m_tokens: '0.15',
       output_price_per_1m_tokens: null,
-      extra_data: { base_url: 'https://h/v1' },
+      extra_data: { api_key: '********', base_url: 'https://h/v1' },
     });
     expect(bodyOf({ ...draft, extra: { ...draft.extra, api_key: 'sk-1' } }, false).extra_data).toEqual({
       api_key: 'sk-1',
@@ -45,6 +45,7 @@ describe('an LLM model in the form', () => {
       prompt: '',
       timeout: 60,
       max_output_tokens: 4096,
+      structured_output: 'native',
       input_price_per_1m_tokens: null,
       output_price_per_1m_tokens: null,
       extra_data: { api_key: '********1234', base_url: 'https://h' },

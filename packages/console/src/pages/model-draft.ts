@@ -11,6 +11,8 @@ export interface Draft {
   prompt: string;
   timeout: string;
   max_output_tokens: string;
+  /** '' leaves the model's setting as it is (a new model: its provider's default). */
+  structured_output: '' | 'native' | 'instructions';
   input_price_per_1m_tokens: string;
   output_price_per_1m_tokens: string;
   extra: Extra;
@@ -23,6 +25,7 @@ export const EMPTY: Draft = {
   prompt: '',
   timeout: '60',
   max_output_tokens: '4096',
+  structured_output: '',
   input_price_per_1m_tokens: '',
   output_price_per_1m_tokens: '',
   extra: { verify_ssl: true, request_payload: '{}' },
@@ -46,13 +49,21 @@ export function draftOf(model: LlmModel): Draft {
     prompt: model.prompt,
     timeout: String(model.timeout),
     max_output_tokens: String(model.max_output_tokens),
+    structured_output: model.structured_output,
     input_price_per_1m_tokens: model.input_price_per_1m_tokens ?? '',
     output_price_per_1m_tokens: model.output_price_per_1m_tokens ?? '',
     extra,
   };
 }
 
-/** The body the API takes; a blank secret on an edit is left out, so the stored one stays. */
+/** The mask the API answers for a secret: sent back on an edit, it keeps the stored secret. */
+const KEEP_SECRET = '********';
+
+/**
+ * The body the API takes. It names the provider, so it carries the provider's whole extra_data:
+ * a blank secret on an edit goes as the mask, which keeps the stored one (the API refuses a mask
+ * with a new provider, naming the field).
+ */
 export function bodyOf(draft: Draft, editing: boolean): Record<string, unknown> {
   const extra: Record<string, unknown> = {};
   const errors: Record<string, string[]> = {};
@@ -69,7 +80,7 @@ export function bodyOf(draft: Draft, editing: boolean): Record<string, unknown> 
         errors[`extra_data.${field.key}`] = ['must be a JSON object, such as {}'];
       }
     } else if (value) extra[field.key] = String(value).trim();
-    else if (field.kind === 'secret' && editing) continue;
+    else if (field.kind === 'secret' && editing) extra[field.key] = KEEP_SECRET;
     // A blank base_url is the provider's default endpoint (null) wherever the provider has one.
     else if (field.key === 'base_url') extra[field.key] = null;
   }
@@ -83,6 +94,7 @@ export function bodyOf(draft: Draft, editing: boolean): Record<string, unknown> 
     prompt: draft.prompt,
     timeout: Number(draft.timeout),
     max_output_tokens: Number(draft.max_output_tokens),
+    ...(draft.structured_output ? { structured_output: draft.structured_output } : {}),
     input_price_per_1m_tokens: price(draft.input_price_per_1m_tokens),
     output_price_per_1m_tokens: price(draft.output_price_per_1m_tokens),
     extra_data: extra,

@@ -82,6 +82,7 @@ export function ModelForm({ id }: { id?: number }) {
     'prompt',
     'timeout',
     'max_output_tokens',
+    'structured_output',
     'input_price_per_1m_tokens',
     'output_price_per_1m_tokens',
     ...fields.map((field) => `extra_data.${field.key}`),
@@ -116,7 +117,9 @@ export function ModelForm({ id }: { id?: number }) {
               {...field}
               disabled={!admin}
               value={draft.provider}
-              onChange={(event) => set({ provider: event.currentTarget.value as Provider })}
+              onChange={(event) =>
+                set({ provider: event.currentTarget.value as Provider, structured_output: '' })
+              }
             >
               {PROVIDERS.map((provider) => (
                 <option key={provider} value={provider}>
@@ -140,6 +143,22 @@ export function ModelForm({ id }: { id?: number }) {
         </Field>
         {text('timeout', 'Timeout (seconds, 1 to 600)', { type: 'number', min: 1, max: 600 })}
         {text('max_output_tokens', 'Most output tokens per reply', { type: 'number', min: 1, max: 1000000 })}
+        <Field label="Response schema sent as" name="structured_output" error={error}>
+          {(field) => (
+            <select
+              {...field}
+              disabled={!admin}
+              value={draft.structured_output}
+              onChange={(event) =>
+                set({ structured_output: event.currentTarget.value as Draft['structured_output'] })
+              }
+            >
+              <option value="">the provider's default</option>
+              <option value="native">native (JSON-schema response format)</option>
+              <option value="instructions">instructions appended to the prompt</option>
+            </select>
+          )}
+        </Field>
         {text('input_price_per_1m_tokens', 'Input price per 1M tokens (empty: unpriced)', {
           inputMode: 'decimal',
         })}

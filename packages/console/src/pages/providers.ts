@@ -44,6 +44,13 @@ export const PROVIDER_FIELDS: Fields = {
     { key: 'credentials', label: 'Credentials (Authorization header value)', kind: 'secret', required: true },
     { key: 'verify_ssl', label: 'Verify TLS certificates', kind: 'boolean', required: true },
     { key: 'request_payload', label: 'Request payload (JSON object)', kind: 'json', required: true },
+    {
+      key: 'token_request_format',
+      label: 'Token request encoding',
+      kind: 'text',
+      required: false,
+      hint: 'form (OAuth2, the default when empty) or json for token servers that want JSON',
+    },
   ],
 };
 

@@ -3,7 +3,6 @@ import {
   generateStructured,
   ProviderError,
   schemaProblem,
-  STRUCTURED_CAPABILITY,
   StructuredOutputError,
   type ChatMessage,
   type JsonSchema,
@@ -77,6 +76,8 @@ export async function callModel(
     model: model.model_name,
     messages,
     maxOutputTokens: model.max_output_tokens ?? DEFAULT_MAX_OUTPUT_TOKENS,
+    // The model's setting (spec 2.4 rule 5); a server refusing the native format falls back once.
+    schemaAs: model.structured_output,
   };
   try {
     if (request.response_schema === null) {
@@ -100,7 +101,7 @@ export async function callModel(
       return failure('structured_output', error.message, {
         text: error.text,
         usage: error.usage,
-        mode: STRUCTURED_CAPABILITY[model.provider] === 'native' ? 'native' : 'instructions',
+        mode: error.mode === 'native' ? 'native' : 'instructions',
       });
     // The result reaches service owners (a pipeline stage's error): what failed and the
     // provider's error code, never the provider's own text, which may quote a secret.

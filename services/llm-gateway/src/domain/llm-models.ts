@@ -1,6 +1,8 @@
 import {
   DEFAULT_MAX_OUTPUT_TOKENS,
+  defaultStructuredOutput,
   LLM_SECRET_FIELDS,
+  LLM_STRUCTURED_OUTPUT,
   parseExtraData,
   type LlmModelCreate,
   type LlmModelPatch,
@@ -31,6 +33,7 @@ export type EffectiveModel = Omit<
 > & {
   id: number;
   extra_data: PlainExtraData;
+  structured_output: NonNullable<LlmModelRecord['structured_output']>;
 };
 /** Each stale attempt means another edit succeeded; this many in a row is a storm, not a race. */
 const STALE_ATTEMPTS = 10;
@@ -90,6 +93,7 @@ export class LlmModels {
       const { extra_data: extraPatch, ...fields } = patch;
       const set: Partial<LlmModelRecord> = { ...fields, updated_at: new Date() };
       const provider = patch.provider ?? current.provider;
+      set.structured_output = structuredOutputAfter(current, provider, patch);
       if (provider !== current.provider || extraPatch !== undefined) {
         const plain = this.nextExtraData(current, provider, extraPatch);
         // The URLs sent (every URL of a new provider) pass the guard; the others passed it before.
@@ -137,7 +141,15 @@ export class LlmModels {
     if (sameProvider)
       refuseStoredSecretsElsewhere(model.provider, stored.extra_data, model.extra_data, patch.extra_data);
     const connection = (m: EffectiveModel) =>
-      JSON.stringify([m.provider, m.model_name, m.timeout, m.prompt, m.max_output_tokens, m.extra_data]);
+      JSON.stringify([
+        m.provider,
+        m.model_name,
+        m.timeout,
+        m.prompt,
+        m.max_output_tokens,
+        m.structured_output,
+        m.extra_data,
+      ]);
     return { model, asStored: connection(model) === connection(stored) };
   }
 
@@ -157,7 +169,8 @@ export class LlmModels {
       extra_data: _sealed,
       ...stored
     } = current;
-    return { id, ...stored, ...fields, provider, extra_data };
+    const structured_output = structuredOutputAfter(current, provider, patch);
+    return { id, ...stored, ...fields, provider, extra_data, structured_output };
   }
 
   /**
@@ -246,6 +259,7 @@ export class LlmModels {
       id: _id,
       ...fields,
       max_output_tokens: fields.max_output_tokens ?? DEFAULT_MAX_OUTPUT_TOKENS,
+      structured_output: fields.structured_output ?? defaultStructuredOutput(record.provider),
       extra_data: maskExtraData(record.provider, plain, role === 'admin'),
       created_at: created_at.toISOString(),
       updated_at: updated_at.toISOString(),
@@ -254,6 +268,27 @@ export class LlmModels {
 }
 
 const notFound = (id: number) => new NotFoundError(`no LLM model with id ${id}`);
+
+/**
+ * The model's structured_output after `patch`: the one sent (400 when its provider has no such
+ * format), else the stored one, else (and after a provider change) the provider's default.
+ */
+function structuredOutputAfter(
+  current: LlmModelRecord,
+  provider: LlmProvider,
+  patch: LlmModelPatch,
+): NonNullable<LlmModelRecord['structured_output']> {
+  const sent = patch.structured_output;
+  if (sent !== undefined) {
+    if (!LLM_STRUCTURED_OUTPUT[provider].includes(sent))
+      throw new ValidationError('invalid structured_output', {
+        errors: { structured_output: [`${provider} has no JSON-schema response format: use instructions`] },
+      });
+    return sent;
+  }
+  if (provider === current.provider && current.structured_output) return current.structured_output;
+  return defaultStructuredOutput(provider);
+}
 
 function checked(provider: LlmProvider, value: unknown): PlainExtraData {
   const result = parseExtraData(provider, value);

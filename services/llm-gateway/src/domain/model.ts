@@ -1,4 +1,4 @@
-import type { Envelope, LlmProvider, Page } from '@pack/contracts';
+import type { Envelope, LlmProvider, Page, StructuredOutputMode } from '@pack/contracts';
 
 /**
  * An LLM Model profile as stored. Secret extra_data keys hold ciphertext (bound to the model and
@@ -14,6 +14,8 @@ export interface LlmModelRecord {
   timeout: number;
   /** The reply's output budget in tokens; absent in models stored before it was kept (DEFAULT_MAX_OUTPUT_TOKENS). */
   max_output_tokens?: number;
+  /** How a response schema reaches the model; absent in models stored before it: the provider's default. */
+  structured_output?: StructuredOutputMode;
   input_price_per_1m_tokens: string | null;
   output_price_per_1m_tokens: string | null;
   extra_data: Record<string, unknown>;
