@@ -1,5 +1,5 @@
 import { waitFor, type CallResult, type RecordedRequest } from '@pack/testkit';
-import type { Stack } from './stack';
+import { modelKnownToOrchestrator, modelOnFakeProvider, type Stack } from './stack';
 
 /** A Service Owner and a consumer driving pipelines through the gateway. */
 export function pipelineActors(stack: Stack, ownerToken: string, consumerToken: string) {
@@ -102,4 +102,23 @@ export async function latestStages(stack: Stack, item: number): Promise<StageVie
     `/v1/external/serviceowner/pack/pipelines/latest/service_item/${item}/`,
   );
   return (latest.body?.stages as StageView[]) ?? [];
+}
+
+/**
+ * A model on the fake provider at `providerUrl` that gives up after 1 s, priced 1 and 2 per
+ * million tokens (input, output), once the orchestrator knows it: its id.
+ */
+export async function slowPricedModel(
+  stack: Stack,
+  name: string,
+  providerUrl: string,
+  apiKey: string,
+): Promise<number> {
+  const model = await modelOnFakeProvider(stack, name, providerUrl, apiKey, {
+    timeout: 1,
+    input_price_per_1m_tokens: '1',
+    output_price_per_1m_tokens: '2',
+  });
+  await modelKnownToOrchestrator(stack, model);
+  return model;
 }

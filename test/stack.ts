@@ -248,13 +248,14 @@ async function orchestratorMessagesHandled(metricsUrl: string, consumer: string)
 
 /**
  * Creates, as the admin, an LLM model on a fake OpenAI provider at `providerUrl` (0.15 and 0.6
- * per 1M input and output tokens); returns its id.
+ * per 1M input and output tokens, unless `fields` say otherwise); returns its id.
  */
 export async function modelOnFakeProvider(
   stack: Stack,
   name: string,
   providerUrl: string,
   apiKey: string,
+  fields: Record<string, unknown> = {},
 ): Promise<number> {
   const created = await stack.call('POST', '/v1/ai/llm_models/', {
     body: {
@@ -264,6 +265,7 @@ export async function modelOnFakeProvider(
       input_price_per_1m_tokens: '0.15',
       output_price_per_1m_tokens: '0.6',
       extra_data: { api_key: apiKey, base_url: `${providerUrl}/v1` },
+      ...fields,
     },
   });
   if (created.status !== 201) throw new Error(`creating model ${name} answered ${created.status}`);

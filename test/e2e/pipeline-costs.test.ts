@@ -12,8 +12,8 @@ import {
   waitFor,
   type FakeProviderServer,
 } from '@pack/testkit';
-import { pipelineActors } from '../pipeline-actors';
-import { modelKnownToOrchestrator, pipelineMessagesHandled, startStack, type Stack } from '../stack';
+import { pipelineActors, slowPricedModel } from '../pipeline-actors';
+import { pipelineMessagesHandled, startStack, type Stack } from '../stack';
 
 const KEY = 'sk-e2e-costs-0000';
 const PACK = '/v1/external/serviceowner/pack/';
@@ -47,20 +47,7 @@ describe('pipeline costs and concurrent retriggers, through the gateway', () => 
       stack.issueToken('consumer'),
     ]);
     actors = pipelineActors(stack, owner, consumer);
-    const created = await stack.call('POST', '/v1/ai/llm_models/', {
-      body: {
-        name: 'Costs model',
-        provider: 'vendor1',
-        model_name: 'gpt-4o-mini',
-        timeout: 1,
-        input_price_per_1m_tokens: '1',
-        output_price_per_1m_tokens: '2',
-        extra_data: { api_key: KEY, base_url: `${fake.url}/v1` },
-      },
-    });
-    expect(created.status).toBe(201);
-    model = created.body.id;
-    await modelKnownToOrchestrator(stack, model);
+    model = await slowPricedModel(stack, 'Costs model', fake.url, KEY);
     tap = await EventTap.start(process.env.AMQP_URL!, stack.brokerNamespace, [
       events.llmGenerateCompleted.type,
     ]);

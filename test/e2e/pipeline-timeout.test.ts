@@ -7,7 +7,8 @@ import {
   waitFor,
   type FakeProviderServer,
 } from '@pack/testkit';
-import { modelKnownToOrchestrator, pipelineMessagesHandled, startStack, type Stack } from '../stack';
+import { slowPricedModel } from '../pipeline-actors';
+import { pipelineMessagesHandled, startStack, type Stack } from '../stack';
 
 const KEY = 'sk-e2e-timeout-0000';
 const PACK = '/v1/external/serviceowner/pack/';
@@ -43,26 +44,14 @@ describe('a stage whose result does not come in time', () => {
 
   /** A 1 s model priced 1 and 2 per million tokens, and a Service with the given active processors. */
   async function slowService(name: string, kinds: string[]) {
-    const model = await stack.call('POST', '/v1/ai/llm_models/', {
-      body: {
-        name: `${name} model`,
-        provider: 'vendor1',
-        model_name: 'gpt-4o-mini',
-        timeout: 1,
-        input_price_per_1m_tokens: '1',
-        output_price_per_1m_tokens: '2',
-        extra_data: { api_key: KEY, base_url: `${fake.url}/v1` },
-      },
-    });
-    expect(model.status).toBe(201);
-    await modelKnownToOrchestrator(stack, model.body.id);
+    const model = await slowPricedModel(stack, `${name} model`, fake.url, KEY);
     const service = await stack.call('POST', '/v1/catalog/services/', { body: { name } });
     for (const kind of kinds) {
       const body = {
         name: kind,
         service: service.body.id,
         kind,
-        llm_model: model.body.id,
+        llm_model: model,
         prompt: kind,
         active: true,
       };

@@ -10,7 +10,7 @@ import { TargetSender } from './data/target-sender';
 import { serviceStoreOf, WebhookRepository } from './data/webhook-repository';
 import { Breakers } from './domain/breakers';
 import { Delivery } from './domain/deliver';
-import { Firing } from './domain/fire';
+import { Firing, type FiringOptions } from './domain/fire';
 import { RecoveryRunner } from './domain/recovery-runner';
 import { ResendFiring } from './domain/resend-firing';
 import { Resends } from './domain/resends';
@@ -118,27 +118,16 @@ export const webhookDispatcherService: ServiceDefinition<WebhookDispatcherConfig
       onBacklog: observed.backlog,
       logger,
     });
-    const firing = new Firing(
-      responseRepository,
-      responseRepository,
-      {
-        rateWindowMs: config.WEBHOOK_RATE_WINDOW_MS,
-        rateLimit: () => externalApi().webhook_rate_limit_per_minute,
-        leaseFor: () => scheduler.leaseFor(),
-        unlease: () => scheduler.unlease(),
-        deliverNow: (record, webhook) => scheduler.deliverNow(record, webhook),
-        dueLater: (due) => scheduler.wake(due.getTime()),
-      },
-      observed.fireObserver,
-    );
-    const resendFiring = new ResendFiring(responseRepository, responseRepository, {
+    const firingOptions: FiringOptions = {
       rateWindowMs: config.WEBHOOK_RATE_WINDOW_MS,
       rateLimit: () => externalApi().webhook_rate_limit_per_minute,
       leaseFor: () => scheduler.leaseFor(),
       unlease: () => scheduler.unlease(),
       deliverNow: (record, webhook) => scheduler.deliverNow(record, webhook),
       dueLater: (due) => scheduler.wake(due.getTime()),
-    });
+    };
+    const firing = new Firing(responseRepository, responseRepository, firingOptions, observed.fireObserver);
+    const resendFiring = new ResendFiring(responseRepository, responseRepository, firingOptions);
     const recoveryRepository = new RecoveryRepository(mongo.connection);
     const recoveries = new RecoveryRunner(
       recoveryRepository,

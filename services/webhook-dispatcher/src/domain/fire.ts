@@ -3,6 +3,7 @@ import type { WebhookTriggerResult } from '@pack/contracts';
 import { blockedBy, emptySchedule, planFire, shapes, type FirePlan, type Shaping } from './firing-rules';
 import type { ResponseRecord, ScheduleRecord, Trigger, WebhookRecord } from './model';
 import type { ResponseStore, ScheduleStore } from './ports';
+import { recordFires } from './record-fires';
 import { RecordingSlots } from './recording-slots';
 import { fireId, newResponse } from './response-record';
 
@@ -141,7 +142,9 @@ export class Firing {
   private async recordBatch(webhook: WebhookRecord, batch: Waiting[], numbered: Numbered): Promise<void> {
     const { first, plan, now } = numbered;
     try {
-      await this.recordMany(
+      await recordFires(
+        this.responses,
+        this.options,
         webhook,
         batch.map((entry, index) => ({ ...entry, seq: first + index })),
         plan.due,
@@ -211,31 +214,6 @@ export class Firing {
     if (!inserted) return; // a redelivered trigger: its fire exists
     if (lease) this.options.deliverNow(record, webhook);
     else this.options.dueLater(record.due_at);
-  }
-
-  private async recordMany(
-    webhook: WebhookRecord,
-    entries: { trigger: Trigger; id: string; seq: number }[],
-    due: number,
-    now: number,
-  ): Promise<void> {
-    const leases = entries.map(() => (due <= now ? this.options.leaseFor() : null));
-    const records = entries.map((entry, index) =>
-      newResponse(webhook, entry.trigger, entry.id, entry.seq, new Date(due), leases[index]!),
-    );
-    let inserted: boolean[] = [];
-    try {
-      inserted = await this.responses.insertMany(records);
-    } finally {
-      leases.forEach((lease, index) => {
-        if (lease && !inserted[index]) this.options.unlease();
-      });
-    }
-    records.forEach((record, index) => {
-      if (!inserted[index]) return;
-      if (leases[index]) this.options.deliverNow(record, webhook);
-      else this.options.dueLater(record.due_at);
-    });
   }
 
   /**

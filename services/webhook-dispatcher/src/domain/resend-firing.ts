@@ -3,7 +3,8 @@ import { emptySchedule, planFire, type Shaping } from './firing-rules';
 import type { FiringOptions } from './fire';
 import type { ScheduleRecord, Trigger, WebhookRecord } from './model';
 import type { ResponseStore, ScheduleStore } from './ports';
-import { fireId, newResponse } from './response-record';
+import { recordFires } from './record-fires';
+import { fireId } from './response-record';
 
 const MAX_ROUNDS = 50;
 const MAX_BATCH = 100;
@@ -83,37 +84,12 @@ export class ResendFiring {
       schedule = after;
       this.guesses.set(webhook._id, after);
       const first = after.seq - count + 1;
-      const inserted = await this.record(webhook, left.slice(0, count), ids, first, plan.due, now);
+      const entries = left
+        .slice(0, count)
+        .map((trigger, index) => ({ trigger, id: ids[index]!, seq: first + index }));
+      const inserted = await recordFires(this.responses, this.options, webhook, entries, plan.due, now);
       ids.forEach((id, index) => results.push({ id, seq: inserted[index] ? first + index : null }));
     }
     return results;
-  }
-
-  private async record(
-    webhook: WebhookRecord,
-    triggers: Trigger[],
-    ids: string[],
-    first: number,
-    due: number,
-    now: number,
-  ): Promise<boolean[]> {
-    const leases = triggers.map(() => (due <= now ? this.options.leaseFor() : null));
-    const records = triggers.map((trigger, index) =>
-      newResponse(webhook, trigger, ids[index]!, first + index, new Date(due), leases[index]!),
-    );
-    let inserted: boolean[] = [];
-    try {
-      inserted = await this.responses.insertMany(records);
-    } finally {
-      leases.forEach((lease, index) => {
-        if (lease && !inserted[index]) this.options.unlease();
-      });
-    }
-    records.forEach((record, index) => {
-      if (!inserted[index]) return;
-      if (leases[index]) this.options.deliverNow(record, webhook);
-      else this.options.dueLater(record.due_at);
-    });
-    return inserted;
   }
 }

@@ -1,0 +1,46 @@
+import type { FiringOptions } from './fire';
+import type { Trigger, WebhookRecord } from './model';
+import type { ResponseStore } from './ports';
+import { newResponse } from './response-record';
+
+export type RecordOptions = Pick<FiringOptions, 'leaseFor' | 'unlease' | 'deliverNow' | 'dueLater'>;
+
+/** A numbered fire to record: its trigger, its response id and its number. */
+export interface FireEntry {
+  trigger: Trigger;
+  id: string;
+  seq: number;
+}
+
+/**
+ * Writes numbered fires of one webhook in one insert. Fires already due are recorded leased and
+ * handed to `deliverNow`; the others wake the scheduler by their due time. A lease whose fire was
+ * not inserted (it existed already) is given back. Returns which records were inserted.
+ */
+export async function recordFires(
+  responses: ResponseStore,
+  options: RecordOptions,
+  webhook: WebhookRecord,
+  entries: FireEntry[],
+  due: number,
+  now: number,
+): Promise<boolean[]> {
+  const leases = entries.map(() => (due <= now ? options.leaseFor() : null));
+  const records = entries.map((entry, index) =>
+    newResponse(webhook, entry.trigger, entry.id, entry.seq, new Date(due), leases[index]!),
+  );
+  let inserted: boolean[] = [];
+  try {
+    inserted = await responses.insertMany(records);
+  } finally {
+    leases.forEach((lease, index) => {
+      if (lease && !inserted[index]) options.unlease();
+    });
+  }
+  records.forEach((record, index) => {
+    if (!inserted[index]) return;
+    if (leases[index]) options.deliverNow(record, webhook);
+    else options.dueLater(record.due_at);
+  });
+  return inserted;
+}
