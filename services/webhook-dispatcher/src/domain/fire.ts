@@ -1,9 +1,9 @@
 import { BoundedCache } from '@pack/cache';
 import type { WebhookTriggerResult } from '@pack/contracts';
 import { blockedBy, emptySchedule, planFire, shapes, type FirePlan, type Shaping } from './firing-rules';
-import type { ResponseRecord, ScheduleRecord, Trigger, WebhookRecord } from './model';
+import type { ScheduleRecord, Trigger, WebhookRecord } from './model';
 import type { ResponseStore, ScheduleStore } from './ports';
-import { recordFires } from './record-fires';
+import { recordFires, type RecordOptions } from './record-fires';
 import { RecordingSlots } from './recording-slots';
 import { fireId, newResponse } from './response-record';
 
@@ -13,17 +13,10 @@ export interface FireObserver {
   suppressed(): void;
 }
 
-export interface FiringOptions {
+export interface FiringOptions extends RecordOptions {
   rateWindowMs: number;
   /** webhook_rate_limit_per_minute, read live from the settings. */
   rateLimit: () => number;
-  /** A due fire this replica can send at once: recorded leased, handed to `deliverNow`. */
-  leaseFor: () => { token: string; until: Date } | null;
-  deliverNow: (record: ResponseRecord, webhook: WebhookRecord) => void;
-  /** Gives back a lease from `leaseFor` that was not used. */
-  unlease: () => void;
-  /** A fire due later: the scheduler should look again by then. */
-  dueLater: (due: Date) => void;
   now?: () => number;
 }
 

@@ -1,9 +1,17 @@
-import type { FiringOptions } from './fire';
-import type { Trigger, WebhookRecord } from './model';
+import type { ResponseRecord, Trigger, WebhookRecord } from './model';
 import type { ResponseStore } from './ports';
 import { newResponse } from './response-record';
 
-export type RecordOptions = Pick<FiringOptions, 'leaseFor' | 'unlease' | 'deliverNow' | 'dueLater'>;
+/** How recorded fires reach delivery (Firing's and ResendFiring's options). */
+export interface RecordOptions {
+  /** A due fire this replica can send at once: recorded leased, handed to `deliverNow`. */
+  leaseFor: () => { token: string; until: Date } | null;
+  deliverNow: (record: ResponseRecord, webhook: WebhookRecord) => void;
+  /** Gives back a lease from `leaseFor` that was not used. */
+  unlease: () => void;
+  /** A fire due later: the scheduler should look again by then. */
+  dueLater: (due: Date) => void;
+}
 
 /** A numbered fire to record: its trigger, its response id and its number. */
 export interface FireEntry {
