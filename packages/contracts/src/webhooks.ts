@@ -199,7 +199,7 @@ export const webhookRecoverSchema = z
       .datetime({ offset: true })
       .nullable()
       .default(null)
-      .describe('Fires created at or before this time (default: the time of the call)'),
+      .describe('Fires created at or before this time, not before since (default: the time of the call)'),
   })
   .refine((value) => value.until === null || Date.parse(value.until) >= Date.parse(value.since), {
     path: ['until'],

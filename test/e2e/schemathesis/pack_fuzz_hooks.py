@@ -173,6 +173,14 @@ def _within_range(query: dict) -> None:
             del query["from"]
 
 
+def _ordered_window(body: dict) -> None:
+    """A recovery's cross-field rule, stated in words in the document: `until` not before `since`."""
+    start = _instant(body.get("since"))
+    end = _instant(body.get("until"))
+    if start is not None and end is not None and end < start:
+        body["since"], body["until"] = body["until"], body["since"]
+
+
 @schemathesis.hook
 def map_case(context, case):
     path = case.operation.path
@@ -196,4 +204,6 @@ def map_case(context, case):
         _settings_fields(case.body)
     if path == "/v1/ai/dashboard/" and isinstance(case.query, dict):
         _within_range(case.query)
+    if path.endswith("/recover/") and isinstance(case.body, dict):
+        _ordered_window(case.body)
     return case

@@ -10974,7 +10974,7 @@ export interface operations {
                      */
                     since: string;
                     /**
-                     * @description Fires created at or before this time (default: the time of the call)
+                     * @description Fires created at or before this time, not before since (default: the time of the call)
                      * @default null
                      */
                     until?: string | null;
