@@ -40,8 +40,11 @@ const HOOKS_DIR = path.join(__dirname, 'schemathesis');
  * from the other operations) and sign-out (which revokes the token it is sent with).
  */
 const LAST_OPERATIONS = '^(delete[A-Za-z]+|postCoreAuthLogout)$';
-/** A run's time limit in this test: several times what it takes on two busy cores. */
-const RUN_TIMEOUT_MS = 600_000;
+/**
+ * A run's time limit in this test: 6,557 cases of 60 operations took 320 s on two quiet cores and
+ * 435 s beside the rest of the suite; twice that.
+ */
+const RUN_TIMEOUT_MS = 900_000;
 
 interface Run {
   code: number | null;
@@ -258,7 +261,7 @@ describe('the OpenAPI document, fuzzed by schemathesis with --checks all', () =>
         body: null,
       });
       expect((await stack.call('GET', '/v1/core/general_settings/')).body).toEqual(settings.body);
-      expect(result.output).toMatch(/Tested: 5\d\b/);
+      expect(result.output).toMatch(/Tested: 6\d\b/);
       expect(casesOf(result.output)).toBeGreaterThan(1000);
     },
     RUN_TIMEOUT_MS,
