@@ -2,8 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { stringifyExactJson, type Principal, type Stage } from '@pack/contracts';
 import { ConflictError } from '@pack/errors';
 import {
-  KIND_OF,
-  laterProcessor,
   NEXT_STAGE,
   type PipelineRecord,
   type PipelineStore,
@@ -11,6 +9,7 @@ import {
   type StageRecord,
   type StageState,
 } from './pipeline-records';
+import { KIND_OF, laterProcessor } from './stage-kinds';
 import type { ActiveProcessors } from '../processors/processor-records';
 import { AI_PROCESSORS_OFF_NOTE, type AiSwitches } from '../ai-switches';
 import type { PipelineObserver } from './pipeline-deps';

@@ -6,11 +6,9 @@ import type {
   events,
   Page,
   PipelineStatus,
-  ProcessorKind,
   Stage,
 } from '@pack/contracts';
 import type { FinalSchema } from '../stage-requests/final-schema';
-import type { ActiveProcessors } from '../processors/processor-records';
 
 /** One `llm.generate.completed.v1` payload. */
 export type GenerateResult = EventData<typeof events.llmGenerateCompleted>;
@@ -277,27 +275,6 @@ export interface RequestSender {
 }
 
 export type RunOutcome = 'COMPLETED' | 'FAILED';
-
-/** The processor kind that runs each stage (EXECUTION falls to a Universal Executor, stage-processors.ts). */
-export const KIND_OF: Record<Stage, ProcessorKind> = {
-  CONFIG: 'config',
-  VERIFY: 'verify',
-  EXECUTION: 'execution',
-};
-
-/**
- * Whether a stage after `stage` has an active processor (`stage` itself has none): the run then
- * waits for PackData pushed from outside (rule 2) rather than ending (docs/decisions/0026).
- */
-export async function laterProcessor(
-  processors: ActiveProcessors,
-  serviceId: number,
-  stage: Stage,
-): Promise<boolean> {
-  for (let later = NEXT_STAGE[stage]; later !== null; later = NEXT_STAGE[later])
-    if (await processors.active(serviceId, KIND_OF[later])) return true;
-  return false;
-}
 
 /** What a Change Instance event tells the pipeline (created or state_changed). */
 export interface ChangeInstanceNews {

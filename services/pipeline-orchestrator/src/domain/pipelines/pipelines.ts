@@ -7,7 +7,6 @@ import { carried, draftPipeline, emptyStage, scheduleStage } from '../stage-requ
 import { StageResults } from '../stage-results/stage-results';
 import type { PipelineDeps } from './pipeline-deps';
 import {
-  KIND_OF,
   PREVIOUS_STAGE,
   RUNNING_STATES,
   type ChangeInstanceNews,
@@ -16,6 +15,7 @@ import {
   type ServiceItemRecord,
   type StageRecord,
 } from './pipeline-records';
+import { KIND_OF } from './stage-kinds';
 import { progressEvents, withStages } from './progress';
 import { StageMoves } from './stage-moves';
 

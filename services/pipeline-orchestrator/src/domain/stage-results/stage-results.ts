@@ -2,8 +2,6 @@ import type { JsonSchema, ProcessorKind, Stage } from '@pack/contracts';
 import { AI_PROCESSORS_OFF_NOTE } from '../ai-switches';
 import type { ProcessorRecord } from '../processors/processor-records';
 import {
-  KIND_OF,
-  laterProcessor,
   NEXT_STAGE,
   RUNNING_STATES,
   type GenerateResult,
@@ -12,6 +10,7 @@ import {
   type StageRecord,
   type StageState,
 } from '../pipelines/pipeline-records';
+import { KIND_OF, laterProcessor } from '../pipelines/stage-kinds';
 import type { PipelineDeps } from '../pipelines/pipeline-deps';
 import type { StageMoves } from '../pipelines/stage-moves';
 import { withStages } from '../pipelines/progress';
