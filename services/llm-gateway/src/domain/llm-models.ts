@@ -2,8 +2,6 @@ import {
   DEFAULT_MAX_OUTPUT_TOKENS,
   defaultStructuredOutput,
   LLM_SECRET_FIELDS,
-  LLM_STRUCTURED_OUTPUT,
-  parseExtraData,
   type LlmModelCreate,
   type LlmModelPatch,
   type LlmModelView,
@@ -19,12 +17,11 @@ import {
   sealExtraData,
   type PlainExtraData,
 } from './extra-data';
+import { checked, MASK_NOT_A_SECRET, PAYLOAD, refuseMasks, structuredOutputAfter } from './model-body-checks';
 import { modelChangedEvent } from './model-events';
 import { refuseStoredSecretsElsewhere, refuseTargets, type TargetCheck } from './model-targets';
 import type { LlmModelRecord, LlmModelStore, Page, SecretCodec, WriteOutcome } from './model';
 import type { ModelUsageStore } from './model-usage';
-
-const PAYLOAD = 'request_payload';
 
 /** A model with its secrets readable: never leaves the service. */
 export type EffectiveModel = Omit<
@@ -39,7 +36,6 @@ export type EffectiveModel = Omit<
 const STALE_ATTEMPTS = 10;
 /** How many processor ids a 409 on deleting a used model names. */
 const IN_USE_SHOWN = 5;
-const MASK_NOT_A_SECRET = 'a masked value keeps a stored secret only; send the secret itself';
 
 /**
  * LLM Model profiles (spec 2.1). Access is decided by the routes (DESIGN section 3: admins
@@ -268,44 +264,3 @@ export class LlmModels {
 }
 
 const notFound = (id: number) => new NotFoundError(`no LLM model with id ${id}`);
-
-/**
- * The model's structured_output after `patch`: the one sent (400 when its provider has no such
- * format), else the stored one, else (and after a provider change) the provider's default.
- */
-function structuredOutputAfter(
-  current: LlmModelRecord,
-  provider: LlmProvider,
-  patch: LlmModelPatch,
-): NonNullable<LlmModelRecord['structured_output']> {
-  const sent = patch.structured_output;
-  if (sent !== undefined) {
-    if (!LLM_STRUCTURED_OUTPUT[provider].includes(sent))
-      throw new ValidationError('invalid structured_output', {
-        errors: { structured_output: [`${provider} has no JSON-schema response format: use instructions`] },
-      });
-    return sent;
-  }
-  if (provider === current.provider && current.structured_output) return current.structured_output;
-  return defaultStructuredOutput(provider);
-}
-
-function checked(provider: LlmProvider, value: unknown): PlainExtraData {
-  const result = parseExtraData(provider, value);
-  if (!result.ok) throw new ValidationError('invalid extra_data', { errors: result.errors });
-  return result.data;
-}
-
-/** A mask stored as a secret would silently break the model: a new secret must be the secret. */
-function refuseMasks(provider: LlmProvider, extra: Record<string, unknown>): void {
-  const errors: FieldErrors = {};
-  for (const field of LLM_SECRET_FIELDS[provider]) {
-    const value = extra[field];
-    if (typeof value === 'string' && isMaskedSecret(value))
-      errors[`extra_data.${field}`] = [MASK_NOT_A_SECRET];
-  }
-  const missing: string[] = [];
-  keepNestedSecrets(extra[PAYLOAD], undefined, `extra_data.${PAYLOAD}`, missing);
-  for (const path of missing) errors[path] = [MASK_NOT_A_SECRET];
-  if (Object.keys(errors).length > 0) throw new ValidationError('invalid extra_data', { errors });
-}
