@@ -16,6 +16,8 @@ export async function readFromOwner(options: {
   /** This service's name, in the system principal. */
   service: string;
   timeoutMs?: number;
+  /** How the body is read (JSON.parse; parseExactJson where users' numbers must keep their digits). */
+  parse?: (text: string) => unknown;
 }): Promise<unknown> {
   const { baseUrl, path, internalSecret, service } = options;
   const response = await fetch(new URL(path, baseUrl), {
@@ -30,5 +32,5 @@ export async function readFromOwner(options: {
     await response.body?.cancel();
     throw new Error(`${baseUrl}${path} answered ${response.status}`);
   }
-  return response.json();
+  return (options.parse ?? JSON.parse)(await response.text());
 }

@@ -1,3 +1,4 @@
+import { parseExactJson, stringifyExactJson } from '@pack/contracts';
 import { readFromOwner } from '@pack/http-kit';
 import type { OwnerReads } from './directory-repository';
 
@@ -33,8 +34,8 @@ export function ownerReads(options: {
   internalSecret: string;
   service: string;
 }): OwnerReads {
-  const read = (baseUrl: string, path: string) =>
-    readFromOwner({ baseUrl, path, internalSecret: options.internalSecret, service: options.service });
+  const read = (baseUrl: string, path: string, parse?: (text: string) => unknown) =>
+    readFromOwner({ baseUrl, path, internalSecret: options.internalSecret, service: options.service, parse });
   return {
     async service(id) {
       const found = (await read(options.catalogUrl, `/v1/catalog/services/${id}/`)) as ServiceView | null;
@@ -42,13 +43,14 @@ export function ownerReads(options: {
     },
     async serviceItem(id) {
       const path = `/v1/catalog/service_items/${id}/latest_approved_declaration/`;
-      const found = (await read(options.catalogUrl, path)) as LatestApprovedView | null;
+      // The declaration's numbers keep their digits (docs/decisions/0039).
+      const found = (await read(options.catalogUrl, path, parseExactJson)) as LatestApprovedView | null;
       return (
         found && {
           service_item_id: found.service_item,
           service_id: found.service,
           declaration_id: found.declaration_id,
-          declaration_json: JSON.stringify(found.declaration),
+          declaration_json: stringifyExactJson(found.declaration),
           change_instance_id: found.change_instance,
         }
       );
