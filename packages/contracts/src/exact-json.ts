@@ -58,7 +58,7 @@ export function readsExactly(text: string): boolean {
 }
 
 /** Only long digit runs or exponents can read inexactly: other text is JSON.parse'd alone. */
-const MAYBE_INEXACT = /\d{16}|\d[eE]/;
+export const MAYBE_INEXACT = /\d{16}|\d[eE]/;
 
 const exactOptions = {
   parseNumber: (text: string): number | ExactNumber =>

@@ -1,4 +1,4 @@
-import { readsExactly as readsExactlyAsDouble } from '@pack/contracts';
+import { MAYBE_INEXACT, readsExactly as readsExactlyAsDouble } from '@pack/contracts';
 import { ValidationError } from './errors';
 
 /**
@@ -15,9 +15,6 @@ export function readsExactly(text: string): boolean {
   // Out of range: checkJsonShape's refusal, with its own words.
   return !Number.isFinite(Number(text)) || readsExactlyAsDouble(text);
 }
-
-/** Cheap pre-check: only long digit runs or exponents can read inexactly. */
-const MAYBE_INEXACT = /\d{16}|\d[eE]/;
 
 interface Container {
   kind: 'object' | 'array';

@@ -17,14 +17,17 @@ export interface AiSwitches {
 
 export const AI_PROCESSOR_SETTING = 'ai_integration.show_ai_processor';
 
+/** What is off, in the words every message about it uses. */
+export const AI_PROCESSORS_OFF =
+  'AI processors are switched off (General Settings, AI Integration: show_ai_processor is off)';
+
 /** Why a stage was not started: kept as the stage's `error` while it has not run (state null). */
-export const AI_PROCESSORS_OFF_NOTE =
-  'not started: AI processors are switched off (General Settings, AI Integration: show_ai_processor is off)';
+export const AI_PROCESSORS_OFF_NOTE = `not started: ${AI_PROCESSORS_OFF}`;
 
 /** The 409 of a trigger, retrigger or push retrigger while `show_ai_processor` is off. */
 export function aiProcessorsOff(what: string): ConflictError {
   return new ConflictError(
-    `AI processors are switched off (General Settings, AI Integration: show_ai_processor is off): ${what} would start an AI stage; an administrator can turn show_ai_processor on`,
+    `${AI_PROCESSORS_OFF}: ${what} would start an AI stage; an administrator can turn show_ai_processor on`,
     { errors: { [AI_PROCESSOR_SETTING]: ['is off: no AI stage starts'] } },
   );
 }

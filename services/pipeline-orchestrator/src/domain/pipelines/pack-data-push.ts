@@ -11,7 +11,7 @@ import {
 } from './pipeline-records';
 import { KIND_OF, laterProcessor } from './stage-kinds';
 import type { ActiveProcessors } from '../processors/processor-records';
-import { AI_PROCESSORS_OFF_NOTE, type AiSwitches } from '../ai-switches';
+import { AI_PROCESSORS_OFF, AI_PROCESSORS_OFF_NOTE, type AiSwitches } from '../ai-switches';
 import type { PipelineObserver } from './pipeline-deps';
 import type { Pipelines } from './pipelines';
 import { withStages } from './progress';
@@ -160,7 +160,7 @@ export class PackDataPush {
     if (!bounded) return Promise.resolve([]);
     if (!aiOn)
       return this.deps.pipelines.moves.finishing(withData, 'FAILED', [
-        `EXECUTION: PackData pushed with retrigger=true, but the pipeline was not restarted: ${AI_PROCESSORS_OFF_NOTE.replace('not started: ', '')}`,
+        `EXECUTION: PackData pushed with retrigger=true, but the pipeline was not restarted: ${AI_PROCESSORS_OFF}`,
       ]);
     return this.deps.pipelines.moves.finishing(withData, 'FAILED', [
       `EXECUTION: PackData pushed with retrigger=true has already restarted the pipeline ${MAX_PUSH_RETRIGGERS} times in a row (the most allowed); not restarted again, retrigger by hand to go on`,
