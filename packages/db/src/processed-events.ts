@@ -94,7 +94,7 @@ export async function ensureProcessedEventsIndex(
 
 /**
  * Removes markers written before `cutoff`, in slices by `at` (deleteInSlices: two commands per
- * 10,000 markers); idempotent, so every replica may run it.
+ * DELETE_SLICE, 50,000, markers); idempotent, so every replica may run it.
  */
 export function sweepProcessedEvents(connection: Connection, cutoff: Date): Promise<number> {
   return deleteInSlices(connection.collection<ProcessedEvent>(PROCESSED_EVENTS), {

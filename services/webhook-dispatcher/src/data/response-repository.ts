@@ -243,7 +243,7 @@ export class ResponseRepository implements ResponseStore, ScheduleStore, WindowC
 
   /**
    * The newest `keep` stay, whatever their state; older finished ones go (unfinished ones when
-   * they finish), in slices by `seq` (deleteInSlices: two commands per 10,000, any backlog).
+   * they finish), in slices by `seq` (deleteInSlices: two commands per DELETE_SLICE (50,000), any backlog).
    */
   async trim(webhookId: number, keep: number): Promise<number> {
     const boundary = await this.responses

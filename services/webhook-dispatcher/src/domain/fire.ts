@@ -172,7 +172,14 @@ export class Firing {
         const after = await this.schedules.tryFire(webhook._id, plan);
         if (after) {
           this.guesses.set(webhook._id, after);
-          await this.record(webhook, trigger, id, after.seq, plan.due, now);
+          await recordFires(
+            this.responses,
+            this.options,
+            webhook,
+            [{ trigger, id, seq: after.seq }],
+            plan.due,
+            now,
+          );
           this.observer.fired(trigger.mode, plan.delayed);
           return { outcome: 'scheduled', response_id: after.seq };
         }
@@ -185,28 +192,6 @@ export class Firing {
 
   private now(): number {
     return (this.options.now ?? Date.now)();
-  }
-
-  /** Writes the fire; a fire due now goes out from this replica at once when it has room. */
-  private async record(
-    webhook: WebhookRecord,
-    trigger: Trigger,
-    id: string,
-    seq: number,
-    due: number,
-    now: number,
-  ): Promise<void> {
-    const lease = due <= now ? this.options.leaseFor() : null;
-    const record = newResponse(webhook, trigger, id, seq, new Date(due), lease);
-    let inserted = false;
-    try {
-      inserted = await this.responses.insert(record);
-    } finally {
-      if (lease && !inserted) this.options.unlease();
-    }
-    if (!inserted) return; // a redelivered trigger: its fire exists
-    if (lease) this.options.deliverNow(record, webhook);
-    else this.options.dueLater(record.due_at);
   }
 
   /**

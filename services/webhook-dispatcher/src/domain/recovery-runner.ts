@@ -63,6 +63,8 @@ export class RecoveryRunner implements RecoveryKick {
 
   start(): void {
     this.stopped = false;
+    // A replica that runs no recoveries neither polls nor reports their progress (its metric's help).
+    if (this.options.concurrency === 0) return;
     this.timer = setInterval(() => void this.poll(), this.options.pollMs);
     this.timer.unref();
     this.kick();
