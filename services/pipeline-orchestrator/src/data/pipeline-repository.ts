@@ -21,33 +21,11 @@ import {
   type StageRecord,
 } from '../domain/pipelines/pipeline-records';
 import { RememberedPipelines } from './remembered-pipelines';
+import { record, SUMMARY, WITHOUT_OUTBOX } from './pipeline-documents';
 import { WATCHED_FIELD } from './sweep-repository';
 
 export const PIPELINES_COLLECTION = 'pipelines';
 export const PACK_DATA_COLLECTION = 'pack_data';
-
-const WITHOUT_OUTBOX = { [OUTBOX_FIELD]: 0, [OUTBOX_PENDING_FIELD]: 0, [WATCHED_FIELD]: 0 };
-/** A list row: no outbox, PackData, generative UI nor declaration (the pipeline's own read has them). */
-const SUMMARY = {
-  ...WITHOUT_OUTBOX,
-  declaration_json: 0,
-  execution_context: 0,
-  ...Object.fromEntries(
-    STAGES.flatMap((stage) =>
-      ['pack_data_json', 'gen_ui_json'].map((field) => [`stages.${stage}.${field}`, 0]),
-    ),
-  ),
-};
-
-export function record(document: PipelineRecord & Record<string, unknown>): PipelineRecord {
-  const {
-    [OUTBOX_FIELD]: _events,
-    [OUTBOX_PENDING_FIELD]: _pending,
-    [WATCHED_FIELD]: _watched,
-    ...fields
-  } = document;
-  return fields;
-}
 
 /**
  * One document per pipeline, its stages as sub-documents by name (no arrays of arrays), carrying

@@ -3,7 +3,8 @@ import type { Envelope, Stage } from '@pack/contracts';
 import { OUTBOX_FIELD, OUTBOX_PENDING_FIELD } from '@pack/db';
 import type { PipelineRecord } from '../domain/pipelines/pipeline-records';
 import type { RequestSender } from '../domain/pipelines/pipeline-records';
-import { PIPELINES_COLLECTION, record, type PipelineRepository } from './pipeline-repository';
+import { record } from './pipeline-documents';
+import { PIPELINES_COLLECTION, type PipelineRepository } from './pipeline-repository';
 
 /**
  * The outbox's fast path for a pipeline move's events (docs/decisions/0028): publish them at once
