@@ -14,6 +14,13 @@
 #   scripts/infra.sh pg-db sql NAME <SQL            runs the statements on stdin there; prints the rows
 #   scripts/infra.sh pg-down                        stops this checkout's PostgreSQL
 #
+# A private database pair (PostgreSQL + FerretDB, never RabbitMQ), e.g. for test/e2e/database-restart
+# and `pnpm bench:crash --database-restart`, which kill and restart it under load:
+#   PACK_INFRA_DIR=<own dir> PACK_PG_PORT=<port> PACK_MONGO_PORT=<port> scripts/infra.sh db-up
+#       starts (or restarts what is down of) that pair, ignoring MONGO_URL; prints its MONGO_URL
+#   ... scripts/infra.sh db-down    stops that pair (FerretDB, then PostgreSQL); RabbitMQ untouched
+#   FerretDB's pid is in $PACK_INFRA_DIR/run/ferretdb.pid (a kill -9 takes it from there).
+#
 # Components:
 #   - PostgreSQL 15: a private cluster (data in $PACK_INFRA_DIR/pg), 127.0.0.1:$PACK_PG_PORT,
 #     role pack/pack (superuser), database "ferretdb" — FerretDB's storage.
@@ -479,6 +486,21 @@ cmd_pg_db() {
     -d postgres -c "$sql" >&2
 }
 
+# The database pair alone, whatever MONGO_URL says: RabbitMQ is never started or stopped here.
+cmd_db_up() {
+  local t0=$SECONDS
+  mkdir -p "$PACK_INFRA_DIR" "$LOG_DIR" "$RUN_DIR" "$BIN_DIR"
+  pg_up
+  ferret_up
+  log "database pair up in $((SECONDS - t0)) s"
+  printf 'export MONGO_URL=%s\n' "$(sq "mongodb://pack:pack@127.0.0.1:${PACK_MONGO_PORT}/?authMechanism=PLAIN")"
+}
+
+cmd_db_down() {
+  ferret_down
+  pg_down
+}
+
 line() { printf '%-11s %-5s %s\n' "$1" "$2" "$3"; }
 updown() { if answers "$1"; then echo up; else echo down; fi; }
 
@@ -517,8 +539,10 @@ case "${1:-}" in
   pg-up) cmd_pg_up ;;
   pg-db) cmd_pg_db "${2:-}" "${3:-}" ;;
   pg-down) pg_down ;;
+  db-up) cmd_db_up ;;
+  db-down) cmd_db_down ;;
   *)
-    echo "usage: $0 up|down|status|env|restart-ferretdb (bench: ferretdb-bin|pg-up|pg-db|pg-down)" >&2
+    echo "usage: $0 up|down|status|env|restart-ferretdb|db-up|db-down (bench: ferretdb-bin|pg-up|pg-db|pg-down)" >&2
     exit 2
     ;;
 esac

@@ -21,3 +21,4 @@ export * from './principals';
 export * from './receiver';
 export * from './suite-scan';
 export * from './private-ferret';
+export * from './private-db-pair';

@@ -1,0 +1,85 @@
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { REPO_ROOT } from './infra';
+import { exported } from './private-ferret';
+import { freePort } from './prometheus';
+
+/**
+ * A PostgreSQL + FerretDB pair of its own (scripts/infra.sh db-up in a private PACK_INFRA_DIR),
+ * which a test or a bench may kill and restart under load without touching the shared servers
+ * (RabbitMQ is never started or stopped by it).
+ */
+export interface PrivateDatabasePair {
+  /** Its MongoDB URL (FerretDB on its own port). */
+  url: string;
+  /** FerretDB's pid, from the pair's own run folder. */
+  ferretPid(): number;
+  /** `kill -9` of FerretDB (its pid from the pair's run folder); resolves once it is gone. */
+  killFerret(): Promise<void>;
+  /** Stops PostgreSQL (pg_ctl stop -m fast). */
+  stopPostgres(): Promise<void>;
+  /** Starts what is down of the pair again (PostgreSQL, then FerretDB) on the same ports. */
+  start(): Promise<void>;
+  /** Stops the pair. Its data stays in the folder for the next run (no initdb, no FerretDB build). */
+  stop(): Promise<void>;
+}
+
+/** Runs scripts/infra.sh asynchronously (the services of the same process keep running meanwhile). */
+function infra(args: string[], env: Record<string, string>): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = execFile(
+      'bash',
+      [path.join(REPO_ROOT, 'scripts/infra.sh'), ...args],
+      { encoding: 'utf8', env: { ...process.env, ...env }, timeout: 10 * 60_000 },
+      (error, stdout, stderr) =>
+        error ? reject(new Error(`infra.sh ${args.join(' ')} failed: ${stderr}`)) : resolve(stdout),
+    );
+    child.stdin?.end();
+  });
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Whether the process still exists and is not a zombie (a killed orphan may wait to be reaped). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Starts the pair in `<repo>/.local/<name>` on two free ports. The folder is kept between runs
+ * (the first run builds FerretDB and runs initdb; later ones start in a few seconds).
+ */
+export async function startPrivateDatabasePair(name = 'infra-db-restart'): Promise<PrivateDatabasePair> {
+  const dir = path.join(REPO_ROOT, '.local', name);
+  const env = {
+    PACK_INFRA_DIR: dir,
+    PACK_PG_PORT: String(await freePort()),
+    PACK_MONGO_PORT: String(await freePort()),
+  };
+  const url = exported(await infra(['db-up'], env), 'MONGO_URL');
+  const ferretPid = () => Number(readFileSync(path.join(dir, 'run', 'ferretdb.pid'), 'utf8').trim());
+  return {
+    url,
+    ferretPid,
+    async killFerret() {
+      const pid = ferretPid();
+      process.kill(pid, 'SIGKILL');
+      while (alive(pid)) await sleep(20);
+    },
+    async stopPostgres() {
+      await infra(['pg-down'], env);
+    },
+    async start() {
+      await infra(['db-up'], env);
+    },
+    async stop() {
+      await infra(['db-down'], env);
+    },
+  };
+}
