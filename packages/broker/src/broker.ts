@@ -24,6 +24,12 @@ export interface BrokerOptions {
    * A handler still running then has its message redelivered, to another replica or later.
    */
   shutdownTimeoutMs?: number;
+  /**
+   * Whether a handler's error says a dependency is away for a while (the database restarting):
+   * the message is then retried later without counting an attempt, so an outage of any length
+   * never dead-letters it (docs/decisions/0051).
+   */
+  transient?: (error: unknown) => boolean;
 }
 
 export class Broker {
@@ -286,6 +292,7 @@ export class Broker {
         retryLater: (attempts) => this.retryLater(this.names.retryQueue(spec.name), message, attempts),
       },
       this.options.logger,
+      this.options.transient,
     );
     this.consumed.inc({ queue: spec.broadcast ? this.names.queue(spec.name) : queue, outcome });
   }

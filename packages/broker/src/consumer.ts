@@ -106,9 +106,15 @@ type Verdict =
  * schedules a retry of work that succeeded. The broker redelivers such a message by itself, and
  * the consumer's idempotency absorbs that.
  */
-export async function deliver(spec: ConsumerSpec, delivery: Delivery, log: Logger): Promise<DeliveryOutcome> {
+export async function deliver(
+  spec: ConsumerSpec,
+  delivery: Delivery,
+  log: Logger,
+  transient: (error: unknown) => boolean = () => false,
+): Promise<DeliveryOutcome> {
   const attempts = delivery.previousAttempts + 1;
-  const decision = decide(spec, await runHandler(spec, delivery.content), attempts, delivery.messageId, log);
+  const verdict = await runHandler(spec, delivery.content, transient);
+  const decision = decide(spec, verdict, attempts, delivery.messageId, log);
   const context = { consumer: spec.name, message_id: delivery.messageId };
   if (decision === 'retry' || decision === 'deferred') {
     try {
@@ -170,7 +176,11 @@ function decide(
   }
 }
 
-async function runHandler(spec: ConsumerSpec, content: Buffer): Promise<Verdict> {
+async function runHandler(
+  spec: ConsumerSpec,
+  content: Buffer,
+  transient: (error: unknown) => boolean,
+): Promise<Verdict> {
   let raw: unknown;
   try {
     raw = JSON.parse(content.toString('utf8'));
@@ -191,6 +201,12 @@ async function runHandler(spec: ConsumerSpec, content: Buffer): Promise<Verdict>
     return { kind: 'handled' };
   } catch (error) {
     if (error instanceof RetryLater) return { kind: 'deferred', reason: error.message };
+    // A dependency away for a while (the database restarting): waiting is not a failed attempt.
+    if (transient(error))
+      return {
+        kind: 'deferred',
+        reason: `unavailable: ${error instanceof Error ? error.message : String(error)}`,
+      };
     return { kind: 'failed', error, eventId: envelope.id };
   }
 }

@@ -7,6 +7,7 @@ import type { Principal } from '@pack/contracts';
 import {
   connectMongo,
   DAY_MS,
+  isDatabaseUnavailable,
   mapDatabaseError,
   OutboxRelay,
   ProcessedEventsSweeper,
@@ -96,6 +97,7 @@ export async function startService<C extends ServiceEnv>(
     service: definition.name,
     logger,
     metrics,
+    transient: isDatabaseUnavailable,
   });
   const outbox = new OutboxRelay({
     connection: mongo.connection,

@@ -1,6 +1,6 @@
 import type { GeneralSettings } from '@pack/contracts';
 import type { AnyRoute } from '@pack/http-kit';
-import { connectMongo, oncePerEvent } from '@pack/db';
+import { connectMongo, mapDatabaseError, oncePerEvent } from '@pack/db';
 import type { Logger } from '@pack/logging';
 import { createMetrics } from '@pack/metrics';
 import type { ServiceDefinition } from '@pack/runtime';
@@ -133,6 +133,7 @@ export const gatewayService: ServiceDefinition<GatewayConfig> = {
       logger,
       metrics,
       authenticate: authenticateHeader,
+      mapError: mapDatabaseError,
     });
     const healthCounter = new MongoMinuteCounter(mongo.connection, logger);
     // Kept fresh by the settings event and poll: a health request costs no settings round trip.
@@ -163,7 +164,11 @@ export const gatewayService: ServiceDefinition<GatewayConfig> = {
       authenticate: (req) => authenticateHeader(req.get('authorization')),
       front: serveConsole(
         { distDir: config.CONSOLE_DIST_DIR, logger },
-        limitHealth(healthLimits, { trustedProxyHops: config.TRUSTED_PROXY_HOPS, logger }, proxy.handler),
+        limitHealth(
+          healthLimits,
+          { trustedProxyHops: config.TRUSTED_PROXY_HOPS, logger, mapError: mapDatabaseError },
+          proxy.handler,
+        ),
       ),
       async onStart() {
         if (config.PACK_ADMIN_TOKEN)

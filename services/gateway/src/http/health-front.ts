@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { respondWithError } from '@pack/http-kit';
+import { respondWithError, type AppError } from '@pack/http-kit';
 import type { Logger } from '@pack/logging';
 import { HEALTH_PATHS, type HealthLimits } from '../domain/health-limits';
 import { clientAddress } from './auth-routes';
@@ -12,7 +12,7 @@ type Front = (req: IncomingMessage, res: ServerResponse, next: () => void) => bo
  */
 export function limitHealth(
   limits: HealthLimits,
-  options: { trustedProxyHops: number; logger: Logger },
+  options: { trustedProxyHops: number; logger: Logger; mapError?: (error: unknown) => AppError | undefined },
   front: Front,
 ): Front {
   return (req, res, next) => {
@@ -27,7 +27,7 @@ export function limitHealth(
     );
     limits
       .admit(client, path)
-      .then(next, (error: unknown) => respondWithError(error, res, path, options.logger));
+      .then(next, (error: unknown) => respondWithError(error, res, path, options.logger, options.mapError));
     return true;
   };
 }

@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { Pool, errors as undiciErrors } from 'undici';
 import {
+  type AppError,
   BadGatewayError,
   GatewayTimeoutError,
   observeRequest,
@@ -37,6 +38,8 @@ export interface ProxyOptions {
   logger: Logger;
   metrics: Metrics;
   authenticate: (header: string | undefined) => Promise<Principal | null>;
+  /** Maps a store's errors (the database away: 503) before anything else becomes a 500. */
+  mapError?: (error: unknown) => AppError | undefined;
 }
 
 /** What the gateway forwards: never the caller's token, never caller-supplied principal headers. */
@@ -139,7 +142,7 @@ export function createProxy(options: ProxyOptions) {
       forward(req, res, upstream, url, ids.requestId).catch((error: unknown) => {
         // Drain what the caller still sends, so the connection stays usable for its next request.
         req.resume();
-        respondWithError(error, res, url, options.logger);
+        respondWithError(error, res, url, options.logger, options.mapError);
       });
     });
     return true;
