@@ -92,6 +92,20 @@ describe('settling a delivery', () => {
     expect(settled.calls).toEqual(['retry after attempt 2', 'ack']);
   });
 
+  it('defers a message whose handler met a dependency away for a while (the database), never counting the attempt: no outage dead-letters it', async () => {
+    const away = Object.assign(new Error('connect ECONNREFUSED'), { name: 'MongoServerSelectionError' });
+    const transient = (error: unknown) =>
+      error instanceof Error && error.name === 'MongoServerSelectionError';
+    const failingOnDatabase = spec(() => Promise.reject(away));
+    // At the last attempt the consumer allows, a transient failure still waits instead.
+    const settled = delivery(message(), { previousAttempts: 2 });
+    expect(await deliver(failingOnDatabase, settled.fake, silent, transient)).toBe('deferred');
+    expect(settled.calls).toEqual(['retry after attempt 2', 'ack']);
+    // Any other failure counts as before.
+    const other = delivery(message(), { previousAttempts: 2 });
+    expect(await deliver(failing(), other.fake, silent, transient)).toBe('dead_letter');
+  });
+
   it('dead-letters a payload that breaks the event schema without running the handler', async () => {
     const handler = counting();
     const { fake, calls } = delivery(message({ groups: 'smtp', version: 4, changed_by: null }));

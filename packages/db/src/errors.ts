@@ -27,7 +27,9 @@ const UNAVAILABLE_CLASSES = new Set([
  * shortly): by class and code, never by message text, except mongoose's "initial connection" one.
  */
 export function isDatabaseUnavailable(error: unknown, depth = 0): boolean {
-  if (!(error instanceof Error) || depth > 3) return false;
+  // Not `instanceof Error`: Node's own socket errors may come from another realm (a VM context).
+  if (typeof error !== 'object' || error === null || depth > 3) return false;
+  if (!(error instanceof Error)) return (error as NodeJS.ErrnoException).code === 'EPIPE';
   if (error instanceof mongo.MongoNetworkError || UNAVAILABLE_CLASSES.has(error.name)) return true;
   if (error.name === 'MongooseError' && /initial connection/.test(error.message)) return true;
   // The driver (6.x) lets Node's own error through when it writes a command to a socket the

@@ -9,3 +9,4 @@ export * from './paging';
 export * from './snapshots';
 export * from './indexes';
 export * from './slices';
+export * from './while-unavailable';

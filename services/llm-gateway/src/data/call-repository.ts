@@ -1,5 +1,5 @@
 import { mongo, type Connection } from 'mongoose';
-import { isDuplicateKey } from '@pack/db';
+import { isDuplicateKey, whileUnavailable } from '@pack/db';
 import type { CallClaim, CallRecord, CallStore, FinishedCall } from '../domain/calls';
 import { GroupCommit } from '../domain/group-commit';
 
@@ -64,10 +64,15 @@ export class CallRepository implements CallStore {
     return renewed.modifiedCount === 1;
   }
 
-  /** The first finish of a request id wins (unique `_id`); a later one, by any replica, is refused. */
+  /**
+   * The first finish of a request id wins (unique `_id`); a later one, by any replica, is refused.
+   * The provider was called and paid: while the database is away (FerretDB or PostgreSQL
+   * restarting) the record is written again until it is back, instead of the call being made
+   * again on the message's redelivery (docs/decisions/0051).
+   */
   finish(claim: CallClaim, finished: FinishedCall): Promise<boolean> {
     const { state: _claimed, lease_until: _lease, ...claimed } = claim;
-    return this.finishes.run({ ...claimed, ...finished });
+    return whileUnavailable(() => this.finishes.run({ ...claimed, ...finished }), true);
   }
 }
 

@@ -44,9 +44,27 @@ export type Handled = 'answered' | 'republished' | 'held' | 'lost';
  * insert, the call record insert, the rollup upsert (docs/decisions/0018).
  */
 export class Generation {
+  /**
+   * Request ids this replica is working on. A copy of one (an outbox event republished after
+   * the database came back) is held here, never taken over: our lease may have run out only
+   * because the database was away and renewals failed, while our call was made and its record
+   * waits for the database (docs/decisions/0051).
+   */
+  private readonly working = new Set<string>();
+
   constructor(private readonly deps: GenerationDeps) {}
 
   async handle(request: GenerateRequest): Promise<Handled> {
+    if (this.working.has(request.request_id)) return 'held';
+    this.working.add(request.request_id);
+    try {
+      return await this.claimAndCall(request);
+    } finally {
+      this.working.delete(request.request_id);
+    }
+  }
+
+  private async claimAndCall(request: GenerateRequest): Promise<Handled> {
     const began = performance.now();
     const { calls, owner } = this.deps;
     const model = await this.deps.profiles.get(request.llm_model_id);

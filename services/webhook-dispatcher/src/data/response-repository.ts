@@ -1,5 +1,5 @@
 import type { Connection } from 'mongoose';
-import { deleteInSlices, dropReplacedIndex, findPage, isDuplicateKey } from '@pack/db';
+import { deleteInSlices, dropReplacedIndex, findPage, isDuplicateKey, whileUnavailable } from '@pack/db';
 import type { FirePlan } from '../domain/firing-rules';
 import type { AttemptRecord, Page, ResponseRecord, ScheduleRecord, Trigger } from '../domain/model';
 import type {
@@ -224,17 +224,22 @@ export class ResponseRepository implements ResponseStore, ScheduleStore, WindowC
     set: Partial<ResponseRecord>,
     attempt: AttemptRecord | null,
   ): Promise<boolean> {
+    const now = new Date();
     const update: Record<string, unknown> = {
-      $set: { ...set, lease_until: null, lease_token: null, updated_at: new Date() },
+      $set: { ...set, lease_until: null, lease_token: null, updated_at: now },
     };
     if (attempt) {
       update.$push = { attempts: attempt };
       update.$inc = { attempt_count: 1 };
     }
-    const result = await this.resultWrites.run(() =>
-      this.responses.updateOne({ _id: id, lease_token: token }, update),
-    );
-    return result.matchedCount === 1;
+    // The request was sent: its result is written once the database is back (a restart of
+    // FerretDB or PostgreSQL), not left to the lease's expiry, which would send it again.
+    const write = async () =>
+      (await this.responses.updateOne({ _id: id, lease_token: token }, update)).matchedCount === 1;
+    const applied = async () =>
+      (await this.responses.countDocuments({ _id: id, lease_token: null, updated_at: now }, { limit: 1 })) ===
+      1;
+    return this.resultWrites.run(() => whileUnavailable(write, true, { applied }));
   }
 
   reschedule(id: string, token: string, due: Date, attempt: AttemptRecord | null): Promise<boolean> {
