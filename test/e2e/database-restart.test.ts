@@ -1,0 +1,185 @@
+import {
+  call,
+  Receiver,
+  startFakeOpenAi,
+  startPrivateDatabasePair,
+  waitFor,
+  type CallResult,
+  type FakeProviderServer,
+  type PrivateDatabasePair,
+} from '@pack/testkit';
+import { callKey, latestStages, pipelineActors, type StageView } from '../pipeline-actors';
+import { modelOnFakeProvider, startStack, type Stack } from '../stack';
+
+const KEY = 'sk-e2e-dbrestart-0000';
+const KINDS = ['config', 'verify', 'execution'];
+/** Consumers submitting before the outage, and during it (each once, again 0.5 s after a refusal). */
+const BEFORE = 6;
+const DURING = 6;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Issue 32 item 6: the MongoDB-wire server restarting under load. Every service of the stack
+ * runs on a PostgreSQL + FerretDB pair of the test's own (scripts/infra.sh db-up in a private
+ * folder; the suite's shared servers are left alone), with the shared RabbitMQ. While pipelines
+ * run and webhooks fire, FerretDB is killed with -9, then PostgreSQL is stopped and both are
+ * started again. The services themselves are never restarted.
+ */
+describe('the database restarting under load (FerretDB kill -9, then PostgreSQL restarted)', () => {
+  let pair: PrivateDatabasePair;
+  let stack: Stack;
+  let fake: FakeProviderServer;
+  let receiver: Receiver;
+
+  beforeAll(async () => {
+    pair = await startPrivateDatabasePair();
+    const onPair = { MONGO_URL: pair.url };
+    [stack, fake, receiver] = await Promise.all([
+      startStack({
+        env: {
+          gateway: onPair,
+          settings: onPair,
+          catalog: onPair,
+          'llm-gateway': onPair,
+          'pipeline-orchestrator': onPair,
+          'webhook-dispatcher': onPair,
+        },
+      }),
+      startFakeOpenAi({ apiKey: KEY }),
+      new Receiver().start(),
+    ]);
+  }, 300_000);
+  afterAll(async () => {
+    await receiver?.stop();
+    await fake?.close();
+    await stack?.stop();
+    await pair?.stop();
+  }, 120_000);
+
+  it('writes are answered 503 with Retry-After (never 500) meanwhile; every service goes not-ready and back by itself; every pipeline ends OK and every webhook arrives exactly once', async () => {
+    fake.always({ latencyMs: 300 });
+    const owner = await stack.issueToken('service_owner');
+    const { asOwner } = pipelineActors(stack, owner, '');
+    const model = await modelOnFakeProvider(stack, 'Database restart model', fake.url, KEY);
+    const service = (
+      await asOwner('POST', '/v1/catalog/services/', { name: 'DB restart', auto_approval: true })
+    ).body.id as number;
+    for (const kind of KINDS) {
+      const body = { name: kind, service, kind, llm_model: model, prompt: `Do ${kind}.`, active: true };
+      await waitFor(async () => (await asOwner('POST', '/v1/ai/processors/', body)).status === 201, {
+        what: `the ${kind} processor`,
+      });
+    }
+    const hook = {
+      name: 'On approval',
+      service,
+      target_url: receiver.url,
+      change_instance_state: 'APPROVED',
+    };
+    expect((await asOwner('POST', '/v1/external/serviceowner/webhooks/', hook)).status).toBe(201);
+    const consumers: string[] = [];
+    for (let i = 0; i < BEFORE + DURING; i++) consumers.push(await stack.issueToken('consumer'));
+
+    // Submissions: plain calls (a 503 is what this test expects to see), kept with their answers.
+    const refusals: CallResult[] = [];
+    const submit = async (i: number): Promise<number> => {
+      for (;;) {
+        const answer = await call(stack.gateway, 'POST', `/v1/catalog/services/${service}/declarations/`, {
+          token: consumers[i],
+          body: { declaration: { n: i } },
+        });
+        if (answer.status === 201) return answer.body.change_instance.service_item as number;
+        refusals.push(answer);
+        await sleep(500);
+      }
+    };
+    // Readiness of every service, sampled every 250 ms from the kill until all are ready again.
+    const notReady = new Map<string, number>();
+    const readiness = async (until: () => boolean) => {
+      for (;;) {
+        const states = await Promise.all(
+          stack.services.map(async (running) => {
+            const status = (await fetch(`${running.metricsUrl}/readyz`).catch(() => null))?.status;
+            if (status !== 200)
+              notReady.set(running.definition.name, (notReady.get(running.definition.name) ?? 0) + 1);
+            return status === 200;
+          }),
+        );
+        if (until() && states.every(Boolean)) return;
+        await sleep(250);
+      }
+    };
+
+    const first = Promise.all(Array.from({ length: BEFORE }, (_, i) => submit(i)));
+    // Some pipelines under way (provider calls made) before the database goes away.
+    await waitFor(() => fake.requestsTo('/chat/completions').length >= 3, { what: 'pipelines under way' });
+    const killedAt = Date.now();
+    await pair.killFerret();
+    const during = Promise.all(
+      Array.from({ length: DURING }, (_, i) => sleep(i * 300).then(() => submit(BEFORE + i))),
+    );
+    let back = false;
+    const watched = readiness(() => back);
+    // FerretDB away for 6 s (longer than the driver's 5 s server selection), started again; then
+    // PostgreSQL stopped for 6 s under a running FerretDB, and started again.
+    await sleep(6000);
+    await pair.start();
+    await sleep(1000);
+    await pair.stopPostgres();
+    await sleep(6000);
+    await pair.start();
+    const restartedAt = Date.now();
+    back = true;
+    await watched;
+    const readyAfter = (Date.now() - restartedAt) / 1000;
+    const items = [...(await first), ...(await during)];
+
+    // Writes meanwhile: refused with 503 problem+json and a Retry-After, never a 500.
+    expect(refusals.map((answer) => answer.status).filter((status) => status !== 503)).toEqual([]);
+    expect(refusals.length).toBeGreaterThan(0);
+    for (const answer of refusals) {
+      expect(answer.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+      expect(Number(answer.headers.get('retry-after'))).toBeGreaterThan(0);
+    }
+    // Every service reported not-ready while its database was away, and is ready again by itself.
+    expect([...notReady.keys()].sort()).toEqual(stack.services.map((s) => s.definition.name).sort());
+
+    // Nothing lost: every pipeline OK, every approval's webhook once.
+    const all = await waitFor(
+      async () => {
+        const stages = await Promise.all(items.map((item) => latestStages(stack, item)));
+        const ok = (s: StageView[]) => s.length === KINDS.length && s.every((stage) => stage.state === 'OK');
+        const failed = stages.find((s) => s.some((stage) => stage.state === 'FAILED'));
+        if (failed) throw new Error(`a pipeline failed: ${JSON.stringify(failed)}`);
+        return stages.every(ok) && stages;
+      },
+      { what: `${items.length} pipelines OK`, timeoutMs: 60_000 },
+    );
+    expect(all).toHaveLength(BEFORE + DURING);
+    await waitFor(() => receiver.countsById().size >= items.length, {
+      what: `${items.length} webhooks`,
+      timeoutMs: 30_000,
+    });
+    await sleep(1000);
+    const hooks = [...receiver.countsById().values()];
+    expect({ fires: hooks.length, repeated: hooks.filter((n) => n !== 1).length }).toEqual({
+      fires: items.length,
+      repeated: 0,
+    });
+    // Provider calls: every stage called; repeats counted and bounded (at least once, decisions
+    // 0018 and 0051). bench:db-restart (services as processes) made none; here, with every
+    // service in this process on a loaded machine, up to 4 extra calls for a few stages were seen.
+    const perCall = new Map<string, number>();
+    for (const request of fake.requestsTo('/chat/completions'))
+      perCall.set(callKey(request), (perCall.get(callKey(request)) ?? 0) + 1);
+    expect(perCall.size).toBe(items.length * KINDS.length);
+    const repeated = [...perCall.values()].filter((n) => n > 1);
+    expect(Math.max(1, ...perCall.values())).toBeLessThanOrEqual(5);
+    process.stdout.write(
+      `database restart: outage ${((restartedAt - killedAt) / 1000).toFixed(1)} s, all ready ` +
+        `${readyAfter.toFixed(1)} s after; ${refusals.length} writes refused 503; ${items.length} pipelines OK; ` +
+        `${receiver.requests.length} webhooks for ${hooks.length} approvals; ${repeated.length} of ${perCall.size} ` +
+        `stages called more than once (${repeated.reduce((sum, n) => sum + n - 1, 0)} extra calls)\n`,
+    );
+  }, 150_000);
+});
