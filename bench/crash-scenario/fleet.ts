@@ -153,6 +153,12 @@ export class Fleet {
     }
   }
 
+  /** How many times the service's process was started (1: never restarted) and whether it runs now. */
+  process(name: ServiceName): { starts: number; running: boolean } {
+    const member = this.members.get(name)!;
+    return { starts: member.starts, running: member.child?.exitCode === null && !member.child.signalCode };
+  }
+
   /** SIGKILL, as a lost node or the OOM killer would; resolves once the process is gone. */
   async kill(name: ServiceName): Promise<void> {
     const member = this.members.get(name)!;

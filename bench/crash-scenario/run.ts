@@ -15,6 +15,8 @@
  * exactly once. Issue 21's baseline, before the fixes: 18 of 25 pipelines OK.
  *
  *   pnpm bench:crash     (CONSUMERS=25  CRASH_WAIT_S=150 for the pipelines to end  CRASH_LOG_LEVEL=info)
+ *   pnpm bench:crash --database-restart   (or pnpm bench:db-restart) the database instead of the
+ *       services: bench/crash-scenario/database-restart.ts; fails also on any 500.
  */
 import os from 'node:os';
 import path from 'node:path';
@@ -28,12 +30,14 @@ import {
   type FakeProviderServer,
 } from '@pack/testkit';
 import { callKey, type StageView } from '../../test/pipeline-actors';
+import { DATABASE_STEPS, restartDatabaseInTurn, startBenchDatabase } from './database-restart';
 import { Fleet, type ServiceName } from './fleet';
 
 const CONSUMERS = Number(process.env.CONSUMERS ?? 25);
 const WAIT_S = Number(process.env.CRASH_WAIT_S ?? 150);
 const KEY = 'sk-bench-crash-0000';
 const KINDS = ['config', 'verify', 'execution'];
+const DATABASE_RESTART = process.argv.includes('--database-restart');
 const KILLED: ServiceName[] = [
   'pipeline-orchestrator',
   'llm-gateway',
@@ -200,8 +204,9 @@ const ended = (stages: StageView[]) =>
 async function main(): Promise<void> {
   const started = Date.now();
   const env = process.env.MONGO_URL && process.env.AMQP_URL ? undefined : infraScript(['up']);
+  const pair = DATABASE_RESTART ? await startBenchDatabase() : undefined;
   const urls = {
-    MONGO_URL: process.env.MONGO_URL ?? exported(env!, 'MONGO_URL'),
+    MONGO_URL: pair?.url ?? process.env.MONGO_URL ?? exported(env!, 'MONGO_URL'),
     AMQP_URL: process.env.AMQP_URL ?? exported(env!, 'AMQP_URL'),
   };
   const fleet = new Fleet(urls, path.join(os.tmpdir(), `bench-crash-${Date.now()}`));
@@ -211,7 +216,9 @@ async function main(): Promise<void> {
   for (const signal of ['SIGINT', 'SIGTERM'] as const)
     process.once(signal, () => {
       log(`${signal}: stopping the services and removing their databases and queues`);
-      void Promise.all([fake.close(), receiver.stop(), fleet.stop()]).finally(() => process.exit(130));
+      void Promise.all([fake.close(), receiver.stop(), fleet.stop()])
+        .then(() => pair?.stop())
+        .finally(() => process.exit(130));
     });
   try {
     log(`starting six services (logs in ${fleet.logDir})`);
@@ -221,10 +228,11 @@ async function main(): Promise<void> {
     const loadStarted = Date.now();
     const down = new Set<string>();
     const killed: (() => void)[] = [];
-    const kills = KILLED.map(() => new Promise<void>((resolve) => killed.push(resolve)));
+    const steps = DATABASE_RESTART ? DATABASE_STEPS : KILLED;
+    const kills = steps.map(() => new Promise<void>((resolve) => killed.push(resolve)));
     const [submitted, outages] = await Promise.all([
       submitAll(fleet.url('gateway'), service, consumers, () => [...down], kills),
-      killInTurn(fleet, fake, down, killed),
+      pair ? restartDatabaseInTurn(fleet, pair, down, killed) : killInTurn(fleet, fake, down, killed),
     ]);
     log(`all ${submitted.accepted} submissions accepted; waiting up to ${WAIT_S} s for the pipelines`);
 
@@ -268,7 +276,7 @@ async function main(): Promise<void> {
     const once = hooks.length === submitted.items.length && hooks.every((n) => n === 1);
     process.stdout.write(
       [
-        `bench/crash-scenario: ${CONSUMERS} consumers, each service killed once with -9, ${new Date().toISOString()}, load average ${os.loadavg()[0]!.toFixed(1)}`,
+        `bench/crash-scenario: ${CONSUMERS} consumers, ${DATABASE_RESTART ? 'the database restarted (FerretDB -9, then PostgreSQL)' : 'each service killed once with -9'}, ${new Date().toISOString()}, load average ${os.loadavg()[0]!.toFixed(1)}`,
         ...outages.map((line) => `  ${line}`),
         `pipelines: ${count('OK')} OK, ${count('FAILED')} FAILED, ${count(undefined)} stuck (of ${submitted.items.length}; issue 21 baseline: 18 OK, 7 FAILED)`,
         ...problems,
@@ -284,11 +292,15 @@ async function main(): Promise<void> {
         '',
       ].join('\n'),
     );
-    failed = count('OK') !== submitted.items.length || !once;
+    const errors = [...submitted.refused.keys()].filter(
+      (key) => /^(5\d\d|0) /.test(key) && !key.startsWith('503'),
+    );
+    failed = count('OK') !== submitted.items.length || !once || (DATABASE_RESTART && errors.length > 0);
   } finally {
     await fake.close();
     await receiver.stop();
     await fleet.stop();
+    await pair?.stop();
   }
   process.exit(failed ? 1 : 0);
 }
