@@ -167,14 +167,15 @@ describe('the database restarting under load (FerretDB kill -9, then PostgreSQL 
       repeated: 0,
     });
     // Provider calls: every stage called; repeats counted and bounded (at least once, decisions
-    // 0018 and 0051). bench:db-restart (services as processes) made none; here, with every
-    // service in this process on a loaded machine, up to 4 extra calls for a few stages were seen.
+    // 0018 and 0051): a call cut off with the database may be taken over once, no more. (Before
+    // 0051 a claim whose insert failed while PostgreSQL was down counted as claimed: the stage was
+    // called again on every redelivery, 4-5 times.)
     const perCall = new Map<string, number>();
     for (const request of fake.requestsTo('/chat/completions'))
       perCall.set(callKey(request), (perCall.get(callKey(request)) ?? 0) + 1);
     expect(perCall.size).toBe(items.length * KINDS.length);
     const repeated = [...perCall.values()].filter((n) => n > 1);
-    expect(Math.max(1, ...perCall.values())).toBeLessThanOrEqual(5);
+    expect(Math.max(1, ...perCall.values())).toBeLessThanOrEqual(2);
     process.stdout.write(
       `database restart: outage ${((restartedAt - killedAt) / 1000).toFixed(1)} s, all ready ` +
         `${readyAfter.toFixed(1)} s after; ${refusals.length} writes refused 503; ${items.length} pipelines OK; ` +

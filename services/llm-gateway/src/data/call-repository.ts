@@ -88,8 +88,10 @@ async function insertAll<T extends { _id: string }>(
     if (documents.length === 1 && isDuplicateKey(error)) return [false];
     if (!(error instanceof mongo.MongoBulkWriteError)) throw error;
     const failed: unknown = error.writeErrors;
-    const writeErrors = (Array.isArray(failed) ? failed : [failed]) as mongo.WriteError[];
-    if (writeErrors.some((write) => write.code !== DUPLICATE_KEY)) throw error;
+    const writeErrors = (Array.isArray(failed) ? failed : failed ? [failed] : []) as mongo.WriteError[];
+    // Without write errors the command itself failed (the database away: FerretDB answers
+    // InternalError when PostgreSQL is down): nothing was written, which is not a success.
+    if (writeErrors.length === 0 || writeErrors.some((write) => write.code !== DUPLICATE_KEY)) throw error;
     const duplicates = new Set(writeErrors.map((write) => write.index));
     return documents.map((_, index) => !duplicates.has(index));
   }
