@@ -274,6 +274,7 @@ async function main(): Promise<void> {
       ),
     }));
     const once = hooks.length === submitted.items.length && hooks.every((n) => n === 1);
+    const instances = await fleet.collection('catalog', 'change_instances', (c) => c.countDocuments({}));
     process.stdout.write(
       [
         `bench/crash-scenario: ${CONSUMERS} consumers, ${DATABASE_RESTART ? 'the database restarted (FerretDB -9, then PostgreSQL)' : 'each service killed once with -9'}, ${new Date().toISOString()}, load average ${os.loadavg()[0]!.toFixed(1)}`,
@@ -284,7 +285,7 @@ async function main(): Promise<void> {
           `${repeats.length} stages called more than once (${repeats.reduce((a, n) => a + n - 1, 0)} extra calls); ` +
           `the llm-gateway recorded ${calls.attempts} attempts, ${calls.takenOver} calls taken over from a dead owner`,
         `webhooks: ${receiver.requests.length} received for ${hooks.length} fires of ${submitted.items.length} approvals; ` +
-          `exactly once each: ${once ? 'yes' : 'NO'}`,
+          `exactly once each: ${once ? 'yes' : 'NO'}; the catalog holds ${instances} Change Instances`,
         `submissions refused: ${[...submitted.refused.entries()].map(([k, n]) => `${n} x ${k}`).join(', ') || 'none'}`,
         `slowest stage: ${Math.max(0, ...stageSeconds).toFixed(1)} s`,
         `time: ${((lastEnded - loadStarted) / 1000).toFixed(1)} s from the first submission to the last pipeline ended, ` +

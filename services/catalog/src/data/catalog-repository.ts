@@ -1,7 +1,7 @@
 import type { Connection } from 'mongoose';
 import { ServiceRepository } from './service-repository';
 import type { ChangeInstanceState, Envelope } from '@pack/contracts';
-import { findPage, isDuplicateKey, nextCounterValue, nextId, outboxFields } from '@pack/db';
+import { findPage, isDuplicateKey, nextCounterValue, nextId, outboxFields, whileUnavailable } from '@pack/db';
 import type {
   ChangeInstanceFilter,
   ChangeInstanceRecord,
@@ -167,8 +167,21 @@ export class CatalogRepository extends ServiceRepository implements CatalogStore
     return this.declarations.findOne({ _id: id });
   }
 
+  /**
+   * The commit point of a change. When the database goes away as it is written (its answer lost
+   * with the connection), it is tried again for up to 20 s, first checking whether it was written
+   * (a record with its id, version and creation time is this one): the client is not told 503
+   * for a change that happened, which its retry would make twice (docs/decisions/0051).
+   */
   async insertTransition(record: TransitionRecord, events: Envelope[]): Promise<boolean> {
-    return this.insertOnce(() => this.transitions.insertOne({ ...record, ...outboxFields(...events) }));
+    const insert = () =>
+      this.insertOnce(() => this.transitions.insertOne({ ...record, ...outboxFields(...events) }));
+    const applied = async () =>
+      (await this.transitions.countDocuments(
+        { _id: record._id, version: record.version, created_at: record.created_at },
+        { limit: 1 },
+      )) === 1;
+    return whileUnavailable(insert, true, { maxMs: 20_000, applied });
   }
 
   transitionsOf(changeInstanceId: number): Promise<TransitionRecord[]> {

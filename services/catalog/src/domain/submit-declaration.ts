@@ -63,7 +63,9 @@ export class SubmitDeclaration {
       if (created) await this.removeItem(item);
       throw error;
     }
-    return { ...submission, item: await itemDetail(this.store, item, service) };
+    // Past the commit point a failed read must not answer 503 for a submission that happened
+    // (the client would submit again): it is read again while the database comes back.
+    return { ...submission, item: await afterCommit(() => itemDetail(this.store, item, service)) };
   }
 
   private async record(
@@ -142,6 +144,22 @@ export class SubmitDeclaration {
         { err: error, service_item_id: item._id },
         'Service Item of a failed submission left behind',
       );
+    }
+  }
+}
+
+/** How long a read after the commit point is tried again (within the gateway's 30 s upstream timeout). */
+const AFTER_COMMIT_MS = 20_000;
+
+/** Runs a read after a change was committed again every 500 ms until it succeeds, for AFTER_COMMIT_MS. */
+async function afterCommit<T>(read: () => Promise<T>): Promise<T> {
+  const deadline = Date.now() + AFTER_COMMIT_MS;
+  for (;;) {
+    try {
+      return await read();
+    } catch (error) {
+      if (Date.now() >= deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 500));
     }
   }
 }
