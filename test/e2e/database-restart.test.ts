@@ -161,6 +161,11 @@ describe('the database restarting under load (FerretDB kill -9, then PostgreSQL 
       timeoutMs: 30_000,
     });
     await sleep(1000);
+    // A 503 meant "not done": the catalog holds one Change Instance per accepted submission.
+    const catalog = stack.service('catalog').context.mongo.connection;
+    expect(await catalog.collection('change_instances').countDocuments({ service_id: service })).toBe(
+      items.length,
+    );
     const hooks = [...receiver.countsById().values()];
     expect({ fires: hooks.length, repeated: hooks.filter((n) => n !== 1).length }).toEqual({
       fires: items.length,
