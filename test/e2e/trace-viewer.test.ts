@@ -1,0 +1,167 @@
+/**
+ * The local trace viewer (issue 31, item 6): scripts/trace-viewer.sh runs Zipkin's server from
+ * the jar it keeps in .local/cache (`scripts/deps.sh install` fetches it once; otherwise `up`
+ * downloads it here, 135 MB); spans sent through the OpenTelemetry SDK's standard
+ * `OTEL_TRACES_EXPORTER=zipkin` path are read back from Zipkin's API and UI.
+ */
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { freePort, REPO_ROOT, spawnEntryPoint } from '@pack/testkit';
+
+const SCRIPT = path.join(REPO_ROOT, 'scripts/trace-viewer.sh');
+
+interface Run {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** The script as a user runs it, without blocking this process (its servers keep answering). */
+function viewer(command: string, env: Record<string, string>): Promise<Run> {
+  return new Promise((resolve) => {
+    const child = spawn('bash', [SCRIPT, command], {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    child.on('close', (status) => resolve({ status, stdout, stderr }));
+  });
+}
+
+const exportsOf = (stdout: string) =>
+  Object.fromEntries([...stdout.matchAll(/^export (\w+)='([^']*)'$/gm)].map((m) => [m[1]!, m[2]!]));
+
+interface ZipkinSpan {
+  traceId: string;
+  id: string;
+  parentId?: string;
+  name: string;
+  localEndpoint?: { serviceName?: string };
+  tags?: Record<string, string>;
+}
+
+describe('the local trace viewer (scripts/trace-viewer.sh)', () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'pack-trace-viewer-'));
+  let env: Record<string, string>;
+
+  beforeAll(async () => {
+    env = { PACK_TRACE_VIEWER_DIR: dir, PACK_TRACE_VIEWER_PORT: String(await freePort()) };
+  });
+  afterAll(async () => {
+    await viewer('down', env);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('starts Zipkin on a free port, shows a trace the OpenTelemetry SDK exported with OTEL_TRACES_EXPORTER=zipkin, and stops it', async () => {
+    const up = await viewer('up', env);
+    expect({ status: up.status, stderr: up.status === 0 ? '' : up.stderr }).toEqual({
+      status: 0,
+      stderr: '',
+    });
+    const base = `http://127.0.0.1:${env.PACK_TRACE_VIEWER_PORT}`;
+    const exported = exportsOf(up.stdout);
+    expect(exported).toEqual({
+      OTEL_TRACES_EXPORTER: 'zipkin',
+      OTEL_EXPORTER_ZIPKIN_ENDPOINT: `${base}/api/v2/spans`,
+      PACK_TRACE_VIEWER_URL: base,
+    });
+    expect(up.stderr).toContain(`up: UI ${base}/zipkin/`);
+    expect((await viewer('status', env)).stdout).toMatch(
+      new RegExp(`^trace-viewer +up +${base}/zipkin/ \\(pid \\d+\\)`),
+    );
+
+    // A caller's trace context, as `pnpm demo` sends it with its declaration.
+    const traceId = randomBytes(16).toString('hex');
+    const callerSpan = randomBytes(8).toString('hex');
+    const emitted = await spawnEntryPoint('test/e2e/trace-viewer/emit-spans.ts', [], {
+      ...exported,
+      OTEL_SERVICE_NAME: 'pack-viewer-check',
+      TRACEPARENT: `00-${traceId}-${callerSpan}-01`,
+    });
+    expect({ status: emitted.status, stderr: emitted.stderr }).toEqual({ status: 0, stderr: '' });
+
+    // Zipkin's collector stores asynchronously: the trace shows within a moment.
+    let spans: ZipkinSpan[] = [];
+    for (let i = 0; i < 40 && spans.length < 2; i++) {
+      const answer = await fetch(`${base}/api/v2/trace/${traceId}`);
+      if (answer.status === 200) spans = (await answer.json()) as ZipkinSpan[];
+      else await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    const declaration = spans.find((s) => s.name === 'declaration');
+    const stage = spans.find((s) => s.name === 'stage');
+    expect(declaration).toMatchObject({
+      traceId,
+      parentId: callerSpan,
+      localEndpoint: { serviceName: 'pack-viewer-check' },
+      tags: { 'pack.service_item': '7' },
+    });
+    expect(stage).toMatchObject({ traceId, parentId: declaration!.id, tags: { 'pack.stage': 'CONFIG' } });
+    expect(spans).toHaveLength(2);
+
+    // The address `pnpm demo` prints opens Zipkin's UI.
+    const page = await fetch(`${base}/zipkin/traces/${traceId}`);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toMatch(/<title>Zipkin<\/title>/i);
+
+    const down = await viewer('down', env);
+    expect(down.status).toBe(0);
+    await expect(fetch(`${base}/health`)).rejects.toThrow();
+    expect((await viewer('status', env)).stdout).toMatch(/^trace-viewer +down /);
+    expect(readdirSync(path.join(dir, 'logs'))).toEqual(['zipkin.log']);
+  }, 60_000);
+
+  it('refuses a port held by something that is not Zipkin, naming the setting to change', async () => {
+    const other = http.createServer((_request, response) => {
+      response.statusCode = 404;
+      response.end();
+    });
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+    const port = String((other.address() as net.AddressInfo).port);
+    try {
+      const up = await viewer('up', { PACK_TRACE_VIEWER_DIR: dir, PACK_TRACE_VIEWER_PORT: port });
+      expect(up.status).toBe(1);
+      expect(up.stdout).toBe('');
+      expect(up.stderr).toContain(
+        `127.0.0.1:${port} is taken by something that is not Zipkin: set PACK_TRACE_VIEWER_PORT`,
+      );
+    } finally {
+      other.close();
+    }
+  }, 20_000);
+
+  it('refuses a downloaded jar whose SHA-256 is not the pinned one and keeps nothing of it', async () => {
+    // A Maven repository that serves the right path with the wrong bytes.
+    const requested: string[] = [];
+    const repo = http.createServer((request, response) => {
+      requested.push(request.url ?? '');
+      response.end('not the zipkin jar');
+    });
+    await new Promise<void>((resolve) => repo.listen(0, '127.0.0.1', resolve));
+    const cache = mkdtempSync(path.join(os.tmpdir(), 'pack-trace-cache-'));
+    try {
+      const fetched = await viewer('fetch', {
+        PACK_TRACE_VIEWER_CACHE: cache,
+        PACK_MAVEN_REPO: `http://127.0.0.1:${(repo.address() as net.AddressInfo).port}/maven2`,
+      });
+      expect(fetched.status).toBe(1);
+      expect(fetched.stdout).toBe('');
+      expect(fetched.stderr).toMatch(
+        /has SHA-256 [0-9a-f]{64}, expected [0-9a-f]{64} \(Maven Central's \.sha256\): not used/,
+      );
+      expect(requested).toEqual(['/maven2/io/zipkin/zipkin-server/3.6.1/zipkin-server-3.6.1-exec.jar']);
+      expect(readdirSync(cache)).toEqual([]);
+      expect(existsSync(path.join(cache, 'zipkin-server-3.6.1-exec.jar'))).toBe(false);
+    } finally {
+      repo.close();
+      rmSync(cache, { recursive: true, force: true });
+    }
+  }, 20_000);
+});
