@@ -12,6 +12,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort, REPO_ROOT, spawnEntryPoint } from '@pack/testkit';
+import { tracing } from '../../scripts/tracing';
 
 const SCRIPT = path.join(REPO_ROOT, 'scripts/trace-viewer.sh');
 
@@ -60,7 +61,7 @@ describe('the local trace viewer (scripts/trace-viewer.sh)', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('starts Zipkin on a free port, shows a trace the OpenTelemetry SDK exported with OTEL_TRACES_EXPORTER=zipkin, and stops it', async () => {
+  it('starts Zipkin on a free port, shows a trace the OpenTelemetry SDK exported with OTEL_TRACES_EXPORTER=zipkin, in its API and its UI', async () => {
     const up = await viewer('up', env);
     expect({ status: up.status, stderr: up.status === 0 ? '' : up.stderr }).toEqual({
       status: 0,
@@ -110,13 +111,48 @@ describe('the local trace viewer (scripts/trace-viewer.sh)', () => {
     const page = await fetch(`${base}/zipkin/traces/${traceId}`);
     expect(page.status).toBe(200);
     expect(await page.text()).toMatch(/<title>Zipkin<\/title>/i);
+  }, 60_000);
 
+  it('`PACK_TRACING=1 pnpm start` points every service at it unless the operator chose an exporter; without PACK_TRACING nothing changes', () => {
+    const base = `http://127.0.0.1:${env.PACK_TRACE_VIEWER_PORT}`;
+    const shell = { PATH: process.env.PATH, ...env };
+    const traced = tracing({ ...shell, PACK_TRACING: '1' });
+    expect(traced.env).toEqual({
+      OTEL_TRACES_EXPORTER: 'zipkin',
+      OTEL_EXPORTER_ZIPKIN_ENDPOINT: `${base}/api/v2/spans`,
+      PACK_TRACE_VIEWER_URL: base,
+    });
+    expect(traced.lines[0]).toBe(
+      `[start] trace viewer (Zipkin): ${base}/zipkin/ (pnpm trace-viewer:down stops it)`,
+    );
+
+    const own = tracing({
+      ...shell,
+      PACK_TRACING: '1',
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
+    });
+    expect(own.env).toEqual({ PACK_TRACE_VIEWER_URL: base });
+    expect(own.lines[1]).toContain('[start] tracing: your OTEL_EXPORTER_OTLP_ENDPOINT kept;');
+
+    const never = () => {
+      throw new Error('the viewer must not start');
+    };
+    expect(tracing({ ...env }, never)).toEqual({ env: {}, lines: [] });
+    expect(tracing({ ...env, PACK_TRACING: '0' }, never)).toEqual({ env: {}, lines: [] });
+    expect(() => tracing({ ...env, PACK_TRACING: 'yes' }, never)).toThrow(
+      'PACK_TRACING must be 1 (run the local trace viewer) or 0, not "yes"',
+    );
+  }, 60_000);
+
+  it('down stops the server it started', async () => {
+    const base = `http://127.0.0.1:${env.PACK_TRACE_VIEWER_PORT}`;
     const down = await viewer('down', env);
     expect(down.status).toBe(0);
+    expect(down.stderr).toMatch(/stopping zipkin-server \(pid \d+\)/);
     await expect(fetch(`${base}/health`)).rejects.toThrow();
     expect((await viewer('status', env)).stdout).toMatch(/^trace-viewer +down /);
     expect(readdirSync(path.join(dir, 'logs'))).toEqual(['zipkin.log']);
-  }, 60_000);
+  }, 30_000);
 
   it('refuses a port held by something that is not Zipkin, naming the setting to change', async () => {
     const other = http.createServer((_request, response) => {
