@@ -4,41 +4,16 @@
  * downloads it here, 135 MB); spans sent through the OpenTelemetry SDK's standard
  * `OTEL_TRACES_EXPORTER=zipkin` path are read back from Zipkin's API and UI.
  */
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { freePort, REPO_ROOT, spawnEntryPoint } from '@pack/testkit';
+import { spawnEntryPoint } from '@pack/testkit';
+import { traceLines } from '../../scripts/demo/trace';
 import { tracing } from '../../scripts/tracing';
-
-const SCRIPT = path.join(REPO_ROOT, 'scripts/trace-viewer.sh');
-
-interface Run {
-  status: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** The script as a user runs it, without blocking this process (its servers keep answering). */
-function viewer(command: string, env: Record<string, string>): Promise<Run> {
-  return new Promise((resolve) => {
-    const child = spawn('bash', [SCRIPT, command], {
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-    child.on('close', (status) => resolve({ status, stdout, stderr }));
-  });
-}
-
-const exportsOf = (stdout: string) =>
-  Object.fromEntries([...stdout.matchAll(/^export (\w+)='([^']*)'$/gm)].map((m) => [m[1]!, m[2]!]));
+import { exportsOf, privateViewer, viewer } from './trace-viewer/viewer';
 
 interface ZipkinSpan {
   traceId: string;
@@ -50,15 +25,16 @@ interface ZipkinSpan {
 }
 
 describe('the local trace viewer (scripts/trace-viewer.sh)', () => {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'pack-trace-viewer-'));
+  let own: Awaited<ReturnType<typeof privateViewer>>;
   let env: Record<string, string>;
+  let dir: string;
 
   beforeAll(async () => {
-    env = { PACK_TRACE_VIEWER_DIR: dir, PACK_TRACE_VIEWER_PORT: String(await freePort()) };
+    own = await privateViewer();
+    ({ env, dir } = own);
   });
   afterAll(async () => {
-    await viewer('down', env);
-    rmSync(dir, { recursive: true, force: true });
+    await own?.remove();
   });
 
   it('starts Zipkin on a free port, shows a trace the OpenTelemetry SDK exported with OTEL_TRACES_EXPORTER=zipkin, in its API and its UI', async () => {
@@ -107,7 +83,11 @@ describe('the local trace viewer (scripts/trace-viewer.sh)', () => {
     expect(stage).toMatchObject({ traceId, parentId: declaration!.id, tags: { 'pack.stage': 'CONFIG' } });
     expect(spans).toHaveLength(2);
 
-    // The address `pnpm demo` prints opens Zipkin's UI.
+    // `pnpm demo` tells where to open it and what it holds so far; the address opens Zipkin's UI.
+    expect(await traceLines({ PACK_TRACE_VIEWER_URL: base }, traceId)).toEqual([
+      `  the trace               ${base}/zipkin/traces/${traceId}`,
+      '                          2 span(s) so far from pack-viewer-check',
+    ]);
     const page = await fetch(`${base}/zipkin/traces/${traceId}`);
     expect(page.status).toBe(200);
     expect(await page.text()).toMatch(/<title>Zipkin<\/title>/i);
@@ -126,13 +106,13 @@ describe('the local trace viewer (scripts/trace-viewer.sh)', () => {
       `[start] trace viewer (Zipkin): ${base}/zipkin/ (pnpm trace-viewer:down stops it)`,
     );
 
-    const own = tracing({
+    const theirs = tracing({
       ...shell,
       PACK_TRACING: '1',
       OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
     });
-    expect(own.env).toEqual({ PACK_TRACE_VIEWER_URL: base });
-    expect(own.lines[1]).toContain('[start] tracing: your OTEL_EXPORTER_OTLP_ENDPOINT kept;');
+    expect(theirs.env).toEqual({ PACK_TRACE_VIEWER_URL: base });
+    expect(theirs.lines[1]).toContain('[start] tracing: your OTEL_EXPORTER_OTLP_ENDPOINT kept;');
 
     const never = () => {
       throw new Error('the viewer must not start');
@@ -152,6 +132,10 @@ describe('the local trace viewer (scripts/trace-viewer.sh)', () => {
     await expect(fetch(`${base}/health`)).rejects.toThrow();
     expect((await viewer('status', env)).stdout).toMatch(/^trace-viewer +down /);
     expect(readdirSync(path.join(dir, 'logs'))).toEqual(['zipkin.log']);
+    // `pnpm demo` then prints the trace id and how to get a viewer.
+    expect(await traceLines({ PACK_TRACE_VIEWER_URL: `${base}/` }, 'a'.repeat(32))).toEqual([
+      `  the trace               id ${'a'.repeat(32)}: no trace viewer answers at ${base} (\`PACK_TRACING=1 pnpm start\` runs one)`,
+    ]);
   }, 30_000);
 
   it('refuses a port held by something that is not Zipkin, naming the setting to change', async () => {
