@@ -8,6 +8,7 @@
 #   scripts/trace-viewer.sh status  one line: up or down, and where
 #   scripts/trace-viewer.sh env     only the `export` lines: eval "$(scripts/trace-viewer.sh env)"
 #   scripts/trace-viewer.sh fetch   downloads the jar into the cache unless it is there; prints its path
+#   scripts/trace-viewer.sh jar     prints the cached jar's path; exit 1 when it is not there
 #
 # `PACK_TRACING=1 pnpm start` runs `up` and gives every service the variables `env` prints:
 #   OTEL_TRACES_EXPORTER=zipkin
@@ -196,8 +197,9 @@ case "${1:-}" in
   status) cmd_status ;;
   env) print_env ;;
   fetch) cmd_fetch ;;
+  jar) [[ -f "$JAR" ]] && printf '%s\n' "$JAR" ;;
   *)
-    echo "usage: $0 up|down|status|env|fetch" >&2
+    echo "usage: $0 up|down|status|env|fetch|jar" >&2
     exit 2
     ;;
 esac
