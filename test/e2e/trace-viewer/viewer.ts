@@ -1,32 +1,14 @@
 /** scripts/trace-viewer.sh as a user runs it, for the tests that need the local trace viewer. */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { freePort, REPO_ROOT } from '@pack/testkit';
+import { freePort, REPO_ROOT, spawnCommand } from '@pack/testkit';
 
 const SCRIPT = path.join(REPO_ROOT, 'scripts/trace-viewer.sh');
 
-export interface Run {
-  status: number | null;
-  stdout: string;
-  stderr: string;
-}
-
 /** One command of the script, without blocking this process (its servers keep answering). */
-export function viewer(command: string, env: Record<string, string>): Promise<Run> {
-  return new Promise((resolve) => {
-    const child = spawn('bash', [SCRIPT, command], {
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-    child.on('close', (status) => resolve({ status, stdout, stderr }));
-  });
-}
+export const viewer = (command: string, env: Record<string, string>) =>
+  spawnCommand('bash', [SCRIPT, command], { ...process.env, ...env }, { lifetimeMs: 120_000 });
 
 export const exportsOf = (stdout: string) =>
   Object.fromEntries([...stdout.matchAll(/^export (\w+)='([^']*)'$/gm)].map((m) => [m[1]!, m[2]!]));
