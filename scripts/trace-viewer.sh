@@ -120,6 +120,17 @@ cmd_fetch() {
   printf '%s\n' "$JAR"
 }
 
+# wait_healthy PID: until the server answers /health (90 s at most) or the process is gone.
+wait_healthy() {
+  local i
+  for ((i = 0; i < 360; i++)); do
+    healthy && return 0
+    kill -0 "$1" 2>/dev/null || return 1
+    sleep 0.25
+  done
+  healthy
+}
+
 cmd_up() {
   if answers; then
     if is_zipkin; then
@@ -129,12 +140,19 @@ cmd_up() {
     fi
     die "127.0.0.1:$PORT is taken by something that is not Zipkin: set PACK_TRACE_VIEWER_PORT"
   fi
-  local java pid i
+  local java pid
   java="$(find_java)"
   cmd_fetch >/dev/null
   mkdir -p "$VIEWER_DIR/run" "$VIEWER_DIR/logs"
   if pid_alive; then
-    log "process $(cat "$PID_FILE") exists but the port does not answer; restarting it"
+    # Another `up` may have started it a moment ago: give it the time a start takes.
+    log "zipkin-server (pid $(cat "$PID_FILE")) is starting; waiting for it"
+    if wait_healthy "$(cat "$PID_FILE")"; then
+      log "up: UI $BASE_URL/zipkin/, spans in at $BASE_URL/api/v2/spans"
+      print_env
+      return 0
+    fi
+    log "it does not answer; restarting it"
     cmd_down
   fi
   log "starting zipkin-server $ZIPKIN_VERSION on $BASE_URL (log: $LOG_FILE)"
@@ -147,17 +165,10 @@ cmd_up() {
     >>"$LOG_FILE" 2>&1 </dev/null &
   pid=$!
   echo "$pid" >"$PID_FILE"
-  for ((i = 0; i < 360; i++)); do
-    healthy && break
-    if ! kill -0 "$pid" 2>/dev/null; then
-      tail -n 30 "$LOG_FILE" >&2 || true
-      die "zipkin-server exited before answering (log: $LOG_FILE)"
-    fi
-    sleep 0.25
-  done
-  if ! healthy; then
+  if ! wait_healthy "$pid"; then
     tail -n 30 "$LOG_FILE" >&2 || true
-    die "zipkin-server does not answer on $BASE_URL/health after 90 s"
+    kill -0 "$pid" 2>/dev/null || die "zipkin-server exited before answering (log: $LOG_FILE)"
+    die "zipkin-server does not answer on $BASE_URL/health after 90 s (log: $LOG_FILE)"
   fi
   log "up: UI $BASE_URL/zipkin/, spans in at $BASE_URL/api/v2/spans"
   print_env
