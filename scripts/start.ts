@@ -9,6 +9,9 @@
  *    sources (a content hash), so the gateway serves it at `/`.
  * 4. Starts every service under services/ on its default port, gateway last, and prints the
  *    gateway URL and, on first start without PACK_ADMIN_TOKEN, a one-time admin token.
+ * 5. With PACK_TRACING=1, starts the local trace viewer (scripts/trace-viewer.sh: Zipkin) and has
+ *    every service export its spans there (OTEL_TRACES_EXPORTER=zipkin), unless the operator set
+ *    OTEL_TRACES_EXPORTER, OTEL_EXPORTER_* or OTEL_SDK_DISABLED; prints the viewer's address.
  *
  * Provider and webhook URLs may reach loopback here (PACK_ALLOWED_TARGET_CIDRS, unless set; an
  * empty value refuses them as in production): on one's own machine the fake provider and the
@@ -19,6 +22,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ensureConsoleBuilt } from '@pack/console';
+import { tracing, TracingError, type Tracing } from './tracing';
 
 const root = path.resolve(__dirname, '..');
 const local = path.join(root, '.local');
@@ -70,7 +74,18 @@ function services(): string[] {
   return [...all.filter((name) => name !== 'gateway'), 'gateway'];
 }
 
+function tracingOrExit(): Tracing {
+  try {
+    return tracing(process.env);
+  } catch (error) {
+    if (!(error instanceof TracingError)) throw error;
+    process.stderr.write(`[start] ${error.message}\n`);
+    process.exit(1);
+  }
+}
+
 function main(): void {
+  const traced = tracingOrExit();
   const env = { ...infraEnv() };
   const secrets = localSecrets();
   const before = ensureConsoleBuilt();
@@ -86,6 +101,7 @@ function main(): void {
     PACK_ALLOWED_TARGET_CIDRS: LOCAL_TARGETS,
     ...secrets.env,
     ...env,
+    ...traced.env,
     ...inherited,
   } as Record<string, string>;
   const children: ChildProcess[] = [];
@@ -112,6 +128,7 @@ function main(): void {
   process.stdout.write(
     `[start] provider and webhook targets may reach: ${targets || 'public addresses only'} (PACK_ALLOWED_TARGET_CIDRS)\n`,
   );
+  for (const line of traced.lines) process.stdout.write(`${line}\n`);
   if (secrets.newAdminToken) {
     process.stdout.write(`[start] one-time admin token (kept in .local/dev.env): ${secrets.newAdminToken}\n`);
   } else if (!process.env.PACK_ADMIN_TOKEN) {

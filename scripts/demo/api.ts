@@ -30,12 +30,19 @@ export function adminToken(env: NodeJS.ProcessEnv): string {
 export class Api {
   constructor(readonly gateway: string) {}
 
-  async call<T = unknown>(method: string, route: string, token: string, body?: unknown): Promise<Answer<T>> {
+  async call<T = unknown>(
+    method: string,
+    route: string,
+    token: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ): Promise<Answer<T>> {
     let response: Response;
     try {
       response = await fetch(new URL(route, this.gateway), {
         method,
         headers: {
+          ...headers,
           authorization: `Token ${token}`,
           ...(body === undefined ? {} : { 'content-type': 'application/json' }),
         },
@@ -65,8 +72,9 @@ export class Api {
     route: string,
     token: string,
     body?: unknown,
+    headers?: Record<string, string>,
   ): Promise<T> {
-    const answer = await this.call<T>(method, route, token, body);
+    const answer = await this.call<T>(method, route, token, body, headers);
     if (answer.status !== status)
       throw new DemoError(`${what}: ${method} ${route} answered ${problem(answer)}`);
     return answer.body;

@@ -4,11 +4,13 @@
  * Starts a fake OpenAI-shape provider and a webhook receiver on loopback, then as the admin
  * creates an LLM model and two users; as the service owner a Service (auto approval) with
  * config, verify and execution processors and a webhook; as the consumer submits a declaration.
- * Prints each stage and the webhook delivery as they happen, then where to look. Exit 0 once
+ * Prints each stage and the webhook delivery as they happen, then where to look (with the trace of
+ * the declaration, sent with a `traceparent` the demo made, in the local viewer). Exit 0 once
  * EXECUTION is OK and the receiver got the delivery; 1 with the reason otherwise.
  *
  * Environment: PACK_GATEWAY_URL (http://127.0.0.1:8080), PACK_ADMIN_TOKEN (else .local/dev.env),
- * PACK_METRICS_URLS (`name=url,...`; else deploy/services.yaml), PACK_DEMO_TIMEOUT_SECONDS (120).
+ * PACK_METRICS_URLS (`name=url,...`; else deploy/services.yaml), PACK_DEMO_TIMEOUT_SECONDS (120),
+ * PACK_TRACE_VIEWER_URL (else http://127.0.0.1:9411, scripts/trace-viewer.sh's default).
  */
 import { randomBytes } from 'node:crypto';
 import type { LlmModelView, ProcessorView, WebhookView } from '@pack/contracts';
@@ -21,6 +23,7 @@ import {
   type Delivery,
 } from './local-servers';
 import { excerpt, metricsTargets, say, showMetrics, whereToLook, type Created } from './report';
+import { newTrace, traceLines, type DemoTrace } from './trace';
 import { watchPipeline } from './watch';
 
 /** Answers of routes whose schemas live in their services, as far as the demo reads them. */
@@ -76,7 +79,7 @@ async function waitForGateway(api: Api, token: string, deadline: number): Promis
   }
 }
 
-async function run(env: NodeJS.ProcessEnv, receiver: WebhookReceiver): Promise<Created> {
+async function run(env: NodeJS.ProcessEnv, receiver: WebhookReceiver, trace: DemoTrace): Promise<Created> {
   const gateway = env.PACK_GATEWAY_URL ?? 'http://127.0.0.1:8080';
   const timeoutSeconds = Number(env.PACK_DEMO_TIMEOUT_SECONDS ?? 120);
   if (!Number.isInteger(timeoutSeconds) || timeoutSeconds < 1 || timeoutSeconds > 3600)
@@ -212,12 +215,14 @@ async function run(env: NodeJS.ProcessEnv, receiver: WebhookReceiver): Promise<C
       `/v1/catalog/services/${service.id}/declarations/`,
       consumer.token,
       { declaration },
+      { traceparent: trace.traceparent },
     );
     const instance = submitted.change_instance;
     say(
       `${consumer.username} submitted ${JSON.stringify(declaration)}: ` +
         `Change Instance #${instance.id} ${instance.state}, Service Item #${instance.service_item}`,
     );
+    say(`  trace ${trace.traceId} (the traceparent sent with the declaration; where to open it: at the end)`);
 
     const pipeline = await watchPipeline({
       api,
@@ -251,10 +256,11 @@ function showDelivery(delivery: Delivery, secret: string): void {
 
 async function main(env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const receiver = new WebhookReceiver();
+  const trace = newTrace();
   try {
-    const created = await run(env, receiver);
+    const created = await run(env, receiver, trace);
     const gateway = env.PACK_GATEWAY_URL ?? 'http://127.0.0.1:8080';
-    whereToLook(gateway, created);
+    whereToLook(gateway, created, await traceLines(env, trace.traceId));
     await showMetrics(metricsTargets(env, gateway), created.model);
     process.stdout.write('\ndemo OK: the pipeline reached EXECUTION OK and the webhook delivery arrived\n');
     return 0;

@@ -27,7 +27,7 @@ export interface Created {
   pipeline: number;
 }
 
-export function whereToLook(gateway: string, ids: Created): void {
+export function whereToLook(gateway: string, ids: Created, trace: string[] = []): void {
   const base = gateway.replace(/\/$/, '');
   const lines = [
     '',
@@ -40,6 +40,7 @@ export function whereToLook(gateway: string, ids: Created): void {
     `  the webhook's responses GET ${base}/v1/external/serviceowner/webhooks/${ids.webhook}/responses/`,
     `  LLM cost and tokens     GET ${base}/v1/ai/dashboard/?group_by=model`,
     `  the model               GET ${base}/v1/ai/llm_models/${ids.model}/`,
+    ...trace,
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
 }

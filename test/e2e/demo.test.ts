@@ -5,6 +5,7 @@
 import net from 'node:net';
 import { spawnEntryPoint } from '@pack/testkit';
 import { startStack, type Stack } from '../stack';
+import { privateViewer, viewer } from './trace-viewer/viewer';
 
 const DEMO = 'scripts/demo/main.ts';
 
@@ -20,15 +21,22 @@ const runDemo = (stack: Stack, env: Record<string, string>) =>
 
 describe('pnpm demo', () => {
   let stack: Stack;
+  let traces: Awaited<ReturnType<typeof privateViewer>>;
 
   beforeAll(async () => {
+    // The local trace viewer (scripts/trace-viewer.sh) starts beside the stack.
+    traces = await privateViewer();
+    const viewerUp = viewer('up', traces.env);
     stack = await startStack();
+    const up = await viewerUp;
+    if (up.status !== 0) throw new Error(`the trace viewer did not start: ${up.stderr}`);
   });
   afterAll(async () => {
-    await stack?.stop();
+    await Promise.all([stack?.stop(), traces?.remove()]);
   });
 
-  const demo = (env: Record<string, string> = {}) => runDemo(stack, env);
+  const demo = (env: Record<string, string> = {}) =>
+    runDemo(stack, { PACK_TRACE_VIEWER_URL: traces.base, ...env });
 
   it('runs a declaration through CONFIG, VERIFY and EXECUTION and shows the webhook delivery', async () => {
     const result = await demo();
@@ -55,6 +63,12 @@ describe('pnpm demo', () => {
     );
     expect(out).toMatch(/webhook_deliveries_total\{outcome="ok",service="webhook-dispatcher"\} [1-9]/);
     expect(out).toContain('demo OK');
+
+    // The declaration went with a traceparent the demo made; its trace id, and where the viewer shows it.
+    const traceId = /trace ([0-9a-f]{32}) \(the traceparent sent with the declaration/.exec(out)?.[1];
+    expect(traceId).toMatch(/^[0-9a-f]{32}$/);
+    expect(out).toContain(`  the trace               ${traces.base}/zipkin/traces/${traceId}\n`);
+    expect((await fetch(`${traces.base}/zipkin/traces/${traceId}`)).status).toBe(200);
 
     // What the demo printed is what the API holds.
     const pipelineId = /GET \S+\/v1\/external\/serviceowner\/pack\/pipelines\/(\d+)\//.exec(out)?.[1];

@@ -33,7 +33,31 @@ export function startEntryPoint(
   env: Record<string, string | undefined>,
   { lifetimeMs = 60_000 } = {},
 ): { child: ChildProcess; exited: Promise<EntryPointResult>; output: () => string } {
-  const child = spawn(process.execPath, ['--require', 'tsx/cjs', path.join(REPO_ROOT, file), ...args], {
+  return startProcess(
+    process.execPath,
+    ['--require', 'tsx/cjs', path.join(REPO_ROOT, file), ...args],
+    env,
+    lifetimeMs,
+  );
+}
+
+/** Any command (a script of scripts/) as its own process, without blocking this one; resolves once it ended. */
+export function spawnCommand(
+  command: string,
+  args: string[],
+  env: Record<string, string | undefined>,
+  { lifetimeMs = 60_000 } = {},
+): Promise<EntryPointResult> {
+  return startProcess(command, args, env, lifetimeMs).exited;
+}
+
+function startProcess(
+  command: string,
+  args: string[],
+  env: Record<string, string | undefined>,
+  lifetimeMs: number,
+): { child: ChildProcess; exited: Promise<EntryPointResult>; output: () => string } {
+  const child = spawn(command, args, {
     env: { PATH: process.env.PATH, PACK_LOG_COPY_DIR: process.env.PACK_LOG_COPY_DIR, ...env },
     cwd: REPO_ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],

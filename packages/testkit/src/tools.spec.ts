@@ -3,6 +3,7 @@ import path from 'node:path';
 import { ensureTools, REPO_ROOT } from './infra';
 
 const DEPS = path.join(REPO_ROOT, 'scripts/deps.sh');
+const TRACE_VIEWER = path.join(REPO_ROOT, 'scripts/trace-viewer.sh');
 
 /** scripts/deps.sh with these tools taken as missing (PACK_DEPS_ASSUME_MISSING), nothing removed. */
 const deps = (mode: string, missing: string) =>
@@ -13,15 +14,16 @@ const deps = (mode: string, missing: string) =>
 
 /** Every tool the suite needs, in the script's order: taken as missing, the result is the same on any machine. */
 const ALL =
-  'postgresql-15 rabbitmq-server go slapd ldapsearch openssl chromium prometheus promtool hadolint schemathesis kustomize';
+  'postgresql-15 rabbitmq-server go slapd ldapsearch openssl chromium prometheus promtool hadolint schemathesis kustomize java curl zipkin';
 
 describe('the system tools of the suite (scripts/deps.sh)', () => {
   it('check names every missing tool and the one command that installs them, and fails', () => {
     const result = deps('check', ALL);
     expect(result.status).toBe(1);
     expect(result.stderr).toBe(
-      '[deps] missing: postgresql-15 rabbitmq-server go slapd ldapsearch openssl chromium prometheus promtool hadolint schemathesis kustomize\n' +
-        `[deps] install them with: sudo bash ${DEPS} install\n`,
+      `[deps] missing: ${ALL}\n` +
+        `[deps] install them with: sudo bash ${DEPS} install\n` +
+        `[deps] (the trace viewer's jar alone needs no root: bash ${TRACE_VIEWER} fetch)\n`,
     );
   });
 
@@ -30,7 +32,8 @@ describe('the system tools of the suite (scripts/deps.sh)', () => {
     expect(() => ensureTools(false, env)).toThrow(
       'system tools missing for the test suite\n' +
         `[deps] missing: ${ALL}\n` +
-        `[deps] install them with: sudo bash ${DEPS} install`,
+        `[deps] install them with: sudo bash ${DEPS} install\n` +
+        `[deps] (the trace viewer's jar alone needs no root: bash ${TRACE_VIEWER} fetch)`,
     );
   });
 
