@@ -58,7 +58,9 @@ RUN_DIR="$PACK_INFRA_DIR/run"
 FERRET_SRC="$REPO_ROOT/tools/ferretdb"
 FERRET_MODULE="github.com/FerretDB/FerretDB"
 FERRET_BUILD_DIR="$PACK_INFRA_DIR/build/ferretdb"
-FERRET_BIN="$BIN_DIR/ferretdb"
+# PACK_FERRETDB_BIN: where the patched binary is (built there when missing or stale); a private
+# pair (db-up) may reuse the default folder's build instead of building its own.
+FERRET_BIN="${PACK_FERRETDB_BIN:-$BIN_DIR/ferretdb}"
 FERRET_PID="$RUN_DIR/ferretdb.pid"
 FERRET_LOG="$LOG_DIR/ferretdb.log"
 RABBIT_MARKER="$RUN_DIR/rabbitmq.started-by-infra"
@@ -301,7 +303,7 @@ ferret_build_variant() {
   stamp="$(ferret_stamp "$variant")"
   if [[ -x "$bin" && -f "$bin.stamp" && "$(cat "$bin.stamp")" == "$stamp" ]]; then return 0; fi
   command -v go >/dev/null 2>&1 || die "go is needed to build FerretDB (tools/ferretdb)"
-  mkdir -p "$BIN_DIR"
+  mkdir -p "$(dirname "$bin")"
   if [[ "$variant" == patched ]]; then
     ferret_patch_source
     modfile=(-modfile="$FERRET_BUILD_DIR/go.mod")

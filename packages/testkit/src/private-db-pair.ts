@@ -53,7 +53,8 @@ function alive(pid: number): boolean {
 
 /**
  * Starts the pair in `<repo>/.local/<name>` on two free ports. The folder is kept between runs
- * (the first run builds FerretDB and runs initdb; later ones start in a few seconds).
+ * (the first run runs initdb; later ones start in a few seconds); FerretDB's binary is the shared
+ * infrastructure's build.
  */
 export async function startPrivateDatabasePair(name = 'infra-db-restart'): Promise<PrivateDatabasePair> {
   const dir = path.join(REPO_ROOT, '.local', name);
@@ -61,6 +62,9 @@ export async function startPrivateDatabasePair(name = 'infra-db-restart'): Promi
     PACK_INFRA_DIR: dir,
     PACK_PG_PORT: String(await freePort()),
     PACK_MONGO_PORT: String(await freePort()),
+    // The FerretDB build of the shared infrastructure (built by `infra.sh up` before the suite):
+    // a folder of its own would build it again (minutes in a fresh clone).
+    PACK_FERRETDB_BIN: path.join(process.env.PACK_INFRA_DIR ?? path.join(REPO_ROOT, '.local', 'infra'), 'bin', 'ferretdb'),
   };
   const url = exported(await infra(['db-up'], env), 'MONGO_URL');
   const ferretPid = () => Number(readFileSync(path.join(dir, 'run', 'ferretdb.pid'), 'utf8').trim());
