@@ -80,7 +80,7 @@ const timeout = z.number().min(1).max(600).describe('Seconds each provider reque
 /** At most this many fallbacks per model (issue 29 item 1, docs/decisions/0045). */
 export const MAX_FALLBACK_MODELS = 3;
 const FALLBACK_NOTE =
-  'Ordered ids of up to 3 other LLM models that answer a call this model cannot (breaker open, HTTP 429, 5xx, a timeout or a connection failure; not a 4xx any model would return for the same body), each with its own retries. No model twice, not the model itself, no cycle (A->B->A); every id must exist. A model that is another model\'s fallback cannot be deleted (409)';
+  "Ordered ids of up to 3 other LLM models that answer a call this model cannot (breaker open, HTTP 429, 5xx, a timeout or a connection failure; not a 4xx any model would return for the same body), each with its own retries. No model twice, not the model itself, no cycle (A->B->A); every id must exist. A model that is another model's fallback cannot be deleted (409)";
 export const fallbackModelsSchema = z
   .array(z.number().int().positive())
   .max(MAX_FALLBACK_MODELS)

@@ -82,7 +82,11 @@ export class CallRepository implements CallStore {
   }
 
   /** The first finish of a request id wins (unique `_id`); a later one, by any replica, is refused. */
-  finish(claim: CallClaim, finished: FinishedCall, fallbacks: readonly FallbackCall[] = []): Promise<boolean> {
+  finish(
+    claim: CallClaim,
+    finished: FinishedCall,
+    fallbacks: readonly FallbackCall[] = [],
+  ): Promise<boolean> {
     const { state: _claimed, lease_until: _lease, ...claimed } = claim;
     const { takeovers: _takeovers, ...shared } = claimed;
     return this.finishes.run([

@@ -39,14 +39,16 @@ export async function checkFallbacks(
     read += next.length;
     if (read > MAX_MODELS_READ) throw refused('the fallbacks of these models are too many to check');
     const records = await Promise.all(next.map((model) => find(model)));
-    frontier = next.flatMap((model, index) => (records[index] ? [{ id: model, record: records[index] }] : []));
+    frontier = next.flatMap((model, index) =>
+      records[index] ? [{ id: model, record: records[index] }] : [],
+    );
   }
 }
 
 /** The chain from `start` to `node` through `via` (each model's predecessor). */
 function path(via: ReadonlyMap<number, number>, node: number, start: number): number[] {
   const chain = [node];
-  for (let at = node; at !== start; ) {
+  for (let at = node; at !== start;) {
     at = via.get(at)!;
     chain.unshift(at);
   }

@@ -134,8 +134,9 @@ function errorOf(tries: readonly ModelTry[], outcome: CallOutcome): GenerateResu
   return {
     kind: outcome.error.kind,
     message: tries
-      .map((tried, index) =>
-        `${index === 0 ? 'model' : 'fallback model'} ${tried.model.id}: ${tried.outcome.error?.message ?? 'answered'}`,
+      .map(
+        (tried, index) =>
+          `${index === 0 ? 'model' : 'fallback model'} ${tried.model.id}: ${tried.outcome.error?.message ?? 'answered'}`,
       )
       .join('; '),
   };
