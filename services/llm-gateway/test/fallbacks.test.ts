@@ -116,7 +116,7 @@ describe('model fallbacks', () => {
     '"the stage is answered by the next model in the list": after %s, with both call records and their costs',
     async (_what, behaviour, reason, attempts) => {
       const { first, second, model, fallback } = await pair({ timeout: 1 });
-      first.always(behaviour as never);
+      first.always(behaviour);
       const before = await metricsText(llm.service.url);
       const request = requester.request(model, { processor_id: 3 });
       await requester.publish(request);
