@@ -177,7 +177,8 @@ export class LlmModels {
    * A model that an active processor uses stays (409), so a running pipeline never loses its
    * model. What is active is known from the orchestrator's events, so a processor activated in
    * the same instant can still find its model gone; its generations then fail with a clear
-   * "no such model" result (docs/decisions/0013).
+   * "no such model" result (docs/decisions/0013). A model that another model names in its
+   * fallback_models stays too (409 naming them; docs/decisions/0045).
    */
   async remove(id: number): Promise<void> {
     const users = await this.usage.activeProcessorsUsing(id, IN_USE_SHOWN + 1);
