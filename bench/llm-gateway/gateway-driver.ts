@@ -49,14 +49,14 @@ export class GatewayDriver {
     ];
   }
 
-  /** One generation: publish with a confirm, then wait for the result. */
-  async call(): Promise<void> {
+  /** One generation (of `modelId`, by default the driver's model): publish with a confirm, then wait for the result. */
+  async call(modelId = this.modelId): Promise<void> {
     const requestId = randomUUID();
     const envelope = createEnvelope(
       events.llmGenerateRequested,
       {
         request_id: requestId,
-        llm_model_id: this.modelId,
+        llm_model_id: modelId,
         messages: [{ role: 'user', content: 'Say hello.' }],
         response_schema: null,
         processor_id: null,

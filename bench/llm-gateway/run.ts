@@ -12,7 +12,8 @@
  * provider's at the same concurrency), database commands per call and RSS, and the issue's targets.
  *
  *   pnpm bench:llm-gateway     (DURATION=seconds per measurement, default 8; LITELLM=0 skips it;
- *                               GATEWAY_NODE_ARGS="--cpu-prof ..." passes node flags to the gateway)
+ *                               GATEWAY_NODE_ARGS="--cpu-prof ..." passes node flags to the gateway;
+ *                               FALLBACK=1 adds calls answered by their first fallback after a 500)
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -25,6 +26,7 @@ import { startLiteLlm, LITELLM_VERSION, type LiteLlm } from './litellm';
 import { chatCaller, cpuMs, dbCommands, drive, rssMb, type Figures } from './measure';
 import { report, type Side } from './report';
 import { dashboardOver100kCalls } from './dashboard-load';
+import { fallbackFigures, fallbackReport } from './fallback-load';
 
 const root = path.resolve(__dirname, '../..');
 const duration = Number(process.env.DURATION ?? 8);
@@ -203,6 +205,12 @@ async function main(): Promise<void> {
     process.stdout.write(
       `dashboard over ${dashboard.calls} calls (${dashboard.documents} rollup documents, 30 days, group_by=model): ${dashboard.medianMs.toFixed(1)} ms (median of 5)\n`,
     );
+    if (process.env.FALLBACK === '1')
+      process.stdout.write(
+        fallbackReport(
+          await fallbackFigures({ gatewayUrl, secret, key: KEY, okProviderUrl: fake.url, driver, duration }),
+        ),
+      );
     if (process.env.SHOW_METRICS)
       process.stdout.write(
         (await (await fetch(`${gatewayUrl}/metrics`)).text())

@@ -104,6 +104,45 @@ describe('the operator console: administration', () => {
     await h.screenshot('models');
   });
 
+  it("edits a model's fallbacks (issue 29 item 7): saved in order, a cycle shown next to the field", async () => {
+    const create = async (name: string, fallback_models: number[] = []) => {
+      const created = await h.stack.call('POST', '/v1/ai/llm_models/', {
+        body: {
+          name,
+          provider: 'vendor1',
+          model_name: 'gpt-4o-mini',
+          extra_data: { api_key: KEY, base_url: `${fake.url}/v1` },
+          fallback_models,
+        },
+      });
+      expect(created.status).toBe(201);
+      return created.body.id as number;
+    };
+    const [second, third] = [await create('Fallback one'), await create('Fallback two')];
+    const asked = await create('Asked model');
+    await h.signInAs(h.stack.adminToken, /\/dashboard/);
+    await h.open(`/models/${asked}`, 'Model Asked model');
+    const field = h.page.getByLabel('Fallback models (ids of up to 3 other models, in order)');
+    await field.fill(`${third}, ${second}`);
+    await h.page.getByRole('button', { name: 'Save' }).click();
+    await h.page.getByText('Saved.').waitFor();
+    expect((await h.stack.call('GET', `/v1/ai/llm_models/${asked}/`)).body.fallback_models).toEqual([
+      third,
+      second,
+    ]);
+
+    // The second model naming the first would close a cycle: the API's reason shows at the field.
+    await h.open(`/models/${third}`, 'Model Fallback two');
+    await field.fill(String(asked));
+    await h.page.getByRole('button', { name: 'Save' }).click();
+    await h.page.locator('.field-invalid .field-error').first().waitFor();
+    expect(await field.getAttribute('aria-invalid')).toBe('true');
+    expect(await h.page.locator('.field-invalid .field-error').first().textContent()).toMatch(/cycle/);
+    expect((await h.stack.call('GET', `/v1/ai/llm_models/${third}/`)).body.fallback_models).toEqual([]);
+    await expectAccessible(h, 'model-fallbacks-error');
+    await h.screenshot('model-fallbacks-error');
+  });
+
   it('shows the Global Banner on every page once enabled, and the Feedback link', async () => {
     await h.signInAs(h.stack.adminToken, /\/dashboard/);
     await h.open('/models', 'LLM models');

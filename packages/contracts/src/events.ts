@@ -116,6 +116,13 @@ const generateCompleted = z.object({
   attempts: z.number().int().nonnegative(),
   latency_ms: z.number().int().nonnegative(),
   error: z.object({ kind: z.string(), message: z.string() }).nullable(),
+  /**
+   * The model whose reply is `output`: the asked model, or the fallback that answered (issue 29);
+   * null when no model answered. Absent in results sent before fallbacks existed.
+   */
+  answered_model_id: z.number().int().nullable().optional(),
+  /** The asked model's id when a fallback answered, else null (absent before fallbacks existed). */
+  fallback_from: z.number().int().nullable().optional(),
 });
 
 export const events = {

@@ -77,6 +77,16 @@ const modelName = storedText().trim().min(1).max(200);
 const prompt = storedText().max(100_000);
 const timeout = z.number().min(1).max(600).describe('Seconds each provider request may take (1..600)');
 
+/** At most this many fallbacks per model (issue 29 item 1, docs/decisions/0045). */
+export const MAX_FALLBACK_MODELS = 3;
+const FALLBACK_NOTE =
+  "Ordered ids of up to 3 other LLM models that answer a call this model cannot (breaker open, HTTP 429, 5xx, a timeout or a connection failure; not a 4xx any model would return for the same body), each with its own retries. No model twice, not the model itself, no cycle (A->B->A); every id must exist. A model that is another model's fallback cannot be deleted (409)";
+export const fallbackModelsSchema = z
+  .array(z.number().int().positive())
+  .max(MAX_FALLBACK_MODELS)
+  .refine((ids) => new Set(ids).size === ids.length, 'must not name a model twice')
+  .describe(FALLBACK_NOTE);
+
 /** The output budget of a model without its own setting: long enough for a stage's configuration. */
 export const DEFAULT_MAX_OUTPUT_TOKENS = 4096;
 const maxOutputTokens = z
@@ -140,6 +150,7 @@ const createFields = {
   max_output_tokens: maxOutputTokens.default(DEFAULT_MAX_OUTPUT_TOKENS),
   input_price_per_1m_tokens: priceSchema.default(null),
   output_price_per_1m_tokens: priceSchema.default(null),
+  fallback_models: fallbackModelsSchema.default([]),
 };
 
 /** `POST /v1/ai/llm_models/`: extra_data is checked against the provider's keys. */
@@ -172,6 +183,7 @@ const patchFields = {
   max_output_tokens: maxOutputTokens.optional(),
   input_price_per_1m_tokens: priceSchema.optional(),
   output_price_per_1m_tokens: priceSchema.optional(),
+  fallback_models: fallbackModelsSchema.optional(),
 };
 
 /** Keys of one provider, any subset: what a PATCH without `provider` merges into the stored ones. */
@@ -221,6 +233,7 @@ export interface LlmModelPatch {
   max_output_tokens?: number;
   input_price_per_1m_tokens?: string | null;
   output_price_per_1m_tokens?: string | null;
+  fallback_models?: number[];
   structured_output?: StructuredOutputMode;
   extra_data?: Record<string, unknown>;
 }
@@ -237,6 +250,7 @@ export const llmModelViewSchema = z.object({
   structured_output: z.enum(STRUCTURED_OUTPUT_MODES).describe(STRUCTURED_OUTPUT_NOTE),
   input_price_per_1m_tokens: z.string().nullable(),
   output_price_per_1m_tokens: z.string().nullable(),
+  fallback_models: z.array(z.number().int()).describe(FALLBACK_NOTE),
   extra_data: z.record(z.string(), z.unknown()),
   created_at: z.string(),
   updated_at: z.string(),

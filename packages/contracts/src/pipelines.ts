@@ -38,6 +38,15 @@ export const pipelineStageViewSchema = z.object({
   processor_name: z.string().nullable(),
   /** The provider's model identifier of that processor's LLM model, as the orchestrator knows it; null when unknown. */
   model_name: z.string().nullable(),
+  /**
+   * The LLM model whose reply ended the latest attempt: the processor's model, or the fallback
+   * that answered for it (issue 29); null when none answered (or the stage has not run).
+   */
+  answered_model_id: z.number().int().nullable(),
+  /** That model's provider identifier, as the orchestrator knows it; null when unknown. */
+  answered_model_name: z.string().nullable(),
+  /** The processor's model when a fallback answered instead of it, else null. */
+  fallback_from: z.number().int().nullable(),
   started_at: z.iso.datetime().nullable(),
   finished_at: z.iso.datetime().nullable(),
   error: z.string().nullable(),

@@ -63,11 +63,19 @@ export function llmMetrics(metrics: Metrics) {
     LABELS,
     [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 1],
   );
+  const fallbacks = metrics.counter(
+    'pack_llm_fallbacks_total',
+    'Calls moved from a model (from) to the next of its fallbacks (to), by why (issue 29)',
+    ['from', 'to', 'reason'],
+  );
   const generation: GenerationObserver = {
     answered(labels, ok, overheadMs) {
       generations.inc(of(labels));
       if (!ok) failedGenerations.inc(of(labels));
       overhead.observe(of(labels), overheadMs / 1000);
+    },
+    fellBack(from, to, reason) {
+      fallbacks.inc({ from: String(from.model_id), to: String(to.model_id), reason });
     },
   };
   return { observer, breakerState, generation };

@@ -33,6 +33,7 @@ describe('LLM Model profiles', () => {
         max_output_tokens: 4096,
         // Default by provider: a JSON-schema response format where the protocol has one.
         structured_output: ['vendor2', 'vendor1_assistant'].includes(provider) ? 'instructions' : 'native',
+        fallback_models: [],
         input_price_per_1m_tokens: {
           vendor1: '0.15',
           vendor1_assistant: '2.5',

@@ -39,6 +39,8 @@ describe('llm.model.changed.v1: what the orchestrator learns of models', () => {
         provider: 'vendor1',
         model_name: 'gpt-4o-mini',
         timeout: 12.5,
+        // The orchestrator's stuck-stage deadline covers the fallbacks' calls (issue 29).
+        fallback_models: [],
         deleted: false,
         version: 1,
       },

@@ -12,6 +12,8 @@ every check still runs on every operation. Nothing here drops a case or a failur
   exists: they become the ids the test seeded.
 - The dashboard's `from` must not be after `to`, nor more than 366 days before it.
 - A price has at most 6 decimals and 40 characters once written out: others become "0.15".
+- An LLM model's `fallback_models` name other models that exist, none twice, without a cycle
+  (docs/decisions/0045): positive bodies send `[]`.
 - An LLM model's extra_data is the document's own (per provider, partial without `provider`):
   nothing in its shape is rewritten. Fixtures only: its URLs become the test's fake provider of
   that wire format (the fake genai token server takes either token_request_format), its
@@ -106,6 +108,9 @@ def _model_fields(body: dict, path: str) -> None:
     # timeout shorter than its answer is a 504 (the provider did not answer in time).
     if isinstance(body.get("timeout"), (int, float)) and body["timeout"] < 30:
         body["timeout"] = 30
+    # Fallbacks name other models that exist, without a cycle (0045): positive bodies name none.
+    if "fallback_models" in body:
+        body["fallback_models"] = []
 
 
 def _keys_of(provider: str) -> set:

@@ -5968,6 +5968,8 @@ export interface operations {
                     input_price_per_1m_tokens?: (number | string) | null;
                     /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
                     output_price_per_1m_tokens?: (number | string) | null;
+                    /** @description Ordered ids of up to 3 other LLM models that answer a call this model cannot (breaker open, HTTP 429, 5xx, a timeout or a connection failure; not a 4xx any model would return for the same body), each with its own retries. No model twice, not the model itself, no cycle (A->B->A); every id must exist. A model that is another model's fallback cannot be deleted (409) */
+                    fallback_models?: number[];
                     /** @constant */
                     provider: "vendor1";
                     extra_data: {
@@ -5999,6 +6001,8 @@ export interface operations {
                     input_price_per_1m_tokens?: (number | string) | null;
                     /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
                     output_price_per_1m_tokens?: (number | string) | null;
+                    /** @description Ordered ids of up to 3 other LLM models that answer a call this model cannot (breaker open, HTTP 429, 5xx, a timeout or a connection failure; not a 4xx any model would return for the same body), each with its own retries. No model twice, not the model itself, no cycle (A->B->A); every id must exist. A model that is another model's fallback cannot be deleted (409) */
+                    fallback_models?: number[];
                     /** @constant */
                     provider: "vendor1_assistant";
                     extra_data: {
@@ -6031,6 +6035,8 @@ export interface operations {
                     input_price_per_1m_tokens?: (number | string) | null;
                     /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
                     output_price_per_1m_tokens?: (number | string) | null;
+                    /** @description Ordered ids of up to 3 other LLM models that answer a call this model cannot (breaker open, HTTP 429, 5xx, a timeout or a connection failure; not a 4xx any model would return for the same body), each with its own retries. No model twice, not the model itself, no cycle (A->B->A); every id must exist. A model that is another model's fallback cannot be deleted (409) */
+                    fallback_models?: number[];
                     /** @constant */
                     provider: "vendor2";
                     extra_data: {
@@ -6062,6 +6068,8 @@ export interface operations {
                     input_price_per_1m_tokens?: (number | string) | null;
                     /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
                     output_price_per_1m_tokens?: (number | string) | null;
+                    /** @description Ordered ids of up to 3 other LLM models that answer a call this model cannot (breaker open, HTTP 429, 5xx, a timeout or a connection failure; not a 4xx any model would return for the same body), each with its own retries. No model twice, not the model itself, no cycle (A->B->A); every id must exist. A model that is another model's fallback cannot be deleted (409) */
+                    fallback_models?: number[];
                     /** @constant */
                     provider: "vendor3";
                     extra_data: {
@@ -6093,6 +6101,8 @@ export interface operations {
                     input_price_per_1m_tokens?: (number | string) | null;
                     /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
                     output_price_per_1m_tokens?: (number | string) | null;
+                    /** @description Ordered ids of up to 3 other LLM models that answer a call this model cannot (breaker open, HTTP 429, 5xx, a timeout or a connection failure; not a 4xx any model would return for the same body), each with its own retries. No model twice, not the model itself, no cycle (A->B->A); every id must exist. A model that is another model's fallback cannot be deleted (409) */
+                    fallback_models?: number[];
                     /** @constant */
                     provider: "genai";
                     extra_data: {
@@ -6136,6 +6146,8 @@ export interface operations {
                     input_price_per_1m_tokens?: (number | string) | null;
                     /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
                     output_price_per_1m_tokens?: (number | string) | null;
+                    /** @description Ordered ids of up to 3 other LLM models that answer a call this model cannot (breaker open, HTTP 429, 5xx, a timeout or a connection failure; not a 4xx any model would return for the same body), each with its own retries. No model twice, not the model itself, no cycle (A->B->A); every id must exist. A model that is another model's fallback cannot be deleted (409) */
+                    fallback_models?: number[];
                     /** @description Absent: the stored provider is kept (a body naming a provider is another branch) */
                     provider?: unknown;
                     /** @description Any of the stored provider's extra_data keys (see POST), merged into the stored ones; keys of another provider are refused */
@@ -6359,6 +6371,8 @@ export interface operations {
                             structured_output: "native" | "instructions";
                             input_price_per_1m_tokens: string | null;
                             output_price_per_1m_tokens: string | null;
+                            /** @description Ordered ids of up to 3 other LLM models that answer a call this model cannot (breaker open, HTTP 429, 5xx, a timeout or a connection failure; not a 4xx any model would return for the same body), each with its own retries. No model twice, not the model itself, no cycle (A->B->A); every id must exist. A model that is another model's fallback cannot be deleted (409) */
+                            fallback_models: number[];
                             extra_data: {
                                 [key: string]: unknown;
                             };
@@ -6476,6 +6490,11 @@ export interface operations {
                     input_price_per_1m_tokens?: (number | string) | null;
                     /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
                     output_price_per_1m_tokens?: (number | string) | null;
+                    /**
+                     * @description Ordered ids of up to 3 other LLM models that answer a call this model cannot (breaker open, HTTP 429, 5xx, a timeout or a connection failure; not a 4xx any model would return for the same body), each with its own retries. No model twice, not the model itself, no cycle (A->B->A); every id must exist. A model that is another model's fallback cannot be deleted (409)
+                     * @default []
+                     */
+                    fallback_models?: number[];
                     /** @constant */
                     provider: "vendor1";
                     extra_data: {
@@ -6515,6 +6534,11 @@ export interface operations {
                     input_price_per_1m_tokens?: (number | string) | null;
                     /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
                     output_price_per_1m_tokens?: (number | string) | null;
+                    /**
+                     * @description Ordered ids of up to 3 other LLM models that answer a call this model cannot (breaker open, HTTP 429, 5xx, a timeout or a connection failure; not a 4xx any model would return for the same body), each with its own retries. No model twice, not the model itself, no cycle (A->B->A); every id must exist. A model that is another model's fallback cannot be deleted (409)
+                     * @default []
+                     */
+                    fallback_models?: number[];
                     /** @constant */
                     provider: "vendor1_assistant";
                     extra_data: {
@@ -6555,6 +6579,11 @@ export interface operations {
                     input_price_per_1m_tokens?: (number | string) | null;
                     /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
                     output_price_per_1m_tokens?: (number | string) | null;
+                    /**
+                     * @description Ordered ids of up to 3 other LLM models that answer a call this model cannot (breaker open, HTTP 429, 5xx, a timeout or a connection failure; not a 4xx any model would return for the same body), each with its own retries. No model twice, not the model itself, no cycle (A->B->A); every id must exist. A model that is another model's fallback cannot be deleted (409)
+                     * @default []
+                     */
+                    fallback_models?: number[];
                     /** @constant */
                     provider: "vendor2";
                     extra_data: {
@@ -6594,6 +6623,11 @@ export interface operations {
                     input_price_per_1m_tokens?: (number | string) | null;
                     /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
                     output_price_per_1m_tokens?: (number | string) | null;
+                    /**
+                     * @description Ordered ids of up to 3 other LLM models that answer a call this model cannot (breaker open, HTTP 429, 5xx, a timeout or a connection failure; not a 4xx any model would return for the same body), each with its own retries. No model twice, not the model itself, no cycle (A->B->A); every id must exist. A model that is another model's fallback cannot be deleted (409)
+                     * @default []
+                     */
+                    fallback_models?: number[];
                     /** @constant */
                     provider: "vendor3";
                     extra_data: {
@@ -6633,6 +6667,11 @@ export interface operations {
                     input_price_per_1m_tokens?: (number | string) | null;
                     /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
                     output_price_per_1m_tokens?: (number | string) | null;
+                    /**
+                     * @description Ordered ids of up to 3 other LLM models that answer a call this model cannot (breaker open, HTTP 429, 5xx, a timeout or a connection failure; not a 4xx any model would return for the same body), each with its own retries. No model twice, not the model itself, no cycle (A->B->A); every id must exist. A model that is another model's fallback cannot be deleted (409)
+                     * @default []
+                     */
+                    fallback_models?: number[];
                     /** @constant */
                     provider: "genai";
                     extra_data: {
@@ -6685,6 +6724,8 @@ export interface operations {
                         structured_output: "native" | "instructions";
                         input_price_per_1m_tokens: string | null;
                         output_price_per_1m_tokens: string | null;
+                        /** @description Ordered ids of up to 3 other LLM models that answer a call this model cannot (breaker open, HTTP 429, 5xx, a timeout or a connection failure; not a 4xx any model would return for the same body), each with its own retries. No model twice, not the model itself, no cycle (A->B->A); every id must exist. A model that is another model's fallback cannot be deleted (409) */
+                        fallback_models: number[];
                         extra_data: {
                             [key: string]: unknown;
                         };
@@ -6827,6 +6868,8 @@ export interface operations {
                         structured_output: "native" | "instructions";
                         input_price_per_1m_tokens: string | null;
                         output_price_per_1m_tokens: string | null;
+                        /** @description Ordered ids of up to 3 other LLM models that answer a call this model cannot (breaker open, HTTP 429, 5xx, a timeout or a connection failure; not a 4xx any model would return for the same body), each with its own retries. No model twice, not the model itself, no cycle (A->B->A); every id must exist. A model that is another model's fallback cannot be deleted (409) */
+                        fallback_models: number[];
                         extra_data: {
                             [key: string]: unknown;
                         };
@@ -7057,6 +7100,8 @@ export interface operations {
                     input_price_per_1m_tokens?: (number | string) | null;
                     /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
                     output_price_per_1m_tokens?: (number | string) | null;
+                    /** @description Ordered ids of up to 3 other LLM models that answer a call this model cannot (breaker open, HTTP 429, 5xx, a timeout or a connection failure; not a 4xx any model would return for the same body), each with its own retries. No model twice, not the model itself, no cycle (A->B->A); every id must exist. A model that is another model's fallback cannot be deleted (409) */
+                    fallback_models?: number[];
                     /** @constant */
                     provider: "vendor1";
                     extra_data: {
@@ -7088,6 +7133,8 @@ export interface operations {
                     input_price_per_1m_tokens?: (number | string) | null;
                     /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
                     output_price_per_1m_tokens?: (number | string) | null;
+                    /** @description Ordered ids of up to 3 other LLM models that answer a call this model cannot (breaker open, HTTP 429, 5xx, a timeout or a connection failure; not a 4xx any model would return for the same body), each with its own retries. No model twice, not the model itself, no cycle (A->B->A); every id must exist. A model that is another model's fallback cannot be deleted (409) */
+                    fallback_models?: number[];
                     /** @constant */
                     provider: "vendor1_assistant";
                     extra_data: {
@@ -7120,6 +7167,8 @@ export interface operations {
                     input_price_per_1m_tokens?: (number | string) | null;
                     /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
                     output_price_per_1m_tokens?: (number | string) | null;
+                    /** @description Ordered ids of up to 3 other LLM models that answer a call this model cannot (breaker open, HTTP 429, 5xx, a timeout or a connection failure; not a 4xx any model would return for the same body), each with its own retries. No model twice, not the model itself, no cycle (A->B->A); every id must exist. A model that is another model's fallback cannot be deleted (409) */
+                    fallback_models?: number[];
                     /** @constant */
                     provider: "vendor2";
                     extra_data: {
@@ -7151,6 +7200,8 @@ export interface operations {
                     input_price_per_1m_tokens?: (number | string) | null;
                     /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
                     output_price_per_1m_tokens?: (number | string) | null;
+                    /** @description Ordered ids of up to 3 other LLM models that answer a call this model cannot (breaker open, HTTP 429, 5xx, a timeout or a connection failure; not a 4xx any model would return for the same body), each with its own retries. No model twice, not the model itself, no cycle (A->B->A); every id must exist. A model that is another model's fallback cannot be deleted (409) */
+                    fallback_models?: number[];
                     /** @constant */
                     provider: "vendor3";
                     extra_data: {
@@ -7182,6 +7233,8 @@ export interface operations {
                     input_price_per_1m_tokens?: (number | string) | null;
                     /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
                     output_price_per_1m_tokens?: (number | string) | null;
+                    /** @description Ordered ids of up to 3 other LLM models that answer a call this model cannot (breaker open, HTTP 429, 5xx, a timeout or a connection failure; not a 4xx any model would return for the same body), each with its own retries. No model twice, not the model itself, no cycle (A->B->A); every id must exist. A model that is another model's fallback cannot be deleted (409) */
+                    fallback_models?: number[];
                     /** @constant */
                     provider: "genai";
                     extra_data: {
@@ -7225,6 +7278,8 @@ export interface operations {
                     input_price_per_1m_tokens?: (number | string) | null;
                     /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
                     output_price_per_1m_tokens?: (number | string) | null;
+                    /** @description Ordered ids of up to 3 other LLM models that answer a call this model cannot (breaker open, HTTP 429, 5xx, a timeout or a connection failure; not a 4xx any model would return for the same body), each with its own retries. No model twice, not the model itself, no cycle (A->B->A); every id must exist. A model that is another model's fallback cannot be deleted (409) */
+                    fallback_models?: number[];
                     /** @description Absent: the stored provider is kept (a body naming a provider is another branch) */
                     provider?: unknown;
                     /** @description Any of the stored provider's extra_data keys (see POST), merged into the stored ones; keys of another provider are refused */
@@ -7298,6 +7353,8 @@ export interface operations {
                         structured_output: "native" | "instructions";
                         input_price_per_1m_tokens: string | null;
                         output_price_per_1m_tokens: string | null;
+                        /** @description Ordered ids of up to 3 other LLM models that answer a call this model cannot (breaker open, HTTP 429, 5xx, a timeout or a connection failure; not a 4xx any model would return for the same body), each with its own retries. No model twice, not the model itself, no cycle (A->B->A); every id must exist. A model that is another model's fallback cannot be deleted (409) */
+                        fallback_models: number[];
                         extra_data: {
                             [key: string]: unknown;
                         };
@@ -7458,6 +7515,8 @@ export interface operations {
                             cost: string | null;
                             /** @description Calls of models without prices: not in `cost` */
                             unpriced_calls: number;
+                            /** @description Calls made to a model as a fallback of the model a request asked for (in `calls` too; with group_by=model, counted under the fallback's own model) */
+                            fallbacks: number;
                             /** @description What `cost` sums: priced_calls_only when some call was unpriced (its cost is unknown, not 0); null when costs are hidden */
                             cost_covers: ("all_calls" | "priced_calls_only") | null;
                             /** @description Median call latency, at most 10% above the true value */
@@ -7478,6 +7537,8 @@ export interface operations {
                             cost: string | null;
                             /** @description Calls of models without prices: not in `cost` */
                             unpriced_calls: number;
+                            /** @description Calls made to a model as a fallback of the model a request asked for (in `calls` too; with group_by=model, counted under the fallback's own model) */
+                            fallbacks: number;
                             /** @description What `cost` sums: priced_calls_only when some call was unpriced (its cost is unknown, not 0); null when costs are hidden */
                             cost_covers: ("all_calls" | "priced_calls_only") | null;
                             /** @description Median call latency, at most 10% above the true value */
@@ -8420,6 +8481,9 @@ export interface operations {
                             processor: number | null;
                             processor_name: string | null;
                             model_name: string | null;
+                            answered_model_id: number | null;
+                            answered_model_name: string | null;
+                            fallback_from: number | null;
                             started_at: string | null;
                             finished_at: string | null;
                             error: string | null;
@@ -8569,6 +8633,9 @@ export interface operations {
                             processor: number | null;
                             processor_name: string | null;
                             model_name: string | null;
+                            answered_model_id: number | null;
+                            answered_model_name: string | null;
+                            fallback_from: number | null;
                             started_at: string | null;
                             finished_at: string | null;
                             error: string | null;
@@ -8709,6 +8776,9 @@ export interface operations {
                             processor: number | null;
                             processor_name: string | null;
                             model_name: string | null;
+                            answered_model_id: number | null;
+                            answered_model_name: string | null;
+                            fallback_from: number | null;
                             started_at: string | null;
                             finished_at: string | null;
                             error: string | null;
@@ -8856,6 +8926,9 @@ export interface operations {
                             processor: number | null;
                             processor_name: string | null;
                             model_name: string | null;
+                            answered_model_id: number | null;
+                            answered_model_name: string | null;
+                            fallback_from: number | null;
                             started_at: string | null;
                             finished_at: string | null;
                             error: string | null;
@@ -9035,6 +9108,9 @@ export interface operations {
                                 processor: number | null;
                                 processor_name: string | null;
                                 model_name: string | null;
+                                answered_model_id: number | null;
+                                answered_model_name: string | null;
+                                fallback_from: number | null;
                                 started_at: string | null;
                                 finished_at: string | null;
                                 error: string | null;
@@ -9073,6 +9149,9 @@ export interface operations {
                                 processor: number | null;
                                 processor_name: string | null;
                                 model_name: string | null;
+                                answered_model_id: number | null;
+                                answered_model_name: string | null;
+                                fallback_from: number | null;
                                 started_at: string | null;
                                 finished_at: string | null;
                                 error: string | null;

@@ -1,3 +1,4 @@
+import { ApiError } from '../api/problem';
 import { bodyOf, draftOf, EMPTY } from './model-draft';
 
 describe('an LLM model in the form', () => {
@@ -48,10 +49,14 @@ describe('an LLM model in the form', () => {
       structured_output: 'native',
       input_price_per_1m_tokens: null,
       output_price_per_1m_tokens: null,
+      fallback_models: [3, 2] as number[],
       extra_data: { api_key: '********1234', base_url: 'https://h' },
       created_at: '',
       updated_at: '',
     } as const;
     expect(draftOf(model).extra).toEqual({ api_key: '', base_url: 'https://h' });
+    expect(draftOf(model).fallback_models).toBe('3, 2');
+    expect(bodyOf(draftOf(model), true).fallback_models).toEqual([3, 2]);
+    expect(() => bodyOf({ ...draftOf(model), fallback_models: '3, x' }, true)).toThrow(ApiError);
   });
 });

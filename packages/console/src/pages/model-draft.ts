@@ -15,6 +15,8 @@ export interface Draft {
   structured_output: '' | 'native' | 'instructions';
   input_price_per_1m_tokens: string;
   output_price_per_1m_tokens: string;
+  /** The fallbacks' model ids in order, separated by commas or spaces (issue 29). */
+  fallback_models: string;
   extra: Extra;
 }
 
@@ -28,6 +30,7 @@ export const EMPTY: Draft = {
   structured_output: '',
   input_price_per_1m_tokens: '',
   output_price_per_1m_tokens: '',
+  fallback_models: '',
   extra: { verify_ssl: true, request_payload: '{}' },
 };
 
@@ -52,6 +55,7 @@ export function draftOf(model: LlmModel): Draft {
     structured_output: model.structured_output,
     input_price_per_1m_tokens: model.input_price_per_1m_tokens ?? '',
     output_price_per_1m_tokens: model.output_price_per_1m_tokens ?? '',
+    fallback_models: (model.fallback_models ?? []).join(', '),
     extra,
   };
 }
@@ -84,6 +88,9 @@ export function bodyOf(draft: Draft, editing: boolean): Record<string, unknown> 
     // A blank base_url is the provider's default endpoint (null) wherever the provider has one.
     else if (field.key === 'base_url') extra[field.key] = null;
   }
+  const fallbacks = draft.fallback_models.split(/[\s,]+/).filter((id) => id !== '');
+  if (fallbacks.some((id) => !/^[1-9]\d{0,15}$/.test(id)))
+    errors.fallback_models = ['model ids separated by commas, such as 4, 7'];
   if (Object.keys(errors).length)
     throw new ApiError(400, { detail: 'Check the highlighted fields.', errors });
   const price = (text: string) => (text.trim() === '' ? null : text.trim());
@@ -97,6 +104,7 @@ export function bodyOf(draft: Draft, editing: boolean): Record<string, unknown> 
     ...(draft.structured_output ? { structured_output: draft.structured_output } : {}),
     input_price_per_1m_tokens: price(draft.input_price_per_1m_tokens),
     output_price_per_1m_tokens: price(draft.output_price_per_1m_tokens),
+    fallback_models: fallbacks.map(Number),
     extra_data: extra,
   };
 }

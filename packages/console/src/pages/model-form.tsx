@@ -85,6 +85,7 @@ export function ModelForm({ id }: { id?: number }) {
     'structured_output',
     'input_price_per_1m_tokens',
     'output_price_per_1m_tokens',
+    'fallback_models',
     ...fields.map((field) => `extra_data.${field.key}`),
   ];
   const text = (key: keyof Draft, label: string, props: Record<string, unknown> = {}) => (
@@ -164,6 +165,9 @@ export function ModelForm({ id }: { id?: number }) {
         })}
         {text('output_price_per_1m_tokens', 'Output price per 1M tokens (empty: unpriced)', {
           inputMode: 'decimal',
+        })}
+        {text('fallback_models', 'Fallback models (ids of up to 3 other models, in order)', {
+          placeholder: 'e.g. 4, 7',
         })}
         <fieldset>
           <legend>Connection ({PROVIDER_LABELS[draft.provider]})</legend>

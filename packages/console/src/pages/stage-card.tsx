@@ -42,6 +42,16 @@ export function StageCard({ stage, currency }: { stage: Stage; currency: string 
           <dt>Model</dt>
           <dd>{stage.model_name ?? '—'}</dd>
         </div>
+        {stage.fallback_from !== null && stage.answered_model_id !== null && (
+          <div>
+            <dt>Answered by</dt>
+            <dd>
+              fallback model #{stage.answered_model_id}
+              {stage.answered_model_name ? ` (${stage.answered_model_name})` : ''}, for model #
+              {stage.fallback_from}
+            </dd>
+          </div>
+        )}
         {stage.origin && (
           <div>
             <dt>PackData from</dt>

@@ -1,6 +1,13 @@
 import { mongo, type Connection } from 'mongoose';
 import { isDuplicateKey, whileUnavailable } from '@pack/db';
-import type { CallClaim, CallRecord, CallStore, FinishedCall } from '../domain/calls';
+import {
+  fallbackCallId,
+  type CallClaim,
+  type CallRecord,
+  type CallStore,
+  type FallbackCall,
+  type FinishedCall,
+} from '../domain/calls';
 import { GroupCommit } from '../domain/group-commit';
 
 /** Finished call records (everything spec 2.2 asks to keep), inserted once per request id. */
@@ -11,6 +18,9 @@ export const LLM_CALL_CLAIMS_COLLECTION = 'llm_call_claims';
 const DUPLICATE_KEY = 11000;
 
 type FinishedRecord = Extract<CallRecord, { state: 'finished' }>;
+/** A fallback's call record (no result: the asked model's record holds it). */
+type FallbackRecord = Omit<CallClaim, 'state' | 'lease_until'> & FallbackCall;
+type StoredCall = FinishedRecord | FallbackRecord;
 
 /**
  * Claims and finished call records, one each per request id (the unique `_id`), both only ever
@@ -26,12 +36,19 @@ export class CallRepository implements CallStore {
   private readonly claims = new GroupCommit<CallClaim, boolean>((claims) =>
     insertAll(this.claimsCollection, claims),
   );
-  private readonly finishes = new GroupCommit<FinishedRecord, boolean>((records) =>
-    insertAll(this.calls, records),
-  );
+  /** A request's records go together (the asked model's first): its result is the first's. */
+  private readonly finishes = new GroupCommit<StoredCall[], boolean>(async (groups) => {
+    const inserted = await insertAll(this.calls, groups.flat());
+    let at = 0;
+    return groups.map((group) => {
+      const first = inserted[at]!;
+      at += group.length;
+      return first;
+    });
+  });
 
   constructor(connection: Connection) {
-    this.calls = connection.collection<FinishedRecord>(LLM_CALLS_COLLECTION);
+    this.calls = connection.collection<StoredCall>(LLM_CALLS_COLLECTION);
     this.claimsCollection = connection.collection<CallClaim>(LLM_CALL_CLAIMS_COLLECTION);
   }
 
@@ -41,7 +58,7 @@ export class CallRepository implements CallStore {
 
   async find(requestId: string): Promise<CallRecord | null> {
     const [finished, claim] = await Promise.all([
-      this.calls.findOne({ _id: requestId }),
+      this.calls.findOne({ _id: requestId }) as Promise<FinishedRecord | null>,
       this.claimsCollection.findOne({ _id: requestId }),
     ]);
     return finished ?? claim;
@@ -67,12 +84,28 @@ export class CallRepository implements CallStore {
   /**
    * The first finish of a request id wins (unique `_id`); a later one, by any replica, is refused.
    * The provider was called and paid: while the database is away (FerretDB or PostgreSQL
-   * restarting) the record is written again until it is back, instead of the call being made
+   * restarting) the records are written again until it is back, instead of the call being made
    * again on the message's redelivery (docs/decisions/0051).
    */
-  finish(claim: CallClaim, finished: FinishedCall): Promise<boolean> {
+  finish(
+    claim: CallClaim,
+    finished: FinishedCall,
+    fallbacks: readonly FallbackCall[] = [],
+  ): Promise<boolean> {
     const { state: _claimed, lease_until: _lease, ...claimed } = claim;
-    return whileUnavailable(() => this.finishes.run({ ...claimed, ...finished }), true);
+    const { takeovers: _takeovers, ...shared } = claimed;
+    return whileUnavailable(
+      () =>
+        this.finishes.run([
+          { ...claimed, ...finished },
+          ...fallbacks.map((call, index) => ({
+            ...shared,
+            ...call,
+            _id: fallbackCallId(claim._id, index + 1),
+          })),
+        ]),
+      true,
+    );
   }
 }
 

@@ -75,6 +75,13 @@ export class LlmModelRepository implements LlmModelStore {
     return this.missed(id);
   }
 
+  async fallbackOf(id: number, limit: number): Promise<number[]> {
+    const rows = await this.models
+      .find({ fallback_models: id, ...LIVE }, { projection: { _id: 1 }, sort: { _id: 1 }, limit })
+      .toArray();
+    return rows.map((row) => row._id);
+  }
+
   async remove(id: number, version: number, event: Envelope): Promise<WriteOutcome<true>> {
     const result = await this.models.updateOne(
       { _id: id, version, ...LIVE },

@@ -27,6 +27,8 @@ interface RollupDocument {
   output_tokens: mongo.Long;
   unpriced_calls: mongo.Long;
   cost_units: mongo.Long;
+  /** Calls made as a fallback of another model (issue 29); absent in rollups written before. */
+  fallbacks?: mongo.Long;
   /** Calls per latency bucket, under `b<k>` (field names, never numeric keys). */
   latency: Record<string, mongo.Long | number>;
 }
@@ -83,6 +85,7 @@ export class RollupRepository implements RollupStore {
             output_tokens: long(sum.output_tokens),
             unpriced_calls: long(sum.unpriced_calls),
             cost_units: long(sum.cost_units),
+            ...(sum.fallbacks > 0 && { fallbacks: long(sum.fallbacks) }),
             ...Object.fromEntries(
               [...sum.latency].map(([bucket, count]) => [`latency.b${bucket}`, long(count)]),
             ),
@@ -140,6 +143,7 @@ export class RollupRepository implements RollupStore {
       output_tokens: num(doc.output_tokens),
       unpriced_calls: num(doc.unpriced_calls),
       cost_units: BigInt(doc.cost_units.toString()),
+      fallbacks: num(doc.fallbacks),
       latency: new Map(
         Object.entries(doc.latency ?? {}).map(([bucket, count]) => [Number(bucket.slice(1)), num(count)]),
       ),

@@ -43,8 +43,29 @@ export interface FinishedCall {
   attempts: number;
   /** Earlier holders of the request whose lease ran out; their attempts are counted in `attempts`. */
   takeovers?: number;
+  /**
+   * Fallbacks (issue 29, docs/decisions/0045): the model the request asked for, the model whose
+   * reply is the result (null: none answered), and on a fallback's record the asked model
+   * (`fallback_from`) and why the call moved on. Absent in records written before fallbacks.
+   */
+  asked_model_id?: number;
+  answered_model_id?: number | null;
+  fallback_from?: number | null;
+  fallback_reason?: string;
+  /** On the asked model's record: how many fallback records follow (`fallbackCallId`). */
+  fallbacks?: number;
   result: GenerateResult;
 }
+
+/**
+ * The record of one fallback's call: the asked model's record is keyed by the request id and holds
+ * the result; the n-th fallback's by `fallbackCallId(request id, n)`, with its own model, prices,
+ * tokens and cost. All of a request's records are inserted together when it finishes.
+ */
+export type FallbackCall = Omit<FinishedCall, 'result' | 'takeovers'> & { model_id: number };
+
+/** The key of the call record of a request's n-th fallback (n from 1). */
+export const fallbackCallId = (requestId: string, n: number) => `${requestId}#fallback-${n}`;
 
 export type CallRecord = CallClaim | (Omit<CallClaim, 'state' | 'lease_until'> & FinishedCall);
 
@@ -58,8 +79,11 @@ export interface CallStore {
   takeOver(requestId: string, now: Date, owner: string, leaseUntil: Date): Promise<boolean>;
   /** Extends `owner`'s live claim; false when it is no longer the owner's (taken over, or finished). */
   renew(requestId: string, owner: string, leaseUntil: Date): Promise<boolean>;
-  /** Records the finished call; false when the request id was finished already (by a replica that took over). */
-  finish(claim: CallClaim, finished: FinishedCall): Promise<boolean>;
+  /**
+   * Records the finished call and its fallbacks' calls (one insert, group-committed); false when
+   * the request id was finished already (by a replica that took over).
+   */
+  finish(claim: CallClaim, finished: FinishedCall, fallbacks?: readonly FallbackCall[]): Promise<boolean>;
 }
 
 /** One call's contribution to the rollup of its model, processor and UTC hour. */
@@ -74,6 +98,8 @@ export interface RollupDelta {
   /** Cost in 1e-12 currency units (rollup-math.ts). */
   cost_units: bigint;
   latency_bucket: number;
+  /** The call was a fallback's (issue 29): counted in the model's `fallbacks`. */
+  fallback?: boolean;
 }
 
 /** Sums of the calls of one model, processor and hour: a rollup document, or calls to add to one. */
@@ -87,6 +113,8 @@ export interface Rollup {
   output_tokens: number;
   unpriced_calls: number;
   cost_units: bigint;
+  /** Calls made as a fallback of another model (issue 29). */
+  fallbacks: number;
   /** Calls per latency bucket. */
   latency: Map<number, number>;
 }

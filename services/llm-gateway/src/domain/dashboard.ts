@@ -22,6 +22,8 @@ export interface DashboardStats {
   /** Exact sum of the priced calls; null when the caller may not see costs. */
   cost: string | null;
   unpriced_calls: number;
+  /** Calls answered or tried as a fallback of another model (issue 29); counted in `calls` too. */
+  fallbacks: number;
   /** What `cost` sums: `priced_calls_only` when some call was unpriced (unknown, not 0); null when hidden. */
   cost_covers: 'all_calls' | 'priced_calls_only' | null;
   p50_latency_ms: number | null;
@@ -52,6 +54,7 @@ class Sums {
   output_tokens = 0;
   unpriced_calls = 0;
   cost_units = 0n;
+  fallbacks = 0;
   readonly latency = new Map<number, number>();
 
   add(rollup: Rollup): void {
@@ -61,6 +64,7 @@ class Sums {
     this.output_tokens += rollup.output_tokens;
     this.unpriced_calls += rollup.unpriced_calls;
     this.cost_units += rollup.cost_units;
+    this.fallbacks += rollup.fallbacks;
     for (const [bucket, count] of rollup.latency)
       this.latency.set(bucket, (this.latency.get(bucket) ?? 0) + count);
   }
@@ -74,6 +78,7 @@ class Sums {
       output_tokens: this.output_tokens,
       cost: showCost ? unitsToDecimal(this.cost_units) : null,
       unpriced_calls: this.unpriced_calls,
+      fallbacks: this.fallbacks,
       cost_covers: showCost ? (this.unpriced_calls > 0 ? 'priced_calls_only' : 'all_calls') : null,
       p50_latency_ms: latencyPercentile(this.latency, 0.5),
       p95_latency_ms: latencyPercentile(this.latency, 0.95),

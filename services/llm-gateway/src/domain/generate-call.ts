@@ -2,6 +2,8 @@ import {
   classifyProviderError,
   generateStructured,
   ProviderError,
+  ProviderHttpError,
+  ProviderNetworkError,
   schemaProblem,
   StructuredOutputError,
   type ChatMessage,
@@ -25,6 +27,26 @@ export interface CallOutcome {
   error: { kind: string; message: string } | null;
   /** An unexpected error behind an `internal` outcome, for the log. */
   cause?: unknown;
+  /** Why another model may answer instead (issue 29 item 2); absent when no other model would do better. */
+  fallbackReason?: FallbackReason;
+}
+
+/** Why a call moved to the next model: the labels of `pack_llm_fallbacks_total{reason}`. */
+export type FallbackReason = 'breaker_open' | 'rate_limited' | 'server_error' | 'timeout' | 'connection';
+
+/**
+ * A failure that says this model cannot answer now, so another may: its breaker is open, it
+ * answered 429 or 5xx, did not answer in time, or could not be reached. Not a 4xx (the same body
+ * would be refused by any model), not a reply that failed the schema, not an address the URL
+ * guard refused (the model's configuration).
+ */
+export function fallbackReasonOf(error: unknown): FallbackReason | undefined {
+  if (error instanceof BreakerOpenError) return 'breaker_open';
+  if (error instanceof ProviderHttpError)
+    return error.status === 429 ? 'rate_limited' : error.status >= 500 ? 'server_error' : undefined;
+  if (error instanceof ProviderError && error.kind === 'timeout') return 'timeout';
+  if (error instanceof ProviderNetworkError && error.code !== 'TARGET_REFUSED') return 'connection';
+  return undefined;
 }
 
 const failure = (kind: string, message: string, extra: Partial<CallOutcome> = {}): CallOutcome => ({
@@ -105,8 +127,10 @@ export async function callModel(
       });
     // The result reaches service owners (a pipeline stage's error): what failed and the
     // provider's error code, never the provider's own text, which may quote a secret.
-    if (error instanceof ProviderError) return failure(error.kind, classifyProviderError(error));
-    if (error instanceof BreakerOpenError) return failure('breaker_open', error.message);
+    const fallbackReason = fallbackReasonOf(error);
+    const extra = fallbackReason ? { fallbackReason } : {};
+    if (error instanceof ProviderError) return failure(error.kind, classifyProviderError(error), extra);
+    if (error instanceof BreakerOpenError) return failure('breaker_open', error.message, extra);
     return failure('internal', 'the gateway failed to handle the request', { cause: error });
   }
 }

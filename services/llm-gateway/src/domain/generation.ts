@@ -1,6 +1,7 @@
-import { costOf, isUnpriced } from '@pack/llm-providers';
-import type { CallClaim, CallStore, FinishedCall, GenerateRequest, GenerateResult } from './calls';
-import { callModel, modelMissing, type CallOutcome } from './generate-call';
+import type { CallClaim, CallStore, FallbackCall, GenerateRequest, GenerateResult } from './calls';
+import { callChain, type ChainDeps } from './fallback-chain';
+import { finishedCalls } from './finished-calls';
+import { modelMissing, type FallbackReason } from './generate-call';
 import type { EffectiveModel } from './llm-models';
 import type { ModelProfiles } from './model-profiles';
 import type { RollupBatcher } from './rollup-batch';
@@ -10,11 +11,13 @@ import { costUnits, hourOf, latencyBucket } from './rollup-math';
 export interface GenerationObserver {
   /** One result published for the first time; `overheadMs`: handling time not spent in provider calls. */
   answered(labels: CallLabels, ok: boolean, overheadMs: number): void;
+  /** A call moved from one model to the next of the asked model's fallbacks (issue 29). */
+  fellBack(from: CallLabels, to: CallLabels, reason: FallbackReason): void;
 }
 
 export interface GenerationDeps {
   calls: CallStore;
-  /** Adds a finished call to the rollups; settles once its share is stored. */
+  /** Adds a request's finished calls to the rollups; settles once their share is stored. */
   rollups: Pick<RollupBatcher, 'add'>;
   profiles: ModelProfiles;
   adapterFor(model: EffectiveModel): ReliableAdapter;
@@ -52,7 +55,16 @@ export class Generation {
    */
   private readonly working = new Set<string>();
 
-  constructor(private readonly deps: GenerationDeps) {}
+  private readonly chain: ChainDeps;
+
+  constructor(private readonly deps: GenerationDeps) {
+    const labels = (model: EffectiveModel) => ({ provider: model.provider, model_id: model.id });
+    this.chain = {
+      load: (id) => deps.profiles.get(id),
+      adapterFor: (model) => deps.adapterFor(model),
+      fellBack: (from, to, reason) => deps.observer.fellBack(labels(from), labels(to), reason),
+    };
+  }
 
   async handle(request: GenerateRequest): Promise<Handled> {
     if (this.working.has(request.request_id)) return 'held';
@@ -93,41 +105,43 @@ export class Generation {
       takeovers = (existing.takeovers ?? 0) + 1;
     }
 
-    const adapter = model ? this.deps.adapterFor(model) : undefined;
-    const outcome =
-      model && adapter
-        ? await this.leased(request.request_id, () => callModel(adapter, model, request))
-        : modelMissing(request.llm_model_id);
-    if (outcome.cause !== undefined) this.deps.unexpected(request.request_id, outcome.cause);
+    const tries = model
+      ? await this.leased(request.request_id, () => callChain(this.chain, model, request))
+      : [];
+    const last = tries.at(-1);
+    const outcome = last ? last.outcome : modelMissing(request.llm_model_id);
+    for (const tried of tries)
+      if (tried.outcome.cause !== undefined) this.deps.unexpected(request.request_id, tried.outcome.cause);
     const latencyMs = Math.round(performance.now() - began);
-    const finished = this.finished(request, model, outcome, adapter, latencyMs, takeovers);
+    const { finished, fallbacks } = finishedCalls(request, model, tries, outcome, latencyMs, takeovers);
     // The result goes out beside the finish update, not after it: the requester waits only for
     // the publish. The message is acknowledged once both are done, so a crash in between leaves
     // a claimed record whose redelivery waits for the lease, as a crash during the provider call
     // does; a result published twice carries one envelope id and consumers keep the first.
     const [, recorded] = await Promise.all([
       this.deps.publish(finished.result),
-      calls.finish(claim, finished),
+      calls.finish(claim, finished, fallbacks),
     ]);
     // Our lease ran out and the replica that took over finished first: it counts the call.
     if (!recorded) return 'lost';
-    await this.deps.rollups.add({
-      model_id: request.llm_model_id,
-      processor_id: request.processor_id,
-      hour: hourOf(finished.finished_at),
-      error: outcome.error !== null,
-      input_tokens: finished.input_tokens,
-      output_tokens: finished.output_tokens,
-      unpriced: finished.unpriced,
-      cost_units: finished.cost === null ? 0n : costUnits(finished.cost),
-      latency_bucket: latencyBucket(finished.latency_ms),
-    });
-    const labels = { provider: model?.provider ?? 'unknown', model_id: request.llm_model_id };
-    this.deps.observer.answered(
-      labels,
-      outcome.error === null,
-      performance.now() - began - (adapter?.providerMs ?? 0),
+    // One delta per model tried, each to its own model's rollup (one group-committed write).
+    await this.deps.rollups.add(
+      [finished, ...fallbacks].map((call, index) => ({
+        model_id: index === 0 ? request.llm_model_id : (call as FallbackCall).model_id,
+        processor_id: request.processor_id,
+        hour: hourOf(call.finished_at),
+        error: call.outcome !== 'ok',
+        input_tokens: call.input_tokens,
+        output_tokens: call.output_tokens,
+        unpriced: call.unpriced,
+        cost_units: call.cost === null ? 0n : costUnits(call.cost),
+        latency_bucket: latencyBucket(call.latency_ms),
+        ...(index > 0 && { fallback: true }),
+      })),
     );
+    const labels = { provider: model?.provider ?? 'unknown', model_id: request.llm_model_id };
+    const providerMs = tries.reduce((sum, tried) => sum + tried.adapter.providerMs, 0);
+    this.deps.observer.answered(labels, outcome.error === null, performance.now() - began - providerMs);
     return 'answered';
   }
 
@@ -147,64 +161,5 @@ export class Generation {
     } finally {
       clearInterval(timer);
     }
-  }
-
-  private finished(
-    request: GenerateRequest,
-    model: EffectiveModel | null,
-    outcome: CallOutcome,
-    adapter: ReliableAdapter | undefined,
-    latencyMs: number,
-    takeovers: number,
-  ): FinishedCall {
-    const usage = outcome.usage;
-    const cost = usage && model ? costOf(usage, model) : null;
-    const unpriced = cost !== null && isUnpriced(cost);
-    const costText = cost === null || isUnpriced(cost) ? null : cost;
-    // A taken-over request counts one attempt per earlier holder: at least once, not exactly once.
-    const attempts = (adapter?.attempts ?? 0) + takeovers;
-    const result: GenerateResult = {
-      request_id: request.request_id,
-      llm_model_id: request.llm_model_id,
-      processor_id: request.processor_id,
-      reply_to: request.reply_to,
-      // Echoed: it picks the result's event type (docs/decisions/0036). A request without it
-      // (sent before it existed) gets a result without it, as before.
-      ...(request.reply_kind !== undefined && { reply_kind: request.reply_kind }),
-      ok: outcome.error === null,
-      output: outcome.text,
-      parsed_json: outcome.parsedJson,
-      usage: usage && {
-        input_tokens: usage.input_tokens,
-        output_tokens: usage.output_tokens,
-        ...(usage.cached_input_tokens !== undefined && { cached_input_tokens: usage.cached_input_tokens }),
-        ...(usage.reasoning_tokens !== undefined && { reasoning_tokens: usage.reasoning_tokens }),
-      },
-      cost: costText,
-      unpriced,
-      mode: outcome.mode,
-      attempts,
-      latency_ms: latencyMs,
-      error: outcome.error,
-    };
-    return {
-      state: 'finished',
-      finished_at: new Date(),
-      provider: model?.provider ?? null,
-      model_name: model?.model_name ?? null,
-      outcome: outcome.error?.kind ?? 'ok',
-      input_tokens: usage?.input_tokens ?? 0,
-      output_tokens: usage?.output_tokens ?? 0,
-      raw_usage_json: usage ? JSON.stringify(usage.raw) : null,
-      input_price_per_1m_tokens: model?.input_price_per_1m_tokens ?? null,
-      output_price_per_1m_tokens: model?.output_price_per_1m_tokens ?? null,
-      cost: costText,
-      unpriced,
-      latency_ms: latencyMs,
-      mode: outcome.mode,
-      attempts,
-      ...(takeovers > 0 && { takeovers }),
-      result,
-    };
   }
 }

@@ -17,6 +17,7 @@ import {
   sealExtraData,
   type PlainExtraData,
 } from './extra-data';
+import { checkFallbacks } from './fallback-checks';
 import { checked, MASK_NOT_A_SECRET, PAYLOAD, refuseMasks, structuredOutputAfter } from './model-body-checks';
 import { modelChangedEvent } from './model-events';
 import { refuseStoredSecretsElsewhere, refuseTargets, type TargetCheck } from './model-targets';
@@ -56,6 +57,7 @@ export class LlmModels {
     refuseMasks(body.provider, body.extra_data);
     await refuseTargets(this.checkTarget, body.extra_data);
     const id = await this.store.nextId();
+    await checkFallbacks((model) => this.store.find(model), id, body.fallback_models);
     const now = new Date();
     const { extra_data, ...fields } = body;
     const record: LlmModelRecord = {
@@ -90,6 +92,8 @@ export class LlmModels {
       const set: Partial<LlmModelRecord> = { ...fields, updated_at: new Date() };
       const provider = patch.provider ?? current.provider;
       set.structured_output = structuredOutputAfter(current, provider, patch);
+      if (patch.fallback_models !== undefined)
+        await checkFallbacks((model) => this.store.find(model), id, patch.fallback_models);
       if (provider !== current.provider || extraPatch !== undefined) {
         const plain = this.nextExtraData(current, provider, extraPatch);
         // The URLs sent (every URL of a new provider) pass the guard; the others passed it before.
@@ -173,7 +177,8 @@ export class LlmModels {
    * A model that an active processor uses stays (409), so a running pipeline never loses its
    * model. What is active is known from the orchestrator's events, so a processor activated in
    * the same instant can still find its model gone; its generations then fail with a clear
-   * "no such model" result (docs/decisions/0013).
+   * "no such model" result (docs/decisions/0013). A model that another model names in its
+   * fallback_models stays too (409 naming them; docs/decisions/0045).
    */
   async remove(id: number): Promise<void> {
     const users = await this.usage.activeProcessorsUsing(id, IN_USE_SHOWN + 1);
@@ -182,6 +187,14 @@ export class LlmModels {
       const more = users.length > IN_USE_SHOWN ? ' and more' : '';
       throw new ConflictError(
         `LLM model ${id} is used by active AI processor(s) ${shown}${more}; deactivate them or move them to another model first`,
+      );
+    }
+    const fallbackOf = await this.store.fallbackOf(id, IN_USE_SHOWN + 1);
+    if (fallbackOf.length > 0) {
+      const shown = fallbackOf.slice(0, IN_USE_SHOWN).join(', ');
+      const more = fallbackOf.length > IN_USE_SHOWN ? ' and more' : '';
+      throw new ConflictError(
+        `LLM model ${id} is a fallback of LLM model(s) ${shown}${more}; remove it from their fallback_models first`,
       );
     }
     await this.retryStale(id, (current) =>
@@ -256,6 +269,7 @@ export class LlmModels {
       ...fields,
       max_output_tokens: fields.max_output_tokens ?? DEFAULT_MAX_OUTPUT_TOKENS,
       structured_output: fields.structured_output ?? defaultStructuredOutput(record.provider),
+      fallback_models: fields.fallback_models ?? [],
       extra_data: maskExtraData(record.provider, plain, role === 'admin'),
       created_at: created_at.toISOString(),
       updated_at: updated_at.toISOString(),

@@ -7,7 +7,7 @@ export const EVENT_SOURCE = 'llm-gateway';
 
 /** `llm.model.changed.v1` for a model at `version` (the version the write being made produces). */
 export function modelChangedEvent(
-  record: Pick<LlmModelRecord, '_id' | 'name' | 'provider' | 'model_name' | 'timeout'>,
+  record: Pick<LlmModelRecord, '_id' | 'name' | 'provider' | 'model_name' | 'timeout' | 'fallback_models'>,
   version: number,
   deleted: boolean,
 ): Envelope {
@@ -19,6 +19,7 @@ export function modelChangedEvent(
       provider: record.provider,
       model_name: record.model_name,
       timeout: record.timeout,
+      fallback_models: deleted ? [] : (record.fallback_models ?? []),
       deleted,
       version,
     },

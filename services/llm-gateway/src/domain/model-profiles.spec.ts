@@ -16,6 +16,7 @@ function twoReplicas() {
     insert: async (record) => void stored.set(record._id, record),
     find: async (id) => stored.get(id) ?? null,
     list: async () => ({ count: stored.size, items: [...stored.values()] }),
+    fallbackOf: async () => [],
     update: async () => 'gone',
     remove: async () => 'gone',
   };

@@ -44,6 +44,7 @@ export function forgettingStore(store: LlmModelStore, profiles: ModelProfiles): 
     },
     find: (id) => store.find(id),
     list: (limit, offset) => store.list(limit, offset),
+    fallbackOf: (id, limit) => store.fallbackOf(id, limit),
     async update(id, version, set, event) {
       profiles.forget(id);
       try {

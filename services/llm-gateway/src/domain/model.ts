@@ -19,6 +19,11 @@ export interface LlmModelRecord {
   input_price_per_1m_tokens: string | null;
   output_price_per_1m_tokens: string | null;
   extra_data: Record<string, unknown>;
+  /**
+   * Ordered ids of the models that answer a call this one cannot (issue 29, docs/decisions/0045);
+   * absent in models stored before fallbacks existed (none).
+   */
+  fallback_models?: number[];
   /** Grows by one with every change; the model events carry it (llm.model.changed.v1). */
   version: number;
   created_at: Date;
@@ -51,6 +56,8 @@ export interface LlmModelStore {
     set: Partial<LlmModelRecord>,
     event: Envelope,
   ): Promise<WriteOutcome<LlmModelRecord>>;
+  /** Ids of live models other than `id` whose fallback_models name `id`, at most `limit`. */
+  fallbackOf(id: number, limit: number): Promise<number[]>;
   /** Deletes (keeping a tombstone that holds the event until it is published). */
   remove(id: number, version: number, event: Envelope): Promise<WriteOutcome<true>>;
 }

@@ -68,6 +68,7 @@ describe('rollup group commit', () => {
         output_tokens: 7,
         unpriced_calls: 1,
         cost_units: 3_000n,
+        fallbacks: 0,
         latency: new Map([
           [4, 1],
           [3, 1],

@@ -20,6 +20,7 @@ export function sumDeltas(deltas: readonly RollupDelta[]): Rollup[] {
         output_tokens: 0,
         unpriced_calls: 0,
         cost_units: 0n,
+        fallbacks: 0,
         latency: new Map(),
       };
       sums.set(key, sum);
@@ -30,6 +31,7 @@ export function sumDeltas(deltas: readonly RollupDelta[]): Rollup[] {
     sum.output_tokens += delta.output_tokens;
     sum.unpriced_calls += delta.unpriced ? 1 : 0;
     sum.cost_units += delta.cost_units;
+    sum.fallbacks += delta.fallback ? 1 : 0;
     sum.latency.set(delta.latency_bucket, (sum.latency.get(delta.latency_bucket) ?? 0) + 1);
   }
   return [...sums.values()];
@@ -49,13 +51,14 @@ export class RollupBatcher {
   private readonly commits;
 
   constructor(store: Pick<RollupStore, 'addAll'>) {
-    this.commits = new GroupCommit<RollupDelta, void>(async (deltas) => {
-      await store.addAll(sumDeltas(deltas));
-      return deltas.map(() => undefined);
+    this.commits = new GroupCommit<readonly RollupDelta[], void>(async (groups) => {
+      await store.addAll(sumDeltas(groups.flat()));
+      return groups.map(() => undefined);
     }, 1000);
   }
 
-  add(delta: RollupDelta): Promise<void> {
-    return this.commits.run(delta);
+  /** One call's delta, or a request's calls (the asked model's and its fallbacks') in one write. */
+  add(delta: RollupDelta | readonly RollupDelta[]): Promise<void> {
+    return this.commits.run(Array.isArray(delta) ? delta : [delta as RollupDelta]);
   }
 }

@@ -35,6 +35,12 @@ const stats = {
       'Exact sum of the priced calls as a decimal string; null when Charges Settings hide costs from the caller',
     ),
   unpriced_calls: z.number().int().describe('Calls of models without prices: not in `cost`'),
+  fallbacks: z
+    .number()
+    .int()
+    .describe(
+      "Calls made to a model as a fallback of the model a request asked for (in `calls` too; with group_by=model, counted under the fallback's own model)",
+    ),
   cost_covers: z
     .enum(['all_calls', 'priced_calls_only'])
     .nullable()

@@ -19,6 +19,8 @@ interface ModelDocument {
   provider: string;
   model_name: string;
   timeout: number;
+  /** Issue 29: the stuck-stage deadline covers the fallbacks' calls too. */
+  fallback_models?: number[];
   deleted: boolean;
   version: number;
 }

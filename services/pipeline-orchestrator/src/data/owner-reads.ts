@@ -22,6 +22,7 @@ interface ModelView {
   provider: string;
   model_name: string;
   timeout: number;
+  fallback_models?: number[];
 }
 
 /**
@@ -64,6 +65,7 @@ export function ownerReads(options: {
           provider: found.provider,
           model_name: found.model_name,
           timeout: found.timeout,
+          fallback_models: found.fallback_models ?? [],
           deleted: false,
         }
       );

@@ -32,6 +32,14 @@ export class PipelineNameRepository implements PipelineNames {
     return names;
   }
 
+  async models(modelIds: readonly number[]): Promise<Map<number, string>> {
+    const models = await this.connection
+      .collection<{ _id: number; model_name: string }>(MODELS_COLLECTION)
+      .find({ _id: { $in: [...new Set(modelIds)] } }, { projection: { model_name: 1 } })
+      .toArray();
+    return new Map(models.map((model) => [model._id, model.model_name]));
+  }
+
   async services(serviceIds: readonly number[]): Promise<Map<number, string>> {
     if (serviceIds.length === 0) return new Map();
     const services = await this.connection

@@ -52,24 +52,35 @@ export class SweepRepository implements SweepStore {
     return result.modifiedCount === 1;
   }
 
-  async modelTimeouts(processorIds: readonly number[]): Promise<Map<number, number>> {
+  async modelTimeouts(processorIds: readonly number[]): Promise<Map<number, readonly number[]>> {
     if (processorIds.length === 0) return new Map();
     const processors = await this.connection
       .collection<{ _id: number; llm_model_id: number }>(PROCESSORS_COLLECTION)
       .find({ _id: { $in: [...processorIds] } }, { projection: { llm_model_id: 1 } })
       .toArray();
-    const models = await this.connection
-      .collection<{ _id: number; timeout: number }>(MODELS_COLLECTION)
-      .find(
-        { _id: { $in: [...new Set(processors.map((p) => p.llm_model_id))] } },
-        { projection: { timeout: 1 } },
-      )
-      .toArray();
-    const timeout = new Map(models.map((model) => [model._id, model.timeout]));
-    const found = new Map<number, number>();
+    const models = this.connection.collection<{ _id: number; timeout: number; fallback_models?: number[] }>(
+      MODELS_COLLECTION,
+    );
+    const read = (ids: Iterable<number>) =>
+      models
+        .find({ _id: { $in: [...new Set(ids)] } }, { projection: { timeout: 1, fallback_models: 1 } })
+        .toArray();
+    const known = new Map(
+      (await read(processors.map((p) => p.llm_model_id))).map((model) => [model._id, model]),
+    );
+    // The fallbacks' timeouts too (issue 29): one more query, only when some model has fallbacks.
+    const fallbacks = [...known.values()].flatMap((model) => model.fallback_models ?? []);
+    const missing = fallbacks.filter((id) => !known.has(id));
+    if (missing.length > 0) for (const model of await read(missing)) known.set(model._id, model);
+    const found = new Map<number, readonly number[]>();
     for (const processor of processors) {
-      const seconds = timeout.get(processor.llm_model_id);
-      if (seconds !== undefined) found.set(processor._id, seconds);
+      const model = known.get(processor.llm_model_id);
+      if (!model) continue;
+      const chain = (model.fallback_models ?? []).flatMap((id) => {
+        const fallback = known.get(id);
+        return fallback ? [fallback.timeout] : [];
+      });
+      found.set(processor._id, [model.timeout, ...chain]);
     }
     return found;
   }

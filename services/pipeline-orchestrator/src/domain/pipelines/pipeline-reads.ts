@@ -8,7 +8,13 @@ import {
 } from '@pack/contracts';
 import type { Directory } from '../processors/processor-records';
 import type { PipelineRecord, PipelineStore } from './pipeline-records';
-import { pipelineSummary, pipelineView, type CostDisplay, type StageNames } from './pipeline-views';
+import {
+  fallbackAnswerers,
+  pipelineSummary,
+  pipelineView,
+  type CostDisplay,
+  type StageNames,
+} from './pipeline-views';
 
 export type { StageNames } from './pipeline-views';
 
@@ -16,6 +22,8 @@ export type { StageNames } from './pipeline-views';
 export interface PipelineNames {
   /** By processor id, deleted processors included; a processor not found is left out. */
   stages(processorIds: readonly number[]): Promise<Map<number, StageNames>>;
+  /** Provider identifiers of models by id (the fallbacks that answered a stage); unknown ones left out. */
+  models(modelIds: readonly number[]): Promise<Map<number, string>>;
   /** Service names by id; a Service not known is left out. */
   services(serviceIds: readonly number[]): Promise<Map<number, string>>;
 }
@@ -43,8 +51,13 @@ export class PipelineReads {
   ) {}
 
   async view(principal: Principal, pipeline: PipelineRecord): Promise<PipelineView> {
-    const names = await this.deps.names.stages(processorsOf([pipeline]));
-    return pipelineView(pipeline, this.deps.costs(principal), names);
+    const answerers = fallbackAnswerers(pipeline);
+    // A second read only when a fallback answered a stage (issue 29).
+    const [names, answered] = await Promise.all([
+      this.deps.names.stages(processorsOf([pipeline])),
+      answerers.length > 0 ? this.deps.names.models(answerers) : new Map<number, string>(),
+    ]);
+    return pipelineView(pipeline, this.deps.costs(principal), names, answered);
   }
 
   async latest(

@@ -52,6 +52,9 @@ export interface StageRecord {
   gen_ui_error?: string | null;
   /** The latest attempt's call had no prices: its cost is unknown, not 0 (spec 2.2). */
   unpriced?: boolean;
+  /** The model whose reply ended the latest attempt, and the asked one when a fallback answered (issue 29). */
+  answered_model_id?: number | null;
+  fallback_from?: number | null;
   /** The result came after a newer run of the item superseded this one: recorded, nothing started. */
   superseded?: boolean;
   /** Where the stage's outcome came from: its processor, or PackData pushed from outside (endpoint 5). */

@@ -39,6 +39,8 @@ export function pipelineView(
   pipeline: PipelineRecord,
   costs: CostDisplay,
   names: ReadonlyMap<number, StageNames> = new Map(),
+  /** Provider identifiers of the models that answered for another (fallbacks), by model id. */
+  answeredNames: ReadonlyMap<number, string> = new Map(),
 ): PipelineView {
   const unpriced = pipeline.unpriced_calls ?? 0;
   return {
@@ -61,6 +63,9 @@ export function pipelineView(
         processor_name:
           (record.processor_id !== null && names.get(record.processor_id)?.processor_name) || null,
         model_name: (record.processor_id !== null && names.get(record.processor_id)?.model_name) || null,
+        answered_model_id: record.answered_model_id ?? null,
+        answered_model_name: answeredName(record, names, answeredNames),
+        fallback_from: record.fallback_from ?? null,
         started_at: record.started_at?.toISOString() ?? null,
         finished_at: record.finished_at?.toISOString() ?? null,
         error: record.error,
@@ -76,6 +81,29 @@ export function pipelineView(
       };
     }),
   };
+}
+
+/** The answering model's name: the processor's model's, or a fallback's (issue 29). */
+function answeredName(
+  record: PipelineRecord['stages'][keyof PipelineRecord['stages']],
+  names: ReadonlyMap<number, StageNames>,
+  answeredNames: ReadonlyMap<number, string>,
+): string | null {
+  const id = record.answered_model_id ?? null;
+  if (id === null) return null;
+  if (record.fallback_from !== null && record.fallback_from !== undefined)
+    return answeredNames.get(id) ?? null;
+  return (record.processor_id !== null && names.get(record.processor_id)?.model_name) || null;
+}
+
+/** The models that answered a stage for another model (fallbacks): their names are read apart. */
+export function fallbackAnswerers(pipeline: PipelineRecord): number[] {
+  return STAGES.flatMap((stage) => {
+    const record = pipeline.stages[stage];
+    return record.fallback_from !== null && record.fallback_from !== undefined && record.answered_model_id
+      ? [record.answered_model_id]
+      : [];
+  });
 }
 
 /** A row of the list of latest pipelines: the view without PackData, with its Service and status. */

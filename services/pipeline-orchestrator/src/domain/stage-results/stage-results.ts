@@ -103,7 +103,14 @@ export class StageResults {
       request_id: result.request_id,
       ...(remembered?.rev !== undefined && { rev: remembered.rev }),
     };
-    const ended = { finished_at: now, cost: result.cost, unpriced: unpricedCall(result) };
+    const ended = {
+      finished_at: now,
+      cost: result.cost,
+      unpriced: unpricedCall(result),
+      // Which model answered (issue 29); results sent before fallbacks existed lack both.
+      answered_model_id: result.answered_model_id ?? (result.ok ? result.llm_model_id : null),
+      fallback_from: result.fallback_from ?? null,
+    };
     const stored = output && {
       pack_data_json: output.pack_data_json,
       gen_ui_json: output.gen_ui_json,

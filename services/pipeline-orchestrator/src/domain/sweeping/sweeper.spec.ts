@@ -33,7 +33,7 @@ const running = (
 });
 
 /** The store over a fixed list of watched pipelines, recording what the sweeper did. */
-function store(watched: PipelineRecord[], timeouts: Record<number, number>) {
+function store(watched: PipelineRecord[], timeouts: Record<number, number | number[]>) {
   const unwatched: number[] = [];
   const pages: number[] = [];
   const sweepStore: SweepStore = {
@@ -46,7 +46,7 @@ function store(watched: PipelineRecord[], timeouts: Record<number, number>) {
       return true;
     },
     async modelTimeouts(ids) {
-      return new Map(ids.filter((id) => id in timeouts).map((id) => [id, timeouts[id]!]));
+      return new Map(ids.filter((id) => id in timeouts).map((id) => [id, [timeouts[id]!].flat()]));
     },
   };
   return { sweepStore, unwatched, pages };
@@ -143,6 +143,18 @@ describe('the stage timeout sweeper', () => {
     expect((await instance.sweep(new Date(T0.getTime() + 95_001))).failed).toBe(1);
     expect(failed[0]).toBe(
       "1 CONFIG request-7 timeout: no result within 6 attempt(s) of the model's 10 s timeout and 5 s backoff plus the 5 s margin (state WAITING_FOR_RESPONSE)",
+    );
+  });
+
+  it('"The stuck-stage deadline covers the whole chain": every fallback model\'s attempts are added', async () => {
+    const budget = { ...ONE_ATTEMPT, callAttempts: 6, backoffMs: 5000 };
+    const { sweepStore } = store([pipeline(1, { CONFIG: running(7) })], { 7: [10, 20] });
+    const { instance, failed } = sweeper(sweepStore, 200, budget);
+    // 6 x (10 s + 5 s) for the asked model + 6 x (20 s + 5 s) for its fallback + 5 s margin = 245 s.
+    expect((await instance.sweep(new Date(T0.getTime() + 245_000))).failed).toBe(0);
+    expect((await instance.sweep(new Date(T0.getTime() + 245_001))).failed).toBe(1);
+    expect(failed[0]).toBe(
+      "1 CONFIG request-7 timeout: no result within 6 attempt(s) of each of the 2 models' timeouts (10 s, 20 s; fallbacks included) and 5 s backoff plus the 5 s margin (state WAITING_FOR_RESPONSE)",
     );
   });
 

@@ -13,8 +13,11 @@ export interface SweepStore {
   watched(afterId: number, limit: number): Promise<PipelineRecord[]>;
   /** Clears the flag while no stage of the pipeline runs (a stage scheduled meanwhile keeps it). */
   unwatch(id: number): Promise<boolean>;
-  /** The timeout in seconds of the model each processor uses now, by processor id. */
-  modelTimeouts(processorIds: readonly number[]): Promise<Map<number, number>>;
+  /**
+   * The timeouts in seconds of the model each processor uses now and of that model's fallbacks
+   * (issue 29: the call may move to each in turn), in chain order, by processor id.
+   */
+  modelTimeouts(processorIds: readonly number[]): Promise<Map<number, readonly number[]>>;
 }
 
 /** Fails a running stage by the same conditional move as a generate result (Pipelines.failRunning). */
@@ -59,9 +62,18 @@ export interface StageBudget {
   maxResends: number;
 }
 
-/** How long a stage of a model with this timeout may run before the sweeper fails it. */
-export function stageDeadlineMs(budget: StageBudget, timeoutSeconds: number): number {
-  return budget.callAttempts * (timeoutSeconds * 1000 + budget.backoffMs) + budget.marginMs;
+/**
+ * How long a stage of a model with this timeout may run before the sweeper fails it; with
+ * fallbacks (the timeouts of the whole chain), every model's attempts are covered, one after the
+ * other, and the margin once (issue 29, docs/decisions/0045).
+ */
+export function stageDeadlineMs(budget: StageBudget, timeoutSeconds: number | readonly number[]): number {
+  const chain = typeof timeoutSeconds === 'number' ? [timeoutSeconds] : timeoutSeconds;
+  const calls = chain.reduce(
+    (sum, seconds) => sum + budget.callAttempts * (seconds * 1000 + budget.backoffMs),
+    0,
+  );
+  return calls + budget.marginMs;
 }
 
 /**
@@ -100,15 +112,19 @@ export class StageSweeper {
         if (runningStages(pipeline).length === 0) await store.unwatch(pipeline._id);
       for (const { pipeline, stage } of running) {
         const record = pipeline.stages[stage];
-        const seconds = timeouts.get(record.processor_id!) ?? DEFAULT_MODEL_TIMEOUT_SECONDS;
+        const chain = timeouts.get(record.processor_id!) ?? [DEFAULT_MODEL_TIMEOUT_SECONDS];
         const startedAt = record.started_at?.getTime() ?? 0;
-        if (now.getTime() <= startedAt + stageDeadlineMs(budget, seconds)) {
+        if (now.getTime() <= startedAt + stageDeadlineMs(budget, chain)) {
           if (await this.resendIfQuiet(pipeline, stage, now)) outcome.resent += 1;
           continue;
         }
+        const models =
+          chain.length === 1
+            ? `the model's ${chain[0]} s timeout`
+            : `each of the ${chain.length} models' timeouts (${chain.map((s) => `${s} s`).join(', ')}; fallbacks included)`;
         const error =
-          `timeout: no result within ${budget.callAttempts} attempt(s) of the model's ${seconds} s ` +
-          `timeout and ${budget.backoffMs / 1000} s backoff plus the ${budget.marginMs / 1000} s margin ` +
+          `timeout: no result within ${budget.callAttempts} attempt(s) of ${models} ` +
+          `and ${budget.backoffMs / 1000} s backoff plus the ${budget.marginMs / 1000} s margin ` +
           `(state ${record.state})`;
         if (await this.deps.failer.failRunning(pipeline._id, stage, record.request_id!, error, now)) {
           outcome.failed += 1;
