@@ -8,6 +8,9 @@ import {
 import type { ServiceDefinition } from '@pack/runtime';
 import { SettingsCache } from '@pack/settings-client';
 import { ActiveSlotRepository } from './data/active-slot-repository';
+import { BudgetRepository } from './data/budget-repository';
+import { Budgets } from './domain/budgets/budgets';
+import { budgetRoutes } from './http/budget-routes';
 import { DirectoryRepository } from './data/directory-repository';
 import { PIPELINES_COLLECTION, PipelineRepository } from './data/pipeline-repository';
 import { PROCESSORS_COLLECTION, ProcessorRepository } from './data/processor-repository';
@@ -39,7 +42,7 @@ import { pipelineConsumer } from './messaging/pipeline-consumer';
 import { processorCacheConsumer } from './messaging/processor-cache-consumer';
 import { projectionConsumer } from './messaging/projection-consumer';
 import { SweeperLoop } from './messaging/sweeper-loop';
-import { pipelineMetrics, sweepMetrics } from './metrics';
+import { budgetMetrics, pipelineMetrics, sweepMetrics } from './metrics';
 import type { OrchestratorConfig } from './config';
 
 export { orchestratorEnvSchema, type OrchestratorConfig } from './config';
@@ -50,6 +53,11 @@ export { PACK_DATA_COLLECTION, PIPELINES_COLLECTION } from './data/pipeline-repo
 export { SERVICE_ITEMS_COLLECTION } from './data/service-item-repository';
 export { EXECUTION_NOTES_COLLECTION } from './data/execution-context-repository';
 export { VALIDATIONS_COLLECTION } from './data/validation-repository';
+export {
+  BUDGETS_COLLECTION,
+  BUDGET_CALLS_COLLECTION,
+  BUDGET_SPEND_COLLECTION,
+} from './data/budget-repository';
 
 const SERVICE = 'pipeline-orchestrator';
 
@@ -87,6 +95,14 @@ export const orchestratorService: ServiceDefinition<OrchestratorConfig> = {
       processors: () => settings.get().ai_integration.show_ai_processor,
       validator: () => settings.get().ai_integration.show_ai_validator,
     };
+    // Limits and spend read from the database on every decision: a change applies on every replica (0046).
+    const budgets = new Budgets({
+      store: new BudgetRepository(mongo.connection),
+      directory,
+      processorService: async (id) => (await processorsRepository.findAny(id))?.service_id ?? null,
+      currency: () => settings.get().currency.currency,
+    });
+    budgetMetrics(metrics, () => budgets.ratios());
     const contextRepository = new ExecutionContextRepository(mongo.connection);
     const observer = pipelineMetrics(metrics, () => pipelineRepository.countRunning());
     const optimizer = new PackOptimizer({
@@ -94,6 +110,7 @@ export const orchestratorService: ServiceDefinition<OrchestratorConfig> = {
       pipelines: pipelineRepository,
       context: contextRepository,
       switches,
+      budget: budgets,
       logger,
     });
     const validator = new ChangeInstanceValidator(
@@ -102,6 +119,7 @@ export const orchestratorService: ServiceDefinition<OrchestratorConfig> = {
       () => outbox.kick(),
       logger,
       switches,
+      budgets,
     );
     // Built once per settings version: it was a measurable share of a stage's CPU (bench/pipeline).
     let catalog: { from: GeneralSettings; schema: JsonSchema } | undefined;
@@ -127,6 +145,7 @@ export const orchestratorService: ServiceDefinition<OrchestratorConfig> = {
       observer,
       requests,
       switches,
+      budget: budgets,
     });
     const sweepRepository = new SweepRepository(mongo.connection, PIPELINES_COLLECTION);
     const sweeper = new SweeperLoop(
@@ -170,11 +189,12 @@ export const orchestratorService: ServiceDefinition<OrchestratorConfig> = {
         ...processorRoutes(processors),
         ...pipelineRoutes(pipelines, reads),
         ...pipelineFlowRoutes(flows, reads),
+        ...budgetRoutes(budgets),
       ],
       consumers: [
         projectionConsumer(directory, (serviceId) => processors.retireService(serviceId)),
-        pipelineConsumer(pipelines, (envelope) => broker.publish(envelope)),
-        sideProcessorConsumer(validator, optimizer),
+        pipelineConsumer(pipelines, budgets, (envelope) => broker.publish(envelope)),
+        sideProcessorConsumer(validator, optimizer, budgets),
         settings.consumer(),
         processorCacheConsumer(nextProcessors),
       ],

@@ -1,0 +1,170 @@
+import { mongo, type Connection } from 'mongoose';
+import { isDuplicateKey } from '@pack/db';
+import type { BudgetStore, CountedCall, MonthSpend } from '../domain/budgets/budgets';
+
+export const BUDGETS_COLLECTION = 'ai_budgets';
+export const BUDGET_SPEND_COLLECTION = 'ai_budget_spend';
+export const BUDGET_CALLS_COLLECTION = 'ai_budget_calls';
+
+interface BudgetDocument {
+  _id: number;
+  monthly_limit: string | null;
+  updated_at: Date;
+}
+
+/** One Service's UTC month: `units` (Int64, 1e-12 currency units) and the calls being added. */
+interface SpendDocument {
+  _id: string;
+  service_id: number;
+  month: string;
+  units: mongo.Long;
+  unpriced_calls: number;
+  /** Request ids (as field names) whose `$inc` is done but whose ledger entry is not yet marked. */
+  adding?: Record<string, true>;
+}
+
+/** One counted call: the ledger that makes counting idempotent across replicas and redeliveries. */
+interface CallDocument {
+  _id: string;
+  service_id: number;
+  month: string;
+  units: mongo.Long;
+  unpriced: boolean;
+  applied: boolean;
+  at: Date;
+}
+
+const long = (units: bigint) => mongo.Long.fromBigInt(units);
+const spendKey = (serviceId: number, month: string) => `${serviceId}:${month}`;
+/** A request id as a field name: no '.', no leading '$' (FerretDB refuses them). */
+const markOf = (requestId: string) => `adding.r${requestId.replace(/[.$]/g, '_')}`;
+
+/**
+ * Limits in `ai_budgets` (one per Service), spend in `ai_budget_spend` (one per Service and UTC
+ * month, `$inc` on an Int64: exact), counted once per request id through `ai_budget_calls`
+ * (docs/decisions/0046): the call's ledger entry is inserted, the month's `$inc` is conditional
+ * on the call's mark being absent and sets it in the same single-document write, then the entry
+ * is marked applied and the mark removed. A crash anywhere leaves a state a redelivery completes
+ * without counting twice; a crash between the last two leaves a mark behind (harmless).
+ */
+export class BudgetRepository implements BudgetStore {
+  private readonly budgets;
+  private readonly spends;
+  private readonly calls;
+
+  constructor(connection: Connection) {
+    this.budgets = connection.collection<BudgetDocument>(BUDGETS_COLLECTION);
+    this.spends = connection.collection<SpendDocument>(BUDGET_SPEND_COLLECTION);
+    this.calls = connection.collection<CallDocument>(BUDGET_CALLS_COLLECTION);
+  }
+
+  async limit(serviceId: number): Promise<string | null> {
+    const found = await this.budgets.findOne({ _id: serviceId });
+    return found?.monthly_limit ?? null;
+  }
+
+  async setLimit(serviceId: number, limit: string | null): Promise<void> {
+    await this.budgets.updateOne(
+      { _id: serviceId },
+      { $set: { monthly_limit: limit, updated_at: new Date() } },
+      { upsert: true },
+    );
+  }
+
+  async spend(serviceId: number, month: string): Promise<MonthSpend> {
+    const found = await this.spends.findOne(
+      { _id: spendKey(serviceId, month) },
+      { promoteLongs: false, projection: { units: 1, unpriced_calls: 1 } },
+    );
+    return spendOf(found);
+  }
+
+  async count(call: CountedCall): Promise<boolean> {
+    let entry: CallDocument = {
+      _id: call.request_id,
+      service_id: call.service_id,
+      month: call.month,
+      units: long(call.units),
+      unpriced: call.unpriced,
+      applied: false,
+      at: new Date(),
+    };
+    try {
+      await this.calls.insertOne(entry);
+    } catch (error) {
+      if (!isDuplicateKey(error)) throw error;
+      const found = await this.calls.findOne({ _id: call.request_id }, { promoteLongs: false });
+      if (!found || found.applied) return false;
+      entry = found; // counted in the month first written, with the amount first written
+    }
+    const added = await this.add(entry);
+    await this.calls.updateOne({ _id: entry._id }, { $set: { applied: true } });
+    await this.spends.updateOne(
+      { _id: spendKey(entry.service_id, entry.month) },
+      { $unset: { [markOf(entry._id)]: '' } },
+    );
+    return added;
+  }
+
+  /** The `$inc` of the call's month, unless its mark says it is done; false when it was. */
+  private async add(entry: CallDocument): Promise<boolean> {
+    const key = spendKey(entry.service_id, entry.month);
+    const mark = markOf(entry._id);
+    const unpriced = entry.unpriced ? 1 : 0;
+    for (let attempt = 0; attempt < 2; attempt += 1) {
+      const updated = await this.spends.updateOne(
+        { _id: key, [mark]: { $exists: false } },
+        { $inc: { units: entry.units, unpriced_calls: unpriced }, $set: { [mark]: true } },
+      );
+      if (updated.modifiedCount === 1) return true;
+      // Not matched: the month has no document yet, or the mark is there (done).
+      try {
+        await this.spends.insertOne({
+          _id: key,
+          service_id: entry.service_id,
+          month: entry.month,
+          units: entry.units,
+          unpriced_calls: unpriced,
+          adding: { [mark.slice('adding.'.length)]: true },
+        });
+        return true;
+      } catch (error) {
+        if (!isDuplicateKey(error)) throw error;
+        // It exists: either with the mark (done), or another call created it a moment ago.
+        const marked = await this.spends.findOne(
+          { _id: key, [mark]: { $exists: true } },
+          { projection: { _id: 1 } },
+        );
+        if (marked) return false;
+      }
+    }
+    throw new Error(`could not add call ${entry._id} to the spend of ${key}`);
+  }
+
+  async limited(month: string): Promise<{ service_id: number; limit: string; spend: MonthSpend }[]> {
+    const budgets = await this.budgets.find({ monthly_limit: { $ne: null } }).toArray();
+    if (budgets.length === 0) return [];
+    const spends = await this.spends
+      .find(
+        { _id: { $in: budgets.map((budget) => spendKey(budget._id, month)) } },
+        { promoteLongs: false, projection: { service_id: 1, units: 1, unpriced_calls: 1 } },
+      )
+      .toArray();
+    const byService = new Map(spends.map((spend) => [spend.service_id, spendOf(spend)]));
+    return budgets.map((budget) => ({
+      service_id: budget._id,
+      limit: budget.monthly_limit!,
+      spend: byService.get(budget._id) ?? { units: 0n, unpriced_calls: 0 },
+    }));
+  }
+}
+
+function spendOf(found: Pick<SpendDocument, 'units' | 'unpriced_calls'> | null): MonthSpend {
+  if (!found) return { units: 0n, unpriced_calls: 0 };
+  const units = found.units as mongo.Long | number | undefined;
+  const unpriced = found.unpriced_calls as unknown as mongo.Long | number | undefined;
+  return {
+    units: units === undefined ? 0n : BigInt(units.toString()),
+    unpriced_calls: unpriced === undefined ? 0 : Number(unpriced.toString()),
+  };
+}
