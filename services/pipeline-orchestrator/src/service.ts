@@ -96,8 +96,9 @@ export const orchestratorService: ServiceDefinition<OrchestratorConfig> = {
       validator: () => settings.get().ai_integration.show_ai_validator,
     };
     // Limits and spend read from the database on every decision: a change applies on every replica (0046).
+    const budgetStore = new BudgetRepository(mongo.connection);
     const budgets = new Budgets({
-      store: new BudgetRepository(mongo.connection),
+      store: budgetStore,
       directory,
       processorService: async (id) => (await processorsRepository.findAny(id))?.service_id ?? null,
       currency: () => settings.get().currency.currency,
@@ -210,6 +211,7 @@ export const orchestratorService: ServiceDefinition<OrchestratorConfig> = {
         sweeper.start();
         return async () => {
           await sweeper.stop();
+          await budgetStore.flush().catch(() => undefined);
           settings.stop();
         };
       },

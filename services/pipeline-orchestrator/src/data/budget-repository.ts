@@ -34,6 +34,8 @@ interface CallDocument {
   at: Date;
 }
 
+/** How long added calls wait to be settled together (`settle`). */
+const SETTLE_MS = 1_000;
 const long = (units: bigint) => mongo.Long.fromBigInt(units);
 const spendKey = (serviceId: number, month: string) => `${serviceId}:${month}`;
 /** A request id as a field name: no '.', no leading '$' (FerretDB refuses them). */
@@ -43,14 +45,18 @@ const markOf = (requestId: string) => `adding.r${requestId.replace(/[.$]/g, '_')
  * Limits in `ai_budgets` (one per Service), spend in `ai_budget_spend` (one per Service and UTC
  * month, `$inc` on an Int64: exact), counted once per request id through `ai_budget_calls`
  * (docs/decisions/0046): the call's ledger entry is inserted, the month's `$inc` is conditional
- * on the call's mark being absent and sets it in the same single-document write, then the entry
- * is marked applied and the mark removed. A crash anywhere leaves a state a redelivery completes
- * without counting twice; a crash between the last two leaves a mark behind (harmless).
+ * on the call's mark being absent and sets it in the same single-document write (two writes per
+ * call), then, for the calls of a second together, the entries are marked applied and the marks
+ * removed. A crash anywhere leaves a state a redelivery completes without counting twice; one
+ * before the settling leaves marks behind (harmless: they refuse only a repeat of their call).
  */
 export class BudgetRepository implements BudgetStore {
   private readonly budgets;
   private readonly spends;
   private readonly calls;
+  /** Calls added to their month whose ledger entry and mark are not settled yet, by month document. */
+  private unsettled = new Map<string, Set<string>>();
+  private flushing: NodeJS.Timeout | undefined;
 
   constructor(connection: Connection) {
     this.budgets = connection.collection<BudgetDocument>(BUDGETS_COLLECTION);
@@ -93,17 +99,81 @@ export class BudgetRepository implements BudgetStore {
       await this.calls.insertOne(entry);
     } catch (error) {
       if (!isDuplicateKey(error)) throw error;
+      // A repeat (a redelivery, another replica): only an entry not marked applied may need the `$inc`.
       const found = await this.calls.findOne({ _id: call.request_id }, { promoteLongs: false });
       if (!found || found.applied) return false;
       entry = found; // counted in the month first written, with the amount first written
+      return this.repeat(entry);
     }
     const added = await this.add(entry);
-    await this.calls.updateOne({ _id: entry._id }, { $set: { applied: true } });
-    await this.spends.updateOne(
-      { _id: spendKey(entry.service_id, entry.month) },
-      { $unset: { [markOf(entry._id)]: '' } },
-    );
+    this.settle(entry);
     return added;
+  }
+
+  /**
+   * A repeat of a call whose entry was not applied when read. Its first counter may have settled
+   * it since the read (marked it applied, then removed the mark): an `$inc` that found no mark is
+   * then a second one, which the entry, applied now, tells; it is taken back.
+   */
+  private async repeat(entry: CallDocument): Promise<boolean> {
+    if (!(await this.add(entry))) {
+      this.settle(entry);
+      return false;
+    }
+    const now = await this.calls.findOne({ _id: entry._id }, { projection: { applied: 1 } });
+    if (now?.applied) {
+      await this.spends.updateOne(
+        { _id: spendKey(entry.service_id, entry.month) },
+        {
+          $inc: { units: long(-BigInt(entry.units.toString())), unpriced_calls: entry.unpriced ? -1 : 0 },
+          $unset: { [markOf(entry._id)]: '' },
+        },
+      );
+      return false;
+    }
+    this.settle(entry);
+    return true;
+  }
+
+  /**
+   * After the `$inc`: the ledger entry is marked applied, then the month's mark removed, for every
+   * call of the last second together (one `update` of the ledger and one per month document, not
+   * two per call). Until then the mark keeps a repeat from adding again; a crash before leaves
+   * marks behind, which only ever refuse a repeat of their own call.
+   */
+  private settle(entry: CallDocument): void {
+    const key = spendKey(entry.service_id, entry.month);
+    const marks = this.unsettled.get(key) ?? new Set<string>();
+    marks.add(entry._id);
+    this.unsettled.set(key, marks);
+    this.flushing ??= setTimeout(() => void this.flush().catch(() => undefined), SETTLE_MS);
+    this.flushing.unref?.();
+  }
+
+  /** Settles what `settle` collected (also at stop). */
+  async flush(): Promise<void> {
+    const batch = this.unsettled;
+    this.unsettled = new Map();
+    this.flushing = undefined;
+    if (batch.size === 0) return;
+    try {
+      const ids = [...batch.values()].flatMap((marks) => [...marks]);
+      await this.calls.updateMany({ _id: { $in: ids } }, { $set: { applied: true } });
+      for (const [key, marks] of batch)
+        await this.spends.updateOne(
+          { _id: key },
+          { $unset: Object.fromEntries([...marks].map((id) => [markOf(id), ''])) },
+        );
+    } catch (error) {
+      // Kept for the next flush: marks stay meanwhile (a repeat is still refused by them).
+      for (const [key, marks] of batch) {
+        const kept = this.unsettled.get(key) ?? new Set<string>();
+        for (const id of marks) kept.add(id);
+        this.unsettled.set(key, kept);
+      }
+      this.flushing ??= setTimeout(() => void this.flush().catch(() => undefined), SETTLE_MS);
+      throw error;
+    }
   }
 
   /** The `$inc` of the call's month, unless its mark says it is done; false when it was. */

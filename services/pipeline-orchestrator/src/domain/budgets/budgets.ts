@@ -30,6 +30,10 @@ export interface BudgetStore {
   limited(month: string): Promise<{ service_id: number; limit: string; spend: MonthSpend }[]>;
 }
 
+/** How long a Service read without a limit is taken to have none (Budgets.noLimitUntil). */
+export const NO_LIMIT_KEPT_MS = 1_000;
+const NO_LIMIT_KEPT_MAX = 10_000;
+
 /** The reason an automatic start records as the stage's error (DESIGN: FAILED with `budget_exhausted`). */
 export const BUDGET_EXHAUSTED = 'budget_exhausted';
 
@@ -54,6 +58,12 @@ export function budgetSpent(serviceId: number, what: string, reason: string): Co
 export class Budgets implements BudgetGate {
   /** A processor's Service never changes: kept once read. */
   private readonly serviceOfProcessor = new Map<number, number>();
+  /**
+   * Services read without a limit, until when (ms): most have none, and a stage start then reads
+   * nothing. A limit is never kept: raising or removing one applies at once on every replica; a
+   * new limit where there was none, on the other replicas within NO_LIMIT_KEPT_MS.
+   */
+  private readonly noLimitUntil = new Map<number, number>();
 
   constructor(
     private readonly deps: {
@@ -77,16 +87,22 @@ export class Budgets implements BudgetGate {
   async put(principal: Principal, serviceId: number, limit: string | null): Promise<BudgetView> {
     await this.visible(principal, serviceId);
     await this.deps.store.setLimit(serviceId, limit);
+    this.noLimitUntil.delete(serviceId);
     return this.view(serviceId);
   }
 
   async exhausted(serviceId: number): Promise<string | null> {
-    const month = monthOf(this.now());
-    const [limit, spend] = await Promise.all([
-      this.deps.store.limit(serviceId),
-      this.deps.store.spend(serviceId, month),
-    ]);
-    if (limit === null || spend.units < toUnits(limit)) return null;
+    const now = this.now();
+    if ((this.noLimitUntil.get(serviceId) ?? 0) > now.getTime()) return null;
+    const limit = await this.deps.store.limit(serviceId);
+    if (limit === null) {
+      if (this.noLimitUntil.size >= NO_LIMIT_KEPT_MAX) this.noLimitUntil.clear();
+      this.noLimitUntil.set(serviceId, now.getTime() + NO_LIMIT_KEPT_MS);
+      return null;
+    }
+    const month = monthOf(now);
+    const spend = await this.deps.store.spend(serviceId, month);
+    if (spend.units < toUnits(limit)) return null;
     return (
       `${BUDGET_EXHAUSTED}: the Service's AI budget of ${limit} ${this.deps.currency()} for ${month} is spent ` +
       `(${fromUnits(spend.units)}); an administrator can raise monthly_limit at /v1/ai/services/${serviceId}/budget/`
