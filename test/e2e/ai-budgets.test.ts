@@ -205,6 +205,13 @@ describe('AI budgets per Service, through the gateway', () => {
       409,
       ['monthly_limit'],
     );
+    // Rule 2: PackData pushed into CONFIG is stored; VERIFY is recorded FAILED with the reason.
+    const pushed = await asOwner('POST', `${PACK}data/service_item/${items[2]}/config/`, { vm: 'pushed' });
+    expect(pushed.status).toBe(201);
+    expect(pushed.body.pipeline.stages.slice(0, 2)).toMatchObject([
+      { state: 'OK', origin: 'pushed' },
+      { state: 'FAILED', error: expect.stringMatching(EXHAUSTED) },
+    ]);
     expect(calls()).toBe(quiet);
 
     // Item 6: every orchestrator replica reports the used ratio from the stored spend.

@@ -183,7 +183,7 @@ export const orchestratorService: ServiceDefinition<OrchestratorConfig> = {
     const flowDeps = { pipelines, store: pipelineRepository, processors: stages };
     const flows = {
       retrigger: new Retrigger({ ...flowDeps, context: contextRepository }),
-      push: new PackDataPush({ ...flowDeps, observer, switches }),
+      push: new PackDataPush({ ...flowDeps, observer, switches, budget: budgets }),
     };
     return {
       routes: [
