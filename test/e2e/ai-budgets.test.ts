@@ -10,7 +10,7 @@ import { loadConfig } from '@pack/config';
 import { llmGatewayEnvSchema, llmGatewayService } from '@pack/llm-gateway';
 import { orchestratorEnvSchema, orchestratorService } from '@pack/pipeline-orchestrator';
 import { startService, type RunningService } from '@pack/runtime';
-import { startFakeOpenAi, waitFor, type FakeProviderServer } from '@pack/testkit';
+import { startFakeOpenAi, storedDocuments, waitFor, type FakeProviderServer } from '@pack/testkit';
 import { approvedItems, latestStages, pipelineActors, slowPricedModel } from '../pipeline-actors';
 import { expectRefused, pipelineMessagesHandled, startStack, type Stack } from '../stack';
 
@@ -192,6 +192,12 @@ describe('AI budgets per Service, through the gateway', () => {
 
     // Triggers and retriggers: 409 naming the budget, nothing stored (the feedback neither).
     const orchestrator = stack.service('pipeline-orchestrator');
+    // Once the sweeper has let go of every ended run (its `watched` flag), only a request changes the database.
+    await waitFor(
+      async () =>
+        ((await storedDocuments(orchestrator)).pipelines ?? []).every((run) => run.watched === false),
+      { what: 'the sweeper done with the ended runs', timeoutMs: 20_000 },
+    );
     const trigger = await expectRefused(
       orchestrator,
       () => asOwner('POST', `${PACK}trigger/service_item/${items[0]}/config/`),

@@ -35,7 +35,7 @@ interface CallDocument {
 }
 
 /** How long added calls wait to be settled together (`settle`). */
-const SETTLE_MS = 1_000;
+const SETTLE_MS = 250;
 const long = (units: bigint) => mongo.Long.fromBigInt(units);
 const spendKey = (serviceId: number, month: string) => `${serviceId}:${month}`;
 /** A request id as a field name: no '.', no leading '$' (FerretDB refuses them). */
@@ -46,7 +46,7 @@ const markOf = (requestId: string) => `adding.r${requestId.replace(/[.$]/g, '_')
  * month, `$inc` on an Int64: exact), counted once per request id through `ai_budget_calls`
  * (docs/decisions/0046): the call's ledger entry is inserted, the month's `$inc` is conditional
  * on the call's mark being absent and sets it in the same single-document write (two writes per
- * call), then, for the calls of a second together, the entries are marked applied and the marks
+ * call), then, for the calls of a quarter second together, the entries are marked applied and the marks
  * removed. A crash anywhere leaves a state a redelivery completes without counting twice; one
  * before the settling leaves marks behind (harmless: they refuse only a repeat of their call).
  */
@@ -57,6 +57,8 @@ export class BudgetRepository implements BudgetStore {
   /** Calls added to their month whose ledger entry and mark are not settled yet, by month document. */
   private unsettled = new Map<string, Set<string>>();
   private flushing: NodeJS.Timeout | undefined;
+  /** The settling under way: one at a time. */
+  private settling: Promise<void> = Promise.resolve();
 
   constructor(connection: Connection) {
     this.budgets = connection.collection<BudgetDocument>(BUDGETS_COLLECTION);
@@ -137,7 +139,7 @@ export class BudgetRepository implements BudgetStore {
 
   /**
    * After the `$inc`: the ledger entry is marked applied, then the month's mark removed, for every
-   * call of the last second together (one `update` of the ledger and one per month document, not
+   * call of the last 250 ms together (one `update` of the ledger and one per month document, not
    * two per call). Until then the mark keeps a repeat from adding again; a crash before leaves
    * marks behind, which only ever refuse a repeat of their own call.
    */
@@ -146,14 +148,20 @@ export class BudgetRepository implements BudgetStore {
     const marks = this.unsettled.get(key) ?? new Set<string>();
     marks.add(entry._id);
     this.unsettled.set(key, marks);
-    this.flushing ??= setTimeout(() => void this.flush().catch(() => undefined), SETTLE_MS);
-    this.flushing.unref?.();
+    this.schedule();
   }
 
-  /** Settles what `settle` collected (also at stop). */
-  async flush(): Promise<void> {
+  /** Settles what `settle` collected (also at stop), after any settling under way. */
+  flush(): Promise<void> {
+    const next = this.settling.then(() => this.settleBatch());
+    this.settling = next.catch(() => undefined);
+    return next;
+  }
+
+  private async settleBatch(): Promise<void> {
     const batch = this.unsettled;
     this.unsettled = new Map();
+    if (this.flushing) clearTimeout(this.flushing);
     this.flushing = undefined;
     if (batch.size === 0) return;
     try {
@@ -171,9 +179,14 @@ export class BudgetRepository implements BudgetStore {
         for (const id of marks) kept.add(id);
         this.unsettled.set(key, kept);
       }
-      this.flushing ??= setTimeout(() => void this.flush().catch(() => undefined), SETTLE_MS);
+      this.schedule();
       throw error;
     }
+  }
+
+  private schedule(): void {
+    this.flushing ??= setTimeout(() => void this.flush().catch(() => undefined), SETTLE_MS);
+    this.flushing.unref?.();
   }
 
   /** The `$inc` of the call's month, unless its mark says it is done; false when it was. */
