@@ -11,12 +11,19 @@ import { llmGatewayEnvSchema, llmGatewayService } from '@pack/llm-gateway';
 import { orchestratorEnvSchema, orchestratorService } from '@pack/pipeline-orchestrator';
 import { startService, type RunningService } from '@pack/runtime';
 import { startFakeOpenAi, storedDocuments, waitFor, type FakeProviderServer } from '@pack/testkit';
-import { approvedItems, latestStages, pipelineActors, slowPricedModel } from '../pipeline-actors';
-import { expectRefused, pipelineMessagesHandled, startStack, type Stack } from '../stack';
+import { approvedItems, latestStages, pipelineActors } from '../pipeline-actors';
+import {
+  expectRefused,
+  modelKnownToOrchestrator,
+  modelOnFakeProvider,
+  pipelineMessagesHandled,
+  startStack,
+  type Stack,
+} from '../stack';
 
 const KEY = 'sk-e2e-budgets-0000';
 const PACK = '/v1/external/serviceowner/pack/';
-/** What one call of the fake provider costs on slowPricedModel (its default usage, prices 1 and 2), in 1e-6. */
+/** What one call of the fake provider costs on the model below (its default usage, prices 1 and 2), in 1e-6. */
 const CALL_MICROS = 26;
 const budgetPath = (service: number) => `/v1/ai/services/${service}/budget/`;
 const EXHAUSTED = /^budget_exhausted: the Service's AI budget of 0\.0001 \w+ for \d{4}-\d\d is spent/;
@@ -49,7 +56,13 @@ describe('AI budgets per Service, through the gateway', () => {
       stack.issueToken('service_owner'),
       stack.issueToken('consumer'),
     ]);
-    model = await slowPricedModel(stack, 'Budget model', fake.url, KEY);
+    // Priced 1 and 2 per million tokens; 10 s before giving up, so a loaded machine times nothing out.
+    model = await modelOnFakeProvider(stack, 'Budget model', fake.url, KEY, {
+      timeout: 10,
+      input_price_per_1m_tokens: '1',
+      output_price_per_1m_tokens: '2',
+    });
+    await modelKnownToOrchestrator(stack, model);
   }, 120_000);
   afterAll(async () => {
     for (const replica of replicas) await replica.stop();
