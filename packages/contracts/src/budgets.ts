@@ -10,28 +10,26 @@ export const MAX_BUDGET_DECIMALS = 6;
 /** The largest limit: the month's spend is kept as a 64-bit count of 1e-12 units (9.2 million). */
 export const MAX_BUDGET_LIMIT = 1_000_000;
 
-const LIMIT = /^(0|[1-9][0-9]*)(\.[0-9]+)?$/;
+const DECIMAL = /^(0|[1-9][0-9]*)(\.[0-9]+)?$/;
+/** Exactly the limits taken: from 0 to 1,000,000 with at most 6 decimals (the OpenAPI pattern). */
+const LIMIT = /^(?:(?:0|[1-9][0-9]{0,5})(?:\.[0-9]{1,6})?|1000000(?:\.0{1,6})?)$/;
 
 export const budgetLimitSchema = z
   .string()
   .max(40)
   .meta({ pattern: LIMIT.source })
   .transform((value, ctx) => {
-    const match = LIMIT.exec(value);
-    if (!match) {
-      ctx.addIssue({ code: 'custom', message: 'must be a non-negative decimal string such as "25.00"' });
-      return z.NEVER;
-    }
-    if ((match[2] ?? '.').length - 1 > MAX_BUDGET_DECIMALS) {
-      ctx.addIssue({ code: 'custom', message: `must have at most ${MAX_BUDGET_DECIMALS} decimals` });
-      return z.NEVER;
-    }
-    const whole = Number(match[1]!.slice(0, 9));
-    if (whole > MAX_BUDGET_LIMIT || (whole === MAX_BUDGET_LIMIT && /[1-9]/.test(match[2] ?? ''))) {
-      ctx.addIssue({ code: 'custom', message: `must be at most ${MAX_BUDGET_LIMIT}` });
-      return z.NEVER;
-    }
-    return value;
+    const match = DECIMAL.exec(value);
+    const message = !match
+      ? 'must be a non-negative decimal string such as "25.00"'
+      : (match[2] ?? '.').length - 1 > MAX_BUDGET_DECIMALS
+        ? `must have at most ${MAX_BUDGET_DECIMALS} decimals`
+        : !LIMIT.test(value)
+          ? `must be at most ${MAX_BUDGET_LIMIT}`
+          : null;
+    if (message === null) return value;
+    ctx.addIssue({ code: 'custom', message });
+    return z.NEVER;
   })
   .nullable()
   .describe(
