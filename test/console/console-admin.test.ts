@@ -254,4 +254,36 @@ describe('the operator console: administration', () => {
       },
     );
   });
+  it("issue 29 item 6-7: shows a Service's AI budget and the month's spend on the AI processors page, and lets the admin set it (a bad amount refused next to the field)", async () => {
+    await h.signInAs(h.stack.adminToken, /\/dashboard/);
+    const created = await h.stack.call('POST', '/v1/catalog/services/', {
+      body: { name: 'Budgeted in the console' },
+    });
+    const budgetPath = `/v1/ai/services/${created.body.id}/budget/`;
+    await h.open('/processors', 'AI processors');
+    await h.page.getByLabel('Service', { exact: true }).selectOption(String(created.body.id));
+    const panel = h.page.getByTestId('ai-budget');
+    await panel.locator('[data-figure="limit"] dd').getByText('no limit').waitFor();
+    expect(await panel.locator('[data-figure="spent"] dd').textContent()).toMatch(/^0\.000000 [A-Z]{3}$/);
+
+    const limit = h.page.getByLabel(/^Monthly limit/);
+    await limit.fill('12.3456789');
+    await h.page.getByRole('button', { name: 'Save limit' }).click();
+    await h.page
+      .locator('.field-invalid')
+      .getByLabel(/^Monthly limit/)
+      .waitFor();
+    expect((await h.stack.call('GET', budgetPath)).body.monthly_limit).toBeNull();
+
+    await limit.fill('25.00');
+    await h.page.getByRole('button', { name: 'Save limit' }).click();
+    await panel
+      .locator('[data-figure="limit"] dd')
+      .getByText(/^25\.00 [A-Z]{3}$/)
+      .waitFor();
+    expect((await h.stack.call('GET', budgetPath)).body.monthly_limit).toBe('25.00');
+    await expectAccessible(h, 'processors-budget');
+    await h.screenshot('processors-budget');
+    await h.stack.call('PUT', budgetPath, { body: { monthly_limit: null } });
+  });
 });

@@ -47,6 +47,8 @@ describe('alert rules (deploy/prometheus/rules)', () => {
         'PackStageFailureRate',
         'PackWebhookFailureRate',
         'PackLlmCostPerHourHigh',
+        'PackServiceAiBudgetNearlySpent',
+        'PackServiceAiBudgetSpent',
       ]),
     );
   });

@@ -54,6 +54,8 @@ export const ROUTE_ACCESS: Record<string, 'public' | 'authenticated' | readonly 
   'pipeline-orchestrator GET /v1/ai/processors/:id/': ['admin', 'service_owner'],
   'pipeline-orchestrator PATCH /v1/ai/processors/:id/': ['admin', 'service_owner'],
   'pipeline-orchestrator DELETE /v1/ai/processors/:id/': ['admin', 'service_owner'],
+  'pipeline-orchestrator GET /v1/ai/services/:id/budget/': ['admin', 'service_owner'],
+  'pipeline-orchestrator PUT /v1/ai/services/:id/budget/': ['admin'],
   'pipeline-orchestrator POST /v1/external/serviceowner/pack/trigger/service_item/:id/:stage/': [
     'admin',
     'service_owner',

@@ -15,3 +15,4 @@ export * from './processors';
 export * from './webhooks';
 export * from './pipelines';
 export * from './paging';
+export * from './budgets';

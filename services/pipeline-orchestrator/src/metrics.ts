@@ -48,3 +48,25 @@ export function sweepMetrics(metrics: Metrics): SweepObserver {
     resent: (stage) => resent.inc({ stage }),
   };
 }
+
+/**
+ * `pack_service_ai_budget_used_ratio{service_id}`: this month's spend over the limit of every
+ * Service with an AI budget, read from the stored spend on each scrape, so every replica reports
+ * the same figures (docs/decisions/0046). The label is `service_id`: `service` is every metric's
+ * default label naming the process (packages/metrics).
+ */
+export function budgetMetrics(
+  metrics: Metrics,
+  ratios: () => Promise<{ service_id: number; ratio: number }[]>,
+): void {
+  metrics.gauge(
+    'pack_service_ai_budget_used_ratio',
+    "This UTC month's AI spend of a Service over its monthly limit (1: the limit is reached)",
+    ['service_id'],
+    async (gauge) => {
+      gauge.reset();
+      for (const { service_id, ratio } of await ratios())
+        gauge.set({ service_id: String(service_id) }, ratio);
+    },
+  );
+}

@@ -8,6 +8,9 @@ import {
 import type { ServiceDefinition } from '@pack/runtime';
 import { SettingsCache } from '@pack/settings-client';
 import { ActiveSlotRepository } from './data/active-slot-repository';
+import { BudgetRepository } from './data/budget-repository';
+import { Budgets } from './domain/budgets/budgets';
+import { budgetRoutes } from './http/budget-routes';
 import { DirectoryRepository } from './data/directory-repository';
 import { PIPELINES_COLLECTION, PipelineRepository } from './data/pipeline-repository';
 import { PROCESSORS_COLLECTION, ProcessorRepository } from './data/processor-repository';
@@ -39,7 +42,7 @@ import { pipelineConsumer } from './messaging/pipeline-consumer';
 import { processorCacheConsumer } from './messaging/processor-cache-consumer';
 import { projectionConsumer } from './messaging/projection-consumer';
 import { SweeperLoop } from './messaging/sweeper-loop';
-import { pipelineMetrics, sweepMetrics } from './metrics';
+import { budgetMetrics, pipelineMetrics, sweepMetrics } from './metrics';
 import type { OrchestratorConfig } from './config';
 
 export { orchestratorEnvSchema, type OrchestratorConfig } from './config';
@@ -50,6 +53,11 @@ export { PACK_DATA_COLLECTION, PIPELINES_COLLECTION } from './data/pipeline-repo
 export { SERVICE_ITEMS_COLLECTION } from './data/service-item-repository';
 export { EXECUTION_NOTES_COLLECTION } from './data/execution-context-repository';
 export { VALIDATIONS_COLLECTION } from './data/validation-repository';
+export {
+  BUDGETS_COLLECTION,
+  BUDGET_CALLS_COLLECTION,
+  BUDGET_SPEND_COLLECTION,
+} from './data/budget-repository';
 
 const SERVICE = 'pipeline-orchestrator';
 
@@ -87,6 +95,15 @@ export const orchestratorService: ServiceDefinition<OrchestratorConfig> = {
       processors: () => settings.get().ai_integration.show_ai_processor,
       validator: () => settings.get().ai_integration.show_ai_validator,
     };
+    // Limits and spend read from the database on every decision: a change applies on every replica (0046).
+    const budgetStore = new BudgetRepository(mongo.connection);
+    const budgets = new Budgets({
+      store: budgetStore,
+      directory,
+      processorService: async (id) => (await processorsRepository.findAny(id))?.service_id ?? null,
+      currency: () => settings.get().currency.currency,
+    });
+    budgetMetrics(metrics, () => budgets.ratios());
     const contextRepository = new ExecutionContextRepository(mongo.connection);
     const observer = pipelineMetrics(metrics, () => pipelineRepository.countRunning());
     const optimizer = new PackOptimizer({
@@ -94,6 +111,7 @@ export const orchestratorService: ServiceDefinition<OrchestratorConfig> = {
       pipelines: pipelineRepository,
       context: contextRepository,
       switches,
+      budget: budgets,
       logger,
     });
     const validator = new ChangeInstanceValidator(
@@ -102,6 +120,7 @@ export const orchestratorService: ServiceDefinition<OrchestratorConfig> = {
       () => outbox.kick(),
       logger,
       switches,
+      budgets,
     );
     // Built once per settings version: it was a measurable share of a stage's CPU (bench/pipeline).
     let catalog: { from: GeneralSettings; schema: JsonSchema } | undefined;
@@ -127,6 +146,7 @@ export const orchestratorService: ServiceDefinition<OrchestratorConfig> = {
       observer,
       requests,
       switches,
+      budget: budgets,
     });
     const sweepRepository = new SweepRepository(mongo.connection, PIPELINES_COLLECTION);
     const sweeper = new SweeperLoop(
@@ -163,18 +183,19 @@ export const orchestratorService: ServiceDefinition<OrchestratorConfig> = {
     const flowDeps = { pipelines, store: pipelineRepository, processors: stages };
     const flows = {
       retrigger: new Retrigger({ ...flowDeps, context: contextRepository }),
-      push: new PackDataPush({ ...flowDeps, observer, switches }),
+      push: new PackDataPush({ ...flowDeps, observer, switches, budget: budgets }),
     };
     return {
       routes: [
         ...processorRoutes(processors),
         ...pipelineRoutes(pipelines, reads),
         ...pipelineFlowRoutes(flows, reads),
+        ...budgetRoutes(budgets),
       ],
       consumers: [
         projectionConsumer(directory, (serviceId) => processors.retireService(serviceId)),
-        pipelineConsumer(pipelines, (envelope) => broker.publish(envelope)),
-        sideProcessorConsumer(validator, optimizer),
+        pipelineConsumer(pipelines, budgets, (envelope) => broker.publish(envelope)),
+        sideProcessorConsumer(validator, optimizer, budgets),
         settings.consumer(),
         processorCacheConsumer(nextProcessors),
       ],
@@ -190,6 +211,7 @@ export const orchestratorService: ServiceDefinition<OrchestratorConfig> = {
         sweeper.start();
         return async () => {
           await sweeper.stop();
+          await budgetStore.flush().catch(() => undefined);
           settings.stop();
         };
       },

@@ -60,6 +60,7 @@ describe('a pipeline remembered by a replica that another replica changed', () =
       finishing: async (pipeline, outcome, reasons) => progressEvents(pipeline, outcome, reasons),
       requests: new PipelineRequestSender(connection, store, broker, () => undefined),
       switches: { processors: () => true, validator: () => true },
+      budget: { exhausted: async () => null },
     });
     return { store, pipelines };
   };

@@ -952,6 +952,34 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/ai/services/{id}/budget/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A Service's AI budget: its monthly limit (null: none) and this UTC month's spend of its AI processors, in the Currency setting's currency
+         * @description A Service's AI budget: its monthly limit (null: none) and this UTC month's spend of its AI processors, in the Currency setting's currency.
+         *
+         *     Roles: admin, service_owner.
+         */
+        get: operations["getAiServicesByIdBudget"];
+        /**
+         * Set a Service's AI budget per calendar month (UTC); at the limit no new AI work of the Service starts (triggers and retriggers 409, automatic starts FAILED with budget_exhausted); null removes the limit
+         * @description Set a Service's AI budget per calendar month (UTC); at the limit no new AI work of the Service starts (triggers and retriggers 409, automatic starts FAILED with budget_exhausted); null removes the limit.
+         *
+         *     Roles: admin.
+         */
+        put: operations["putAiServicesByIdBudget"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/external/serviceowner/webhooks/": {
         parameters: {
             query?: never;
@@ -9211,6 +9239,267 @@ export interface operations {
             };
             /** @description The stage kept changing while the PackData was stored (try again), or retrigger=true without an active config processor (while AI processors are switched off the data is stored and the run ends FAILED with the reason instead) */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than the limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error; `error_id` finds it in the logs */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The owning service failed to answer */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The owning service is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getAiServicesByIdBudget: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The Service's id (catalog) */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The budget and the spend so far */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        service_id: number;
+                        /** @description Decimal string as set; null: no limit */
+                        monthly_limit: string | null;
+                        /** @description Exact decimal sum of the costs of every priced AI call of the Service this UTC month (late, superseded and fallback calls included), with at least 6 decimals */
+                        spent_this_month: string;
+                        /** @description Calls of this month whose model has no prices: not in spent_this_month, never counted as 0 */
+                        unpriced_calls_this_month: number;
+                        /** @description The UTC month counted, "YYYY-MM" */
+                        month: string;
+                        /** @description The Currency setting's currency */
+                        currency: string;
+                        /** @description spent_this_month >= monthly_limit: no new AI work starts for the Service */
+                        exhausted: boolean;
+                    };
+                };
+            };
+            /** @description Invalid id */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No or unknown token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Consumers may not read AI budgets; only administrators set them; owners read their own */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such Service */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error; `error_id` finds it in the logs */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The owning service failed to answer */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The owning service is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    putAiServicesByIdBudget: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The Service's id (catalog) */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The most the Service's AI calls may cost per calendar month (UTC), in the Currency setting's currency: a decimal string with at most 6 decimals, from "0" to "1000000"; null: no limit */
+                    monthly_limit: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description The budget as set, with the spend so far */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        service_id: number;
+                        /** @description Decimal string as set; null: no limit */
+                        monthly_limit: string | null;
+                        /** @description Exact decimal sum of the costs of every priced AI call of the Service this UTC month (late, superseded and fallback calls included), with at least 6 decimals */
+                        spent_this_month: string;
+                        /** @description Calls of this month whose model has no prices: not in spent_this_month, never counted as 0 */
+                        unpriced_calls_this_month: number;
+                        /** @description The UTC month counted, "YYYY-MM" */
+                        month: string;
+                        /** @description The Currency setting's currency */
+                        currency: string;
+                        /** @description spent_this_month >= monthly_limit: no new AI work starts for the Service */
+                        exhausted: boolean;
+                    };
+                };
+            };
+            /** @description Invalid request; `errors` names each field (monthly_limit) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No or unknown token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Consumers may not read AI budgets; only administrators set them; owners read their own */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such Service */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -27,6 +27,7 @@ export type Provider = LlmModel['provider'];
 export type ConnectionTest = Answer<'/v1/ai/llm_models/test_connection/{id}/', 'post'>;
 export type Processor = Answer<'/v1/ai/processors/{id}/', 'get'>;
 export type ProcessorKind = Processor['kind'];
+export type AiBudget = Answer<'/v1/ai/services/{id}/budget/', 'get'>;
 export type Service = Results<Answer<'/v1/catalog/services/', 'get'>>;
 export type ServiceItem = Results<Answer<'/v1/catalog/service_items/', 'get'>>;
 export type Pipeline = Answer<'/v1/external/serviceowner/pack/pipelines/{id}/', 'get'>;

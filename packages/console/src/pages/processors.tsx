@@ -6,6 +6,7 @@ import { ServiceSelect, useServices } from '../components/service-picker';
 import { Check, ErrorNotice, Field, Notice } from '../components/ui';
 import { useLoad } from '../components/use-load';
 import { useSettings } from '../settings-store';
+import { BudgetPanel } from './budget-panel';
 import { KINDS, offeredKinds, parseSchema, schemaRule } from './processor-rules';
 
 interface Draft {
@@ -81,6 +82,7 @@ export function ProcessorsPage() {
           setEditing(null);
         }}
       />
+      {service !== null && <BudgetPanel service={service} />}
       <ErrorNotice error={processors.error} />
       {processors.data && (
         <>

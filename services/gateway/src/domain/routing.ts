@@ -9,6 +9,7 @@ export const ROUTING_TABLE: readonly (readonly [prefix: string, upstream: Upstre
   ['/v1/ai/llm_models/', 'llm-gateway'],
   ['/v1/ai/dashboard/', 'llm-gateway'],
   ['/v1/ai/processors/', 'pipeline-orchestrator'],
+  ['/v1/ai/services/', 'pipeline-orchestrator'],
   ['/v1/external/serviceowner/pack/', 'pipeline-orchestrator'],
   ['/v1/external/serviceowner/webhooks/', 'webhook-dispatcher'],
   ['/v1/external/serviceowner/webhook_responses/', 'webhook-dispatcher'],

@@ -1,5 +1,6 @@
 import { on, type ConsumerSpec } from '@pack/broker';
 import { createEnvelope, events, generateResultEvent, type Envelope } from '@pack/contracts';
+import type { Budgets } from '../domain/budgets/budgets';
 import type { Pipelines } from '../domain/pipelines/pipelines';
 import { SOURCE } from '../domain/stage-requests/stage-request';
 import { resultKind } from './result-routing';
@@ -14,6 +15,7 @@ export const PIPELINE_CONSUMER = 'pipeline-orchestrator.pipelines';
  */
 export function pipelineConsumer(
   pipelines: Pipelines,
+  budgets: Pick<Budgets, 'count'>,
   publish: (envelope: Envelope) => Promise<void>,
 ): ConsumerSpec {
   return {
@@ -23,7 +25,11 @@ export function pipelineConsumer(
       on(events.changeInstanceStateChanged, (data) => pipelines.changeInstance(data)),
       on(events.llmGenerateCompleted, async (data, envelope) => {
         const kind = resultKind(data);
-        if (kind === 'stage') return pipelines.result(data);
+        // Counted before the result may start the next stage, which then sees this call's cost (0046).
+        if (kind === 'stage') {
+          await budgets.count(data);
+          return pipelines.result(data);
+        }
         // A validator's or optimizer's result without `reply_kind` (rolling upgrade: a request
         // or an llm-gateway of before) comes only here now: told apart by its request id as
         // before, it goes on under its kind's own type to the side-processor queue, which

@@ -12,6 +12,7 @@ import {
 import { KIND_OF, laterProcessor } from './stage-kinds';
 import type { ActiveProcessors } from '../processors/processor-records';
 import { AI_PROCESSORS_OFF, AI_PROCESSORS_OFF_NOTE, type AiSwitches } from '../ai-switches';
+import type { BudgetGate } from '../budgets/budgets';
 import type { PipelineObserver } from './pipeline-deps';
 import type { Pipelines } from './pipelines';
 import { withStages } from './progress';
@@ -23,6 +24,8 @@ export interface PackDataPushDeps {
   processors: ActiveProcessors;
   observer: PipelineObserver;
   switches: Pick<AiSwitches, 'processors'>;
+  /** The Service's AI budget: spent, nothing starts (budgets.ts, docs/decisions/0046). */
+  budget: BudgetGate;
 }
 
 export interface PushOutcome {
@@ -58,7 +61,9 @@ export interface PushOptions {
  * context), at most MAX_PUSH_RETRIGGERS times in a row; the next one ends the run FAILED.
  * While AI processors are switched off (`show_ai_processor`, 0040) the PackData is stored all the
  * same, but nothing starts: the next stage keeps the reason as its error, and a retrigger ends
- * the run FAILED with it, like one past the bound.
+ * the run FAILED with it, like one past the bound. While the Service's AI budget is spent (0046)
+ * the data is stored, the next stage is recorded FAILED with `budget_exhausted` and the run ends
+ * FAILED with that reason; a retrigger ends it FAILED with it too.
  */
 export class PackDataPush {
   constructor(private readonly deps: PackDataPushDeps) {}
@@ -82,21 +87,29 @@ export class PackDataPush {
     if (wantsRun && !config)
       throw new ConflictError('the Service has no active config processor to retrigger the pipeline');
     const aiOn = this.deps.switches.processors();
+    // Rule 2's next stage or the retrigger would start AI work: not while the budget is spent.
+    const wouldStart = aiOn && ((next && nextProcessor) || config !== null);
+    const spent = wouldStart ? await this.deps.budget.exhausted(item.service_id) : null;
     for (let attempt = 0; attempt <= MAX_RACE_RETRIES; attempt += 1) {
       const latest = await this.latestRun(item);
       const now = new Date();
       const fields = pushedFields(latest.stages[stage], dataJson, now);
       const withData = withStages(latest, { [stage]: fields });
       const retriggers = latest.push_retriggers ?? 0;
-      const bounded = config !== null && (!aiOn || retriggers >= MAX_PUSH_RETRIGGERS);
+      const bounded = config !== null && (!aiOn || spent !== null || retriggers >= MAX_PUSH_RETRIGGERS);
       // Conditional on the attempt read: a concurrent trigger, result or push makes us re-read.
       const expect = { states: ANY_STATE, attempt: latest.stages[stage].attempt };
       const note =
         next && nextProcessor && !aiOn && latest.stages[next].state === null
           ? { [next]: { error: AI_PROCESSORS_OFF_NOTE } }
           : {};
+      // Budget spent: the next stage is recorded FAILED with the reason and the run ends (0046).
+      const refused =
+        next && nextProcessor && spent !== null
+          ? { [next]: { state: 'FAILED' as const, error: spent, finished_at: now } }
+          : null;
       const moved =
-        next && nextProcessor && aiOn
+        next && nextProcessor && aiOn && !refused
           ? await pipelines.moves.start(
               withData,
               next,
@@ -113,8 +126,12 @@ export class PackDataPush {
               latest._id,
               stage,
               expect,
-              { [stage]: fields, ...note },
-              await this.ending(withData, stage, config !== null, bounded, aiOn),
+              { [stage]: fields, ...note, ...refused },
+              refused
+                ? await pipelines.moves.finishing(withStages(withData, refused), 'FAILED', [
+                    `${next}: ${spent}`,
+                  ])
+                : await this.ending(withData, stage, config !== null, bounded, aiOn, spent),
               null,
             );
       if (!moved) continue;
@@ -148,6 +165,7 @@ export class PackDataPush {
     retrigger: boolean,
     bounded: boolean,
     aiOn: boolean,
+    spent: string | null,
   ) {
     // Into CONFIG or VERIFY with no next processor: the run ends unless a later stage has one
     // (it then waits for the next push, rule 2; docs/decisions/0026).
@@ -158,9 +176,9 @@ export class PackDataPush {
     }
     if (!retrigger) return this.deps.pipelines.moves.finishing(withData, 'COMPLETED', []);
     if (!bounded) return Promise.resolve([]);
-    if (!aiOn)
+    if (!aiOn || spent !== null)
       return this.deps.pipelines.moves.finishing(withData, 'FAILED', [
-        `EXECUTION: PackData pushed with retrigger=true, but the pipeline was not restarted: ${AI_PROCESSORS_OFF}`,
+        `EXECUTION: PackData pushed with retrigger=true, but the pipeline was not restarted: ${spent ?? AI_PROCESSORS_OFF}`,
       ]);
     return this.deps.pipelines.moves.finishing(withData, 'FAILED', [
       `EXECUTION: PackData pushed with retrigger=true has already restarted the pipeline ${MAX_PUSH_RETRIGGERS} times in a row (the most allowed); not restarted again, retrigger by hand to go on`,

@@ -1,5 +1,6 @@
 import type { Envelope, JsonSchema, Stage } from '@pack/contracts';
 import type { AiSwitches } from '../ai-switches';
+import type { BudgetGate } from '../budgets/budgets';
 import type { ActiveProcessors, Directory, ProcessorRecord } from '../processors/processor-records';
 import type {
   PipelineRecord,
@@ -46,4 +47,6 @@ export interface PipelineDeps {
   requests: RequestSender;
   /** The AI switches of the General Settings: with `processors()` off no stage starts (ai-switches.ts). */
   switches: AiSwitches;
+  /** The Service's AI budget: at its limit no stage starts (budgets.ts, docs/decisions/0046). */
+  budget: BudgetGate;
 }

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { STAGES, type Principal, type Stage } from '@pack/contracts';
 import { ConflictError, NotFoundError } from '@pack/errors';
 import { AI_PROCESSORS_OFF_NOTE, aiProcessorsOff } from '../ai-switches';
+import { budgetSpent } from '../budgets/budgets';
 import type { ProcessorRecord } from '../processors/processor-records';
 import { carried, draftPipeline, emptyStage, scheduleStage } from '../stage-requests/stage-request';
 import { StageResults } from '../stage-results/stage-results';
@@ -38,6 +39,7 @@ export class Pipelines {
   async trigger(principal: Principal, serviceItemId: number, stage: Stage): Promise<PipelineRecord> {
     const item = await this.visibleItem(principal, serviceItemId);
     this.requireAiProcessors(`triggering the ${stage} stage`);
+    await this.requireBudget(item.service_id, `triggering the ${stage} stage`);
     const processor = await this.deps.processors.active(item.service_id, KIND_OF[stage]);
     if (!processor)
       throw new ConflictError(
@@ -103,8 +105,16 @@ export class Pipelines {
     ]);
     if (!processor) return;
     const origin = `approval:${news.change_instance_id}`;
-    if (this.deps.switches.processors()) await this.startRun(item, processor, origin);
-    else await this.notStarted(item, origin);
+    if (!this.deps.switches.processors()) return this.notStarted(item, origin);
+    const exhausted = await this.deps.budget.exhausted(item.service_id);
+    if (exhausted !== null) return this.notStarted(item, origin, exhausted);
+    await this.startRun(item, processor, origin);
+  }
+
+  /** Throws the 409 naming the Service's AI budget while it is spent (docs/decisions/0046). */
+  async requireBudget(serviceId: number, what: string): Promise<void> {
+    const exhausted = await this.deps.budget.exhausted(serviceId);
+    if (exhausted !== null) throw budgetSpent(serviceId, what, exhausted);
   }
 
   /** Throws the 409 naming `show_ai_processor` while AI processors are switched off. */
@@ -117,8 +127,10 @@ export class Pipelines {
    * is stored with no stage started and the reason as its CONFIG's error, so the owner sees on
    * the pipeline why nothing runs; a trigger or retrigger starts it once the switch is on. Once
    * per approval (its origin), like a started run; a running older run is superseded as usual.
+   * With `exhausted` (the Service's AI budget is spent, 0046) the CONFIG stage is recorded FAILED
+   * with that reason instead, and the run's end goes to its Change Instance (FAILED, the reason).
    */
-  private async notStarted(item: ServiceItemRecord, origin: string): Promise<void> {
+  private async notStarted(item: ServiceItemRecord, origin: string, exhausted?: string): Promise<void> {
     const { store } = this.deps;
     const [id, run, previous] = await Promise.all([
       store.nextId(),
@@ -126,12 +138,16 @@ export class Pipelines {
       store.latest(item.service_item_id),
     ]);
     const draft = { ...draftPipeline(id, item, origin, new Date()), run };
-    const record: PipelineRecord = {
-      ...draft,
-      stages: { ...draft.stages, CONFIG: { ...emptyStage(), error: AI_PROCESSORS_OFF_NOTE } },
-    };
-    if (!(await store.insert(record, []))) return;
+    const config: StageRecord =
+      exhausted === undefined
+        ? { ...emptyStage(), error: AI_PROCESSORS_OFF_NOTE }
+        : { ...emptyStage(), state: 'FAILED', error: exhausted, finished_at: draft.created_at };
+    const record: PipelineRecord = { ...draft, stages: { ...draft.stages, CONFIG: config } };
+    const events =
+      exhausted === undefined ? [] : await this.moves.finishing(record, 'FAILED', [`CONFIG: ${exhausted}`]);
+    if (!(await store.insert(record, events))) return;
     if (previous && previous.run < run) await store.supersede(previous._id, id);
+    if (events.length > 0) await this.deps.requests.publish(id, events);
   }
 
   /** A generate result (stage-results.ts). */

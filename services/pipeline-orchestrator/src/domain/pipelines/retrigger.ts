@@ -25,6 +25,7 @@ export class Retrigger {
     const { pipelines, store, processors, context } = this.deps;
     const item = await pipelines.visibleItem(principal, serviceItemId);
     pipelines.requireAiProcessors('a retrigger');
+    await pipelines.requireBudget(item.service_id, 'a retrigger');
     const processor = await processors.active(item.service_id, 'config');
     if (!processor)
       throw new ConflictError('the Service has no active config processor to run the CONFIG stage');

@@ -1,6 +1,7 @@
 import { STAGES, type Envelope } from '@pack/contracts';
 import type { Logger } from '@pack/logging';
 import type { AiSwitches } from '../ai-switches';
+import type { BudgetGate } from '../budgets/budgets';
 import { clip, type ExecutionContextStore } from '../pipelines/execution-context';
 import type { ActiveProcessors, ProcessorRecord } from '../processors/processor-records';
 import type {
@@ -29,6 +30,7 @@ export class PackOptimizer {
       pipelines: Pick<PipelineStore, 'find'>;
       context: Pick<ExecutionContextStore, 'addNote'>;
       switches: Pick<AiSwitches, 'processors'>;
+      budget: BudgetGate;
       logger: Logger;
     },
   ) {}
@@ -45,6 +47,8 @@ export class PackOptimizer {
     const optimizer =
       known !== undefined ? known : await this.deps.processors.active(pipeline.service_id, 'pack_optimizer');
     if (!optimizer) return progress;
+    // The Service's AI budget is spent (0046): no notes are asked for.
+    if ((await this.deps.budget.exhausted(pipeline.service_id)) !== null) return progress;
     const requestId = `${OPTIMIZER_REQUEST_PREFIX}${pipeline._id}-${progressVersion(pipeline, outcome)}`;
     const request = generateRequest({
       requestId,

@@ -1,6 +1,7 @@
 import { createEnvelope, events, type Envelope, type EventData } from '@pack/contracts';
 import type { Logger } from '@pack/logging';
 import type { AiSwitches } from '../ai-switches';
+import type { BudgetGate } from '../budgets/budgets';
 import { VALIDATOR_SCHEMA } from '../stage-requests/internal-schemas';
 import type { GenerateResult } from '../pipelines/pipeline-records';
 import type { ActiveProcessors } from '../processors/processor-records';
@@ -48,6 +49,7 @@ export class ChangeInstanceValidator {
     private readonly eventsWritten: () => void,
     private readonly logger: Logger,
     private readonly switches: Pick<AiSwitches, 'validator'>,
+    private readonly budget: BudgetGate,
   ) {}
 
   async created(news: Created): Promise<void> {
@@ -59,6 +61,15 @@ export class ChangeInstanceValidator {
       this.logger.info(
         { change_instance_id: news.change_instance_id },
         'change instance validator switched off (show_ai_validator): the instance waits for its owner',
+      );
+      return;
+    }
+    const exhausted = await this.budget.exhausted(news.service.id);
+    if (exhausted !== null) {
+      // As with the validator off: the instance waits for its owner (docs/decisions/0046).
+      this.logger.info(
+        { change_instance_id: news.change_instance_id, reason: exhausted },
+        'validator not asked',
       );
       return;
     }

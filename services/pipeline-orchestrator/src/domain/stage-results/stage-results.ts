@@ -280,6 +280,21 @@ export class StageResults {
       const set = { [stage]: done, ...note };
       return this.deps.store.move(pipeline._id, stage, expect, set, [], cost, unpriced);
     }
+    const exhausted = await this.deps.budget.exhausted(pipeline.service_id);
+    if (exhausted !== null) {
+      // The Service's AI budget is spent (0046): the stage ends OK, the next one is recorded
+      // FAILED with the reason and the run ends, its Change Instance told why, in one write.
+      const set = {
+        [stage]: done,
+        [next]: { state: 'FAILED' as const, error: exhausted, finished_at: done.finished_at ?? new Date() },
+      };
+      const events = await this.moves.finishing(withStages(pipeline, set), 'FAILED', [
+        `${next}: ${exhausted}`,
+      ]);
+      const moved = await this.deps.store.move(pipeline._id, stage, expect, set, events, cost, unpriced);
+      if (moved) await this.deps.requests.publish(pipeline._id, events);
+      return moved;
+    }
     // The stage's OK and the next stage's request in one write: they cannot come apart.
     const withData = { ...pipeline, stages: { ...pipeline.stages, [stage]: { ...current, ...done } } };
     return this.moves.start(withData, next, processor, { [stage]: done }, { stage, expect, cost, unpriced });

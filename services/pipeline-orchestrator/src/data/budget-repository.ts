@@ -1,0 +1,253 @@
+import { mongo, type Connection } from 'mongoose';
+import { isDuplicateKey } from '@pack/db';
+import type { BudgetStore, CountedCall, MonthSpend } from '../domain/budgets/budgets';
+
+export const BUDGETS_COLLECTION = 'ai_budgets';
+export const BUDGET_SPEND_COLLECTION = 'ai_budget_spend';
+export const BUDGET_CALLS_COLLECTION = 'ai_budget_calls';
+
+interface BudgetDocument {
+  _id: number;
+  monthly_limit: string | null;
+  updated_at: Date;
+}
+
+/** One Service's UTC month: `units` (Int64, 1e-12 currency units) and the calls being added. */
+interface SpendDocument {
+  _id: string;
+  service_id: number;
+  month: string;
+  units: mongo.Long;
+  unpriced_calls: number;
+  /** Request ids (as field names) whose `$inc` is done but whose ledger entry is not yet marked. */
+  adding?: Record<string, true>;
+}
+
+/** One counted call: the ledger that makes counting idempotent across replicas and redeliveries. */
+interface CallDocument {
+  _id: string;
+  service_id: number;
+  month: string;
+  units: mongo.Long;
+  unpriced: boolean;
+  applied: boolean;
+  at: Date;
+}
+
+/** How long added calls wait to be settled together (`settle`). */
+const SETTLE_MS = 250;
+const long = (units: bigint) => mongo.Long.fromBigInt(units);
+const spendKey = (serviceId: number, month: string) => `${serviceId}:${month}`;
+/** A request id as a field name: no '.', no leading '$' (FerretDB refuses them). */
+const markOf = (requestId: string) => `adding.r${requestId.replace(/[.$]/g, '_')}`;
+
+/**
+ * Limits in `ai_budgets` (one per Service), spend in `ai_budget_spend` (one per Service and UTC
+ * month, `$inc` on an Int64: exact), counted once per request id through `ai_budget_calls`
+ * (docs/decisions/0046): the call's ledger entry is inserted, the month's `$inc` is conditional
+ * on the call's mark being absent and sets it in the same single-document write (two writes per
+ * call), then, for the calls of a quarter second together, the entries are marked applied and the marks
+ * removed. A crash anywhere leaves a state a redelivery completes without counting twice; one
+ * before the settling leaves marks behind (harmless: they refuse only a repeat of their call).
+ */
+export class BudgetRepository implements BudgetStore {
+  private readonly budgets;
+  private readonly spends;
+  private readonly calls;
+  /** Calls added to their month whose ledger entry and mark are not settled yet, by month document. */
+  private unsettled = new Map<string, Set<string>>();
+  private flushing: NodeJS.Timeout | undefined;
+  /** The settling under way: one at a time. */
+  private settling: Promise<void> = Promise.resolve();
+
+  constructor(connection: Connection) {
+    this.budgets = connection.collection<BudgetDocument>(BUDGETS_COLLECTION);
+    this.spends = connection.collection<SpendDocument>(BUDGET_SPEND_COLLECTION);
+    this.calls = connection.collection<CallDocument>(BUDGET_CALLS_COLLECTION);
+  }
+
+  async limit(serviceId: number): Promise<string | null> {
+    const found = await this.budgets.findOne({ _id: serviceId });
+    return found?.monthly_limit ?? null;
+  }
+
+  async setLimit(serviceId: number, limit: string | null): Promise<void> {
+    await this.budgets.updateOne(
+      { _id: serviceId },
+      { $set: { monthly_limit: limit, updated_at: new Date() } },
+      { upsert: true },
+    );
+  }
+
+  async spend(serviceId: number, month: string): Promise<MonthSpend> {
+    const found = await this.spends.findOne(
+      { _id: spendKey(serviceId, month) },
+      { promoteLongs: false, projection: { units: 1, unpriced_calls: 1 } },
+    );
+    return spendOf(found);
+  }
+
+  async count(call: CountedCall): Promise<boolean> {
+    let entry: CallDocument = {
+      _id: call.request_id,
+      service_id: call.service_id,
+      month: call.month,
+      units: long(call.units),
+      unpriced: call.unpriced,
+      applied: false,
+      at: new Date(),
+    };
+    try {
+      await this.calls.insertOne(entry);
+    } catch (error) {
+      if (!isDuplicateKey(error)) throw error;
+      // A repeat (a redelivery, another replica): only an entry not marked applied may need the `$inc`.
+      const found = await this.calls.findOne({ _id: call.request_id }, { promoteLongs: false });
+      if (!found || found.applied) return false;
+      entry = found; // counted in the month first written, with the amount first written
+      return this.repeat(entry);
+    }
+    const added = await this.add(entry);
+    this.settle(entry);
+    return added;
+  }
+
+  /**
+   * A repeat of a call whose entry was not applied when read. Its first counter may have settled
+   * it since the read (marked it applied, then removed the mark): an `$inc` that found no mark is
+   * then a second one, which the entry, applied now, tells; it is taken back.
+   */
+  private async repeat(entry: CallDocument): Promise<boolean> {
+    if (!(await this.add(entry))) {
+      this.settle(entry);
+      return false;
+    }
+    const now = await this.calls.findOne({ _id: entry._id }, { projection: { applied: 1 } });
+    if (now?.applied) {
+      await this.spends.updateOne(
+        { _id: spendKey(entry.service_id, entry.month) },
+        {
+          $inc: { units: long(-BigInt(entry.units.toString())), unpriced_calls: entry.unpriced ? -1 : 0 },
+          $unset: { [markOf(entry._id)]: '' },
+        },
+      );
+      return false;
+    }
+    this.settle(entry);
+    return true;
+  }
+
+  /**
+   * After the `$inc`: the ledger entry is marked applied, then the month's mark removed, for every
+   * call of the last 250 ms together (one `update` of the ledger and one per month document, not
+   * two per call). Until then the mark keeps a repeat from adding again; a crash before leaves
+   * marks behind, which only ever refuse a repeat of their own call.
+   */
+  private settle(entry: CallDocument): void {
+    const key = spendKey(entry.service_id, entry.month);
+    const marks = this.unsettled.get(key) ?? new Set<string>();
+    marks.add(entry._id);
+    this.unsettled.set(key, marks);
+    this.schedule();
+  }
+
+  /** Settles what `settle` collected (also at stop), after any settling under way. */
+  flush(): Promise<void> {
+    const next = this.settling.then(() => this.settleBatch());
+    this.settling = next.catch(() => undefined);
+    return next;
+  }
+
+  private async settleBatch(): Promise<void> {
+    const batch = this.unsettled;
+    this.unsettled = new Map();
+    if (this.flushing) clearTimeout(this.flushing);
+    this.flushing = undefined;
+    if (batch.size === 0) return;
+    try {
+      const ids = [...batch.values()].flatMap((marks) => [...marks]);
+      await this.calls.updateMany({ _id: { $in: ids } }, { $set: { applied: true } });
+      for (const [key, marks] of batch)
+        await this.spends.updateOne(
+          { _id: key },
+          { $unset: Object.fromEntries([...marks].map((id) => [markOf(id), ''])) },
+        );
+    } catch (error) {
+      // Kept for the next flush: marks stay meanwhile (a repeat is still refused by them).
+      for (const [key, marks] of batch) {
+        const kept = this.unsettled.get(key) ?? new Set<string>();
+        for (const id of marks) kept.add(id);
+        this.unsettled.set(key, kept);
+      }
+      this.schedule();
+      throw error;
+    }
+  }
+
+  private schedule(): void {
+    this.flushing ??= setTimeout(() => void this.flush().catch(() => undefined), SETTLE_MS);
+    this.flushing.unref?.();
+  }
+
+  /** The `$inc` of the call's month, unless its mark says it is done; false when it was. */
+  private async add(entry: CallDocument): Promise<boolean> {
+    const key = spendKey(entry.service_id, entry.month);
+    const mark = markOf(entry._id);
+    const unpriced = entry.unpriced ? 1 : 0;
+    for (let attempt = 0; attempt < 2; attempt += 1) {
+      const updated = await this.spends.updateOne(
+        { _id: key, [mark]: { $exists: false } },
+        { $inc: { units: entry.units, unpriced_calls: unpriced }, $set: { [mark]: true } },
+      );
+      if (updated.modifiedCount === 1) return true;
+      // Not matched: the month has no document yet, or the mark is there (done).
+      try {
+        await this.spends.insertOne({
+          _id: key,
+          service_id: entry.service_id,
+          month: entry.month,
+          units: entry.units,
+          unpriced_calls: unpriced,
+          adding: { [mark.slice('adding.'.length)]: true },
+        });
+        return true;
+      } catch (error) {
+        if (!isDuplicateKey(error)) throw error;
+        // It exists: either with the mark (done), or another call created it a moment ago.
+        const marked = await this.spends.findOne(
+          { _id: key, [mark]: { $exists: true } },
+          { projection: { _id: 1 } },
+        );
+        if (marked) return false;
+      }
+    }
+    throw new Error(`could not add call ${entry._id} to the spend of ${key}`);
+  }
+
+  async limited(month: string): Promise<{ service_id: number; limit: string; spend: MonthSpend }[]> {
+    const budgets = await this.budgets.find({ monthly_limit: { $ne: null } }).toArray();
+    if (budgets.length === 0) return [];
+    const spends = await this.spends
+      .find(
+        { _id: { $in: budgets.map((budget) => spendKey(budget._id, month)) } },
+        { promoteLongs: false, projection: { service_id: 1, units: 1, unpriced_calls: 1 } },
+      )
+      .toArray();
+    const byService = new Map(spends.map((spend) => [spend.service_id, spendOf(spend)]));
+    return budgets.map((budget) => ({
+      service_id: budget._id,
+      limit: budget.monthly_limit!,
+      spend: byService.get(budget._id) ?? { units: 0n, unpriced_calls: 0 },
+    }));
+  }
+}
+
+function spendOf(found: Pick<SpendDocument, 'units' | 'unpriced_calls'> | null): MonthSpend {
+  if (!found) return { units: 0n, unpriced_calls: 0 };
+  const units = found.units as mongo.Long | number | undefined;
+  const unpriced = found.unpriced_calls as unknown as mongo.Long | number | undefined;
+  return {
+    units: units === undefined ? 0n : BigInt(units.toString()),
+    unpriced_calls: unpriced === undefined ? 0 : Number(unpriced.toString()),
+  };
+}

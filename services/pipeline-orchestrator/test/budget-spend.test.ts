@@ -1,0 +1,77 @@
+import mongoose, { mongo } from 'mongoose';
+import { uniqueName } from '@pack/testkit';
+import {
+  BUDGET_CALLS_COLLECTION,
+  BUDGET_SPEND_COLLECTION,
+  BudgetRepository,
+} from '../src/data/budget-repository';
+import { toUnits } from '../src/domain/budgets/units';
+
+/**
+ * A Service's monthly spend on the real database (docs/decisions/0046): every call counted once
+ * by its request id, whichever replica counts it and however often its result is delivered, and
+ * a crash between the writes of a count leaves nothing a repeat counts twice.
+ */
+describe('AI budget spend, counted once per request id', () => {
+  let connection: mongoose.Connection;
+  const MONTH = '2026-11';
+  const call = (request_id: string, cost: string, unpriced = false) => ({
+    request_id,
+    service_id: 7,
+    month: MONTH,
+    units: toUnits(cost),
+    unpriced,
+  });
+
+  beforeAll(async () => {
+    connection = await mongoose
+      .createConnection(process.env.MONGO_URL!, { dbName: uniqueName('orchestrator_budgets') })
+      .asPromise();
+  });
+  afterAll(async () => {
+    await connection.dropDatabase();
+    await connection.close();
+  });
+
+  it('two replicas counting the same 40 results, each delivered twice, add each call once and exactly', async () => {
+    const [a, b] = [new BudgetRepository(connection), new BudgetRepository(connection)];
+    const calls = Array.from({ length: 40 }, (_, i) => call(`pipeline-${i}-CONFIG-1`, '0.000026'));
+    calls.push(call('pipeline-99-VERIFY-1', '0', true));
+    const counted = await Promise.all(
+      calls.flatMap((each) => [a.count(each), b.count(each), a.count(each), b.count(each)]),
+    );
+    expect(counted.filter(Boolean)).toHaveLength(41);
+    // Settled later, and repeats after settling count nothing either.
+    await Promise.all([a.flush(), b.flush()]);
+    expect(await a.count(calls[3]!)).toBe(false);
+    await a.flush();
+    expect(await b.spend(7, MONTH)).toEqual({ units: toUnits('0.00104'), unpriced_calls: 1 });
+    const month = await connection
+      .collection(BUDGET_SPEND_COLLECTION)
+      .findOne({ _id: `7:${MONTH}` } as never);
+    expect(Object.keys(month?.adding ?? {})).toEqual([]);
+  });
+
+  it('a repeat after a crash between the ledger entry and the month add adds once; one after the add, none', async () => {
+    const store = new BudgetRepository(connection);
+    const ledger = connection.collection(BUDGET_CALLS_COLLECTION);
+    const entry = (id: string) => ({
+      _id: id,
+      service_id: 8,
+      month: MONTH,
+      units: mongo.Long.fromBigInt(toUnits('1.5')),
+      unpriced: false,
+      applied: false,
+      at: new Date(),
+    });
+    // Crashed after the ledger insert: nothing was added.
+    await ledger.insertOne(entry('crashed-before-add') as never);
+    expect(await store.count({ ...call('crashed-before-add', '1.5'), service_id: 8 })).toBe(true);
+    // Crashed after the add, before settling: the mark is there.
+    expect(await store.count({ ...call('crashed-after-add', '2.25'), service_id: 8 })).toBe(true);
+    const other = new BudgetRepository(connection); // the first replica is gone, its settling with it
+    expect(await other.count({ ...call('crashed-after-add', '2.25'), service_id: 8 })).toBe(false);
+    await other.flush();
+    expect(await other.spend(8, MONTH)).toEqual({ units: toUnits('3.75'), unpriced_calls: 0 });
+  });
+});
