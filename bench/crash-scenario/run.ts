@@ -32,7 +32,7 @@ import { Fleet, type ServiceName } from './fleet';
 
 const CONSUMERS = Number(process.env.CONSUMERS ?? 25);
 const WAIT_S = Number(process.env.CRASH_WAIT_S ?? 150);
-const KEY = 'sk-bench-crash-0000';
+export const KEY = 'sk-bench-crash-0000';
 const KINDS = ['config', 'verify', 'execution'];
 const KILLED: ServiceName[] = [
   'pipeline-orchestrator',
@@ -44,7 +44,7 @@ const KILLED: ServiceName[] = [
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const log = (line: string) => process.stderr.write(`[crash] ${line}\n`);
 
-async function setUp(fleet: Fleet, fake: FakeProviderServer, receiver: Receiver) {
+export async function setUp(fleet: Fleet, fake: FakeProviderServer, receiver: Receiver) {
   const gw = fleet.url('gateway');
   const idOf = (answer: CallResult) => (answer.body as { id: number }).id;
   const as = async (token: string, method: string, route: string, body?: unknown): Promise<CallResult> => {
@@ -184,13 +184,13 @@ async function killInTurn(fleet: Fleet, fake: FakeProviderServer, down: Set<stri
   return outages;
 }
 
-async function stagesOf(fleet: Fleet, owner: string, item: number): Promise<StageView[]> {
+export async function stagesOf(fleet: Fleet, owner: string, item: number): Promise<StageView[]> {
   const route = `/v1/external/serviceowner/pack/pipelines/latest/service_item/${item}/`;
   const answer = await call(fleet.url('gateway'), 'GET', route, { token: owner }).catch(() => null);
   return answer?.status === 200 ? ((answer.body as { stages?: StageView[] }).stages ?? []) : [];
 }
 
-const ended = (stages: StageView[]) =>
+export const ended = (stages: StageView[]) =>
   stages.length === KINDS.length && stages.every((s) => s.state === 'OK')
     ? 'OK'
     : stages.some((s) => s.state === 'FAILED')
@@ -293,7 +293,9 @@ async function main(): Promise<void> {
   process.exit(failed ? 1 : 0);
 }
 
-main().catch((error: unknown) => {
-  process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-  process.exit(1);
-});
+// bench/cluster imports setUp, stagesOf and ended; run only as `pnpm bench:crash`.
+if (require.main === module)
+  main().catch((error: unknown) => {
+    process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exit(1);
+  });
