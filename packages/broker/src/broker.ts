@@ -8,7 +8,7 @@ import { BrokerUnavailableError, confirmed, withinMs } from './confirm';
 import { deliver, eventTypes, type ConsumerSpec } from './consumer';
 import { openPublishChannel, redactUrl, UrlRotation } from './failover';
 import { QueueGauges } from './queue-gauges';
-import { previousAttempts, sendForRetry } from './retry';
+import { deliveryOf, sendForRetry } from './retry';
 import { AMQP_SOCKET_OPTIONS, declareConsumerQueue, topologyNames } from './topology';
 
 export interface BrokerOptions {
@@ -288,24 +288,13 @@ export class Broker {
   }
 
   private async handle(channel: Channel, spec: ConsumerSpec, queue: string, message: ConsumeMessage) {
-    const outcome = await deliver(
-      spec,
-      {
-        content: message.content,
-        messageId: message.properties.messageId as string | undefined,
-        previousAttempts: previousAttempts(message),
-        ack: () => channel.ack(message),
-        nack: (requeue) => channel.nack(message, false, requeue),
-        retryLater: (attempts) => this.retryLater(this.names.retryQueue(spec.name), message, attempts),
-      },
-      this.options.logger,
-    );
+    const retryQueue = this.names.retryQueue(spec.name);
+    const delivery = deliveryOf(channel, message, (attempts) => {
+      const publish = this.publishChannel;
+      if (!publish) return Promise.reject(new BrokerUnavailableError());
+      return sendForRetry(publish, retryQueue, message, attempts, this.options.publishTimeoutMs ?? 5000);
+    });
+    const outcome = await deliver(spec, delivery, this.options.logger);
     this.consumed.inc({ queue: spec.broadcast ? this.names.queue(spec.name) : queue, outcome });
-  }
-
-  private retryLater(retryQueue: string, message: ConsumeMessage, attempts: number): Promise<void> {
-    const channel = this.publishChannel;
-    if (!channel) return Promise.reject(new BrokerUnavailableError());
-    return sendForRetry(channel, retryQueue, message, attempts, this.options.publishTimeoutMs ?? 5000);
   }
 }
