@@ -207,7 +207,8 @@ export class Broker {
       const channel = await openPublishChannel(connection, this.names, log, () => this.fail(generation));
       this.publishChannel = channel;
       for (const spec of this.consumers) await this.startConsumer(connection, spec, generation);
-      if (generation !== this.generation) return;
+      // Given up meanwhile (a channel closed): the reconnect is already scheduled.
+      if (generation !== this.generation || this.connection !== connection) return;
       this.attempt = 0;
       this.ready = true;
       this.connectedGauge?.set(1);
