@@ -1,5 +1,12 @@
 import path from 'node:path';
-import { Receiver, REPO_ROOT, startFakeOpenAi, waitFor, type FakeProviderServer } from '@pack/testkit';
+import {
+  LeakScan,
+  Receiver,
+  REPO_ROOT,
+  startFakeOpenAi,
+  waitFor,
+  type FakeProviderServer,
+} from '@pack/testkit';
 import { callKey, latestStages, type StageView } from '../pipeline-actors';
 import { consumersPerQueue, RabbitCluster, type NodeId } from '../rabbit-cluster';
 import { modelKnownToOrchestrator, startStack, type Stack } from '../stack';
@@ -31,12 +38,13 @@ describe('a RabbitMQ cluster losing a node', () => {
   let fake: FakeProviderServer;
   let receiver: Receiver;
   let killed: NodeId | undefined;
+  const leaks = new LeakScan();
 
   beforeAll(async () => {
     const url = cluster.up();
     [fake, receiver] = await Promise.all([startFakeOpenAi({ apiKey: KEY }), new Receiver().start()]);
     const env = Object.fromEntries(SERVICES.map((name) => [name, { AMQP_URL: url }]));
-    stack = await startStack({ env });
+    stack = await startStack({ env, leaks });
   }, BOUND_MS);
   afterAll(async () => {
     await fake?.close();
@@ -147,7 +155,17 @@ describe('a RabbitMQ cluster losing a node', () => {
           return all.every(ended) && all;
         },
         { what: `${items.length} pipelines ended`, timeoutMs: 60_000 },
-      );
+      ).catch(async (error: Error) => {
+        // For the reader of a failure: where each pipeline stands, and the services' warnings.
+        const all = await Promise.all(items.map((item) => latestStages(stack!, item)));
+        const warnings = leaks
+          .loggedLines()
+          .filter((line) => /"level":(40|50|60)/.test(line))
+          .slice(-40);
+        throw new Error(
+          `${error.message}\n${all.map((st, i) => `item ${items[i]}: ${st.map((x) => `${x.stage} ${x.state}`).join(', ')}`).join('\n')}\n${warnings.join('\n')}`,
+        );
+      });
       expect(stages.flat().map((stage) => [stage.stage, stage.state])).toEqual(
         items.flatMap(() => KINDS.map((kind) => [kind.toUpperCase(), 'OK'])),
       );
