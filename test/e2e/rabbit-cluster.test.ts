@@ -1,6 +1,7 @@
 import path from 'node:path';
 import {
   LeakScan,
+  metricsText,
   Receiver,
   REPO_ROOT,
   startFakeOpenAi,
@@ -154,7 +155,8 @@ describe('a RabbitMQ cluster losing a node', () => {
             s[2]?.state === 'OK' || s.some((stage) => stage.state === 'FAILED');
           return all.every(ended) && all;
         },
-        { what: `${items.length} pipelines ended`, timeoutMs: 60_000 },
+        // Room for the orchestrator's resend of a stage request (30 s), the designed last resort.
+        { what: `${items.length} pipelines ended`, timeoutMs: 90_000 },
       ).catch(async (error: Error) => {
         // For the reader of a failure: where each pipeline stands, and the services' warnings.
         const all = await Promise.all(items.map((item) => latestStages(stack!, item)));
@@ -188,11 +190,16 @@ describe('a RabbitMQ cluster losing a node', () => {
         queues.filter((queue) => !/\.(retries|dlq)$/.test(queue)),
       );
       expect(Object.entries(consumers).filter(([, count]) => count < 1)).toEqual([]);
+      // Stage requests the orchestrator had to send again (its sweeper, after 30 s without a result).
+      const resent = (await metricsText(stack!.service('pipeline-orchestrator').metricsUrl))
+        .split('\n')
+        .filter((line) => line.startsWith('pipeline_stage_requests_resent_total'))
+        .reduce((sum, line) => sum + Number(line.split(' ').pop()), 0);
       process.stdout.write(
         `cluster node ${most} killed (it led ${counts[most]} of ${Object.values(counts).reduce((a, n) => a + n, 0)} ` +
           `quorum queues; ${dropped} service connections on it, all connected again after ` +
           `${(await ready).toFixed(1)} s): ${items.length} pipelines OK, ` +
-          `${receiver.countsById().size} webhooks once each, ${repeated.length} provider calls repeated, ` +
+          `${receiver.countsById().size} webhooks once each, ${repeated.length} provider calls repeated, ${resent} stage requests resent, ` +
           `${refused.length} declarations refused meanwhile (${[...new Set(refused)].join(', ') || '-'}), ` +
           `all ended ${((Date.now() - killedAt) / 1000).toFixed(1)} s after the kill\n`,
       );
