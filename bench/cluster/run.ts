@@ -20,10 +20,9 @@
 import os from 'node:os';
 import path from 'node:path';
 import { exported, infraScript, Receiver, REPO_ROOT, startFakeOpenAi } from '@pack/testkit';
-import { callKey, type StageView } from '../../test/pipeline-actors';
 import { consumersPerQueue, NODE_IDS, RabbitCluster } from '../../test/rabbit-cluster';
 import { Fleet, SERVICES } from '../crash-scenario/fleet';
-import { ended, KEY, setUp, stagesOf } from '../crash-scenario/run';
+import { KEY, outcome, setUp } from '../crash-scenario/scenario';
 import { submitEvery } from './submit';
 
 const WAIT_S = Number(process.env.CRASH_WAIT_S ?? 150);
@@ -101,26 +100,14 @@ async function main(): Promise<void> {
       hurt(cluster, fleet),
     ]);
     log(`all ${submitted.items.length} submissions accepted; waiting up to ${WAIT_S} s for the pipelines`);
-    const states = new Map<number, { state?: string; stages: StageView[] }>();
-    const deadline = Date.now() + WAIT_S * 1000;
-    while (Date.now() < deadline) {
-      for (const item of submitted.items) {
-        if (states.get(item)?.state) continue;
-        const stages = await stagesOf(fleet, owner, item);
-        states.set(item, { state: ended(stages), stages });
-      }
-      if ([...states.values()].every((s) => s.state)) break;
-      await sleep(500);
-    }
-    const lastEnded = Date.now();
-    while (receiver.countsById().size < submitted.items.length && Date.now() < lastEnded + 30_000)
-      await sleep(250);
-
-    const count = (state?: string) => [...states.values()].filter((s) => s.state === state).length;
-    const perCall = new Map<string, number>();
-    for (const request of fake.requestsTo('/chat/completions'))
-      perCall.set(callKey(request), (perCall.get(callKey(request)) ?? 0) + 1);
-    const repeats = [...perCall.values()].filter((n) => n > 1);
+    const { lastEnded, count, perCall, repeats } = await outcome(
+      fleet,
+      owner,
+      submitted.items,
+      fake,
+      receiver,
+      WAIT_S,
+    );
     const hooks = [...receiver.countsById().values()];
     const once = hooks.length === submitted.items.length && hooks.every((n) => n === 1);
     const queueNames = cluster

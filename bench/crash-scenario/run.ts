@@ -27,13 +27,11 @@ import {
   type CallResult,
   type FakeProviderServer,
 } from '@pack/testkit';
-import { callKey, type StageView } from '../../test/pipeline-actors';
+import { callKey } from '../../test/pipeline-actors';
 import { Fleet, type ServiceName } from './fleet';
+import { CONSUMERS, KEY, outcome, setUp } from './scenario';
 
-const CONSUMERS = Number(process.env.CONSUMERS ?? 25);
 const WAIT_S = Number(process.env.CRASH_WAIT_S ?? 150);
-export const KEY = 'sk-bench-crash-0000';
-const KINDS = ['config', 'verify', 'execution'];
 const KILLED: ServiceName[] = [
   'pipeline-orchestrator',
   'llm-gateway',
@@ -43,52 +41,6 @@ const KILLED: ServiceName[] = [
 ];
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const log = (line: string) => process.stderr.write(`[crash] ${line}\n`);
-
-export async function setUp(fleet: Fleet, fake: FakeProviderServer, receiver: Receiver) {
-  const gw = fleet.url('gateway');
-  const idOf = (answer: CallResult) => (answer.body as { id: number }).id;
-  const as = async (token: string, method: string, route: string, body?: unknown): Promise<CallResult> => {
-    const answer = await call(gw, method, route, { token, ...(body === undefined ? {} : { body }) });
-    if (answer.status >= 300) throw new Error(`${method} ${route} answered ${answer.status}: ${answer.text}`);
-    return answer;
-  };
-  const token = async (role: string) =>
-    (
-      (await as(fleet.adminToken, 'POST', '/v1/core/tokens/', { username: `${role}_${Math.random()}`, role }))
-        .body as { token: string }
-    ).token;
-  const owner = await token('service_owner');
-  const consumers: string[] = [];
-  for (let i = 0; i < CONSUMERS; i++) consumers.push(await token('consumer'));
-  const model = await as(fleet.adminToken, 'POST', '/v1/ai/llm_models/', {
-    name: 'Crash scenario model',
-    provider: 'vendor1',
-    model_name: 'gpt-4o-mini',
-    input_price_per_1m_tokens: '1',
-    output_price_per_1m_tokens: '2',
-    extra_data: { api_key: KEY, base_url: `${fake.url}/v1` },
-  });
-  const service = await as(owner, 'POST', '/v1/catalog/services/', {
-    name: 'Crash scenario',
-    auto_approval: true,
-  });
-  for (const kind of KINDS)
-    await as(owner, 'POST', '/v1/ai/processors/', {
-      name: kind,
-      service: idOf(service),
-      kind,
-      llm_model: idOf(model),
-      prompt: `Do ${kind}.`,
-      active: true,
-    });
-  const hook = await as(owner, 'POST', '/v1/external/serviceowner/webhooks/', {
-    name: 'On approval',
-    service: idOf(service),
-    target_url: receiver.url,
-    change_instance_state: 'APPROVED',
-  });
-  return { owner, consumers, service: idOf(service), hook: idOf(hook) };
-}
 
 /**
  * Each consumer submits once; a refused submission is tried again 1 s later. The consumers come
@@ -184,19 +136,6 @@ async function killInTurn(fleet: Fleet, fake: FakeProviderServer, down: Set<stri
   return outages;
 }
 
-export async function stagesOf(fleet: Fleet, owner: string, item: number): Promise<StageView[]> {
-  const route = `/v1/external/serviceowner/pack/pipelines/latest/service_item/${item}/`;
-  const answer = await call(fleet.url('gateway'), 'GET', route, { token: owner }).catch(() => null);
-  return answer?.status === 200 ? ((answer.body as { stages?: StageView[] }).stages ?? []) : [];
-}
-
-export const ended = (stages: StageView[]) =>
-  stages.length === KINDS.length && stages.every((s) => s.state === 'OK')
-    ? 'OK'
-    : stages.some((s) => s.state === 'FAILED')
-      ? 'FAILED'
-      : undefined;
-
 async function main(): Promise<void> {
   const started = Date.now();
   const env = process.env.MONGO_URL && process.env.AMQP_URL ? undefined : infraScript(['up']);
@@ -228,26 +167,14 @@ async function main(): Promise<void> {
     ]);
     log(`all ${submitted.accepted} submissions accepted; waiting up to ${WAIT_S} s for the pipelines`);
 
-    const states = new Map<number, { state?: string; stages: StageView[] }>();
-    const deadline = Date.now() + WAIT_S * 1000;
-    while (Date.now() < deadline) {
-      for (const item of submitted.items) {
-        if (states.get(item)?.state) continue;
-        const stages = await stagesOf(fleet, owner, item);
-        states.set(item, { state: ended(stages), stages });
-      }
-      if ([...states.values()].every((s) => s.state)) break;
-      await sleep(500);
-    }
-    const lastEnded = Date.now();
-    while (receiver.countsById().size < submitted.items.length && Date.now() < lastEnded + 30_000)
-      await sleep(250);
-
-    const count = (state?: string) => [...states.values()].filter((s) => s.state === state).length;
-    const perCall = new Map<string, number>();
-    for (const request of fake.requestsTo('/chat/completions'))
-      perCall.set(callKey(request), (perCall.get(callKey(request)) ?? 0) + 1);
-    const repeats = [...perCall.values()].filter((n) => n > 1);
+    const { states, lastEnded, count, perCall, repeats } = await outcome(
+      fleet,
+      owner,
+      submitted.items,
+      fake,
+      receiver,
+      WAIT_S,
+    );
     const hooks = [...receiver.countsById().values()];
     const stageSeconds = [...states.values()]
       .flatMap((s) => s.stages)
@@ -293,9 +220,7 @@ async function main(): Promise<void> {
   process.exit(failed ? 1 : 0);
 }
 
-// bench/cluster imports setUp, stagesOf and ended; run only as `pnpm bench:crash`.
-if (require.main === module)
-  main().catch((error: unknown) => {
-    process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-    process.exit(1);
-  });
+main().catch((error: unknown) => {
+  process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exit(1);
+});
