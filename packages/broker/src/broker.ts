@@ -212,8 +212,7 @@ export class Broker {
       this.attempt = 0;
       this.ready = true;
       this.connectedGauge?.set(1);
-      const consumers = this.consumers.map((c) => c.name);
-      log.info({ consumers, node: redactUrl(url) }, 'broker connected');
+      log.info({ consumers: this.consumers.map((c) => c.name), node: redactUrl(url) }, 'broker connected');
       for (const listener of this.readyListeners) listener();
     } catch (error) {
       log.warn(
