@@ -7,6 +7,13 @@
 #   scripts/infra.sh env     only the `export MONGO_URL=... AMQP_URL=...` lines: eval "$(scripts/infra.sh env)"
 #   scripts/infra.sh restart-ferretdb   stops the FerretDB this script started, rebuilds if needed, starts it
 #
+# A three-node RabbitMQ cluster instead of the single node (scripts/rabbit-cluster.sh, which these
+# call; docs/decisions/0049). The single node stays the default:
+#   scripts/infra.sh cluster-up      three nodes on 127.0.0.1:5681-5683, clustered; prints
+#                                    `export AMQP_URL='amqp://...:5681,amqp://...:5682,amqp://...:5683'`
+#   scripts/infra.sh cluster-down    stops them
+#   scripts/infra.sh cluster-status  one line per node
+#
 # For bench/ferretdb (which runs a stock and a patched FerretDB side by side):
 #   scripts/infra.sh ferretdb-bin [patched|stock]   builds if needed; prints the binary's path
 #   scripts/infra.sh pg-up                          PostgreSQL only; prints PACK_PG_URL and whether it started it
@@ -538,13 +545,16 @@ case "${1:-}" in
       *) die "usage: $0 ferretdb-bin [patched|stock]" ;;
     esac
     ;;
+  cluster-up) exec bash "$SCRIPT_DIR/rabbit-cluster.sh" up ;;
+  cluster-down) exec bash "$SCRIPT_DIR/rabbit-cluster.sh" down ;;
+  cluster-status) exec bash "$SCRIPT_DIR/rabbit-cluster.sh" status ;;
   pg-up) cmd_pg_up ;;
   pg-db) cmd_pg_db "${2:-}" "${3:-}" ;;
   pg-down) pg_down ;;
   db-up) cmd_db_up ;;
   db-down) cmd_db_down ;;
   *)
-    echo "usage: $0 up|down|status|env|restart-ferretdb|db-up|db-down (bench: ferretdb-bin|pg-up|pg-db|pg-down)" >&2
+    echo "usage: $0 up|down|status|env|restart-ferretdb|db-up|db-down|cluster-up|cluster-down|cluster-status (bench: ferretdb-bin|pg-up|pg-db|pg-down)" >&2
     exit 2
     ;;
 esac

@@ -187,7 +187,8 @@ export class Fleet {
     for (const connection of this.connections.values()) await (await connection).close();
     for (const member of this.members.values())
       await dropDatabase(this.infra.MONGO_URL, member.env.MONGO_DB!).catch(() => undefined);
-    await this.deleteTopology();
+    // A throw-away cluster's (bench/cluster) goes with it.
+    if (!this.infra.AMQP_URL.includes(',')) await this.deleteTopology();
   }
 
   /** The namespace's queues (as rabbitmqctl lists them) and its two exchanges. */

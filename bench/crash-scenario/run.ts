@@ -29,12 +29,11 @@ import {
   type CallResult,
   type FakeProviderServer,
 } from '@pack/testkit';
-import { callKey, type StageView } from '../../test/pipeline-actors';
+import { callKey } from '../../test/pipeline-actors';
 import { DATABASE_STEPS, restartDatabaseInTurn, startBenchDatabase } from './database-restart';
 import { Fleet, type ServiceName } from './fleet';
-import { KEY, KINDS, setUp } from './setup';
+import { CONSUMERS, KEY, outcome, setUp } from './scenario';
 
-const CONSUMERS = Number(process.env.CONSUMERS ?? 25);
 const WAIT_S = Number(process.env.CRASH_WAIT_S ?? 150);
 const DATABASE_RESTART = process.argv.includes('--database-restart');
 const KILLED: ServiceName[] = [
@@ -141,19 +140,6 @@ async function killInTurn(fleet: Fleet, fake: FakeProviderServer, down: Set<stri
   return outages;
 }
 
-async function stagesOf(fleet: Fleet, owner: string, item: number): Promise<StageView[]> {
-  const route = `/v1/external/serviceowner/pack/pipelines/latest/service_item/${item}/`;
-  const answer = await call(fleet.url('gateway'), 'GET', route, { token: owner }).catch(() => null);
-  return answer?.status === 200 ? ((answer.body as { stages?: StageView[] }).stages ?? []) : [];
-}
-
-const ended = (stages: StageView[]) =>
-  stages.length === KINDS.length && stages.every((s) => s.state === 'OK')
-    ? 'OK'
-    : stages.some((s) => s.state === 'FAILED')
-      ? 'FAILED'
-      : undefined;
-
 async function main(): Promise<void> {
   const started = Date.now();
   const env = process.env.MONGO_URL && process.env.AMQP_URL ? undefined : infraScript(['up']);
@@ -176,7 +162,7 @@ async function main(): Promise<void> {
   try {
     log(`starting six services (logs in ${fleet.logDir})`);
     await fleet.start();
-    const { owner, consumers, service } = await setUp(fleet, fake, receiver, CONSUMERS);
+    const { owner, consumers, service } = await setUp(fleet, fake, receiver);
     log(`set up: Service ${service}, ${consumers.length} consumers; submitting and killing`);
     const loadStarted = Date.now();
     const down = new Set<string>();
@@ -189,26 +175,14 @@ async function main(): Promise<void> {
     ]);
     log(`all ${submitted.accepted} submissions accepted; waiting up to ${WAIT_S} s for the pipelines`);
 
-    const states = new Map<number, { state?: string; stages: StageView[] }>();
-    const deadline = Date.now() + WAIT_S * 1000;
-    while (Date.now() < deadline) {
-      for (const item of submitted.items) {
-        if (states.get(item)?.state) continue;
-        const stages = await stagesOf(fleet, owner, item);
-        states.set(item, { state: ended(stages), stages });
-      }
-      if ([...states.values()].every((s) => s.state)) break;
-      await sleep(500);
-    }
-    const lastEnded = Date.now();
-    while (receiver.countsById().size < submitted.items.length && Date.now() < lastEnded + 30_000)
-      await sleep(250);
-
-    const count = (state?: string) => [...states.values()].filter((s) => s.state === state).length;
-    const perCall = new Map<string, number>();
-    for (const request of fake.requestsTo('/chat/completions'))
-      perCall.set(callKey(request), (perCall.get(callKey(request)) ?? 0) + 1);
-    const repeats = [...perCall.values()].filter((n) => n > 1);
+    const { states, lastEnded, count, perCall, repeats } = await outcome(
+      fleet,
+      owner,
+      submitted.items,
+      fake,
+      receiver,
+      WAIT_S,
+    );
     const hooks = [...receiver.countsById().values()];
     const stageSeconds = [...states.values()]
       .flatMap((s) => s.stages)

@@ -125,7 +125,7 @@ describe('SIGTERM to the llm-gateway while generate requests flow through the br
     const queues = [`${env.BROKER_NAMESPACE}.llm-gateway.generate-requests`];
     await deleteQueues(
       process.env.AMQP_URL!,
-      queues.flatMap((q) => [q, `${q}.retry`, `${q}.dlq`]),
+      queues.flatMap((q) => [q, `${q}.retries`, `${q}.dlq`]),
     );
     await dropDatabase(env.MONGO_URL!, env.MONGO_DB!);
   });

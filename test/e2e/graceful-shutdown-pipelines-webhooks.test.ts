@@ -36,7 +36,7 @@ async function processEnv(name: string, consumers: string[], extra: Record<strin
   });
   const queues = [...consumers, `${name}.settings-cache`]
     .map((consumer) => `${env.BROKER_NAMESPACE}.${consumer}`)
-    .flatMap((queue) => [queue, `${queue}.retry`, `${queue}.dlq`]);
+    .flatMap((queue) => [queue, `${queue}.retries`, `${queue}.dlq`]);
   return { env, queues };
 }
 

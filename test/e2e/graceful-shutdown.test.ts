@@ -129,10 +129,10 @@ describe('SIGTERM while messages flow into a consumer', () => {
     const view = `${env.BROKER_NAMESPACE}.catalog.change-instance-view`;
     await deleteQueues(process.env.AMQP_URL!, [
       queue,
-      `${queue}.retry`,
+      `${queue}.retries`,
       `${queue}.dlq`,
       view,
-      `${view}.retry`,
+      `${view}.retries`,
       `${view}.dlq`,
     ]);
     await dropDatabase(env.MONGO_URL!, env.MONGO_DB!);

@@ -6,11 +6,13 @@ import type { Gauge, Metrics } from '@pack/metrics';
 import { backoffMs } from '@pack/reliability';
 import { BrokerUnavailableError, confirmed, withinMs } from './confirm';
 import { deliver, eventTypes, type ConsumerSpec } from './consumer';
+import { openPublishChannel, redactUrl, UrlRotation } from './failover';
 import { QueueGauges } from './queue-gauges';
-import { previousAttempts, sendForRetry } from './retry';
+import { deliveryOf, sendForRetry } from './retry';
 import { AMQP_SOCKET_OPTIONS, declareConsumerQueue, topologyNames } from './topology';
 
 export interface BrokerOptions {
+  /** One URL, or a cluster's node URLs separated by commas (tried in turn; decision 0049). */
   url: string;
   namespace: string;
   service: string;
@@ -41,6 +43,9 @@ export class Broker {
   private closing = false;
   private reconnectTimer?: NodeJS.Timeout;
   private attempt = 0;
+  /** Which connection the callbacks belong to: those of an earlier one change nothing. */
+  private generation = 0;
+  private readonly urls: UrlRotation;
   private readonly inFlight = new Set<Promise<void>>();
   private readonly names: ReturnType<typeof topologyNames>;
   private readonly instanceId = randomUUID().slice(0, 8);
@@ -53,6 +58,7 @@ export class Broker {
 
   constructor(private readonly options: BrokerOptions) {
     this.names = topologyNames(options.namespace);
+    this.urls = new UrlRotation(options.url);
     this.published = options.metrics.counter(
       'broker_published_total',
       'Events published with a broker confirm',
@@ -68,8 +74,10 @@ export class Broker {
   consume(spec: ConsumerSpec): void {
     eventTypes(spec); // throws now, not at connect time, on two handlers for one event type
     this.consumers.push(spec);
-    if (this.ready && this.connection)
-      void this.startConsumer(this.connection, spec).catch((error) => this.fail(error));
+    if (this.ready && this.connection) {
+      const generation = this.generation;
+      void this.startConsumer(this.connection, spec, generation).catch(() => this.fail(generation));
+    }
   }
 
   /** Connects in the background, retrying with backoff; never throws. */
@@ -186,9 +194,12 @@ export class Broker {
   private async connect(): Promise<void> {
     if (this.closing) return;
     const log = this.options.logger;
+    const generation = ++this.generation;
+    const url = this.urls.take();
     try {
-      const connection = await amqp.connect(this.options.url, {
+      const connection = await amqp.connect(url, {
         ...AMQP_SOCKET_OPTIONS,
+        timeout: 10_000, // a node that does not answer at all: the next URL
         clientProperties: { connection_name: `${this.options.service}-${randomUUID().slice(0, 8)}` },
       });
       if (this.closing) {
@@ -198,48 +209,45 @@ export class Broker {
       }
       this.connection = connection;
       connection.on('error', (error: unknown) => log.warn({ err: error }, 'broker connection error'));
-      connection.on('close', () => this.onDisconnect());
-      const channel = await connection.createConfirmChannel();
-      channel.on('error', (error: unknown) => log.warn({ err: error }, 'broker publish channel error'));
-      channel.on('close', () => this.fail(new Error('publish channel closed')));
-      // A mandatory publish that no queue is bound to: nobody will ever see this event.
-      channel.on('return', (message: ConsumeMessage) => {
-        log.warn(
-          {
-            type: message.properties.type as unknown,
-            routing_key: message.fields.routingKey,
-            event_id: message.properties.messageId as unknown,
-          },
-          'event was not routed to any queue',
-        );
-      });
-      await channel.assertExchange(this.names.events, 'topic', { durable: true });
-      await channel.assertExchange(this.names.deadLetters, 'direct', { durable: true });
+      connection.on('close', () => this.onDisconnect(generation));
+      const channel = await openPublishChannel(connection, this.names, log, () => this.fail(generation));
       this.publishChannel = channel;
-      for (const spec of this.consumers) await this.startConsumer(connection, spec);
+      for (const spec of this.consumers) await this.startConsumer(connection, spec, generation);
+      // Given up meanwhile (a channel closed): the reconnect is already scheduled.
+      if (generation !== this.generation || this.connection !== connection) return;
       this.attempt = 0;
       this.ready = true;
       this.connectedGauge?.set(1);
-      log.info({ consumers: this.consumers.map((c) => c.name) }, 'broker connected');
+      log.info({ consumers: this.consumers.map((c) => c.name), node: redactUrl(url) }, 'broker connected');
       for (const listener of this.readyListeners) listener();
     } catch (error) {
-      log.warn({ err: error, attempt: this.attempt }, 'broker connect failed; retrying');
-      this.fail(error);
+      log.warn(
+        { err: error, attempt: this.attempt, node: redactUrl(url) },
+        'broker connect failed; retrying',
+      );
+      this.fail(generation);
     }
   }
 
-  private fail(_error: unknown): void {
+  /**
+   * Gives up connection `generation` (a channel of it closed, or setting it up failed): closes
+   * it and reconnects, to the next URL. A call about an earlier connection changes nothing.
+   */
+  private fail(generation: number): void {
+    if (generation !== this.generation) return;
     const connection = this.connection;
     this.connection = undefined;
     if (connection) {
       // Closing fires 'close', which schedules the reconnect.
-      connection.close().catch(() => this.onDisconnect());
+      connection.close().catch(() => this.onDisconnect(generation));
     } else {
-      this.onDisconnect();
+      this.onDisconnect(generation);
     }
   }
 
-  private onDisconnect(): void {
+  private onDisconnect(generation: number): void {
+    if (generation !== this.generation) return;
+    this.connection = undefined;
     this.ready = false;
     this.connectedGauge?.set(0);
     this.publishChannel = undefined;
@@ -254,11 +262,16 @@ export class Broker {
     }, delay);
   }
 
-  private async startConsumer(connection: ChannelModel, spec: ConsumerSpec): Promise<void> {
+  private async startConsumer(connection: ChannelModel, spec: ConsumerSpec, generation: number) {
     const channel = await connection.createChannel();
     channel.on('error', (error: unknown) =>
       this.options.logger.warn({ err: error, consumer: spec.name }, 'consumer channel error'),
     );
+    // A consumer channel the broker closed (its queue's node went away, a channel error) would
+    // leave this consumer without deliveries: start over on a new connection, unless stopping.
+    channel.on('close', () => {
+      if (!this.closing) this.fail(generation);
+    });
     const entry: { channel: Channel; consumerTag?: string } = { channel };
     this.consumerChannels.push(entry);
     const queue = await declareConsumerQueue(channel, this.names, spec, {
@@ -281,25 +294,13 @@ export class Broker {
   }
 
   private async handle(channel: Channel, spec: ConsumerSpec, queue: string, message: ConsumeMessage) {
-    const outcome = await deliver(
-      spec,
-      {
-        content: message.content,
-        messageId: message.properties.messageId as string | undefined,
-        previousAttempts: previousAttempts(message),
-        ack: () => channel.ack(message),
-        nack: (requeue) => channel.nack(message, false, requeue),
-        retryLater: (attempts) => this.retryLater(this.names.retryQueue(spec.name), message, attempts),
-      },
-      this.options.logger,
-      this.options.transient,
-    );
+    const retryQueue = this.names.retryQueue(spec.name);
+    const delivery = deliveryOf(channel, message, (attempts) => {
+      const publish = this.publishChannel;
+      if (!publish) return Promise.reject(new BrokerUnavailableError());
+      return sendForRetry(publish, retryQueue, message, attempts, this.options.publishTimeoutMs ?? 5000);
+    });
+    const outcome = await deliver(spec, delivery, this.options.logger, this.options.transient);
     this.consumed.inc({ queue: spec.broadcast ? this.names.queue(spec.name) : queue, outcome });
-  }
-
-  private retryLater(retryQueue: string, message: ConsumeMessage, attempts: number): Promise<void> {
-    const channel = this.publishChannel;
-    if (!channel) return Promise.reject(new BrokerUnavailableError());
-    return sendForRetry(channel, retryQueue, message, attempts, this.options.publishTimeoutMs ?? 5000);
   }
 }

@@ -3,3 +3,4 @@ export { correlationId } from './correlation';
 export { BrokerUnavailableError } from './confirm';
 export * from './consumer';
 export * from './topology';
+export { brokerUrls, connectAny } from './failover';

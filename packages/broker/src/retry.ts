@@ -1,4 +1,5 @@
-import type { ConfirmChannel, ConsumeMessage } from 'amqplib';
+import type { Channel, ConfirmChannel, ConsumeMessage } from 'amqplib';
+import type { Delivery } from './consumer';
 import { confirmed } from './confirm';
 
 /** How many times a message was already handed back for a later try (kept across retries). */
@@ -31,4 +32,20 @@ export function sendForRetry(
       done,
     ),
   );
+}
+
+/** A delivery on `channel` as the settle logic sees it; `retryLater` publishes the copy. */
+export function deliveryOf(
+  channel: Channel,
+  message: ConsumeMessage,
+  retryLater: (attempts: number) => Promise<void>,
+): Delivery {
+  return {
+    content: message.content,
+    messageId: message.properties.messageId as string | undefined,
+    previousAttempts: previousAttempts(message),
+    ack: () => channel.ack(message),
+    nack: (requeue) => channel.nack(message, false, requeue),
+    retryLater,
+  };
 }

@@ -15,14 +15,23 @@ export function topologyNames(namespace: string) {
     events: `${namespace}.events`,
     deadLetters: `${namespace}.dlx`,
     queue: (consumer: string) => `${namespace}.${consumer}`,
-    retryQueue: (consumer: string) => `${namespace}.${consumer}.retry`,
+    /**
+     * A quorum queue, like the others, so that it survives the loss of a cluster node. Versions
+     * before decision 0049 had a classic queue named `.retry`; a queue cannot change its type,
+     * hence the new name (the old queue still dead-letters what it holds back, then stays empty).
+     */
+    retryQueue: (consumer: string) => `${namespace}.${consumer}.retries`,
     deadLetterQueue: (consumer: string) => `${namespace}.${consumer}.dlq`,
   };
 }
 
 type Names = ReturnType<typeof topologyNames>;
 
-/** A shared consumer's quorum queue, its delayed-retry queue and its dead-letter queue. */
+/**
+ * A shared consumer's quorum queue, its delayed-retry queue and its dead-letter queue, all three
+ * quorum queues: on a cluster each has a replica on every node (no `x-quorum-initial-group-size`,
+ * whose default is every node; adding it now would make redeclaring existing queues fail).
+ */
 export async function declareQueues(
   channel: Channel,
   names: Names,
@@ -46,6 +55,7 @@ export async function declareQueues(
   await channel.assertQueue(names.retryQueue(consumer), {
     durable: true,
     arguments: {
+      'x-queue-type': 'quorum',
       'x-message-ttl': options.retryDelayMs,
       'x-dead-letter-exchange': '',
       'x-dead-letter-routing-key': queue,

@@ -294,6 +294,38 @@ describe('Broker on a real RabbitMQ', () => {
     }
   });
 
+  it('given several node URLs, a lost node costs one reconnect to another: declared again, consuming again (decision 0049)', async () => {
+    // Two "nodes": proxies to the one RabbitMQ, each cut on its own.
+    const [first, second] = await Promise.all([
+      TcpProxy.forUrl(amqpUrl()).start(),
+      TcpProxy.forUrl(amqpUrl()).start(),
+    ]);
+    try {
+      const received: number[] = [];
+      const broker = makeBroker(`${first.rewrite(amqpUrl())},${second.rewrite(amqpUrl())}`);
+      broker.consume(consumer('c4-nodes', async (data) => void received.push(data.version)));
+      // The first node is down from the start: whichever the client tries first, it ends on the second.
+      first.cut();
+      broker.start();
+      await waitFor(() => broker.isReady(), { what: 'connected to the second node' });
+      await broker.publish(settingsChanged(1));
+      await waitFor(() => received.length === 1);
+      // Now the second goes, for good, and the first is back.
+      first.restore();
+      second.cut();
+      await waitFor(() => !broker.isReady(), { what: 'broker to notice the lost node' });
+      await waitFor(() => broker.isReady(), { what: 'reconnected to the first node' });
+      await broker.publish(settingsChanged(2));
+      await waitFor(() => received.includes(2), { what: 'the consumer consuming again' });
+      // (1 may come twice: its ack can be lost with the node, and the broker redelivers it.)
+      expect([...new Set(received)]).toEqual([1, 2]);
+      // The next attempt went to the other node at once, not back to the lost one.
+      expect(second.refused).toBe(0);
+    } finally {
+      await Promise.all([first.stop(), second.stop()]);
+    }
+  });
+
   /** A broker whose consumer has started handling version 1 and waits until released. */
   async function startBlockedConsumer(name: string, options: Partial<BrokerOptions> = {}) {
     const release = deferred();

@@ -38,6 +38,15 @@ describe('loadConfig', () => {
     );
   });
 
+  it("AMQP_URL: one URL, or a cluster's nodes separated by commas, each an amqp:// URL", () => {
+    const nodes = 'amqp://guest:guest@127.0.0.1:5681, amqp://guest:guest@127.0.0.1:5682';
+    expect(loadConfig(schema, { PACK_INTERNAL_SECRET: secret, AMQP_URL: nodes }).AMQP_URL).toBe(nodes);
+    for (const bad of ['amqp://a:5672,http://b:5672', 'amqp://a:5672,', 'rabbit:5672'])
+      expect(() => loadConfig(schema, { PACK_INTERNAL_SECRET: secret, AMQP_URL: bad })).toThrow(
+        /AMQP_URL: must be an amqp:\/\/ URL, or several separated by commas/,
+      );
+  });
+
   it('treats an empty variable as unset', () => {
     expect(loadConfig(schema, { PACK_INTERNAL_SECRET: secret, PORT: '' }).PORT).toBe(8082);
   });

@@ -87,7 +87,11 @@ export function serviceEnvSchema(defaults: { port: number; database: string; met
       .default(defaults.database),
     AMQP_URL: z
       .string()
-      .regex(/^amqps?:\/\//, 'must be an amqp:// URL')
+      // One URL, or a cluster's nodes separated by commas (tried in turn: decision 0049).
+      .regex(
+        /^amqps?:\/\/[^,\s]+(\s*,\s*amqps?:\/\/[^,\s]+)*$/,
+        'must be an amqp:// URL, or several separated by commas',
+      )
       .default('amqp://guest:guest@127.0.0.1:5672'),
     BROKER_NAMESPACE: z
       .string()

@@ -13,14 +13,22 @@ export class BrokerSession {
 
   private constructor(readonly connection: ChannelModel) {}
 
+  /** `url`: one, or a cluster's nodes separated by commas; the first that answers is used. */
   static async open(url: string): Promise<BrokerSession> {
-    try {
-      const connection = await amqp.connect(url, { timeout: 5000 });
-      connection.on('error', () => undefined);
-      return new BrokerSession(connection);
-    } catch (error) {
-      throw new CliError(`cannot reach RabbitMQ at ${redact(url)}: ${(error as Error).message}`);
+    let lastError: unknown;
+    for (const candidate of url
+      .split(',')
+      .map((entry) => entry.trim())
+      .filter(Boolean)) {
+      try {
+        const connection = await amqp.connect(candidate, { timeout: 5000 });
+        connection.on('error', () => undefined);
+        return new BrokerSession(connection);
+      } catch (error) {
+        lastError = error;
+      }
     }
+    throw new CliError(`cannot reach RabbitMQ at ${redact(url)}: ${(lastError as Error).message}`);
   }
 
   private async plain(): Promise<Channel> {

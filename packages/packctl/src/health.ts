@@ -87,7 +87,7 @@ export const health: Command = {
             queues.push({
               queue,
               main: await session.depth(queue),
-              retry: await session.depth(`${queue}.retry`),
+              retry: await session.depth(`${queue}.retries`),
               dead: await session.depth(`${queue}.dlq`),
             });
         } finally {

@@ -1,4 +1,4 @@
-import amqp from 'amqplib';
+import { connectAny } from '@pack/broker';
 import mongoose from 'mongoose';
 
 /** Removes what a test created, so repeated runs leave nothing behind. */
@@ -14,7 +14,7 @@ export async function dropDatabase(mongoUrl: string, dbName: string): Promise<vo
 }
 
 export async function deleteQueues(amqpUrl: string, queues: readonly string[]): Promise<void> {
-  const connection = await amqp.connect(amqpUrl);
+  const connection = await connectAny(amqpUrl);
   try {
     for (const queue of queues) {
       const channel = await connection.createChannel();

@@ -1,5 +1,5 @@
-import amqp, { type Channel, type ChannelModel } from 'amqplib';
-import { AMQP_SOCKET_OPTIONS, topologyNames } from '@pack/broker';
+import type { Channel, ChannelModel } from 'amqplib';
+import { AMQP_SOCKET_OPTIONS, connectAny, topologyNames } from '@pack/broker';
 import { createEnvelope, type Envelope, type EventData, type EventDefinition } from '@pack/contracts';
 import { waitFor } from './waiting';
 
@@ -27,7 +27,7 @@ export class EventTap {
     namespace: string,
     patterns: readonly string[] = ['#'],
   ): Promise<EventTap> {
-    const connection = await amqp.connect(amqpUrl, AMQP_SOCKET_OPTIONS);
+    const connection = await connectAny(amqpUrl, AMQP_SOCKET_OPTIONS);
     const channel = await connection.createChannel();
     const exchange = topologyNames(namespace).events;
     await channel.assertExchange(exchange, 'topic', { durable: true });
@@ -72,7 +72,7 @@ export async function publishEvent<D extends EventDefinition>(
   id?: string,
 ): Promise<string> {
   const envelope = createEnvelope(definition, data, { source: 'test', correlationId: 'test', id });
-  const connection = await amqp.connect(amqpUrl, AMQP_SOCKET_OPTIONS);
+  const connection = await connectAny(amqpUrl, AMQP_SOCKET_OPTIONS);
   try {
     const channel = await connection.createConfirmChannel();
     const exchange = topologyNames(namespace).events;

@@ -1,0 +1,100 @@
+/** The crash scenario's set-up and its outcome, shared by bench/crash-scenario and bench/cluster. */
+import { call, type CallResult, type FakeProviderServer, type Receiver } from '@pack/testkit';
+import { callKey, type StageView } from '../../test/pipeline-actors';
+import type { Fleet } from './fleet';
+
+export const CONSUMERS = Number(process.env.CONSUMERS ?? 25);
+export const KEY = 'sk-bench-crash-0000';
+export const KINDS = ['config', 'verify', 'execution'];
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export async function setUp(fleet: Fleet, fake: FakeProviderServer, receiver: Receiver) {
+  const gw = fleet.url('gateway');
+  const idOf = (answer: CallResult) => (answer.body as { id: number }).id;
+  const as = async (token: string, method: string, route: string, body?: unknown): Promise<CallResult> => {
+    const answer = await call(gw, method, route, { token, ...(body === undefined ? {} : { body }) });
+    if (answer.status >= 300) throw new Error(`${method} ${route} answered ${answer.status}: ${answer.text}`);
+    return answer;
+  };
+  const token = async (role: string) =>
+    (
+      (await as(fleet.adminToken, 'POST', '/v1/core/tokens/', { username: `${role}_${Math.random()}`, role }))
+        .body as { token: string }
+    ).token;
+  const owner = await token('service_owner');
+  const consumers: string[] = [];
+  for (let i = 0; i < CONSUMERS; i++) consumers.push(await token('consumer'));
+  const model = await as(fleet.adminToken, 'POST', '/v1/ai/llm_models/', {
+    name: 'Crash scenario model',
+    provider: 'vendor1',
+    model_name: 'gpt-4o-mini',
+    input_price_per_1m_tokens: '1',
+    output_price_per_1m_tokens: '2',
+    extra_data: { api_key: KEY, base_url: `${fake.url}/v1` },
+  });
+  const service = await as(owner, 'POST', '/v1/catalog/services/', {
+    name: 'Crash scenario',
+    auto_approval: true,
+  });
+  for (const kind of KINDS)
+    await as(owner, 'POST', '/v1/ai/processors/', {
+      name: kind,
+      service: idOf(service),
+      kind,
+      llm_model: idOf(model),
+      prompt: `Do ${kind}.`,
+      active: true,
+    });
+  const hook = await as(owner, 'POST', '/v1/external/serviceowner/webhooks/', {
+    name: 'On approval',
+    service: idOf(service),
+    target_url: receiver.url,
+    change_instance_state: 'APPROVED',
+  });
+  return { owner, consumers, service: idOf(service), hook: idOf(hook) };
+}
+export async function stagesOf(fleet: Fleet, owner: string, item: number): Promise<StageView[]> {
+  const route = `/v1/external/serviceowner/pack/pipelines/latest/service_item/${item}/`;
+  const answer = await call(fleet.url('gateway'), 'GET', route, { token: owner }).catch(() => null);
+  return answer?.status === 200 ? ((answer.body as { stages?: StageView[] }).stages ?? []) : [];
+}
+
+export const ended = (stages: StageView[]) =>
+  stages.length === KINDS.length && stages.every((s) => s.state === 'OK')
+    ? 'OK'
+    : stages.some((s) => s.state === 'FAILED')
+      ? 'FAILED'
+      : undefined;
+
+/**
+ * Waits up to `waitS` for every item's pipeline to end (then up to 30 s for its webhook), and
+ * counts: pipelines by how they ended, provider calls per stage, stages called more than once.
+ */
+export async function outcome(
+  fleet: Fleet,
+  owner: string,
+  items: number[],
+  fake: FakeProviderServer,
+  receiver: Receiver,
+  waitS: number,
+) {
+  const states = new Map<number, { state?: string; stages: StageView[] }>();
+  const deadline = Date.now() + waitS * 1000;
+  while (Date.now() < deadline) {
+    for (const item of items) {
+      if (states.get(item)?.state) continue;
+      const stages = await stagesOf(fleet, owner, item);
+      states.set(item, { state: ended(stages), stages });
+    }
+    if ([...states.values()].every((s) => s.state)) break;
+    await sleep(500);
+  }
+  const lastEnded = Date.now();
+  while (receiver.countsById().size < items.length && Date.now() < lastEnded + 30_000) await sleep(250);
+  const count = (state?: string) => [...states.values()].filter((s) => s.state === state).length;
+  const perCall = new Map<string, number>();
+  for (const request of fake.requestsTo('/chat/completions'))
+    perCall.set(callKey(request), (perCall.get(callKey(request)) ?? 0) + 1);
+  const repeats = [...perCall.values()].filter((n) => n > 1);
+  return { states, lastEnded, count, perCall, repeats };
+}
