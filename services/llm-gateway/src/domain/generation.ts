@@ -1,4 +1,5 @@
 import { costOf, isUnpriced } from '@pack/llm-providers';
+import { inCallSpan } from './call-span';
 import type { CallClaim, CallStore, FinishedCall, GenerateRequest, GenerateResult } from './calls';
 import { callModel, modelMissing, type CallOutcome } from './generate-call';
 import type { EffectiveModel } from './llm-models';
@@ -76,13 +77,15 @@ export class Generation {
     }
 
     const adapter = model ? this.deps.adapterFor(model) : undefined;
-    const outcome =
-      model && adapter
-        ? await this.leased(request.request_id, () => callModel(adapter, model, request))
-        : modelMissing(request.llm_model_id);
-    if (outcome.cause !== undefined) this.deps.unexpected(request.request_id, outcome.cause);
-    const latencyMs = Math.round(performance.now() - began);
-    const finished = this.finished(request, model, outcome, adapter, latencyMs, takeovers);
+    const { outcome, finished } = await inCallSpan(request, model, takeovers, async () => {
+      const outcome =
+        model && adapter
+          ? await this.leased(request.request_id, () => callModel(adapter, model, request))
+          : modelMissing(request.llm_model_id);
+      if (outcome.cause !== undefined) this.deps.unexpected(request.request_id, outcome.cause);
+      const latencyMs = Math.round(performance.now() - began);
+      return { outcome, finished: this.finished(request, model, outcome, adapter, latencyMs, takeovers) };
+    });
     // The result goes out beside the finish update, not after it: the requester waits only for
     // the publish. The message is acknowledged once both are done, so a crash in between leaves
     // a claimed record whose redelivery waits for the lease, as a crash during the provider call

@@ -1,0 +1,4 @@
+export * from './scope';
+export * from './setup';
+export * from './spans';
+export { redactAttributes } from './processor';
