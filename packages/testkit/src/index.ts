@@ -21,3 +21,5 @@ export * from './principals';
 export * from './receiver';
 export * from './suite-scan';
 export * from './private-ferret';
+export * from './otlp-receiver';
+export * from './traces';
