@@ -223,7 +223,8 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
           JSON.stringify({ attributes: span.attributes, events: span.events, status: span.status }),
         );
       const found = leaks.report();
-      if (found.length > 0) throw new Error(`secrets in the stack's log lines or spans:\n${found.join('\n')}`);
+      if (found.length > 0)
+        throw new Error(`secrets in the stack's log lines or spans:\n${found.join('\n')}`);
     },
   };
   return stack;

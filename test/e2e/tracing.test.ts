@@ -15,7 +15,14 @@ import { modelKnownToOrchestrator, modelOnFakeProvider, startStack, type Stack }
 
 const KEY = 'sk-e2e-tracing-0000';
 const KINDS = ['config', 'verify', 'execution'];
-const SERVICES = ['catalog', 'gateway', 'llm-gateway', 'pipeline-orchestrator', 'settings', 'webhook-dispatcher'];
+const SERVICES = [
+  'catalog',
+  'gateway',
+  'llm-gateway',
+  'pipeline-orchestrator',
+  'settings',
+  'webhook-dispatcher',
+];
 const BOUND_MS = 120_000;
 
 /** A client's own trace context, as the demo makes one: the trace id is the client's. */
@@ -119,17 +126,23 @@ describe('tracing (issue 31): one trace from the gateway to the webhook', () => 
         (all) =>
           all.filter((span) => span.name === 'pack.stage').length >= 3 &&
           all.filter((span) => span.attributes['gen_ai.operation.name'] === 'chat').length >= 3 &&
-          all.some((span) => span.name === 'webhook delivery' && span.attributes['pack.webhook.outcome'] === 'ok'),
+          all.some(
+            (span) => span.name === 'webhook delivery' && span.attributes['pack.webhook.outcome'] === 'ok',
+          ),
         'the stages, the LLM calls and the webhook delivery in the trace',
       );
       expect(new Set(spans.map((span) => span.service))).toEqual(new Set([...SERVICES, 'e2e-test']));
       // Parent links intact: the one span without its parent here is the client's own call.
-      expect(orphans(spans).map((span) => [span.service, span.kind])).toEqual([['e2e-test', SPAN_KIND.client]]);
+      expect(orphans(spans).map((span) => [span.service, span.kind])).toEqual([
+        ['e2e-test', SPAN_KIND.client],
+      ]);
       const crossings = brokerCrossings(spans);
       expect(crossings.length).toBeGreaterThanOrEqual(4);
       const stages = spans.filter((span) => span.name === 'pack.stage').map((span) => span.attributes);
       expect(stages.map((stage) => stage['pack.stage'])).toEqual(['CONFIG', 'VERIFY', 'EXECUTION']);
-      expect(stages.every((stage) => stage['pack.service_item.id'] === item && stage['pack.run'] === 1)).toBe(true);
+      expect(stages.every((stage) => stage['pack.service_item.id'] === item && stage['pack.run'] === 1)).toBe(
+        true,
+      );
       const calls = spans.filter((span) => span.attributes['gen_ai.operation.name'] === 'chat');
       for (const call of calls)
         expect(call.attributes).toMatchObject({
@@ -145,9 +158,9 @@ describe('tracing (issue 31): one trace from the gateway to the webhook', () => 
       expect(spans.some((span) => span.name === 'outbox relay' && span.service === 'catalog')).toBe(true);
       // No span records a body or an Authorization header (the provider key is looked for in
       // every span by the stack's leak scan at its stop).
-      expect(spans.some((span) => Object.keys(span.attributes).some((key) => /authorization|body/i.test(key)))).toBe(
-        false,
-      );
+      expect(
+        spans.some((span) => Object.keys(span.attributes).some((key) => /authorization|body/i.test(key))),
+      ).toBe(false);
       process.stdout.write(
         `one trace: ${spans.length} spans from ${new Set(spans.map((s) => s.service)).size} services, ${crossings.length} broker crossings\n`,
       );
@@ -186,7 +199,9 @@ describe('tracing (issue 31): one trace from the gateway to the webhook', () => 
       // Killed once both replicas hold calls not finished yet.
       await waitFor(
         async () => {
-          const finished = new Set((await calls.find({}, { projection: { _id: 1 } }).toArray()).map((c) => c._id));
+          const finished = new Set(
+            (await calls.find({}, { projection: { _id: 1 } }).toArray()).map((c) => c._id),
+          );
           const open = (await claims.find({}).toArray()).filter(
             (claim) => !before.has(claim._id) && !finished.has(claim._id),
           );

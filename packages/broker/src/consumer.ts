@@ -109,7 +109,13 @@ type Verdict =
  */
 export async function deliver(spec: ConsumerSpec, delivery: Delivery, log: Logger): Promise<DeliveryOutcome> {
   const attempts = delivery.previousAttempts + 1;
-  const decision = decide(spec, await runHandler(spec, delivery.content, attempts), attempts, delivery.messageId, log);
+  const decision = decide(
+    spec,
+    await runHandler(spec, delivery.content, attempts),
+    attempts,
+    delivery.messageId,
+    log,
+  );
   const context = { consumer: spec.name, message_id: delivery.messageId };
   if (decision === 'retry' || decision === 'deferred') {
     try {

@@ -106,7 +106,8 @@ export class OtlpReceiver {
 
   private read(request: ExportRequest): void {
     for (const resourceSpans of request.resourceSpans ?? []) {
-      const service = String(attributesOf(resourceSpans.resource?.attributes)['service.name'] ?? '');
+      const named = attributesOf(resourceSpans.resource?.attributes)['service.name'];
+      const service = typeof named === 'string' ? named : '';
       for (const scopeSpans of resourceSpans.scopeSpans ?? [])
         for (const span of scopeSpans.spans ?? [])
           this.spans.push({

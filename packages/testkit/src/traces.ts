@@ -19,7 +19,8 @@ export function stackCollector(): Promise<OtlpReceiver> {
     const receiver = await new OtlpReceiver().start();
     delete process.env.OTEL_SDK_DISABLED;
     const exporter = new OtlpJsonExporter(receiver.url);
-    if (!sdk().startTracing('e2e-test', { exporter }).enabled) throw new Error('tracing did not start for the stack');
+    if (!sdk().startTracing('e2e-test', { exporter }).enabled)
+      throw new Error('tracing did not start for the stack');
     return receiver;
   })();
   return collector;

@@ -25,7 +25,9 @@ export function redactAttributes(attributes: Attributes): void {
       const clean = redactText(text);
       if (clean !== value) attributes[key] = clean;
     } else if (Array.isArray(value))
-      attributes[key] = value.map((item) => (typeof item === 'string' ? redactText(item) : item));
+      attributes[key] = (value as unknown[]).map((item) =>
+        typeof item === 'string' ? redactText(item) : item,
+      );
   }
 }
 
@@ -51,8 +53,8 @@ export class PackSpanProcessor implements SpanProcessor {
   }
 
   onEnd(span: ReadableSpan): void {
-    redactAttributes(span.attributes as Attributes);
-    for (const event of span.events) if (event.attributes) redactAttributes(event.attributes as Attributes);
+    redactAttributes(span.attributes);
+    for (const event of span.events) if (event.attributes) redactAttributes(event.attributes);
   }
 
   forceFlush(): Promise<void> {

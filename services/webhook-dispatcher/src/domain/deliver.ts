@@ -112,7 +112,8 @@ export class Delivery {
     }
     answered();
     this.observer.attempted();
-    if (result.status !== null) trace.getActiveSpan()?.setAttribute('http.response.status_code', result.status);
+    if (result.status !== null)
+      trace.getActiveSpan()?.setAttribute('http.response.status_code', result.status);
     // What the target answered is shown to the owner: without any piece of the webhook's secrets.
     const secrets = [secretPart(authorization), this.secretOf(webhook, 'secret').replace(/^whsec_/, '')];
     const attempt: AttemptRecord = {
