@@ -120,6 +120,11 @@ export class LeakScan {
     return Object.assign(stream, { lines });
   }
 
+  /** Every log line its destinations received (tests read what the services logged). */
+  loggedLines(): string[] {
+    return this.logged.map(([, line]) => line);
+  }
+
   /** How many log lines its destinations received. */
   get lines(): number {
     return this.logged.length;

@@ -81,7 +81,8 @@ export class OtlpReceiver {
   url = '';
   private server?: http.Server;
 
-  async start(): Promise<this> {
+  /** Listens on loopback, on `port` (any free one by default). */
+  async start(port = 0): Promise<this> {
     this.server = http.createServer((req, res) => {
       const chunks: Buffer[] = [];
       req.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -99,7 +100,7 @@ export class OtlpReceiver {
         res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
       });
     });
-    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+    await new Promise<void>((resolve) => this.server!.listen(port, '127.0.0.1', resolve));
     this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
     return this;
   }
