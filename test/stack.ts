@@ -11,14 +11,17 @@ import { webhookDispatcherEnvSchema, webhookDispatcherService } from '@pack/webh
 import { isDeepStrictEqual } from 'node:util';
 import {
   call,
+  flushSpans,
   LeakScan,
   outboxDrained,
+  stackCollector,
   stopAndClean,
   storedDocuments,
   testEnv,
   uniqueName,
   type CallOptions,
   type CallResult,
+  type OtlpReceiver,
   waitFor,
 } from '@pack/testkit';
 import { OpenApiCheck } from './openapi-check';
@@ -51,9 +54,12 @@ export interface Stack {
   /**
    * Every log line of every service (at debug level) is scanned for the secrets seeded here: the
    * value of each secret-named field of every body stack.call sends or receives is seeded
-   * (LeakScan.seedFrom), and a test may seed more. stop() fails when a line held a fragment of one.
+   * (LeakScan.seedFrom), and a test may seed more. stop() fails when a line, or a span the stack
+   * exported, held a fragment of one.
    */
   leaks: LeakScan;
+  /** The OTLP receiver every service of the stack exports its spans to (one per test file). */
+  traces: OtlpReceiver;
   stop(): Promise<void>;
 }
 
@@ -116,6 +122,9 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const upstreams: Env = {};
   const services: RunningService<never>[] = [];
   const leaks = options.leaks ?? new LeakScan();
+  // Every stack traces, every span sampled, to a local collector that the leak scans read.
+  const traces = await stackCollector();
+  const spansBefore = traces.spans.length;
   const started: StartOptions = { logDestination: leaks.logDestination('stack log') };
   const logged: Env = { LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'debug' };
   const urls: Record<string, string> = {};
@@ -203,11 +212,19 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     },
     openApi: loadOpenApi,
     leaks,
+    traces,
     async stop() {
       for (const service of services) await stopAndClean(service);
       leaks.rescanLogs();
+      await flushSpans();
+      for (const span of traces.spans.slice(spansBefore))
+        leaks.scan(
+          `the span "${span.name}" of ${span.service}`,
+          JSON.stringify({ attributes: span.attributes, events: span.events, status: span.status }),
+        );
       const found = leaks.report();
-      if (found.length > 0) throw new Error(`secrets in the stack's log lines:\n${found.join('\n')}`);
+      if (found.length > 0)
+        throw new Error(`secrets in the stack's log lines or spans:\n${found.join('\n')}`);
     },
   };
   return stack;

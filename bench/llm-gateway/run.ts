@@ -11,7 +11,7 @@
  * At concurrency 1 and 10: calls/s, latency p50/p99, added latency (the side's p50/p99 minus the
  * provider's at the same concurrency), database commands per call and RSS, and the issue's targets.
  *
- *   pnpm bench:llm-gateway     (DURATION=seconds per measurement, default 8; LITELLM=0 skips it;
+ *   pnpm bench:llm-gateway     (DURATION=seconds per measurement, default 8; LITELLM=0 skips it; DASHBOARD=0 the dashboard;
  *                               GATEWAY_NODE_ARGS="--cpu-prof ..." passes node flags to the gateway;
  *                               FALLBACK=1 adds calls answered by their first fallback after a 500)
  */
@@ -193,7 +193,11 @@ async function main(): Promise<void> {
           : []),
       );
     }
-    const dashboard = await dashboardOver100kCalls(baselineDb.useDb(database), gatewayUrl, secret);
+    // DASHBOARD=0 skips the 100,000 calls' dashboard (the tracing overhead runs, decision 0047).
+    const dashboard =
+      process.env.DASHBOARD === '0'
+        ? undefined
+        : await dashboardOver100kCalls(baselineDb.useDb(database), gatewayUrl, secret);
     process.stdout.write(
       report(sides, {
         duration,
@@ -202,9 +206,10 @@ async function main(): Promise<void> {
           : `LiteLLM not measured: ${litellmProblem ?? 'LITELLM=0'}`,
       }),
     );
-    process.stdout.write(
-      `dashboard over ${dashboard.calls} calls (${dashboard.documents} rollup documents, 30 days, group_by=model): ${dashboard.medianMs.toFixed(1)} ms (median of 5)\n`,
-    );
+    if (dashboard)
+      process.stdout.write(
+        `dashboard over ${dashboard.calls} calls (${dashboard.documents} rollup documents, 30 days, group_by=model): ${dashboard.medianMs.toFixed(1)} ms (median of 5)\n`,
+      );
     if (process.env.FALLBACK === '1')
       process.stdout.write(
         fallbackReport(

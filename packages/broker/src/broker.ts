@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import amqp, { type Channel, type ChannelModel, type ConfirmChannel, type ConsumeMessage } from 'amqplib';
+import { context, contextOf, inSpan, SpanKind, trace } from '@pack/tracing';
 import type { Envelope } from '@pack/contracts';
 import type { Logger } from '@pack/logging';
 import type { Gauge, Metrics } from '@pack/metrics';
@@ -121,7 +122,29 @@ export class Broker {
   }
 
   /** Publishes persistently and resolves only once the broker has confirmed it. */
-  async publish(envelope: Envelope): Promise<void> {
+  publish(envelope: Envelope): Promise<void> {
+    // The publish continues the event's own trace (the work that made it, perhaps long before, in
+    // an outbox), unless it runs inside a span already (the outbox relay's, a handler's).
+    const parent = trace.getSpan(context.active()) ? context.active() : contextOf(envelope);
+    return inSpan(
+      `publish ${envelope.type}`,
+      {
+        kind: SpanKind.PRODUCER,
+        parent,
+        attributes: {
+          'messaging.system': 'rabbitmq',
+          'messaging.operation.type': 'send',
+          'messaging.destination.name': this.names.events,
+          'messaging.rabbitmq.destination.routing_key': envelope.type,
+          'messaging.message.id': envelope.id,
+          'cloudevents.event_type': envelope.type,
+        },
+      },
+      () => this.publishConfirmed(envelope),
+    );
+  }
+
+  private async publishConfirmed(envelope: Envelope): Promise<void> {
     // Not `ready`: handlers that finish while close() drains them may still publish.
     const channel = this.publishChannel;
     if (!channel) {

@@ -1,3 +1,4 @@
+import { contextOf, inSpan, SpanKind } from '@pack/tracing';
 import { envelopeSchema, type Envelope, type EventData, type EventDefinition } from '@pack/contracts';
 import { runWithContext, type Logger } from '@pack/logging';
 
@@ -113,7 +114,7 @@ export async function deliver(
   transient: (error: unknown) => boolean = () => false,
 ): Promise<DeliveryOutcome> {
   const attempts = delivery.previousAttempts + 1;
-  const verdict = await runHandler(spec, delivery.content, transient);
+  const verdict = await runHandler(spec, delivery.content, attempts, transient);
   const decision = decide(spec, verdict, attempts, delivery.messageId, log);
   const context = { consumer: spec.name, message_id: delivery.messageId };
   if (decision === 'retry' || decision === 'deferred') {
@@ -179,6 +180,7 @@ function decide(
 async function runHandler(
   spec: ConsumerSpec,
   content: Buffer,
+  attempts: number,
   transient: (error: unknown) => boolean,
 ): Promise<Verdict> {
   let raw: unknown;
@@ -197,7 +199,25 @@ async function runHandler(
   const accepted = handler.accept(envelope);
   if (!accepted.ok) return { kind: 'invalid', reason: accepted.reason };
   try {
-    await runWithContext({ correlationId: envelope.correlationid }, accepted.run);
+    // The handler continues the event's trace (its traceparent): one trace per request across
+    // the broker, through retries (a retried copy carries the same context; `attempt` tells them apart).
+    await inSpan(
+      `process ${envelope.type}`,
+      {
+        kind: SpanKind.CONSUMER,
+        parent: contextOf(envelope),
+        attributes: {
+          'messaging.system': 'rabbitmq',
+          'messaging.operation.type': 'process',
+          'messaging.consumer.group.name': spec.name,
+          'messaging.message.id': envelope.id,
+          'cloudevents.event_type': envelope.type,
+          'cloudevents.event_source': envelope.source,
+          'pack.attempt': attempts,
+        },
+      },
+      () => runWithContext({ correlationId: envelope.correlationid }, accepted.run),
+    );
     return { kind: 'handled' };
   } catch (error) {
     if (error instanceof RetryLater) return { kind: 'deferred', reason: error.message };

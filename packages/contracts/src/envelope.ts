@@ -1,6 +1,10 @@
 import { z } from 'zod';
 
-/** CloudEvents 1.0 attributes plus the platform's correlation id extension. */
+/**
+ * CloudEvents 1.0 attributes plus the platform's correlation id extension and the CloudEvents
+ * distributed-tracing extension (W3C `traceparent`/`tracestate` of the work that made the event;
+ * absent when tracing is off).
+ */
 export const envelopeSchema = z.object({
   specversion: z.literal('1.0'),
   id: z.string().min(1),
@@ -9,6 +13,8 @@ export const envelopeSchema = z.object({
   time: z.string().datetime(),
   datacontenttype: z.literal('application/json'),
   correlationid: z.string().min(1),
+  traceparent: z.string().max(55).optional(),
+  tracestate: z.string().max(512).optional(),
   data: z.unknown(),
 });
 export type Envelope<T = unknown> = Omit<z.infer<typeof envelopeSchema>, 'data'> & { data: T };

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { context, propagation } from '@opentelemetry/api';
 import { z } from 'zod';
 import { envelopeSchema, type Envelope } from './envelope';
 import { events, type EventData, type EventDefinition } from './events';
@@ -17,6 +18,19 @@ export interface EnvelopeOptions {
   time?: Date;
 }
 
+/**
+ * The trace context the event continues: the active one where it is made (a request's, a
+ * handler's), so an event written to an outbox carries its writer's trace to the relay and on.
+ */
+function traceOf(): { traceparent?: string; tracestate?: string } {
+  const carrier: Record<string, string> = {};
+  propagation.inject(context.active(), carrier);
+  return {
+    ...(carrier.traceparent ? { traceparent: carrier.traceparent } : {}),
+    ...(carrier.tracestate ? { tracestate: carrier.tracestate } : {}),
+  };
+}
+
 /** Builds a CloudEvents envelope; the payload is validated against the event's schema. */
 export function createEnvelope<D extends EventDefinition>(
   definition: D,
@@ -31,6 +45,7 @@ export function createEnvelope<D extends EventDefinition>(
     time: (options.time ?? new Date()).toISOString(),
     datacontenttype: 'application/json',
     correlationid: options.correlationId,
+    ...traceOf(),
     data: definition.schema.parse(data) as EventData<D>,
   };
 }

@@ -2,6 +2,7 @@ import { ConnectionStates, type Connection } from 'mongoose';
 import type { Broker } from '@pack/broker';
 import type { Envelope } from '@pack/contracts';
 import type { Logger } from '@pack/logging';
+import { contextOf, inSpan, SpanKind } from '@pack/tracing';
 import type { Metrics } from '@pack/metrics';
 
 /**
@@ -162,7 +163,21 @@ export class OutboxRelay {
 
   private async publish(event: Envelope): Promise<boolean> {
     try {
-      await this.options.broker.publish(event);
+      // The relay continues the trace of the write that made the event (its traceparent, stored
+      // in the outbox with it), not the relay's timer.
+      await inSpan(
+        'outbox relay',
+        {
+          kind: SpanKind.INTERNAL,
+          parent: contextOf(event),
+          attributes: {
+            'messaging.message.id': event.id,
+            'cloudevents.event_type': event.type,
+            'pack.outbox.wait_ms': Math.max(0, Date.now() - Date.parse(event.time)),
+          },
+        },
+        () => this.options.broker.publish(event),
+      );
       this.relayed.inc({ type: event.type });
       return true;
     } catch (error) {

@@ -8,6 +8,7 @@ import express, {
   type RequestHandler,
   type Response,
 } from 'express';
+import { context, trace, TraceFlags } from '@opentelemetry/api';
 import type { z } from 'zod';
 import { stringifyExactJson, type Principal } from '@pack/contracts';
 import { runWithContext, type Logger, type RequestContext } from '@pack/logging';
@@ -98,25 +99,33 @@ export function observeRequest(
   path: string,
 ): void {
   const start = process.hrtime.bigint();
-  res.on('finish', () => {
-    const seconds = Number(process.hrtime.bigint() - start) / 1e9;
-    const template = route();
-    metrics.httpDuration.observe(
-      { method: req.method ?? '', route: template, status_code: String(res.statusCode) },
-      seconds,
-    );
-    if (QUIET_PATHS.has(path)) return;
-    logger.info(
-      {
-        method: req.method,
-        route: template,
-        path,
-        status: res.statusCode,
-        duration_ms: Math.round(seconds * 1e4) / 10,
-      },
-      'request',
-    );
-  });
+  // The request's span (the runtime's server span): its trace id is the exemplar, and the access
+  // log line, written when the response finishes, is written in it.
+  const span = trace.getSpanContext(context.active());
+  const traceId = span && span.traceFlags & TraceFlags.SAMPLED ? span.traceId : undefined;
+  res.on(
+    'finish',
+    context.bind(context.active(), () => {
+      const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+      const template = route();
+      metrics.observeHttp(
+        { method: req.method ?? '', route: template, status_code: String(res.statusCode) },
+        seconds,
+        traceId,
+      );
+      if (QUIET_PATHS.has(path)) return;
+      logger.info(
+        {
+          method: req.method,
+          route: template,
+          path,
+          status: res.statusCode,
+          duration_ms: Math.round(seconds * 1e4) / 10,
+        },
+        'request',
+      );
+    }),
+  );
 }
 
 function observe(metrics: Metrics, logger: Logger): RequestHandler {

@@ -32,7 +32,8 @@ function sendJson(res: ServerResponse, status: number, body: unknown): void {
 export function opsEndpoints(options: OpsEndpointOptions) {
   return (req: IncomingMessage, res: ServerResponse): boolean => {
     if (req.method !== 'GET' && req.method !== 'HEAD') return false;
-    switch (pathOf(req)) {
+    const path = pathOf(req);
+    switch (path) {
       case '/healthz':
         sendJson(res, 200, { status: 'ok', service: options.service });
         return true;
@@ -50,15 +51,18 @@ export function opsEndpoints(options: OpsEndpointOptions) {
           });
         return true;
       case '/metrics':
+      case '/metrics/exemplars': {
         if (!options.serveMetrics) return false;
-        options.metrics.registry.metrics().then(
+        const registry = path === '/metrics' ? options.metrics.registry : options.metrics.exemplars;
+        registry.metrics().then(
           (text) => {
-            res.writeHead(200, { 'content-type': options.metrics.registry.contentType });
+            res.writeHead(200, { 'content-type': registry.contentType });
             res.end(text);
           },
           () => sendJson(res, 500, { status: 'metrics_failed', service: options.service }),
         );
         return true;
+      }
       default:
         return false;
     }

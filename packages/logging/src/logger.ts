@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { context, trace } from '@opentelemetry/api';
 import pino, { type DestinationStream, type Logger, type StreamEntry } from 'pino';
 import { currentContext } from './context';
 import { redact, redactText } from './redact';
@@ -60,8 +61,17 @@ export function createLogger(options: LoggerOptions): Logger {
       // re-read them as errors and call them "Object".
       serializers: { err: (value: unknown) => value },
       mixin() {
-        const context = currentContext();
-        return context ? { correlation_id: context.correlationId, request_id: context.requestId } : {};
+        const request = currentContext();
+        const fields: Record<string, string | undefined> = request
+          ? { correlation_id: request.correlationId, request_id: request.requestId }
+          : {};
+        // A line written inside a recorded span joins its trace (nothing when tracing is off).
+        const span = trace.getSpanContext(context.active());
+        if (span && trace.isSpanContextValid(span)) {
+          fields.trace_id = span.traceId;
+          fields.span_id = span.spanId;
+        }
+        return fields;
       },
       hooks: {
         logMethod(args, method) {

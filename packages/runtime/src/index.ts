@@ -17,6 +17,8 @@ import { answerClientError, createHttpApp, opsEndpoints, type AnyRoute } from '@
 import { createLogger, type DestinationStream, type Logger } from '@pack/logging';
 import { createMetrics, type Metrics } from '@pack/metrics';
 import { drainable } from './drain';
+import { traced } from './traced';
+import { inService, tracing } from '@pack/tracing';
 
 export interface ServiceContext<C extends ServiceEnv> {
   config: C;
@@ -77,11 +79,22 @@ export interface StartOptions {
   logDestination?: DestinationStream;
 }
 
-/** Starts a service: it listens at once and reports not-ready until MongoDB and RabbitMQ answer. */
-export async function startService<C extends ServiceEnv>(
+/**
+ * Starts a service: it listens at once and reports not-ready until MongoDB and RabbitMQ answer.
+ * Everything it starts runs in its tracing scope (several services share the test stack's process).
+ */
+export function startService<C extends ServiceEnv>(
   definition: ServiceDefinition<C>,
   config: C,
   options: StartOptions = {},
+): Promise<RunningService<C>> {
+  return inService(definition.name, () => startInScope(definition, config, options));
+}
+
+async function startInScope<C extends ServiceEnv>(
+  definition: ServiceDefinition<C>,
+  config: C,
+  options: StartOptions,
 ): Promise<RunningService<C>> {
   const logger = createLogger({
     service: definition.name,
@@ -166,7 +179,9 @@ export async function startService<C extends ServiceEnv>(
         }
       : app,
   );
-  const server: Server = createServer(http.handler);
+  const server: Server = createServer(
+    traced(http.handler, { service: definition.name, answerTraceparent: definition.public === true }),
+  );
   server.on('clientError', answerClientError(logger));
   const url = await listen(server, config.PORT, config.HOST);
   server.keepAliveTimeout = 65_000;
@@ -240,6 +255,7 @@ export function runMain<C extends ServiceEnv>(definition: ServiceDefinition<C>, 
         force.unref();
         service
           .stop()
+          .then(() => tracing()?.shutdown())
           .then(() => process.exit(0))
           .catch(() => process.exit(1));
       };

@@ -1,4 +1,5 @@
 import { currentTest, isStaticAsset, LEAK_SCAN_DIR_ENV, recordForScan } from './scan-record';
+import { stopStackCollector } from './traces';
 
 /**
  * jest setup file (setupFilesAfterEnv of the root config): while the suite-wide leak scan runs
@@ -78,3 +79,6 @@ async function capturedFetch(input: string | URL | Request, init?: RequestInit):
 }
 
 if (dir) globalThis.fetch = capturedFetch;
+
+// A stack's tracing (traces.ts) ends with its test file: its spans are exported for the scans.
+afterAll(() => stopStackCollector());

@@ -14,7 +14,7 @@ export default async function globalTeardown(): Promise<void> {
   if (!dir) return;
   const started = Date.now();
   const scan = scanSuite(dir);
-  const figures = `${scan.secrets} seeded secrets, ${scan.responses} responses, ${scan.logLines} log lines, ${Date.now() - started} ms`;
+  const figures = `${scan.secrets} seeded secrets, ${scan.responses} responses, ${scan.logLines} log lines, ${scan.spans} spans, ${Date.now() - started} ms`;
   if (!process.env.PACK_LEAK_SCAN_KEEP) rmSync(dir, { recursive: true, force: true });
   if (scan.leaks.length === 0) {
     process.stderr.write(`\nleak scan: nothing found (${figures})\n`);

@@ -22,3 +22,5 @@ export * from './receiver';
 export * from './suite-scan';
 export * from './private-ferret';
 export * from './private-db-pair';
+export * from './otlp-receiver';
+export * from './traces';

@@ -120,7 +120,7 @@ export class LeakScan {
     return Object.assign(stream, { lines });
   }
 
-  /** Every log line its destinations received, oldest first (for a failure's message). */
+  /** Every log line its destinations received (tests read what the services logged). */
   loggedLines(): string[] {
     return this.logged.map(([, line]) => line);
   }

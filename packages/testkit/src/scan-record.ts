@@ -9,8 +9,9 @@ import { REPO_ROOT } from './infra';
  * - `secrets-<pid>.jsonl`: every secret a test made with seededSecret (with the test file),
  * - `responses-<pid>.jsonl`: every HTTP response body test code received (capture-responses.ts),
  * - `log-<pid>.jsonl`: every log line of every service at debug level (@pack/logging, through
- *   PACK_LOG_COPY_DIR, set to the same directory).
- * The global teardown scans every response and log line for every seeded secret (scanSuite).
+ *   PACK_LOG_COPY_DIR, set to the same directory),
+ * - `spans-<pid>.jsonl`: every OTLP export request a stack's collector received (traces.ts).
+ * The global teardown scans every response, log line and span for every seeded secret (scanSuite).
  */
 export const LEAK_SCAN_DIR_ENV = 'PACK_LEAK_SCAN_DIR';
 
@@ -45,7 +46,7 @@ export function currentTest(): { file: string; test: string } {
 }
 
 /** Appends one JSON line to this process's `<kind>-<pid>.jsonl` of the run's scan directory. */
-export function recordForScan(kind: 'secrets' | 'responses', record: object): void {
+export function recordForScan(kind: 'secrets' | 'responses' | 'spans', record: object): void {
   const dir = process.env[LEAK_SCAN_DIR_ENV];
   if (dir) appendFileSync(path.join(dir, `${kind}-${process.pid}.jsonl`), `${JSON.stringify(record)}\n`);
 }

@@ -57,6 +57,41 @@ describe('the suite-wide leak scan (issue 20: "a leak scan of every response and
     expect(scan.leaks.join()).not.toMatch(/xT9vLr|HQ%37ZP/i);
   });
 
+  it('reports a fragment in a span exported to a stack\'s collector (issue 31: "the suite-wide leak scan also reads every exported span")', () => {
+    const dir = runDirectory([], []);
+    dirs.push(dir);
+    const span = (value: string) => ({
+      resourceSpans: [
+        {
+          resource: { attributes: [{ key: 'service.name', value: { stringValue: 'llm-gateway' } }] },
+          scopeSpans: [
+            {
+              spans: [
+                {
+                  spanId: 'ab12',
+                  name: 'chat',
+                  attributes: [{ key: 'gen_ai.prompt', value: { stringValue: value } }],
+                },
+              ],
+            },
+          ],
+        },
+      ],
+    });
+    writeFileSync(
+      path.join(dir, 'spans-13.jsonl'),
+      [span('fine'), span(`key ${SECRET.slice(4, 14)}`)]
+        .map((body) => `${JSON.stringify({ body: JSON.stringify(body) })}\n`)
+        .join(''),
+    );
+    const scan = scanSuite(dir);
+    expect(scan.spans).toBe(2);
+    expect(scan.leaks).toHaveLength(1);
+    expect(scan.leaks[0]).toMatch(
+      /^a fragment of "the provider key" \(seeded by services\/x\/test\/keys.test.ts\) in a span exported to the stack's collector, spans-13.jsonl export 2\n/,
+    );
+  });
+
   it('finds nothing in masks, five characters, or other text', () => {
     const dir = runDirectory(
       [response('{"api_key":"********Hc8Nk"}'), response('{"note":"Hq7Zp only"}')],
@@ -73,7 +108,7 @@ describe('the suite-wide leak scan (issue 20: "a leak scan of every response and
     try {
       process.env[LEAK_SCAN_DIR_ENV] = runDirectory([response(`{"k":"${SECRET.toLowerCase()}"}`)], []);
       await expect(globalTeardown()).rejects.toThrow(
-        /^leak scan: 1 leak\(s\) of seeded secrets \(1 seeded secrets, 1 responses, 0 log lines, \d+ ms\):\n- a fragment of "the provider key"/,
+        /^leak scan: 1 leak\(s\) of seeded secrets \(1 seeded secrets, 1 responses, 0 log lines, 0 spans, \d+ ms\):\n- a fragment of "the provider key"/,
       );
       process.env[LEAK_SCAN_DIR_ENV] = runDirectory([response('{"k":"********Hc8Nk"}')], []);
       await expect(globalTeardown()).resolves.toBeUndefined();

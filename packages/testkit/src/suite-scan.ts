@@ -56,11 +56,13 @@ export interface SuiteScan {
   secrets: number;
   responses: number;
   logLines: number;
+  /** Spans exported to the stacks' collectors (traces.ts). */
+  spans: number;
   /** One readable paragraph per leak: the secret and its test file, where, and the text before it with the fragment starred. */
   leaks: string[];
 }
 
-/** Scans every response and log line written to `dir` for every seeded secret. */
+/** Scans every response, log line and exported span written to `dir` for every seeded secret. */
 export function scanSuite(dir: string): SuiteScan {
   const files = readdirSync(dir);
   const lines = (name: string) => readFileSync(path.join(dir, name), 'utf8').split('\n').filter(Boolean);
@@ -92,7 +94,16 @@ export function scanSuite(dir: string): SuiteScan {
         leaks.push(describe(found, `the log of ${serviceOf(line)}, ${name} line ${index + 1}`));
     });
   }
-  return { secrets: seeds.length, responses, logLines, leaks };
+  let spans = 0;
+  for (const name of files.filter((file) => file.startsWith('spans-'))) {
+    lines(name).forEach((line, index) => {
+      const { body } = JSON.parse(line) as { body: string };
+      spans += (body.match(/"spanId"/g) ?? []).length;
+      for (const found of matcher.find(body))
+        leaks.push(describe(found, `a span exported to the stack's collector, ${name} export ${index + 1}`));
+    });
+  }
+  return { secrets: seeds.length, responses, logLines, spans, leaks };
 }
 
 /** The service that wrote a log line (read only for a line that leaked). */

@@ -1,3 +1,4 @@
+import './tracing';
 import { loadConfigOrExit } from '@pack/config';
 import { runMain } from '@pack/runtime';
 import { orchestratorEnvSchema } from './config';

@@ -42,6 +42,12 @@ export interface ProxyOptions {
   mapError?: (error: unknown) => AppError | undefined;
 }
 
+/**
+ * The caller's trace context is continued by the gateway's own spans, whose context the tracing
+ * SDK puts on the forwarded request: the caller's would make a second, conflicting traceparent.
+ */
+const TRACE_CONTEXT = new Set(['traceparent', 'tracestate']);
+
 /** What the gateway forwards: never the caller's token, never caller-supplied principal headers. */
 function forwardedHeaders(
   incoming: IncomingHttpHeaders,
@@ -49,7 +55,13 @@ function forwardedHeaders(
 ): Record<string, string> {
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(incoming)) {
-    if (value === undefined || HOP_BY_HOP.has(name) || name === 'authorization' || name.startsWith('x-pack-'))
+    if (
+      value === undefined ||
+      HOP_BY_HOP.has(name) ||
+      TRACE_CONTEXT.has(name) ||
+      name === 'authorization' ||
+      name.startsWith('x-pack-')
+    )
       continue;
     headers[name] = Array.isArray(value) ? value.join(', ') : value;
   }

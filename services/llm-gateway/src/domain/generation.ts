@@ -1,3 +1,4 @@
+import { inCallSpan } from './call-span';
 import type { CallClaim, CallStore, FallbackCall, GenerateRequest, GenerateResult } from './calls';
 import { callChain, type ChainDeps } from './fallback-chain';
 import { finishedCalls } from './finished-calls';
@@ -105,15 +106,17 @@ export class Generation {
       takeovers = (existing.takeovers ?? 0) + 1;
     }
 
-    const tries = model
-      ? await this.leased(request.request_id, () => callChain(this.chain, model, request))
-      : [];
-    const last = tries.at(-1);
-    const outcome = last ? last.outcome : modelMissing(request.llm_model_id);
-    for (const tried of tries)
-      if (tried.outcome.cause !== undefined) this.deps.unexpected(request.request_id, tried.outcome.cause);
-    const latencyMs = Math.round(performance.now() - began);
-    const { finished, fallbacks } = finishedCalls(request, model, tries, outcome, latencyMs, takeovers);
+    const { tries, outcome, finished, fallbacks } = await inCallSpan(request, model, takeovers, async () => {
+      const tries = model
+        ? await this.leased(request.request_id, () => callChain(this.chain, model, request))
+        : [];
+      const last = tries.at(-1);
+      const outcome = last ? last.outcome : modelMissing(request.llm_model_id);
+      for (const tried of tries)
+        if (tried.outcome.cause !== undefined) this.deps.unexpected(request.request_id, tried.outcome.cause);
+      const latencyMs = Math.round(performance.now() - began);
+      return { tries, outcome, ...finishedCalls(request, model, tries, outcome, latencyMs, takeovers) };
+    });
     // The result goes out beside the finish update, not after it: the requester waits only for
     // the publish. The message is acknowledged once both are done, so a crash in between leaves
     // a claimed record whose redelivery waits for the lease, as a crash during the provider call

@@ -1,5 +1,6 @@
 import { BoundedCache } from '@pack/cache';
 import type { Logger } from '@pack/logging';
+import { contextOf, inSpan, trace } from '@pack/tracing';
 import { BreakerOpenError, type Breakers } from './breakers';
 import { retryDelayMs, verdictOf, type RetryPolicy } from './delivery-rules';
 import type { AttemptRecord, ResponseRecord, WebhookRecord } from './model';
@@ -45,11 +46,37 @@ export class Delivery {
    * `answered` is called once the target has answered (or was not called), before the result is
    * written: the scheduler may then give the slot to another fire.
    */
-  async deliver(
+  deliver(
     record: ResponseRecord,
     token: string,
     known?: WebhookRecord,
     answered: () => void = () => undefined,
+  ): Promise<DeliveryOutcome> {
+    // In the trace of the event that fired it (stored with the fire), whenever the attempt runs.
+    return inSpan(
+      'webhook delivery',
+      {
+        parent: contextOf(record.trace),
+        attributes: {
+          'pack.webhook.id': record.webhook_id,
+          'pack.webhook.response_id': record._id,
+          'pack.webhook.attempt': record.attempt_count + 1,
+          'pack.webhook.mode': record.mode,
+        },
+      },
+      async (span) => {
+        const outcome = await this.attempt(record, token, known, answered);
+        span.setAttribute('pack.webhook.outcome', outcome);
+        return outcome;
+      },
+    );
+  }
+
+  private async attempt(
+    record: ResponseRecord,
+    token: string,
+    known: WebhookRecord | undefined,
+    answered: () => void,
   ): Promise<DeliveryOutcome> {
     const webhook = known ?? (await this.options.webhookOf(record.webhook_id, record.webhook_version));
     if (!webhook || !webhook.enabled) {
@@ -85,6 +112,8 @@ export class Delivery {
     }
     answered();
     this.observer.attempted();
+    if (result.status !== null)
+      trace.getActiveSpan()?.setAttribute('http.response.status_code', result.status);
     // What the target answered is shown to the owner: without any piece of the webhook's secrets.
     const secrets = [secretPart(authorization), this.secretOf(webhook, 'secret').replace(/^whsec_/, '')];
     const attempt: AttemptRecord = {

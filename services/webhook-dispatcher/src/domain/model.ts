@@ -1,3 +1,4 @@
+import type { TraceCarrier } from '@pack/tracing';
 import type {
   ChangeInstanceState,
   FireMode,
@@ -84,6 +85,8 @@ export interface ResponseRecord {
   error?: string | null;
   /** A resend of another response (issue 30); null or absent for a fire. */
   resend_of?: ResendOf | null;
+  /** The trace context of the event that fired it (absent when tracing is off); never shown. */
+  trace?: TraceCarrier;
   created_at: Date;
   updated_at: Date;
 }

@@ -1,8 +1,14 @@
+import { carrierOf } from '@pack/tracing';
 import type { ResponseRecord, Trigger, WebhookRecord } from './model';
 
 /** A message id fit for the webhook-id header: stable for one fire, unique across fires. */
 export function fireId(webhookId: number, triggerKey: string): string {
   return `msg_${webhookId}_${triggerKey.replace(/[^A-Za-z0-9]/g, '')}`;
+}
+
+function traceOfFire(): Pick<ResponseRecord, 'trace'> {
+  const trace = carrierOf();
+  return trace.traceparent ? { trace } : {};
 }
 
 /** A new Webhook Response for one fire (spec 2.7): the record every delivery step moves on. */
@@ -36,6 +42,8 @@ export function newResponse(
     response_body: null,
     response_truncated: false,
     resend_of: trigger.resend_of ?? null,
+    // The trace of the event that fired it: every attempt, retries and recovery included, joins it.
+    ...traceOfFire(),
     created_at: now,
     updated_at: now,
   };

@@ -1,3 +1,4 @@
+import type { TraceCarrier } from '@pack/tracing';
 import { STAGES } from '@pack/contracts';
 import type {
   ChangeInstanceState,
@@ -62,6 +63,8 @@ export interface StageRecord {
   /** Times the sweeper sent the stage's request again for want of a result (0028, "Crashes"). */
   resends?: number;
   resent_at?: Date | null;
+  /** The trace context of the stage's `pack.stage` span (absent when tracing is off): a resend continues it. */
+  trace?: TraceCarrier;
   /** A result that came after the stage was failed by the timeout: recorded, its cost counted. */
   late_result?: { ok: boolean; cost: string | null; unpriced: boolean; received_at: Date } | null;
 }

@@ -10,6 +10,7 @@ import {
 import { finalSchema, type FinalSchema } from './final-schema';
 import type { ProcessorRecord } from '../processors/processor-records';
 import type { PipelineRecord, ServiceItemRecord, StageRecord } from '../pipelines/pipeline-records';
+import { inStageSpan } from './stage-span';
 
 export const SOURCE = 'pipeline-orchestrator';
 
@@ -90,9 +91,13 @@ export function scheduleStage(
 ): ScheduledStage {
   const attempt = pipeline.stages[stage].attempt + 1;
   const requestId = requestIdOf(pipeline._id, stage, attempt);
-  const { event, mode } = stageRequest(pipeline, stage, processor, catalogSchema, requestId, correlationId);
+  const { built, trace } = inStageSpan('start', pipeline, stage, processor, attempt, undefined, () =>
+    stageRequest(pipeline, stage, processor, catalogSchema, requestId, correlationId),
+  );
+  const { event, mode } = built;
   return {
     fields: {
+      ...(trace.traceparent && { trace }),
       state: 'SCHEDULED',
       processor_id: processor._id,
       attempt,

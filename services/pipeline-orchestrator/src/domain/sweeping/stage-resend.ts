@@ -4,6 +4,7 @@ import type { ProcessorRecord } from '../processors/processor-records';
 import { RUNNING_STATES, type StageState } from '../pipelines/pipeline-records';
 import type { PipelineDeps } from '../pipelines/pipeline-deps';
 import { stageRequest } from '../stage-requests/stage-request';
+import { inStageSpan } from '../stage-requests/stage-span';
 
 /**
  * Sends a running stage's generate request again, under the same request id, when its result
@@ -29,15 +30,11 @@ export class StageResend {
     const processor = await this.deps.processor(current.processor_id);
     if (!processor) return false;
     const resends = (current.resends ?? 0) + 1;
-    const { event } = stageRequest(
-      pipeline,
-      stage,
-      processor,
-      this.deps.catalogSchema(),
-      requestId,
-      randomUUID(),
-      resends,
+    // The copy continues the stage's trace (stored when it started), not the sweeper's timer.
+    const { built } = inStageSpan('resend', pipeline, stage, processor, current.attempt, current.trace, () =>
+      stageRequest(pipeline, stage, processor, this.deps.catalogSchema(), requestId, randomUUID(), resends),
     );
+    const { event } = built;
     const moved = await store.move(
       pipelineId,
       stage,
