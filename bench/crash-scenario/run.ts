@@ -28,12 +28,12 @@ import {
   type FakeProviderServer,
 } from '@pack/testkit';
 import { callKey, type StageView } from '../../test/pipeline-actors';
+import { prepareRuntime, runtimeFromEnv } from './runtime';
 import { Fleet, type ServiceName } from './fleet';
+import { KEY, KINDS, setUp } from './setup';
 
 const CONSUMERS = Number(process.env.CONSUMERS ?? 25);
 const WAIT_S = Number(process.env.CRASH_WAIT_S ?? 150);
-const KEY = 'sk-bench-crash-0000';
-const KINDS = ['config', 'verify', 'execution'];
 const KILLED: ServiceName[] = [
   'pipeline-orchestrator',
   'llm-gateway',
@@ -43,52 +43,6 @@ const KILLED: ServiceName[] = [
 ];
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const log = (line: string) => process.stderr.write(`[crash] ${line}\n`);
-
-async function setUp(fleet: Fleet, fake: FakeProviderServer, receiver: Receiver) {
-  const gw = fleet.url('gateway');
-  const idOf = (answer: CallResult) => (answer.body as { id: number }).id;
-  const as = async (token: string, method: string, route: string, body?: unknown): Promise<CallResult> => {
-    const answer = await call(gw, method, route, { token, ...(body === undefined ? {} : { body }) });
-    if (answer.status >= 300) throw new Error(`${method} ${route} answered ${answer.status}: ${answer.text}`);
-    return answer;
-  };
-  const token = async (role: string) =>
-    (
-      (await as(fleet.adminToken, 'POST', '/v1/core/tokens/', { username: `${role}_${Math.random()}`, role }))
-        .body as { token: string }
-    ).token;
-  const owner = await token('service_owner');
-  const consumers: string[] = [];
-  for (let i = 0; i < CONSUMERS; i++) consumers.push(await token('consumer'));
-  const model = await as(fleet.adminToken, 'POST', '/v1/ai/llm_models/', {
-    name: 'Crash scenario model',
-    provider: 'vendor1',
-    model_name: 'gpt-4o-mini',
-    input_price_per_1m_tokens: '1',
-    output_price_per_1m_tokens: '2',
-    extra_data: { api_key: KEY, base_url: `${fake.url}/v1` },
-  });
-  const service = await as(owner, 'POST', '/v1/catalog/services/', {
-    name: 'Crash scenario',
-    auto_approval: true,
-  });
-  for (const kind of KINDS)
-    await as(owner, 'POST', '/v1/ai/processors/', {
-      name: kind,
-      service: idOf(service),
-      kind,
-      llm_model: idOf(model),
-      prompt: `Do ${kind}.`,
-      active: true,
-    });
-  const hook = await as(owner, 'POST', '/v1/external/serviceowner/webhooks/', {
-    name: 'On approval',
-    service: idOf(service),
-    target_url: receiver.url,
-    change_instance_state: 'APPROVED',
-  });
-  return { owner, consumers, service: idOf(service), hook: idOf(hook) };
-}
 
 /**
  * Each consumer submits once; a refused submission is tried again 1 s later. The consumers come
@@ -204,7 +158,8 @@ async function main(): Promise<void> {
     MONGO_URL: process.env.MONGO_URL ?? exported(env!, 'MONGO_URL'),
     AMQP_URL: process.env.AMQP_URL ?? exported(env!, 'AMQP_URL'),
   };
-  const fleet = new Fleet(urls, path.join(os.tmpdir(), `bench-crash-${Date.now()}`));
+  const fleet = new Fleet(urls, path.join(os.tmpdir(), `bench-crash-${Date.now()}`), runtimeFromEnv());
+  await prepareRuntime(fleet.runtime);
   const [fake, receiver] = await Promise.all([startFakeOpenAi({ apiKey: KEY }), new Receiver().start()]);
   fake.always({ latencyMs: 400 });
   let failed = true;
@@ -216,7 +171,7 @@ async function main(): Promise<void> {
   try {
     log(`starting six services (logs in ${fleet.logDir})`);
     await fleet.start();
-    const { owner, consumers, service } = await setUp(fleet, fake, receiver);
+    const { owner, consumers, service } = await setUp(fleet, fake, receiver, CONSUMERS);
     log(`set up: Service ${service}, ${consumers.length} consumers; submitting and killing`);
     const loadStarted = Date.now();
     const down = new Set<string>();
