@@ -40,6 +40,11 @@ export function serviceCommand(name: string, runtime: Runtime, nodeArgs: string[
     : [...nodeArgs, '--require', 'tsx/cjs', path.join(ROOT, 'services', name, 'src/main.ts')];
 }
 
+/** The environment a service runs with besides its own variables (the image's MALLOC_* settings). */
+export function runtimeEnv(runtime: Runtime): Record<string, string> {
+  return runtime === 'compiled' ? PRODUCTION_ENV : {};
+}
+
 /** Builds the bundles when they are missing or older than the sources (a no-op otherwise). */
 export async function prepareRuntime(runtime: Runtime): Promise<void> {
   if (runtime === 'compiled') await buildServices();

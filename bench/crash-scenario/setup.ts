@@ -3,7 +3,7 @@
  * auto-approved Service with active config, verify and execution processors on a model of a
  * local OpenAI-shaped provider, a webhook on APPROVED to a local receiver, and consumers' tokens.
  */
-import { call, type CallResult, type FakeProviderServer, type Receiver } from '@pack/testkit';
+import { call, waitFor, type CallResult, type FakeProviderServer, type Receiver } from '@pack/testkit';
 import type { Fleet } from './fleet';
 
 export const KEY = 'sk-bench-crash-0000';
@@ -51,6 +51,18 @@ export async function setUp(
       prompt: `Do ${kind}.`,
       active: true,
     });
+  // Declarations wait until the orchestrator knows the model and the three processors (events
+  // from the llm-gateway): before that, an approval would start a pipeline without them.
+  await waitFor(
+    async () => {
+      const [processors, models] = await Promise.all([
+        fleet.collection('pipeline-orchestrator', 'ai_processors', (c) => c.countDocuments({})),
+        fleet.collection('pipeline-orchestrator', 'llm_models', (c) => c.countDocuments({})),
+      ]);
+      return (processors >= KINDS.length && models >= 1) || undefined;
+    },
+    { timeoutMs: 60_000, what: 'the orchestrator to learn of the model and its processors' },
+  );
   const hook = await as(owner, 'POST', '/v1/external/serviceowner/webhooks/', {
     name: 'On approval',
     service: idOf(service),
@@ -58,4 +70,25 @@ export async function setUp(
     change_instance_state: 'APPROVED',
   });
   return { owner, consumers, service: idOf(service), hook: idOf(hook) };
+}
+
+/** Every list a user reads, as the Service's owner or as the admin (the soak reads them in turn). */
+export function listReads(service: number, hook: number): { route: string; as: 'owner' | 'admin' }[] {
+  const admin = (route: string) => ({ route, as: 'admin' as const });
+  const owner = (route: string) => ({ route, as: 'owner' as const });
+  return [
+    admin('/v1/catalog/services/'),
+    admin('/v1/catalog/change_instances/'),
+    admin('/v1/catalog/service_items/'),
+    owner('/v1/external/serviceowner/pack/pipelines/?limit=20'),
+    owner('/v1/external/serviceowner/webhooks/'),
+    owner(`/v1/external/serviceowner/webhooks/${hook}/responses/`),
+    owner('/v1/external/serviceowner/webhook_responses/'),
+    admin('/v1/ai/llm_models/'),
+    owner(`/v1/ai/processors/?service=${service}`),
+    owner('/v1/ai/dashboard/?group_by=model'),
+    admin('/v1/core/tokens/'),
+    admin('/v1/core/general_settings/'),
+    admin('/v1/core/general_settings/audit/'),
+  ];
 }

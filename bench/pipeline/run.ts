@@ -48,12 +48,8 @@ async function main(): Promise<void> {
   let orchestratorDb: mongoose.Connection | undefined;
   let driver: PipelineDriver | undefined;
   try {
-    const llm = await services.start('llm-gateway', 'services/llm-gateway/src/main.ts', 18183);
-    const orchestrator = await services.start(
-      'pipeline-orchestrator',
-      'services/pipeline-orchestrator/src/main.ts',
-      18184,
-    );
+    const llm = await services.start('llm-gateway', 18183);
+    const orchestrator = await services.start('pipeline-orchestrator', 18184);
     await services.publishService(SERVICE_ID);
     const model = await services.admin(llm, 'POST', '/v1/ai/llm_models/', {
       name: 'bench model',

@@ -24,7 +24,7 @@ import path from 'node:path';
 import { call, exported, infraScript, Receiver, startFakeOpenAi } from '@pack/testkit';
 import { Fleet, SERVICES } from '../crash-scenario/fleet';
 import { prepareRuntime, runtimeFromEnv } from '../crash-scenario/runtime';
-import { KEY, setUp } from '../crash-scenario/setup';
+import { KEY, listReads, setUp } from '../crash-scenario/setup';
 import { report } from './report';
 import { Sampler } from './sampler';
 import { collectionSizes, queueDepths, type CollectionSize } from './state';
@@ -37,24 +37,6 @@ const RATE = Number(process.env.RATE ?? 2);
 const CONSUMERS = 20;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const log = (line: string) => process.stderr.write(`[soak] ${line}\n`);
-
-function listRoutes(service: number, hook: number): string[] {
-  return [
-    '/v1/catalog/services/',
-    '/v1/catalog/change_instances/',
-    '/v1/catalog/service_items/',
-    '/v1/external/serviceowner/pack/pipelines/?limit=20',
-    '/v1/external/serviceowner/webhooks/',
-    `/v1/external/serviceowner/webhooks/${hook}/responses/`,
-    '/v1/external/serviceowner/webhook_responses/',
-    '/v1/ai/llm_models/',
-    `/v1/ai/processors/?service=${service}`,
-    '/v1/ai/dashboard/?group_by=model',
-    '/v1/core/tokens/',
-    '/v1/core/general_settings/',
-    '/v1/core/general_settings/audit/',
-  ];
-}
 
 async function main(): Promise<void> {
   if (!(MINUTES > 0)) throw new Error('--minutes needs a positive number');
@@ -93,8 +75,7 @@ async function main(): Promise<void> {
       const promise = request().finally(() => inFlight.delete(promise));
       inFlight.add(promise);
     };
-    const routes = listRoutes(service, hook);
-    const ownerRoutes = new Set([3, 4, 5, 6, 8, 9]);
+    const routes = listReads(service, hook);
     let warm: Awaited<ReturnType<typeof collectionSizes>> | undefined;
     let warmQueues = new Map<string, number>();
     for (let tick = 0; Date.now() < endAt; tick += 1) {
@@ -118,12 +99,12 @@ async function main(): Promise<void> {
         });
       if (tick % Math.max(1, RATE) === 0)
         fire(async () => {
-          const index = counts.reads % routes.length;
+          const read = routes[counts.reads % routes.length]!;
           const answer = await sampler.timed(() =>
-            call(gw, 'GET', routes[index]!, { token: ownerRoutes.has(index) ? owner : fleet.adminToken }),
+            call(gw, 'GET', read.route, { token: read.as === 'owner' ? owner : fleet.adminToken }),
           );
           counts[answer.status === 200 ? 'reads' : 'readErrors'] += 1;
-          if (answer.status !== 200 && counts.readErrors <= 5) log(`GET ${routes[index]} ${answer.status}`);
+          if (answer.status !== 200 && counts.readErrors <= 5) log(`GET ${read.route} ${answer.status}`);
         });
       if (tick % Math.round(30 * RATE) === 0)
         fire(async () => {
