@@ -16,7 +16,7 @@ import autocannon from 'autocannon';
 import { Pool } from 'undici';
 import { principalHeaders } from '@pack/http-kit';
 import { dropDatabase, resolveInfra } from '@pack/testkit';
-import { prepareRuntime, runtimeEnv, runtimeFromEnv, serviceCommand } from '../crash-scenario/runtime';
+import { prepareRuntime, rssMb, runtimeEnv, runtimeFromEnv, serviceCommand } from '../crash-scenario/runtime';
 
 const duration = Number(process.env.DURATION ?? 8);
 const connections = Number(process.env.CONNECTIONS ?? 16);
@@ -186,6 +186,7 @@ async function main(): Promise<void> {
         `light load (${SEQUENTIAL} requests one at a time): direct p50 ${lightDirect.p50.toFixed(3)} ms p99 ${lightDirect.p99.toFixed(3)} ms, gateway p50 ${lightGateway.p50.toFixed(3)} ms p99 ${lightGateway.p99.toFixed(3)} ms; added p50 ${(lightGateway.p50 - lightDirect.p50).toFixed(3)} ms, p99 ${(lightGateway.p99 - lightDirect.p99).toFixed(3)} ms`,
         `gateway database commands per request (warm token): ${mean((r) => r.commandsPerRequest).toFixed(5)}`,
         `errors or non-2xx answers: ${errors}`,
+        `RSS after the run (${RUNTIME}): settings ${rssMb(children[0]!.pid)?.toFixed(0)} MB, gateway ${rssMb(children[1]!.pid)?.toFixed(0)} MB`,
         '',
       ].join('\n'),
     );

@@ -23,6 +23,7 @@ import { chatCaller, cpuMs, dbCommands, drive, type Figures } from '../llm-gatew
 import { PipelineDriver, type StageTiming } from './driver';
 import { report, type Row } from './report';
 import { BenchServices } from './services';
+import { rssMb } from '../crash-scenario/runtime';
 
 const duration = Number(process.env.DURATION ?? 10);
 const KEY = 'sk-bench-pipeline-0123';
@@ -150,6 +151,9 @@ async function main(): Promise<void> {
       );
     }
     process.stdout.write(report(rows, duration));
+    process.stdout.write(
+      `RSS after the run (${services.runtime}): ${services.started.map((service) => `${service.name} ${rssMb(service.process.pid)?.toFixed(0)} MB`).join(', ')}\n`,
+    );
     if (baselineError) process.stdout.write(`first baseline error: ${baselineError}\n`);
   } finally {
     await driver?.stop();
