@@ -7,11 +7,12 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createWriteStream, mkdirSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import amqp from 'amqplib';
 import mongoose, { type mongo } from 'mongoose';
-import { dropDatabase, freePort } from '@pack/testkit';
-import { PRODUCTION_ENV, serviceCommand, type Runtime } from './runtime';
+import { dropDatabase, exported, freePort, infraScript } from '@pack/testkit';
+import { PRODUCTION_ENV, prepareRuntime, runtimeFromEnv, serviceCommand, type Runtime } from './runtime';
 
 const ROOT = path.resolve(__dirname, '../..');
 /** Start order: what the others read at start first (settings), the gateway last. */
@@ -56,6 +57,21 @@ export class Fleet {
     readonly runtime: Runtime = 'compiled',
   ) {
     mkdirSync(logDir, { recursive: true });
+  }
+
+  /**
+   * A bench's fleet: on MONGO_URL and AMQP_URL when set, else on what scripts/infra.sh starts;
+   * the runtime PACK_RUNTIME asks for, its bundles built if stale; logs under the temporary directory.
+   */
+  static async forBench(name: string): Promise<Fleet> {
+    const env = process.env.MONGO_URL && process.env.AMQP_URL ? undefined : infraScript(['up']);
+    const urls = {
+      MONGO_URL: process.env.MONGO_URL ?? exported(env!, 'MONGO_URL'),
+      AMQP_URL: process.env.AMQP_URL ?? exported(env!, 'AMQP_URL'),
+    };
+    const fleet = new Fleet(urls, path.join(os.tmpdir(), `bench-${name}-${Date.now()}`), runtimeFromEnv());
+    await prepareRuntime(fleet.runtime);
+    return fleet;
   }
 
   url(name: ServiceName): string {

@@ -17,18 +17,9 @@
  *   pnpm bench:crash     (CONSUMERS=25  CRASH_WAIT_S=150 for the pipelines to end  CRASH_LOG_LEVEL=info)
  */
 import os from 'node:os';
-import path from 'node:path';
-import {
-  call,
-  exported,
-  infraScript,
-  Receiver,
-  startFakeOpenAi,
-  type CallResult,
-  type FakeProviderServer,
-} from '@pack/testkit';
+import { call, Receiver, startFakeOpenAi, type CallResult, type FakeProviderServer } from '@pack/testkit';
 import { callKey, type StageView } from '../../test/pipeline-actors';
-import { prepareRuntime, runtimeFromEnv } from './runtime';
+import { runBench } from './runtime';
 import { Fleet, type ServiceName } from './fleet';
 import { KEY, KINDS, setUp } from './setup';
 
@@ -153,13 +144,7 @@ const ended = (stages: StageView[]) =>
 
 async function main(): Promise<void> {
   const started = Date.now();
-  const env = process.env.MONGO_URL && process.env.AMQP_URL ? undefined : infraScript(['up']);
-  const urls = {
-    MONGO_URL: process.env.MONGO_URL ?? exported(env!, 'MONGO_URL'),
-    AMQP_URL: process.env.AMQP_URL ?? exported(env!, 'AMQP_URL'),
-  };
-  const fleet = new Fleet(urls, path.join(os.tmpdir(), `bench-crash-${Date.now()}`), runtimeFromEnv());
-  await prepareRuntime(fleet.runtime);
+  const fleet = await Fleet.forBench('crash');
   const [fake, receiver] = await Promise.all([startFakeOpenAi({ apiKey: KEY }), new Receiver().start()]);
   fake.always({ latencyMs: 400 });
   let failed = true;
@@ -248,7 +233,4 @@ async function main(): Promise<void> {
   process.exit(failed ? 1 : 0);
 }
 
-main().catch((error: unknown) => {
-  process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-  process.exit(1);
-});
+runBench(main);

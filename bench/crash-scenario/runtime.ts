@@ -60,3 +60,11 @@ export function rssMb(pid: number | undefined): number | undefined {
     return undefined;
   }
 }
+
+/** Runs a bench's main: an error is printed with its stack and ends the process with 1. */
+export function runBench(main: () => Promise<void>): void {
+  main().catch((error: unknown) => {
+    process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exit(1);
+  });
+}

@@ -20,10 +20,9 @@
  *   RATE=2  PACK_RUNTIME=source (run the TypeScript sources through tsx, to compare)
  */
 import os from 'node:os';
-import path from 'node:path';
-import { call, exported, infraScript, Receiver, startFakeOpenAi } from '@pack/testkit';
+import { call, Receiver, startFakeOpenAi } from '@pack/testkit';
 import { Fleet, SERVICES } from '../crash-scenario/fleet';
-import { prepareRuntime, runtimeFromEnv } from '../crash-scenario/runtime';
+import { runBench } from '../crash-scenario/runtime';
 import { KEY, listReads, setUp } from '../crash-scenario/setup';
 import { report } from './report';
 import { Sampler } from './sampler';
@@ -40,13 +39,7 @@ const log = (line: string) => process.stderr.write(`[soak] ${line}\n`);
 
 async function main(): Promise<void> {
   if (!(MINUTES > 0)) throw new Error('--minutes needs a positive number');
-  const env = process.env.MONGO_URL && process.env.AMQP_URL ? undefined : infraScript(['up']);
-  const urls = {
-    MONGO_URL: process.env.MONGO_URL ?? exported(env!, 'MONGO_URL'),
-    AMQP_URL: process.env.AMQP_URL ?? exported(env!, 'AMQP_URL'),
-  };
-  const fleet = new Fleet(urls, path.join(os.tmpdir(), `bench-soak-${Date.now()}`), runtimeFromEnv());
-  await prepareRuntime(fleet.runtime);
+  const fleet = await Fleet.forBench('soak');
   const [fake, receiver] = await Promise.all([startFakeOpenAi({ apiKey: KEY }), new Receiver().start()]);
   fake.always({ latencyMs: 150 });
   const stopAll = () => Promise.all([fake.close(), receiver.stop(), fleet.stop()]);
@@ -163,7 +156,4 @@ async function main(): Promise<void> {
   process.exit(failed ? 1 : 0);
 }
 
-main().catch((error: unknown) => {
-  process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-  process.exit(1);
-});
+runBench(main);
