@@ -10,8 +10,12 @@ export interface SoakRun {
   endedAt: number;
   /** Length of the windows whose p99 latency is compared (the first and the last). */
   windowMs: number;
+}
+
+/** What the soak read from the database and the broker (undefined: it did not answer in time). */
+export interface SoakStorage {
   operations: { total: number; afterWarmUp: number };
-  collections: { warm: Map<string, CollectionSize>; end: Map<string, CollectionSize> };
+  collections: { warm?: Map<string, CollectionSize>; end?: Map<string, CollectionSize> };
   queues: { warm: Map<string, number>; end: Map<string, number> };
 }
 
@@ -20,8 +24,8 @@ const DRIFT_TARGET = 20;
 const fmt = (value: number | undefined, digits = 1) => (value === undefined ? '-' : value.toFixed(digits));
 const pad = (text: string, width: number) => text.padStart(width);
 
-/** Prints the report; returns the targets missed. */
-export function report(run: SoakRun, print: (line: string) => void): string[] {
+/** Prints each service's figures and the API's p99 drift; returns the targets missed. */
+export function reportServices(run: SoakRun, print: (line: string) => void): string[] {
   const missed: string[] = [];
   print(`per service (RSS MB; slope after warm-up, target < ${SLOPE_TARGET} MB/h):`);
   print('  service                 start   warm    end    max  MB/h  heap-warm/end  loop-p99-ms  handles');
@@ -54,13 +58,20 @@ export function report(run: SoakRun, print: (line: string) => void): string[] {
       `(${first.length} requests), last ${fmt(p2, 0)} ms (${last.length}): drift ${fmt(drift, 0)} % (target < ${DRIFT_TARGET} %)`,
   );
   if (drift !== undefined && drift >= DRIFT_TARGET) missed.push(`p99 drift ${fmt(drift, 0)} %`);
+  return missed;
+}
+
+/** Prints collections per 1,000 operations and queue depths; returns the targets missed. */
+export function reportStorage(run: SoakStorage, print: (line: string) => void): string[] {
+  const missed: string[] = [];
   const ops = run.operations;
+  if (!run.collections.end) print('collections: the database did not answer in time');
   print(
     `collections (${ops.total} operations, ${ops.afterWarmUp} after warm-up): documents and KB at the end, ` +
       'per 1,000 operations, and growth after warm-up per 1,000 operations:',
   );
-  for (const [name, end] of [...run.collections.end].sort()) {
-    const warm = run.collections.warm.get(name) ?? { documents: 0, bytes: 0 };
+  for (const [name, end] of [...(run.collections.end ?? [])].sort()) {
+    const warm = run.collections.warm?.get(name) ?? { documents: 0, bytes: 0 };
     const per = (n: number, of: number) => (of === 0 ? '-' : ((n * 1000) / of).toFixed(1));
     print(
       `  ${name.padEnd(46)}${pad(String(end.documents), 7)} docs${pad(fmt(end.bytes / 1024, 0), 8)} KB` +

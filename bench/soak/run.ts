@@ -24,7 +24,7 @@ import { call, Receiver, startFakeOpenAi } from '@pack/testkit';
 import { Fleet, SERVICES } from '../crash-scenario/fleet';
 import { runBench } from '../crash-scenario/runtime';
 import { KEY, listReads, setUp } from '../crash-scenario/setup';
-import { report } from './report';
+import { reportServices, reportStorage } from './report';
 import { Sampler } from './sampler';
 import { collectionSizes, queueDepths, type CollectionSize } from './state';
 
@@ -36,6 +36,9 @@ const RATE = Number(process.env.RATE ?? 2);
 const CONSUMERS = 20;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const log = (line: string) => process.stderr.write(`[soak] ${line}\n`);
+/** The database may not answer (a stalled server): the figures that need it are then left out. */
+const within = <T>(promise: Promise<T>, ms = 60_000): Promise<T | undefined> =>
+  Promise.race([promise, sleep(ms).then(() => undefined)]);
 
 async function main(): Promise<void> {
   if (!(MINUTES > 0)) throw new Error('--minutes needs a positive number');
@@ -69,12 +72,12 @@ async function main(): Promise<void> {
       inFlight.add(promise);
     };
     const routes = listReads(service, hook);
-    let warm: Awaited<ReturnType<typeof collectionSizes>> | undefined;
+    let warm: Map<string, CollectionSize> | undefined;
     let warmQueues = new Map<string, number>();
     for (let tick = 0; Date.now() < endAt; tick += 1) {
       if (!warm && Date.now() >= warmedAt) {
         counts.atWarm = operations();
-        warm = await collectionSizes(fleet);
+        warm = await within(collectionSizes(fleet));
         warmQueues = queueDepths(fleet.namespace);
         log(`warmed up: ${counts.declared} declarations, ${counts.reads} reads so far`);
       }
@@ -126,19 +129,14 @@ async function main(): Promise<void> {
         `${fake.requestsTo('/chat/completions').length}; webhooks received ${receiver.requests.length} ` +
         `(${receiver.countsById().size} distinct)\n`,
     );
-    const missed = report(
-      {
-        sampler,
-        startedAt,
-        warmedAt,
-        endedAt,
-        windowMs,
-        operations: { total: operations(), afterWarmUp: operations() - counts.atWarm },
-        collections: { warm: warm ?? new Map<string, CollectionSize>(), end: await collectionSizes(fleet) },
-        queues: { warm: warmQueues, end: queueDepths(fleet.namespace) },
-      },
-      (line) => process.stdout.write(`${line}\n`),
-    );
+    const print = (line: string) => process.stdout.write(`${line}\n`);
+    const missed = reportServices({ sampler, startedAt, warmedAt, endedAt, windowMs }, print);
+    const storage = {
+      operations: { total: operations(), afterWarmUp: operations() - counts.atWarm },
+      collections: { warm, end: await within(collectionSizes(fleet)) },
+      queues: { warm: warmQueues, end: queueDepths(fleet.namespace) },
+    };
+    missed.push(...reportStorage(storage, print));
     // Cold start: each service killed and started again alone, the others running.
     const starts: string[] = [];
     for (const name of SERVICES) {
