@@ -67,8 +67,16 @@ async function main(): Promise<void> {
     const counts = { declared: 0, refused: 0, reads: 0, readErrors: 0, settings: 0, atWarm: 0 };
     const operations = () => counts.declared + counts.reads + counts.settings;
     const inFlight = new Set<Promise<unknown>>();
+    // A request that fails outright (no answer at all, e.g. a stalled database behind the gateway)
+    // is counted and logged, never an unhandled rejection that ends the run.
+    let failures = 0;
     const fire = (request: () => Promise<unknown>) => {
-      const promise = request().finally(() => inFlight.delete(promise));
+      const promise = request()
+        .catch((error: unknown) => {
+          failures += 1;
+          if (failures <= 5) log(`a request got no answer: ${String(error)}`);
+        })
+        .finally(() => inFlight.delete(promise));
       inFlight.add(promise);
     };
     const routes = listReads(service, hook);
@@ -125,7 +133,8 @@ async function main(): Promise<void> {
     process.stdout.write(
       `\nsoak: ${MINUTES} min, ${fleet.runtime} services, load average ${load.join(' ')} (${os.cpus().length} cores)\n` +
         `declarations ${counts.declared} accepted (${counts.refused} refused), list reads ${counts.reads} ` +
-        `(${counts.readErrors} not 200), settings changes ${counts.settings}; provider calls ` +
+        `(${counts.readErrors} not 200), settings changes ${counts.settings}, requests without an answer ` +
+        `${failures}; provider calls ` +
         `${fake.requestsTo('/chat/completions').length}; webhooks received ${receiver.requests.length} ` +
         `(${receiver.countsById().size} distinct)\n`,
     );
