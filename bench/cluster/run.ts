@@ -22,6 +22,7 @@ import path from 'node:path';
 import { exported, infraScript, Receiver, REPO_ROOT, startFakeOpenAi } from '@pack/testkit';
 import { consumersPerQueue, NODE_IDS, RabbitCluster } from '../../test/rabbit-cluster';
 import { Fleet, SERVICES } from '../crash-scenario/fleet';
+import { prepareRuntime, runtimeFromEnv } from '../crash-scenario/runtime';
 import { KEY, outcome, setUp } from '../crash-scenario/scenario';
 import { submitEvery } from './submit';
 
@@ -85,7 +86,9 @@ async function main(): Promise<void> {
   const fleet = new Fleet(
     { MONGO_URL: mongoUrl, AMQP_URL: amqpUrl },
     path.join(os.tmpdir(), `bench-cluster-${Date.now()}`),
+    runtimeFromEnv(),
   );
+  await prepareRuntime(fleet.runtime);
   const [fake, receiver] = await Promise.all([startFakeOpenAi({ apiKey: KEY }), new Receiver().start()]);
   fake.always({ latencyMs: 400 });
   let failed = true;

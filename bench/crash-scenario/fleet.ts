@@ -7,10 +7,12 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createWriteStream, mkdirSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import amqp from 'amqplib';
 import mongoose, { type mongo } from 'mongoose';
-import { dropDatabase, freePort } from '@pack/testkit';
+import { dropDatabase, exported, freePort, infraScript } from '@pack/testkit';
+import { PRODUCTION_ENV, prepareRuntime, runtimeFromEnv, serviceCommand, type Runtime } from './runtime';
 
 const ROOT = path.resolve(__dirname, '../..');
 /** Start order: what the others read at start first (settings), the gateway last. */
@@ -38,6 +40,9 @@ interface Member {
   child?: ChildProcess;
   exited?: Promise<void>;
   starts: number;
+  spawnedAt?: number;
+  /** From spawn to /readyz answering 200, the last start. */
+  readyAfterMs?: number;
 }
 
 export class Fleet {
@@ -48,8 +53,25 @@ export class Fleet {
   constructor(
     private readonly infra: { MONGO_URL: string; AMQP_URL: string },
     readonly logDir: string,
+    /** How each service runs: its compiled bundle (as the image does) or its sources through tsx. */
+    readonly runtime: Runtime = 'compiled',
   ) {
     mkdirSync(logDir, { recursive: true });
+  }
+
+  /**
+   * A bench's fleet: on MONGO_URL and AMQP_URL when set, else on what scripts/infra.sh starts;
+   * the runtime PACK_RUNTIME asks for, its bundles built if stale; logs under the temporary directory.
+   */
+  static async forBench(name: string): Promise<Fleet> {
+    const env = process.env.MONGO_URL && process.env.AMQP_URL ? undefined : infraScript(['up']);
+    const urls = {
+      MONGO_URL: process.env.MONGO_URL ?? exported(env!, 'MONGO_URL'),
+      AMQP_URL: process.env.AMQP_URL ?? exported(env!, 'AMQP_URL'),
+    };
+    const fleet = new Fleet(urls, path.join(os.tmpdir(), `bench-${name}-${Date.now()}`), runtimeFromEnv());
+    await prepareRuntime(fleet.runtime);
+    return fleet;
   }
 
   url(name: ServiceName): string {
@@ -59,19 +81,29 @@ export class Fleet {
   private stopping = false;
   private readonly connections = new Map<ServiceName, Promise<mongoose.Connection>>();
 
-  /** Runs `read` on a collection of the service's database (one connection per database, kept). */
-  async collection<T>(
-    name: ServiceName,
-    collection: string,
-    read: (c: mongo.Collection) => Promise<T>,
-  ): Promise<T> {
+  /** The service's internal metrics endpoint (Prometheus text). */
+  metricsUrl(name: ServiceName): string {
+    return `http://127.0.0.1:${this.members.get(name)!.env.METRICS_PORT}/metrics`;
+  }
+
+  /** The service's database (one connection per database, kept). */
+  async database(name: ServiceName): Promise<mongo.Db> {
     let connection = this.connections.get(name);
     if (!connection) {
       const dbName = this.members.get(name)!.env.MONGO_DB;
       connection = mongoose.createConnection(this.infra.MONGO_URL, { dbName }).asPromise();
       this.connections.set(name, connection);
     }
-    return read((await connection).collection(collection));
+    return (await connection).db!;
+  }
+
+  /** Runs `read` on a collection of the service's database. */
+  async collection<T>(
+    name: ServiceName,
+    collection: string,
+    read: (c: mongo.Collection) => Promise<T>,
+  ): Promise<T> {
+    return read((await this.database(name)).collection(collection));
   }
 
   /** Chooses ports and variables for every service and starts them all; resolves when all are ready. */
@@ -127,13 +159,22 @@ export class Fleet {
     if (this.stopping) throw new Error(`not starting ${name}: the fleet is stopping`);
     const member = this.members.get(name)!;
     member.starts += 1;
+    member.spawnedAt = Date.now();
     const log = createWriteStream(path.join(this.logDir, `${name}.log`), { flags: 'a' });
     log.write(`--- start ${member.starts} at ${new Date().toISOString()}\n`);
-    const child = spawn(
-      process.execPath,
-      ['--require', 'tsx/cjs', path.join(ROOT, 'services', name, 'src/main.ts')],
-      { env: { PATH: process.env.PATH, ...member.env }, cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
-    );
+    // NODE_ARGS (every service) and NODE_ARGS_<NAME> (one) add node flags, e.g. to measure one.
+    const nodeArgs = [
+      process.env.NODE_ARGS,
+      process.env[`NODE_ARGS_${name.toUpperCase().replace(/-/g, '_')}`],
+    ]
+      .join(' ')
+      .split(' ')
+      .filter(Boolean);
+    const child = spawn(process.execPath, serviceCommand(name, this.runtime, nodeArgs), {
+      env: { PATH: process.env.PATH, ...(this.runtime === 'compiled' ? PRODUCTION_ENV : {}), ...member.env },
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     child.stdout.pipe(log, { end: false });
     child.stderr.pipe(log, { end: false });
     member.child = child;
@@ -146,7 +187,10 @@ export class Fleet {
     const member = this.members.get(name)!;
     for (;;) {
       const answer = await fetch(`${this.url(name)}/readyz`).catch(() => null);
-      if (answer?.status === 200 && member.child?.exitCode === null) return;
+      if (answer?.status === 200 && member.child?.exitCode === null) {
+        member.readyAfterMs = Date.now() - member.spawnedAt!;
+        return;
+      }
       if (member.child?.exitCode !== null || Date.now() > deadline)
         throw new Error(`${name} did not get ready (log: ${path.join(this.logDir, `${name}.log`)})`);
       await new Promise((resolve) => setTimeout(resolve, 100));
@@ -157,6 +201,16 @@ export class Fleet {
   process(name: ServiceName): { starts: number; running: boolean } {
     const member = this.members.get(name)!;
     return { starts: member.starts, running: member.child?.exitCode === null && !member.child.signalCode };
+  }
+
+  /** Milliseconds from its last start to ready. */
+  readyAfterMs(name: ServiceName): number | undefined {
+    return this.members.get(name)!.readyAfterMs;
+  }
+
+  /** The process id of the running service (to read its resident memory). */
+  pid(name: ServiceName): number | undefined {
+    return this.members.get(name)!.child?.pid;
   }
 
   /** SIGKILL, as a lost node or the OOM killer would; resolves once the process is gone. */

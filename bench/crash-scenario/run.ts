@@ -31,6 +31,7 @@ import {
 } from '@pack/testkit';
 import { callKey } from '../../test/pipeline-actors';
 import { DATABASE_STEPS, restartDatabaseInTurn, startBenchDatabase } from './database-restart';
+import { prepareRuntime, runBench, runtimeFromEnv } from './runtime';
 import { Fleet, type ServiceName } from './fleet';
 import { CONSUMERS, KEY, outcome, setUp } from './scenario';
 
@@ -148,7 +149,8 @@ async function main(): Promise<void> {
     MONGO_URL: pair?.url ?? process.env.MONGO_URL ?? exported(env!, 'MONGO_URL'),
     AMQP_URL: process.env.AMQP_URL ?? exported(env!, 'AMQP_URL'),
   };
-  const fleet = new Fleet(urls, path.join(os.tmpdir(), `bench-crash-${Date.now()}`));
+  const fleet = new Fleet(urls, path.join(os.tmpdir(), `bench-crash-${Date.now()}`), runtimeFromEnv());
+  await prepareRuntime(fleet.runtime);
   const [fake, receiver] = await Promise.all([startFakeOpenAi({ apiKey: KEY }), new Receiver().start()]);
   fake.always({ latencyMs: 400 });
   let failed = true;
@@ -162,7 +164,7 @@ async function main(): Promise<void> {
   try {
     log(`starting six services (logs in ${fleet.logDir})`);
     await fleet.start();
-    const { owner, consumers, service } = await setUp(fleet, fake, receiver);
+    const { owner, consumers, service } = await setUp(fleet, fake, receiver, CONSUMERS);
     log(`set up: Service ${service}, ${consumers.length} consumers; submitting and killing`);
     const loadStarted = Date.now();
     const down = new Set<string>();
@@ -233,7 +235,4 @@ async function main(): Promise<void> {
   process.exit(failed ? 1 : 0);
 }
 
-main().catch((error: unknown) => {
-  process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-  process.exit(1);
-});
+runBench(main);

@@ -1,5 +1,5 @@
-/** The crash scenario's set-up and its outcome, shared by bench/crash-scenario and bench/cluster. */
-import { call, type CallResult, type FakeProviderServer, type Receiver } from '@pack/testkit';
+/** The crash scenario's set-up and its outcome, shared by bench/crash-scenario, bench/cluster and bench/soak. */
+import { call, waitFor, type CallResult, type FakeProviderServer, type Receiver } from '@pack/testkit';
 import { callKey, type StageView } from '../../test/pipeline-actors';
 import type { Fleet } from './fleet';
 
@@ -8,7 +8,12 @@ export const KEY = 'sk-bench-crash-0000';
 export const KINDS = ['config', 'verify', 'execution'];
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-export async function setUp(fleet: Fleet, fake: FakeProviderServer, receiver: Receiver) {
+export async function setUp(
+  fleet: Fleet,
+  fake: FakeProviderServer,
+  receiver: Receiver,
+  consumerCount = CONSUMERS,
+) {
   const gw = fleet.url('gateway');
   const idOf = (answer: CallResult) => (answer.body as { id: number }).id;
   const as = async (token: string, method: string, route: string, body?: unknown): Promise<CallResult> => {
@@ -23,7 +28,7 @@ export async function setUp(fleet: Fleet, fake: FakeProviderServer, receiver: Re
     ).token;
   const owner = await token('service_owner');
   const consumers: string[] = [];
-  for (let i = 0; i < CONSUMERS; i++) consumers.push(await token('consumer'));
+  for (let i = 0; i < consumerCount; i++) consumers.push(await token('consumer'));
   const model = await as(fleet.adminToken, 'POST', '/v1/ai/llm_models/', {
     name: 'Crash scenario model',
     provider: 'vendor1',
@@ -45,6 +50,18 @@ export async function setUp(fleet: Fleet, fake: FakeProviderServer, receiver: Re
       prompt: `Do ${kind}.`,
       active: true,
     });
+  // Declarations wait until the orchestrator knows the model and the three processors (events
+  // from the llm-gateway): before that, an approval would start a pipeline without them.
+  await waitFor(
+    async () => {
+      const [processors, models] = await Promise.all([
+        fleet.collection('pipeline-orchestrator', 'ai_processors', (c) => c.countDocuments({})),
+        fleet.collection('pipeline-orchestrator', 'llm_models', (c) => c.countDocuments({})),
+      ]);
+      return (processors >= KINDS.length && models >= 1) || undefined;
+    },
+    { timeoutMs: 60_000, what: 'the orchestrator to learn of the model and its processors' },
+  );
   const hook = await as(owner, 'POST', '/v1/external/serviceowner/webhooks/', {
     name: 'On approval',
     service: idOf(service),
@@ -53,6 +70,27 @@ export async function setUp(fleet: Fleet, fake: FakeProviderServer, receiver: Re
   });
   return { owner, consumers, service: idOf(service), hook: idOf(hook) };
 }
+
+export function listReads(service: number, hook: number): { route: string; as: 'owner' | 'admin' }[] {
+  const admin = (route: string) => ({ route, as: 'admin' as const });
+  const owner = (route: string) => ({ route, as: 'owner' as const });
+  return [
+    admin('/v1/catalog/services/'),
+    admin('/v1/catalog/change_instances/'),
+    admin('/v1/catalog/service_items/'),
+    owner('/v1/external/serviceowner/pack/pipelines/?limit=20'),
+    owner('/v1/external/serviceowner/webhooks/'),
+    owner(`/v1/external/serviceowner/webhooks/${hook}/responses/`),
+    owner('/v1/external/serviceowner/webhook_responses/'),
+    admin('/v1/ai/llm_models/'),
+    owner(`/v1/ai/processors/?service=${service}`),
+    owner('/v1/ai/dashboard/?group_by=model'),
+    admin('/v1/core/tokens/'),
+    admin('/v1/core/general_settings/'),
+    admin('/v1/core/general_settings/audit/'),
+  ];
+}
+
 export async function stagesOf(fleet: Fleet, owner: string, item: number): Promise<StageView[]> {
   const route = `/v1/external/serviceowner/pack/pipelines/latest/service_item/${item}/`;
   const answer = await call(fleet.url('gateway'), 'GET', route, { token: owner }).catch(() => null);

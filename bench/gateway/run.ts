@@ -12,21 +12,22 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import path from 'node:path';
 import autocannon from 'autocannon';
 import { Pool } from 'undici';
 import { principalHeaders } from '@pack/http-kit';
 import { dropDatabase, resolveInfra } from '@pack/testkit';
+import { prepareRuntime, rssMb, runtimeEnv, runtimeFromEnv, serviceCommand } from '../crash-scenario/runtime';
 
-const root = path.resolve(__dirname, '../..');
 const duration = Number(process.env.DURATION ?? 8);
 const connections = Number(process.env.CONNECTIONS ?? 16);
 const rounds = Number(process.env.ROUNDS ?? 2);
 const ROUTE = '/v1/core/general_settings/';
 
+const RUNTIME = runtimeFromEnv();
+
 function start(name: string, env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, ['--require', 'tsx/cjs', path.join(root, 'services', name, 'src/main.ts')], {
-    env: { ...process.env, ...env, LOG_LEVEL: 'warn', NODE_ENV: 'production' },
+  return spawn(process.execPath, serviceCommand(name, RUNTIME), {
+    env: { ...process.env, ...runtimeEnv(RUNTIME), ...env, LOG_LEVEL: 'warn', NODE_ENV: 'production' },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
 }
@@ -105,6 +106,7 @@ async function sequential(
 async function main(): Promise<void> {
   // MONGO_URL / AMQP_URL when set, else what the tests and `pnpm start` use (scripts/infra.sh).
   const infra = await resolveInfra();
+  await prepareRuntime(RUNTIME);
   const urls = { MONGO_URL: infra.mongoUrl, AMQP_URL: infra.amqpUrl };
   const suffix = randomBytes(3).toString('hex');
   const secret = randomBytes(32).toString('base64url');
@@ -184,6 +186,7 @@ async function main(): Promise<void> {
         `light load (${SEQUENTIAL} requests one at a time): direct p50 ${lightDirect.p50.toFixed(3)} ms p99 ${lightDirect.p99.toFixed(3)} ms, gateway p50 ${lightGateway.p50.toFixed(3)} ms p99 ${lightGateway.p99.toFixed(3)} ms; added p50 ${(lightGateway.p50 - lightDirect.p50).toFixed(3)} ms, p99 ${(lightGateway.p99 - lightDirect.p99).toFixed(3)} ms`,
         `gateway database commands per request (warm token): ${mean((r) => r.commandsPerRequest).toFixed(5)}`,
         `errors or non-2xx answers: ${errors}`,
+        `RSS after the run (${RUNTIME}): settings ${rssMb(children[0]!.pid)?.toFixed(0)} MB, gateway ${rssMb(children[1]!.pid)?.toFixed(0)} MB`,
         '',
       ].join('\n'),
     );

@@ -27,15 +27,16 @@ import { chatCaller, cpuMs, dbCommands, drive, rssMb, type Figures } from './mea
 import { report, type Side } from './report';
 import { dashboardOver100kCalls } from './dashboard-load';
 import { fallbackFigures, fallbackReport } from './fallback-load';
+import { prepareRuntime, runtimeEnv, runtimeFromEnv, serviceCommand } from '../crash-scenario/runtime';
 
 const root = path.resolve(__dirname, '../..');
 const duration = Number(process.env.DURATION ?? 8);
 const KEY = 'sk-bench-0123456789';
 const CONCURRENCY = [1, 10] as const;
-/** The node flags docker-compose.yml and deploy/k8s start the gateway with. */
+const RUNTIME = runtimeFromEnv();
+/** More node flags (GATEWAY_NODE_ARGS); the compiled runtime adds the production ones itself. */
 const GATEWAY_NODE_FLAGS = [
-  '--max-semi-space-size=2',
-  '--optimize-for-size',
+  ...(RUNTIME === 'source' ? ['--max-semi-space-size=2', '--optimize-for-size'] : []),
   ...(process.env.GATEWAY_NODE_ARGS?.split(' ').filter(Boolean) ?? []),
 ];
 
@@ -54,31 +55,29 @@ async function main(): Promise<void> {
   const secret = randomBytes(32).toString('base64url');
   const database = `bench_llm_gateway_${suffix}`;
   const namespace = `bench_llm_${suffix}`;
+  await prepareRuntime(RUNTIME);
   const fake = await startFakeOpenAi({ apiKey: KEY });
   // The fake keeps every request it saw; the bench only needs it to answer.
   fake.requests.push = () => 0;
   const gatewayUrl = 'http://127.0.0.1:18083';
-  const gateway = spawn(
-    process.execPath,
-    [...GATEWAY_NODE_FLAGS, '--require', 'tsx/cjs', path.join(root, 'services/llm-gateway/src/main.ts')],
-    {
-      env: {
-        ...process.env,
-        MONGO_URL,
-        AMQP_URL,
-        MONGO_DB: database,
-        BROKER_NAMESPACE: namespace,
-        PORT: '18083',
-        PACK_INTERNAL_SECRET: secret,
-        PACK_ENCRYPTION_KEYS: `bench:${randomBytes(32).toString('base64')}`,
-        PACK_ALLOWED_TARGET_CIDRS: '127.0.0.0/8',
-        SETTINGS_URL: 'http://127.0.0.1:1',
-        LOG_LEVEL: 'warn',
-        NODE_ENV: 'production',
-      },
-      stdio: ['ignore', 'ignore', 'inherit'],
+  const gateway = spawn(process.execPath, serviceCommand('llm-gateway', RUNTIME, GATEWAY_NODE_FLAGS), {
+    env: {
+      ...process.env,
+      ...runtimeEnv(RUNTIME),
+      MONGO_URL,
+      AMQP_URL,
+      MONGO_DB: database,
+      BROKER_NAMESPACE: namespace,
+      PORT: '18083',
+      PACK_INTERNAL_SECRET: secret,
+      PACK_ENCRYPTION_KEYS: `bench:${randomBytes(32).toString('base64')}`,
+      PACK_ALLOWED_TARGET_CIDRS: '127.0.0.0/8',
+      SETTINGS_URL: 'http://127.0.0.1:1',
+      LOG_LEVEL: 'warn',
+      NODE_ENV: 'production',
     },
-  );
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   const baselineDb = await mongoose
     .createConnection(MONGO_URL, { dbName: `${database}_baseline`, monitorCommands: true })
     .asPromise();

@@ -23,6 +23,7 @@ import { chatCaller, cpuMs, dbCommands, drive, type Figures } from '../llm-gatew
 import { PipelineDriver, type StageTiming } from './driver';
 import { report, type Row } from './report';
 import { BenchServices } from './services';
+import { rssMb } from '../crash-scenario/runtime';
 
 const duration = Number(process.env.DURATION ?? 10);
 const KEY = 'sk-bench-pipeline-0123';
@@ -48,12 +49,8 @@ async function main(): Promise<void> {
   let orchestratorDb: mongoose.Connection | undefined;
   let driver: PipelineDriver | undefined;
   try {
-    const llm = await services.start('llm-gateway', 'services/llm-gateway/src/main.ts', 18183);
-    const orchestrator = await services.start(
-      'pipeline-orchestrator',
-      'services/pipeline-orchestrator/src/main.ts',
-      18184,
-    );
+    const llm = await services.start('llm-gateway', 18183);
+    const orchestrator = await services.start('pipeline-orchestrator', 18184);
     await services.publishService(SERVICE_ID);
     const model = await services.admin(llm, 'POST', '/v1/ai/llm_models/', {
       name: 'bench model',
@@ -154,6 +151,9 @@ async function main(): Promise<void> {
       );
     }
     process.stdout.write(report(rows, duration));
+    process.stdout.write(
+      `RSS after the run (${services.runtime}): ${services.started.map((service) => `${service.name} ${rssMb(service.process.pid)?.toFixed(0)} MB`).join(', ')}\n`,
+    );
     if (baselineError) process.stdout.write(`first baseline error: ${baselineError}\n`);
   } finally {
     await driver?.stop();

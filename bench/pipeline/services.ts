@@ -1,11 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import path from 'node:path';
 import { events } from '@pack/contracts';
 import { principalHeaders } from '@pack/http-kit';
 import { publishEvent, waitFor } from '@pack/testkit';
+import { prepareRuntime, runtimeEnv, runtimeFromEnv, serviceCommand } from '../crash-scenario/runtime';
 
-const root = path.resolve(__dirname, '../..');
 const ADMIN = { id: 1, username: 'bench', role: 'admin' as const };
 
 export interface BenchService {
@@ -21,21 +20,25 @@ export class BenchServices {
   readonly suffix = randomBytes(3).toString('hex');
   readonly namespace = `bench_pipeline_${this.suffix}`;
   readonly started: BenchService[] = [];
+  /** Compiled bundles as deployed, or PACK_RUNTIME=source for the sources through tsx. */
+  readonly runtime = runtimeFromEnv();
 
   constructor(
     private readonly mongoUrl: string,
     private readonly amqpUrl: string,
   ) {}
 
-  async start(name: string, entry: string, port: number, env: Record<string, string> = {}) {
+  async start(name: string, port: number, env: Record<string, string> = {}) {
     const database = `bench_${name.replace(/-/g, '_')}_${this.suffix}`;
     // e.g. NODE_ARGS_PIPELINE_ORCHESTRATOR="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile one service.
     const nodeArgs = (process.env[`NODE_ARGS_${name.toUpperCase().replace(/-/g, '_')}`] ?? '')
       .split(' ')
       .filter(Boolean);
-    const child = spawn(process.execPath, [...nodeArgs, '--require', 'tsx/cjs', path.join(root, entry)], {
+    await prepareRuntime(this.runtime);
+    const child = spawn(process.execPath, serviceCommand(name, this.runtime, nodeArgs), {
       env: {
         ...process.env,
+        ...runtimeEnv(this.runtime),
         MONGO_URL: this.mongoUrl,
         AMQP_URL: this.amqpUrl,
         MONGO_DB: database,

@@ -28,7 +28,6 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import path from 'node:path';
 import amqp from 'amqplib';
 import mongoose from 'mongoose';
 import { request, Agent } from 'undici';
@@ -36,8 +35,8 @@ import { AMQP_SOCKET_OPTIONS, topologyNames } from '@pack/broker';
 import { createEnvelope, events } from '@pack/contracts';
 import { principalHeaders } from '@pack/http-kit';
 import { dropDatabase, FakeSettings, resolveInfra } from '@pack/testkit';
+import { prepareRuntime, runtimeEnv, runtimeFromEnv, serviceCommand } from '../crash-scenario/runtime';
 
-const root = path.resolve(__dirname, '../..');
 const fires = Number(process.env.FIRES ?? 2000);
 const concurrency = Number(process.env.CONCURRENCY ?? 20);
 const rounds = Number(process.env.ROUNDS ?? 2);
@@ -45,6 +44,7 @@ const recoverCount = Number(process.env.RECOVER ?? 10_000);
 const SERVICE_ID = 1;
 const secret = randomBytes(24).toString('base64url');
 const DISPATCHER_NODE_FLAGS = process.env.DISPATCHER_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+const RUNTIME = runtimeFromEnv();
 
 interface Round {
   perSecond: number;
@@ -160,16 +160,19 @@ async function main(): Promise<void> {
     SETTINGS_URL: settings.url,
   };
   const port = 18_085 + Math.floor(Math.random() * 1000);
+  await prepareRuntime(RUNTIME);
   const child: ChildProcess = spawn(
     process.execPath,
-    [
-      ...DISPATCHER_NODE_FLAGS,
-      '--require',
-      'tsx/cjs',
-      path.join(root, 'services/webhook-dispatcher/src/main.ts'),
-    ],
+    serviceCommand('webhook-dispatcher', RUNTIME, DISPATCHER_NODE_FLAGS),
     {
-      env: { ...process.env, ...env, PORT: String(port), LOG_LEVEL: 'warn', NODE_ENV: 'production' },
+      env: {
+        ...process.env,
+        ...runtimeEnv(RUNTIME),
+        ...env,
+        PORT: String(port),
+        LOG_LEVEL: 'warn',
+        NODE_ENV: 'production',
+      },
       stdio: ['ignore', 'ignore', 'inherit'],
     },
   );

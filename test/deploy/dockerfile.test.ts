@@ -142,13 +142,31 @@ describe('Dockerfile', () => {
     expect(new Set(uids)).toEqual(new Set([Number(uid)]));
   });
 
-  it('runs in production mode and starts a service that exists by default', () => {
+  it('runs in production mode and starts the compiled bundle of a service that exists by default', () => {
     expect(of(runtime, 'ENV').join(' ')).toMatch(/\bNODE_ENV=production\b/);
     const cmd = JSON.parse(of(runtime, 'CMD').at(-1) ?? '[]') as string[];
-    const main = cmd.find((arg) => /^services\/[^/]+\/src\/main\.ts$/.test(arg));
+    expect(cmd[0]).toBe('node');
+    expect(cmd).not.toContain('tsx/cjs');
+    const main = cmd.find((arg) => /^services\/[^/]+\/dist\/main\.js$/.test(arg));
     expect(main).toBeDefined();
-    expect(existsSync(path.join(REPO, main!))).toBe(true);
-    expect(ignored(main!)).toBe(false);
+    // Built in the image from the service's main.ts (pnpm build), never copied from the context.
+    const source = main!.replace('dist/main.js', 'src/main.ts');
+    expect(existsSync(path.join(REPO, source))).toBe(true);
+    expect(ignored(source)).toBe(false);
+    expect(ignored(main!)).toBe(true);
+    expect(of(build!, 'RUN').some((r) => /\bpnpm build\b/.test(r))).toBe(true);
+    expect(ignored('scripts/build-services.ts')).toBe(false);
+  });
+
+  it('keeps production dependencies only: the dev ones are dropped after the build', () => {
+    const steps = of(build!, 'RUN')
+      .join(' && ')
+      .split('&&')
+      .map((step) => step.trim());
+    const built = steps.findIndex((step) => /^pnpm build\b/.test(step));
+    const pruned = steps.findIndex((step) => /^pnpm install\b.*--prod\b/.test(step));
+    expect(built).toBeGreaterThanOrEqual(0);
+    expect(pruned).toBeGreaterThan(built);
   });
 
   it('bakes in no secret: no secret-like ENV or ARG, no .env copied', () => {
@@ -210,6 +228,7 @@ describe('.dockerignore', () => {
       'services/gateway/package.json',
       'services/gateway/src/main.ts',
       'packages/runtime/src/index.ts',
+      'scripts/build-services.ts',
     ].filter((file) => ignored(file));
     expect(dropped).toEqual([]);
   });

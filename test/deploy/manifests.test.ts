@@ -327,7 +327,7 @@ describe.each(SERVICES)('service %s', (service) => {
   describe('in deploy/k8s', () => {
     const port = () => listenPort(service, k8sEnv(containerOf(service)).env);
 
-    it('has a Deployment of 2+ replicas that runs its main.ts', () => {
+    it('has a Deployment of 2+ replicas that runs its compiled main.ts with plain node', () => {
       const deployment = deploymentOf(service);
       expect(deployment.spec.replicas).toBeGreaterThanOrEqual(2);
       expect(selects(deployment.spec.selector.matchLabels, podLabels(service))).toBe(true);
@@ -335,7 +335,7 @@ describe.each(SERVICES)('service %s', (service) => {
         ...(containerOf(service).command ?? []),
         ...(containerOf(service).args ?? []),
       ]);
-      expect(command).toContain(`services/${service}/src/main.ts`);
+      expect(command).toMatch(new RegExp(`^node (--[a-z-]+(=\\S+)? )*services/${service}/dist/main\\.js$`));
       expect(existsSync(path.join(REPO, 'services', service, 'src', 'main.ts'))).toBe(true);
     });
 
@@ -493,8 +493,10 @@ describe.each(SERVICES)('service %s', (service) => {
     const composePort = (name: string) =>
       listenPort(name, new Map(Object.entries(composeEnv(composeFile.services[name] ?? {}))));
 
-    it('runs its main.ts on its documented port', () => {
-      expect(commandLine(container().command)).toContain(`services/${service}/src/main.ts`);
+    it('runs its compiled main.ts with plain node on its documented port', () => {
+      expect(commandLine(container().command)).toMatch(
+        new RegExp(`^node (--[a-z-]+(=\\S+)? )*services/${service}/dist/main\\.js$`),
+      );
       expect(composePort(service)).toBe(defaultOf(schemaOf(service).shape.PORT!).value);
     });
 

@@ -1,0 +1,154 @@
+/**
+ * `pnpm build`: every service compiled to one plain JavaScript file, services/<name>/dist/main.js,
+ * that `node` runs without tsx (docs/decisions/0050-compiled-services.md).
+ *
+ * esbuild bundles a service's main.ts with the workspace packages it imports and their
+ * third-party libraries, so a service loads one file of JavaScript: no TypeScript compiler, no
+ * source maps kept in memory, no module resolution across the pnpm store at start. Left out:
+ * the optional native add-ons of the MongoDB driver (required inside try/catch, absent here), and
+ * the packages that read their own files at run time (swagger-ui-dist serves its assets), which
+ * the service resolves from its own node_modules as before.
+ *
+ * A build is skipped when services/<name>/dist/.build-hash matches the hash of the sources it was
+ * made from (the workspace's sources, package.json files and lockfile): the tests that start
+ * services as processes call this before they do, and a second call costs a hash.
+ */
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { build, type Plugin } from 'esbuild';
+
+const ROOT = path.resolve(__dirname, '..');
+const HASH_FILE = '.build-hash';
+
+/** Optional dependencies of the MongoDB driver and of ws/undici: never installed here. */
+const OPTIONAL = [
+  'kerberos',
+  '@mongodb-js/zstd',
+  '@aws-sdk/credential-providers',
+  'gcp-metadata',
+  'snappy',
+  'socks',
+  'aws4',
+  'mongodb-client-encryption',
+  'bufferutil',
+  'utf-8-validate',
+];
+/** Packages that find their own files at run time: required from node_modules, not bundled. */
+const RESOLVED_AT_RUN_TIME = ['swagger-ui-dist'];
+
+export const SERVICE_NAMES = readdirSync(path.join(ROOT, 'services')).filter((name) =>
+  existsSync(path.join(ROOT, 'services', name, 'src/main.ts')),
+);
+
+export function bundlePath(service: string): string {
+  return path.join(ROOT, 'services', service, 'dist/main.js');
+}
+
+function filesUnder(entry: string, into: string[] = []): string[] {
+  if (!existsSync(entry)) return into;
+  if (!statSync(entry).isDirectory()) {
+    if (/\.(ts|json)$/.test(entry) && !/\.(spec|test)\.ts$/.test(entry)) into.push(entry);
+    return into;
+  }
+  for (const child of readdirSync(entry).sort()) {
+    if (child === 'node_modules' || child === 'dist' || child === 'test') continue;
+    filesUnder(path.join(entry, child), into);
+  }
+  return into;
+}
+
+/** The hash of what every bundle is made of (any change rebuilds all six: a second or two). */
+function sourceHash(): string {
+  const hash = createHash('sha256');
+  const inputs = [
+    path.join(ROOT, 'pnpm-lock.yaml'),
+    __filename,
+    ...['packages', 'services'].flatMap((dir) =>
+      readdirSync(path.join(ROOT, dir)).flatMap((name) => filesUnder(path.join(ROOT, dir, name, 'src'))),
+    ),
+    ...filesUnder(path.join(ROOT, 'packages/console/node')),
+  ];
+  for (const file of inputs) hash.update(path.relative(ROOT, file)).update('\0').update(readFileSync(file));
+  return hash.digest('hex');
+}
+
+/**
+ * A workspace source that uses `__dirname` (the console's build directory) means its own
+ * directory: in the bundle, `__dirname` is the bundle's, so it is rewritten to the source's
+ * directory relative to the bundle.
+ */
+function sourceDirname(outdir: string): Plugin {
+  return {
+    name: 'source-dirname',
+    setup(builder) {
+      builder.onLoad({ filter: /\.ts$/ }, (args) => {
+        if (args.path.includes(`${path.sep}node_modules${path.sep}`)) return undefined;
+        const text = readFileSync(args.path, 'utf8');
+        if (!text.includes('__dirname')) return undefined;
+        const relative = path.relative(outdir, path.dirname(args.path)).split(path.sep).join('/');
+        return {
+          loader: 'ts',
+          contents: text.replace(
+            /\b__dirname\b/g,
+            `require('node:path').join(__dirname, ${JSON.stringify(relative)})`,
+          ),
+        };
+      });
+    },
+  };
+}
+
+async function buildOne(service: string): Promise<void> {
+  const outfile = bundlePath(service);
+  await build({
+    entryPoints: [path.join(ROOT, 'services', service, 'src/main.ts')],
+    outfile,
+    bundle: true,
+    platform: 'node',
+    target: 'node20',
+    format: 'cjs',
+    // Minified: V8 keeps every script's source in the heap (7 MB a service unminified). Class and
+    // function names stay (logs, errors and metrics name them); main.js.map beside the bundle
+    // maps a stack trace back to the sources (`node --enable-source-maps`, off by default: it
+    // holds the map in memory).
+    minify: true,
+    keepNames: true,
+    sourcemap: 'linked',
+    sourcesContent: false,
+    external: [...OPTIONAL, ...RESOLVED_AT_RUN_TIME],
+    plugins: [sourceDirname(path.dirname(outfile))],
+    logLevel: 'warning',
+    legalComments: 'none',
+  });
+}
+
+/** Builds every service unless its bundle is current; returns whether it built. */
+export async function buildServices({ force = false } = {}): Promise<boolean> {
+  const hash = sourceHash();
+  const current = SERVICE_NAMES.every((service) => {
+    const file = path.join(path.dirname(bundlePath(service)), HASH_FILE);
+    return existsSync(bundlePath(service)) && existsSync(file) && readFileSync(file, 'utf8').trim() === hash;
+  });
+  if (current && !force) return false;
+  await Promise.all(SERVICE_NAMES.map((service) => buildOne(service)));
+  for (const service of SERVICE_NAMES)
+    writeFileSync(path.join(path.dirname(bundlePath(service)), HASH_FILE), `${hash}\n`);
+  return true;
+}
+
+if (require.main === module) {
+  const started = Date.now();
+  buildServices({ force: process.argv.includes('--force') }).then(
+    (built) =>
+      process.stdout.write(
+        built
+          ? `[build] ${SERVICE_NAMES.length} services in ${Date.now() - started} ms: services/<name>/dist/main.js\n`
+          : '[build] every service bundle is current\n',
+      ),
+    (error: unknown) => {
+      process.stderr.write(`[build] failed: ${String(error)}\n`);
+      process.exit(1);
+    },
+  );
+}
