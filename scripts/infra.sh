@@ -415,6 +415,10 @@ rabbit_up() {
   export RABBITMQ_NODE_IP_ADDRESS=127.0.0.1 RABBITMQ_NODE_PORT="$PACK_AMQP_PORT"
   log "rabbitmq: starting (rabbitmq-server -detached)"
   mkdir -p "$RUN_DIR"
+  # Every quorum queue holds files open: the usual soft limit of 1024 ran out here once test
+  # runs had left a few hundred queues ("Ranch acceptor reducing accept rate: out of file
+  # descriptors", connections left in CLOSE-WAIT). Raise it to the hard limit for the node.
+  ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
   timeout 60 rabbitmq-server -detached >&2 || die "rabbitmq-server -detached failed"
   touch "$RABBIT_MARKER"
   # await_startup fails at once while the node has not registered with epmd yet: retry it.
