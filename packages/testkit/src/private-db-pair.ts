@@ -64,7 +64,11 @@ export async function startPrivateDatabasePair(name = 'infra-db-restart'): Promi
     PACK_MONGO_PORT: String(await freePort()),
     // The FerretDB build of the shared infrastructure (built by `infra.sh up` before the suite):
     // a folder of its own would build it again (minutes in a fresh clone).
-    PACK_FERRETDB_BIN: path.join(process.env.PACK_INFRA_DIR ?? path.join(REPO_ROOT, '.local', 'infra'), 'bin', 'ferretdb'),
+    PACK_FERRETDB_BIN: path.join(
+      process.env.PACK_INFRA_DIR ?? path.join(REPO_ROOT, '.local', 'infra'),
+      'bin',
+      'ferretdb',
+    ),
   };
   const url = exported(await infra(['db-up'], env), 'MONGO_URL');
   const ferretPid = () => Number(readFileSync(path.join(dir, 'run', 'ferretdb.pid'), 'utf8').trim());
