@@ -1,39 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import amqp, { type Channel, type ChannelModel, type ConfirmChannel, type ConsumeMessage } from 'amqplib';
-import { context, contextOf, inSpan, SpanKind, trace } from '@pack/tracing';
+import { context, contextOf, inSpan, trace } from '@pack/tracing';
 import type { Envelope } from '@pack/contracts';
-import type { Logger } from '@pack/logging';
-import type { Gauge, Metrics } from '@pack/metrics';
+import type { Gauge } from '@pack/metrics';
 import { backoffMs } from '@pack/reliability';
 import { BrokerUnavailableError, confirmed, withinMs } from './confirm';
 import { deliver, eventTypes, type ConsumerSpec } from './consumer';
 import { openPublishChannel, redactUrl, UrlRotation } from './failover';
+import type { BrokerOptions } from './options';
+import { eventProperties, publishSpan } from './publishing';
 import { QueueGauges } from './queue-gauges';
 import { deliveryOf, sendForRetry } from './retry';
 import { AMQP_SOCKET_OPTIONS, declareConsumerQueue, topologyNames } from './topology';
-
-export interface BrokerOptions {
-  /** One URL, or a cluster's node URLs separated by commas (tried in turn; decision 0049). */
-  url: string;
-  namespace: string;
-  service: string;
-  logger: Logger;
-  metrics: Metrics;
-  publishTimeoutMs?: number;
-  /** Quorum-queue redelivery limit: a message that keeps crashing its consumer is dead-lettered. */
-  deliveryLimit?: number;
-  /**
-   * How long `close()` waits for running handlers before closing the channels (default 10 s).
-   * A handler still running then has its message redelivered, to another replica or later.
-   */
-  shutdownTimeoutMs?: number;
-  /**
-   * Whether a handler's error says a dependency is away for a while (the database restarting):
-   * the message is then retried later without counting an attempt, so an outage of any length
-   * never dead-letters it (docs/decisions/0051).
-   */
-  transient?: (error: unknown) => boolean;
-}
 
 export class Broker {
   private connection?: ChannelModel;
@@ -126,21 +104,8 @@ export class Broker {
     // The publish continues the event's own trace (the work that made it, perhaps long before, in
     // an outbox), unless it runs inside a span already (the outbox relay's, a handler's).
     const parent = trace.getSpan(context.active()) ? context.active() : contextOf(envelope);
-    return inSpan(
-      `publish ${envelope.type}`,
-      {
-        kind: SpanKind.PRODUCER,
-        parent,
-        attributes: {
-          'messaging.system': 'rabbitmq',
-          'messaging.operation.type': 'send',
-          'messaging.destination.name': this.names.events,
-          'messaging.rabbitmq.destination.routing_key': envelope.type,
-          'messaging.message.id': envelope.id,
-          'cloudevents.event_type': envelope.type,
-        },
-      },
-      () => this.publishConfirmed(envelope),
+    return inSpan(`publish ${envelope.type}`, publishSpan(this.names.events, envelope, parent), () =>
+      this.publishConfirmed(envelope),
     );
   }
 
@@ -157,16 +122,7 @@ export class Broker {
         this.names.events,
         envelope.type,
         content,
-        {
-          persistent: true,
-          mandatory: true,
-          messageId: envelope.id,
-          type: envelope.type,
-          contentType: 'application/cloudevents+json',
-          timestamp: Math.floor(Date.parse(envelope.time) / 1000),
-          appId: this.options.service,
-          headers: { correlationid: envelope.correlationid },
-        },
+        eventProperties(envelope, this.options.service),
         done,
       ),
     ).catch((error: unknown) => {

@@ -1,4 +1,5 @@
 export * from './broker';
+export type { BrokerOptions } from './options';
 export { correlationId } from './correlation';
 export { BrokerUnavailableError } from './confirm';
 export * from './consumer';

@@ -18,6 +18,16 @@ export function requestIdOf(pipelineId: number, stage: Stage, attempt: number): 
   return `pipeline-${pipelineId}-${stage}-${attempt}`;
 }
 
+/** The attempt a request id of this pipeline's stage names (requestIdOf's inverse), else null. */
+export function attemptOf(requestId: string, pipelineId: number, stage: Stage): number | null {
+  const prefix = `pipeline-${pipelineId}-${stage}-`;
+  if (!requestId.startsWith(prefix)) return null;
+  const suffix = requestId.slice(prefix.length);
+  const attempt = Number(suffix);
+  // Exactly as requestIdOf writes it ("01" is no attempt): the count is keyed by the id.
+  return Number.isInteger(attempt) && attempt > 0 && String(attempt) === suffix ? attempt : null;
+}
+
 /**
  * The user message of a stage: the declaration the pipeline runs on and the PackData of the
  * stages before it. The model's own system prompt is added by the llm-gateway (generate-call.ts),

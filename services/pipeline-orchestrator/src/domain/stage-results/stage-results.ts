@@ -14,6 +14,7 @@ import { KIND_OF, laterProcessor } from '../pipelines/stage-kinds';
 import type { PipelineDeps } from '../pipelines/pipeline-deps';
 import type { StageMoves } from '../pipelines/stage-moves';
 import { withStages } from '../pipelines/progress';
+import { attemptOf } from '../stage-requests/stage-request';
 import { genUiFallback, stageOutput, type StageOutput } from './stage-output';
 
 /** A call answered by a model without prices: its cost is unknown, not 0 (nothing billed is not unpriced). */
@@ -24,16 +25,6 @@ function unpricedCall(result: GenerateResult): boolean {
 /** A stage ended by the sweeper (timeout) or by a newer run before its request went out: its result is late. */
 function endedWithoutResult(stage: StageRecord): boolean {
   return stage.error?.startsWith('timeout:') === true || stage.error?.startsWith('superseded:') === true;
-}
-
-/** The attempt a request id of this pipeline's stage names (requestIdOf), else null. */
-function attemptOf(requestId: string, pipelineId: number, stage: Stage): number | null {
-  const prefix = `pipeline-${pipelineId}-${stage}-`;
-  if (!requestId.startsWith(prefix)) return null;
-  const suffix = requestId.slice(prefix.length);
-  const attempt = Number(suffix);
-  // Exactly as requestIdOf writes it ("01" is no attempt): the count is keyed by the id.
-  return Number.isInteger(attempt) && attempt > 0 && String(attempt) === suffix ? attempt : null;
 }
 
 /** A lookup started early that may go unused: its failure must not become an unhandled rejection. */
