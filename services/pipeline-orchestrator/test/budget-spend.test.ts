@@ -52,6 +52,34 @@ describe('AI budget spend, counted once per request id', () => {
     expect(Object.keys(month?.adding ?? {})).toEqual([]);
   });
 
+  it('three replicas, each counting every result three times while they settle, add each call once', async () => {
+    const replicas = [1, 2, 3].map(() => new BudgetRepository(connection));
+    const calls = Array.from({ length: 60 }, (_, i) => ({
+      ...call(`race-${i}-VERIFY-1`, '0.5'),
+      service_id: 9,
+    }));
+    let settling = true;
+    const settler = (async () => {
+      while (settling) {
+        await Promise.all(replicas.map((replica) => replica.flush()));
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    })();
+    const counted = await Promise.all(
+      calls.flatMap((each, i) =>
+        [0, 1, 2, 3, 4, 5, 6, 7, 8].map(async (n) => {
+          await new Promise((resolve) => setTimeout(resolve, (i * 3 + n * 11) % 40));
+          return replicas[n % 3]!.count(each);
+        }),
+      ),
+    );
+    settling = false;
+    await settler;
+    await Promise.all(replicas.map((replica) => replica.flush()));
+    expect(counted.filter(Boolean)).toHaveLength(60);
+    expect(await replicas[0]!.spend(9, MONTH)).toEqual({ units: toUnits('30'), unpriced_calls: 0 });
+  });
+
   it('a repeat after a crash between the ledger entry and the month add adds once; one after the add, none', async () => {
     const store = new BudgetRepository(connection);
     const ledger = connection.collection(BUDGET_CALLS_COLLECTION);

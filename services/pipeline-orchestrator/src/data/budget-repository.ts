@@ -115,26 +115,26 @@ export class BudgetRepository implements BudgetStore {
   /**
    * A repeat of a call whose entry was not applied when read. Its first counter may have settled
    * it since the read (marked it applied, then removed the mark): an `$inc` that found no mark is
-   * then a second one, which the entry, applied now, tells; it is taken back.
+   * then a second one, which the entry, applied now, tells; it is taken back. A repeat never
+   * settles: only the first counter does, after its own `$inc` was tried, so no mark is removed
+   * before that `$inc` could see it (a repeat's settling could let a slow first counter add again).
    */
   private async repeat(entry: CallDocument): Promise<boolean> {
-    if (!(await this.add(entry))) {
-      this.settle(entry);
-      return false;
-    }
-    const now = await this.calls.findOne({ _id: entry._id }, { projection: { applied: 1 } });
-    if (now?.applied) {
-      await this.spends.updateOne(
-        { _id: spendKey(entry.service_id, entry.month) },
-        {
-          $inc: { units: long(-BigInt(entry.units.toString())), unpriced_calls: entry.unpriced ? -1 : 0 },
-          $unset: { [markOf(entry._id)]: '' },
-        },
-      );
-      return false;
-    }
-    this.settle(entry);
-    return true;
+    if (!(await this.add(entry))) return false;
+    if (!(await this.applied(entry._id))) return true;
+    await this.spends.updateOne(
+      { _id: spendKey(entry.service_id, entry.month) },
+      {
+        $inc: { units: long(-BigInt(entry.units.toString())), unpriced_calls: entry.unpriced ? -1 : 0 },
+        $unset: { [markOf(entry._id)]: '' },
+      },
+    );
+    return false;
+  }
+
+  private async applied(requestId: string): Promise<boolean> {
+    const found = await this.calls.findOne({ _id: requestId }, { projection: { applied: 1 } });
+    return found?.applied === true;
   }
 
   /**
@@ -194,7 +194,10 @@ export class BudgetRepository implements BudgetStore {
     const key = spendKey(entry.service_id, entry.month);
     const mark = markOf(entry._id);
     const unpriced = entry.unpriced ? 1 : 0;
-    for (let attempt = 0; attempt < 2; attempt += 1) {
+    // Each round ends, or sees the month document created by another call (the next round's
+    // update then matches): at most two rounds unless the mark came and went, which only happens
+    // once the entry is applied, when there is nothing to add.
+    for (let attempt = 0; attempt < 3; attempt += 1) {
       const updated = await this.spends.updateOne(
         { _id: key, [mark]: { $exists: false } },
         { $inc: { units: entry.units, unpriced_calls: unpriced }, $set: { [mark]: true } },
@@ -219,6 +222,9 @@ export class BudgetRepository implements BudgetStore {
           { projection: { _id: 1 } },
         );
         if (marked) return false;
+        // No mark: removed by the settling or by a repeat taking its second add back, both only
+        // once the entry is applied; or the document is new and the next round adds.
+        if (await this.applied(entry._id)) return false;
       }
     }
     throw new Error(`could not add call ${entry._id} to the spend of ${key}`);
