@@ -7,8 +7,8 @@ import {
   type CallStore,
   type FallbackCall,
   type FinishedCall,
-} from '../domain/calls';
-import { GroupCommit } from '../domain/group-commit';
+} from '../domain/calls/calls';
+import { GroupCommit } from '../domain/calls/group-commit';
 
 /** Finished call records (everything spec 2.2 asks to keep), inserted once per request id. */
 export const LLM_CALLS_COLLECTION = 'llm_calls';

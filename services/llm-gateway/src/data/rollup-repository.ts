@@ -1,5 +1,5 @@
 import { mongo, type Connection } from 'mongoose';
-import type { Rollup, RollupStore } from '../domain/calls';
+import type { Rollup, RollupStore } from '../domain/calls/calls';
 
 export const LLM_ROLLUPS_COLLECTION = 'llm_call_rollups';
 

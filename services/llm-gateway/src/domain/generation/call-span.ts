@@ -1,6 +1,6 @@
 import { inSpan, recordsLlmContent, SpanKind, type Attributes, type Span } from '@pack/tracing';
-import type { FinishedCall, GenerateRequest } from './calls';
-import type { EffectiveModel } from './llm-models';
+import type { FinishedCall, GenerateRequest } from '../calls/calls';
+import type { EffectiveModel } from '../models/llm-models';
 
 /**
  * One LLM call as a span named by the GenAI semantic conventions (`chat <model>`): the system,

@@ -1,7 +1,7 @@
-import type { GenerateRequest } from './calls';
+import type { GenerateRequest } from '../calls/calls';
 import { callModel, type CallOutcome, type FallbackReason } from './generate-call';
-import type { EffectiveModel } from './llm-models';
-import type { ReliableAdapter } from './reliable-adapter';
+import type { EffectiveModel } from '../models/llm-models';
+import type { ReliableAdapter } from '../providers/reliable-adapter';
 
 /** One model's part of a request: its own adapter (retries, breaker), outcome and time. */
 export interface ModelTry {

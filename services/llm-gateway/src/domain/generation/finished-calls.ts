@@ -1,8 +1,8 @@
 import { costOf, isUnpriced, sumCosts, type Cost, type Usage } from '@pack/llm-providers';
-import type { FallbackCall, FinishedCall, GenerateRequest, GenerateResult } from './calls';
+import type { FallbackCall, FinishedCall, GenerateRequest, GenerateResult } from '../calls/calls';
 import type { ModelTry } from './fallback-chain';
 import type { CallOutcome } from './generate-call';
-import type { EffectiveModel } from './llm-models';
+import type { EffectiveModel } from '../models/llm-models';
 
 /** What one model's call is recorded as (spec 2.2): its own model, prices, tokens and cost. */
 function callFields(model: EffectiveModel | null, outcome: CallOutcome, attempts: number, latencyMs: number) {

@@ -11,10 +11,10 @@ import {
   type Usage,
 } from '@pack/llm-providers';
 import { DEFAULT_MAX_OUTPUT_TOKENS, stringifyExactJson } from '@pack/contracts';
-import type { GenerateRequest, GenerateResult } from './calls';
-import type { EffectiveModel } from './llm-models';
-import type { ReliableAdapter } from './reliable-adapter';
-import { BreakerOpenError } from './reliability';
+import type { GenerateRequest, GenerateResult } from '../calls/calls';
+import type { EffectiveModel } from '../models/llm-models';
+import type { ReliableAdapter } from '../providers/reliable-adapter';
+import { BreakerOpenError } from '../providers/reliability';
 
 /** What came back from the provider side of one generate request. */
 export interface CallOutcome {

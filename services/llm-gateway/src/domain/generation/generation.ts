@@ -1,13 +1,13 @@
 import { inCallSpan } from './call-span';
-import type { CallClaim, CallStore, FallbackCall, GenerateRequest, GenerateResult } from './calls';
+import type { CallClaim, CallStore, FallbackCall, GenerateRequest, GenerateResult } from '../calls/calls';
 import { callChain, type ChainDeps } from './fallback-chain';
 import { finishedCalls } from './finished-calls';
 import { modelMissing, type FallbackReason } from './generate-call';
-import type { EffectiveModel } from './llm-models';
-import type { ModelProfiles } from './model-profiles';
-import type { RollupBatcher } from './rollup-batch';
-import type { CallLabels, ReliableAdapter } from './reliable-adapter';
-import { costUnits, hourOf, latencyBucket } from './rollup-math';
+import type { EffectiveModel } from '../models/llm-models';
+import type { ModelProfiles } from '../models/model-profiles';
+import type { RollupBatcher } from '../calls/rollup-batch';
+import type { CallLabels, ReliableAdapter } from '../providers/reliable-adapter';
+import { costUnits, hourOf, latencyBucket } from '../calls/rollup-math';
 
 export interface GenerationObserver {
   /** One result published for the first time; `overheadMs`: handling time not spent in provider calls. */

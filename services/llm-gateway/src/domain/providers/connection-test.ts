@@ -8,7 +8,7 @@ import {
   type ProviderConfig,
   type Usage,
 } from '@pack/llm-providers';
-import type { EffectiveModel } from './llm-models';
+import type { EffectiveModel } from '../models/llm-models';
 import { reliableAdapter, type CallObserver, type Dispatchers } from './reliable-adapter';
 import { DEFAULT_RETRY_POLICY, type Breakers, type BreakerState, type RetryPolicy } from './reliability';
 

@@ -7,7 +7,7 @@ import {
   type LlmAdapter,
   type ProviderConfig,
 } from '@pack/llm-providers';
-import type { EffectiveModel } from './llm-models';
+import type { EffectiveModel } from '../models/llm-models';
 import { withRetries, type Breakers, type RetryPolicy } from './reliability';
 
 export interface CallLabels {
