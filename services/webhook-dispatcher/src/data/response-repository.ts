@@ -1,6 +1,6 @@
 import type { Connection } from 'mongoose';
 import { deleteInSlices, dropReplacedIndex, findPage, isDuplicateKey, whileUnavailable } from '@pack/db';
-import type { FirePlan } from '../domain/firing-rules';
+import type { FirePlan } from '../domain/firing/firing-rules';
 import type { AttemptRecord, Page, ResponseRecord, ScheduleRecord, Trigger } from '../domain/model';
 import type {
   FailedWindow,
@@ -8,7 +8,7 @@ import type {
   ResponseStore,
   ScheduleStore,
   WindowCounter,
-} from '../domain/ports';
+} from '../domain/responses/store';
 import { WriteGate } from './write-gate';
 
 export const RESPONSES = 'webhook_responses';

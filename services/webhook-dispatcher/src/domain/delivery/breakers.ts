@@ -1,5 +1,5 @@
 import { KeyedBreakers, type BreakerOptions, type BreakerState } from '@pack/reliability';
-import type { SendResult } from './ports';
+import type { SendResult } from '../responses/store';
 
 export type { BreakerOptions, BreakerState };
 

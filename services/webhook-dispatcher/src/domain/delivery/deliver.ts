@@ -3,13 +3,13 @@ import type { Logger } from '@pack/logging';
 import { contextOf, inSpan, trace } from '@pack/tracing';
 import { BreakerOpenError, type Breakers } from './breakers';
 import { retryDelayMs, verdictOf, type RetryPolicy } from './delivery-rules';
-import type { AttemptRecord, ResponseRecord, WebhookRecord } from './model';
-import type { ResponseStore, Sender, SendResult, WebhookStore } from './ports';
-import { headerIdOf } from './response-record';
+import type { AttemptRecord, ResponseRecord, WebhookRecord } from '../model';
+import type { ResponseStore, Sender, SendResult, WebhookStore } from '../responses/store';
+import { headerIdOf } from '../responses/response-record';
 import { scrubSecrets, secretPart } from './scrub';
 import { standardWebhookHeaders } from './signature';
-import type { WebhookChangeSink } from './webhook-lookup';
-import type { SecretCodec } from './webhooks';
+import type { WebhookChangeSink } from '../webhooks/webhook-lookup';
+import type { SecretCodec } from '../webhooks/webhooks';
 
 export type DeliveryOutcome = 'ok' | 'failed' | 'retry' | 'disabled' | 'waiting' | 'lease_lost';
 

@@ -1,6 +1,6 @@
 import type { Delivery } from './deliver';
-import type { ResponseRecord } from './model';
-import type { ResponseStore } from './ports';
+import type { ResponseRecord } from '../model';
+import type { ResponseStore } from '../responses/store';
 import { Scheduler, WRITES_PER_SLOT } from './scheduler';
 
 const silent = { warn: () => undefined, error: () => undefined } as never;

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '@pack/logging';
 import type { Delivery } from './deliver';
-import type { ResponseRecord, WebhookRecord } from './model';
-import type { ResponseStore } from './ports';
+import type { ResponseRecord, WebhookRecord } from '../model';
+import type { ResponseStore } from '../responses/store';
 
 /**
  * Results being written, per slot at most, once their targets answered: a retention trim holds

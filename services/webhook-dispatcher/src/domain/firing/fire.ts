@@ -1,11 +1,11 @@
 import { BoundedCache } from '@pack/cache';
 import type { WebhookTriggerResult } from '@pack/contracts';
 import { blockedBy, emptySchedule, planFire, shapes, type FirePlan, type Shaping } from './firing-rules';
-import type { ScheduleRecord, Trigger, WebhookRecord } from './model';
-import type { ResponseStore, ScheduleStore } from './ports';
+import type { ScheduleRecord, Trigger, WebhookRecord } from '../model';
+import type { ResponseStore, ScheduleStore } from '../responses/store';
 import { recordFires, type RecordOptions } from './record-fires';
 import { RecordingSlots } from './recording-slots';
-import { fireId, newResponse } from './response-record';
+import { fireId, newResponse } from '../responses/response-record';
 
 export interface FireObserver {
   fired(mode: Trigger['mode'], delayed: boolean): void;

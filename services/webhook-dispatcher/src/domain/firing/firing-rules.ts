@@ -1,4 +1,4 @@
-import type { ScheduleRecord } from './model';
+import type { ScheduleRecord } from '../model';
 
 /** The shaping of one webhook: its own times and the administrators' rate limit. */
 export interface Shaping {

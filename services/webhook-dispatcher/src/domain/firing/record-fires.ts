@@ -1,6 +1,6 @@
-import type { ResponseRecord, Trigger, WebhookRecord } from './model';
-import type { ResponseStore } from './ports';
-import { newResponse } from './response-record';
+import type { ResponseRecord, Trigger, WebhookRecord } from '../model';
+import type { ResponseStore } from '../responses/store';
+import { newResponse } from '../responses/response-record';
 
 /** How recorded fires reach delivery (Firing's and ResendFiring's options). */
 export interface RecordOptions {

@@ -9,9 +9,9 @@ import type {
 } from '@pack/contracts';
 import { NotFoundError, ValidationError } from '@pack/errors';
 import type { Firing } from './fire';
-import type { ServiceRecord, WebhookRecord } from './model';
-import type { ServiceStore, WebhookStore } from './ports';
-import type { Webhooks } from './webhooks';
+import type { ServiceRecord, WebhookRecord } from '../model';
+import type { ServiceStore, WebhookStore } from '../responses/store';
+import type { Webhooks } from '../webhooks/webhooks';
 
 type Created = EventData<typeof events.changeInstanceCreated>;
 type StateChanged = EventData<typeof events.changeInstanceStateChanged>;

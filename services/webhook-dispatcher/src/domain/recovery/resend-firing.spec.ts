@@ -1,7 +1,7 @@
-import type { FirePlan } from './firing-rules';
-import { emptySchedule } from './firing-rules';
-import type { ResponseRecord, ScheduleRecord, Trigger, WebhookRecord } from './model';
-import type { ResponseStore, ScheduleStore } from './ports';
+import type { FirePlan } from '../firing/firing-rules';
+import { emptySchedule } from '../firing/firing-rules';
+import type { ResponseRecord, ScheduleRecord, Trigger, WebhookRecord } from '../model';
+import type { ResponseStore, ScheduleStore } from '../responses/store';
 import { ResendFiring } from './resend-firing';
 
 const WINDOW = 1000;

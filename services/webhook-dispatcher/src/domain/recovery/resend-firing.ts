@@ -1,10 +1,10 @@
 import { BoundedCache } from '@pack/cache';
-import { emptySchedule, planFire, type Shaping } from './firing-rules';
-import type { FiringOptions } from './fire';
-import type { ScheduleRecord, Trigger, WebhookRecord } from './model';
-import type { ResponseStore, ScheduleStore } from './ports';
-import { recordFires } from './record-fires';
-import { fireId } from './response-record';
+import { emptySchedule, planFire, type Shaping } from '../firing/firing-rules';
+import type { FiringOptions } from '../firing/fire';
+import type { ScheduleRecord, Trigger, WebhookRecord } from '../model';
+import type { ResponseStore, ScheduleStore } from '../responses/store';
+import { recordFires } from '../firing/record-fires';
+import { fireId } from '../responses/response-record';
 
 const MAX_ROUNDS = 50;
 const MAX_BATCH = 100;

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { Principal, WebhookRecover, WebhookRecoveryView, WebhookTriggerResult } from '@pack/contracts';
 import { ConflictError, NotFoundError } from '@pack/errors';
-import type { RecoveryRecord, ResponseRecord, Trigger, WebhookRecord } from './model';
-import type { RecoveryStore, ResponseStore, ServiceStore } from './ports';
+import type { RecoveryRecord, ResponseRecord, Trigger, WebhookRecord } from '../model';
+import type { RecoveryStore, ResponseStore, ServiceStore } from '../responses/store';
 import type { ResendFiring } from './resend-firing';
-import { headerIdOf } from './response-record';
-import type { Webhooks } from './webhooks';
+import { headerIdOf } from '../responses/response-record';
+import type { Webhooks } from '../webhooks/webhooks';
 
 export type ResendReason = 'manual' | 'recovery';
 

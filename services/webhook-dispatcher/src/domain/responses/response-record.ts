@@ -1,5 +1,5 @@
 import { carrierOf } from '@pack/tracing';
-import type { ResponseRecord, Trigger, WebhookRecord } from './model';
+import type { ResponseRecord, Trigger, WebhookRecord } from '../model';
 
 /** A message id fit for the webhook-id header: stable for one fire, unique across fires. */
 export function fireId(webhookId: number, triggerKey: string): string {

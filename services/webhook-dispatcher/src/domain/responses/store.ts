@@ -8,8 +8,8 @@ import type {
   ServiceRecord,
   Trigger,
   WebhookRecord,
-} from './model';
-import type { FirePlan } from './firing-rules';
+} from '../model';
+import type { FirePlan } from '../firing/firing-rules';
 
 export interface ResponseFilter {
   webhookIds: number[] | null;

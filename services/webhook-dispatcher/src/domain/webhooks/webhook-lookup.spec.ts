@@ -1,4 +1,4 @@
-import type { WebhookRecord } from './model';
+import type { WebhookRecord } from '../model';
 import { WebhookById, WebhookChanges, WebhookLookup, type WebhookLookupOptions } from './webhook-lookup';
 
 const silent = { warn: () => undefined } as never;

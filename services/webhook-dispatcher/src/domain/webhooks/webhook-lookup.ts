@@ -1,6 +1,6 @@
 import { BoundedCache } from '@pack/cache';
 import type { Logger } from '@pack/logging';
-import type { WebhookRecord } from './model';
+import type { WebhookRecord } from '../model';
 
 /** A write to webhooks, as every replica hears of it (contract event webhooks.webhook.changed.v1). */
 export interface WebhookChange {

@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import type { Principal, WebhookCreate, WebhookPatch, WebhookView } from '@pack/contracts';
 import { ConflictError, NotFoundError, ValidationError } from '@pack/errors';
 import { isMaskedSecret, maskSecret } from '@pack/secrets';
-import type { Page, WebhookRecord } from './model';
-import type { ServiceStore, WebhookStore } from './ports';
+import type { Page, WebhookRecord } from '../model';
+import type { ServiceStore, WebhookStore } from '../responses/store';
 import type { WebhookChangeSink } from './webhook-lookup';
 
 /** Encrypts and decrypts one secret field of one webhook; both are bound into the ciphertext. */
