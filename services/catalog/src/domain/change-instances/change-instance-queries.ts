@@ -1,6 +1,6 @@
 import type { Principal } from '@pack/contracts';
 import { NotFoundError } from '@pack/errors';
-import { inItemScope } from './access';
+import { inItemScope } from '../access';
 import { currentInstance, historyOf, type HistoryEntry } from './change-records';
 import { itemPointers } from './item-pointers';
 import type {
@@ -13,8 +13,8 @@ import type {
   ServiceItemRecord,
   ServiceRecord,
   TransitionRecord,
-} from './model';
-import type { CatalogStore } from './store';
+} from '../model';
+import type { CatalogStore } from '../store';
 
 export interface ChangeInstanceDetail {
   instance: ChangeInstanceRecord;

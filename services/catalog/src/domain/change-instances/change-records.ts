@@ -1,7 +1,7 @@
 import type { ChangeInstanceState } from '@pack/contracts';
-import type { ServiceRef } from './events';
-import type { ChangeInstanceRecord, ServiceRecord, TransitionRecord, TransitionStep } from './model';
-import type { Actor } from './transitions';
+import type { ServiceRef } from '../events';
+import type { ChangeInstanceRecord, ServiceRecord, TransitionRecord, TransitionStep } from '../model';
+import type { Actor } from '../transitions';
 
 /**
  * Pure rules of the transition records (docs/decisions/0007): how a change is recorded and how

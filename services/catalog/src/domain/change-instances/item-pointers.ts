@@ -1,5 +1,5 @@
-import type { ItemPointers } from './model';
-import type { CatalogStore, ItemTransitions } from './store';
+import type { ItemPointers } from '../model';
+import type { CatalogStore, ItemTransitions } from '../store';
 
 /**
  * Latest and latest approved declaration of each Service Item, from its transition records:

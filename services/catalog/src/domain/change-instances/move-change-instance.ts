@@ -7,12 +7,12 @@ import {
   type LoadedChangeInstance,
 } from './change-instance-queries';
 import { historyOf, serviceRef, step, transitionOf } from './change-records';
-import { stateChangedEvent } from './events';
-import type { ChangeInstanceRecord } from './model';
+import { stateChangedEvent } from '../events';
+import type { ChangeInstanceRecord } from '../model';
 import { currentOrIgnored, decideUntilWritten, LOST_RACE } from './race-retry';
 import { viewDeferred } from './roll-forward';
-import type { CatalogStore } from './store';
-import { checkTransition, type Actor } from './transitions';
+import type { CatalogStore } from '../store';
+import { checkTransition, type Actor } from '../transitions';
 
 export type DecisionOutcome = 'applied' | 'ignored';
 

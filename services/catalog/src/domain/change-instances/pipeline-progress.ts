@@ -1,12 +1,12 @@
 import type { ChangeInstanceState, EventData, events } from '@pack/contracts';
 import type { Logger } from '@pack/logging';
 import { serviceRef, step, transitionOf } from './change-records';
-import { stateChangedEvent } from './events';
-import type { ChangeInstanceRecord } from './model';
+import { stateChangedEvent } from '../events';
+import type { ChangeInstanceRecord } from '../model';
 import { currentOrIgnored, decideUntilWritten, LOST_RACE } from './race-retry';
 import { viewDeferred } from './roll-forward';
-import type { CatalogStore } from './store';
-import { pipelinePath, type Actor } from './transitions';
+import type { CatalogStore } from '../store';
+import { pipelinePath, type Actor } from '../transitions';
 
 export type PipelineProgressNews = EventData<typeof events.pipelineProgress>;
 export type ProgressOutcome = 'applied' | 'stale' | 'ignored';

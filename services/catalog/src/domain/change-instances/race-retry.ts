@@ -1,7 +1,7 @@
 import type { Logger } from '@pack/logging';
 import { currentInstance } from './change-records';
-import type { ChangeInstanceRecord, TransitionRecord } from './model';
-import type { CatalogStore } from './store';
+import type { ChangeInstanceRecord, TransitionRecord } from '../model';
+import type { CatalogStore } from '../store';
 
 /** How often a change that lost a race is decided again from what is stored now. */
 export const MAX_RACE_RETRIES = 5;

@@ -1,7 +1,7 @@
 import type { Logger } from '@pack/logging';
 import { currentInstance } from './change-records';
-import type { ChangeInstanceRecord } from './model';
-import type { CatalogStore } from './store';
+import type { ChangeInstanceRecord } from '../model';
+import type { CatalogStore } from '../store';
 
 /**
  * Keeps the change instance view (what lists read) in step with the transition records. The

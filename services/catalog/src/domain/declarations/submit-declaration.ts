@@ -1,13 +1,17 @@
 import { stringifyExactJson, type GeneralSettings, type Principal } from '@pack/contracts';
 import { ForbiddenError, NotFoundError, ValidationError } from '@pack/errors';
 import type { Logger } from '@pack/logging';
-import { itemDetail, type ChangeInstanceDetail, type ItemDetail } from './change-instance-queries';
-import { historyOf, serviceRef, step, transitionOf } from './change-records';
-import { createdEvent, stateChangedEvent } from './events';
-import type { ChangeInstanceRecord, DeclarationRecord, ServiceItemRecord, ServiceRecord } from './model';
-import { viewDeferred } from './roll-forward';
-import type { CatalogStore } from './store';
-import type { Actor } from './transitions';
+import {
+  itemDetail,
+  type ChangeInstanceDetail,
+  type ItemDetail,
+} from '../change-instances/change-instance-queries';
+import { historyOf, serviceRef, step, transitionOf } from '../change-instances/change-records';
+import { createdEvent, stateChangedEvent } from '../events';
+import type { ChangeInstanceRecord, DeclarationRecord, ServiceItemRecord, ServiceRecord } from '../model';
+import { viewDeferred } from '../change-instances/roll-forward';
+import type { CatalogStore } from '../store';
+import type { Actor } from '../transitions';
 
 export interface Submission {
   declaration: DeclarationRecord;

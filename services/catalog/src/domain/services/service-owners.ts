@@ -1,7 +1,7 @@
 import type { GeneralSettings, Principal } from '@pack/contracts';
 import { ForbiddenError, NotFoundError } from '@pack/errors';
-import type { Page, ServiceOwnerRecord } from './model';
-import type { CatalogStore } from './store';
+import type { Page, ServiceOwnerRecord } from '../model';
+import type { CatalogStore } from '../store';
 
 export interface ServiceOwnerView {
   record: ServiceOwnerRecord | null;

@@ -1,12 +1,12 @@
 import type { Principal } from '@pack/contracts';
 import { ConflictError, ForbiddenError, NotFoundError } from '@pack/errors';
-import { canChangeService, canSeeService } from './access';
-import { serviceChangedEvent } from './events';
-import type { Page, ServiceRecord } from './model';
-import { decideUntilWritten, LOST_RACE } from './race-retry';
+import { canChangeService, canSeeService } from '../access';
+import { serviceChangedEvent } from '../events';
+import type { Page, ServiceRecord } from '../model';
+import { decideUntilWritten, LOST_RACE } from '../change-instances/race-retry';
 import type { ServiceOwners } from './service-owners';
-import type { CatalogStore } from './store';
-import { OPEN_STATES } from './transitions';
+import type { CatalogStore } from '../store';
+import { OPEN_STATES } from '../transitions';
 
 export interface OwnerRef {
   id: number;
