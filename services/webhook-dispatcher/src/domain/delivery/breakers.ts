@@ -1,5 +1,5 @@
 import { KeyedBreakers, type BreakerOptions, type BreakerState } from '@pack/reliability';
-import type { SendResult } from '../responses/store';
+import type { SendResult } from './sender';
 
 export type { BreakerOptions, BreakerState };
 

@@ -2,7 +2,8 @@ import type { FirePlan } from './firing-rules';
 import { emptySchedule } from './firing-rules';
 import { Firing } from './fire';
 import type { ResponseRecord, ScheduleRecord, Trigger, WebhookRecord } from '../model';
-import type { ResponseStore, ScheduleStore } from '../responses/store';
+import type { ResponseStore } from '../responses/store';
+import type { ScheduleStore } from './store';
 
 const webhook = {
   _id: 1,

@@ -10,7 +10,7 @@ import type {
 import { NotFoundError, ValidationError } from '@pack/errors';
 import type { Firing } from './fire';
 import type { ServiceRecord, WebhookRecord } from '../model';
-import type { ServiceStore, WebhookStore } from '../responses/store';
+import type { ServiceStore, WebhookStore } from '../webhooks/store';
 import type { Webhooks } from '../webhooks/webhooks';
 
 type Created = EventData<typeof events.changeInstanceCreated>;

@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '@pack/logging';
 import type { RecoveryRecord, ResponseRecord, WebhookRecord } from '../model';
-import type { RecoveryStore, ResponseStore, ServiceStore } from '../responses/store';
+import type { RecoveryStore } from './store';
+import type { ResponseStore } from '../responses/store';
+import type { ServiceStore } from '../webhooks/store';
 import type { ResendFiring } from './resend-firing';
 import { refusal, resendTrigger, type RecoveryKick, type ResendObserver } from './resends';
 

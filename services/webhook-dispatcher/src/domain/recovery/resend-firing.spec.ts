@@ -1,7 +1,8 @@
 import type { FirePlan } from '../firing/firing-rules';
 import { emptySchedule } from '../firing/firing-rules';
 import type { ResponseRecord, ScheduleRecord, Trigger, WebhookRecord } from '../model';
-import type { ResponseStore, ScheduleStore } from '../responses/store';
+import type { ResponseStore } from '../responses/store';
+import type { ScheduleStore } from '../firing/store';
 import { ResendFiring } from './resend-firing';
 
 const WINDOW = 1000;

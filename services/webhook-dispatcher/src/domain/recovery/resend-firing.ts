@@ -2,7 +2,8 @@ import { BoundedCache } from '@pack/cache';
 import { emptySchedule, planFire, type Shaping } from '../firing/firing-rules';
 import type { FiringOptions } from '../firing/fire';
 import type { ScheduleRecord, Trigger, WebhookRecord } from '../model';
-import type { ResponseStore, ScheduleStore } from '../responses/store';
+import type { ResponseStore } from '../responses/store';
+import type { ScheduleStore } from '../firing/store';
 import { recordFires } from '../firing/record-fires';
 import { fireId } from '../responses/response-record';
 

@@ -1,7 +1,8 @@
 import type { Principal, WebhookResponseState, WebhookResponseView } from '@pack/contracts';
 import { NotFoundError, TooManyRequestsError } from '@pack/errors';
 import type { Page, ResponseRecord } from '../model';
-import type { ResponseStore, WebhookStore, WindowCounter } from './store';
+import type { ResponseStore, WindowCounter } from './store';
+import type { WebhookStore } from '../webhooks/store';
 import type { Webhooks } from '../webhooks/webhooks';
 
 const MINUTE_MS = 60_000;

@@ -1,15 +1,5 @@
 import type { WebhookResponseState } from '@pack/contracts';
-import type {
-  AttemptRecord,
-  Page,
-  RecoveryRecord,
-  ResponseRecord,
-  ScheduleRecord,
-  ServiceRecord,
-  Trigger,
-  WebhookRecord,
-} from '../model';
-import type { FirePlan } from '../firing/firing-rules';
+import type { AttemptRecord, Page, ResponseRecord, Trigger } from '../model';
 
 export interface ResponseFilter {
   webhookIds: number[] | null;
@@ -25,46 +15,7 @@ export interface FailedWindow {
   until: Date;
 }
 
-/** Everything the use cases need from storage; src/data implements it. */
-export interface WebhookStore {
-  nextId(): Promise<number>;
-  /** Inserts the webhook and its empty schedule. */
-  insert(record: WebhookRecord): Promise<void>;
-  find(id: number): Promise<WebhookRecord | null>;
-  list(ownerId: number | null, limit: number, offset: number): Promise<Page<WebhookRecord>>;
-  /** The webhook after the change (its version increased); null when it is gone. */
-  update(id: number, set: Partial<WebhookRecord>): Promise<WebhookRecord | null>;
-  /** The same, only if the stored version is still `version`; null otherwise (or when it is gone). */
-  updateIf(id: number, version: number, set: Partial<WebhookRecord>): Promise<WebhookRecord | null>;
-  /** Removes the webhook, its schedule and its responses; false when there was none. */
-  remove(id: number): Promise<boolean>;
-  /** The enabled webhooks of a Service (cached per replica by WebhookLookup, 0031). */
-  enabledFor(serviceId: number): Promise<WebhookRecord[]>;
-  /** The ids of an owner's webhooks. */
-  idsOwnedBy(ownerId: number): Promise<number[]>;
-  /** Disables the Service's enabled webhooks with `reason` (the Service was deleted); how many changed. */
-  disableForService(serviceId: number, reason: string): Promise<number>;
-  /**
-   * Gives the Service's webhooks to its new owner, clearing their authorization (it was the old
-   * owner's, given for a URL the new owner may change; 0014); a rename of the owner only renames.
-   * How many changed.
-   */
-  reassign(serviceId: number, owner: { id: number; name: string }): Promise<number>;
-}
-
-export interface ServiceStore {
-  find(id: number): Promise<ServiceRecord | null>;
-  /** Keeps the record unless one of a higher version is stored already; true when it was applied. */
-  apply(record: ServiceRecord): Promise<boolean>;
-}
-
-export interface ScheduleStore {
-  read(webhookId: number): Promise<ScheduleRecord | null>;
-  /** Applies the plan and numbers the fire, if the schedule still meets its expectation; else null. */
-  tryFire(webhookId: number, plan: FirePlan): Promise<ScheduleRecord | null>;
-  countSuppressed(webhookId: number): Promise<void>;
-}
-
+/** The responses (fires) of webhooks; data/response-repository.ts implements it. */
 export interface ResponseStore {
   /** False when a response with this id exists already (the trigger was handled before). */
   insert(record: ResponseRecord): Promise<boolean>;
@@ -111,43 +62,4 @@ export interface ResponseStore {
 export interface WindowCounter {
   /** The count in the window after this hit. */
   hit(key: string, window: number, expiresAt: Date): Promise<number>;
-}
-
-/** The answer of the target, or a network-level failure (status null). */
-export interface SendResult {
-  status: number | null;
-  body: string;
-  truncated: boolean;
-  retryAfter: number | null;
-  error: string | null;
-  /** The address checks refused the target: retrying will not help. */
-  refused: boolean;
-}
-
-export interface Sender {
-  send(url: string, headers: Record<string, string>, body: string, timeoutMs: number): Promise<SendResult>;
-}
-
-/** Recoveries (issue 30); every change is one conditional single-document update. */
-export interface RecoveryStore {
-  /** Inserts it, or returns the recovery already RUNNING for the webhook (nothing inserted). */
-  start(record: RecoveryRecord): Promise<{ created: boolean; recovery: RecoveryRecord }>;
-  find(id: string): Promise<RecoveryRecord | null>;
-  /** A RUNNING recovery that nobody holds (or whose lease expired), under a new lease. */
-  claim(now: Date, leaseUntil: Date, token: string, holder: string): Promise<RecoveryRecord | null>;
-  /** Moves the cursor and counts the resends of one batch, under the lease; the record after, or null. */
-  advance(
-    id: string,
-    token: string,
-    from: number,
-    to: number,
-    resent: number,
-    leaseUntil: Date,
-  ): Promise<RecoveryRecord | null>;
-  /** Ends it (DONE or CANCELLED) under the lease; frees the webhook for another recovery. */
-  end(id: string, token: string, state: 'DONE' | 'CANCELLED', reason: string | null): Promise<boolean>;
-  /** Gives the lease back (this replica stops). */
-  release(id: string, token: string): Promise<void>;
-  /** RUNNING recoveries and the resends they still have to queue (for the metrics). */
-  progress(): Promise<{ running: number; remaining: number }>;
 }

@@ -1,5 +1,5 @@
 import { serviceProjectionOf, type EventData, type events } from '@pack/contracts';
-import type { ServiceStore, WebhookStore } from '../responses/store';
+import type { ServiceStore, WebhookStore } from './store';
 import type { WebhookChangeSink } from './webhook-lookup';
 
 type ServiceChanged = EventData<typeof events.serviceChanged>;

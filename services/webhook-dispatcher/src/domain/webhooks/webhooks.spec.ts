@@ -1,6 +1,6 @@
 import type { Principal } from '@pack/contracts';
 import type { WebhookRecord } from '../model';
-import type { ServiceStore, WebhookStore } from '../responses/store';
+import type { ServiceStore, WebhookStore } from './store';
 import { Webhooks, type SecretCodec } from './webhooks';
 
 const owner: Principal = { id: 10, username: 'olivia', role: 'service_owner' };

@@ -3,7 +3,7 @@ import type { Principal, WebhookCreate, WebhookPatch, WebhookView } from '@pack/
 import { ConflictError, NotFoundError, ValidationError } from '@pack/errors';
 import { isMaskedSecret, maskSecret } from '@pack/secrets';
 import type { Page, WebhookRecord } from '../model';
-import type { ServiceStore, WebhookStore } from '../responses/store';
+import type { ServiceStore, WebhookStore } from './store';
 import type { WebhookChangeSink } from './webhook-lookup';
 
 /** Encrypts and decrypts one secret field of one webhook; both are bound into the ciphertext. */
