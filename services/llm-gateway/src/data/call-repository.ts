@@ -4,10 +4,10 @@ import {
   fallbackCallId,
   type CallClaim,
   type CallRecord,
-  type CallStore,
   type FallbackCall,
   type FinishedCall,
 } from '../domain/calls/calls';
+import { type CallStore } from '../domain/calls/store';
 import { GroupCommit } from '../domain/calls/group-commit';
 
 /** Finished call records (everything spec 2.2 asks to keep), inserted once per request id. */

@@ -1,7 +1,8 @@
 import { maySeeCosts, shownCurrency, type GeneralSettings, type Principal } from '@pack/contracts';
 import { ValidationError } from '@pack/errors';
-import type { Rollup, RollupStore } from './calls';
-import type { OwnedProcessors } from '../models/model-usage';
+import type { Rollup } from './calls';
+import type { RollupStore } from './store';
+import type { OwnedProcessors } from '../models/store';
 import { hourOf, latencyPercentile, unitsToDecimal } from './rollup-math';
 
 export const GROUP_BY = ['model', 'day', 'processor'] as const;

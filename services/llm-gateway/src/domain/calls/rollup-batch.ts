@@ -1,4 +1,5 @@
-import type { Rollup, RollupDelta, RollupStore } from './calls';
+import type { Rollup, RollupDelta } from './calls';
+import type { RollupStore } from './store';
 import { GroupCommit } from './group-commit';
 
 /**

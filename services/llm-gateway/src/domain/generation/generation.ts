@@ -1,5 +1,6 @@
 import { inCallSpan } from './call-span';
-import type { CallClaim, CallStore, FallbackCall, GenerateRequest, GenerateResult } from '../calls/calls';
+import type { CallClaim, FallbackCall, GenerateRequest, GenerateResult } from '../calls/calls';
+import type { CallStore } from '../calls/store';
 import { callChain, type ChainDeps } from './fallback-chain';
 import { finishedCalls } from './finished-calls';
 import { modelMissing, type FallbackReason } from './generate-call';

@@ -21,8 +21,8 @@ import { checkFallbacks } from './fallback-checks';
 import { checked, MASK_NOT_A_SECRET, PAYLOAD, refuseMasks, structuredOutputAfter } from './model-body-checks';
 import { modelChangedEvent } from './model-events';
 import { refuseStoredSecretsElsewhere, refuseTargets, type TargetCheck } from './model-targets';
-import type { LlmModelRecord, LlmModelStore, Page, SecretCodec, WriteOutcome } from './model';
-import type { ModelUsageStore } from './model-usage';
+import type { LlmModelRecord, Page, SecretCodec, WriteOutcome } from './model';
+import type { LlmModelStore, ModelUsageStore } from './store';
 
 /** A model with its secrets readable: never leaves the service. */
 export type EffectiveModel = Omit<

@@ -1,6 +1,7 @@
 import { createEnvelope, events } from '@pack/contracts';
 import type { EffectiveModel } from './llm-models';
-import type { LlmModelRecord, LlmModelStore } from './model';
+import type { LlmModelRecord } from './model';
+import type { LlmModelStore } from './store';
 import { forgettingStore, ModelProfiles } from './model-profiles';
 
 const TTL_MS = 5000;

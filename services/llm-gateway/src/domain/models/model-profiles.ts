@@ -1,6 +1,6 @@
 import { TimedCache } from '@pack/cache';
 import type { EffectiveModel } from './llm-models';
-import type { LlmModelStore } from './model';
+import type { LlmModelStore } from './store';
 
 /**
  * The models the generation uses, secrets decrypted, kept for `ttlMs` so the hot path reads no

@@ -1,4 +1,4 @@
-import type { Envelope, LlmProvider, Page, StructuredOutputMode } from '@pack/contracts';
+import type { LlmProvider, Page, StructuredOutputMode } from '@pack/contracts';
 
 /**
  * An LLM Model profile as stored. Secret extra_data keys hold ciphertext (bound to the model and
@@ -34,33 +34,6 @@ export type { Page };
 
 /** What a conditional write found: done, the model gone, or another change got there first. */
 export type WriteOutcome<T> = { done: T } | 'gone' | 'stale';
-
-/**
- * Everything the use cases need from storage; data/llm-model-repository.ts implements it. Every
- * change is written together with its event (one single-document write; the outbox relay
- * publishes it), and applies only to the version it was computed from, so two concurrent
- * changes never publish the same version.
- */
-export interface LlmModelStore {
-  /** A new integer id, unique across replicas. */
-  nextId(): Promise<number>;
-  /** ConflictError when the name is taken. */
-  insert(record: LlmModelRecord, event: Envelope): Promise<void>;
-  /** Deleted models are not found. */
-  find(id: number): Promise<LlmModelRecord | null>;
-  list(limit: number, offset: number): Promise<Page<LlmModelRecord>>;
-  /** The model after the change (version + 1); ConflictError when the new name is taken. */
-  update(
-    id: number,
-    version: number,
-    set: Partial<LlmModelRecord>,
-    event: Envelope,
-  ): Promise<WriteOutcome<LlmModelRecord>>;
-  /** Ids of live models other than `id` whose fallback_models name `id`, at most `limit`. */
-  fallbackOf(id: number, limit: number): Promise<number[]>;
-  /** Deletes (keeping a tombstone that holds the event until it is published). */
-  remove(id: number, version: number, event: Envelope): Promise<WriteOutcome<true>>;
-}
 
 /** Encrypts and decrypts one secret of one model; both are bound into the ciphertext. */
 export interface SecretCodec {
