@@ -64,3 +64,9 @@ export interface TokenStore {
   revokedSince(afterSeq: number): Promise<{ hash: string; seq: number }[]>;
   lastRevocationSeq(): Promise<number>;
 }
+
+/** A per-minute allowance shared by the gateway's replicas (health limits); data/minute-counter.ts implements it. */
+export interface MinuteCounter {
+  /** Counts one request of `key`; the seconds until its window has room again, 0 when within `limit`. */
+  consume(key: string, limit: number): Promise<number>;
+}
