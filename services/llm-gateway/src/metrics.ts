@@ -1,8 +1,8 @@
 import { costOf, isUnpriced } from '@pack/llm-providers';
 import type { Metrics } from '@pack/metrics';
-import type { GenerationObserver } from './domain/generation';
-import type { CallObserver } from './domain/reliable-adapter';
-import type { BreakerState } from './domain/reliability';
+import type { GenerationObserver } from './domain/generation/generation';
+import type { CallObserver } from './domain/providers/reliable-adapter';
+import type { BreakerState } from './domain/providers/reliability';
 
 const LABELS = ['provider', 'model_id'] as const;
 const BREAKER_VALUE: Record<BreakerState, number> = { closed: 0, half_open: 1, open: 2 };

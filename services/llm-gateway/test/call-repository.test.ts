@@ -1,7 +1,7 @@
 import mongoose, { type Connection } from 'mongoose';
 import { dropDatabase, uniqueName } from '@pack/testkit';
 import { CallRepository, LLM_CALL_CLAIMS_COLLECTION } from '../src/data/call-repository';
-import type { CallClaim, FinishedCall } from '../src/domain/calls';
+import type { CallClaim, FinishedCall } from '../src/domain/calls/calls';
 
 const claim = (id: string, owner = 'replica-a'): CallClaim => ({
   _id: id,

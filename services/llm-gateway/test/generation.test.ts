@@ -29,7 +29,7 @@ describe('generation through the broker', () => {
 
   /**
    * The stored call records, once those of `requests` are there: the llm-gateway publishes a
-   * result beside writing its record, not after it (src/domain/generation.ts), so a record may
+   * result beside writing its record, not after it (src/domain/generation/generation.ts), so a record may
    * land a moment after its result.
    */
   const callRecords = (requests: { request_id: string }[]) =>

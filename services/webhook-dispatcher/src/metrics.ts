@@ -1,9 +1,9 @@
 import type { Metrics } from '@pack/metrics';
-import type { BreakerState } from './domain/breakers';
-import type { DeliveryObserver } from './domain/deliver';
-import type { FireObserver } from './domain/fire';
-import type { ResendObserver, ResendReason } from './domain/resends';
-import type { LookupResult } from './domain/webhook-lookup';
+import type { BreakerState } from './domain/delivery/breakers';
+import type { DeliveryObserver } from './domain/delivery/deliver';
+import type { FireObserver } from './domain/firing/fire';
+import type { ResendObserver, ResendReason } from './domain/recovery/resends';
+import type { LookupResult } from './domain/webhooks/webhook-lookup';
 
 const BREAKER_VALUE: Record<BreakerState, number> = { closed: 0, half_open: 1, open: 2 };
 

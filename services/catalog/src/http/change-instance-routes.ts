@@ -6,9 +6,13 @@ import {
   type GeneralSettings,
 } from '@pack/contracts';
 import { documentInput, listQuerySchema, pageOf, pageSchema, route } from '@pack/http-kit';
-import type { ChangeInstanceQueries } from '../domain/change-instance-queries';
-import type { ChangeInstanceMoves } from '../domain/move-change-instance';
-import { ALL_STATES_KEYWORD, parseStateParameter, resolveStateFilter } from '../domain/state-filter';
+import type { ChangeInstanceQueries } from '../domain/change-instances/change-instance-queries';
+import type { ChangeInstanceMoves } from '../domain/change-instances/move-change-instance';
+import {
+  ALL_STATES_KEYWORD,
+  parseStateParameter,
+  resolveStateFilter,
+} from '../domain/change-instances/state-filter';
 import { idParams, optionalId, pick } from './common';
 import {
   changeInstanceDetailView,

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { listQuerySchema, pageOf, pageSchema, route } from '@pack/http-kit';
-import type { ChangeInstanceQueries } from '../domain/change-instance-queries';
+import type { ChangeInstanceQueries } from '../domain/change-instances/change-instance-queries';
 import { idParams, optionalId, pick } from './common';
 import { declarationValue, serviceItemView, toServiceItemView } from './views';
 

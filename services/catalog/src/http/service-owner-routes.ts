@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { storedText, type GeneralSettings } from '@pack/contracts';
 import { listQuerySchema, pageOf, pageSchema, route } from '@pack/http-kit';
-import type { ServiceOwners } from '../domain/service-owners';
+import type { ServiceOwners } from '../domain/services/service-owners';
 import { idParams, pick } from './common';
 import { serviceOwnerView, toServiceOwnerListView, toServiceOwnerView } from './views';
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { storedText } from '@pack/contracts';
 import { listQuerySchema, pageOf, pageSchema, route } from '@pack/http-kit';
-import type { ServiceCatalog } from '../domain/services';
+import type { ServiceCatalog } from '../domain/services/services';
 import { idParams, pick } from './common';
 import { serviceView, toServiceView } from './views';
 

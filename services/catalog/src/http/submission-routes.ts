@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { route } from '@pack/http-kit';
-import type { SubmitDeclaration } from '../domain/submit-declaration';
+import type { SubmitDeclaration } from '../domain/declarations/submit-declaration';
 import { idParams, pick } from './common';
 import {
   changeInstanceDetailView,

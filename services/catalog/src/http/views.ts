@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { changeInstanceStateSchema, parseExactJson } from '@pack/contracts';
-import type { ChangeInstanceDetail } from '../domain/change-instance-queries';
+import type { ChangeInstanceDetail } from '../domain/change-instances/change-instance-queries';
 import type {
   ChangeInstanceRecord,
   DeclarationRecord,
@@ -9,7 +9,7 @@ import type {
   ServiceOwnerRecord,
   ServiceRecord,
 } from '../domain/model';
-import type { ServiceOwnerView } from '../domain/service-owners';
+import type { ServiceOwnerView } from '../domain/services/service-owners';
 
 const iso = (value: Date) => value.toISOString();
 const isoOrNull = (value: Date | null | undefined) => (value ? value.toISOString() : null);

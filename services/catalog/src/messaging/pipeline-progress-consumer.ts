@@ -1,6 +1,6 @@
 import { on, type ConsumerSpec } from '@pack/broker';
 import { events } from '@pack/contracts';
-import type { PipelineProgress } from '../domain/pipeline-progress';
+import type { PipelineProgress } from '../domain/change-instances/pipeline-progress';
 
 export const PIPELINE_PROGRESS_CONSUMER = 'catalog.pipeline-progress';
 

@@ -1,6 +1,6 @@
 import { on, type ConsumerSpec } from '@pack/broker';
 import { events } from '@pack/contracts';
-import type { ChangeInstanceViews } from '../domain/roll-forward';
+import type { ChangeInstanceViews } from '../domain/change-instances/roll-forward';
 
 export const PROJECTION_CONSUMER = 'catalog.change-instance-view';
 

@@ -1,6 +1,6 @@
 import { on, type ConsumerSpec } from '@pack/broker';
 import { events, type OncePerEvent } from '@pack/contracts';
-import type { ChangeInstanceMoves } from '../domain/move-change-instance';
+import type { ChangeInstanceMoves } from '../domain/change-instances/move-change-instance';
 
 export const VALIDATION_CONSUMER = 'catalog.validation-decisions';
 

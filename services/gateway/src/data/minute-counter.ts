@@ -2,7 +2,7 @@ import { ConnectionStates, type Connection } from 'mongoose';
 import { RateLimiterMemory, RateLimiterMongo, RateLimiterRes } from 'rate-limiter-flexible';
 import { deleteInSlices } from '@pack/db';
 import type { Logger } from '@pack/logging';
-import type { MinuteCounter } from '../domain/health-limits';
+import type { MinuteCounter } from '../domain/store';
 
 export const HEALTH_LIMITS = 'health_limits';
 const MINUTE_S = 60;

@@ -1,6 +1,6 @@
 import { Schema, type Connection, type Model } from 'mongoose';
 import { ROLES } from '@pack/contracts';
-import type { TokenRecord, UserRecord } from '../domain/token-store';
+import type { TokenRecord, UserRecord } from '../domain/store';
 
 const userSchema = new Schema<UserRecord>(
   {

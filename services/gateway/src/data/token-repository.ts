@@ -1,7 +1,7 @@
 import type { Connection } from 'mongoose';
 import type { Principal, Role } from '@pack/contracts';
 import { findPage, isDuplicateKey, nextId } from '@pack/db';
-import type { TokenListItem, TokenRecord, TokenStore, UserOrigin, UserRecord } from '../domain/token-store';
+import type { TokenListItem, TokenRecord, TokenStore, UserOrigin, UserRecord } from '../domain/store';
 import type { GatewayModels } from './models';
 
 /** Every database round trip of the gateway goes through here. */

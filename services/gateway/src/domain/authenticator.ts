@@ -3,7 +3,7 @@ import type { Logger } from '@pack/logging';
 import { ConflictError } from '@pack/errors';
 import { generateToken, hashToken, tokenPrefix } from './token';
 import { TokenCache } from './token-cache';
-import type { TokenListItem, TokenStore, UserRecord } from './token-store';
+import type { TokenListItem, TokenStore, UserRecord } from './store';
 
 export interface IssuedToken {
   token: string;

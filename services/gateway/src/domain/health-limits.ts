@@ -1,11 +1,6 @@
 import type { GeneralSettings } from '@pack/contracts';
 import { TooManyRequestsError } from '@pack/errors';
-
-/** A per-minute allowance shared by the gateway's replicas. */
-export interface MinuteCounter {
-  /** Counts one request of `key`; the seconds until its window has room again, 0 when within `limit`. */
-  consume(key: string, limit: number): Promise<number>;
-}
+import type { MinuteCounter } from './store';
 
 /** The health endpoints the gateway answers on its public port. */
 export const HEALTH_PATHS: ReadonlySet<string> = new Set(['/healthz', '/readyz']);

@@ -1,7 +1,7 @@
 import type { EventData, events, GeneralSettings } from '@pack/contracts';
 import { ConflictError } from '@pack/errors';
 import type { Logger } from '@pack/logging';
-import type { TokenStore } from './token-store';
+import type { TokenStore } from './store';
 
 export interface MailMessage {
   to: string;

@@ -3,7 +3,7 @@ import { ForbiddenError, TooManyRequestsError, UnauthorizedError } from '@pack/e
 import type { Logger } from '@pack/logging';
 import type { Authenticator, IssuedToken } from './authenticator';
 import { roleFor, type RoleRules } from './role-rules';
-import type { TokenStore, UserOrigin, UserRecord } from './token-store';
+import type { TokenStore, UserOrigin, UserRecord } from './store';
 
 /** Who the directory or the identity provider says signed in. */
 export interface SignedInIdentity {

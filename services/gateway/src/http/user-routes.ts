@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { roleSchema } from '@pack/contracts';
 import { idParams, NotFoundError, problemSchema, route } from '@pack/http-kit';
-import type { TokenStore, UserRecord } from '../domain/token-store';
+import type { TokenStore, UserRecord } from '../domain/store';
 
 /**
  * An address mail can reach: zod's email pattern, at most 254 characters, a local part of at

@@ -4,11 +4,11 @@ import {
   fallbackCallId,
   type CallClaim,
   type CallRecord,
-  type CallStore,
   type FallbackCall,
   type FinishedCall,
-} from '../domain/calls';
-import { GroupCommit } from '../domain/group-commit';
+} from '../domain/calls/calls';
+import { type CallStore } from '../domain/calls/store';
+import { GroupCommit } from '../domain/calls/group-commit';
 
 /** Finished call records (everything spec 2.2 asks to keep), inserted once per request id. */
 export const LLM_CALLS_COLLECTION = 'llm_calls';
@@ -26,7 +26,7 @@ type StoredCall = FinishedRecord | FallbackRecord;
  * Claims and finished call records, one each per request id (the unique `_id`), both only ever
  * inserted: FerretDB runs the inserts of one command as one statement batch (ten documents took
  * about as long as one) but an update as a read and a write-back, so inserts are group-committed
- * (domain/group-commit.ts): while one `insert` is under way, the next requests' documents go
+ * (domain/calls/group-commit.ts): while one `insert` is under way, the next requests' documents go
  * together in the next one, so under load a call costs a fraction of a command and an idle
  * gateway waits for nothing.
  */

@@ -2,7 +2,8 @@ import type { Connection } from 'mongoose';
 import type { Envelope } from '@pack/contracts';
 import { deleteInSlices, findPage, isDuplicateKey, nextId, outboxFields, withOutbox } from '@pack/db';
 import { ConflictError } from '@pack/errors';
-import type { LlmModelRecord, LlmModelStore, Page, WriteOutcome } from '../domain/model';
+import type { LlmModelRecord, Page, WriteOutcome } from '../domain/models/model';
+import type { LlmModelStore } from '../domain/models/store';
 
 export const LLM_MODELS_COLLECTION = 'llm_models';
 

@@ -1,7 +1,7 @@
 import type { Connection } from 'mongoose';
 import type { ProcessorSnapshot, ServiceSnapshot } from '@pack/contracts';
 import { applyVersionedSnapshot } from '@pack/db';
-import type { ModelUsageStore, OwnedProcessors } from '../domain/model-usage';
+import type { ModelUsageStore, OwnedProcessors } from '../domain/models/store';
 
 export const PROCESSOR_MODELS_COLLECTION = 'processor_models';
 export const SERVICE_OWNERS_COLLECTION = 'service_owners';

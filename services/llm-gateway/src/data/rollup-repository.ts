@@ -1,5 +1,6 @@
 import { mongo, type Connection } from 'mongoose';
-import type { Rollup, RollupStore } from '../domain/calls';
+import type { Rollup } from '../domain/calls/calls';
+import type { RollupStore } from '../domain/calls/store';
 
 export const LLM_ROLLUPS_COLLECTION = 'llm_call_rollups';
 

@@ -1,6 +1,6 @@
 import { problemSpec, route } from '@pack/http-kit';
 import { z } from 'zod';
-import { GROUP_BY, MAX_RANGE_DAYS, type Dashboard } from '../domain/dashboard';
+import { GROUP_BY, MAX_RANGE_DAYS, type Dashboard } from '../domain/calls/dashboard';
 
 export const DASHBOARD_PATH = '/v1/ai/dashboard/';
 const DEFAULT_RANGE_MS = 7 * 86_400_000;

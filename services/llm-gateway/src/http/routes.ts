@@ -9,9 +9,9 @@ import {
 } from '@pack/contracts';
 import { idParams, listQuerySchema, pageOf, pageSchema, problemSpec, route } from '@pack/http-kit';
 import { z } from 'zod';
-import type { ConnectionTester } from '../domain/connection-test';
-import type { LlmModels } from '../domain/llm-models';
-import { loggableChange } from '../domain/extra-data';
+import type { ConnectionTester } from '../domain/providers/connection-test';
+import type { LlmModels } from '../domain/models/llm-models';
+import { loggableChange } from '../domain/models/extra-data';
 
 export const LLM_MODELS_PATH = '/v1/ai/llm_models/';
 

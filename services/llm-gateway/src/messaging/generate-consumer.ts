@@ -1,8 +1,8 @@
 import { on, RetryLater, type Broker, type ConsumerSpec } from '@pack/broker';
 import { createEnvelope, events, generateResultEvent } from '@pack/contracts';
 import { currentContext } from '@pack/logging';
-import type { GenerateResult } from '../domain/calls';
-import type { Generation } from '../domain/generation';
+import type { GenerateResult } from '../domain/calls/calls';
+import type { Generation } from '../domain/generation/generation';
 
 export const GENERATE_CONSUMER = 'llm-gateway.generate-requests';
 

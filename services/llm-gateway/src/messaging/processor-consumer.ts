@@ -1,6 +1,6 @@
 import { on, type ConsumerSpec } from '@pack/broker';
 import { events, PROCESSOR_EVENTS, type ProcessorSnapshot } from '@pack/contracts';
-import type { ModelUsageStore } from '../domain/model-usage';
+import type { ModelUsageStore } from '../domain/models/store';
 
 export const PROCESSOR_CONSUMER = 'llm-gateway.processors';
 

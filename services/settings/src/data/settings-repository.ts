@@ -9,7 +9,7 @@ import type {
   StoredGroups,
   VersionRecord,
 } from '../domain/model';
-import type { SettingsStore } from '../domain/settings-use-cases';
+import type { SettingsStore } from '../domain/store';
 
 export const SETTINGS_COLLECTION = 'general_settings';
 /** Versions older than this many keep their audit record but drop their settings snapshot. */

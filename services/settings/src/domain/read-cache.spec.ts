@@ -1,6 +1,7 @@
 import { createLogger } from '@pack/logging';
 import type { SecretCodec, SettingsVersion } from './model';
-import { GeneralSettingsUseCases, type SettingsStore } from './settings-use-cases';
+import { GeneralSettingsUseCases } from './settings-use-cases';
+import type { SettingsStore } from './store';
 
 const codec: SecretCodec = { seal: (_g, _f, p) => p, open: (_g, _f, s) => s, needsReseal: () => false };
 

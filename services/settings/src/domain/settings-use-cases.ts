@@ -15,16 +15,8 @@ import type { Logger } from '@pack/logging';
 import { decodeSettings, type DecodedSettings } from './decode';
 import type { AuditEntry, SecretCodec, SettingsAction, SettingsVersion, VersionRecord } from './model';
 import { planPatch, planReencryption, type PlannedChange } from './plan';
+import type { SettingsStore } from './store';
 import { settingsView, viewFor } from './view';
-
-/** Where versions are kept; implemented by the data layer. */
-export interface SettingsStore {
-  /** The newest version (version 0 with nothing stored before the first change). */
-  latest(): Promise<SettingsVersion>;
-  /** Stores a version unless that version number exists already (another writer won); true when stored. */
-  append(record: VersionRecord): Promise<boolean>;
-  history(limit: number, offset: number): Promise<{ count: number; items: AuditEntry[] }>;
-}
 
 export interface SettingsUseCasesOptions {
   store: SettingsStore;

@@ -1,7 +1,7 @@
 import { request } from 'undici';
 import { changeInstanceStateSchema, type ServiceSnapshot } from '@pack/contracts';
 import { principalHeaders, readFromOwner } from '@pack/http-kit';
-import type { ChangeInstanceLookup } from '../domain/triggers';
+import type { ChangeInstanceLookup } from '../domain/firing/triggers';
 
 /**
  * Reads a Change Instance through the catalog's API as the caller (so the catalog's own access

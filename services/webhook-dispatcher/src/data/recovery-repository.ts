@@ -1,7 +1,7 @@
 import type { Connection } from 'mongoose';
 import { isDuplicateKey } from '@pack/db';
 import type { RecoveryRecord } from '../domain/model';
-import type { RecoveryStore } from '../domain/ports';
+import type { RecoveryStore } from '../domain/recovery/store';
 
 export const RECOVERIES = 'webhook_recoveries';
 

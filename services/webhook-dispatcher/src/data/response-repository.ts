@@ -1,14 +1,9 @@
 import type { Connection } from 'mongoose';
 import { deleteInSlices, dropReplacedIndex, findPage, isDuplicateKey, whileUnavailable } from '@pack/db';
-import type { FirePlan } from '../domain/firing-rules';
+import type { FirePlan } from '../domain/firing/firing-rules';
 import type { AttemptRecord, Page, ResponseRecord, ScheduleRecord, Trigger } from '../domain/model';
-import type {
-  FailedWindow,
-  ResponseFilter,
-  ResponseStore,
-  ScheduleStore,
-  WindowCounter,
-} from '../domain/ports';
+import type { FailedWindow, ResponseFilter, ResponseStore, WindowCounter } from '../domain/responses/store';
+import type { ScheduleStore } from '../domain/firing/store';
 import { WriteGate } from './write-gate';
 
 export const RESPONSES = 'webhook_responses';

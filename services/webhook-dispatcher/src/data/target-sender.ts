@@ -1,8 +1,8 @@
 import { request, type Dispatcher } from 'undici';
 import { RESPONSE_BODY_LIMIT } from '@pack/contracts';
 import { TargetRefusedError } from '@pack/net-guard';
-import { parseRetryAfter, truncate } from '../domain/delivery-rules';
-import type { Sender, SendResult } from '../domain/ports';
+import { parseRetryAfter, truncate } from '../domain/delivery/delivery-rules';
+import type { Sender, SendResult } from '../domain/delivery/sender';
 
 /**
  * POSTs through the net-guard dispatcher: every connection resolves the host, checks each

@@ -1,9 +1,9 @@
 import type { Connection } from 'mongoose';
 import { serviceProjectionOf, type ServiceSnapshot } from '@pack/contracts';
 import { applyVersionedSnapshot, deleteInSlices, findPage, nextId } from '@pack/db';
-import { emptySchedule } from '../domain/firing-rules';
+import { emptySchedule } from '../domain/firing/firing-rules';
 import type { Page, ScheduleRecord, ServiceRecord, WebhookRecord } from '../domain/model';
-import type { ServiceStore, WebhookStore } from '../domain/ports';
+import type { ServiceStore, WebhookStore } from '../domain/webhooks/store';
 import { RESPONSES, SCHEDULES } from './response-repository';
 
 export const WEBHOOKS = 'webhooks';

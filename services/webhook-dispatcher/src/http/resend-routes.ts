@@ -6,7 +6,7 @@ import {
   webhookTriggerResultSchema,
 } from '@pack/contracts';
 import { idParams, idSchema, problemSpec as problem, route } from '@pack/http-kit';
-import type { Resends } from '../domain/resends';
+import type { Resends } from '../domain/recovery/resends';
 
 const access = ['admin', 'service_owner'] as const;
 const problems = {

@@ -11,9 +11,9 @@ import {
   webhookViewSchema,
 } from '@pack/contracts';
 import { idParams, idSchema, listQuerySchema, pageOf, pageSchema, problemSpec, route } from '@pack/http-kit';
-import type { Responses } from '../domain/responses';
-import type { Triggers } from '../domain/triggers';
-import type { Webhooks } from '../domain/webhooks';
+import type { Responses } from '../domain/responses/responses';
+import type { Triggers } from '../domain/firing/triggers';
+import type { Webhooks } from '../domain/webhooks/webhooks';
 
 const problem = problemSpec;
 const problems = {

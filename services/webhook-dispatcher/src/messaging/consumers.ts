@@ -1,7 +1,7 @@
 import { on, type ConsumerSpec } from '@pack/broker';
 import { events } from '@pack/contracts';
-import type { ServicesProjection } from '../domain/services-projection';
-import type { Triggers } from '../domain/triggers';
+import type { ServicesProjection } from '../domain/webhooks/services-projection';
+import type { Triggers } from '../domain/firing/triggers';
 
 export const CHANGE_INSTANCE_CONSUMER = 'webhook-dispatcher.change-instances';
 export const SERVICES_CONSUMER = 'webhook-dispatcher.services';

@@ -1,6 +1,6 @@
 import { correlationId, on, type Broker, type ConsumerSpec } from '@pack/broker';
 import { createEnvelope, events } from '@pack/contracts';
-import type { WebhookChange, WebhookChanges } from '../domain/webhook-lookup';
+import type { WebhookChange, WebhookChanges } from '../domain/webhooks/webhook-lookup';
 
 export const WEBHOOK_CHANGES_CONSUMER = 'webhook-dispatcher.webhook-changes';
 

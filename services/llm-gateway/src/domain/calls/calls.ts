@@ -1,0 +1,103 @@
+import type { EventData, events } from '@pack/contracts';
+
+export type GenerateRequest = EventData<typeof events.llmGenerateRequested>;
+export type GenerateResult = EventData<typeof events.llmGenerateCompleted>;
+
+/**
+ * One generate request, keyed by the request id: a claim by the replica that calls the provider
+ * (with a lease), then a finished call record with everything spec 2.2 asks to keep. The stored
+ * result is what a redelivered request republishes.
+ */
+export interface CallClaim {
+  _id: string;
+  state: 'claimed';
+  /** The replica handling it; only the owner may finish it. */
+  owner: string;
+  lease_until: Date;
+  claimed_at: Date;
+  /** Earlier holders whose lease ran out (a crash): each may have called the provider. */
+  takeovers?: number;
+  model_id: number;
+  processor_id: number | null;
+  pipeline_id: number | null;
+}
+
+export interface FinishedCall {
+  state: 'finished';
+  finished_at: Date;
+  provider: string | null;
+  model_name: string | null;
+  /** 'ok' or the error kind. */
+  outcome: string;
+  input_tokens: number;
+  output_tokens: number;
+  /** The providers' own usage objects, one per provider call, as JSON text (user JSON). */
+  raw_usage_json: string | null;
+  /** The prices the cost was computed with, as they were at the time of the call. */
+  input_price_per_1m_tokens: string | null;
+  output_price_per_1m_tokens: string | null;
+  cost: string | null;
+  unpriced: boolean;
+  latency_ms: number;
+  mode: GenerateResult['mode'];
+  attempts: number;
+  /** Earlier holders of the request whose lease ran out; their attempts are counted in `attempts`. */
+  takeovers?: number;
+  /**
+   * Fallbacks (issue 29, docs/decisions/0045): the model the request asked for, the model whose
+   * reply is the result (null: none answered), and on a fallback's record the asked model
+   * (`fallback_from`) and why the call moved on. Absent in records written before fallbacks.
+   */
+  asked_model_id?: number;
+  answered_model_id?: number | null;
+  fallback_from?: number | null;
+  fallback_reason?: string;
+  /** On the asked model's record: how many fallback records follow (`fallbackCallId`). */
+  fallbacks?: number;
+  result: GenerateResult;
+}
+
+/**
+ * The record of one fallback's call: the asked model's record is keyed by the request id and holds
+ * the result; the n-th fallback's by `fallbackCallId(request id, n)`, with its own model, prices,
+ * tokens and cost. All of a request's records are inserted together when it finishes.
+ */
+export type FallbackCall = Omit<FinishedCall, 'result' | 'takeovers'> & { model_id: number };
+
+/** The key of the call record of a request's n-th fallback (n from 1). */
+export const fallbackCallId = (requestId: string, n: number) => `${requestId}#fallback-${n}`;
+
+export type CallRecord = CallClaim | (Omit<CallClaim, 'state' | 'lease_until'> & FinishedCall);
+
+/** One call's contribution to the rollup of its model, processor and UTC hour. */
+export interface RollupDelta {
+  model_id: number;
+  processor_id: number | null;
+  hour: Date;
+  error: boolean;
+  input_tokens: number;
+  output_tokens: number;
+  unpriced: boolean;
+  /** Cost in 1e-12 currency units (rollup-math.ts). */
+  cost_units: bigint;
+  latency_bucket: number;
+  /** The call was a fallback's (issue 29): counted in the model's `fallbacks`. */
+  fallback?: boolean;
+}
+
+/** Sums of the calls of one model, processor and hour: a rollup document, or calls to add to one. */
+export interface Rollup {
+  model_id: number;
+  processor_id: number | null;
+  hour: Date;
+  calls: number;
+  errors: number;
+  input_tokens: number;
+  output_tokens: number;
+  unpriced_calls: number;
+  cost_units: bigint;
+  /** Calls made as a fallback of another model (issue 29). */
+  fallbacks: number;
+  /** Calls per latency bucket. */
+  latency: Map<number, number>;
+}

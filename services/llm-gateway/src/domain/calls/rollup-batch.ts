@@ -1,0 +1,65 @@
+import type { Rollup, RollupDelta } from './calls';
+import type { RollupStore } from './store';
+import { GroupCommit } from './group-commit';
+
+/**
+ * The calls' deltas summed per model, processor and hour, in the order each key first appears.
+ */
+export function sumDeltas(deltas: readonly RollupDelta[]): Rollup[] {
+  const sums = new Map<string, Rollup>();
+  for (const delta of deltas) {
+    const key = `${delta.model_id}:${delta.processor_id ?? '-'}:${delta.hour.getTime()}`;
+    let sum = sums.get(key);
+    if (!sum) {
+      sum = {
+        model_id: delta.model_id,
+        processor_id: delta.processor_id,
+        hour: delta.hour,
+        calls: 0,
+        errors: 0,
+        input_tokens: 0,
+        output_tokens: 0,
+        unpriced_calls: 0,
+        cost_units: 0n,
+        fallbacks: 0,
+        latency: new Map(),
+      };
+      sums.set(key, sum);
+    }
+    sum.calls += 1;
+    sum.errors += delta.error ? 1 : 0;
+    sum.input_tokens += delta.input_tokens;
+    sum.output_tokens += delta.output_tokens;
+    sum.unpriced_calls += delta.unpriced ? 1 : 0;
+    sum.cost_units += delta.cost_units;
+    sum.fallbacks += delta.fallback ? 1 : 0;
+    sum.latency.set(delta.latency_bucket, (sum.latency.get(delta.latency_bucket) ?? 0) + 1);
+  }
+  return [...sums.values()];
+}
+
+/**
+ * Group commit of the rollups (docs/decisions/0018). Every call adds to the same few documents
+ * (its model's hour and day), and updates of one document run one at a time, so one write per
+ * call made those documents the gateway's bottleneck. Calls that finish while a write is under
+ * way are summed and written together by the next one, one command for all of them; an idle
+ * gateway writes at once. A call's promise settles when the write holding it did, so the request
+ * is still acknowledged only once its share is stored: what a crash can lose is the same as
+ * before (calls finished but not yet rolled up), and a failed write fails all its calls, whose
+ * redelivery finds them finished and only republishes.
+ */
+export class RollupBatcher {
+  private readonly commits;
+
+  constructor(store: Pick<RollupStore, 'addAll'>) {
+    this.commits = new GroupCommit<readonly RollupDelta[], void>(async (groups) => {
+      await store.addAll(sumDeltas(groups.flat()));
+      return groups.map(() => undefined);
+    }, 1000);
+  }
+
+  /** One call's delta, or a request's calls (the asked model's and its fallbacks') in one write. */
+  add(delta: RollupDelta | readonly RollupDelta[]): Promise<void> {
+    return this.commits.run(Array.isArray(delta) ? delta : [delta as RollupDelta]);
+  }
+}

@@ -1,0 +1,10 @@
+import type { AuditEntry, SettingsVersion, VersionRecord } from './model';
+
+/** Where versions are kept; data/settings-repository.ts implements it. */
+export interface SettingsStore {
+  /** The newest version (version 0 with nothing stored before the first change). */
+  latest(): Promise<SettingsVersion>;
+  /** Stores a version unless that version number exists already (another writer won); true when stored. */
+  append(record: VersionRecord): Promise<boolean>;
+  history(limit: number, offset: number): Promise<{ count: number; items: AuditEntry[] }>;
+}
