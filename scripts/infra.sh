@@ -418,8 +418,16 @@ rabbit_up() {
   # Every quorum queue holds files open: the usual soft limit of 1024 ran out here once test
   # runs had left a few hundred queues ("Ranch acceptor reducing accept rate: out of file
   # descriptors", connections left in CLOSE-WAIT). Raise it to the hard limit for the node.
+  # As root, Debian's wrapper switches user with `su`, whose PAM session sets the soft limit back
+  # to 1024: switch with setpriv instead (no PAM, limits kept), then the wrapper runs the node.
   ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
-  timeout 60 rabbitmq-server -detached >&2 || die "rabbitmq-server -detached failed"
+  if is_root && id rabbitmq >/dev/null 2>&1 && command -v setpriv >/dev/null 2>&1; then
+    (cd /var/lib/rabbitmq && timeout 60 setpriv --reuid=rabbitmq --regid=rabbitmq --init-groups \
+      env HOME=/var/lib/rabbitmq "$(command -v rabbitmq-server)" -detached >&2) ||
+      die "rabbitmq-server -detached failed"
+  else
+    timeout 60 rabbitmq-server -detached >&2 || die "rabbitmq-server -detached failed"
+  fi
   touch "$RABBIT_MARKER"
   # await_startup fails at once while the node has not registered with epmd yet: retry it.
   local deadline=$((SECONDS + 120))
