@@ -163,4 +163,21 @@ describe('waitFor', () => {
     );
     expect(waits).toEqual([50, 100]);
   });
+
+  it('waits the first step before the first try when asked (reconnecting right after a loss)', async () => {
+    const log: string[] = [];
+    await waitFor(
+      async (n) => {
+        log.push(`try ${n}`);
+        if (n < 2) throw new Error('down');
+      },
+      {
+        baseDelayMs: 100,
+        maxDelayMs: 1000,
+        delayFirst: true,
+        sleep: async (ms) => void log.push(`wait ${ms}`),
+      },
+    );
+    expect(log).toEqual(['wait 100', 'try 1', 'wait 200', 'try 2']);
+  });
 });
