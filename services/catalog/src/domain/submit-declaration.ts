@@ -1,6 +1,7 @@
 import { stringifyExactJson, type GeneralSettings, type Principal } from '@pack/contracts';
 import { ForbiddenError, NotFoundError, ValidationError } from '@pack/errors';
 import type { Logger } from '@pack/logging';
+import { waitFor } from '@pack/reliability';
 import { itemDetail, type ChangeInstanceDetail, type ItemDetail } from './change-instance-queries';
 import { historyOf, serviceRef, step, transitionOf } from './change-records';
 import { createdEvent, stateChangedEvent } from './events';
@@ -153,15 +154,7 @@ const AFTER_COMMIT_MS = 20_000;
 
 /** Runs a read after a change was committed again every 500 ms until it succeeds, for AFTER_COMMIT_MS. */
 async function afterCommit<T>(read: () => Promise<T>): Promise<T> {
-  const deadline = Date.now() + AFTER_COMMIT_MS;
-  for (;;) {
-    try {
-      return await read();
-    } catch (error) {
-      if (Date.now() >= deadline) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 500));
-    }
-  }
+  return waitFor(read, { baseDelayMs: 500, maxDelayMs: 500, maxMs: AFTER_COMMIT_MS });
 }
 
 /**
