@@ -3,7 +3,7 @@ import amqp, { type Channel, type ChannelModel, type ConfirmChannel, type Consum
 import { context, contextOf, inSpan, trace } from '@pack/tracing';
 import type { Envelope } from '@pack/contracts';
 import type { Gauge } from '@pack/metrics';
-import { backoffMs } from '@pack/reliability';
+import { waitFor } from '@pack/reliability';
 import { BrokerUnavailableError, confirmed, withinMs } from './confirm';
 import { deliver, eventTypes, type ConsumerSpec } from './consumer';
 import { openPublishChannel, redactUrl, UrlRotation } from './failover';
@@ -20,8 +20,8 @@ export class Broker {
   private readonly consumers: ConsumerSpec[] = [];
   private ready = false;
   private closing = false;
-  private reconnectTimer?: NodeJS.Timeout;
-  private attempt = 0;
+  /** The running wait for a connection (one at a time); cleared the moment one is ready. */
+  private connecting?: object;
   /** Which connection the callbacks belong to: those of an earlier one change nothing. */
   private generation = 0;
   private readonly urls: UrlRotation;
@@ -63,7 +63,7 @@ export class Broker {
   start(): void {
     this.closing = false;
     this.registerGauges();
-    void this.connect();
+    void this.connectUntilReady(false);
   }
 
   private registerGauges(): void {
@@ -140,7 +140,6 @@ export class Broker {
    */
   async stopConsuming(): Promise<void> {
     this.closing = true;
-    clearTimeout(this.reconnectTimer);
     this.ready = false;
     const consumers = this.consumerChannels.splice(0);
     // A request on a connection that just died never gets its reply: bound every wait.
@@ -170,7 +169,26 @@ export class Broker {
     this.connectedGauge?.set(0);
   }
 
-  private async connect(): Promise<void> {
+  /**
+   * Connects, again with backoff (jittered, 100 ms to 5 s) while that fails, until connected or
+   * closing; `afterLoss`: the first wait comes before the first try. One wait at a time.
+   */
+  private async connectUntilReady(afterLoss: boolean): Promise<void> {
+    if (this.connecting || this.closing) return;
+    const wait = {};
+    this.connecting = wait;
+    await waitFor((attempt) => this.connect(attempt), {
+      baseDelayMs: 100,
+      maxDelayMs: 5000,
+      jitter: 'equal',
+      delayFirst: afterLoss,
+      stopped: () => this.closing,
+    });
+    if (this.connecting === wait) this.connecting = undefined;
+  }
+
+  /** One try: connected and consuming, or thrown (its connection given up). */
+  private async connect(attempt: number): Promise<void> {
     if (this.closing) return;
     const log = this.options.logger;
     const generation = ++this.generation;
@@ -192,19 +210,19 @@ export class Broker {
       const channel = await openPublishChannel(connection, this.names, log, () => this.fail(generation));
       this.publishChannel = channel;
       for (const spec of this.consumers) await this.startConsumer(connection, spec, generation);
-      // Given up meanwhile (a channel closed): the reconnect is already scheduled.
-      if (generation !== this.generation || this.connection !== connection) return;
-      this.attempt = 0;
+      // Given up meanwhile (a channel closed): try again.
+      if (generation !== this.generation || this.connection !== connection)
+        throw new Error('the connection closed while it was set up');
+      // Ready in the same turn as the wait ends: a loss from now on starts a new wait.
+      this.connecting = undefined;
       this.ready = true;
       this.connectedGauge?.set(1);
       log.info({ consumers: this.consumers.map((c) => c.name), node: redactUrl(url) }, 'broker connected');
       for (const listener of this.readyListeners) listener();
     } catch (error) {
-      log.warn(
-        { err: error, attempt: this.attempt, node: redactUrl(url) },
-        'broker connect failed; retrying',
-      );
+      log.warn({ err: error, attempt: attempt - 1, node: redactUrl(url) }, 'broker connect failed; retrying');
       this.fail(generation);
+      throw error;
     }
   }
 
@@ -232,13 +250,8 @@ export class Broker {
     this.publishChannel = undefined;
     this.queueGauges?.forgetChannel();
     this.consumerChannels = [];
-    if (this.closing || this.reconnectTimer) return;
-    const delay = backoffMs({ baseDelayMs: 100, maxDelayMs: 5000 }, this.attempt, { jitter: 'equal' });
-    this.attempt += 1;
-    this.reconnectTimer = setTimeout(() => {
-      this.reconnectTimer = undefined;
-      void this.connect();
-    }, delay);
+    // While a wait runs, its next try follows; otherwise the connection was lost: a new wait.
+    void this.connectUntilReady(true);
   }
 
   private async startConsumer(connection: ChannelModel, spec: ConsumerSpec, generation: number) {

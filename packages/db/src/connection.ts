@@ -1,7 +1,7 @@
 import mongoose, { type Connection } from 'mongoose';
 import type { Logger } from '@pack/logging';
 import type { Metrics } from '@pack/metrics';
-import { exponentialMs } from '@pack/reliability';
+import { waitFor } from '@pack/reliability';
 
 export interface MongoOptions {
   url: string;
@@ -34,8 +34,8 @@ export function connectMongo(options: MongoOptions): Mongo {
   let closing = false;
 
   const open = async () => {
-    for (let attempt = 0; !closing; attempt += 1) {
-      try {
+    await waitFor(
+      async () => {
         await connection.openUri(options.url, {
           dbName: options.dbName,
           monitorCommands: true,
@@ -47,13 +47,19 @@ export function connectMongo(options: MongoOptions): Mongo {
           commands.inc({ command: event.commandName });
         });
         options.logger.info({ db: options.dbName }, 'database connected');
-        return;
-      } catch (error) {
-        const delay = exponentialMs({ baseDelayMs: 200, maxDelayMs: 5000 }, attempt);
-        options.logger.warn({ err: error, attempt, retry_in_ms: delay }, 'database connect failed; retrying');
-        await new Promise((resolve) => setTimeout(resolve, delay));
-      }
-    }
+      },
+      {
+        baseDelayMs: 200,
+        maxDelayMs: 5000,
+        stopped: () => closing,
+        holdProcess: true,
+        onWait: (error, attempt, delay) =>
+          options.logger.warn(
+            { err: error, attempt: attempt - 1, retry_in_ms: delay },
+            'database connect failed; retrying',
+          ),
+      },
+    );
   };
   const connected = open();
 

@@ -1,4 +1,5 @@
 import type { Connection } from 'mongoose';
+import { LOST_RACE, retryOnConflict } from '@pack/reliability';
 import { claim, isDuplicateKey } from './claims';
 
 /**
@@ -8,20 +9,22 @@ import { claim, isDuplicateKey } from './claims';
  */
 export async function nextCounterValue(connection: Connection, sequence: string): Promise<number> {
   const counters = connection.collection<{ _id: string; seq: number }>('counters');
-  for (let attempt = 0; attempt < 100; attempt += 1) {
-    try {
+  // Two first-ever upserts of the counter race to insert it; the loser tries again.
+  return retryOnConflict(
+    async () => {
       const result = await counters.findOneAndUpdate(
         { _id: sequence },
         { $inc: { seq: 1 } },
         { upsert: true, returnDocument: 'after' },
       );
-      if (result) return result.seq;
-    } catch (error) {
-      // Two first-ever upserts of the counter race to insert it; the loser tries again.
-      if (!isDuplicateKey(error)) throw error;
-    }
-  }
-  throw new Error(`could not advance the counter ${sequence}`);
+      return result ? result.seq : LOST_RACE;
+    },
+    {
+      tries: 100,
+      lostRace: isDuplicateKey,
+      keptChanging: () => new Error(`could not advance the counter ${sequence}`),
+    },
+  );
 }
 
 /**
@@ -31,9 +34,11 @@ export async function nextCounterValue(connection: Connection, sequence: string)
  * unique claim `<sequence>:<n>` decides who gets it, and a loser simply asks for the next number.
  */
 export async function nextId(connection: Connection, sequence: string): Promise<number> {
-  for (let attempt = 0; attempt < 100; attempt += 1) {
-    const proposed = await nextCounterValue(connection, sequence);
-    if (await claim(connection, `${sequence}:${proposed}`)) return proposed;
-  }
-  throw new Error(`could not allocate an id for ${sequence}`);
+  return retryOnConflict(
+    async () => {
+      const proposed = await nextCounterValue(connection, sequence);
+      return (await claim(connection, `${sequence}:${proposed}`)) ? proposed : LOST_RACE;
+    },
+    { tries: 100, keptChanging: () => new Error(`could not allocate an id for ${sequence}`) },
+  );
 }

@@ -1,4 +1,4 @@
-import { exponentialMs } from '@pack/reliability';
+import { waitFor } from '@pack/reliability';
 import { isDatabaseUnavailable } from './errors';
 
 export interface WhileUnavailableOptions {
@@ -21,15 +21,17 @@ export async function whileUnavailable<T>(
   alreadyDone: T,
   options: WhileUnavailableOptions = {},
 ): Promise<T> {
-  const deadline = Date.now() + (options.maxMs ?? 120_000);
-  for (let attempt = 0; ; attempt += 1) {
-    try {
-      if (attempt > 0 && options.applied && (await options.applied())) return alreadyDone;
-      return await write();
-    } catch (error) {
-      if (!isDatabaseUnavailable(error) || Date.now() >= deadline) throw error;
-      const delay = exponentialMs({ baseDelayMs: 250, maxDelayMs: 2000 }, attempt);
-      await new Promise((resolve) => setTimeout(resolve, delay));
-    }
-  }
+  return waitFor(
+    async (attempt) => {
+      if (attempt > 1 && options.applied && (await options.applied())) return alreadyDone;
+      return write();
+    },
+    {
+      baseDelayMs: 250,
+      maxDelayMs: 2000,
+      maxMs: options.maxMs ?? 120_000,
+      retryIf: isDatabaseUnavailable,
+      holdProcess: true,
+    },
+  );
 }

@@ -60,4 +60,40 @@ describe('keyed breakers', () => {
     expect(breakers.state('a')).toBe('closed');
     expect(breakers.resetTimeoutMs).toBe(60_000);
   });
+
+  it('keeps at most maxKeys breakers, evicting the least recently used closed one, never an open one', async () => {
+    const bounded = new KeyedBreakers<string>({
+      errorThresholdPercentage: 50,
+      volumeThreshold: 2,
+      resetTimeoutMs: 60_000,
+      openError: (key) => new Error(`open: ${key}`),
+      maxKeys: 3,
+    });
+    try {
+      const ok = async () => 'ok';
+      // 'a' opens; 'b' and 'c' are closed; 'b' is used again, so 'c' is the least recently used.
+      await expect(bounded.run('a', fail)).rejects.toThrow('down');
+      await expect(bounded.run('a', fail)).rejects.toThrow('down');
+      await bounded.run('b', ok);
+      await bounded.run('c', ok);
+      await bounded.run('b', ok);
+      await bounded.run('d', ok);
+      expect(bounded.size).toBe(3);
+      // 'c' went (a fresh, closed breaker when it comes back); the open 'a' stayed open.
+      expect(bounded.state('a')).toBe('open');
+      await expect(bounded.run('a', ok)).rejects.toThrow('open: a');
+      expect(['b', 'c', 'd'].map((key) => bounded.state(key))).toEqual(['closed', 'closed', 'closed']);
+      await bounded.run('c', ok);
+      expect(bounded.size).toBe(3);
+      // Only open breakers left to keep: the map may grow past the bound rather than forget them.
+      for (const key of ['c', 'd', 'e']) {
+        await expect(bounded.run(key, fail)).rejects.toThrow('down');
+        await expect(bounded.run(key, fail)).rejects.toThrow('down');
+      }
+      expect(['a', 'c', 'd', 'e'].map((key) => bounded.state(key))).toEqual(['open', 'open', 'open', 'open']);
+      expect(bounded.size).toBe(4);
+    } finally {
+      bounded.shutdown();
+    }
+  });
 });

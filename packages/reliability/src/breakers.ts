@@ -17,12 +17,23 @@ export interface KeyedBreakerOptions<K> extends BreakerOptions {
   /** What a call rejected by an open breaker throws. */
   openError: (key: K) => Error;
   onState?: (key: K, state: BreakerState) => void;
+  /**
+   * Breakers kept at most (default 1000): a new key evicts the least recently used closed one.
+   * Open and half-open breakers are never evicted (forgetting one would let calls through to a
+   * target that is down), so while more than this many are open the map holds them all.
+   */
+  maxKeys?: number;
 }
+
+/** Breakers kept unless told (models and webhook targets in use at once are far fewer). */
+export const DEFAULT_MAX_BREAKER_KEYS = 1000;
 
 /**
  * One opossum circuit breaker per key (a model, a webhook target), per replica, made on first
  * use. Callers bound each attempt themselves, so opossum's own timeout is off. Every change of
- * state (and the first, closed) is reported to `onState`.
+ * state (and the first, closed) is reported to `onState`. At most `maxKeys` are kept: a closed
+ * breaker not used for longest makes room (it is shut down; made again, closed, when its key
+ * comes back).
  */
 export class KeyedBreakers<K> {
   private readonly byKey = new Map<K, CircuitBreaker>();
@@ -57,6 +68,11 @@ export class KeyedBreakers<K> {
     return value;
   }
 
+  /** Breakers kept now. */
+  get size(): number {
+    return this.byKey.size;
+  }
+
   state(key: K): BreakerState {
     const breaker = this.byKey.get(key);
     if (!breaker) return 'closed';
@@ -70,7 +86,13 @@ export class KeyedBreakers<K> {
 
   private breakerOf(key: K): CircuitBreaker {
     let breaker = this.byKey.get(key);
-    if (breaker) return breaker;
+    if (breaker) {
+      // Most recently used last: the map's order is the eviction order.
+      this.byKey.delete(key);
+      this.byKey.set(key, breaker);
+      return breaker;
+    }
+    this.makeRoom();
     breaker = new CircuitBreaker((call: () => Promise<unknown>) => call(), {
       timeout: false,
       errorThresholdPercentage: this.options.errorThresholdPercentage,
@@ -85,5 +107,16 @@ export class KeyedBreakers<K> {
     this.byKey.set(key, breaker);
     this.options.onState?.(key, 'closed');
     return breaker;
+  }
+
+  /** Below `maxKeys` again by evicting closed breakers, least recently used first. */
+  private makeRoom(): void {
+    const maxKeys = this.options.maxKeys ?? DEFAULT_MAX_BREAKER_KEYS;
+    for (const [key, breaker] of this.byKey) {
+      if (this.byKey.size < maxKeys) return;
+      if (breaker.opened || breaker.halfOpen) continue;
+      breaker.shutdown();
+      this.byKey.delete(key);
+    }
   }
 }

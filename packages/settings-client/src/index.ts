@@ -9,7 +9,7 @@ import {
 } from '@pack/contracts';
 import { principalHeaders } from '@pack/internal-auth';
 import type { Logger } from '@pack/logging';
-import { exponentialMs } from '@pack/reliability';
+import { waitFor } from '@pack/reliability';
 
 export const GENERAL_SETTINGS_PATH = '/v1/core/general_settings/';
 /**
@@ -50,9 +50,10 @@ export class SettingsCache {
   private currentVersion = -1;
   private etag?: string;
   private loaded = false;
-  private timer?: NodeJS.Timeout;
   private poller?: NodeJS.Timeout;
   private stopped = false;
+  /** Which start() the first-fetch wait belongs to: one of an earlier start stops. */
+  private starts = 0;
   private readonly listeners = new Set<(settings: GeneralSettings) => void>();
 
   constructor(private readonly options: SettingsCacheOptions) {}
@@ -92,7 +93,6 @@ export class SettingsCache {
 
   stop(): void {
     this.stopped = true;
-    clearTimeout(this.timer);
     clearInterval(this.poller);
   }
 
@@ -141,18 +141,17 @@ export class SettingsCache {
     for (const listener of this.listeners) listener(parsed);
   }
 
-  private async refreshUntilLoaded(attempt = 0): Promise<void> {
-    if (this.stopped || this.loaded) return;
-    try {
-      await this.refresh();
-    } catch (error) {
-      const delay = exponentialMs({ baseDelayMs: this.options.retryMs ?? 200, maxDelayMs: 5000 }, attempt);
-      this.options.logger.warn(
-        { err: error, retry_in_ms: delay },
-        'settings fetch failed; using defaults meanwhile',
-      );
-      this.timer = setTimeout(() => void this.refreshUntilLoaded(attempt + 1), delay);
-      this.timer.unref();
-    }
+  private async refreshUntilLoaded(): Promise<void> {
+    const start = ++this.starts;
+    await waitFor(() => this.refresh(), {
+      baseDelayMs: this.options.retryMs ?? 200,
+      maxDelayMs: 5000,
+      stopped: () => this.stopped || this.loaded || start !== this.starts,
+      onWait: (error, _attempt, delay) =>
+        this.options.logger.warn(
+          { err: error, retry_in_ms: delay },
+          'settings fetch failed; using defaults meanwhile',
+        ),
+    });
   }
 }

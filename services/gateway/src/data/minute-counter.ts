@@ -1,11 +1,17 @@
 import { ConnectionStates, type Connection } from 'mongoose';
 import { RateLimiterMemory, RateLimiterMongo, RateLimiterRes } from 'rate-limiter-flexible';
+import { BoundedCache } from '@pack/cache';
 import { deleteInSlices } from '@pack/db';
 import type { Logger } from '@pack/logging';
 import type { MinuteCounter } from '../domain/store';
 
 export const HEALTH_LIMITS = 'health_limits';
 const MINUTE_S = 60;
+/**
+ * Limiters kept, one per limit value: a limit set long ago makes room (the counts are in the
+ * documents; only the fallback's in-memory counts of that old limit go).
+ */
+const LIMITS_KEPT = { maxEntries: 16, ttlMs: Infinity };
 
 /**
  * Per-minute counters in MongoDB (rate-limiter-flexible's RateLimiterMongo: one upsert `$inc`
@@ -15,8 +21,8 @@ const MINUTE_S = 60;
  * stands in. Limits change live: one limiter per limit value, all on the same documents.
  */
 export class MongoMinuteCounter implements MinuteCounter {
-  private readonly limiters = new Map<number, RateLimiterMongo>();
-  private readonly fallbacks = new Map<number, RateLimiterMemory>();
+  private readonly limiters = new BoundedCache<number, RateLimiterMongo>(LIMITS_KEPT);
+  private readonly fallbacks = new BoundedCache<number, RateLimiterMemory>(LIMITS_KEPT);
   private sweptAt = Date.now();
 
   constructor(

@@ -1,5 +1,6 @@
 import type { Connection } from 'mongoose';
 import { isDuplicateKey } from '@pack/db';
+import { LOST_RACE, retryOnConflict } from '@pack/reliability';
 import type { ActiveSlotStore, SlotHolder } from '../domain/processors/processor-records';
 
 export const ACTIVE_SLOTS_COLLECTION = 'active_processors';
@@ -19,18 +20,20 @@ export class ActiveSlotRepository implements ActiveSlotStore {
   }
 
   async claim(key: string, processorId: number, now: Date): Promise<SlotHolder> {
-    for (let attempt = 0; attempt < 10; attempt += 1) {
-      try {
-        await this.slots.insertOne({ _id: key, processor_id: processorId, since: now });
-        return { processor_id: processorId, since: now };
-      } catch (error) {
-        if (!isDuplicateKey(error)) throw error;
-      }
-      const holder = await this.slots.findOne({ _id: key });
-      // Released between our insert and this read: claim again.
-      if (holder) return { processor_id: holder.processor_id, since: holder.since };
-    }
-    throw new Error(`could not claim the active slot ${key}`);
+    return retryOnConflict(
+      async () => {
+        try {
+          await this.slots.insertOne({ _id: key, processor_id: processorId, since: now });
+          return { processor_id: processorId, since: now };
+        } catch (error) {
+          if (!isDuplicateKey(error)) throw error;
+        }
+        const holder = await this.slots.findOne({ _id: key });
+        // Released between our insert and this read: claim again.
+        return holder ? { processor_id: holder.processor_id, since: holder.since } : LOST_RACE;
+      },
+      { tries: 10, keptChanging: () => new Error(`could not claim the active slot ${key}`) },
+    );
   }
 
   async takeOver(key: string, from: SlotHolder, to: number, now: Date): Promise<boolean> {

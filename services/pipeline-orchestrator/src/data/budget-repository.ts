@@ -1,5 +1,6 @@
 import { mongo, type Connection } from 'mongoose';
 import { isDuplicateKey } from '@pack/db';
+import { LOST_RACE, retryOnConflict } from '@pack/reliability';
 import type { BudgetStore, CountedCall, MonthSpend } from '../domain/budgets/budgets';
 
 export const BUDGETS_COLLECTION = 'ai_budgets';
@@ -197,37 +198,43 @@ export class BudgetRepository implements BudgetStore {
     // Each round ends, or sees the month document created by another call (the next round's
     // update then matches): at most two rounds unless the mark came and went, which only happens
     // once the entry is applied, when there is nothing to add.
-    for (let attempt = 0; attempt < 3; attempt += 1) {
-      const updated = await this.spends.updateOne(
-        { _id: key, [mark]: { $exists: false } },
-        { $inc: { units: entry.units, unpriced_calls: unpriced }, $set: { [mark]: true } },
-      );
-      if (updated.modifiedCount === 1) return true;
-      // Not matched: the month has no document yet, or the mark is there (done).
-      try {
-        await this.spends.insertOne({
-          _id: key,
-          service_id: entry.service_id,
-          month: entry.month,
-          units: entry.units,
-          unpriced_calls: unpriced,
-          adding: { [mark.slice('adding.'.length)]: true },
-        });
-        return true;
-      } catch (error) {
-        if (!isDuplicateKey(error)) throw error;
-        // It exists: either with the mark (done), or another call created it a moment ago.
-        const marked = await this.spends.findOne(
-          { _id: key, [mark]: { $exists: true } },
-          { projection: { _id: 1 } },
+    return retryOnConflict<boolean>(
+      async () => {
+        const updated = await this.spends.updateOne(
+          { _id: key, [mark]: { $exists: false } },
+          { $inc: { units: entry.units, unpriced_calls: unpriced }, $set: { [mark]: true } },
         );
-        if (marked) return false;
-        // No mark: removed by the settling or by a repeat taking its second add back, both only
-        // once the entry is applied; or the document is new and the next round adds.
-        if (await this.applied(entry._id)) return false;
-      }
-    }
-    throw new Error(`could not add call ${entry._id} to the spend of ${key}`);
+        if (updated.modifiedCount === 1) return true;
+        // Not matched: the month has no document yet, or the mark is there (done).
+        try {
+          await this.spends.insertOne({
+            _id: key,
+            service_id: entry.service_id,
+            month: entry.month,
+            units: entry.units,
+            unpriced_calls: unpriced,
+            adding: { [mark.slice('adding.'.length)]: true },
+          });
+          return true;
+        } catch (error) {
+          if (!isDuplicateKey(error)) throw error;
+          // It exists: either with the mark (done), or another call created it a moment ago.
+          const marked = await this.spends.findOne(
+            { _id: key, [mark]: { $exists: true } },
+            { projection: { _id: 1 } },
+          );
+          if (marked) return false;
+          // No mark: removed by the settling or by a repeat taking its second add back, both only
+          // once the entry is applied; or the document is new and the next round adds.
+          if (await this.applied(entry._id)) return false;
+        }
+        return LOST_RACE;
+      },
+      {
+        tries: 3,
+        keptChanging: () => new Error(`could not add call ${entry._id} to the spend of ${key}`),
+      },
+    );
   }
 
   async limited(month: string): Promise<{ service_id: number; limit: string; spend: MonthSpend }[]> {

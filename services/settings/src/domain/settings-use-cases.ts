@@ -10,7 +10,7 @@ import {
   type Principal,
 } from '@pack/contracts';
 import { ConflictError } from '@pack/errors';
-import { jittered } from '@pack/reliability';
+import { jittered, LOST_RACE, retryOnConflict } from '@pack/reliability';
 import type { Logger } from '@pack/logging';
 import { decodeSettings, type DecodedSettings } from './decode';
 import type { AuditEntry, SecretCodec, SettingsAction, SettingsVersion, VersionRecord } from './model';
@@ -141,34 +141,39 @@ export class GeneralSettingsUseCases {
     plan: (current: SettingsVersion, decoded: DecodedSettings) => PlannedChange | null,
   ): Promise<SettingsState> {
     const { store, maxAttempts } = this.options;
-    for (let attempt = 1; attempt <= maxAttempts; attempt += 1) {
-      const current = await store.latest();
-      const decoded = this.decode(current);
-      const planned = plan(current, decoded);
-      if (!planned) return { version: current.version, view: settingsView(decoded) };
-      const version = current.version + 1;
-      const record: VersionRecord = {
-        version,
-        groups: planned.groups,
-        at: new Date(),
-        actor,
-        action,
-        changedGroups: planned.changedGroups,
-        changes: planned.changes,
-        event:
-          planned.changedGroups.length > 0
-            ? this.options.newEvent({ groups: planned.changedGroups, version, changed_by: actor.id })
-            : undefined,
-      };
-      if (await store.append(record)) {
+    return retryOnConflict(
+      async () => {
+        const current = await store.latest();
+        const decoded = this.decode(current);
+        const planned = plan(current, decoded);
+        if (!planned) return { version: current.version, view: settingsView(decoded) };
+        const version = current.version + 1;
+        const record: VersionRecord = {
+          version,
+          groups: planned.groups,
+          at: new Date(),
+          actor,
+          action,
+          changedGroups: planned.changedGroups,
+          changes: planned.changes,
+          event:
+            planned.changedGroups.length > 0
+              ? this.options.newEvent({ groups: planned.changedGroups, version, changed_by: actor.id })
+              : undefined,
+        };
+        // Another writer stored this version first: decide again from the newer one.
+        if (!(await store.append(record))) return LOST_RACE;
         this.options.committed(version);
         const state = { version, view: settingsView(this.decode(record)) };
         this.remember(state, (this.options.now ?? Date.now)());
         return state;
-      }
-      // Another writer stored this version first: back off a little (jittered) and recompute.
-      await new Promise((resolve) => setTimeout(resolve, jittered(10 * Math.min(attempt, 5), 'full')));
-    }
-    throw new ConflictError('the settings were changed concurrently too often; try again');
+      },
+      {
+        tries: maxAttempts,
+        // Back off a little (jittered) before recomputing, so many writers spread out.
+        pauseMs: (attempt) => jittered(10 * Math.min(attempt, 5), 'full'),
+        keptChanging: () => new ConflictError('the settings were changed concurrently too often; try again'),
+      },
+    );
   }
 }

@@ -1,5 +1,6 @@
 import type { Connection } from 'mongoose';
 import { isDuplicateKey } from '@pack/db';
+import { LOST_RACE, retryOnConflict } from '@pack/reliability';
 import type { RecoveryRecord } from '../domain/model';
 import type { RecoveryStore } from '../domain/recovery/store';
 
@@ -24,18 +25,24 @@ export class RecoveryRepository implements RecoveryStore {
   }
 
   async start(record: RecoveryRecord): Promise<{ created: boolean; recovery: RecoveryRecord }> {
-    for (let attempt = 0; attempt < 5; attempt += 1) {
-      try {
-        await this.recoveries.insertOne(record);
-        return { created: true, recovery: record };
-      } catch (error) {
-        if (!isDuplicateKey(error)) throw error;
-      }
-      const running = await this.recoveries.findOne({ running_key: record.running_key });
-      if (running) return { created: false, recovery: running };
-      // it ended between the insert and the read: try again
-    }
-    throw new Error(`webhook ${record.webhook_id}: recoveries kept starting and ending; try again`);
+    return retryOnConflict<{ created: boolean; recovery: RecoveryRecord }>(
+      async () => {
+        try {
+          await this.recoveries.insertOne(record);
+          return { created: true, recovery: record };
+        } catch (error) {
+          if (!isDuplicateKey(error)) throw error;
+        }
+        const running = await this.recoveries.findOne({ running_key: record.running_key });
+        // Ended between the insert and the read: try again.
+        return running ? { created: false, recovery: running } : LOST_RACE;
+      },
+      {
+        tries: 5,
+        keptChanging: () =>
+          new Error(`webhook ${record.webhook_id}: recoveries kept starting and ending; try again`),
+      },
+    );
   }
 
   find(id: string): Promise<RecoveryRecord | null> {

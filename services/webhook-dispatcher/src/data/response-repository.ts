@@ -1,5 +1,6 @@
 import type { Connection } from 'mongoose';
 import { deleteInSlices, dropReplacedIndex, findPage, isDuplicateKey, whileUnavailable } from '@pack/db';
+import { retryOnConflict } from '@pack/reliability';
 import type { FirePlan } from '../domain/firing/firing-rules';
 import type { AttemptRecord, Page, ResponseRecord, ScheduleRecord, Trigger } from '../domain/model';
 import type { FailedWindow, ResponseFilter, ResponseStore, WindowCounter } from '../domain/responses/store';
@@ -266,8 +267,9 @@ export class ResponseRepository implements ResponseStore, ScheduleStore, WindowC
 
   async hit(key: string, window: number, expiresAt: Date): Promise<number> {
     const id = `${key}:${window}`;
-    for (let attempt = 0; ; attempt += 1) {
-      try {
+    // Two first hits of a window race to insert it; the loser counts on the winner's document.
+    return retryOnConflict(
+      async () => {
         const after = await this.counters.findOneAndUpdate(
           { _id: id },
           { $inc: { count: 1 }, $setOnInsert: { expires_at: expiresAt } },
@@ -279,10 +281,8 @@ export class ResponseRepository implements ResponseStore, ScheduleStore, WindowC
             () => undefined,
           );
         return after?.count ?? 1;
-      } catch (error) {
-        // Two first hits of a window race to insert it; the loser counts on the winner's document.
-        if (!isDuplicateKey(error) || attempt > 3) throw error;
-      }
-    }
+      },
+      { tries: 5, lostRace: isDuplicateKey, keptChanging: (error) => error as Error },
+    );
   }
 }

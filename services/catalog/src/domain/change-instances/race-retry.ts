@@ -1,4 +1,5 @@
 import type { Logger } from '@pack/logging';
+import { LOST_RACE, retryOnConflict } from '@pack/reliability';
 import { currentInstance } from './change-records';
 import type { ChangeInstanceRecord, TransitionRecord } from '../model';
 import type { CatalogStore } from '../store';
@@ -7,24 +8,20 @@ import type { CatalogStore } from '../store';
 export const MAX_RACE_RETRIES = 5;
 
 /** What a decision answers when its conditional write found that another change came first. */
-export const LOST_RACE = Symbol('lost the race');
+export { LOST_RACE };
 
 /**
- * Decides and writes until the write wins: `decide` reads what is stored, decides from it and
- * writes conditionally (a unique transition insert, a version-conditional update); when another
- * change came first it answers LOST_RACE and is called again, at most `tries` times in all
- * (1 + MAX_RACE_RETRIES unless told). Then `keptChanging` is thrown.
+ * retryOnConflict (@pack/reliability) with the catalog's limit: `decide` reads what is stored,
+ * decides from it and writes conditionally (a unique transition insert, a version-conditional
+ * update); when another change came first it answers LOST_RACE and is called again, at most
+ * `tries` times in all (1 + MAX_RACE_RETRIES unless told). Then `keptChanging` is thrown.
  */
-export async function decideUntilWritten<T>(
+export function decideUntilWritten<T>(
   decide: () => Promise<T | typeof LOST_RACE>,
   keptChanging: () => Error,
   tries = 1 + MAX_RACE_RETRIES,
 ): Promise<T> {
-  for (let attempt = 0; attempt < tries; attempt += 1) {
-    const outcome = await decide();
-    if (outcome !== LOST_RACE) return outcome;
-  }
-  throw keptChanging();
+  return retryOnConflict(decide, { tries, keptChanging });
 }
 
 /**

@@ -1,6 +1,7 @@
 import { stringifyExactJson, type GeneralSettings, type Principal } from '@pack/contracts';
 import { ForbiddenError, NotFoundError, ValidationError } from '@pack/errors';
 import type { Logger } from '@pack/logging';
+import { waitFor } from '@pack/reliability';
 import {
   itemDetail,
   type ChangeInstanceDetail,
@@ -157,15 +158,7 @@ const AFTER_COMMIT_MS = 20_000;
 
 /** Runs a read after a change was committed again every 500 ms until it succeeds, for AFTER_COMMIT_MS. */
 async function afterCommit<T>(read: () => Promise<T>): Promise<T> {
-  const deadline = Date.now() + AFTER_COMMIT_MS;
-  for (;;) {
-    try {
-      return await read();
-    } catch (error) {
-      if (Date.now() >= deadline) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 500));
-    }
-  }
+  return waitFor(read, { baseDelayMs: 500, maxDelayMs: 500, maxMs: AFTER_COMMIT_MS });
 }
 
 /**

@@ -10,6 +10,7 @@ import {
 } from '@pack/contracts';
 import { ConflictError, NotFoundError, ValidationError, type FieldErrors } from '@pack/errors';
 import { isMaskedSecret } from '@pack/secrets';
+import { LOST_RACE, retryOnConflict } from '@pack/reliability';
 import {
   keepNestedSecrets,
   maskExtraData,
@@ -207,16 +208,19 @@ export class LlmModels {
     id: number,
     change: (current: LlmModelRecord) => Promise<WriteOutcome<T>>,
   ): Promise<T> {
-    for (let attempt = 1; ; attempt += 1) {
-      const outcome = await change(await this.found(id));
-      if (outcome === 'gone') throw notFound(id);
-      if (outcome !== 'stale') {
+    return retryOnConflict(
+      async () => {
+        const outcome = await change(await this.found(id));
+        if (outcome === 'gone') throw notFound(id);
+        if (outcome === 'stale') return LOST_RACE;
         this.eventsWritten();
         return outcome.done;
-      }
-      if (attempt === STALE_ATTEMPTS)
-        throw new ConflictError(`LLM model ${id} keeps changing under this request; try again`);
-    }
+      },
+      {
+        tries: STALE_ATTEMPTS,
+        keptChanging: () => new ConflictError(`LLM model ${id} keeps changing under this request; try again`),
+      },
+    );
   }
 
   /**

@@ -10,6 +10,7 @@ import {
   type ProcessorView,
 } from '@pack/contracts';
 import { ConflictError, NotFoundError, ValidationError, type FieldErrors } from '@pack/errors';
+import { LOST_RACE, retryOnConflict } from '@pack/reliability';
 import type { ActiveSlots } from './active-slots';
 import type { Directory, Page, ProcessorRecord, ProcessorStore } from './processor-records';
 import { processorEvent, type ProcessorChange } from './processor-events';
@@ -95,50 +96,56 @@ export class Processors {
    * to another kind) takes the Service's slot for that kind first: 409 while another holds it.
    */
   async update(principal: Principal, id: number, patch: ProcessorPatch): Promise<ProcessorView> {
-    for (let attempt = 0; attempt < CHANGE_ATTEMPTS; attempt += 1) {
-      const current = await this.visible(principal, id);
-      const kind = patch.kind ?? current.kind;
-      const schema =
-        patch.response_schema === undefined
-          ? current.response_schema_json
-          : patch.response_schema && JSON.stringify(patch.response_schema);
-      if (schema !== null && RESPONSE_SCHEMA_USE[kind] === 'refused')
-        throw invalid({ response_schema: [RESPONSE_SCHEMA_REFUSED] });
-      if (patch.llm_model !== undefined && patch.llm_model !== current.llm_model_id)
-        await this.checkReferences(principal, { llm_model: patch.llm_model });
+    return retryOnConflict(
+      async () => {
+        const current = await this.visible(principal, id);
+        const kind = patch.kind ?? current.kind;
+        const schema =
+          patch.response_schema === undefined
+            ? current.response_schema_json
+            : patch.response_schema && JSON.stringify(patch.response_schema);
+        if (schema !== null && RESPONSE_SCHEMA_USE[kind] === 'refused')
+          throw invalid({ response_schema: [RESPONSE_SCHEMA_REFUSED] });
+        if (patch.llm_model !== undefined && patch.llm_model !== current.llm_model_id)
+          await this.checkReferences(principal, { llm_model: patch.llm_model });
 
-      const next: ProcessorRecord = {
-        ...current,
-        ...(patch.name !== undefined && { name: patch.name }),
-        ...(patch.llm_model !== undefined && { llm_model_id: patch.llm_model }),
-        ...(patch.prompt !== undefined && { prompt: patch.prompt }),
-        ...(patch.generative_ui !== undefined && { generative_ui: patch.generative_ui }),
-        ...(patch.active !== undefined && { active: patch.active }),
-        kind,
-        response_schema_json: schema,
-        version: current.version + 1,
-        updated_at: new Date(),
-      };
-      const holds = current.active;
-      const needs = next.active && (!holds || next.kind !== current.kind);
-      if (needs) await this.slots.acquire(next.service_id, next.kind, id);
-      const change: ProcessorChange = next.active !== current.active ? 'activated' : 'updated';
-      const updated = await this.store.update(
-        id,
-        current.version,
-        changed(next),
-        processorEvent(change, next),
-      );
-      if (!updated) {
-        if (needs) await this.slots.release(next.service_id, next.kind, id);
-        continue;
-      }
-      this.eventsWritten(next.service_id);
-      if (holds && (!next.active || next.kind !== current.kind))
-        await this.slots.release(current.service_id, current.kind, id);
-      return view(updated);
-    }
-    throw new ConflictError(`AI processor ${id} is being changed by someone else; try again`);
+        const next: ProcessorRecord = {
+          ...current,
+          ...(patch.name !== undefined && { name: patch.name }),
+          ...(patch.llm_model !== undefined && { llm_model_id: patch.llm_model }),
+          ...(patch.prompt !== undefined && { prompt: patch.prompt }),
+          ...(patch.generative_ui !== undefined && { generative_ui: patch.generative_ui }),
+          ...(patch.active !== undefined && { active: patch.active }),
+          kind,
+          response_schema_json: schema,
+          version: current.version + 1,
+          updated_at: new Date(),
+        };
+        const holds = current.active;
+        const needs = next.active && (!holds || next.kind !== current.kind);
+        if (needs) await this.slots.acquire(next.service_id, next.kind, id);
+        const change: ProcessorChange = next.active !== current.active ? 'activated' : 'updated';
+        const updated = await this.store.update(
+          id,
+          current.version,
+          changed(next),
+          processorEvent(change, next),
+        );
+        if (!updated) {
+          if (needs) await this.slots.release(next.service_id, next.kind, id);
+          return LOST_RACE;
+        }
+        this.eventsWritten(next.service_id);
+        if (holds && (!next.active || next.kind !== current.kind))
+          await this.slots.release(current.service_id, current.kind, id);
+        return view(updated);
+      },
+      {
+        tries: CHANGE_ATTEMPTS,
+        keptChanging: () =>
+          new ConflictError(`AI processor ${id} is being changed by someone else; try again`),
+      },
+    );
   }
 
   /**
@@ -156,22 +163,28 @@ export class Processors {
 
   /** Leaves a tombstone whose `deleted` event tells the llm-gateway the model is free. */
   async remove(principal: Principal, id: number): Promise<void> {
-    for (let attempt = 0; attempt < CHANGE_ATTEMPTS; attempt += 1) {
-      const current = await this.visible(principal, id);
-      const next: ProcessorRecord = {
-        ...current,
-        active: false,
-        deleted: true,
-        version: current.version + 1,
-        updated_at: new Date(),
-      };
-      if (!(await this.store.update(id, current.version, changed(next), processorEvent('deleted', next))))
-        continue;
-      this.eventsWritten(current.service_id);
-      if (current.active) await this.slots.release(current.service_id, current.kind, id);
-      return;
-    }
-    throw new ConflictError(`AI processor ${id} is being changed by someone else; try again`);
+    return retryOnConflict(
+      async () => {
+        const current = await this.visible(principal, id);
+        const next: ProcessorRecord = {
+          ...current,
+          active: false,
+          deleted: true,
+          version: current.version + 1,
+          updated_at: new Date(),
+        };
+        if (!(await this.store.update(id, current.version, changed(next), processorEvent('deleted', next))))
+          return LOST_RACE;
+        this.eventsWritten(current.service_id);
+        if (current.active) await this.slots.release(current.service_id, current.kind, id);
+        return;
+      },
+      {
+        tries: CHANGE_ATTEMPTS,
+        keptChanging: () =>
+          new ConflictError(`AI processor ${id} is being changed by someone else; try again`),
+      },
+    );
   }
 
   private async visible(principal: Principal, id: number): Promise<ProcessorRecord> {

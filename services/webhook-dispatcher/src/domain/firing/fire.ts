@@ -1,5 +1,6 @@
 import { BoundedCache } from '@pack/cache';
 import type { WebhookTriggerResult } from '@pack/contracts';
+import { LOST_RACE, retryOnConflict } from '@pack/reliability';
 import { blockedBy, emptySchedule, planFire, shapes, type FirePlan, type Shaping } from './firing-rules';
 import type { ScheduleRecord, Trigger, WebhookRecord } from '../model';
 import type { ResponseStore } from '../responses/store';
@@ -158,37 +159,44 @@ export class Firing {
     id: string,
   ): Promise<WebhookTriggerResult> {
     let schedule = this.guesses.get(webhook._id) ?? emptySchedule(webhook._id);
-    for (let round = 0; round < MAX_ROUNDS; round += 1) {
-      const now = this.now();
-      const blocked = blockedBy(schedule, now, shaping);
-      if (blocked === 'window') {
-        const merged = await this.mergeInto(schedule, webhook, trigger, id);
-        if (merged) return merged;
-      } else if (blocked === 'cooling') {
-        await this.schedules.countSuppressed(webhook._id);
-        this.observer.suppressed();
-        return { outcome: 'suppressed', response_id: null };
-      } else {
-        const plan = planFire(schedule, now, shaping, id)!;
-        const after = await this.schedules.tryFire(webhook._id, plan);
-        if (after) {
-          this.guesses.set(webhook._id, after);
-          await recordFires(
-            this.responses,
-            this.options,
-            webhook,
-            [{ trigger, id, seq: after.seq }],
-            plan.due,
-            now,
-          );
-          this.observer.fired(trigger.mode, plan.delayed);
-          return { outcome: 'scheduled', response_id: after.seq };
+    return retryOnConflict(
+      async () => {
+        const now = this.now();
+        const blocked = blockedBy(schedule, now, shaping);
+        if (blocked === 'window') {
+          const merged = await this.mergeInto(schedule, webhook, trigger, id);
+          if (merged) return merged;
+        } else if (blocked === 'cooling') {
+          await this.schedules.countSuppressed(webhook._id);
+          this.observer.suppressed();
+          return { outcome: 'suppressed', response_id: null };
+        } else {
+          const plan = planFire(schedule, now, shaping, id)!;
+          const after = await this.schedules.tryFire(webhook._id, plan);
+          if (after) {
+            this.guesses.set(webhook._id, after);
+            await recordFires(
+              this.responses,
+              this.options,
+              webhook,
+              [{ trigger, id, seq: after.seq }],
+              plan.due,
+              now,
+            );
+            this.observer.fired(trigger.mode, plan.delayed);
+            return { outcome: 'scheduled', response_id: after.seq };
+          }
         }
-      }
-      schedule = (await this.schedules.read(webhook._id)) ?? emptySchedule(webhook._id);
-      this.guesses.set(webhook._id, schedule);
-    }
-    throw new Error(`webhook ${webhook._id}: the schedule kept changing; the trigger will be retried`);
+        schedule = (await this.schedules.read(webhook._id)) ?? emptySchedule(webhook._id);
+        this.guesses.set(webhook._id, schedule);
+        return LOST_RACE;
+      },
+      {
+        tries: MAX_ROUNDS,
+        keptChanging: () =>
+          new Error(`webhook ${webhook._id}: the schedule kept changing; the trigger will be retried`),
+      },
+    );
   }
 
   private now(): number {
