@@ -78,6 +78,7 @@ module.exports = tseslint.config(
       '**/node_modules/**',
       '.local/**',
       '**/*.js',
+      '**/*.cjs',
       'packages/console/dist*/**',
       'packages/console/src/api/schema.d.ts',
     ],

@@ -1,4 +1,9 @@
 /** One jest run for the whole workspace: pure specs, component tests and end-to-end tests. */
+
+// The test kit finds the repository's scripts (scripts/infra.sh, deps.sh) here: the root hands
+// its place down (workers inherit it) instead of the kit reaching above its own package.
+process.env.PACK_REPO_ROOT = __dirname;
+
 module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/packages', '<rootDir>/services', '<rootDir>/test'],

@@ -48,6 +48,8 @@ set -euo pipefail
 
 SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO_ROOT="$(cd "$SCRIPT_DIR/.." && pwd)"
+# shellcheck source=lib/daemon.sh
+source "$SCRIPT_DIR/lib/daemon.sh"
 
 PACK_INFRA_DIR="${PACK_INFRA_DIR:-$REPO_ROOT/.local/infra}"
 PACK_PG_PORT="${PACK_PG_PORT:-54329}"
@@ -86,14 +88,7 @@ answers() {
 }
 
 # wait_port PORT SECONDS
-wait_port() {
-  local port=$1 secs=$2 i
-  for ((i = 0; i < secs * 4; i++)); do
-    answers "$port" && return 0
-    sleep 0.25
-  done
-  return 1
-}
+wait_port() { wait_until "$2" "" answers "$1"; }
 
 # shell single-quote
 sq() { printf "'%s'" "${1//\'/\'\\\'\'}"; }
@@ -341,13 +336,7 @@ ferret_warn_stale() {
   fi
 }
 
-ferret_pid_alive() {
-  local pid
-  [[ -f "$FERRET_PID" ]] || return 1
-  pid="$(cat "$FERRET_PID")"
-  [[ -n "$pid" ]] && kill -0 "$pid" 2>/dev/null &&
-    tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q ferretdb
-}
+ferret_pid_alive() { daemon_alive "$FERRET_PID" ferretdb; }
 
 ferret_up() {
   if answers "$PACK_MONGO_PORT"; then
@@ -363,34 +352,16 @@ ferret_up() {
     ferret_down
   fi
   log "ferretdb: starting on 127.0.0.1:$PACK_MONGO_PORT (log: $FERRET_LOG)"
-  printf '\n==== %s start ====\n' "$(date -Is)" >>"$FERRET_LOG"
-  setsid nohup "$FERRET_BIN" \
+  daemon_start "$FERRET_PID" "$FERRET_LOG" "$FERRET_BIN" \
     -listen-addr="127.0.0.1:$PACK_MONGO_PORT" \
-    -postgresql-url="postgres://pack:pack@127.0.0.1:$PACK_PG_PORT/ferretdb" \
-    >>"$FERRET_LOG" 2>&1 </dev/null &
-  echo $! >"$FERRET_PID"
+    -postgresql-url="postgres://pack:pack@127.0.0.1:$PACK_PG_PORT/ferretdb"
   if ! wait_port "$PACK_MONGO_PORT" 60; then
     tail -n 40 "$FERRET_LOG" >&2 || true
     die "ferretdb does not answer on 127.0.0.1:$PACK_MONGO_PORT"
   fi
 }
 
-ferret_down() {
-  if ferret_pid_alive; then
-    local pid i
-    pid="$(cat "$FERRET_PID")"
-    log "ferretdb: stopping (pid $pid)"
-    kill "$pid" 2>/dev/null || true
-    for ((i = 0; i < 40; i++)); do
-      kill -0 "$pid" 2>/dev/null || break
-      sleep 0.25
-    done
-    kill -0 "$pid" 2>/dev/null && kill -9 "$pid" 2>/dev/null || true
-  else
-    log "ferretdb: not running (no live pid file)"
-  fi
-  rm -f "$FERRET_PID"
-}
+ferret_down() { daemon_stop "$FERRET_PID" ferretdb ferretdb; }
 
 # ---------------------------------------------------------------------------------------------
 # RabbitMQ

@@ -33,6 +33,8 @@ set -euo pipefail
 
 SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO_ROOT="$(cd "$SCRIPT_DIR/.." && pwd)"
+# shellcheck source=lib/daemon.sh
+source "$SCRIPT_DIR/lib/daemon.sh"
 
 ZIPKIN_VERSION=3.6.1
 ZIPKIN_SHA256=d8326e0ed4f43855dba81228f688554706e52578a7c782d9a90b73f8680654a1
@@ -74,13 +76,7 @@ answers() { timeout 2 bash -c "exec 3<>/dev/tcp/127.0.0.1/$PORT" >/dev/null 2>&1
 is_zipkin() { curl -sf -m 3 "$BASE_URL/info" 2>/dev/null | grep -q '"zipkin"'; }
 healthy() { curl -sf -m 3 "$BASE_URL/health" 2>/dev/null | grep -q '"UP"'; }
 
-pid_alive() {
-  local pid
-  [[ -f "$PID_FILE" ]] || return 1
-  pid="$(cat "$PID_FILE")"
-  [[ -n "$pid" ]] && kill -0 "$pid" 2>/dev/null &&
-    tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q zipkin-server
-}
+pid_alive() { daemon_alive "$PID_FILE" zipkin-server; }
 
 # ---------------------------------------------------------------------------------------------
 
@@ -121,15 +117,7 @@ cmd_fetch() {
 }
 
 # wait_healthy PID: until the server answers /health (90 s at most) or the process is gone.
-wait_healthy() {
-  local i
-  for ((i = 0; i < 360; i++)); do
-    healthy && return 0
-    kill -0 "$1" 2>/dev/null || return 1
-    sleep 0.25
-  done
-  healthy
-}
+wait_healthy() { wait_until 90 "$1" healthy; }
 
 cmd_up() {
   if answers; then
@@ -156,15 +144,12 @@ cmd_up() {
     cmd_down
   fi
   log "starting zipkin-server $ZIPKIN_VERSION on $BASE_URL (log: $LOG_FILE)"
-  printf '\n==== %s start ====\n' "$(date -Is)" >>"$LOG_FILE"
   # Loopback only; in-memory storage. SerialGC and C1 only: a small footprint and a quick start
   # on a shared machine (a local viewer does not need peak throughput).
-  STORAGE_TYPE=mem MEM_MAX_SPANS="$MAX_SPANS" setsid nohup "$java" -Xmx"$HEAP" -XX:+UseSerialGC \
-    -XX:TieredStopAtLevel=1 -jar "$JAR" \
-    '--armeria.ports[0].ip=127.0.0.1' "--armeria.ports[0].port=$PORT" '--armeria.ports[0].protocols[0]=http' \
-    >>"$LOG_FILE" 2>&1 </dev/null &
-  pid=$!
-  echo "$pid" >"$PID_FILE"
+  daemon_start "$PID_FILE" "$LOG_FILE" env STORAGE_TYPE=mem MEM_MAX_SPANS="$MAX_SPANS" \
+    "$java" -Xmx"$HEAP" -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -jar "$JAR" \
+    '--armeria.ports[0].ip=127.0.0.1' "--armeria.ports[0].port=$PORT" '--armeria.ports[0].protocols[0]=http'
+  pid=$DAEMON_PID
   if ! wait_healthy "$pid"; then
     tail -n 30 "$LOG_FILE" >&2 || true
     kill -0 "$pid" 2>/dev/null || die "zipkin-server exited before answering (log: $LOG_FILE)"
@@ -174,22 +159,7 @@ cmd_up() {
   print_env
 }
 
-cmd_down() {
-  if pid_alive; then
-    local pid i
-    pid="$(cat "$PID_FILE")"
-    log "stopping zipkin-server (pid $pid)"
-    kill "$pid" 2>/dev/null || true
-    for ((i = 0; i < 40; i++)); do
-      kill -0 "$pid" 2>/dev/null || break
-      sleep 0.25
-    done
-    kill -0 "$pid" 2>/dev/null && kill -9 "$pid" 2>/dev/null || true
-  else
-    log "not running (no live pid file in $VIEWER_DIR/run)"
-  fi
-  rm -f "$PID_FILE"
-}
+cmd_down() { daemon_stop "$PID_FILE" zipkin-server zipkin-server; }
 
 cmd_status() {
   local state=down note=""

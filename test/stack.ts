@@ -1,13 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { loadConfig } from '@pack/config';
-import { catalogEnvSchema, catalogService } from '@pack/catalog';
-import { gatewayEnvSchema, gatewayService } from '@pack/gateway';
-import { llmGatewayEnvSchema, llmGatewayService } from '@pack/llm-gateway';
-import { orchestratorEnvSchema, orchestratorService } from '@pack/pipeline-orchestrator';
 import type { Role } from '@pack/contracts';
-import { startService, type RunningService, type StartOptions } from '@pack/runtime';
-import { settingsEnvSchema, settingsService } from '@pack/settings';
-import { webhookDispatcherEnvSchema, webhookDispatcherService } from '@pack/webhook-dispatcher';
+import type { RunningService } from '@pack/runtime';
 import { isDeepStrictEqual } from 'node:util';
 import {
   call,
@@ -15,7 +8,7 @@ import {
   LeakScan,
   outboxDrained,
   stackCollector,
-  stopAndClean,
+  startHarness,
   storedDocuments,
   testEnv,
   uniqueName,
@@ -24,6 +17,16 @@ import {
   type OtlpReceiver,
   waitFor,
 } from '@pack/testkit';
+import {
+  catalogKind,
+  gatewayKind,
+  llmGatewayKind,
+  orchestratorKind,
+  settingsKind,
+  webhookDispatcherKind,
+  type PlainHarness,
+  type PlainKind,
+} from './kinds';
 import { OpenApiCheck } from './openapi-check';
 
 /** Every service of the platform in this process, with the gateway in front, as a user meets it. */
@@ -64,41 +67,17 @@ export interface Stack {
 }
 
 /**
- * The services behind the gateway, in start order. `env` is the gateway variable that points at
- * the service, and each service also gets the URLs of those started before it (the settings
- * cache needs SETTINGS_URL). Every service shares one broker namespace so events flow between them.
+ * The services behind the gateway, in start order, each started by the test kit's harness (on
+ * the stack's shared broker namespace, so events flow between them). `env` is the gateway
+ * variable that points at the service, and each service also gets the URLs of those started
+ * before it (the settings cache needs SETTINGS_URL).
  */
 const BEHIND_GATEWAY = [
-  {
-    name: 'settings',
-    env: 'SETTINGS_URL',
-    start: (env: Env, options?: StartOptions) =>
-      startService(settingsService, loadConfig(settingsEnvSchema, env), options),
-  },
-  {
-    name: 'catalog',
-    env: 'CATALOG_URL',
-    start: (env: Env, options?: StartOptions) =>
-      startService(catalogService, loadConfig(catalogEnvSchema, env), options),
-  },
-  {
-    name: 'llm-gateway',
-    env: 'LLM_GATEWAY_URL',
-    start: (env: Env, options?: StartOptions) =>
-      startService(llmGatewayService, loadConfig(llmGatewayEnvSchema, env), options),
-  },
-  {
-    name: 'pipeline-orchestrator',
-    env: 'PIPELINE_ORCHESTRATOR_URL',
-    start: (env: Env, options?: StartOptions) =>
-      startService(orchestratorService, loadConfig(orchestratorEnvSchema, env), options),
-  },
-  {
-    name: 'webhook-dispatcher',
-    env: 'WEBHOOK_DISPATCHER_URL',
-    start: (env: Env, options?: StartOptions) =>
-      startService(webhookDispatcherService, loadConfig(webhookDispatcherEnvSchema, env), options),
-  },
+  { kind: settingsKind, env: 'SETTINGS_URL' },
+  { kind: catalogKind, env: 'CATALOG_URL' },
+  { kind: llmGatewayKind, env: 'LLM_GATEWAY_URL' },
+  { kind: orchestratorKind, env: 'PIPELINE_ORCHESTRATOR_URL' },
+  { kind: webhookDispatcherKind, env: 'WEBHOOK_DISPATCHER_URL' },
 ] as const;
 
 type Env = Record<string, string>;
@@ -125,39 +104,43 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   // Every stack traces, every span sampled, to a local collector that the leak scans read.
   const traces = await stackCollector();
   const spansBefore = traces.spans.length;
-  const started: StartOptions = { logDestination: leaks.logDestination('stack log') };
+  const logDestination = leaks.logDestination('stack log');
   const logged: Env = { LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'debug' };
   const urls: Record<string, string> = {};
   const envs: Record<string, Env> = {};
-  for (const service of BEHIND_GATEWAY) {
-    envs[service.name] = testEnv(service.name, {
+  const harnesses: PlainHarness<never>[] = [];
+  for (const { kind, env } of BEHIND_GATEWAY) {
+    envs[kind.name] = testEnv(kind.name, {
       ...upstreams,
       PACK_ALLOWED_TARGET_CIDRS,
       BROKER_NAMESPACE: namespace,
-      ...options.env?.[service.name],
+      ...options.env?.[kind.name],
     });
     // The level only for the stack's own services: a replica a test starts from `envs` logs as usual.
-    const running = await service.start(
-      { ...envs[service.name]!, ...logged, ...options.env?.[service.name] },
-      started,
-    );
-    services.push(running as unknown as RunningService<never>);
-    upstreams[service.env] = running.url;
-    urls[service.name] = running.url;
+    const harness = await startHarness(kind as unknown as PlainKind<never>, {
+      env: { ...envs[kind.name]!, ...logged, ...options.env?.[kind.name] },
+      logDestination,
+      databaseServer: envs[kind.name]!.MONGO_URL,
+    });
+    harnesses.push(harness);
+    services.push(harness.service);
+    upstreams[env] = harness.url;
+    urls[kind.name] = harness.url;
   }
-  const gatewayConfig = loadConfig(
-    gatewayEnvSchema,
-    testEnv('gateway', {
+  const gatewayHarness = await startHarness(gatewayKind, {
+    env: testEnv('gateway', {
       ...upstreams,
       BROKER_NAMESPACE: namespace,
       PACK_ADMIN_TOKEN: adminToken,
       ...logged,
       ...options.env?.gateway,
     }),
-  );
-  const gateway = await startService(gatewayService, gatewayConfig, started);
+    logDestination,
+    databaseServer: options.env?.gateway?.MONGO_URL,
+  });
+  const gateway = gatewayHarness.service;
+  harnesses.unshift(gatewayHarness as unknown as PlainHarness<never>);
   services.unshift(gateway as unknown as RunningService<never>);
-  await Promise.all(services.map((service) => service.started));
 
   let openApi: Promise<OpenApiCheck> | undefined;
   // The gateway leaves out a service that did not answer within 2 s (x-missing-services), as a
@@ -214,7 +197,8 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     leaks,
     traces,
     async stop() {
-      for (const service of services) await stopAndClean(service);
+      // Each harness removes its service's database and queues as it stops.
+      for (const harness of harnesses) await harness.stop();
       leaks.rescanLogs();
       await flushSpans();
       for (const span of traces.spans.slice(spansBefore))

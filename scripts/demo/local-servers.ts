@@ -1,7 +1,7 @@
 /** The two servers the demo runs beside the stack, both on loopback: an LLM provider and a webhook receiver. */
-import { createHmac, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Webhook } from 'standardwebhooks';
 import { chatCompletion, FakeProviderServer, openAiError, type RecordedRequest } from '@pack/testkit';
 
 /** What each stage's processor prompt carries, so the fake provider knows which stage asks. */
@@ -89,13 +89,20 @@ export class WebhookReceiver {
 
 const header = (delivery: Delivery, name: string) => String(delivery.headers[name] ?? '');
 
-/** Standard Webhooks: HMAC-SHA256 of `id.timestamp.body` under the base64 key after `whsec_`. */
+/**
+ * Standard Webhooks, checked as a receiver would: the official `standardwebhooks` library (the
+ * one the dispatcher signs with) verifies the signature of `id.timestamp.body` under the
+ * webhook's `whsec_` secret, and that the timestamp is recent.
+ */
 export function signatureValid(delivery: Delivery, secret: string): boolean {
-  const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');
-  const signed = `${header(delivery, 'webhook-id')}.${header(delivery, 'webhook-timestamp')}.${delivery.body}`;
-  const expected = createHmac('sha256', key).update(signed).digest();
-  return header(delivery, 'webhook-signature')
-    .split(' ')
-    .map((entry) => Buffer.from(entry.replace(/^v1,/, ''), 'base64'))
-    .some((given) => given.length === expected.length && timingSafeEqual(given, expected));
+  try {
+    new Webhook(secret).verify(delivery.body, {
+      'webhook-id': header(delivery, 'webhook-id'),
+      'webhook-timestamp': header(delivery, 'webhook-timestamp'),
+      'webhook-signature': header(delivery, 'webhook-signature'),
+    });
+    return true;
+  } catch {
+    return false;
+  }
 }

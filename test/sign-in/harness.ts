@@ -1,17 +1,17 @@
 import { randomBytes } from 'node:crypto';
-import { loadConfig } from '@pack/config';
-import { gatewayEnvSchema, gatewayService, type GatewayConfig } from '@pack/gateway';
-import { startService, type RunningService } from '@pack/runtime';
-import { settingsEnvSchema, settingsService, type SettingsConfig } from '@pack/settings';
+import type { GatewayConfig } from '@pack/gateway';
+import type { RunningService } from '@pack/runtime';
+import type { SettingsConfig } from '@pack/settings';
 import {
   call,
   LogCapture,
-  stopAndClean,
+  startHarness,
   testEnv,
   uniqueName,
   type CallOptions,
   type CallResult,
 } from '@pack/testkit';
+import { gatewayKind, settingsKind, type PlainHarness } from '../kinds';
 
 /** The settings service and a gateway in front of it, sharing a broker namespace. */
 export interface SignInStack {
@@ -29,13 +29,10 @@ export interface SignInStack {
   stop(): Promise<void>;
 }
 
+/** Both started by the test kit's harness (test/kinds.ts). */
 export async function startSignInStack(gatewayEnv: Record<string, string> = {}): Promise<SignInStack> {
   const namespace = uniqueName('signin');
-  const settings = await startService(
-    settingsService,
-    loadConfig(settingsEnvSchema, testEnv('settings', { BROKER_NAMESPACE: namespace })),
-  );
-  await settings.started;
+  const settings = await startHarness(settingsKind, { env: { BROKER_NAMESPACE: namespace } });
   const adminToken = `pack_${randomBytes(32).toString('base64url')}`;
   const env = testEnv('gateway', {
     BROKER_NAMESPACE: namespace,
@@ -44,18 +41,14 @@ export async function startSignInStack(gatewayEnv: Record<string, string> = {}):
     ...gatewayEnv,
   });
   const log = new LogCapture();
-  const gateway = await startService(
-    gatewayService,
-    loadConfig(gatewayEnvSchema, { ...env, LOG_LEVEL: 'debug' }),
-    {
-      logDestination: log,
-    },
-  );
-  await gateway.started;
-  const replicas: RunningService<GatewayConfig>[] = [];
+  const gateway = await startHarness(gatewayKind, {
+    env: { ...env, LOG_LEVEL: 'debug' },
+    logDestination: log,
+  });
+  const replicas: PlainHarness<GatewayConfig>[] = [];
   const stack: SignInStack = {
-    gateway,
-    settings,
+    gateway: gateway.service,
+    settings: settings.service,
     adminToken,
     namespace,
     log,
@@ -69,15 +62,16 @@ export async function startSignInStack(gatewayEnv: Record<string, string> = {}):
       if (answer.status !== 200) throw new Error(`PATCH settings answered ${answer.status}: ${answer.text}`);
     },
     async replica(extra) {
-      const replica = await startService(gatewayService, loadConfig(gatewayEnvSchema, { ...env, ...extra }));
-      await replica.started;
+      // The gateway's environment without its debug level and log capture, as before.
+      const replica = await gateway.replica({ env: { LOG_LEVEL: env.LOG_LEVEL!, ...extra } });
       replicas.push(replica);
-      return replica;
+      return replica.service;
     },
     async stop() {
+      // The last gateway instance to stop removes their database and queues.
       for (const replica of replicas) await replica.stop();
-      await stopAndClean(gateway);
-      await stopAndClean(settings);
+      await gateway.stop();
+      await settings.stop();
     },
   };
   return stack;

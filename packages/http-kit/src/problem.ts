@@ -20,6 +20,43 @@ export function problemSpec(description: string) {
   return { description, schema: problemSchema };
 }
 
+/**
+ * The problem answers route files declare, in the words most routes use: one table for every
+ * service. A route file words an answer its own way where it says more (which resource a 404
+ * is about, who a 403 lets in) through `problemTable`.
+ */
+export const PROBLEM_TABLE = {
+  400: 'Invalid request; `errors` names each field',
+  401: 'No or unknown token',
+  403: 'The caller role may not do this',
+  404: 'No such resource in the caller scope',
+  409: 'Conflict with the current state',
+} as const satisfies Record<number, string>;
+
+/** Problem answers for a route's `responses`, by status. */
+export type ProblemResponses = Record<number, { description: string; schema: typeof problemSchema }>;
+
+/**
+ * A route file's problem table: PROBLEM_TABLE with the file's own wording on top. The function it
+ * returns gives the answers of the statuses asked for, for a route's `responses`:
+ *
+ *     const problems = problemTable({ 404: 'No such LLM model' });
+ *     responses: { 200: ..., ...problems(400, 401, 403, 404) }
+ *
+ * A status neither table words is a programming error (thrown when the routes are declared).
+ */
+export function problemTable(own: Record<number, string> = {}): (...statuses: number[]) => ProblemResponses {
+  const words: Record<number, string> = { ...PROBLEM_TABLE, ...own };
+  return (...statuses) =>
+    Object.fromEntries(
+      statuses.map((status) => {
+        const description = words[status];
+        if (description === undefined) throw new Error(`no problem description for status ${status}`);
+        return [status, problemSpec(description)];
+      }),
+    );
+}
+
 export function problemType(code: string): string {
   return `urn:pack:problem:${code.replace(/_/g, '-')}`;
 }

@@ -1,6 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import { REPO_ROOT } from './infra';
+import { REPO_ROOT } from './repo';
 
 /**
  * Runs one of the repository's TypeScript entry points (a service's main.ts, a CLI) as its own

@@ -38,6 +38,13 @@ export interface HarnessOptions {
   env?: Env;
   /** Where the service writes its log lines (set LOG_LEVEL in env to have any). */
   logDestination?: DestinationStream;
+  /**
+   * The database server the last instance to stop removes the database from: by default the
+   * suite's (MONGO_URL of the test process), not the service's own connection, which a test may
+   * point at a TcpProxy. A test that runs the service on a server of its own (a private
+   * database pair) names that server here.
+   */
+  databaseServer?: string;
 }
 
 /**
@@ -143,7 +150,7 @@ async function prepare<S extends ServiceLike, C extends Companions, X, O extends
     running: 0,
     queues: new Set(),
     companions,
-    mongoUrl: process.env.MONGO_URL ?? env.MONGO_URL!,
+    mongoUrl: options.databaseServer ?? process.env.MONGO_URL ?? env.MONGO_URL!,
     dbName: env.MONGO_DB!,
     amqpUrl: process.env.AMQP_URL ?? env.AMQP_URL!,
   };

@@ -1,3 +1,4 @@
+export * from './repo';
 export * from './infra';
 export * from './env';
 export * from './waiting';

@@ -1,7 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import path from 'node:path';
-
-export const REPO_ROOT = path.resolve(__dirname, '../../..');
+import { repoScript } from './repo';
 
 export interface InfraUrls {
   mongoUrl: string;
@@ -10,18 +8,17 @@ export interface InfraUrls {
   stop?: () => Promise<void>;
 }
 
-const DEPS = path.join(REPO_ROOT, 'scripts/deps.sh');
-
 /**
  * The system tools the suite runs (Chromium, slapd, Prometheus, hadolint, kustomize, ...; the
  * list is scripts/deps.sh's): when one is missing, root installs it here, anyone else gets the
  * one command to run. A test never skips because a tool is missing: it would turn into a green run.
  */
 export function ensureTools(isRoot = process.getuid?.() === 0, env = process.env): void {
-  const check = spawnSync('bash', [DEPS, 'check'], { encoding: 'utf8', env });
+  const deps = repoScript('deps.sh');
+  const check = spawnSync('bash', [deps, 'check'], { encoding: 'utf8', env });
   if (check.status === 0) return;
   if (!isRoot) throw new Error(`system tools missing for the test suite\n${check.stderr.trim()}`);
-  const install = spawnSync('bash', [DEPS, 'install'], {
+  const install = spawnSync('bash', [deps, 'install'], {
     stdio: ['ignore', 'inherit', 'inherit'],
     env,
     timeout: 30 * 60_000,
@@ -56,7 +53,7 @@ async function startContainers(): Promise<InfraUrls> {
 }
 
 function startLocal(): InfraUrls {
-  const output = execFileSync('bash', [path.join(REPO_ROOT, 'scripts/infra.sh'), 'up'], {
+  const output = execFileSync('bash', [repoScript('infra.sh'), 'up'], {
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'inherit'],
     timeout: 10 * 60_000,

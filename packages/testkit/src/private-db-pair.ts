@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { REPO_ROOT } from './infra';
+import { REPO_ROOT, repoScript } from './repo';
 import { exported } from './private-ferret';
 import { freePort } from './prometheus';
 
@@ -30,7 +30,7 @@ function infra(args: string[], env: Record<string, string>): Promise<string> {
   return new Promise((resolve, reject) => {
     const child = execFile(
       'bash',
-      [path.join(REPO_ROOT, 'scripts/infra.sh'), ...args],
+      [repoScript('infra.sh'), ...args],
       { encoding: 'utf8', env: { ...process.env, ...env }, timeout: 10 * 60_000 },
       (error, stdout, stderr) =>
         error ? reject(new Error(`infra.sh ${args.join(' ')} failed: ${stderr}`)) : resolve(stdout),

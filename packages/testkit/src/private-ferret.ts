@@ -1,8 +1,7 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import net from 'node:net';
-import path from 'node:path';
-import { REPO_ROOT } from './infra';
+import { repoScript } from './repo';
 import { freePort } from './prometheus';
 
 /**
@@ -10,7 +9,7 @@ import { freePort } from './prometheus';
  * returns what it printed.
  */
 export function infraScript(args: string[], input?: string): string {
-  return execFileSync('bash', [path.join(REPO_ROOT, 'scripts/infra.sh'), ...args], {
+  return execFileSync('bash', [repoScript('infra.sh'), ...args], {
     encoding: 'utf8',
     input,
     stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'inherit'],

@@ -1,6 +1,6 @@
 import { appendFileSync } from 'node:fs';
 import path from 'node:path';
-import { REPO_ROOT } from './infra';
+import { REPO_ROOT } from './repo';
 
 /**
  * The suite-wide leak scan (issue 20: "a leak scan of every response and log line of the whole

@@ -1,9 +1,9 @@
 import { spawnSync } from 'node:child_process';
-import path from 'node:path';
-import { ensureTools, REPO_ROOT } from './infra';
+import { ensureTools } from './infra';
+import { repoScript } from './repo';
 
-const DEPS = path.join(REPO_ROOT, 'scripts/deps.sh');
-const TRACE_VIEWER = path.join(REPO_ROOT, 'scripts/trace-viewer.sh');
+const DEPS = repoScript('deps.sh');
+const TRACE_VIEWER = repoScript('trace-viewer.sh');
 
 /** scripts/deps.sh with these tools taken as missing (PACK_DEPS_ASSUME_MISSING), nothing removed. */
 const deps = (mode: string, missing: string) =>

@@ -1,7 +1,14 @@
 import type { Request } from 'express';
 import { z } from 'zod';
 import { roleSchema } from '@pack/contracts';
-import { BadRequestError, ForbiddenError, problemSchema, route } from '@pack/http-kit';
+import {
+  BadRequestError,
+  ForbiddenError,
+  problemSchema,
+  problemSpec,
+  problemTable,
+  route,
+} from '@pack/http-kit';
 import type { Authenticator, IssuedToken } from '../domain/authenticator';
 import { tokenFromHeader } from '../domain/token';
 import type { SignIn } from '../domain/sign-in';
@@ -31,16 +38,12 @@ const callbackQuery = z.object({
   state: z.string().max(1024).optional().describe('The state the sign-in started with'),
   error: z.string().max(256).optional().describe("The identity provider's error, when it refused"),
 });
-const problems = {
-  403: {
-    description: 'This way of signing in is off, or the account is in no group that grants a role',
-    schema: problemSchema,
-  },
-  502: {
-    description: 'The directory or identity provider is misconfigured or unreachable (the detail says which)',
-    schema: problemSchema,
-  },
-};
+const SIGN_IN_OFF = 'This way of signing in is off, or the account is in no group that grants a role';
+const problems = problemTable({
+  400: 'Invalid request',
+  403: SIGN_IN_OFF,
+  502: 'The directory or identity provider is misconfigured or unreachable (the detail says which)',
+});
 
 const answer = (issued: IssuedToken) => ({
   id: issued.tokenId,
@@ -100,17 +103,13 @@ export function authRoutes({
       body: loginBody,
       responses: {
         200: { description: 'Signed in; the token is shown only here', schema: signedIn },
-        400: { description: 'Invalid request', schema: problemSchema },
-        401: {
-          description: 'Unknown user name or wrong password (one message for both)',
-          schema: problemSchema,
-        },
+        ...problems(400, 403, 502),
+        401: problemSpec('Unknown user name or wrong password (one message for both)'),
         429: {
           description: 'Too many failed sign-ins from this address; see Retry-After',
           schema: problemSchema,
           headers: { 'retry-after': 'Seconds to wait' },
         },
-        ...problems,
       },
       handler: async ({ body, req }) => ({
         body: answer(
@@ -129,7 +128,7 @@ export function authRoutes({
       access: 'authenticated',
       responses: {
         204: { description: 'Revoked; every gateway replica refuses it within REVOCATION_POLL_MS' },
-        401: { description: 'No or unknown token', schema: problemSchema },
+        ...problems(401),
       },
       handler: async ({ req }) => {
         const token = tokenFromHeader(req.get('authorization'));
@@ -151,7 +150,7 @@ export function authRoutes({
             'set-cookie': 'The pending sign-in (encrypted, 10 minutes)',
           },
         },
-        ...problems,
+        ...problems(403, 502),
       },
       handler: async ({ req }) => {
         const uri = redirectUri(req);
@@ -171,15 +170,11 @@ export function authRoutes({
       },
       responses: {
         200: { description: 'Signed in; the token is shown only here', schema: signedIn },
-        400: {
-          description: 'No sign-in in progress (no cookie), or an answer that does not check out',
-          schema: problemSchema,
-        },
-        ...problems,
-        403: {
-          description: `${problems[403].description}; or the sign-in cookie is not one this platform set, or is older than 10 minutes`,
-          schema: problemSchema,
-        },
+        400: problemSpec('No sign-in in progress (no cookie), or an answer that does not check out'),
+        ...problems(502),
+        403: problemSpec(
+          `${SIGN_IN_OFF}; or the sign-in cookie is not one this platform set, or is older than 10 minutes`,
+        ),
       },
       handler: async ({ req, query }) => {
         const uri = redirectUri(req);

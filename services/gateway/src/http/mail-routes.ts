@@ -1,10 +1,17 @@
 import { z } from 'zod';
-import { problemSchema, route } from '@pack/http-kit';
+import { problemTable, route } from '@pack/http-kit';
 import type { Notifier } from '../domain/mail';
 import { emailSchema } from './user-routes';
 
 /** Answered by the gateway although under the settings prefix (domain/routing.ts GATEWAY_PATHS). */
 export const TEST_MAIL_PATH = '/v1/core/general_settings/test_mail/';
+
+const problems = problemTable({
+  400: 'Invalid request',
+  403: 'Not an admin',
+  409: 'SMTP is not enabled in the general settings',
+  502: 'The SMTP server is unreachable, refused the login or TLS failed (the detail says which)',
+});
 
 export function mailRoutes(notifier: Notifier) {
   return [
@@ -20,15 +27,7 @@ export function mailRoutes(notifier: Notifier) {
           description: 'The SMTP server accepted the mail',
           schema: z.object({ sent: z.literal(true), to: z.string() }),
         },
-        409: { description: 'SMTP is not enabled in the general settings', schema: problemSchema },
-        502: {
-          description:
-            'The SMTP server is unreachable, refused the login or TLS failed (the detail says which)',
-          schema: problemSchema,
-        },
-        400: { description: 'Invalid request', schema: problemSchema },
-        401: { description: 'No or unknown token', schema: problemSchema },
-        403: { description: 'Not an admin', schema: problemSchema },
+        ...problems(400, 401, 403, 409, 502),
       },
       handler: async ({ body }) => {
         await notifier.test(body.to);

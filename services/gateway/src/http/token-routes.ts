@@ -6,7 +6,7 @@ import {
   NotFoundError,
   pageOf,
   pageSchema,
-  problemSchema,
+  problemTable,
   route,
 } from '@pack/http-kit';
 import type { Authenticator } from '../domain/authenticator';
@@ -29,11 +29,12 @@ const tokenView = z.object({
   /** Sign-in tokens expire; tokens an admin issues do not (null). */
   expires_at: z.string().nullable(),
 });
-const errors = {
-  400: { description: 'Invalid request', schema: problemSchema },
-  401: { description: 'No or unknown token', schema: problemSchema },
-  403: { description: 'Not an admin', schema: problemSchema },
-};
+const problems = problemTable({
+  400: 'Invalid request',
+  403: 'Not an admin',
+  404: 'No such token',
+  409: 'The user exists with another role',
+});
 
 export function tokenRoutes(authenticator: Authenticator) {
   return [
@@ -48,8 +49,7 @@ export function tokenRoutes(authenticator: Authenticator) {
           description: 'Created',
           schema: z.object({ id: z.number().int(), token: z.string(), user: userSchema }),
         },
-        409: { description: 'The user exists with another role', schema: problemSchema },
-        ...errors,
+        ...problems(400, 401, 403, 409),
       },
       handler: async ({ body }) => {
         const issued = await authenticator.issue(body.username, body.role);
@@ -62,7 +62,10 @@ export function tokenRoutes(authenticator: Authenticator) {
       summary: 'List API tokens (never the tokens themselves)',
       access: ['admin'],
       query: listQuerySchema,
-      responses: { 200: { description: 'A page of tokens', schema: pageSchema(tokenView) }, ...errors },
+      responses: {
+        200: { description: 'A page of tokens', schema: pageSchema(tokenView) },
+        ...problems(400, 401, 403),
+      },
       handler: async ({ query, req }) => {
         const { count, items } = await authenticator.list(query.limit, query.offset);
         const results = items.map(({ token, user }) => ({
@@ -84,8 +87,7 @@ export function tokenRoutes(authenticator: Authenticator) {
       params: idParams,
       responses: {
         204: { description: 'Revoked' },
-        404: { description: 'No such token', schema: problemSchema },
-        ...errors,
+        ...problems(400, 401, 403, 404),
       },
       handler: async ({ params }) => {
         if (!(await authenticator.revoke(params.id)))

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { roleSchema } from '@pack/contracts';
-import { idParams, NotFoundError, problemSchema, route } from '@pack/http-kit';
+import { idParams, NotFoundError, problemTable, route } from '@pack/http-kit';
 import type { TokenStore, UserRecord } from '../domain/store';
 
 /**
@@ -29,11 +29,7 @@ const userView = z.object({
     .describe('How the user signs in: an admin-issued token, LDAP or the identity provider'),
   email: z.string().nullable().describe('Where Change Instance mail goes'),
 });
-const errors = {
-  400: { description: 'Invalid request', schema: problemSchema },
-  401: { description: 'No or unknown token', schema: problemSchema },
-  403: { description: 'Not an admin', schema: problemSchema },
-};
+const problems = problemTable({ 400: 'Invalid request', 403: 'Not an admin', 404: 'No such user' });
 const view = (user: UserRecord) => ({
   id: user._id,
   username: user.username,
@@ -58,7 +54,7 @@ export function userRoutes(users: TokenStore) {
       access: 'authenticated',
       responses: {
         200: { description: 'The caller', schema: meView },
-        401: { description: 'No or unknown token', schema: problemSchema },
+        ...problems(401),
       },
       handler: ({ principal }) => ({
         body: { id: principal.id, username: principal.username, role: principal.role },
@@ -72,8 +68,7 @@ export function userRoutes(users: TokenStore) {
       params: idParams,
       responses: {
         200: { description: 'The user', schema: userView },
-        404: { description: 'No such user', schema: problemSchema },
-        ...errors,
+        ...problems(400, 401, 403, 404),
       },
       handler: async ({ params }) => {
         const user = await users.findUserById(params.id);
@@ -91,8 +86,7 @@ export function userRoutes(users: TokenStore) {
       body: z.strictObject({ email: emailSchema.nullable().optional() }),
       responses: {
         200: { description: 'The user after the change', schema: userView },
-        404: { description: 'No such user', schema: problemSchema },
-        ...errors,
+        ...problems(400, 401, 403, 404),
       },
       handler: async ({ params, body }) => {
         const user = await users.updateUser(params.id, { email: body.email ?? null });

@@ -1,4 +1,4 @@
-import { problemSpec, route } from '@pack/http-kit';
+import { problemTable, route } from '@pack/http-kit';
 import { z } from 'zod';
 import { GROUP_BY, MAX_RANGE_DAYS, type Dashboard } from '../domain/calls/dashboard';
 
@@ -79,7 +79,9 @@ const dashboardSchema = z.object({
   ),
 });
 
-const problem = problemSpec;
+const problems = problemTable({
+  400: 'A bad from, to or group_by, from after to, or a range too long; `errors` names the field',
+});
 
 export function dashboardRoutes(dashboard: Dashboard) {
   return [
@@ -91,11 +93,7 @@ export function dashboardRoutes(dashboard: Dashboard) {
       query: querySchema,
       responses: {
         200: { description: 'Totals and one entry per group', schema: dashboardSchema },
-        400: problem(
-          'A bad from, to or group_by, from after to, or a range too long; `errors` names the field',
-        ),
-        401: problem('No or unknown token'),
-        403: problem('The caller role may not do this'),
+        ...problems(400, 401, 403),
       },
       handler: async ({ principal, query }) => {
         const to = query.to ?? new Date();

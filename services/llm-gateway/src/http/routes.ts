@@ -7,7 +7,15 @@ import {
   type LlmModelView,
   type Role,
 } from '@pack/contracts';
-import { idParams, listQuerySchema, pageOf, pageSchema, problemSpec, route } from '@pack/http-kit';
+import {
+  idParams,
+  listQuerySchema,
+  pageOf,
+  pageSchema,
+  problemSpec,
+  problemTable,
+  route,
+} from '@pack/http-kit';
 import { z } from 'zod';
 import type { ConnectionTester } from '../domain/providers/connection-test';
 import type { LlmModels } from '../domain/models/llm-models';
@@ -16,13 +24,10 @@ import { loggableChange } from '../domain/models/extra-data';
 export const LLM_MODELS_PATH = '/v1/ai/llm_models/';
 
 const problem = problemSpec;
-const problems = {
-  400: problem('Invalid request; `errors` names each field'),
-  401: problem('No or unknown token'),
-  403: problem('The caller role may not do this'),
-  404: problem('No such LLM model'),
-  409: problem('Another LLM model has this name'),
-} as const;
+const problems = problemTable({
+  404: 'No such LLM model',
+  409: 'Another LLM model has this name',
+});
 
 const SECRETS_NOTE =
   'Secrets in extra_data are masked: admins see at most the last four characters, other roles none (and no request_payload value). Prices are null for a caller from whom Charges Settings hide costs.';
@@ -60,10 +65,7 @@ export function llmModelRoutes(
       body: llmModelPatchSchema,
       responses: {
         200: { description: 'The model answered', schema: connectionTestSchema },
-        400: problems[400],
-        401: problems[401],
-        403: problems[403],
-        404: problems[404],
+        ...problems(400, 401, 403, 404),
         502: problem('The provider failed, answered with an error or nothing, or the target is refused'),
         504: problem('The provider did not answer within the model timeout'),
       },
@@ -86,10 +88,7 @@ export function llmModelRoutes(
       body: llmModelCreateSchema,
       responses: {
         201: { description: `The created model. ${SECRETS_NOTE}`, schema: llmModelViewSchema },
-        400: problems[400],
-        401: problems[401],
-        403: problems[403],
-        409: problems[409],
+        ...problems(400, 401, 403, 409),
       },
       handler: async ({ principal, body, log }) => {
         const created = await models.create(principal.role, withoutReadOnlyFields(body) as LlmModelCreate);
@@ -106,9 +105,7 @@ export function llmModelRoutes(
       query: listQuerySchema,
       responses: {
         200: { description: `A page of models. ${SECRETS_NOTE}`, schema: pageSchema(llmModelViewSchema) },
-        400: problems[400],
-        401: problems[401],
-        403: problems[403],
+        ...problems(400, 401, 403),
       },
       handler: async ({ principal, query, req }) => {
         const page = await models.list(principal.role, query.limit, query.offset);
@@ -124,10 +121,7 @@ export function llmModelRoutes(
       params: idParams,
       responses: {
         200: { description: `The model. ${SECRETS_NOTE}`, schema: llmModelViewSchema },
-        400: problems[400],
-        401: problems[401],
-        403: problems[403],
-        404: problems[404],
+        ...problems(400, 401, 403, 404),
       },
       handler: async ({ principal, params }) => ({
         body: pricesFor(await models.get(principal.role, params.id), principal.role),
@@ -143,7 +137,7 @@ export function llmModelRoutes(
       body: llmModelPatchSchema,
       responses: {
         200: { description: `The changed model. ${SECRETS_NOTE}`, schema: llmModelViewSchema },
-        ...problems,
+        ...problems(400, 401, 403, 404, 409),
       },
       handler: async ({ principal, params, body, log }) => {
         const updated = await models.update(principal.role, params.id, withoutReadOnlyFields(body));
@@ -159,10 +153,7 @@ export function llmModelRoutes(
       params: idParams,
       responses: {
         204: { description: 'Deleted' },
-        400: problems[400],
-        401: problems[401],
-        403: problems[403],
-        404: problems[404],
+        ...problems(400, 401, 403, 404),
         409: problem('An active AI processor uses this model; `detail` names the processors'),
       },
       handler: async ({ params }) => {

@@ -1,16 +1,15 @@
 import { z } from 'zod';
 import { budgetPutSchema, budgetViewSchema } from '@pack/contracts';
-import { idSchema, problemSpec as problem, route } from '@pack/http-kit';
+import { idSchema, problemSpec as problem, problemTable, route } from '@pack/http-kit';
 import type { Budgets } from '../domain/budgets/budgets';
 
 export const BUDGET_PATH = '/v1/ai/services/:id/budget/';
 
 const params = z.object({ id: idSchema.describe("The Service's id (catalog)") });
-const problems = {
-  401: problem('No or unknown token'),
-  403: problem('Consumers may not read AI budgets; only administrators set them; owners read their own'),
-  404: problem('No such Service'),
-} as const;
+const problems = problemTable({
+  403: 'Consumers may not read AI budgets; only administrators set them; owners read their own',
+  404: 'No such Service',
+});
 
 /** A Service's AI budget (issue 29, docs/decisions/0046). */
 export function budgetRoutes(budgets: Budgets) {
@@ -25,7 +24,7 @@ export function budgetRoutes(budgets: Budgets) {
       responses: {
         200: { description: 'The budget and the spend so far', schema: budgetViewSchema },
         400: problem('Invalid id'),
-        ...problems,
+        ...problems(401, 403, 404),
       },
       handler: async ({ principal, params }) => ({ body: await budgets.get(principal, params.id) }),
     }),
@@ -40,7 +39,7 @@ export function budgetRoutes(budgets: Budgets) {
       responses: {
         200: { description: 'The budget as set, with the spend so far', schema: budgetViewSchema },
         400: problem('Invalid request; `errors` names each field (monthly_limit)'),
-        ...problems,
+        ...problems(401, 403, 404),
       },
       handler: async ({ principal, params, body }) => ({
         body: await budgets.put(principal, params.id, body.monthly_limit),

@@ -9,18 +9,17 @@ import {
   type Principal,
 } from '@pack/contracts';
 import { NotFoundError } from '@pack/errors';
-import { idSchema, problemSpec as problem, route } from '@pack/http-kit';
+import { idSchema, problemSpec as problem, problemTable, route } from '@pack/http-kit';
 import type { PackDataPush } from '../domain/pipelines/pack-data-push';
 import type { PipelineRecord } from '../domain/pipelines/pipeline-records';
 import type { PipelineReads } from '../domain/pipelines/pipeline-reads';
 import type { Retrigger } from '../domain/pipelines/retrigger';
 import { PACK_PATH } from './pipeline-routes';
 
-const problems = {
-  401: problem('No or unknown token'),
-  403: problem('Consumers may not run pipelines'),
-  404: problem('No such Service Item (with an approved declaration) or stage among your Services'),
-} as const;
+const problems = problemTable({
+  403: 'Consumers may not run pipelines',
+  404: 'No such Service Item (with an approved declaration) or stage among your Services',
+});
 
 /** Endpoints 4 (retrigger) and 5 (PackData from outside). */
 export function pipelineFlowRoutes(
@@ -41,7 +40,7 @@ export function pipelineFlowRoutes(
       responses: {
         202: { description: 'The new pipeline run, CONFIG started', schema: pipelineViewSchema },
         400: problem('Invalid id or body (feedback too long or not a string)'),
-        ...problems,
+        ...problems(401, 403, 404),
         409: problem(
           'AI processors are switched off (errors name ai_integration.show_ai_processor), or the Service has no active config processor',
         ),
@@ -74,7 +73,7 @@ export function pipelineFlowRoutes(
       responses: {
         201: { description: 'The PackData is stored', schema: packDataPushedSchema },
         400: problem('Invalid id or retrigger flag, or the body is not a JSON object'),
-        ...problems,
+        ...problems(401, 403, 404),
         409: problem(
           'The stage kept changing while the PackData was stored (try again), or retrigger=true without an active config processor (while AI processors are switched off the data is stored and the run ends FAILED with the reason instead)',
         ),

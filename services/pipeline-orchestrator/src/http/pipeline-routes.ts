@@ -8,7 +8,16 @@ import {
   type Principal,
 } from '@pack/contracts';
 import { NotFoundError } from '@pack/errors';
-import { idParams, idSchema, listQuerySchema, pageOf, pageSchema, problemSpec, route } from '@pack/http-kit';
+import {
+  idParams,
+  idSchema,
+  listQuerySchema,
+  pageOf,
+  pageSchema,
+  problemSpec,
+  problemTable,
+  route,
+} from '@pack/http-kit';
 import type { Pipelines } from '../domain/pipelines/pipelines';
 import type { PipelineRecord } from '../domain/pipelines/pipeline-records';
 import type { PipelineReads } from '../domain/pipelines/pipeline-reads';
@@ -16,12 +25,11 @@ import type { PipelineReads } from '../domain/pipelines/pipeline-reads';
 export const PACK_PATH = '/v1/external/serviceowner/pack/';
 
 const problem = problemSpec;
-const problems = {
-  400: problem('Invalid id in the path'),
-  401: problem('No or unknown token'),
-  403: problem('Consumers may not run pipelines'),
-  404: problem('No such Service Item (with an approved declaration) or pipeline among your Services'),
-} as const;
+const problems = problemTable({
+  400: 'Invalid id in the path',
+  403: 'Consumers may not run pipelines',
+  404: 'No such Service Item (with an approved declaration) or pipeline among your Services',
+});
 
 const latestQuery = listQuerySchema.extend({
   status: pipelineStatusSchema.optional(),
@@ -49,8 +57,7 @@ export function pipelineRoutes(pipelines: Pipelines, reads: PipelineReads) {
       responses: {
         200: { description: 'A page of latest pipelines', schema: pageSchema(pipelineSummarySchema) },
         400: problem('Invalid query; `errors` names each field'),
-        401: problems[401],
-        403: problems[403],
+        ...problems(401, 403),
       },
       handler: async ({ principal, query, req }) => {
         const filter = query.status === undefined ? {} : { status: query.status };
@@ -67,7 +74,7 @@ export function pipelineRoutes(pipelines: Pipelines, reads: PipelineReads) {
       params: triggerParams,
       responses: {
         202: { description: 'The pipeline with the stage started', schema: pipelineViewSchema },
-        ...problems,
+        ...problems(400, 401, 403, 404),
         409: problem(
           "AI processors are switched off (errors name ai_integration.show_ai_processor), no active processor for the stage, the previous stage's PackData is missing, or the stage is already running",
         ),
@@ -85,7 +92,10 @@ export function pipelineRoutes(pipelines: Pipelines, reads: PipelineReads) {
       summary: 'The latest pipeline of a Service Item',
       access,
       params: itemParams,
-      responses: { 200: { description: 'The pipeline', schema: pipelineViewSchema }, ...problems },
+      responses: {
+        200: { description: 'The pipeline', schema: pipelineViewSchema },
+        ...problems(400, 401, 403, 404),
+      },
       handler: async ({ principal, params }) => ({
         body: await view(principal, await pipelines.latest(principal, params.id)),
       }),
@@ -96,7 +106,10 @@ export function pipelineRoutes(pipelines: Pipelines, reads: PipelineReads) {
       summary: 'A pipeline by id',
       access,
       params: idParams,
-      responses: { 200: { description: 'The pipeline', schema: pipelineViewSchema }, ...problems },
+      responses: {
+        200: { description: 'The pipeline', schema: pipelineViewSchema },
+        ...problems(400, 401, 403, 404),
+      },
       handler: async ({ principal, params }) => ({
         body: await view(principal, await pipelines.get(principal, params.id)),
       }),

@@ -4,18 +4,25 @@ import {
   processorPatchSchema,
   processorViewSchema,
 } from '@pack/contracts';
-import { idParams, idSchema, listQuerySchema, pageOf, pageSchema, problemSpec, route } from '@pack/http-kit';
+import {
+  idParams,
+  idSchema,
+  listQuerySchema,
+  pageOf,
+  pageSchema,
+  problemSpec,
+  problemTable,
+  route,
+} from '@pack/http-kit';
 import type { Processors } from '../domain/processors/processors';
 
 export const PROCESSORS_PATH = '/v1/ai/processors/';
 
 const problem = problemSpec;
-const problems = {
-  400: problem('Invalid request; `errors` names each field'),
-  401: problem('No or unknown token'),
-  403: problem('Consumers may not manage AI processors'),
-  404: problem('No such AI processor, or not one of your Services'),
-} as const;
+const problems = problemTable({
+  403: 'Consumers may not manage AI processors',
+  404: 'No such AI processor, or not one of your Services',
+});
 const conflict = problem(
   'Another processor is the active one of this Service and kind, or a concurrent change came first',
 );
@@ -39,9 +46,7 @@ export function processorRoutes(processors: Processors) {
       body: processorCreateSchema,
       responses: {
         201: { description: 'The created processor', schema: processorViewSchema },
-        400: problems[400],
-        401: problems[401],
-        403: problems[403],
+        ...problems(400, 401, 403),
         409: conflict,
       },
       handler: async ({ principal, body }) => ({
@@ -57,9 +62,7 @@ export function processorRoutes(processors: Processors) {
       query: listQuery,
       responses: {
         200: { description: 'A page of processors', schema: pageSchema(processorViewSchema) },
-        400: problems[400],
-        401: problems[401],
-        403: problems[403],
+        ...problems(400, 401, 403),
       },
       handler: async ({ principal, query, req }) => {
         const page = await processors.list(principal, query, query.limit, query.offset);
@@ -74,7 +77,7 @@ export function processorRoutes(processors: Processors) {
       params: idParams,
       responses: {
         200: { description: 'The processor', schema: processorViewSchema },
-        ...problems,
+        ...problems(400, 401, 403, 404),
       },
       handler: async ({ principal, params }) => ({ body: await processors.get(principal, params.id) }),
     }),
@@ -87,7 +90,7 @@ export function processorRoutes(processors: Processors) {
       body: processorPatchSchema,
       responses: {
         200: { description: 'The changed processor', schema: processorViewSchema },
-        ...problems,
+        ...problems(400, 401, 403, 404),
         409: conflict,
       },
       handler: async ({ principal, params, body }) => ({
@@ -102,7 +105,7 @@ export function processorRoutes(processors: Processors) {
       params: idParams,
       responses: {
         204: { description: 'Deleted' },
-        ...problems,
+        ...problems(400, 401, 403, 404),
         409: conflict,
       },
       handler: async ({ principal, params }) => {

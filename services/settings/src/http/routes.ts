@@ -11,7 +11,7 @@ import {
   NotFoundError,
   pageOf,
   pageSchema,
-  problemSchema,
+  problemTable,
   route,
   type Reply,
 } from '@pack/http-kit';
@@ -38,11 +38,11 @@ const auditEntrySchema = z.object({
   ),
 });
 
-const errors = {
-  400: { description: 'Invalid request; `errors` names each field', schema: problemSchema },
-  401: { description: 'No or unknown token', schema: problemSchema },
-  403: { description: 'Not an admin', schema: problemSchema },
-};
+const problems = problemTable({
+  403: 'Not an admin',
+  404: 'Not a service of the platform',
+  409: 'Too many concurrent changes; try again',
+});
 
 /** The masked form is another representation of the same version, so it gets its own tag. */
 const etag = (state: SettingsState) => `"settings-v${state.version}${state.masked ? '-masked' : ''}"`;
@@ -83,7 +83,7 @@ export function settingsRoutes(settings: GeneralSettingsUseCases) {
           headers: stateHeaders,
         },
         304: { description: 'Unchanged since the version in If-None-Match', headers: stateHeaders },
-        401: errors[401],
+        ...problems(401),
       },
       handler: async ({ req, principal, log }) => {
         const state = await settings.readAs(principal);
@@ -110,8 +110,7 @@ export function settingsRoutes(settings: GeneralSettingsUseCases) {
           schema: generalSettingsViewSchema,
           headers: stateHeaders,
         },
-        409: { description: 'Too many concurrent changes; try again', schema: problemSchema },
-        ...errors,
+        ...problems(400, 401, 403, 409),
       },
       handler: async ({ body, principal }) => stateReply(await settings.patch(principal, body)),
     }),
@@ -127,8 +126,7 @@ export function settingsRoutes(settings: GeneralSettingsUseCases) {
           schema: generalSettingsViewSchema,
           headers: stateHeaders,
         },
-        409: { description: 'Too many concurrent changes; try again', schema: problemSchema },
-        ...errors,
+        ...problems(400, 401, 403, 409),
       },
       handler: async ({ principal }) => stateReply(await settings.generateCatalogSchema(principal)),
     }),
@@ -145,8 +143,7 @@ export function settingsRoutes(settings: GeneralSettingsUseCases) {
           headers: stateHeaders,
         },
         304: { description: 'Unchanged since the version in If-None-Match', headers: stateHeaders },
-        401: errors[401],
-        404: { description: 'Not a service of the platform', schema: problemSchema },
+        ...problems(401, 404),
       },
       handler: async ({ req, principal, log }) => {
         // A 404, not a 403: to a user this route does not exist.
@@ -172,7 +169,7 @@ export function settingsRoutes(settings: GeneralSettingsUseCases) {
       query: listQuerySchema,
       responses: {
         200: { description: 'A page of changes', schema: pageSchema(auditEntrySchema) },
-        ...errors,
+        ...problems(400, 401, 403),
       },
       handler: async ({ query, req }) => {
         const { count, items } = await settings.audit(query.limit, query.offset);

@@ -5,16 +5,13 @@ import {
   webhookRecoveryViewSchema,
   webhookTriggerResultSchema,
 } from '@pack/contracts';
-import { idParams, idSchema, problemSpec as problem, route } from '@pack/http-kit';
+import { idParams, idSchema, problemSpec as problem, problemTable, route } from '@pack/http-kit';
 import type { Resends } from '../domain/recovery/resends';
 
 const access = ['admin', 'service_owner'] as const;
-const problems = {
-  400: problem('Invalid request; `errors` names each field'),
-  401: problem('No or unknown token'),
-  403: problem('The caller role may not do this'),
-  404: problem('No such webhook (or response, or recovery) among those of your Services'),
-} as const;
+const problems = problemTable({
+  404: 'No such webhook (or response, or recovery) among those of your Services',
+});
 const responseParams = z.object({ id: idSchema, response_id: idSchema });
 const recoveryParams = z.object({
   id: idSchema,
@@ -36,7 +33,7 @@ export function resendRoutes(resends: Resends) {
       params: responseParams,
       responses: {
         202: { description: 'The new response that carries the resend', schema: webhookTriggerResultSchema },
-        ...problems,
+        ...problems(400, 401, 403, 404),
         409: problem(
           'The webhook is disabled or its Service was deleted (the reason is named), or the response is still being delivered',
         ),
@@ -63,7 +60,7 @@ export function resendRoutes(resends: Resends) {
           description: 'The recovery: how many fires it resends (total) and its id to read progress',
           schema: webhookRecoveryViewSchema,
         },
-        ...problems,
+        ...problems(400, 401, 403, 404),
         409: problem(
           'The webhook is disabled or its Service was deleted, or another recovery (another window) is running for it',
         ),
@@ -84,7 +81,10 @@ export function resendRoutes(resends: Resends) {
       summary: "A recovery's progress",
       access,
       params: recoveryParams,
-      responses: { 200: { description: 'The recovery', schema: webhookRecoveryViewSchema }, ...problems },
+      responses: {
+        200: { description: 'The recovery', schema: webhookRecoveryViewSchema },
+        ...problems(400, 401, 403, 404),
+      },
       handler: async ({ principal, params }) => ({
         body: await resends.recovery(principal, params.id, params.recovery_id),
       }),

@@ -10,18 +10,24 @@ import {
   webhookTriggerSchema,
   webhookViewSchema,
 } from '@pack/contracts';
-import { idParams, idSchema, listQuerySchema, pageOf, pageSchema, problemSpec, route } from '@pack/http-kit';
+import {
+  idParams,
+  idSchema,
+  listQuerySchema,
+  pageOf,
+  pageSchema,
+  problemSpec,
+  problemTable,
+  route,
+} from '@pack/http-kit';
 import type { Responses } from '../domain/responses/responses';
 import type { Triggers } from '../domain/firing/triggers';
 import type { Webhooks } from '../domain/webhooks/webhooks';
 
 const problem = problemSpec;
-const problems = {
-  400: problem('Invalid request; `errors` names each field'),
-  401: problem('No or unknown token'),
-  403: problem('The caller role may not do this'),
-  404: problem('No such webhook among those of your Services'),
-} as const;
+const problems = problemTable({
+  404: 'No such webhook among those of your Services',
+});
 const tooMany = {
   ...problem('More than webhook_response_rate_limit reads this minute'),
   headers: { 'Retry-After': 'Seconds until the next minute starts' },
@@ -55,7 +61,7 @@ export function webhookRoutes(webhooks: Webhooks, triggers: Triggers, responses:
           description: 'The created webhook, with its signing secret in full',
           schema: webhookViewSchema,
         },
-        ...problems,
+        ...problems(400, 401, 403, 404),
       },
       handler: async ({ principal, body, log }) => {
         const created = await webhooks.create(principal, body);
@@ -71,9 +77,7 @@ export function webhookRoutes(webhooks: Webhooks, triggers: Triggers, responses:
       query: listQuerySchema,
       responses: {
         200: { description: `A page of webhooks; ${MASKED}`, schema: pageSchema(webhookViewSchema) },
-        400: problems[400],
-        401: problems[401],
-        403: problems[403],
+        ...problems(400, 401, 403),
       },
       handler: async ({ principal, query, req }) => {
         const page = await webhooks.list(principal, query.limit, query.offset);
@@ -86,7 +90,10 @@ export function webhookRoutes(webhooks: Webhooks, triggers: Triggers, responses:
       summary: 'Read a webhook',
       access,
       params: idParams,
-      responses: { 200: { description: `The webhook; ${MASKED}`, schema: webhookViewSchema }, ...problems },
+      responses: {
+        200: { description: `The webhook; ${MASKED}`, schema: webhookViewSchema },
+        ...problems(400, 401, 403, 404),
+      },
       handler: async ({ principal, params }) => ({ body: await webhooks.get(principal, params.id) }),
     }),
     route({
@@ -99,7 +106,7 @@ export function webhookRoutes(webhooks: Webhooks, triggers: Triggers, responses:
       body: webhookPatchSchema,
       responses: {
         200: { description: `The changed webhook; ${MASKED}`, schema: webhookViewSchema },
-        ...problems,
+        ...problems(400, 401, 403, 404),
         409: problem('A new target_url raced another change of the webhook; nothing was changed'),
       },
       handler: async ({ principal, params, body }) => ({
@@ -112,7 +119,7 @@ export function webhookRoutes(webhooks: Webhooks, triggers: Triggers, responses:
       summary: 'Delete a webhook and its responses',
       access,
       params: idParams,
-      responses: { 204: { description: 'Deleted' }, ...problems },
+      responses: { 204: { description: 'Deleted' }, ...problems(400, 401, 403, 404) },
       handler: async ({ principal, params }) => {
         await webhooks.remove(principal, params.id);
         return { status: 204 };
@@ -127,7 +134,7 @@ export function webhookRoutes(webhooks: Webhooks, triggers: Triggers, responses:
       params: idParams,
       responses: {
         200: { description: 'The webhook with its new secret in full', schema: webhookViewSchema },
-        ...problems,
+        ...problems(400, 401, 403, 404),
         409: problem(
           'Another rotation or change came first, or the secret was rotated less than 5 seconds ago; nothing was rotated',
         ),
@@ -144,7 +151,7 @@ export function webhookRoutes(webhooks: Webhooks, triggers: Triggers, responses:
       body: webhookTriggerSchema,
       responses: {
         202: { description: 'What became of the trigger', schema: webhookTriggerResultSchema },
-        ...problems,
+        ...problems(400, 401, 403, 404),
       },
       handler: async ({ principal, params, body }) => ({
         status: 202,
@@ -161,7 +168,7 @@ export function webhookRoutes(webhooks: Webhooks, triggers: Triggers, responses:
       query: responsesQuery,
       responses: {
         200: { description: 'A page of responses', schema: pageSchema(webhookResponseViewSchema) },
-        ...problems,
+        ...problems(400, 401, 403, 404),
         429: tooMany,
       },
       handler: async ({ principal, params, query, req }) => {
@@ -181,7 +188,7 @@ export function webhookRoutes(webhooks: Webhooks, triggers: Triggers, responses:
       params: responseParams,
       responses: {
         200: { description: 'The response', schema: webhookResponseViewSchema },
-        ...problems,
+        ...problems(400, 401, 403, 404),
         429: tooMany,
       },
       handler: async ({ principal, params }) => ({
@@ -197,7 +204,7 @@ export function webhookRoutes(webhooks: Webhooks, triggers: Triggers, responses:
       query: acrossQuery,
       responses: {
         200: { description: 'A page of responses', schema: pageSchema(webhookResponseViewSchema) },
-        ...problems,
+        ...problems(400, 401, 403, 404),
         429: tooMany,
       },
       handler: async ({ principal, query, req }) => {
@@ -215,7 +222,7 @@ export function webhookRoutes(webhooks: Webhooks, triggers: Triggers, responses:
       params: messageParams,
       responses: {
         200: { description: 'The response', schema: webhookResponseViewSchema },
-        ...problems,
+        ...problems(400, 401, 403, 404),
         429: tooMany,
       },
       handler: async ({ principal, params }) => ({
