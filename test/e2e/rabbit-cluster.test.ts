@@ -125,8 +125,10 @@ describe('a RabbitMQ cluster losing a node', () => {
 
       const refused: number[] = [];
       const first = Promise.all(Array.from({ length: BEFORE }, (_, i) => declare(service, i, refused)));
+      // A loaded machine (the whole suite in parallel) may take a while to get there.
       await waitFor(async () => fake.requestsTo('/chat/completions').length >= 4, {
         what: 'pipelines under way',
+        timeoutMs: 60_000,
       });
       const { most, counts } = cluster.leaders();
       const live = most === 'a' ? 'b' : 'a';
