@@ -8,12 +8,6 @@ module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/packages', '<rootDir>/services', '<rootDir>/test'],
   testMatch: ['**/*.spec.ts', '**/*.test.ts'],
-  // The three-node RabbitMQ cluster test runs on its own (`pnpm test:cluster`): it failed in one
-  // of two CI rehearsals (publishes nacked after the node kill; issue 32, decision 0049).
-  testPathIgnorePatterns: [
-    '/node_modules/',
-    ...(process.env.PACK_CLUSTER_TEST ? [] : ['/test/e2e/rabbit-cluster\\.test\\.ts$']),
-  ],
   transform: {
     '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022' } }],
     // ESM-only libraries of the OpenID Connect relying party, compiled to CommonJS for jest.

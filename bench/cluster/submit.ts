@@ -1,4 +1,4 @@
-import { call, type CallResult } from '@pack/testkit';
+import { submitDeclaration } from '../crash-scenario/scenario';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -13,20 +13,7 @@ export async function submitEvery(gateway: string, service: number, consumers: s
   await Promise.all(
     consumers.map(async (token, i) => {
       await sleep(i * everyMs);
-      for (;;) {
-        const answer = await call(gateway, 'POST', `/v1/catalog/services/${service}/declarations/`, {
-          token,
-          body: { declaration: { n: i } },
-        }).catch((error: Error) => ({ status: 0, body: undefined, text: error.message }) as CallResult);
-        if (answer.status === 201) {
-          items[i] = (
-            answer.body as { change_instance: { service_item: number } }
-          ).change_instance.service_item;
-          return;
-        }
-        refused.set(String(answer.status), (refused.get(String(answer.status)) ?? 0) + 1);
-        await sleep(1000);
-      }
+      items[i] = await submitDeclaration(gateway, service, token, i, refused);
     }),
   );
   return { items, refused };

@@ -20,20 +20,12 @@
  */
 import os from 'node:os';
 import path from 'node:path';
-import {
-  call,
-  exported,
-  infraScript,
-  Receiver,
-  startFakeOpenAi,
-  type CallResult,
-  type FakeProviderServer,
-} from '@pack/testkit';
+import { exported, infraScript, Receiver, startFakeOpenAi, type FakeProviderServer } from '@pack/testkit';
 import { callKey } from '../../test/pipeline-actors';
 import { DATABASE_STEPS, restartDatabaseInTurn, startBenchDatabase } from './database-restart';
 import { prepareRuntime, runBench, runtimeFromEnv } from './runtime';
 import { Fleet, type ServiceName } from './fleet';
-import { CONSUMERS, KEY, outcome, setUp } from './scenario';
+import { CONSUMERS, KEY, outcome, setUp, submitDeclaration } from './scenario';
 
 const WAIT_S = Number(process.env.CRASH_WAIT_S ?? 150);
 const DATABASE_RESTART = process.argv.includes('--database-restart');
@@ -66,22 +58,10 @@ async function submitAll(
     const group = Math.floor((i * killed.length) / consumers.length);
     await killed[group];
     await sleep((i - Math.ceil((group * consumers.length) / killed.length)) * 500);
-    for (;;) {
-      const answer = await call(gw, 'POST', `/v1/catalog/services/${service}/declarations/`, {
-        token,
-        body: { declaration: { n: i } },
-      }).catch((error: Error) => ({ status: 0, body: undefined, text: error.message }) as CallResult);
-      if (answer.status === 201) {
-        items[i] = (
-          answer.body as { change_instance: { service_item: number } }
-        ).change_instance.service_item;
-        next += 1;
-        return;
-      }
-      const key = `${answer.status} while ${down().join('+') || 'nothing'} was down`;
-      refused.set(key, (refused.get(key) ?? 0) + 1);
-      await sleep(1000);
-    }
+    items[i] = await submitDeclaration(gw, service, token, i, refused, (status) => {
+      return `${status} while ${down().join('+') || 'nothing'} was down`;
+    });
+    next += 1;
   });
   await Promise.all(submitters);
   return { items, refused, accepted: next };

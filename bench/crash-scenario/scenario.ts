@@ -8,6 +8,32 @@ export const KEY = 'sk-bench-crash-0000';
 export const KINDS = ['config', 'verify', 'execution'];
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/**
+ * One consumer's declaration (`{ n }`), sent until the gateway accepts it: a refusal (any status
+ * but 201, or no answer: status 0) is counted in `refused` under `keyOf(status)` and the same
+ * declaration is sent again 1 s later. Returns its Service Item.
+ */
+export async function submitDeclaration(
+  gateway: string,
+  service: number,
+  token: string,
+  n: number,
+  refused: Map<string, number>,
+  keyOf: (status: number) => string = String,
+): Promise<number> {
+  for (;;) {
+    const answer = await call(gateway, 'POST', `/v1/catalog/services/${service}/declarations/`, {
+      token,
+      body: { declaration: { n } },
+    }).catch((error: Error) => ({ status: 0, body: undefined, text: error.message }) as CallResult);
+    if (answer.status === 201)
+      return (answer.body as { change_instance: { service_item: number } }).change_instance.service_item;
+    const key = keyOf(answer.status);
+    refused.set(key, (refused.get(key) ?? 0) + 1);
+    await sleep(1000);
+  }
+}
+
 export async function setUp(
   fleet: Fleet,
   fake: FakeProviderServer,

@@ -1,21 +1,22 @@
 import { randomUUID } from 'node:crypto';
-import amqp, { type Channel, type ChannelModel, type ConfirmChannel, type ConsumeMessage } from 'amqplib';
+import amqp, { type Channel, type ChannelModel, type ConsumeMessage } from 'amqplib';
 import { context, contextOf, inSpan, trace } from '@pack/tracing';
 import type { Envelope } from '@pack/contracts';
 import type { Gauge } from '@pack/metrics';
 import { waitFor } from '@pack/reliability';
-import { BrokerUnavailableError, confirmed, withinMs } from './confirm';
+import { BrokerUnavailableError, withinMs } from './confirm';
 import { deliver, eventTypes, type ConsumerSpec } from './consumer';
-import { openPublishChannel, redactUrl, UrlRotation } from './failover';
+import { redactUrl, UrlRotation, withHeartbeat } from './failover';
 import type { BrokerOptions } from './options';
 import { eventProperties, publishSpan } from './publishing';
+import { Publisher } from './publisher';
 import { QueueGauges } from './queue-gauges';
 import { deliveryOf, sendForRetry } from './retry';
 import { AMQP_SOCKET_OPTIONS, declareConsumerQueue, topologyNames } from './topology';
 
 export class Broker {
   private connection?: ChannelModel;
-  private publishChannel?: ConfirmChannel;
+  private publisher?: Publisher;
   private consumerChannels: { channel: Channel; consumerTag?: string }[] = [];
   private readonly consumers: ConsumerSpec[] = [];
   private ready = false;
@@ -111,24 +112,19 @@ export class Broker {
 
   private async publishConfirmed(envelope: Envelope): Promise<void> {
     // Not `ready`: handlers that finish while close() drains them may still publish.
-    const channel = this.publishChannel;
-    if (!channel) {
+    const publisher = this.publisher;
+    if (!publisher) {
       this.published.inc({ type: envelope.type, outcome: 'unavailable' });
       throw new BrokerUnavailableError();
     }
     const content = Buffer.from(JSON.stringify(envelope));
-    await confirmed(this.options.publishTimeoutMs ?? 5000, (done) =>
-      channel.publish(
-        this.names.events,
-        envelope.type,
-        content,
-        eventProperties(envelope, this.options.service),
-        done,
-      ),
-    ).catch((error: unknown) => {
-      this.published.inc({ type: envelope.type, outcome: 'failed' });
-      throw error;
-    });
+    const properties = eventProperties(envelope, this.options.service);
+    await publisher
+      .send((channel, done) => channel.publish(this.names.events, envelope.type, content, properties, done))
+      .catch((error: unknown) => {
+        this.published.inc({ type: envelope.type, outcome: 'failed' });
+        throw error;
+      });
     this.published.inc({ type: envelope.type, outcome: 'confirmed' });
   }
 
@@ -164,7 +160,8 @@ export class Broker {
     await this.stopConsuming();
     const connection = this.connection;
     this.connection = undefined;
-    this.publishChannel = undefined;
+    this.publisher?.retire();
+    this.publisher = undefined;
     if (connection) await withinMs(connection.close(), 2000);
     this.connectedGauge?.set(0);
   }
@@ -194,7 +191,7 @@ export class Broker {
     const generation = ++this.generation;
     const url = this.urls.take();
     try {
-      const connection = await amqp.connect(url, {
+      const connection = await amqp.connect(withHeartbeat(url, this.options.heartbeatSeconds ?? 10), {
         ...AMQP_SOCKET_OPTIONS,
         timeout: 10_000, // a node that does not answer at all: the next URL
         clientProperties: { connection_name: `${this.options.service}-${randomUUID().slice(0, 8)}` },
@@ -207,8 +204,10 @@ export class Broker {
       this.connection = connection;
       connection.on('error', (error: unknown) => log.warn({ err: error }, 'broker connection error'));
       connection.on('close', () => this.onDisconnect(generation));
-      const channel = await openPublishChannel(connection, this.names, log, () => this.fail(generation));
-      this.publishChannel = channel;
+      this.publisher = await Publisher.open(connection, this.names, log, () => this.fail(generation), {
+        timeoutMs: this.options.publishTimeoutMs ?? 5000,
+        nackRetryMs: this.options.nackRetryMs ?? 5000,
+      });
       for (const spec of this.consumers) await this.startConsumer(connection, spec, generation);
       // Given up meanwhile (a channel closed): try again.
       if (generation !== this.generation || this.connection !== connection)
@@ -247,7 +246,8 @@ export class Broker {
     this.connection = undefined;
     this.ready = false;
     this.connectedGauge?.set(0);
-    this.publishChannel = undefined;
+    this.publisher?.retire();
+    this.publisher = undefined;
     this.queueGauges?.forgetChannel();
     this.consumerChannels = [];
     // While a wait runs, its next try follows; otherwise the connection was lost: a new wait.
@@ -288,9 +288,9 @@ export class Broker {
   private async handle(channel: Channel, spec: ConsumerSpec, queue: string, message: ConsumeMessage) {
     const retryQueue = this.names.retryQueue(spec.name);
     const delivery = deliveryOf(channel, message, (attempts) => {
-      const publish = this.publishChannel;
-      if (!publish) return Promise.reject(new BrokerUnavailableError());
-      return sendForRetry(publish, retryQueue, message, attempts, this.options.publishTimeoutMs ?? 5000);
+      const publisher = this.publisher;
+      if (!publisher) return Promise.reject(new BrokerUnavailableError());
+      return sendForRetry(publisher, retryQueue, message, attempts);
     });
     const outcome = await deliver(spec, delivery, this.options.logger, this.options.transient);
     this.consumed.inc({ queue: spec.broadcast ? this.names.queue(spec.name) : queue, outcome });

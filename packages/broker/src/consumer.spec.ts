@@ -1,6 +1,14 @@
 import { createEnvelope, events } from '@pack/contracts';
 import { createLogger } from '@pack/logging';
-import { deliver, on, RetryLater, type ConsumerSpec, type Delivery } from './index';
+import {
+  BrokerUnavailableError,
+  deliver,
+  on,
+  PublishNackedError,
+  RetryLater,
+  type ConsumerSpec,
+  type Delivery,
+} from './index';
 
 const silent = createLogger({ service: 'test', version: '0', level: 'silent' });
 
@@ -105,6 +113,21 @@ describe('settling a delivery', () => {
     const other = delivery(message(), { previousAttempts: 2 });
     expect(await deliver(failing(), other.fake, silent, transient)).toBe('dead_letter');
   });
+
+  it.each([
+    ['nacked (not stored, a quorum queue electing its leader)', () => new PublishNackedError()],
+    ['not confirmed in time', () => new BrokerUnavailableError('no publish confirm within 5000 ms')],
+    ['impossible (no broker connection)', () => new BrokerUnavailableError()],
+  ])(
+    'defers a message whose handler could not publish its result, the broker %s: broker trouble never uses up an attempt',
+    async (_case, brokerError) => {
+      const publishing = spec(() => Promise.reject(brokerError()));
+      // At the last attempt the consumer allows, and with no `transient` predicate given.
+      const settled = delivery(message(), { previousAttempts: 2 });
+      expect(await deliver(publishing, settled.fake, silent)).toBe('deferred');
+      expect(settled.calls).toEqual(['retry after attempt 2', 'ack']);
+    },
+  );
 
   it('dead-letters a payload that breaks the event schema without running the handler', async () => {
     const handler = counting();

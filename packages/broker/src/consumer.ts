@@ -1,6 +1,7 @@
 import { contextOf, inSpan, SpanKind } from '@pack/tracing';
 import { envelopeSchema, type Envelope, type EventData, type EventDefinition } from '@pack/contracts';
 import { runWithContext, type Logger } from '@pack/logging';
+import { BrokerUnavailableError } from './confirm';
 
 /** What a handler receives: the payload parsed by its event's schema, and the envelope around it. */
 export type EventHandlerFn<T> = (data: T, envelope: Envelope<T>) => Promise<void>;
@@ -221,8 +222,10 @@ async function runHandler(
     return { kind: 'handled' };
   } catch (error) {
     if (error instanceof RetryLater) return { kind: 'deferred', reason: error.message };
-    // A dependency away for a while (the database restarting): waiting is not a failed attempt.
-    if (transient(error))
+    // A dependency away for a while (the database restarting, the broker refusing or failing to
+    // confirm the handler's publish while a quorum queue elects a leader): waiting is not a
+    // failed attempt, so a handler that publishes never burns its attempts on broker trouble.
+    if (error instanceof BrokerUnavailableError || transient(error))
       return {
         kind: 'deferred',
         reason: `unavailable: ${error instanceof Error ? error.message : String(error)}`,

@@ -1,4 +1,4 @@
-import { brokerUrls, redactUrl, UrlRotation } from './failover';
+import { brokerUrls, redactUrl, UrlRotation, withHeartbeat } from './failover';
 
 const A = 'amqp://guest:guest@127.0.0.1:5681';
 const B = 'amqp://guest:guest@127.0.0.1:5682';
@@ -19,5 +19,11 @@ describe('broker URLs', () => {
 
   it('logs name the node without its credentials', () => {
     expect(redactUrl(A)).toBe('amqp://127.0.0.1:5681');
+  });
+
+  it('a 10 s heartbeat unless the URL sets its own', () => {
+    expect(withHeartbeat(A, 10)).toBe(`${A}?heartbeat=10`);
+    expect(withHeartbeat(`${A}/pack?frameMax=8192`, 10)).toBe(`${A}/pack?frameMax=8192&heartbeat=10`);
+    expect(withHeartbeat(`${A}?heartbeat=30`, 10)).toBe(`${A}?heartbeat=30`);
   });
 });

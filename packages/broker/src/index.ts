@@ -1,7 +1,7 @@
 export * from './broker';
 export type { BrokerOptions } from './options';
 export { correlationId } from './correlation';
-export { BrokerUnavailableError } from './confirm';
+export { BrokerUnavailableError, PublishNackedError } from './confirm';
 export * from './consumer';
 export * from './topology';
 export { brokerUrls, connectAny } from './failover';

@@ -8,7 +8,15 @@ export interface BrokerOptions {
   service: string;
   logger: Logger;
   metrics: Metrics;
+  /** How long a publish waits for the broker's confirm (default 5 s). */
   publishTimeoutMs?: number;
+  /**
+   * How long a publish the broker nacked (did not store) is tried again, each time on a fresh
+   * channel after a short backoff, before it fails (default 5 s; decision 0049).
+   */
+  nackRetryMs?: number;
+  /** AMQP heartbeat in seconds, for URLs that do not set `heartbeat` themselves (default 10). */
+  heartbeatSeconds?: number;
   /** Quorum-queue redelivery limit: a message that keeps crashing its consumer is dead-lettered. */
   deliveryLimit?: number;
   /**

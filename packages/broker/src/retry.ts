@@ -1,6 +1,6 @@
-import type { Channel, ConfirmChannel, ConsumeMessage } from 'amqplib';
+import type { Channel, ConsumeMessage } from 'amqplib';
 import type { Delivery } from './consumer';
-import { confirmed } from './confirm';
+import type { Publisher } from './publisher';
 
 /** How many times a message was already handed back for a later try (kept across retries). */
 const RETRY_HEADER = 'x-retry-count';
@@ -11,16 +11,16 @@ export function previousAttempts(message: ConsumeMessage): number {
 
 /**
  * Puts a message on its consumer's retry queue (which dead-letters it back after a delay) with
- * the attempts so far, confirmed by the broker before the original is acknowledged.
+ * the attempts so far, confirmed by the broker before the original is acknowledged (a nack is
+ * tried again on a fresh channel, like every publish).
  */
 export function sendForRetry(
-  channel: ConfirmChannel,
+  publisher: Publisher,
   retryQueue: string,
   message: ConsumeMessage,
   attempts: number,
-  timeoutMs: number,
 ): Promise<void> {
-  return confirmed(timeoutMs, (done) =>
+  return publisher.send((channel, done) =>
     channel.sendToQueue(
       retryQueue,
       message.content,
