@@ -215,9 +215,9 @@ pg_up() {
     fi
     log "postgresql: starting on 127.0.0.1:$PACK_PG_PORT"
     # Port, listen address and socket folder are passed at each start, so PACK_PG_PORT may change.
-    # Each FerretDB process keeps a pool of up to 50 connections: PostgreSQL's default of 100 let
-    # a second one (a bench's, a test's private pair) starve the first, whose commands then
-    # waited for ever on a connection while holding their document locks. 400 fits eight.
+    # Each FerretDB process keeps a pool of about 50 connections: with PostgreSQL's default of
+    # 100, two of them (the shared one and a bench's or a test's private pair) left nothing for a
+    # third or for psql ("sorry, too many clients already"). 400 fits eight.
     if ! as_pg "$PG_BINDIR/pg_ctl" -D "$data" -l "$run/postgresql.log" -w -t 60 \
       -o "-p $PACK_PG_PORT -k $run -c listen_addresses=127.0.0.1 -c max_connections=400" start >/dev/null; then
       tail -n 30 "$run/postgresql.log" >&2 || true
