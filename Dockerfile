@@ -27,12 +27,13 @@ RUN pnpm install --frozen-lockfile --offline && pnpm --filter @pack/console buil
 
 # ---- runtime: the bundles and production node_modules, without pnpm and its store ---------------
 FROM ${NODE_IMAGE} AS runtime
-# glibc's allocator gives freed memory back (fixed mmap and trim thresholds, two arenas): 5-16 MB
-# less resident per service (docs/decisions/0050; bench/crash-scenario/runtime.ts sets the same).
+# glibc's allocator gives freed memory back (fixed mmap and trim thresholds, two arenas; mmap from
+# 32 KB, the size of V8's compiler segments): 20 MB less resident per service once loaded
+# (docs/decisions/0050; bench/crash-scenario/runtime.ts sets the same).
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     MALLOC_ARENA_MAX=2 \
-    MALLOC_MMAP_THRESHOLD_=65536 \
+    MALLOC_MMAP_THRESHOLD_=32768 \
     MALLOC_TRIM_THRESHOLD_=131072
 WORKDIR /app
 # Owned by root and only readable by the `node` user: the running service cannot change its code.

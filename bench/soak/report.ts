@@ -28,7 +28,9 @@ const pad = (text: string, width: number) => text.padStart(width);
 export function reportServices(run: SoakRun, print: (line: string) => void): string[] {
   const missed: string[] = [];
   print(`per service (RSS MB; slope after warm-up, target < ${SLOPE_TARGET} MB/h):`);
-  print('  service                 start   warm    end    max  MB/h  heap-warm/end  loop-p99-ms  handles');
+  print(
+    '  service                 start   warm    end    max  MB/h  heap-warm/end  brk-warm/end  loop-p99-ms  handles',
+  );
   for (const name of SERVICES) {
     const samples = run.sampler.samples.get(name)!;
     const rss = samples.filter((s) => s.rss !== undefined);
@@ -38,10 +40,13 @@ export function reportServices(run: SoakRun, print: (line: string) => void): str
     const handles = samples.filter((s) => s.handles !== undefined);
     const heap = samples.filter((s) => s.heapMb !== undefined);
     const heapWarm = heap.find((s) => s.at >= run.warmedAt)?.heapMb;
+    const brk = samples.filter((s) => s.brkMb !== undefined);
+    const brkWarm = brk.find((s) => s.at >= run.warmedAt)?.brkMb;
     print(
       `  ${name.padEnd(22)}${pad(fmt(rss[0]?.rss), 6)}${pad(fmt(warm?.rss), 7)}${pad(fmt(rss.at(-1)?.rss), 7)}` +
         `${pad(fmt(Math.max(...rss.map((s) => s.rss!))), 7)}${pad(fmt(slope), 6)}` +
-        `${pad(`${fmt(heapWarm)}/${fmt(heap.at(-1)?.heapMb)}`, 15)}${pad(fmt(p99(loop)), 13)}` +
+        `${pad(`${fmt(heapWarm)}/${fmt(heap.at(-1)?.heapMb)}`, 15)}` +
+        `${pad(`${fmt(brkWarm)}/${fmt(brk.at(-1)?.brkMb)}`, 14)}${pad(fmt(p99(loop)), 13)}` +
         `${pad(`${handles[0]?.handles ?? '-'} -> ${handles.at(-1)?.handles ?? '-'}`, 10)}`,
     );
     if (slope !== undefined && slope >= SLOPE_TARGET) missed.push(`${name}: RSS slope ${fmt(slope)} MB/h`);

@@ -47,7 +47,7 @@ async function main(): Promise<void> {
   fake.always({ latencyMs: 150 });
   const stopAll = () => Promise.all([fake.close(), receiver.stop(), fleet.stop()]);
   for (const signal of ['SIGINT', 'SIGTERM'] as const)
-    process.once(signal, () => void stopAll().finally(() => process.exit(130)));
+    process.once(signal, () => void within(stopAll(), 120_000).finally(() => process.exit(130)));
   const sampler = new Sampler(fleet);
   let failed = true;
   try {
@@ -124,17 +124,22 @@ async function main(): Promise<void> {
       await sleep(500 / RATE);
     }
     const endedAt = Date.now();
-    await Promise.allSettled([...inFlight]);
+    // At most a minute for the requests still in flight: one the gateway never answers (a stalled
+    // database) would otherwise hold the report for fetch's own five minutes, or for ever.
+    const settled = await within(Promise.allSettled([...inFlight]));
+    const unanswered = settled ? 0 : inFlight.size;
     sampler.stop();
     await sampler.sampleOnce();
-    log(`load over; ${inFlight.size} requests were in flight. Waiting 20 s for the pipelines in progress`);
+    log(
+      `load over; ${unanswered} requests unanswered after 60 s. Waiting 20 s for the pipelines in progress`,
+    );
     await sleep(20_000);
     const load = os.loadavg().map((n) => n.toFixed(2));
     process.stdout.write(
       `\nsoak: ${MINUTES} min, ${fleet.runtime} services, load average ${load.join(' ')} (${os.cpus().length} cores)\n` +
         `declarations ${counts.declared} accepted (${counts.refused} refused), list reads ${counts.reads} ` +
         `(${counts.readErrors} not 200), settings changes ${counts.settings}, requests without an answer ` +
-        `${failures}; provider calls ` +
+        `${failures + unanswered}; provider calls ` +
         `${fake.requestsTo('/chat/completions').length}; webhooks received ${receiver.requests.length} ` +
         `(${receiver.countsById().size} distinct)\n`,
     );
@@ -147,10 +152,17 @@ async function main(): Promise<void> {
     };
     missed.push(...reportStorage(storage, print));
     // Cold start: each service killed and started again alone, the others running.
+    // One that does not get ready (within 120 s) is a missed target, and the others are not tried.
     const starts: string[] = [];
     for (const name of SERVICES) {
-      await fleet.kill(name);
-      await fleet.restart(name);
+      try {
+        await fleet.kill(name);
+        await fleet.restart(name);
+      } catch (error) {
+        starts.push(`${name} not ready (the others not tried)`);
+        missed.push(`${name}: not ready after a restart (${String(error)})`);
+        break;
+      }
       starts.push(`${name} ${((fleet.readyAfterMs(name) ?? NaN) / 1000).toFixed(1)} s`);
       if ((fleet.readyAfterMs(name) ?? Infinity) >= 10_000) missed.push(`${name}: cold start over 10 s`);
     }
@@ -158,7 +170,9 @@ async function main(): Promise<void> {
     process.stdout.write(missed.length === 0 ? 'every target held\n' : `missed: ${missed.join('; ')}\n`);
     failed = missed.length > 0;
   } finally {
-    await stopAll();
+    // Bounded too: dropping the databases waits on the database, which may not answer.
+    if ((await within(stopAll(), 120_000)) === undefined)
+      log(`not stopped within 120 s: databases and queues of ${fleet.namespace} may be left`);
   }
   process.exit(failed ? 1 : 0);
 }

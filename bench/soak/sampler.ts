@@ -2,6 +2,7 @@
  * What the soak samples while it runs: each service's resident memory (/proc), event-loop delay
  * p99 and open handles (its Prometheus metrics), and each request's latency by when it ended.
  */
+import { readFileSync } from 'node:fs';
 import { rssMb } from '../crash-scenario/runtime';
 import { SERVICES, type Fleet, type ServiceName } from '../crash-scenario/fleet';
 
@@ -12,6 +13,21 @@ export interface Sample {
   handles: number | undefined;
   /** V8 heap in use, MB (what a leak in JavaScript objects grows). */
   heapMb: number | undefined;
+  /** glibc's brk heap resident, MB (what native allocations keep: freed memory not given back). */
+  brkMb: number | undefined;
+}
+
+/** The resident size of the process's brk heap (the `[heap]` mapping of /proc/<pid>/smaps), MB. */
+function brkMb(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    const smaps = readFileSync(`/proc/${pid}/smaps`, 'utf8');
+    const at = smaps.indexOf('[heap]');
+    const rss = at < 0 ? undefined : /^Rss:\s+(\d+) kB$/m.exec(smaps.slice(at));
+    return rss ? Number(rss[1]) / 1024 : 0;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The sum of a metric's series (nodejs_active_handles has one per handle type). */
@@ -41,6 +57,7 @@ export class Sampler {
           loopP99Ms: lag === undefined ? undefined : lag * 1000,
           handles: metric(text, 'nodejs_active_handles'),
           heapMb: (metric(text, 'nodejs_heap_size_used_bytes') ?? NaN) / 2 ** 20 || undefined,
+          brkMb: brkMb(this.fleet.pid(name)),
         });
       }),
     );

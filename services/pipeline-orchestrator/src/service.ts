@@ -5,6 +5,7 @@ import {
   type GeneralSettings,
   type JsonSchema,
 } from '@pack/contracts';
+import { DAY_MS } from '@pack/db';
 import type { ServiceDefinition } from '@pack/runtime';
 import { SettingsCache } from '@pack/settings-client';
 import { ActiveSlotRepository } from './data/active-slot-repository';
@@ -60,6 +61,8 @@ export {
 } from './data/budget-repository';
 
 const SERVICE = 'pipeline-orchestrator';
+/** How often each replica removes budget ledger entries past the retention (idempotent). */
+const LEDGER_SWEEP_MS = 3_600_000;
 
 export const orchestratorService: ServiceDefinition<OrchestratorConfig> = {
   name: SERVICE,
@@ -206,10 +209,19 @@ export const orchestratorService: ServiceDefinition<OrchestratorConfig> = {
           pipelineRepository.ensureIndexes(),
           contextRepository.ensureIndexes(),
           sweepRepository.ensureIndexes(),
+          budgetStore.ensureIndexes(),
         ]);
         settings.start();
         sweeper.start();
+        // The budget ledger keeps an entry as long as a copy of its result may come (0046).
+        const sweepLedger = () =>
+          budgetStore
+            .sweepLedger(new Date(Date.now() - config.PROCESSED_EVENTS_RETENTION_DAYS * DAY_MS))
+            .catch((error: unknown) => logger.warn({ err: error }, 'budget ledger sweep failed'));
+        void sweepLedger();
+        const ledgerSweeper = setInterval(() => void sweepLedger(), LEDGER_SWEEP_MS).unref();
         return async () => {
+          clearInterval(ledgerSweeper);
           await sweeper.stop();
           await budgetStore.flush().catch(() => undefined);
           settings.stop();

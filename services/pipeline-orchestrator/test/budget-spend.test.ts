@@ -102,4 +102,33 @@ describe('AI budget spend, counted once per request id', () => {
     await other.flush();
     expect(await other.spend(8, MONTH)).toEqual({ units: toUnits('3.75'), unpriced_calls: 0 });
   });
+
+  it('the ledger is swept after the retention: every entry written before the cutoff goes, in slices; newer ones still refuse a repeat', async () => {
+    const store = new BudgetRepository(connection);
+    await store.ensureIndexes();
+    const ledger = connection.collection(BUDGET_CALLS_COLLECTION);
+    const old = new Date(Date.now() - 10 * 86_400_000);
+    await ledger.insertMany(
+      Array.from({ length: 2_500 }, (_, i) => ({
+        _id: `old-${i}-CONFIG-1`,
+        service_id: 11,
+        month: '2026-10',
+        units: mongo.Long.fromBigInt(toUnits('0.1')),
+        unpriced: false,
+        applied: true,
+        at: new Date(old.getTime() + i),
+      })) as never[],
+    );
+    const recent = ['recent-1-CONFIG-1', 'recent-2-CONFIG-1', 'recent-3-CONFIG-1'];
+    for (const id of recent) expect(await store.count({ ...call(id, '0.5'), service_id: 11 })).toBe(true);
+    await store.flush();
+
+    const cutoff = new Date(Date.now() - 7 * 86_400_000);
+    expect(await store.sweepLedger(cutoff, 1_000)).toBe(2_500);
+    expect(await ledger.countDocuments({ service_id: 11 })).toBe(3);
+    expect(await store.sweepLedger(cutoff, 1_000)).toBe(0);
+    // What is kept still makes counting idempotent, and the spend is what was counted.
+    expect(await store.count({ ...call(recent[0]!, '0.5'), service_id: 11 })).toBe(false);
+    expect(await store.spend(11, MONTH)).toEqual({ units: toUnits('1.5'), unpriced_calls: 0 });
+  });
 });

@@ -1,5 +1,5 @@
 import { mongo, type Connection } from 'mongoose';
-import { isDuplicateKey } from '@pack/db';
+import { deleteInSlices, isDuplicateKey } from '@pack/db';
 import { LOST_RACE, retryOnConflict } from '@pack/reliability';
 import type { BudgetStore, CountedCall, MonthSpend } from '../domain/budgets/budgets';
 
@@ -65,6 +65,22 @@ export class BudgetRepository implements BudgetStore {
     this.budgets = connection.collection<BudgetDocument>(BUDGETS_COLLECTION);
     this.spends = connection.collection<SpendDocument>(BUDGET_SPEND_COLLECTION);
     this.calls = connection.collection<CallDocument>(BUDGET_CALLS_COLLECTION);
+  }
+
+  /** The ledger's `at` index: the retention sweep deletes in slices by it. */
+  async ensureIndexes(): Promise<void> {
+    await this.calls.createIndex({ at: 1 }, { name: 'at' });
+  }
+
+  /**
+   * Removes ledger entries written before `cutoff`, in slices by `at` (deleteInSlices: any
+   * number, on FerretDB too); idempotent, so every replica may run it. An entry only keeps a
+   * repeat of its call from counting again, which matters as long as a copy of the result may
+   * come (the processed-events retention); a mark an unapplied entry left in its month document
+   * still refuses that call's repeat, and an entry without one was never added.
+   */
+  sweepLedger(cutoff: Date, size?: number): Promise<number> {
+    return deleteInSlices(this.calls, { match: {}, key: 'at', upTo: { $lt: cutoff }, size });
   }
 
   async limit(serviceId: number): Promise<string | null> {
