@@ -1,6 +1,6 @@
 import { mongo, type Connection } from 'mongoose';
 import { isDuplicateKey } from '@pack/db';
-import type { BudgetStore, CountedCall, MonthSpend } from '../domain/budgets/budgets';
+import type { BudgetStore, CountedCall, MonthSpend } from '../domain/budgets/store';
 
 export const BUDGETS_COLLECTION = 'ai_budgets';
 export const BUDGET_SPEND_COLLECTION = 'ai_budget_spend';

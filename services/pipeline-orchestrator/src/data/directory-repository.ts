@@ -6,8 +6,9 @@ import {
   type ServiceSnapshot,
 } from '@pack/contracts';
 import { applyVersionedSnapshot } from '@pack/db';
-import type { ServiceItemRecord } from '../domain/pipelines/pipeline-records';
-import type { Directory, KnownService } from '../domain/processors/processor-records';
+import type { ServiceItemRecord } from '../domain/records/pipeline-records';
+import type { KnownService } from '../domain/records/processor-records';
+import type { Directory } from '../domain/records/store';
 import type { Projections } from '../domain/processors/projections';
 
 export const SERVICES_COLLECTION = 'services';

@@ -1,6 +1,6 @@
 import type { Connection } from 'mongoose';
 import { STAGES } from '@pack/contracts';
-import { RUNNING_STATES, type PipelineRecord } from '../domain/pipelines/pipeline-records';
+import { RUNNING_STATES, type PipelineRecord } from '../domain/records/pipeline-records';
 import type { SweepStore } from '../domain/sweeping/sweeper';
 import { MODELS_COLLECTION } from './directory-repository';
 import { PROCESSORS_COLLECTION } from './processor-repository';

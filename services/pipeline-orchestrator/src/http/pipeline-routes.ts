@@ -10,7 +10,7 @@ import {
 import { NotFoundError } from '@pack/errors';
 import { idParams, idSchema, listQuerySchema, pageOf, pageSchema, problemSpec, route } from '@pack/http-kit';
 import type { Pipelines } from '../domain/pipelines/pipelines';
-import type { PipelineRecord } from '../domain/pipelines/pipeline-records';
+import type { PipelineRecord } from '../domain/records/pipeline-records';
 import type { PipelineReads } from '../domain/pipelines/pipeline-reads';
 
 export const PACK_PATH = '/v1/external/serviceowner/pack/';

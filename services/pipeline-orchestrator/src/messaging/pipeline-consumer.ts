@@ -2,7 +2,7 @@ import { on, type ConsumerSpec } from '@pack/broker';
 import { createEnvelope, events, generateResultEvent, type Envelope } from '@pack/contracts';
 import type { Budgets } from '../domain/budgets/budgets';
 import type { Pipelines } from '../domain/pipelines/pipelines';
-import { SOURCE } from '../domain/stage-requests/stage-request';
+import { SOURCE } from '../domain/records/source';
 import { resultKind } from './result-routing';
 
 export const PIPELINE_CONSUMER = 'pipeline-orchestrator.pipelines';

@@ -1,5 +1,5 @@
 import { STAGES } from '@pack/contracts';
-import type { PipelineRecord } from './pipeline-records';
+import type { PipelineRecord } from '../records/pipeline-records';
 
 /** A note kept for a Service Item's later runs: a retrigger's feedback, or a Pack Optimizer's notes. */
 export interface ExecutionNote {

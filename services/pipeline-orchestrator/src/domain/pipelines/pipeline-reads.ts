@@ -6,8 +6,9 @@ import {
   type PipelineView,
   type Principal,
 } from '@pack/contracts';
-import type { Directory } from '../processors/processor-records';
-import type { PipelineRecord, PipelineStore } from './pipeline-records';
+import type { Directory } from '../records/store';
+import type { PipelineRecord } from '../records/pipeline-records';
+import type { PipelineStore } from '../records/store';
 import {
   fallbackAnswerers,
   pipelineSummary,

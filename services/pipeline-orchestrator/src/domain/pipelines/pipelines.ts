@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { STAGES, type Principal, type Stage } from '@pack/contracts';
 import { ConflictError, NotFoundError } from '@pack/errors';
-import { AI_PROCESSORS_OFF_NOTE, aiProcessorsOff } from '../ai-switches';
+import { AI_PROCESSORS_OFF_NOTE, aiProcessorsOff } from '../records/ai-switches';
 import { budgetSpent } from '../budgets/budgets';
-import type { ProcessorRecord } from '../processors/processor-records';
+import type { ProcessorRecord } from '../records/processor-records';
 import { carried, draftPipeline, emptyStage, scheduleStage } from '../stage-requests/stage-request';
 import { StageResults } from '../stage-results/stage-results';
-import type { PipelineDeps } from './pipeline-deps';
+import type { PipelineDeps } from '../stage-moves/pipeline-deps';
 import {
   PREVIOUS_STAGE,
   RUNNING_STATES,
@@ -15,10 +15,10 @@ import {
   type PipelineRecord,
   type ServiceItemRecord,
   type StageRecord,
-} from './pipeline-records';
-import { KIND_OF } from './stage-kinds';
-import { progressEvents, withStages } from './progress';
-import { StageMoves } from './stage-moves';
+} from '../records/pipeline-records';
+import { KIND_OF } from '../records/stage-kinds';
+import { progressEvents, withStages } from '../stage-moves/progress';
+import { StageMoves } from '../stage-moves/stage-moves';
 
 /**
  * Pipelines (spec 2.5, 3.1; DESIGN section 7): approvals, triggers and new runs start stages,

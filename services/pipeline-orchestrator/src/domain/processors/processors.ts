@@ -11,7 +11,9 @@ import {
 } from '@pack/contracts';
 import { ConflictError, NotFoundError, ValidationError, type FieldErrors } from '@pack/errors';
 import type { ActiveSlots } from './active-slots';
-import type { Directory, Page, ProcessorRecord, ProcessorStore } from './processor-records';
+import type { Page, ProcessorRecord } from '../records/processor-records';
+import type { Directory } from '../records/store';
+import type { ProcessorStore } from './store';
 import { processorEvent, type ProcessorChange } from './processor-events';
 
 /** How often a change re-reads a processor that another change moved on meanwhile. */

@@ -1,11 +1,12 @@
 import { createEnvelope, events, type Envelope, type EventData } from '@pack/contracts';
 import type { Logger } from '@pack/logging';
-import type { AiSwitches } from '../ai-switches';
+import type { AiSwitches } from '../records/ai-switches';
 import type { BudgetGate } from '../budgets/budgets';
 import { VALIDATOR_SCHEMA } from '../stage-requests/internal-schemas';
-import type { GenerateResult } from '../pipelines/pipeline-records';
-import type { ActiveProcessors } from '../processors/processor-records';
-import { generateRequest, SOURCE } from '../stage-requests/stage-request';
+import type { GenerateResult } from '../records/pipeline-records';
+import type { ActiveProcessors } from '../records/processor-records';
+import { SOURCE } from '../records/source';
+import { generateRequest } from '../stage-requests/stage-request';
 
 type Created = EventData<typeof events.changeInstanceCreated>;
 type Decision = EventData<typeof events.changeInstanceValidationDecided>;

@@ -8,11 +8,11 @@ import {
   type Stage,
 } from '@pack/contracts';
 import { finalSchema, type FinalSchema } from './final-schema';
-import type { ProcessorRecord } from '../processors/processor-records';
-import type { PipelineRecord, ServiceItemRecord, StageRecord } from '../pipelines/pipeline-records';
+import type { ProcessorRecord } from '../records/processor-records';
+import type { PipelineRecord, ServiceItemRecord, StageRecord } from '../records/pipeline-records';
 import { inStageSpan } from './stage-span';
 
-export const SOURCE = 'pipeline-orchestrator';
+import { SOURCE } from '../records/source';
 
 export function requestIdOf(pipelineId: number, stage: Stage, attempt: number): string {
   return `pipeline-${pipelineId}-${stage}-${attempt}`;

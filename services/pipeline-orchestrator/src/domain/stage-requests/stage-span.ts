@@ -1,7 +1,7 @@
 import type { Stage } from '@pack/contracts';
 import { carrierOf, context, contextOf, startSpan, trace, type TraceCarrier } from '@pack/tracing';
-import type { PipelineRecord } from '../pipelines/pipeline-records';
-import type { ProcessorRecord } from '../processors/processor-records';
+import type { PipelineRecord } from '../records/pipeline-records';
+import type { ProcessorRecord } from '../records/processor-records';
 
 /**
  * A `pack.stage` span (service item, stage, run, processor) around building a stage's generate

@@ -1,6 +1,6 @@
 import type { JsonSchema, ProcessorKind, Stage } from '@pack/contracts';
-import { AI_PROCESSORS_OFF_NOTE } from '../ai-switches';
-import type { ProcessorRecord } from '../processors/processor-records';
+import { AI_PROCESSORS_OFF_NOTE } from '../records/ai-switches';
+import type { ProcessorRecord } from '../records/processor-records';
 import {
   NEXT_STAGE,
   RUNNING_STATES,
@@ -9,11 +9,11 @@ import {
   type StageExpectation,
   type StageRecord,
   type StageState,
-} from '../pipelines/pipeline-records';
-import { KIND_OF, laterProcessor } from '../pipelines/stage-kinds';
-import type { PipelineDeps } from '../pipelines/pipeline-deps';
-import type { StageMoves } from '../pipelines/stage-moves';
-import { withStages } from '../pipelines/progress';
+} from '../records/pipeline-records';
+import { KIND_OF, laterProcessor } from '../records/stage-kinds';
+import type { PipelineDeps } from '../stage-moves/pipeline-deps';
+import type { StageMoves } from '../stage-moves/stage-moves';
+import { withStages } from '../stage-moves/progress';
 import { attemptOf } from '../stage-requests/stage-request';
 import { genUiFallback, stageOutput, type StageOutput } from './stage-output';
 

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Stage } from '@pack/contracts';
-import type { ProcessorRecord } from '../processors/processor-records';
-import { RUNNING_STATES, type StageState } from '../pipelines/pipeline-records';
-import type { PipelineDeps } from '../pipelines/pipeline-deps';
+import type { ProcessorRecord } from '../records/processor-records';
+import { RUNNING_STATES, type StageState } from '../records/pipeline-records';
+import type { PipelineDeps } from '../stage-moves/pipeline-deps';
 import { stageRequest } from '../stage-requests/stage-request';
 import { inStageSpan } from '../stage-requests/stage-span';
 

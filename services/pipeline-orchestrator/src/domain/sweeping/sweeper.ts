@@ -1,5 +1,5 @@
 import { STAGES, type Stage } from '@pack/contracts';
-import { RUNNING_STATES, type PipelineRecord, type StageState } from '../pipelines/pipeline-records';
+import { RUNNING_STATES, type PipelineRecord, type StageState } from '../records/pipeline-records';
 
 /** The contract default of an LLM model's timeout, for a model the projection does not know yet. */
 export const DEFAULT_MODEL_TIMEOUT_SECONDS = 60;
