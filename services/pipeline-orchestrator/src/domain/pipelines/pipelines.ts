@@ -22,13 +22,14 @@ import { StageMoves } from '../stage-moves/stage-moves';
 
 /**
  * Pipelines (spec 2.5, 3.1; DESIGN section 7): approvals, triggers and new runs start stages,
- * generate results end them (stage-results/), the sweeper fails the ones that ran out of time;
+ * generate results end them (stage-results/, StageResults), the sweeper fails the ones that ran out of time;
  * every move is one of StageMoves' conditional updates (stage-moves.ts, docs/decisions/0024).
  */
 export class Pipelines {
-  /** The stage moves this use case shares with results and pushes (stage-moves.ts). */
+  /** The stage moves this use case shares with results and pushes (stage-moves/). */
   readonly moves: StageMoves;
-  private readonly results: StageResults;
+  /** Generate results of stages (stage-results/): the pipeline consumer calls them directly. */
+  readonly results: StageResults;
 
   constructor(private readonly deps: PipelineDeps) {
     this.moves = new StageMoves(deps);
@@ -150,7 +151,7 @@ export class Pipelines {
     if (events.length > 0) await this.deps.requests.publish(id, events);
   }
 
-  /** A generate result (stage-results.ts). */
+  /** A generate result: StageResults.result (stage-results/), for a caller that holds the Pipelines. */
   result(result: GenerateResult): Promise<void> {
     return this.results.result(result);
   }

@@ -1,14 +1,6 @@
 import type { TraceCarrier } from '@pack/tracing';
 import { STAGES } from '@pack/contracts';
-import type {
-  ChangeInstanceState,
-  Envelope,
-  EventData,
-  events,
-  Page,
-  PipelineStatus,
-  Stage,
-} from '@pack/contracts';
+import type { ChangeInstanceState, EventData, events, PipelineStatus, Stage } from '@pack/contracts';
 
 /** How a stage's reply is shaped: the mode of the final schema sent (stage-requests/final-schema.ts). */
 export type SchemaMode =
