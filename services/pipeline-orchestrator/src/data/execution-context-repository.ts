@@ -1,6 +1,6 @@
 import type { Connection } from 'mongoose';
 import { isDuplicateKey, OUTBOX_FIELD, OUTBOX_PENDING_FIELD } from '@pack/db';
-import type { ExecutionContextStore, ExecutionNote } from '../domain/pipelines/execution-context';
+import type { ExecutionContextStore, ExecutionNote } from '../domain/pipelines/store';
 import type { PipelineRecord } from '../domain/records/pipeline-records';
 import { PIPELINES_COLLECTION } from './pipeline-repository';
 

@@ -1,7 +1,7 @@
 import type { BudgetView, Principal } from '@pack/contracts';
 import { ConflictError, ForbiddenError, NotFoundError } from '@pack/errors';
 import type { GenerateResult } from '../records/pipeline-records';
-import type { Directory } from '../records/store';
+import type { DirectoryStore } from '../records/store';
 import type { BudgetStore } from './store';
 import { fromUnits, monthOf, toUnits } from './units';
 
@@ -43,7 +43,7 @@ export class Budgets implements BudgetGate {
   constructor(
     private readonly deps: {
       store: BudgetStore;
-      directory: Pick<Directory, 'service'>;
+      directory: Pick<DirectoryStore, 'service'>;
       processorService(processorId: number): Promise<number | null>;
       currency(): string;
       now?: () => Date;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Principal } from '@pack/contracts';
 import { ConflictError } from '@pack/errors';
-import type { ExecutionContextStore } from './execution-context';
+import type { ExecutionContextStore } from './store';
 import type { PipelineRecord } from '../records/pipeline-records';
 import type { PipelineStore } from '../records/store';
 import type { ActiveProcessors } from '../records/processor-records';

@@ -1,3 +1,4 @@
+import type { LlmModelSnapshot, ServiceSnapshot } from '@pack/contracts';
 import type { Envelope, Page } from '@pack/contracts';
 import type { ProcessorFilter, ProcessorRecord, SlotHolder } from '../records/processor-records';
 
@@ -34,4 +35,14 @@ export interface ActiveSlotStore {
   takeOver(key: string, from: SlotHolder, to: number, now: Date): Promise<boolean>;
   /** Frees the slot if `processorId` holds it. */
   release(key: string, processorId: number): Promise<void>;
+}
+
+/**
+ * Where the catalog's Service snapshots and the llm-gateway's model snapshots are kept. Each is
+ * applied only if newer than what is stored, so redelivered and out-of-order events change
+ * nothing (no processed-events marker needed). True when the snapshot was applied.
+ */
+export interface ProjectionStore {
+  applyService(snapshot: ServiceSnapshot): Promise<boolean>;
+  applyModel(snapshot: LlmModelSnapshot): Promise<boolean>;
 }

@@ -111,7 +111,7 @@ export interface RequestSender {
 }
 
 /** The projections of the catalog's Services and the llm-gateway's models (data/directory-repository.ts). */
-export interface Directory {
+export interface DirectoryStore {
   /** A Service that exists (not deleted), or null. */
   service(id: number): Promise<KnownService | null>;
   serviceIdsOwnedBy(ownerId: number): Promise<number[]>;

@@ -2,7 +2,7 @@ import type { Envelope, JsonSchema, Stage } from '@pack/contracts';
 import type { AiSwitches } from '../records/ai-switches';
 import type { BudgetGate } from '../budgets/budgets';
 import type { ActiveProcessors, ProcessorRecord } from '../records/processor-records';
-import type { Directory } from '../records/store';
+import type { DirectoryStore } from '../records/store';
 import type { PipelineRecord, RunOutcome, StageState } from '../records/pipeline-records';
 import type { PipelineStore, RequestSender, ServiceItemStore } from '../records/store';
 
@@ -16,7 +16,7 @@ export interface PipelineObserver {
 export interface PipelineDeps {
   store: PipelineStore;
   items: ServiceItemStore;
-  directory: Directory;
+  directory: DirectoryStore;
   /** The active processor of a stage, read from the database (triggers, approvals; stage-processors.ts). */
   processors: ActiveProcessors;
   /** Where a result looks up what comes next: this replica's remembered lookups (processor-cache.ts). */
