@@ -6,7 +6,7 @@ import type {
   StageRecord,
 } from '../records/pipeline-records';
 import { attemptOf } from '../stage-requests/stage-request';
-import { unpricedCall, type ResultParts } from './settling';
+import type { ResultParts } from './settling';
 
 /**
  * A result of an earlier attempt of `stage` (replaced by a trigger, a push or a newer attempt):
@@ -20,10 +20,10 @@ export async function ofReplacedAttempt(
   stage: Stage,
   current: StageRecord,
   result: GenerateResult,
+  unpriced: boolean,
 ): Promise<void> {
   const attempt = attemptOf(result.request_id, pipeline._id, stage);
   if (attempt === null || attempt >= current.attempt) return;
-  const unpriced = unpricedCall(result);
   if (result.cost === null && !unpriced) return;
   if (pipeline.counted?.[result.request_id]) return;
   await deps.store.countLate(pipeline._id, result.request_id, result.cost, unpriced);
@@ -45,6 +45,7 @@ export async function afterItsEnd(
   result: GenerateResult,
   packData: PackDataRecord | null,
   now: Date,
+  unpriced: boolean,
 ): Promise<void> {
   if (packData && current.state === 'OK') {
     await deps.store.savePackData(packData);
@@ -56,10 +57,10 @@ export async function afterItsEnd(
     pipelineId,
     stage,
     { states: ['FAILED'], request_id: result.request_id, no_late_result: true },
-    { [stage]: { cost: result.cost, unpriced: unpricedCall(result), late_result: late } },
+    { [stage]: { cost: result.cost, unpriced, late_result: late } },
     [],
     result.cost,
-    unpricedCall(result),
+    unpriced,
   );
 }
 

@@ -3,30 +3,22 @@ import { NEXT_STAGE, type PipelineRecord, type StageRecord } from '../records/pi
 import type { ProcessorRecord } from '../records/processor-records';
 import { laterProcessor } from '../records/stage-kinds';
 import { withStages } from '../stage-moves/progress';
-import { settled, type ResultParts, type Settling } from './settling';
+import type { ResultParts, Settling } from './settling';
 
 /**
  * A running stage's OK (rule 1 of spec 3.1): in one write with the stage's end, the next stage's
  * active processor starts (its request goes out at once), or the run ends COMPLETED (the last
  * stage, or no later stage has an active processor), or nothing starts and the next stage says
  * why (AI processors switched off, 0040; the Service's AI budget spent, 0046). `lookup` is the
- * next stage's active processor (the Pack Optimizer after the last stage), asked for early. The
- * PackData history entry is written beside the move. False when the move lost its race.
+ * next stage's active processor (the Pack Optimizer after the last stage), asked for early.
  */
 export async function ok(
   parts: ResultParts,
   settling: Settling,
   lookup: Promise<ProcessorRecord | null>,
-): Promise<boolean> {
-  const { deps, moves } = parts;
-  const { stage, current, now, packData } = settling;
-  // The history entry overlaps the move: the result was checked against the running stage.
-  const saved = settled(deps.store.savePackData(packData!));
+): Promise<'OK' | null> {
   const done: Partial<StageRecord> = { ...settling.ended, state: 'OK', error: null };
-  const moved = await move(parts, settling, done, await lookup);
-  await saved;
-  if (moved) moves.ended(stage, 'OK', current, now);
-  return moved !== null;
+  return (await move(parts, settling, done, await lookup)) && 'OK';
 }
 
 async function move(

@@ -17,7 +17,9 @@ export interface ResultParts {
 
 /**
  * A generate result that names its stage's running attempt, and what it makes of the stage
- * (stage-results.ts decides which outcome it is; ok.ts, failed.ts and superseded.ts move it).
+ * (stage-results.ts decides which outcome it is and keeps its PackData; ok.ts, failed.ts and
+ * superseded.ts move the stage, answering the state it ended in, or null when the move lost its
+ * race).
  */
 export interface Settling {
   result: GenerateResult;
@@ -34,17 +36,6 @@ export interface Settling {
   packData: PackDataRecord | null;
   /** Why the stage failed (no output, or an output the stage refuses), else null. */
   error: string | null;
-  /** The call had no prices: its cost is unknown, not 0 (unpricedCall). */
+  /** The call had no prices: its cost is unknown, not 0 (not 0: nothing billed is not unpriced). */
   unpriced: boolean;
-}
-
-/** A call answered by a model without prices: its cost is unknown, not 0 (nothing billed is not unpriced). */
-export function unpricedCall(result: GenerateResult): boolean {
-  return result.unpriced && result.usage !== null;
-}
-
-/** A lookup or write started early that may go unused or fail: never an unhandled rejection. */
-export function settled<T>(promise: Promise<T>): Promise<T> {
-  promise.catch(() => undefined);
-  return promise;
 }

@@ -14,7 +14,7 @@ import type { StageMoves } from '../stage-moves/stage-moves';
 import { failed } from './failed';
 import { afterItsEnd, ofReplacedAttempt } from './late';
 import { ok } from './ok';
-import { settled, unpricedCall, type ResultParts, type Settling } from './settling';
+import type { ResultParts, Settling } from './settling';
 import { genUiFallback, stageOutput, type StageOutput } from './stage-output';
 import { superseded } from './superseded';
 
@@ -74,7 +74,7 @@ export class StageResults {
     if (!pipeline || !current) return;
     // An earlier attempt of the stage (replaced by a trigger or a push): its cost only (late.ts).
     if (current.request_id !== result.request_id)
-      return ofReplacedAttempt(this.parts, pipeline, stage, current, result);
+      return ofReplacedAttempt(this.parts, pipeline, stage, current, result, unpricedCall(result));
     const now = new Date();
     const output = result.ok
       ? stageOutput(result, current.schema_mode)
@@ -90,7 +90,17 @@ export class StageResults {
       created_at: now,
     };
     // The result that ended the stage, again, or one after the sweeper failed it (late.ts).
-    if (!running) return afterItsEnd(this.parts, pipeline_id, stage, current, result, packData, now);
+    if (!running)
+      return afterItsEnd(
+        this.parts,
+        pipeline_id,
+        stage,
+        current,
+        result,
+        packData,
+        now,
+        unpricedCall(result),
+      );
     const settling: Settling = {
       result,
       pipeline,
@@ -111,17 +121,21 @@ export class StageResults {
         : output.failure,
       unpriced: unpricedCall(result),
     };
-    let moved: boolean;
-    if (pipeline.superseded_by !== undefined) moved = await superseded(this.parts, settling);
-    else if (settling.error !== null || !packData) moved = await failed(this.parts, settling);
+    // The PackData history entry is written beside the move (an insert keyed by the request id).
+    const saved = packData ? settled(deps.store.savePackData(packData)) : null;
+    let ended: 'OK' | 'FAILED' | null;
+    if (pipeline.superseded_by !== undefined) ended = await superseded(this.parts, settling);
+    else if (settling.error !== null || !packData) ended = await failed(this.parts, settling);
     else {
       const lookup =
         early && service_id === pipeline.service_id
           ? early
           : deps.nextProcessors.active(pipeline.service_id, wanted);
-      moved = await ok(this.parts, settling, lookup);
+      ended = await ok(this.parts, settling, lookup);
     }
-    if (!moved && mayAskAgain) return LOST_RACE;
+    await saved;
+    if (ended) this.parts.moves.ended(stage, ended, current, now);
+    else if (mayAskAgain) return LOST_RACE;
   }
 
   /**
@@ -142,6 +156,17 @@ export class StageResults {
     }
     return genUiFallback(result, mode, dataSchema);
   }
+}
+
+/** A call answered by a model without prices: its cost is unknown, not 0 (nothing billed is not unpriced). */
+function unpricedCall(result: GenerateResult): boolean {
+  return result.unpriced && result.usage !== null;
+}
+
+/** A lookup or write started early that may go unused or fail: never an unhandled rejection. */
+function settled<T>(promise: Promise<T>): Promise<T> {
+  promise.catch(() => undefined);
+  return promise;
 }
 
 /** The fields every ending of a running stage sets: when, the cost, who answered, the output. */

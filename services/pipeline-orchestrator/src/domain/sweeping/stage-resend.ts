@@ -3,8 +3,7 @@ import type { Stage } from '@pack/contracts';
 import type { ProcessorRecord } from '../records/processor-records';
 import { RUNNING_STATES, type StageState } from '../records/pipeline-records';
 import type { PipelineDeps } from '../stage-moves/pipeline-deps';
-import { stageRequest } from '../stage-requests/stage-request';
-import { inStageSpan } from '../stage-requests/stage-span';
+import { inStageSpan, stageRequest } from '../stage-requests/stage-request';
 
 /**
  * Sends a running stage's generate request again, under the same request id, when its result
