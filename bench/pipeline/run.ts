@@ -91,6 +91,7 @@ async function main(): Promise<void> {
       for (let i = 0; i < 5; i++) await driver.run();
       const timings: StageTiming[] = [];
       const before = await commands();
+      const namedBefore = await Promise.all([llm.url, orchestrator.url].map(commandsByName));
       const cpuBefore = services.started.map((service) => cpuMs(service.process.pid));
       const pipeline = await drive(
         async () => void timings.push(...(await driver!.run())),
@@ -102,6 +103,18 @@ async function main(): Promise<void> {
         for (const t of [...timings].sort((a, b) => b.total - a.total).slice(0, 5))
           process.stdout.write(`slowest at ${concurrency}: ${JSON.stringify(t)}\n`);
       const pipelineCommands = ((await commands()) - before) / timings.length;
+      if (process.env.SHOW_COMMANDS) {
+        const namedAfter = await Promise.all([llm.url, orchestrator.url].map(commandsByName));
+        namedAfter.forEach((after, i) => {
+          const perStage = [...after]
+            .map(([name, n]) => [name, (n - (namedBefore[i]!.get(name) ?? 0)) / timings.length] as const)
+            .filter(([, n]) => n > 0)
+            .map(([name, n]) => `${name} ${n.toFixed(2)}`);
+          process.stdout.write(
+            `commands per stage at ${concurrency}, ${i === 0 ? 'llm-gateway' : 'orchestrator'}: ${perStage.join(', ')}\n`,
+          );
+        });
+      }
       const cpuPerStage = services.started.map(
         (service, i) => (cpuMs(service.process.pid) - cpuBefore[i]!) / timings.length,
       );
@@ -167,6 +180,15 @@ async function main(): Promise<void> {
     await fake.close();
     await infra.stop?.();
   }
+}
+
+/** A service's database commands so far, by command name (`SHOW_COMMANDS=1`). */
+async function commandsByName(url: string): Promise<Map<string, number>> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const counts = new Map<string, number>();
+  for (const m of text.matchAll(/^db_commands_total\{command="(\w+)"[^}]*\} (\d+)/gm))
+    counts.set(m[1]!, (counts.get(m[1]!) ?? 0) + Number(m[2]));
+  return counts;
 }
 
 /** The durable queues the two services declared in the bench's namespace (removed afterwards). */

@@ -1,5 +1,5 @@
 import type { Metrics } from '@pack/metrics';
-import type { PipelineObserver } from './domain/pipelines/pipeline-deps';
+import type { PipelineObserver } from './domain/stage-moves/pipeline-deps';
 import type { SweepObserver } from './domain/sweeping/sweeper';
 
 /** The names deploy/grafana and deploy/prometheus/rules use (issue 10 item 9). */

@@ -197,7 +197,7 @@ export const orchestratorService: ServiceDefinition<OrchestratorConfig> = {
       ],
       consumers: [
         projectionConsumer(directory, (serviceId) => processors.retireService(serviceId)),
-        pipelineConsumer(pipelines, budgets, (envelope) => broker.publish(envelope)),
+        pipelineConsumer(pipelines, pipelines.results, budgets, (envelope) => broker.publish(envelope)),
         sideProcessorConsumer(validator, optimizer, budgets),
         settings.consumer(),
         processorCacheConsumer(nextProcessors),

@@ -1,6 +1,6 @@
 import { waitFor } from '@pack/testkit';
 import { PipelineRepository } from '../src/data/pipeline-repository';
-import type { PipelineRecord } from '../src/domain/pipelines/pipeline-records';
+import type { PipelineRecord } from '../src/domain/records/pipeline-records';
 import { PIPELINES_COLLECTION } from '../src/service';
 import { OrchestratorHarness, startOrchestrator, owner, processorBody } from './harness';
 import { PACK, PipelineDriver } from './pipeline-driver';

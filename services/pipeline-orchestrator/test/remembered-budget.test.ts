@@ -1,6 +1,6 @@
 import { RememberedPipelines } from '../src/data/remembered-pipelines';
 import { draftPipeline } from '../src/domain/stage-requests/stage-request';
-import type { PipelineRecord, StageState } from '../src/domain/pipelines/pipeline-records';
+import type { PipelineRecord, StageState } from '../src/domain/records/pipeline-records';
 
 const pipeline = (
   id: number,

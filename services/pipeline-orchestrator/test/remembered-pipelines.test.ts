@@ -3,10 +3,10 @@ import type { Envelope, EventData, events, ProcessorKind } from '@pack/contracts
 import { uniqueName } from '@pack/testkit';
 import { PipelineRepository } from '../src/data/pipeline-repository';
 import { PipelineRequestSender } from '../src/data/request-sender';
-import type { ProcessorRecord } from '../src/domain/processors/processor-records';
-import type { PipelineRecord } from '../src/domain/pipelines/pipeline-records';
+import type { ProcessorRecord } from '../src/domain/records/processor-records';
+import type { PipelineRecord } from '../src/domain/records/pipeline-records';
 import { Pipelines } from '../src/domain/pipelines/pipelines';
-import { progressEvents } from '../src/domain/pipelines/progress';
+import { progressEvents } from '../src/domain/stage-moves/progress';
 
 type Request = EventData<typeof events.llmGenerateRequested>;
 

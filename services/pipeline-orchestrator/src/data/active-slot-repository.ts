@@ -1,7 +1,8 @@
 import type { Connection } from 'mongoose';
 import { isDuplicateKey } from '@pack/db';
 import { LOST_RACE, retryOnConflict } from '@pack/reliability';
-import type { ActiveSlotStore, SlotHolder } from '../domain/processors/processor-records';
+import type { SlotHolder } from '../domain/records/processor-records';
+import type { ActiveSlotStore } from '../domain/processors/store';
 
 export const ACTIVE_SLOTS_COLLECTION = 'active_processors';
 

@@ -1,7 +1,7 @@
 import { mongo, type Connection } from 'mongoose';
 import { deleteInSlices, isDuplicateKey } from '@pack/db';
 import { LOST_RACE, retryOnConflict } from '@pack/reliability';
-import type { BudgetStore, CountedCall, MonthSpend } from '../domain/budgets/budgets';
+import type { BudgetStore, CountedCall, MonthSpend } from '../domain/budgets/store';
 
 export const BUDGETS_COLLECTION = 'ai_budgets';
 export const BUDGET_SPEND_COLLECTION = 'ai_budget_spend';
@@ -35,8 +35,11 @@ interface CallDocument {
   at: Date;
 }
 
-/** How long added calls wait to be settled together (`settle`). */
-const SETTLE_MS = 250;
+/**
+ * How long added calls wait to be settled together (`settle`): 2 commands per batch, so at a few
+ * results a second a longer wait saves commands per result; the marks meanwhile only refuse repeats.
+ */
+const SETTLE_MS = 1_000;
 const long = (units: bigint) => mongo.Long.fromBigInt(units);
 const spendKey = (serviceId: number, month: string) => `${serviceId}:${month}`;
 /** A request id as a field name: no '.', no leading '$' (FerretDB refuses them). */
@@ -47,7 +50,7 @@ const markOf = (requestId: string) => `adding.r${requestId.replace(/[.$]/g, '_')
  * month, `$inc` on an Int64: exact), counted once per request id through `ai_budget_calls`
  * (docs/decisions/0046): the call's ledger entry is inserted, the month's `$inc` is conditional
  * on the call's mark being absent and sets it in the same single-document write (two writes per
- * call), then, for the calls of a quarter second together, the entries are marked applied and the marks
+ * call), then, for the calls of a second together, the entries are marked applied and the marks
  * removed. A crash anywhere leaves a state a redelivery completes without counting twice; one
  * before the settling leaves marks behind (harmless: they refuse only a repeat of their call).
  */
@@ -156,7 +159,7 @@ export class BudgetRepository implements BudgetStore {
 
   /**
    * After the `$inc`: the ledger entry is marked applied, then the month's mark removed, for every
-   * call of the last 250 ms together (one `update` of the ledger and one per month document, not
+   * call of the last second together (one `update` of the ledger and one per month document, not
    * two per call). Until then the mark keeps a repeat from adding again; a crash before leaves
    * marks behind, which only ever refuse a repeat of their own call.
    */

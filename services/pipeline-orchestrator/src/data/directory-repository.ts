@@ -6,9 +6,10 @@ import {
   type ServiceSnapshot,
 } from '@pack/contracts';
 import { applyVersionedSnapshot } from '@pack/db';
-import type { ServiceItemRecord } from '../domain/pipelines/pipeline-records';
-import type { Directory, KnownService } from '../domain/processors/processor-records';
-import type { Projections } from '../domain/processors/projections';
+import type { ServiceItemRecord } from '../domain/records/pipeline-records';
+import type { KnownService } from '../domain/records/processor-records';
+import type { DirectoryStore } from '../domain/records/store';
+import type { ProjectionStore } from '../domain/processors/store';
 
 export const SERVICES_COLLECTION = 'services';
 export const MODELS_COLLECTION = 'llm_models';
@@ -42,7 +43,7 @@ export interface OwnerReads {
  * A record the copies do not hold at all is asked of its owner (`owners`) and kept at version 0,
  * so the owner's own events (versions from 1) replace it and a tombstone stays one (issue 21).
  */
-export class DirectoryRepository implements Directory, Projections {
+export class DirectoryRepository implements DirectoryStore, ProjectionStore {
   private readonly services;
   private readonly models;
 

@@ -1,7 +1,7 @@
 import type { Connection } from 'mongoose';
 import { isDuplicateKey, OUTBOX_FIELD, OUTBOX_PENDING_FIELD } from '@pack/db';
-import type { ExecutionContextStore, ExecutionNote } from '../domain/pipelines/execution-context';
-import type { PipelineRecord } from '../domain/pipelines/pipeline-records';
+import type { ExecutionContextStore, ExecutionNote } from '../domain/pipelines/store';
+import type { PipelineRecord } from '../domain/records/pipeline-records';
 import { PIPELINES_COLLECTION } from './pipeline-repository';
 
 export const EXECUTION_NOTES_COLLECTION = 'execution_notes';

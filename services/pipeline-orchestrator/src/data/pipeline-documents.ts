@@ -1,6 +1,6 @@
 import { STAGES } from '@pack/contracts';
 import { OUTBOX_FIELD, OUTBOX_PENDING_FIELD } from '@pack/db';
-import type { PipelineRecord } from '../domain/pipelines/pipeline-records';
+import type { PipelineRecord } from '../domain/records/pipeline-records';
 import { WATCHED_FIELD } from './sweep-repository';
 
 /** How a pipeline is read: without its outbox and sweep flag (a record), or as a list row (SUMMARY). */

@@ -1,5 +1,6 @@
 import type { Connection } from 'mongoose';
-import type { PipelineNames, StageNames } from '../domain/pipelines/pipeline-reads';
+import type { StageNames } from '../domain/pipelines/pipeline-reads';
+import type { PipelineNameStore } from '../domain/pipelines/store';
 import { MODELS_COLLECTION, SERVICES_COLLECTION } from './directory-repository';
 import { PROCESSORS_COLLECTION } from './processor-repository';
 
@@ -8,7 +9,7 @@ import { PROCESSORS_COLLECTION } from './processor-repository';
  * stage names the processor that ran it) and its projections of models and Services: one query
  * per collection for a whole page, by `_id`.
  */
-export class PipelineNameRepository implements PipelineNames {
+export class PipelineNameRepository implements PipelineNameStore {
   constructor(private readonly connection: Connection) {}
 
   async stages(processorIds: readonly number[]): Promise<Map<number, StageNames>> {

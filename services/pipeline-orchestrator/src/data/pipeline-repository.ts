@@ -16,10 +16,10 @@ import {
   type LatestFilter,
   type PackDataRecord,
   type PipelineRecord,
-  type PipelineStore,
   type StageExpectation,
   type StageRecord,
-} from '../domain/pipelines/pipeline-records';
+} from '../domain/records/pipeline-records';
+import { type PipelineStore } from '../domain/records/store';
 import { RememberedPipelines } from './remembered-pipelines';
 import { record, SUMMARY, WITHOUT_OUTBOX } from './pipeline-documents';
 import { WATCHED_FIELD } from './sweep-repository';

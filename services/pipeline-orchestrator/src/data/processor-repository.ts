@@ -9,13 +9,9 @@ import {
   outboxFields,
   withOutbox,
 } from '@pack/db';
-import type { ActiveProcessors } from '../domain/processors/processor-records';
-import type {
-  Page,
-  ProcessorFilter,
-  ProcessorRecord,
-  ProcessorStore,
-} from '../domain/processors/processor-records';
+import type { ActiveProcessors } from '../domain/records/processor-records';
+import type { Page, ProcessorFilter, ProcessorRecord } from '../domain/records/processor-records';
+import type { ProcessorStore } from '../domain/processors/store';
 
 export const PROCESSORS_COLLECTION = 'ai_processors';
 

@@ -1,6 +1,6 @@
 import { BoundedCache } from '@pack/cache';
 import { STAGES } from '@pack/contracts';
-import { RUNNING_STATES, type PipelineRecord, type StageState } from '../domain/pipelines/pipeline-records';
+import { RUNNING_STATES, type PipelineRecord, type StageState } from '../domain/records/pipeline-records';
 
 /** What a replica may hold of the running pipelines it wrote, in characters of their JSON texts. */
 const BUDGET = 8 * 1024 * 1024;

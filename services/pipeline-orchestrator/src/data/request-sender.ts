@@ -1,8 +1,8 @@
 import type { Connection } from 'mongoose';
 import type { Envelope, Stage } from '@pack/contracts';
 import { OUTBOX_FIELD, OUTBOX_PENDING_FIELD } from '@pack/db';
-import type { PipelineRecord } from '../domain/pipelines/pipeline-records';
-import type { RequestSender } from '../domain/pipelines/pipeline-records';
+import type { PipelineRecord } from '../domain/records/pipeline-records';
+import type { RequestSender } from '../domain/records/store';
 import { record } from './pipeline-documents';
 import { PIPELINES_COLLECTION, type PipelineRepository } from './pipeline-repository';
 

@@ -1,6 +1,7 @@
 import type { Connection } from 'mongoose';
 import { applyVersionedSnapshot } from '@pack/db';
-import type { ServiceItemRecord, ServiceItemStore } from '../domain/pipelines/pipeline-records';
+import type { ServiceItemRecord } from '../domain/records/pipeline-records';
+import type { ServiceItemStore } from '../domain/records/store';
 import type { OwnerReads } from './directory-repository';
 
 export const SERVICE_ITEMS_COLLECTION = 'service_items';

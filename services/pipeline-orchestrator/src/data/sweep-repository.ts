@@ -1,7 +1,7 @@
 import type { Connection } from 'mongoose';
 import { STAGES } from '@pack/contracts';
-import { RUNNING_STATES, type PipelineRecord } from '../domain/pipelines/pipeline-records';
-import type { SweepStore } from '../domain/sweeping/sweeper';
+import { RUNNING_STATES, type PipelineRecord } from '../domain/records/pipeline-records';
+import type { SweepStore } from '../domain/sweeping/store';
 import { MODELS_COLLECTION } from './directory-repository';
 import { PROCESSORS_COLLECTION } from './processor-repository';
 

@@ -1,7 +1,7 @@
 import type { Connection } from 'mongoose';
 import type { Envelope } from '@pack/contracts';
 import { isDuplicateKey, outboxFields, withOutbox } from '@pack/db';
-import type { ValidationRecord, ValidationStore } from '../domain/side-processors/validator';
+import type { ValidationRecord, ValidationStore } from '../domain/side-processors/store';
 
 export const VALIDATIONS_COLLECTION = 'validations';
 

@@ -11,7 +11,7 @@ import {
 import { NotFoundError } from '@pack/errors';
 import { idSchema, problemSpec as problem, problemTable, route } from '@pack/http-kit';
 import type { PackDataPush } from '../domain/pipelines/pack-data-push';
-import type { PipelineRecord } from '../domain/pipelines/pipeline-records';
+import type { PipelineRecord } from '../domain/records/pipeline-records';
 import type { PipelineReads } from '../domain/pipelines/pipeline-reads';
 import type { Retrigger } from '../domain/pipelines/retrigger';
 import { PACK_PATH } from './pipeline-routes';

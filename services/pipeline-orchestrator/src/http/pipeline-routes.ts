@@ -19,7 +19,7 @@ import {
   route,
 } from '@pack/http-kit';
 import type { Pipelines } from '../domain/pipelines/pipelines';
-import type { PipelineRecord } from '../domain/pipelines/pipeline-records';
+import type { PipelineRecord } from '../domain/records/pipeline-records';
 import type { PipelineReads } from '../domain/pipelines/pipeline-reads';
 
 export const PACK_PATH = '/v1/external/serviceowner/pack/';

@@ -2,7 +2,8 @@ import { on, type ConsumerSpec } from '@pack/broker';
 import { createEnvelope, events, generateResultEvent, type Envelope } from '@pack/contracts';
 import type { Budgets } from '../domain/budgets/budgets';
 import type { Pipelines } from '../domain/pipelines/pipelines';
-import { SOURCE } from '../domain/stage-requests/stage-request';
+import type { StageResults } from '../domain/stage-results/stage-results';
+import { SOURCE } from '../domain/records/source';
 import { resultKind } from './result-routing';
 
 export const PIPELINE_CONSUMER = 'pipeline-orchestrator.pipelines';
@@ -14,7 +15,8 @@ export const PIPELINE_CONSUMER = 'pipeline-orchestrator.pipelines';
  * moved on (docs/decisions/0024).
  */
 export function pipelineConsumer(
-  pipelines: Pipelines,
+  pipelines: Pick<Pipelines, 'changeInstance'>,
+  results: Pick<StageResults, 'result'>,
   budgets: Pick<Budgets, 'count'>,
   publish: (envelope: Envelope) => Promise<void>,
 ): ConsumerSpec {
@@ -28,7 +30,7 @@ export function pipelineConsumer(
         // Counted before the result may start the next stage, which then sees this call's cost (0046).
         if (kind === 'stage') {
           await budgets.count(data);
-          return pipelines.result(data);
+          return results.result(data);
         }
         // A validator's or optimizer's result without `reply_kind` (rolling upgrade: a request
         // or an llm-gateway of before) comes only here now: told apart by its request id as

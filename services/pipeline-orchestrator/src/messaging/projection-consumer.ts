@@ -1,6 +1,6 @@
 import { on, type ConsumerSpec } from '@pack/broker';
 import { events } from '@pack/contracts';
-import type { Projections } from '../domain/processors/projections';
+import type { ProjectionStore } from '../domain/processors/store';
 
 export const PROJECTION_CONSUMER = 'pipeline-orchestrator.projections';
 
@@ -9,7 +9,7 @@ export const PROJECTION_CONSUMER = 'pipeline-orchestrator.projections';
  * tombstone also retires its processors (`retire`, on every delivery: it is idempotent).
  */
 export function projectionConsumer(
-  projections: Projections,
+  projections: ProjectionStore,
   retire: (serviceId: number) => Promise<unknown>,
 ): ConsumerSpec {
   return {

@@ -1,5 +1,5 @@
 import type { GenerateReplyKind } from '@pack/contracts';
-import type { GenerateResult } from '../domain/pipelines/pipeline-records';
+import type { GenerateResult } from '../domain/records/pipeline-records';
 import { OPTIMIZER_REQUEST_PREFIX } from '../domain/side-processors/optimizer';
 import { VALIDATOR_REQUEST_PREFIX } from '../domain/side-processors/validator';
 

@@ -1,34 +1,9 @@
 import type { BudgetView, Principal } from '@pack/contracts';
 import { ConflictError, ForbiddenError, NotFoundError } from '@pack/errors';
-import type { GenerateResult } from '../pipelines/pipeline-records';
-import type { Directory } from '../processors/processor-records';
+import type { GenerateResult } from '../records/pipeline-records';
+import type { DirectoryStore } from '../records/store';
+import type { BudgetStore } from './store';
 import { fromUnits, monthOf, toUnits } from './units';
-
-/** A Service's spend of one UTC month: 1e-12 currency units of priced calls, and unpriced calls. */
-export interface MonthSpend {
-  units: bigint;
-  unpriced_calls: number;
-}
-
-/** One generate call's cost, counted once by its request id. */
-export interface CountedCall {
-  request_id: string;
-  service_id: number;
-  month: string;
-  units: bigint;
-  unpriced: boolean;
-}
-
-export interface BudgetStore {
-  /** The Service's monthly limit as set (decimal string), or null: none. */
-  limit(serviceId: number): Promise<string | null>;
-  setLimit(serviceId: number, limit: string | null): Promise<void>;
-  spend(serviceId: number, month: string): Promise<MonthSpend>;
-  /** Adds the call to its Service's month once per request id (any replica, any redelivery). */
-  count(call: CountedCall): Promise<boolean>;
-  /** Every Service with a limit, and its spend of `month` (the used-ratio gauge). */
-  limited(month: string): Promise<{ service_id: number; limit: string; spend: MonthSpend }[]>;
-}
 
 /** How long a Service read without a limit is taken to have none (Budgets.noLimitUntil). */
 export const NO_LIMIT_KEPT_MS = 1_000;
@@ -68,7 +43,7 @@ export class Budgets implements BudgetGate {
   constructor(
     private readonly deps: {
       store: BudgetStore;
-      directory: Pick<Directory, 'service'>;
+      directory: Pick<DirectoryStore, 'service'>;
       processorService(processorId: number): Promise<number | null>;
       currency(): string;
       now?: () => Date;

@@ -1,26 +1,6 @@
 import { STAGES } from '@pack/contracts';
-import type { PipelineRecord } from './pipeline-records';
-
-/** A note kept for a Service Item's later runs: a retrigger's feedback, or a Pack Optimizer's notes. */
-export interface ExecutionNote {
-  /** Unique per note: a repeat of the same note (a redelivery) is dropped. */
-  _id: string;
-  service_item_id: number;
-  kind: 'feedback' | 'optimizer';
-  /** The run the note is about. */
-  run: number;
-  text: string;
-  created_at: Date;
-}
-
-export interface ExecutionContextStore {
-  /** Keeps a note; a note with the same id already kept is left as it is. */
-  addNote(note: ExecutionNote): Promise<void>;
-  /** The item's newest `limit` notes, newest first. */
-  notes(serviceItemId: number, limit: number): Promise<ExecutionNote[]>;
-  /** The item's newest `limit` pipelines, newest first. */
-  recentRuns(serviceItemId: number, limit: number): Promise<PipelineRecord[]>;
-}
+import type { PipelineRecord } from '../records/pipeline-records';
+import type { ExecutionContextStore } from './store';
 
 /** Bounds that keep the CONFIG prompt small whatever the item's history. */
 export const CONTEXT_LIMITS = { runs: 5, notes: 10, text: 2000 } as const;

@@ -4,18 +4,18 @@ import { ConflictError } from '@pack/errors';
 import {
   NEXT_STAGE,
   type PipelineRecord,
-  type PipelineStore,
   type ServiceItemRecord,
   type StageRecord,
   type StageState,
-} from './pipeline-records';
-import { KIND_OF, laterProcessor } from './stage-kinds';
-import type { ActiveProcessors } from '../processors/processor-records';
-import { AI_PROCESSORS_OFF, AI_PROCESSORS_OFF_NOTE, type AiSwitches } from '../ai-switches';
+} from '../records/pipeline-records';
+import { type PipelineStore } from '../records/store';
+import { KIND_OF, laterProcessor } from '../records/stage-kinds';
+import type { ActiveProcessors } from '../records/processor-records';
+import { AI_PROCESSORS_OFF, AI_PROCESSORS_OFF_NOTE, type AiSwitches } from '../records/ai-switches';
 import type { BudgetGate } from '../budgets/budgets';
-import type { PipelineObserver } from './pipeline-deps';
+import type { PipelineObserver } from '../stage-moves/pipeline-deps';
 import type { Pipelines } from './pipelines';
-import { withStages } from './progress';
+import { withStages } from '../stage-moves/progress';
 import { draftPipeline } from '../stage-requests/stage-request';
 
 export interface PackDataPushDeps {

@@ -6,27 +6,13 @@ import {
   type PipelineView,
   type Principal,
 } from '@pack/contracts';
-import type { Directory } from '../processors/processor-records';
-import type { PipelineRecord, PipelineStore } from './pipeline-records';
-import {
-  fallbackAnswerers,
-  pipelineSummary,
-  pipelineView,
-  type CostDisplay,
-  type StageNames,
-} from './pipeline-views';
+import type { DirectoryStore } from '../records/store';
+import type { PipelineRecord } from '../records/pipeline-records';
+import type { PipelineStore } from '../records/store';
+import { fallbackAnswerers, pipelineSummary, pipelineView, type CostDisplay } from './pipeline-views';
+import type { PipelineNameStore } from './store';
 
 export type { StageNames } from './pipeline-views';
-
-/** Names a view shows beside ids: processors (with their model) and Services. */
-export interface PipelineNames {
-  /** By processor id, deleted processors included; a processor not found is left out. */
-  stages(processorIds: readonly number[]): Promise<Map<number, StageNames>>;
-  /** Provider identifiers of models by id (the fallbacks that answered a stage); unknown ones left out. */
-  models(modelIds: readonly number[]): Promise<Map<number, string>>;
-  /** Service names by id; a Service not known is left out. */
-  services(serviceIds: readonly number[]): Promise<Map<number, string>>;
-}
 
 const processorsOf = (pipelines: readonly PipelineRecord[]) => [
   ...new Set(
@@ -44,8 +30,8 @@ export class PipelineReads {
   constructor(
     private readonly deps: {
       store: Pick<PipelineStore, 'listLatest'>;
-      names: PipelineNames;
-      directory: Pick<Directory, 'serviceIdsOwnedBy'>;
+      names: PipelineNameStore;
+      directory: Pick<DirectoryStore, 'serviceIdsOwnedBy'>;
       costs: (principal: Principal) => CostDisplay;
     },
   ) {}

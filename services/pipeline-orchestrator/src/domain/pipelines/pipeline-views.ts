@@ -7,7 +7,7 @@ import {
   type PipelineView,
 } from '@pack/contracts';
 import { sumCosts } from '@pack/llm-providers';
-import type { PipelineRecord } from './pipeline-records';
+import type { PipelineRecord } from '../records/pipeline-records';
 
 /**
  * How costs show to the caller: hidden (Charges Settings) or shown, in the Currency setting's

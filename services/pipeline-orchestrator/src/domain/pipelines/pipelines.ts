@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { STAGES, type Principal, type Stage } from '@pack/contracts';
 import { ConflictError, NotFoundError } from '@pack/errors';
-import { AI_PROCESSORS_OFF_NOTE, aiProcessorsOff } from '../ai-switches';
+import { AI_PROCESSORS_OFF_NOTE, aiProcessorsOff } from '../records/ai-switches';
 import { budgetSpent } from '../budgets/budgets';
-import type { ProcessorRecord } from '../processors/processor-records';
+import type { ProcessorRecord } from '../records/processor-records';
 import { carried, draftPipeline, emptyStage, scheduleStage } from '../stage-requests/stage-request';
 import { StageResults } from '../stage-results/stage-results';
-import type { PipelineDeps } from './pipeline-deps';
+import type { PipelineDeps } from '../stage-moves/pipeline-deps';
 import {
   PREVIOUS_STAGE,
   RUNNING_STATES,
@@ -15,20 +15,21 @@ import {
   type PipelineRecord,
   type ServiceItemRecord,
   type StageRecord,
-} from './pipeline-records';
-import { KIND_OF } from './stage-kinds';
-import { progressEvents, withStages } from './progress';
-import { StageMoves } from './stage-moves';
+} from '../records/pipeline-records';
+import { KIND_OF } from '../records/stage-kinds';
+import { progressEvents, withStages } from '../stage-moves/progress';
+import { StageMoves } from '../stage-moves/stage-moves';
 
 /**
  * Pipelines (spec 2.5, 3.1; DESIGN section 7): approvals, triggers and new runs start stages,
- * generate results end them (stage-results/), the sweeper fails the ones that ran out of time;
+ * generate results end them (stage-results/, StageResults), the sweeper fails the ones that ran out of time;
  * every move is one of StageMoves' conditional updates (stage-moves.ts, docs/decisions/0024).
  */
 export class Pipelines {
-  /** The stage moves this use case shares with results and pushes (stage-moves.ts). */
+  /** The stage moves this use case shares with results and pushes (stage-moves/). */
   readonly moves: StageMoves;
-  private readonly results: StageResults;
+  /** Generate results of stages (stage-results/): the pipeline consumer calls them directly. */
+  readonly results: StageResults;
 
   constructor(private readonly deps: PipelineDeps) {
     this.moves = new StageMoves(deps);
@@ -150,7 +151,7 @@ export class Pipelines {
     if (events.length > 0) await this.deps.requests.publish(id, events);
   }
 
-  /** A generate result (stage-results.ts). */
+  /** A generate result: StageResults.result (stage-results/), for a caller that holds the Pipelines. */
   result(result: GenerateResult): Promise<void> {
     return this.results.result(result);
   }

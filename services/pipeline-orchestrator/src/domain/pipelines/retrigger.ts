@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Principal } from '@pack/contracts';
 import { ConflictError } from '@pack/errors';
-import type { ExecutionContextStore } from './execution-context';
-import type { PipelineRecord, PipelineStore } from './pipeline-records';
-import type { ActiveProcessors } from '../processors/processor-records';
+import type { ExecutionContextStore } from './store';
+import type { PipelineRecord } from '../records/pipeline-records';
+import type { PipelineStore } from '../records/store';
+import type { ActiveProcessors } from '../records/processor-records';
 import type { Pipelines } from './pipelines';
 
 export interface RetriggerDeps {

@@ -1,6 +1,6 @@
 import type { ProcessorKind } from '@pack/contracts';
 import { ConflictError } from '@pack/errors';
-import type { ActiveSlotStore, ProcessorStore } from './processor-records';
+import type { ActiveSlotStore, ProcessorStore } from './store';
 
 /**
  * How long a fresh claim counts as an activation in progress. A claim older than this whose

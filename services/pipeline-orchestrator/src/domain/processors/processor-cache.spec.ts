@@ -1,5 +1,5 @@
 import type { ProcessorKind } from '@pack/contracts';
-import type { ProcessorRecord } from './processor-records';
+import type { ProcessorRecord } from '../records/processor-records';
 import { ProcessorCache } from './processor-cache';
 
 const record = (id: number, service: number, kind: ProcessorKind) =>

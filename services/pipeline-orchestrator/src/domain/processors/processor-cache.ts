@@ -1,6 +1,6 @@
 import { TimedCache } from '@pack/cache';
 import type { ProcessorKind } from '@pack/contracts';
-import type { ActiveProcessors, ProcessorRecord } from './processor-records';
+import type { ActiveProcessors, ProcessorRecord } from '../records/processor-records';
 
 /**
  * The active processor per Service and kind, remembered by this replica for the path a stage's

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { createEnvelope, events, type Envelope, type ProcessorSnapshot } from '@pack/contracts';
 import { currentContext } from '@pack/logging';
-import type { ProcessorRecord } from './processor-records';
+import type { ProcessorRecord } from '../records/processor-records';
 
-export const EVENT_SOURCE = 'pipeline-orchestrator';
+import { SOURCE } from '../records/source';
 
 export type ProcessorChange = 'created' | 'updated' | 'activated' | 'deleted';
 
@@ -29,7 +29,7 @@ function snapshot(record: ProcessorRecord): ProcessorSnapshot {
 /** The processor's whole snapshot as it is after `change` (`record` is that state). */
 export function processorEvent(change: ProcessorChange, record: ProcessorRecord): Envelope {
   return createEnvelope(DEFINITIONS[change], snapshot(record), {
-    source: EVENT_SOURCE,
+    source: SOURCE,
     correlationId: currentContext()?.correlationId ?? randomUUID(),
     time: record.updated_at,
   });

@@ -12,7 +12,9 @@ import {
 import { ConflictError, NotFoundError, ValidationError, type FieldErrors } from '@pack/errors';
 import { LOST_RACE, retryOnConflict } from '@pack/reliability';
 import type { ActiveSlots } from './active-slots';
-import type { Directory, Page, ProcessorRecord, ProcessorStore } from './processor-records';
+import type { Page, ProcessorRecord } from '../records/processor-records';
+import type { DirectoryStore } from '../records/store';
+import type { ProcessorStore } from './store';
 import { processorEvent, type ProcessorChange } from './processor-events';
 
 /** How often a change re-reads a processor that another change moved on meanwhile. */
@@ -26,12 +28,12 @@ export interface ListFilter {
 /**
  * AI processors (DESIGN section 7): the owner of the processor's Service or an admin may see and
  * change one; to anyone else it does not exist (404). Services and models are known from the
- * catalog's and the llm-gateway's events (Directory), never from their databases.
+ * catalog's and the llm-gateway's events (DirectoryStore), never from their databases.
  */
 export class Processors {
   constructor(
     private readonly store: ProcessorStore,
-    private readonly directory: Directory,
+    private readonly directory: DirectoryStore,
     private readonly slots: ActiveSlots,
     /**
      * A processor of the Service changed and its event was written: the outbox relay is told (its

@@ -1,4 +1,4 @@
-import type { ActiveProcessors } from './processor-records';
+import type { ActiveProcessors } from '../records/processor-records';
 
 /**
  * Which processor runs a stage: the Service's active processor of the stage's kind; for

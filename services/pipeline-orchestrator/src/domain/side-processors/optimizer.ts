@@ -1,16 +1,13 @@
 import { STAGES, type Envelope } from '@pack/contracts';
 import type { Logger } from '@pack/logging';
-import type { AiSwitches } from '../ai-switches';
+import type { AiSwitches } from '../records/ai-switches';
 import type { BudgetGate } from '../budgets/budgets';
-import { clip, type ExecutionContextStore } from '../pipelines/execution-context';
-import type { ActiveProcessors, ProcessorRecord } from '../processors/processor-records';
-import type {
-  GenerateResult,
-  PipelineRecord,
-  PipelineStore,
-  RunOutcome,
-} from '../pipelines/pipeline-records';
-import { progressEvents, progressVersion } from '../pipelines/progress';
+import { clip } from '../pipelines/execution-context';
+import type { ExecutionContextStore } from '../pipelines/store';
+import type { ActiveProcessors, ProcessorRecord } from '../records/processor-records';
+import type { GenerateResult, PipelineRecord, RunOutcome } from '../records/pipeline-records';
+import type { PipelineStore } from '../records/store';
+import { progressEvents, progressVersion } from '../stage-moves/progress';
 import { generateRequest } from '../stage-requests/stage-request';
 
 export const OPTIMIZER_REQUEST_PREFIX = 'optimizer-';

@@ -1,37 +1,18 @@
-import { createEnvelope, events, type Envelope, type EventData } from '@pack/contracts';
+import { createEnvelope, events, type EventData } from '@pack/contracts';
 import type { Logger } from '@pack/logging';
-import type { AiSwitches } from '../ai-switches';
+import type { AiSwitches } from '../records/ai-switches';
 import type { BudgetGate } from '../budgets/budgets';
 import { VALIDATOR_SCHEMA } from '../stage-requests/internal-schemas';
-import type { GenerateResult } from '../pipelines/pipeline-records';
-import type { ActiveProcessors } from '../processors/processor-records';
-import { generateRequest, SOURCE } from '../stage-requests/stage-request';
+import type { GenerateResult } from '../records/pipeline-records';
+import type { ActiveProcessors } from '../records/processor-records';
+import { SOURCE } from '../records/source';
+import { generateRequest } from '../stage-requests/stage-request';
+import type { ValidationStore } from './store';
 
 type Created = EventData<typeof events.changeInstanceCreated>;
 type Decision = EventData<typeof events.changeInstanceValidationDecided>;
 
 export const VALIDATOR_REQUEST_PREFIX = 'validator-';
-
-/** One validation per Change Instance: asked once, decided (or failed) once. */
-export interface ValidationRecord {
-  _id: number;
-  service_id: number;
-  processor_id: number;
-  request_id: string;
-  state: 'requested' | 'decided' | 'failed';
-  decision: Decision['decision'] | null;
-  reasons: string[];
-  error: string | null;
-  created_at: Date;
-  decided_at: Date | null;
-}
-
-export interface ValidationStore {
-  /** Inserts the validation with its generate request; false when this instance has one already. */
-  insert(record: ValidationRecord, request: Envelope): Promise<boolean>;
-  /** Ends a requested validation (with the decision's event, if any); false when it was not requested any more. */
-  settle(id: number, set: Partial<ValidationRecord>, events: Envelope[]): Promise<boolean>;
-}
 
 /**
  * The Change Instance Validator (spec 2.4, DESIGN section 7): a new Change Instance of a Service

@@ -7,12 +7,12 @@ import {
   type JsonSchema,
   type Stage,
 } from '@pack/contracts';
+import { carrierOf, context, contextOf, startSpan, trace, type TraceCarrier } from '@pack/tracing';
 import { finalSchema, type FinalSchema } from './final-schema';
-import type { ProcessorRecord } from '../processors/processor-records';
-import type { PipelineRecord, ServiceItemRecord, StageRecord } from '../pipelines/pipeline-records';
-import { inStageSpan } from './stage-span';
+import type { ProcessorRecord } from '../records/processor-records';
+import type { PipelineRecord, ServiceItemRecord, StageRecord } from '../records/pipeline-records';
 
-export const SOURCE = 'pipeline-orchestrator';
+import { SOURCE } from '../records/source';
 
 export function requestIdOf(pipelineId: number, stage: Stage, attempt: number): string {
   return `pipeline-${pipelineId}-${stage}-${attempt}`;
@@ -227,4 +227,41 @@ export function carried(stage: StageRecord): StageRecord {
     gen_ui_error: stage.gen_ui_error ?? null,
     origin: stage.origin ?? 'generated',
   };
+}
+
+/**
+ * A `pack.stage` span (service item, stage, run, processor) around building a stage's generate
+ * request, so the request event carries it: the LLM call and the result that follow are its
+ * descendants. `phase` says whether the stage starts or its request is sent again; a resend
+ * continues the trace stored with the stage (`parent`), not the sweeper's timer. Returns what
+ * `build` returned and the span's context, to be stored with the stage.
+ */
+export function inStageSpan<T>(
+  phase: 'start' | 'resend',
+  pipeline: PipelineRecord,
+  stage: Stage,
+  processor: ProcessorRecord,
+  attempt: number,
+  parent: TraceCarrier | undefined,
+  build: () => T,
+): { built: T; trace: TraceCarrier } {
+  const span = startSpan('pack.stage', {
+    parent: parent?.traceparent ? contextOf(parent) : context.active(),
+    attributes: {
+      'pack.stage.phase': phase,
+      'pack.service_item.id': pipeline.service_item_id,
+      'pack.pipeline.id': pipeline._id,
+      'pack.stage': stage,
+      'pack.run': pipeline.run,
+      'pack.stage.attempt': attempt,
+      'pack.processor.id': processor._id,
+      'pack.processor.kind': processor.kind,
+    },
+  });
+  const active = trace.setSpan(context.active(), span);
+  try {
+    return { built: context.with(active, build), trace: carrierOf(active) };
+  } finally {
+    span.end();
+  }
 }

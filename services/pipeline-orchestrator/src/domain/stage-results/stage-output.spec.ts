@@ -1,4 +1,4 @@
-import type { GenerateResult } from '../pipelines/pipeline-records';
+import type { GenerateResult } from '../records/pipeline-records';
 import { genUiFallback, stageOutput } from './stage-output';
 
 function result(over: Partial<GenerateResult>): GenerateResult {

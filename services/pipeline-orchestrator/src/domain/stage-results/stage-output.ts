@@ -7,7 +7,7 @@ import {
   type JsonSchema,
 } from '@pack/contracts';
 import { extractJson } from '@pack/llm-providers';
-import type { GenerateResult } from '../pipelines/pipeline-records';
+import type { GenerateResult } from '../records/pipeline-records';
 import { checkGenUi } from './gen-ui-check';
 import type { FinalSchema } from '../stage-requests/final-schema';
 

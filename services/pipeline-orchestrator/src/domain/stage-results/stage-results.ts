@@ -1,72 +1,80 @@
-import type { JsonSchema, ProcessorKind, Stage } from '@pack/contracts';
-import { AI_PROCESSORS_OFF_NOTE } from '../ai-switches';
-import type { ProcessorRecord } from '../processors/processor-records';
+import type { JsonSchema, ProcessorKind } from '@pack/contracts';
+import { LOST_RACE, retryOnConflict } from '@pack/reliability';
 import {
   NEXT_STAGE,
   RUNNING_STATES,
   type GenerateResult,
   type PipelineRecord,
-  type StageExpectation,
   type StageRecord,
   type StageState,
-} from '../pipelines/pipeline-records';
-import { KIND_OF, laterProcessor } from '../pipelines/stage-kinds';
-import type { PipelineDeps } from '../pipelines/pipeline-deps';
-import type { StageMoves } from '../pipelines/stage-moves';
-import { withStages } from '../pipelines/progress';
-import { attemptOf } from '../stage-requests/stage-request';
+} from '../records/pipeline-records';
+import { KIND_OF } from '../records/stage-kinds';
+import type { PipelineDeps } from '../stage-moves/pipeline-deps';
+import type { StageMoves } from '../stage-moves/stage-moves';
+import { failed } from './failed';
+import { afterItsEnd, ofReplacedAttempt } from './late';
+import { ok } from './ok';
+import type { ResultParts, Settling } from './settling';
 import { genUiFallback, stageOutput, type StageOutput } from './stage-output';
-
-/** A call answered by a model without prices: its cost is unknown, not 0 (nothing billed is not unpriced). */
-function unpricedCall(result: GenerateResult): boolean {
-  return result.unpriced && result.usage !== null;
-}
-
-/** A stage ended by the sweeper (timeout) or by a newer run before its request went out: its result is late. */
-function endedWithoutResult(stage: StageRecord): boolean {
-  return stage.error?.startsWith('timeout:') === true || stage.error?.startsWith('superseded:') === true;
-}
-
-/** A lookup started early that may go unused: its failure must not become an unhandled rejection. */
-function settled<T>(promise: Promise<T>): Promise<T> {
-  promise.catch(() => undefined);
-  return promise;
-}
+import { superseded } from './superseded';
 
 /**
  * Generate results of pipeline stages (rules 1 and 6 of spec 3.1, docs/decisions/0024 and 0028):
  * the stage ends OK or FAILED, and an OK starts the next stage's active processor in the same
- * write, or ends the run.
+ * write, or ends the run. This file decides which outcome a result is; each has its own file:
+ * ok.ts, failed.ts, superseded.ts (a newer run took over), late.ts (its attempt is over or was
+ * replaced). A decision taken on this replica's remembered copy of the pipeline that the copy
+ * cannot settle is taken once more on a fresh read (re-ask).
  */
 export class StageResults {
-  constructor(
-    private readonly deps: PipelineDeps,
-    private readonly moves: StageMoves,
-  ) {}
+  private readonly parts: ResultParts;
+
+  constructor(deps: PipelineDeps, moves: StageMoves) {
+    this.parts = { deps, moves };
+  }
 
   /**
-   * A generate result: only the attempt it names, while it is running, moves (dedupe). The
-   * pipeline is this replica's remembered copy when it has one (the move expects its `rev`);
-   * anything that copy cannot settle is decided again on a fresh read.
+   * A generate result: only the attempt it names, while it is running, moves (dedupe). The first
+   * decision reads the pipeline from memory when this replica remembers it (the move then expects
+   * its `rev`); one that loses its race is taken again on a fresh read, which is final.
    */
-  async result(result: GenerateResult, fresh = false): Promise<void> {
+  async result(result: GenerateResult): Promise<void> {
     if (!result.reply_to) return;
-    const { pipeline_id, stage, service_id } = result.reply_to;
-    const next = NEXT_STAGE[stage];
+    const { store } = this.parts.deps;
+    const id = result.reply_to.pipeline_id;
+    await retryOnConflict(
+      async (attempt) => {
+        if (attempt === 1) return this.decide(result, store.recent(id), true);
+        // Re-ask: the remembered copy proved stale, or the move lost its race.
+        store.forget(id);
+        return this.decide(result, null, false);
+      },
+      { tries: 2, keptChanging: () => new Error(`the result ${result.request_id} kept losing its race`) },
+    );
+  }
+
+  /** One decision on `remembered` (this replica's copy) or, without one, on a fresh read. */
+  private async decide(
+    result: GenerateResult,
+    remembered: PipelineRecord | null,
+    mayAskAgain: boolean,
+  ): Promise<void | typeof LOST_RACE> {
+    const { pipeline_id, stage, service_id } = result.reply_to!;
+    const { deps } = this.parts;
     // What an OK result looks up next (the next stage's processor, or at the end the optimizer),
     // read beside the pipeline when the result names its Service: one round trip less per stage.
+    const next = NEXT_STAGE[stage];
     const wanted: ProcessorKind = next ? KIND_OF[next] : 'pack_optimizer';
-    const lookups = this.deps.nextProcessors;
-    const early = service_id === undefined ? undefined : settled(lookups.active(service_id, wanted));
-    const remembered = fresh ? null : this.deps.store.recent(pipeline_id);
-    const pipeline = remembered ?? (await this.deps.store.find(pipeline_id));
+    const early =
+      service_id === undefined ? undefined : settled(deps.nextProcessors.active(service_id, wanted));
+    const pipeline = remembered ?? (await deps.store.find(pipeline_id));
     const current = pipeline?.stages[stage];
     const running = RUNNING_STATES.includes(current?.state as StageState);
-    if (remembered && (current?.request_id !== result.request_id || !running)) return this.again(result);
+    if (remembered && (current?.request_id !== result.request_id || !running)) return LOST_RACE;
     if (!pipeline || !current) return;
-    // An earlier attempt of the stage (replaced by a trigger or a push): the call was
-    // made and billed, so its cost is the pipeline's (spec 2.2); the stage is not moved.
-    if (current.request_id !== result.request_id) return this.replaced(pipeline, stage, current, result);
+    // An earlier attempt of the stage (replaced by a trigger or a push): its cost only (late.ts).
+    if (current.request_id !== result.request_id)
+      return ofReplacedAttempt(this.parts, pipeline, stage, current, result, unpricedCall(result));
     const now = new Date();
     const output = result.ok
       ? stageOutput(result, current.schema_mode)
@@ -81,94 +89,53 @@ export class StageResults {
       gen_ui_valid: output.gen_ui_valid,
       created_at: now,
     };
-    if (!running) {
-      // A redelivery of the result that ended the stage: its PackData history entry, written
-      // beside that move, may be what failed (an insert keyed by the request id: one entry).
-      if (packData && current.state === 'OK') await this.deps.store.savePackData(packData);
-      else if (current.state === 'FAILED' && endedWithoutResult(current) && !current.late_result)
-        await this.late(pipeline_id, stage, result, now);
-      return;
-    }
-    const expect: StageExpectation = {
-      states: RUNNING_STATES,
-      request_id: result.request_id,
-      ...(remembered?.rev !== undefined && { rev: remembered.rev }),
-    };
-    const ended = {
-      finished_at: now,
-      cost: result.cost,
+    // The result that ended the stage, again, or one after the sweeper failed it (late.ts).
+    if (!running)
+      return afterItsEnd(
+        this.parts,
+        pipeline_id,
+        stage,
+        current,
+        result,
+        packData,
+        now,
+        unpricedCall(result),
+      );
+    const settling: Settling = {
+      result,
+      pipeline,
+      stage,
+      current,
+      now,
+      expect: {
+        states: RUNNING_STATES,
+        request_id: result.request_id,
+        ...(remembered?.rev !== undefined && { rev: remembered.rev }),
+      },
+      ended: endedFields(result, output, now),
+      packData,
+      error: !output
+        ? result.error
+          ? `${result.error.kind}: ${result.error.message}`
+          : 'generation failed'
+        : output.failure,
       unpriced: unpricedCall(result),
-      // Which model answered (issue 29); results sent before fallbacks existed lack both.
-      answered_model_id: result.answered_model_id ?? (result.ok ? result.llm_model_id : null),
-      fallback_from: result.fallback_from ?? null,
     };
-    const stored = output && {
-      pack_data_json: output.pack_data_json,
-      gen_ui_json: output.gen_ui_json,
-      gen_ui_valid: output.gen_ui_valid,
-      gen_ui_error: output.gen_ui_error,
-    };
-    const error = !output
-      ? result.error
-        ? `${result.error.kind}: ${result.error.message}`
-        : 'generation failed'
-      : output.failure;
-    if (pipeline.superseded_by !== undefined) {
-      // A newer run took over (retrigger, CONFIG trigger): the result and its cost are recorded, nothing follows.
-      const fields: Partial<StageRecord> = {
-        ...ended,
-        ...stored,
-        state: error === null ? 'OK' : 'FAILED',
-        error,
-        superseded: true,
-      };
-      const saved = packData ? settled(this.deps.store.savePackData(packData)) : null;
-      const moved = await this.moves.endMove(
-        pipeline_id,
-        stage,
-        expect,
-        fields,
-        [],
-        result.cost,
-        unpricedCall(result),
-      );
-      await saved;
-      if (moved) this.moves.ended(stage, error === null ? 'OK' : 'FAILED', current, now);
-      else if (!fresh) await this.again(result);
-      return;
+    // The PackData history entry is written beside the move (an insert keyed by the request id).
+    const saved = packData ? settled(deps.store.savePackData(packData)) : null;
+    let ended: 'OK' | 'FAILED' | null;
+    if (pipeline.superseded_by !== undefined) ended = await superseded(this.parts, settling);
+    else if (settling.error !== null || !packData) ended = await failed(this.parts, settling);
+    else {
+      const lookup =
+        early && service_id === pipeline.service_id
+          ? early
+          : deps.nextProcessors.active(pipeline.service_id, wanted);
+      ended = await ok(this.parts, settling, lookup);
     }
-    const live: StageExpectation = { ...expect, current: true };
-    if (error !== null || !packData) {
-      const reason = error ?? 'generation failed';
-      const failed: Partial<StageRecord> = { ...ended, ...stored, state: 'FAILED', error: reason };
-      const events = await this.moves.finishing(withStages(pipeline, { [stage]: failed }), 'FAILED', [
-        `${stage}: ${reason}`,
-      ]);
-      // An executor's failed report is kept as the stage's PackData version too.
-      const saved = packData ? settled(this.deps.store.savePackData(packData)) : null;
-      const moved = await this.moves.endMove(
-        pipeline_id,
-        stage,
-        live,
-        failed,
-        events,
-        result.cost,
-        unpricedCall(result),
-      );
-      await saved;
-      if (moved) this.moves.ended(stage, 'FAILED', current, now);
-      else if (!fresh) await this.again(result);
-      return;
-    }
-    const lookup =
-      early && service_id === pipeline.service_id ? early : lookups.active(pipeline.service_id, wanted);
-    // The history entry overlaps the move: the result was checked against the running stage above.
-    const saved = settled(this.deps.store.savePackData(packData));
-    const done: Partial<StageRecord> = { ...ended, ...stored, state: 'OK', error: null };
-    const moved = await this.okMove(pipeline, stage, current, done, live, result, lookup);
     await saved;
-    if (moved) this.moves.ended(stage, 'OK', current, now);
-    else if (!fresh) await this.again(result);
+    if (ended) this.parts.moves.ended(stage, ended, current, now);
+    else if (mayAskAgain) return LOST_RACE;
   }
 
   /**
@@ -183,111 +150,39 @@ export class StageResults {
     if (result.error?.kind !== 'structured_output' || mode === null) return null;
     let dataSchema: JsonSchema | null = null;
     if (mode === 'combined') {
-      const processor = processorId === null ? null : await this.deps.findProcessor(processorId);
+      const processor = processorId === null ? null : await this.parts.deps.findProcessor(processorId);
       if (!processor?.response_schema_json) return null;
       dataSchema = JSON.parse(processor.response_schema_json) as JsonSchema;
     }
     return genUiFallback(result, mode, dataSchema);
   }
+}
 
-  /**
-   * A result that came after the sweeper failed its stage (docs/decisions/0028): the stage stays
-   * FAILED, but the call was made and billed, so its cost is the stage's and counts in the
-   * pipeline's total. Once per stage request (a redelivery finds `late_result` set).
-   */
-  private async late(pipelineId: number, stage: Stage, result: GenerateResult, now: Date): Promise<void> {
-    const late = { ok: result.ok, cost: result.cost, unpriced: result.unpriced, received_at: now };
-    await this.deps.store.move(
-      pipelineId,
-      stage,
-      { states: ['FAILED'], request_id: result.request_id, no_late_result: true },
-      { [stage]: { cost: result.cost, unpriced: unpricedCall(result), late_result: late } },
-      [],
-      result.cost,
-      unpricedCall(result),
-    );
-  }
+/** A call answered by a model without prices: its cost is unknown, not 0 (nothing billed is not unpriced). */
+function unpricedCall(result: GenerateResult): boolean {
+  return result.unpriced && result.usage !== null;
+}
 
-  /**
-   * A result of an earlier attempt of `stage` in this pipeline: its cost (or unpriced call) is
-   * counted once per request id (a redelivery, or the same result on another replica, finds it
-   * counted); nothing else changes. A request id this pipeline never sent counts nothing.
-   */
-  private async replaced(
-    pipeline: PipelineRecord,
-    stage: Stage,
-    current: StageRecord,
-    result: GenerateResult,
-  ): Promise<void> {
-    const attempt = attemptOf(result.request_id, pipeline._id, stage);
-    if (attempt === null || attempt >= current.attempt) return;
-    const unpriced = unpricedCall(result);
-    if (result.cost === null && !unpriced) return;
-    if (pipeline.counted?.[result.request_id]) return;
-    await this.deps.store.countLate(pipeline._id, result.request_id, result.cost, unpriced);
-  }
+/** A lookup or write started early that may go unused or fail: never an unhandled rejection. */
+function settled<T>(promise: Promise<T>): Promise<T> {
+  promise.catch(() => undefined);
+  return promise;
+}
 
-  /** The remembered copy proved stale (or could not settle the result): decide on a fresh read. */
-  private again(result: GenerateResult): Promise<void> {
-    this.deps.store.forget(result.reply_to!.pipeline_id);
-    return this.result(result, true);
-  }
-
-  /** A stage's OK: rule 1 starts the next stage's active processor in the same write, else the run may end. */
-  private async okMove(
-    pipeline: PipelineRecord,
-    stage: Stage,
-    current: StageRecord,
-    done: Partial<StageRecord>,
-    expect: StageExpectation,
-    result: GenerateResult,
-    lookup: Promise<ProcessorRecord | null>,
-  ): Promise<PipelineRecord | null> {
-    const { cost } = result;
-    const unpriced = unpricedCall(result);
-    const next = NEXT_STAGE[stage];
-    const processor = await lookup;
-    if (!next) {
-      const events = await this.moves.finishing(
-        withStages(pipeline, { [stage]: done }),
-        'COMPLETED',
-        [],
-        processor,
-      );
-      return this.moves.endMove(pipeline._id, stage, expect, done, events, cost, unpriced);
-    }
-    if (!processor) {
-      // Nothing starts by itself after this stage: unless a later stage has an active processor
-      // (its previous stage's PackData is then awaited from outside, rule 2), the run is over.
-      const waiting = await laterProcessor(this.deps.nextProcessors, pipeline.service_id, next);
-      const events = waiting
-        ? []
-        : await this.moves.finishing(withStages(pipeline, { [stage]: done }), 'COMPLETED', []);
-      return this.moves.endMove(pipeline._id, stage, expect, done, events, cost, unpriced);
-    }
-    if (!this.deps.switches.processors()) {
-      // AI processors switched off (0040): the stage ends OK, the next one is not started and says why.
-      const note = pipeline.stages[next].state === null ? { [next]: { error: AI_PROCESSORS_OFF_NOTE } } : {};
-      const set = { [stage]: done, ...note };
-      return this.deps.store.move(pipeline._id, stage, expect, set, [], cost, unpriced);
-    }
-    const exhausted = await this.deps.budget.exhausted(pipeline.service_id);
-    if (exhausted !== null) {
-      // The Service's AI budget is spent (0046): the stage ends OK, the next one is recorded
-      // FAILED with the reason and the run ends, its Change Instance told why, in one write.
-      const set = {
-        [stage]: done,
-        [next]: { state: 'FAILED' as const, error: exhausted, finished_at: done.finished_at ?? new Date() },
-      };
-      const events = await this.moves.finishing(withStages(pipeline, set), 'FAILED', [
-        `${next}: ${exhausted}`,
-      ]);
-      const moved = await this.deps.store.move(pipeline._id, stage, expect, set, events, cost, unpriced);
-      if (moved) await this.deps.requests.publish(pipeline._id, events);
-      return moved;
-    }
-    // The stage's OK and the next stage's request in one write: they cannot come apart.
-    const withData = { ...pipeline, stages: { ...pipeline.stages, [stage]: { ...current, ...done } } };
-    return this.moves.start(withData, next, processor, { [stage]: done }, { stage, expect, cost, unpriced });
-  }
+/** The fields every ending of a running stage sets: when, the cost, who answered, the output. */
+function endedFields(result: GenerateResult, output: StageOutput | null, now: Date): Partial<StageRecord> {
+  return {
+    finished_at: now,
+    cost: result.cost,
+    unpriced: unpricedCall(result),
+    // Which model answered (issue 29); results sent before fallbacks existed lack both.
+    answered_model_id: result.answered_model_id ?? (result.ok ? result.llm_model_id : null),
+    fallback_from: result.fallback_from ?? null,
+    ...(output && {
+      pack_data_json: output.pack_data_json,
+      gen_ui_json: output.gen_ui_json,
+      gen_ui_valid: output.gen_ui_valid,
+      gen_ui_error: output.gen_ui_error,
+    }),
+  };
 }

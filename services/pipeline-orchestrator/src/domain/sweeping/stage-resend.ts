@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Stage } from '@pack/contracts';
-import type { ProcessorRecord } from '../processors/processor-records';
-import { RUNNING_STATES, type StageState } from '../pipelines/pipeline-records';
-import type { PipelineDeps } from '../pipelines/pipeline-deps';
-import { stageRequest } from '../stage-requests/stage-request';
-import { inStageSpan } from '../stage-requests/stage-span';
+import type { ProcessorRecord } from '../records/processor-records';
+import { RUNNING_STATES, type StageState } from '../records/pipeline-records';
+import type { PipelineDeps } from '../stage-moves/pipeline-deps';
+import { inStageSpan, stageRequest } from '../stage-requests/stage-request';
 
 /**
  * Sends a running stage's generate request again, under the same request id, when its result

@@ -1,5 +1,5 @@
 import type { Stage } from '@pack/contracts';
-import type { PipelineRecord, StageRecord } from '../pipelines/pipeline-records';
+import type { PipelineRecord, StageRecord } from '../records/pipeline-records';
 import { emptyStage } from '../stage-requests/stage-request';
 import { StageSweeper, type StageBudget, type SweepStore } from './sweeper';
 

@@ -1,24 +1,11 @@
 import { STAGES, type Stage } from '@pack/contracts';
-import { RUNNING_STATES, type PipelineRecord, type StageState } from '../pipelines/pipeline-records';
+import { RUNNING_STATES, type PipelineRecord, type StageState } from '../records/pipeline-records';
+import type { SweepStore } from './store';
+
+export type { SweepStore } from './store';
 
 /** The contract default of an LLM model's timeout, for a model the projection does not know yet. */
 export const DEFAULT_MODEL_TIMEOUT_SECONDS = 60;
-
-/** What the sweeper reads: pipelines that may have a stage running, and the models' timeouts. */
-export interface SweepStore {
-  /**
-   * Pipelines flagged as watched (set with every SCHEDULED move), `limit` at a time by id after
-   * `afterId`. The flag is an indexed top-level equality, pushed down on FerretDB.
-   */
-  watched(afterId: number, limit: number): Promise<PipelineRecord[]>;
-  /** Clears the flag while no stage of the pipeline runs (a stage scheduled meanwhile keeps it). */
-  unwatch(id: number): Promise<boolean>;
-  /**
-   * The timeouts in seconds of the model each processor uses now and of that model's fallbacks
-   * (issue 29: the call may move to each in turn), in chain order, by processor id.
-   */
-  modelTimeouts(processorIds: readonly number[]): Promise<Map<number, readonly number[]>>;
-}
 
 /** Fails a running stage by the same conditional move as a generate result (Pipelines.failRunning). */
 export interface StageFailer {

@@ -1,6 +1,6 @@
 import { createEnvelope, events, STAGES, type Envelope, type EventData, type Stage } from '@pack/contracts';
-import type { PipelineRecord, StageRecord } from './pipeline-records';
-import { SOURCE } from '../stage-requests/stage-request';
+import type { PipelineRecord, StageRecord } from '../records/pipeline-records';
+import { SOURCE } from '../records/source';
 
 export type Progress = EventData<typeof events.pipelineProgress>['state'];
 

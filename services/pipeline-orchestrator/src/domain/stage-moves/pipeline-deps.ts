@@ -1,15 +1,10 @@
 import type { Envelope, JsonSchema, Stage } from '@pack/contracts';
-import type { AiSwitches } from '../ai-switches';
+import type { AiSwitches } from '../records/ai-switches';
 import type { BudgetGate } from '../budgets/budgets';
-import type { ActiveProcessors, Directory, ProcessorRecord } from '../processors/processor-records';
-import type {
-  PipelineRecord,
-  PipelineStore,
-  RequestSender,
-  RunOutcome,
-  ServiceItemStore,
-  StageState,
-} from './pipeline-records';
+import type { ActiveProcessors, ProcessorRecord } from '../records/processor-records';
+import type { DirectoryStore } from '../records/store';
+import type { PipelineRecord, RunOutcome, StageState } from '../records/pipeline-records';
+import type { PipelineStore, RequestSender, ServiceItemStore } from '../records/store';
 
 export interface PipelineObserver {
   transition(stage: Stage, state: StageState): void;
@@ -21,7 +16,7 @@ export interface PipelineObserver {
 export interface PipelineDeps {
   store: PipelineStore;
   items: ServiceItemStore;
-  directory: Directory;
+  directory: DirectoryStore;
   /** The active processor of a stage, read from the database (triggers, approvals; stage-processors.ts). */
   processors: ActiveProcessors;
   /** Where a result looks up what comes next: this replica's remembered lookups (processor-cache.ts). */

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Envelope, Stage } from '@pack/contracts';
-import type { ProcessorRecord } from '../processors/processor-records';
+import type { ProcessorRecord } from '../records/processor-records';
 import { scheduleStage } from '../stage-requests/stage-request';
 import type { PipelineDeps } from './pipeline-deps';
 import type {
@@ -9,7 +9,7 @@ import type {
   StageExpectation,
   StageRecord,
   StageState,
-} from './pipeline-records';
+} from '../records/pipeline-records';
 import { progressEvents, withStages } from './progress';
 
 const STARTABLE: (StageState | null)[] = [null, 'OK', 'FAILED'];

@@ -1,5 +1,5 @@
 import type { ProcessorKind, Stage } from '@pack/contracts';
-import type { ActiveProcessors } from '../processors/processor-records';
+import type { ActiveProcessors } from './processor-records';
 import { NEXT_STAGE } from './pipeline-records';
 
 /** The processor kind that runs each stage (EXECUTION falls to a Universal Executor, stage-processors.ts). */

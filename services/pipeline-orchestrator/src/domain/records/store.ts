@@ -1,0 +1,120 @@
+import type { Envelope, Page, Stage } from '@pack/contracts';
+import type {
+  LatestFilter,
+  PackDataRecord,
+  PipelineRecord,
+  ServiceItemRecord,
+  StageExpectation,
+  StageRecord,
+} from './pipeline-records';
+import type { KnownService } from './processor-records';
+
+/**
+ * The storage contracts every group of the orchestrator's domain shares (src/data implements
+ * them): pipelines, the items' approved declarations, the outbox's fast path and the projections
+ * of Services and models. A group's own contracts are in its `store.ts`.
+ */
+
+export interface PipelineStore {
+  nextId(): Promise<number>;
+  nextRun(serviceItemId: number): Promise<number>;
+  /** Inserts a pipeline with its events; false when one with the same origin exists. */
+  insert(record: PipelineRecord, events: Envelope[]): Promise<boolean>;
+  find(id: number): Promise<PipelineRecord | null>;
+  /**
+   * The pipeline as this replica last wrote it, if it still remembers it (no database read). It
+   * may be stale: decide nothing on it alone, and move with its `rev` expected.
+   */
+  recent(id: number): PipelineRecord | null;
+  /** Forgets a remembered copy (it proved stale). */
+  forget(id: number): void;
+  latest(serviceItemId: number): Promise<PipelineRecord | null>;
+  /**
+   * One atomic conditional update: applies `set` (stage fields by stage) and records `events`
+   * only while `stage` matches `expect`. The pipeline after the move, or null when it did not match.
+   */
+  move(
+    id: number,
+    stage: Stage,
+    expect: StageExpectation,
+    set: Partial<Record<Stage, Partial<StageRecord>>>,
+    events: Envelope[],
+    cost: string | null,
+    /** The result's call had no prices: counted in `unpriced_calls`. */
+    unpriced?: boolean,
+  ): Promise<PipelineRecord | null>;
+  /**
+   * Counts the cost of a result that moves no stage (its attempt was replaced or timed out) on
+   * pipeline `id`, once per request id; false when it was counted already.
+   */
+  countLate(id: number, requestId: string, cost: string | null, unpriced: boolean): Promise<boolean>;
+  /** Whether a pipeline of this origin exists (a repeated approval starts nothing). */
+  hasOrigin(origin: string): Promise<boolean>;
+  /**
+   * Marks every run of the item numbered below `run` that still has a stage running and is not
+   * superseded as superseded by pipeline `by` (one update): from then on none of them starts a stage.
+   */
+  supersedeOlder(serviceItemId: number, run: number, by: number): Promise<void>;
+  /** Undoes supersedeOlder for a run `by` that was never inserted (its origin existed). */
+  unsupersede(serviceItemId: number, by: number): Promise<void>;
+  /**
+   * A run that a newer concurrent one took over before its first request went out: superseded by
+   * `by`, `stage` FAILED with `error` and the request taken back out of its outbox (one write,
+   * while the stage is SCHEDULED with `requestId` and the outbox holds exactly `written`).
+   */
+  withdraw(
+    id: number,
+    stage: Stage,
+    requestId: string,
+    written: Envelope[],
+    by: number,
+    error: string,
+  ): Promise<boolean>;
+  /**
+   * Marks pipeline `id` superseded by the newer run `by`, while it has a stage running and is not
+   * superseded yet; true when it was marked.
+   */
+  supersede(id: number, by: number): Promise<boolean>;
+  /** Keeps a PackData version (a repeat of the same attempt is ignored). */
+  savePackData(record: PackDataRecord): Promise<void>;
+  /** Pipelines with a stage SCHEDULED or WAITING_FOR_RESPONSE. */
+  countRunning(): Promise<number>;
+  /** A page of the latest pipeline of each Service Item, newest first, without PackData or generative UI. */
+  listLatest(filter: LatestFilter, limit: number, offset: number): Promise<Page<PipelineRecord>>;
+}
+
+export interface ServiceItemStore {
+  /** Keeps the item's declaration when newer than the stored one; true when applied. */
+  applyApproved(item: ServiceItemRecord): Promise<boolean>;
+  find(serviceItemId: number): Promise<ServiceItemRecord | null>;
+}
+
+/**
+ * Publishes what a pipeline move has just written to the pipeline's outbox at once, instead of
+ * leaving it to the outbox relay (docs/decisions/0028); the relay stays the fallback.
+ */
+export interface RequestSender {
+  /**
+   * Sends a just scheduled stage's generate request with the other events its move wrote
+   * (`written`, the request among them) and marks the stage WAITING_FOR_RESPONSE. The pipeline
+   * after that move; null when the events are left to the outbox relay (the broker refused one)
+   * or the stage has moved on (its result came first).
+   */
+  send(
+    pipelineId: number,
+    stage: Stage,
+    request: Envelope,
+    written: Envelope[],
+  ): Promise<PipelineRecord | null>;
+  /** Publishes the events a move wrote (a run's end) and removes them from the pipeline's outbox. */
+  publish(pipelineId: number, written: Envelope[]): Promise<void>;
+}
+
+/** The projections of the catalog's Services and the llm-gateway's models (data/directory-repository.ts). */
+export interface DirectoryStore {
+  /** A Service that exists (not deleted), or null. */
+  service(id: number): Promise<KnownService | null>;
+  serviceIdsOwnedBy(ownerId: number): Promise<number[]>;
+  /** Whether an LLM model exists (known and not deleted). */
+  modelExists(id: number): Promise<boolean>;
+}

@@ -1,0 +1,24 @@
+import type { Envelope, EventData, events } from '@pack/contracts';
+
+type Decision = EventData<typeof events.changeInstanceValidationDecided>;
+
+/** One validation per Change Instance: asked once, decided (or failed) once. */
+export interface ValidationRecord {
+  _id: number;
+  service_id: number;
+  processor_id: number;
+  request_id: string;
+  state: 'requested' | 'decided' | 'failed';
+  decision: Decision['decision'] | null;
+  reasons: string[];
+  error: string | null;
+  created_at: Date;
+  decided_at: Date | null;
+}
+
+export interface ValidationStore {
+  /** Inserts the validation with its generate request; false when this instance has one already. */
+  insert(record: ValidationRecord, request: Envelope): Promise<boolean>;
+  /** Ends a requested validation (with the decision's event, if any); false when it was not requested any more. */
+  settle(id: number, set: Partial<ValidationRecord>, events: Envelope[]): Promise<boolean>;
+}
