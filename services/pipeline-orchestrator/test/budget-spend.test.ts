@@ -80,6 +80,28 @@ describe('AI budget spend, counted once per request id', () => {
     expect(await replicas[0]!.spend(9, MONTH)).toEqual({ units: toUnits('30'), unpriced_calls: 0 });
   });
 
+  it("a repeat whose add came before the first counter's keeps its count when the first counter settles before the repeat looks", async () => {
+    const the = { ...call('first-is-slow-CONFIG-1', '0.75'), service_id: 12 };
+    // The first counter stops between its ledger insert and its month add.
+    const firstAdd = paused();
+    const first = new BudgetRepository(slowed(connection, BUDGET_SPEND_COLLECTION, 'updateOne', firstAdd));
+    // The repeat stops after its add, before it reads whether the call was settled meanwhile.
+    const repeatLook = paused((options) => Boolean(options?.projection?.applied));
+    const repeat = new BudgetRepository(slowed(connection, BUDGET_CALLS_COLLECTION, 'findOne', repeatLook));
+    const counting = first.count(the);
+    await firstAdd.reached;
+    const repeating = repeat.count(the);
+    await repeatLook.reached;
+    firstAdd.open();
+    expect(await counting).toBe(false); // the repeat's mark was there
+    await first.flush();
+    repeatLook.open();
+    expect(await repeating).toBe(true);
+    expect(await repeat.spend(12, MONTH)).toEqual({ units: toUnits('0.75'), unpriced_calls: 0 });
+    expect(await new BudgetRepository(connection).count(the)).toBe(false);
+    expect(await repeat.spend(12, MONTH)).toEqual({ units: toUnits('0.75'), unpriced_calls: 0 });
+  });
+
   it('a repeat after a crash between the ledger entry and the month add adds once; one after the add, none', async () => {
     const store = new BudgetRepository(connection);
     const ledger = connection.collection(BUDGET_CALLS_COLLECTION);
@@ -132,3 +154,55 @@ describe('AI budget spend, counted once per request id', () => {
     expect(await store.spend(11, MONTH)).toEqual({ units: toUnits('1.5'), unpriced_calls: 0 });
   });
 });
+
+/** A pause a test opens: `reached` once a call it applies to (by its options) is waiting. */
+function paused(
+  appliesTo: (options: { projection?: Record<string, unknown> } | undefined) => boolean = () => true,
+) {
+  let open!: () => void;
+  let reach!: () => void;
+  const gate = new Promise<void>((resolve) => (open = resolve));
+  const reached = new Promise<void>((resolve) => (reach = resolve));
+  let done = false;
+  return {
+    reached,
+    open,
+    /** Waits at the gate the first time a call it applies to comes. */
+    async wait(options: { projection?: Record<string, unknown> } | undefined) {
+      if (done || !appliesTo(options)) return;
+      done = true;
+      reach();
+      await gate;
+    },
+  };
+}
+
+/** The connection as a slow replica sees it: `method` of collection `name` waits at the pause. */
+function slowed(
+  connection: mongoose.Connection,
+  name: string,
+  method: string,
+  pause: ReturnType<typeof paused>,
+): mongoose.Connection {
+  return new Proxy(connection, {
+    get(target, property, receiver) {
+      if (property !== 'collection') return Reflect.get(target, property, receiver);
+      return (collectionName: string) => {
+        const collection = target.collection(collectionName);
+        if (collectionName !== name) return collection;
+        return new Proxy(collection, {
+          get(inner, key) {
+            const value = Reflect.get(inner, key) as unknown;
+            if (typeof value !== 'function') return value;
+            const call = (...args: unknown[]) => (value as (...a: unknown[]) => unknown).apply(inner, args);
+            if (key !== method) return call;
+            return async (...args: unknown[]) => {
+              await pause.wait(args[1] as never);
+              return call(...args);
+            };
+          },
+        });
+      };
+    },
+  });
+}

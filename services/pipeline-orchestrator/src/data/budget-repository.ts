@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { mongo, type Connection } from 'mongoose';
 import { deleteInSlices, isDuplicateKey } from '@pack/db';
 import { LOST_RACE, retryOnConflict } from '@pack/reliability';
@@ -20,8 +21,8 @@ interface SpendDocument {
   month: string;
   units: mongo.Long;
   unpriced_calls: number;
-  /** Request ids (as field names) whose `$inc` is done but whose ledger entry is not yet marked. */
-  adding?: Record<string, true>;
+  /** Request ids (as field names) whose `$inc` is done but not yet settled: the adding count's token. */
+  adding?: Record<string, string | true>;
 }
 
 /** One counted call: the ledger that makes counting idempotent across replicas and redeliveries. */
@@ -32,8 +33,13 @@ interface CallDocument {
   units: mongo.Long;
   unpriced: boolean;
   applied: boolean;
+  /** Set when a repeat's `$inc` was the call's one (it came before the first counter's): its token. */
+  added_by?: string;
   at: Date;
 }
+
+/** What an add found: it added, the call is settled, or another count's `$inc` (its token) holds the mark. */
+type Added = 'added' | 'applied' | { by: string | undefined };
 
 /**
  * How long added calls wait to be settled together (`settle`): 2 commands per batch, so at a few
@@ -58,8 +64,8 @@ export class BudgetRepository implements BudgetStore {
   private readonly budgets;
   private readonly spends;
   private readonly calls;
-  /** Calls added to their month whose ledger entry and mark are not settled yet, by month document. */
-  private unsettled = new Map<string, Set<string>>();
+  /** Calls to settle by month document: request id -> the repeat's token whose `$inc` counted, if one did. */
+  private unsettled = new Map<string, Map<string, string | undefined>>();
   private flushing: NodeJS.Timeout | undefined;
   /** The settling under way: one at a time. */
   private settling: Promise<void> = Promise.resolve();
@@ -127,21 +133,25 @@ export class BudgetRepository implements BudgetStore {
       entry = found; // counted in the month first written, with the amount first written
       return this.repeat(entry);
     }
-    const added = await this.add(entry);
-    this.settle(entry);
-    return added;
+    const added = await this.add(entry, randomUUID());
+    if (added === 'applied') return false;
+    this.settle(entry, added === 'added' ? undefined : added.by);
+    return added === 'added';
   }
 
   /**
    * A repeat of a call whose entry was not applied when read. Its first counter may have settled
    * it since the read (marked it applied, then removed the mark): an `$inc` that found no mark is
-   * then a second one, which the entry, applied now, tells; it is taken back. A repeat never
-   * settles: only the first counter does, after its own `$inc` was tried, so no mark is removed
-   * before that `$inc` could see it (a repeat's settling could let a slow first counter add again).
+   * then a second one, which the entry, applied now, tells; it is taken back, unless the entry
+   * names this `$inc` (it came before the first counter's, which found its mark and settled it).
+   * A repeat never settles: only the first counter does, after its own `$inc` was tried, so no
+   * mark is removed before that `$inc` could see it.
    */
   private async repeat(entry: CallDocument): Promise<boolean> {
-    if (!(await this.add(entry))) return false;
-    if (!(await this.applied(entry._id))) return true;
+    const token = randomUUID();
+    if ((await this.add(entry, token)) !== 'added') return false;
+    const settled = await this.settled(entry._id);
+    if (settled?.applied !== true || settled.added_by === token) return true;
     await this.spends.updateOne(
       { _id: spendKey(entry.service_id, entry.month) },
       {
@@ -153,8 +163,11 @@ export class BudgetRepository implements BudgetStore {
   }
 
   private async applied(requestId: string): Promise<boolean> {
-    const found = await this.calls.findOne({ _id: requestId }, { projection: { applied: 1 } });
-    return found?.applied === true;
+    return (await this.settled(requestId))?.applied === true;
+  }
+
+  private settled(requestId: string) {
+    return this.calls.findOne({ _id: requestId }, { projection: { applied: 1, added_by: 1 } });
   }
 
   /**
@@ -163,10 +176,10 @@ export class BudgetRepository implements BudgetStore {
    * two per call). Until then the mark keeps a repeat from adding again; a crash before leaves
    * marks behind, which only ever refuse a repeat of their own call.
    */
-  private settle(entry: CallDocument): void {
+  private settle(entry: CallDocument, addedBy: string | undefined): void {
     const key = spendKey(entry.service_id, entry.month);
-    const marks = this.unsettled.get(key) ?? new Set<string>();
-    marks.add(entry._id);
+    const marks = this.unsettled.get(key) ?? new Map<string, string | undefined>();
+    marks.set(entry._id, addedBy);
     this.unsettled.set(key, marks);
     this.schedule();
   }
@@ -185,18 +198,23 @@ export class BudgetRepository implements BudgetStore {
     this.flushing = undefined;
     if (batch.size === 0) return;
     try {
-      const ids = [...batch.values()].flatMap((marks) => [...marks]);
-      await this.calls.updateMany({ _id: { $in: ids } }, { $set: { applied: true } });
+      const calls = [...batch.values()].flatMap((marks) => [...marks]);
+      const ids = calls.filter(([, by]) => by === undefined).map(([id]) => id);
+      if (ids.length > 0) await this.calls.updateMany({ _id: { $in: ids } }, { $set: { applied: true } });
+      // Rare: a repeat's `$inc` came first; the entry names it, so that repeat keeps its count.
+      for (const [id, by] of calls)
+        if (by !== undefined)
+          await this.calls.updateOne({ _id: id }, { $set: { applied: true, added_by: by } });
       for (const [key, marks] of batch)
         await this.spends.updateOne(
           { _id: key },
-          { $unset: Object.fromEntries([...marks].map((id) => [markOf(id), ''])) },
+          { $unset: Object.fromEntries([...marks.keys()].map((id) => [markOf(id), ''])) },
         );
     } catch (error) {
       // Kept for the next flush: marks stay meanwhile (a repeat is still refused by them).
       for (const [key, marks] of batch) {
-        const kept = this.unsettled.get(key) ?? new Set<string>();
-        for (const id of marks) kept.add(id);
+        const kept = this.unsettled.get(key) ?? new Map<string, string | undefined>();
+        for (const [id, by] of marks) kept.set(id, by);
         this.unsettled.set(key, kept);
       }
       this.schedule();
@@ -209,21 +227,25 @@ export class BudgetRepository implements BudgetStore {
     this.flushing.unref?.();
   }
 
-  /** The `$inc` of the call's month, unless its mark says it is done; false when it was. */
-  private async add(entry: CallDocument): Promise<boolean> {
+  /**
+   * The `$inc` of the call's month with its mark set to `token`, unless a mark is there: then the
+   * token of the count whose `$inc` holds it; 'applied' when the call is settled already.
+   */
+  private async add(entry: CallDocument, token: string): Promise<Added> {
     const key = spendKey(entry.service_id, entry.month);
     const mark = markOf(entry._id);
+    const field = mark.slice('adding.'.length);
     const unpriced = entry.unpriced ? 1 : 0;
     // Each round ends, or sees the month document created by another call (the next round's
     // update then matches): at most two rounds unless the mark came and went, which only happens
     // once the entry is applied, when there is nothing to add.
-    return retryOnConflict<boolean>(
+    return retryOnConflict<Added>(
       async () => {
         const updated = await this.spends.updateOne(
           { _id: key, [mark]: { $exists: false } },
-          { $inc: { units: entry.units, unpriced_calls: unpriced }, $set: { [mark]: true } },
+          { $inc: { units: entry.units, unpriced_calls: unpriced }, $set: { [mark]: token } },
         );
-        if (updated.modifiedCount === 1) return true;
+        if (updated.modifiedCount === 1) return 'added';
         // Not matched: the month has no document yet, or the mark is there (done).
         try {
           await this.spends.insertOne({
@@ -232,20 +254,23 @@ export class BudgetRepository implements BudgetStore {
             month: entry.month,
             units: entry.units,
             unpriced_calls: unpriced,
-            adding: { [mark.slice('adding.'.length)]: true },
+            adding: { [field]: token },
           });
-          return true;
+          return 'added';
         } catch (error) {
           if (!isDuplicateKey(error)) throw error;
           // It exists: either with the mark (done), or another call created it a moment ago.
           const marked = await this.spends.findOne(
             { _id: key, [mark]: { $exists: true } },
-            { projection: { _id: 1 } },
+            { projection: { [mark]: 1 } },
           );
-          if (marked) return false;
+          if (marked) {
+            const by = marked.adding?.[field];
+            return { by: typeof by === 'string' ? by : undefined };
+          }
           // No mark: removed by the settling or by a repeat taking its second add back, both only
           // once the entry is applied; or the document is new and the next round adds.
-          if (await this.applied(entry._id)) return false;
+          if (await this.applied(entry._id)) return 'applied';
         }
         return LOST_RACE;
       },
