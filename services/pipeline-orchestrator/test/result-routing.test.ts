@@ -105,6 +105,7 @@ describe('generate results routed by kind', () => {
   });
 
   it("sends the Pack Optimizer's result to the side-processor queue under its own type", async () => {
+    const start = await handled(orchestrator);
     await driver.approve(502, 5020, { app: 'blog' }, 2);
     const run = await waitFor(
       async () => {
@@ -120,7 +121,9 @@ describe('generate results routed by kind', () => {
     });
     const request = await driver.optimizerRequest(run.id);
     expect(request.reply_kind).toBe('optimization');
-    const before = await handled(orchestrator);
+    // The approval and the failed result, acknowledged (the optimizer's request goes out before
+    // the failed result's ack).
+    const before = await settled(start, { pipelines: 2, side: 0 });
     await driver.publish(events.llmOptimizationCompleted, {
       ...generateResult(request, { output: 'Answer with JSON only.' }),
       reply_kind: 'optimization',
