@@ -54,21 +54,22 @@ export async function spawnService(
   const [command, args] = entryPointCommand(`services/${name}/src/main.ts`, []);
   const { child, exited, output } = startProcess(command, args, ownEnv, lifetimeMs);
   const url = `http://127.0.0.1:${port}`;
-  const ready = waitFor(async () => (await fetch(`${url}/readyz`).catch(() => null))?.status === 200, {
-    timeoutMs: readyTimeoutMs,
-    what,
-  });
-  const ended = exited.then((result) => {
-    throw new Error(
-      `${name} ended before it was ready (status ${result.status}, signal ${result.signal}): ${result.stderr.slice(-2000)}`,
-    );
-  });
+  let ended: EntryPointResult | undefined;
+  void exited.then((result) => (ended = result));
   try {
-    await Promise.race([ready, ended]);
+    // Polled until it answers, or until it ended (no use waiting for it then).
+    await waitFor(async () => ended ?? (await fetch(`${url}/readyz`).catch(() => null))?.status === 200, {
+      timeoutMs: readyTimeoutMs,
+      what,
+    });
   } catch (error) {
     child.kill('SIGKILL');
     throw error;
   }
+  if (ended)
+    throw new Error(
+      `${name} ended before it was ready (status ${ended.status}, signal ${ended.signal}): ${ended.stderr.slice(-2000)}`,
+    );
   return {
     url,
     metricsUrl: `http://127.0.0.1:${metricsPort}`,
