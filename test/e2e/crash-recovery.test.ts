@@ -1,24 +1,23 @@
-import type { ChildProcess } from 'node:child_process';
 import amqp from 'amqplib';
 import { loadConfig } from '@pack/config';
 import { llmGatewayEnvSchema, llmGatewayService } from '@pack/llm-gateway';
 import { startService, type RunningService } from '@pack/runtime';
 import {
-  freePort,
   metricSample,
   metricsText,
-  startEntryPoint,
+  spawnService,
   startFakeOpenAi,
   waitFor,
   type FakeProviderServer,
+  type ServiceProcess,
 } from '@pack/testkit';
 import { approvedItems, callKey, latestStages, type StageView } from '../pipeline-actors';
 import { modelKnownToOrchestrator, startStack, type Stack } from '../stack';
 
 const KEY = 'sk-e2e-crash-0000';
 const KINDS = ['config', 'verify', 'execution'];
-const LLM_GATEWAY = 'services/llm-gateway/src/main.ts';
-const ORCHESTRATOR = 'services/pipeline-orchestrator/src/main.ts';
+const LLM_GATEWAY = 'llm-gateway';
+const ORCHESTRATOR = 'pipeline-orchestrator';
 /** Set-up and each test are bounded, with room for a loaded machine. */
 const BOUND_MS = 180_000;
 /** The model's timeout: the sweeper would fail a stage after 6 x (30 s + 5 s) + 60 s = 270 s. */
@@ -27,29 +26,21 @@ const MODEL_TIMEOUT_S = 30;
 type Stage = StageView;
 
 /**
- * A service's entry point as its own process, ready; the test SIGKILLs it (120 s at most to be
- * ready: a loaded machine compiles it slowly). It lives as long as a test may (startEntryPoint's
+ * A service as its own process on free ports, ready; the test SIGKILLs it (120 s at most to be
+ * ready: a loaded machine compiles it slowly). It lives as long as a test may (spawnService's
  * 60 s default ran out on a loaded machine before the test had set up its pipelines).
  */
-async function startProcess(file: string, env: Record<string, string>) {
-  const [port, metricsPort] = [await freePort(), await freePort()];
-  const started = startEntryPoint(
-    file,
-    [],
-    { ...env, PORT: String(port), METRICS_PORT: String(metricsPort) },
-    { lifetimeMs: 2 * BOUND_MS },
+const startProcess = (name: string, env: Record<string, string>) =>
+  spawnService(
+    name,
+    { ...env, PORT: '0', METRICS_PORT: '0' },
+    { readyTimeoutMs: 120_000, lifetimeMs: 2 * BOUND_MS },
   );
-  await waitFor(
-    async () => (await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => null))?.status === 200,
-    { timeoutMs: 120_000, what: `${file} ready` },
-  );
-  return started;
-}
 
-async function kill(process: { child: ChildProcess; exited: Promise<{ signal: NodeJS.Signals | null }> }) {
+async function kill(process: ServiceProcess) {
   // Alive until now: the kill below is what the test makes of it.
   expect([process.child.exitCode, process.child.signalCode]).toEqual([null, null]);
-  process.child.kill('SIGKILL');
+  process.kill('SIGKILL');
   expect((await process.exited).signal).toBe('SIGKILL');
 }
 

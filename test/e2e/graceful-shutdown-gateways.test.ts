@@ -16,12 +16,13 @@ import {
   dropDatabase,
   EventTap,
   freePort,
+  spawnService,
   startFakeOpenAi,
   testEnv,
   waitFor,
   type FakeProviderServer,
 } from '@pack/testkit';
-import { loadUntilStopped, publishAll, startReady } from './shutdown';
+import { loadUntilStopped, publishAll } from './shutdown';
 
 const WORKERS = 8;
 
@@ -67,7 +68,7 @@ describe('SIGTERM to the gateway while keep-alive requests flow through it to a 
   });
 
   it('answers every request in flight in full, then exits 0', async () => {
-    const gateway = await startReady('services/gateway/src/main.ts', env, 'the gateway');
+    const gateway = await spawnService('gateway', env);
     const url = `http://127.0.0.1:${env.PORT}`;
     const load = loadUntilStopped(
       WORKERS,
@@ -79,7 +80,7 @@ describe('SIGTERM to the gateway while keep-alive requests flow through it to a 
     });
     const stopped = load.stop();
     const inFlight = holding;
-    gateway.child.kill('SIGTERM');
+    gateway.kill('SIGTERM');
     await stopped;
     const exit = await gateway.exited;
 
@@ -131,7 +132,7 @@ describe('SIGTERM to the llm-gateway while generate requests flow through the br
   });
 
   it('finishes the generations running, leaves the rest queued, and answers every request once after a restart', async () => {
-    const first = await startReady('services/llm-gateway/src/main.ts', env, 'the llm-gateway');
+    const first = await spawnService('llm-gateway', env);
     const url = `http://127.0.0.1:${env.PORT}`;
     const created = await call(url, 'POST', '/v1/ai/llm_models/', {
       principal: admin,
@@ -167,19 +168,21 @@ describe('SIGTERM to the llm-gateway while generate requests flow through the br
       timeoutMs: 30_000,
       what: 'results to flow, with generations in flight',
     });
-    first.child.kill('SIGTERM');
+    first.kill('SIGTERM');
     const exit = await first.exited;
     expect({ status: exit.status, signal: exit.signal }).toEqual({ status: 0, signal: null });
     expect((await results()).size).toBeLessThan(TOTAL); // it stopped mid-stream
 
-    const second = await startReady('services/llm-gateway/src/main.ts', env, 'the llm-gateway again');
+    const second = await spawnService('llm-gateway', env, {
+      what: 'the llm-gateway to be ready again',
+    });
     try {
       await tap.waitFor(
         (received) => new Set(received.map((e) => e.data.request_id)).size >= TOTAL,
         'a result for every request',
       );
     } finally {
-      second.child.kill('SIGTERM');
+      second.kill('SIGTERM');
     }
     expect((await second.exited).status).toBe(0);
 

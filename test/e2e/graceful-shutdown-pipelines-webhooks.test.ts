@@ -15,11 +15,12 @@ import {
   EventTap,
   freePort,
   Receiver,
+  spawnService,
   testEnv,
   waitFor,
   type EntryPointResult,
 } from '@pack/testkit';
-import { loadUntilStopped, publishAll, startReady } from './shutdown';
+import { loadUntilStopped, publishAll } from './shutdown';
 
 const WORKERS = 4;
 const owner: Principal = { id: 7, username: 'olive', role: 'service_owner' };
@@ -104,7 +105,7 @@ describe('SIGTERM to the pipeline orchestrator while approvals flow in', () => {
   }
 
   it('starts one CONFIG stage per approval across the restart, fails no request, and exits 0', async () => {
-    const start = () => startReady('services/pipeline-orchestrator/src/main.ts', env, 'the orchestrator');
+    const start = () => spawnService('pipeline-orchestrator', env);
     const first = await start();
     const url = `http://127.0.0.1:${env.PORT}`;
     const ns = env.BROKER_NAMESPACE!;
@@ -161,7 +162,7 @@ describe('SIGTERM to the pipeline orchestrator while approvals flow in', () => {
       timeoutMs: 30_000,
       what: 'stages to be requested',
     });
-    first.child.kill('SIGTERM');
+    first.kill('SIGTERM');
     await load.stop();
     const exit = await first.exited;
     await publishing;
@@ -181,7 +182,7 @@ describe('SIGTERM to the pipeline orchestrator while approvals flow in', () => {
         { what: 'an empty queue' },
       );
     } finally {
-      second.child.kill('SIGTERM');
+      second.kill('SIGTERM');
     }
     expectCleanExit(await second.exited);
 
@@ -247,7 +248,7 @@ describe('SIGTERM to the webhook dispatcher while fires flow to a receiver', () 
   }
 
   it('delivers every fire exactly once across the restart, fails no request, and exits 0', async () => {
-    const start = () => startReady('services/webhook-dispatcher/src/main.ts', env, 'the dispatcher');
+    const start = () => spawnService('webhook-dispatcher', env);
     const first = await start();
     const url = `http://127.0.0.1:${env.PORT}`;
     const ns = env.BROKER_NAMESPACE!;
@@ -278,7 +279,7 @@ describe('SIGTERM to the webhook dispatcher while fires flow to a receiver', () 
       what: 'deliveries to flow, with some held by the receiver',
     });
     const heldAtSignal = receiver.holding;
-    first.child.kill('SIGTERM');
+    first.kill('SIGTERM');
     await load.stop();
     const exit = await first.exited;
     await publishing;
@@ -302,7 +303,7 @@ describe('SIGTERM to the webhook dispatcher while fires flow to a receiver', () 
         what: 'every fire finished (a leased one after its lease)',
       });
     } finally {
-      second.child.kill('SIGTERM');
+      second.kill('SIGTERM');
     }
     expectCleanExit(await second.exited);
 

@@ -13,11 +13,11 @@ import {
   dropDatabase,
   EventTap,
   freePort,
+  spawnService,
   testEnv,
   waitFor,
-  type EntryPointResult,
 } from '@pack/testkit';
-import { publishAll, startReady } from './shutdown';
+import { publishAll } from './shutdown';
 
 const admin: Principal = { id: 1, username: 'ops-admin', role: 'admin' };
 const PATH = '/v1/core/general_settings/';
@@ -47,10 +47,7 @@ describe('SIGTERM while requests and events flow through a service', () => {
   });
 
   const url = () => `http://127.0.0.1:${env.PORT}`;
-  async function start(): Promise<{ kill: () => void; exited: Promise<EntryPointResult> }> {
-    const { child, exited } = await startReady('services/settings/src/main.ts', env, 'settings');
-    return { kill: () => child.kill('SIGTERM'), exited };
-  }
+  const start = () => spawnService('settings', env);
 
   it('fails no request that was in flight, loses no accepted change event, and exits 0', async () => {
     const first = await start();
@@ -145,7 +142,7 @@ describe('SIGTERM while messages flow into a consumer', () => {
       .filter((line) => line.includes(HANDLED))
       .map((line) => (JSON.parse(line) as { change_instance_id: number }).change_instance_id);
 
-  const start = () => startReady('services/catalog/src/main.ts', env, 'catalog');
+  const start = () => spawnService('catalog', env);
 
   const publish = (from: number, to: number) =>
     publishAll(
@@ -167,7 +164,7 @@ describe('SIGTERM while messages flow into a consumer', () => {
       timeoutMs: 30_000,
       what: 'messages to flow',
     });
-    first.child.kill('SIGTERM');
+    first.kill('SIGTERM');
     const exit = await first.exited;
     await publishing;
     expect({ status: exit.status, signal: exit.signal }).toEqual({ status: 0, signal: null });
@@ -184,7 +181,7 @@ describe('SIGTERM while messages flow into a consumer', () => {
         what: 'an empty queue',
       });
     } finally {
-      second.child.kill('SIGTERM');
+      second.kill('SIGTERM');
     }
     const afterRestart = handledIds((await second.exited).stdout);
     const all = [...beforeStop, ...afterRestart].sort((a, b) => a - b);

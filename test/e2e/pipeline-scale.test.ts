@@ -1,43 +1,36 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
 import { loadConfig } from '@pack/config';
 import { llmGatewayEnvSchema, llmGatewayService } from '@pack/llm-gateway';
 import { startService, type RunningService } from '@pack/runtime';
-import { freePort, metricValue, startFakeOpenAi, waitFor, type FakeProviderServer } from '@pack/testkit';
+import {
+  metricValue,
+  spawnService,
+  startFakeOpenAi,
+  waitFor,
+  type FakeProviderServer,
+  type ServiceProcess,
+} from '@pack/testkit';
 import { approvedItems, callKey, latestStages } from '../pipeline-actors';
 import { modelKnownToOrchestrator, pipelineMessagesHandled, startStack, type Stack } from '../stack';
 
 const KEY = 'sk-e2e-scale-0000';
 const KINDS = ['config', 'verify', 'execution'];
-const ORCHESTRATOR = path.join(__dirname, '../../services/pipeline-orchestrator/src/main.ts');
 /** Set-up and each test are bounded, with room for a loaded machine running the whole suite. */
 const BOUND_MS = 180_000;
 
-/** The orchestrator's entry point as its own process (no time limit of its own: the test kills it). */
-async function startOrchestrator(env: Record<string, string>) {
-  const child = spawn(process.execPath, ['--require', 'tsx/cjs', ORCHESTRATOR], {
-    env: { PATH: process.env.PATH, ...env },
-    stdio: 'ignore',
-  });
-  const exited = new Promise<NodeJS.Signals | null>((resolve) =>
-    child.on('exit', (_code, signal) => resolve(signal)),
+/** The orchestrator as its own process, on free ports; it lives as long as the file may (the test kills it). */
+const startOrchestrator = (env: Record<string, string>) =>
+  spawnService(
+    'pipeline-orchestrator',
+    { ...env, PORT: '0', METRICS_PORT: '0' },
+    { readyTimeoutMs: 60_000, lifetimeMs: 3 * BOUND_MS, what: 'the second orchestrator ready' },
   );
-  await waitFor(
-    async () => (await fetch(`http://127.0.0.1:${env.PORT}/readyz`).catch(() => null))?.status === 200,
-    {
-      timeoutMs: 60_000,
-      what: 'the second orchestrator ready',
-    },
-  );
-  return { child, exited };
-}
 
 describe('two orchestrators and two llm-gateways', () => {
   let stack: Stack;
   let fast: FakeProviderServer;
   let slow: FakeProviderServer;
   let secondGateway: RunningService<never> | undefined;
-  let child: { child: ChildProcess; exited: Promise<NodeJS.Signals | null> } | undefined;
+  let child: ServiceProcess | undefined;
   let childMetrics = '';
   const consumers: string[] = [];
 
@@ -63,16 +56,11 @@ describe('two orchestrators and two llm-gateways', () => {
     );
     await gateway.started;
     secondGateway = gateway as unknown as RunningService<never>;
-    const [port, metricsPort] = [await freePort(), await freePort()];
-    childMetrics = `http://127.0.0.1:${metricsPort}`;
-    child = await startOrchestrator({
-      ...stack.envs['pipeline-orchestrator']!,
-      PORT: String(port),
-      METRICS_PORT: String(metricsPort),
-    });
+    child = await startOrchestrator(stack.envs['pipeline-orchestrator']!);
+    childMetrics = child.metricsUrl;
   }, BOUND_MS);
   afterAll(async () => {
-    child?.child.kill('SIGKILL');
+    child?.kill('SIGKILL');
     await child?.exited;
     await secondGateway?.stop();
     await Promise.all([fast?.close(), slow?.close()]);
@@ -195,8 +183,8 @@ describe('two orchestrators and two llm-gateways', () => {
           (await pipelineMessagesHandled(childMetrics)) > handledByChild,
         { what: 'the pipelines under way on both replicas' },
       );
-      child!.child.kill('SIGKILL');
-      expect(await child!.exited).toBe('SIGKILL');
+      child!.kill('SIGKILL');
+      expect((await child!.exited).signal).toBe('SIGKILL');
 
       const done = await allDone(items);
       expect(done.flat().every((stage) => stage.state === 'OK')).toBe(true);

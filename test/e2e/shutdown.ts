@@ -1,17 +1,9 @@
-/** What the graceful-shutdown tests share: a service process that is ready, a confirmed burst of events, HTTP load. */
+/**
+ * What the graceful-shutdown tests share: a confirmed burst of events, HTTP load. (They start
+ * each service as its own process with the test kit's spawnService.)
+ */
 import type amqp from 'amqplib';
 import { createEnvelope, type EventData, type EventDefinition } from '@pack/contracts';
-import { startEntryPoint, waitFor } from '@pack/testkit';
-
-/** Starts a service's entry point as its own process and waits until its /readyz answers 200. */
-export async function startReady(file: string, env: Record<string, string>, what: string) {
-  const started = startEntryPoint(file, [], env);
-  await waitFor(async () => (await fetch(`http://127.0.0.1:${env.PORT}/readyz`)).status === 200, {
-    timeoutMs: 30_000,
-    what: `${what} to be ready`,
-  });
-  return started;
-}
 
 /** Publishes events onto a namespace's exchange as another service would, and waits for the confirms. */
 export async function publishAll<D extends EventDefinition>(

@@ -1,9 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import {
-  freePort,
   Receiver,
   SPAN_KIND,
-  startEntryPoint,
+  spawnService,
   startFakeOpenAi,
   waitFor,
   type FakeProviderServer,
@@ -193,23 +192,17 @@ describe('tracing (issue 31): one trace from the gateway to the webhook', () => 
   it(
     'the llm-gateway killed with -9 mid-call: the taken-over call is in the trace of its submission',
     async () => {
-      const [port, metricsPort] = [await freePort(), await freePort()];
-      const replica = startEntryPoint(
-        'services/llm-gateway/src/main.ts',
-        [],
+      const replica = await spawnService(
+        'llm-gateway',
         {
           ...stack.envs['llm-gateway'],
-          PORT: String(port),
-          METRICS_PORT: String(metricsPort),
+          PORT: '0',
+          METRICS_PORT: '0',
           OTEL_EXPORTER_OTLP_ENDPOINT: stack.traces.url,
           OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
           OTEL_BSP_SCHEDULE_DELAY: '100',
         },
-        { lifetimeMs: BOUND_MS },
-      );
-      await waitFor(
-        async () => (await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => null))?.status === 200,
-        { timeoutMs: 60_000, what: 'the second llm-gateway ready' },
+        { readyTimeoutMs: 60_000, lifetimeMs: BOUND_MS, what: 'the second llm-gateway ready' },
       );
       // Each call takes 1.5 s: the killed replica is in the middle of some when it dies.
       fake.always({ latencyMs: 1500 });
@@ -231,7 +224,7 @@ describe('tracing (issue 31): one trace from the gateway to the webhook', () => 
         },
         { what: 'calls held by both llm-gateway replicas', timeoutMs: 60_000 },
       );
-      replica.child.kill('SIGKILL');
+      replica.kill('SIGKILL');
       expect((await replica.exited).signal).toBe('SIGKILL');
       for (const { item } of await submitted) await allOk(item);
 

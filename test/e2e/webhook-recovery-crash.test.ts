@@ -1,8 +1,7 @@
-import { freePort, Receiver, startEntryPoint, waitFor } from '@pack/testkit';
+import { Receiver, spawnService, waitFor } from '@pack/testkit';
 import { startStack, type Stack } from '../stack';
 
 const HOOKS = '/v1/external/serviceowner/webhooks/';
-const DISPATCHER = 'services/webhook-dispatcher/src/main.ts';
 const FIRES = 1000;
 const BOUND_MS = 400_000;
 
@@ -45,23 +44,19 @@ describe('a dispatcher killed with -9 during a recovery', () => {
     await receiver?.stop();
   });
 
-  async function replica() {
-    const [port, metricsPort] = [await freePort(), await freePort()];
-    const env = {
-      ...stack.envs['webhook-dispatcher']!,
-      ...shared,
-      WEBHOOK_RECOVERY_CONCURRENCY: '1',
-      PORT: String(port),
-      METRICS_PORT: String(metricsPort),
-      LOG_LEVEL: 'warn',
-    };
-    const started = startEntryPoint(DISPATCHER, [], env, { lifetimeMs: BOUND_MS });
-    await waitFor(
-      async () => (await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => null))?.status === 200,
-      { timeoutMs: 120_000, what: 'the dispatcher replica ready' },
+  const replica = () =>
+    spawnService(
+      'webhook-dispatcher',
+      {
+        ...stack.envs['webhook-dispatcher']!,
+        ...shared,
+        WEBHOOK_RECOVERY_CONCURRENCY: '1',
+        PORT: '0',
+        METRICS_PORT: '0',
+        LOG_LEVEL: 'warn',
+      },
+      { readyTimeoutMs: 120_000, lifetimeMs: BOUND_MS, what: 'the dispatcher replica ready' },
     );
-    return started;
-  }
 
   it(
     'recovers 1,000 FAILED fires: each resent exactly once, the recovery taken over from its cursor',
@@ -108,7 +103,7 @@ describe('a dispatcher killed with -9 during a recovery', () => {
         intervalMs: 20,
         timeoutMs: 60_000,
       });
-      first.child.kill('SIGKILL');
+      first.kill('SIGKILL');
       expect((await first.exited).signal).toBe('SIGKILL');
       const atKill = await progress();
       expect(atKill.state).toBe('RUNNING');
@@ -160,7 +155,7 @@ describe('a dispatcher killed with -9 during a recovery', () => {
             `${twice} delivered twice after the kill (same webhook-id)\n`,
         );
       } finally {
-        second.child.kill('SIGTERM');
+        second.kill('SIGTERM');
         await second.exited;
       }
     },

@@ -6,6 +6,7 @@ import { deleteQueues, dropDatabase } from './cleanup';
 import { testEnv } from './env';
 import { publishEvent } from './events';
 import { storedDocuments } from './outbox';
+import { spawnService, type ServiceProcess, type ServiceProcessOptions } from './service-process';
 
 export type Env = Record<string, string>;
 
@@ -94,6 +95,12 @@ export interface ServiceHarness<S extends ServiceLike, C extends Companions, X, 
    */
   replica(options?: Partial<O>): Promise<Harness<S, C, X, O>>;
   /**
+   * The same replica as its own OS process (spawnService), for a test that kills it: this
+   * instance's environment on free ports, `options.env` on top. The test ends it; the database
+   * stays this harness's to remove.
+   */
+  spawn(options?: ServiceProcessOptions & { env?: Env }): Promise<ServiceProcess>;
+  /**
    * Stops this instance. The last instance of a database to stop removes the database, its
    * queues and the doubles the harness started, unless `keepData` (a restart follows).
    */
@@ -117,7 +124,12 @@ interface Group<C> {
   amqpUrl: string;
 }
 
-/** Starts a service of `kind` in this process on its own database and broker namespace. */
+/**
+ * Starts a service of `kind` in this process on its own database and broker namespace. The one
+ * way tests start services: in this process (here, `replica()`, startReplicaPair, the e2e and
+ * sign-in stacks built on it), or as an OS process a test may SIGTERM or SIGKILL (`spawn()`, or
+ * spawnService with an environment of the test's own).
+ */
 export async function startHarness<S extends ServiceLike, C extends Companions, X, O extends HarnessOptions>(
   kind: ServiceKind<S, C, X, O>,
   options: O = {} as O,
@@ -184,6 +196,8 @@ async function start<S extends ServiceLike, C extends Companions, X, O extends H
     rawDatabase: () => storedDocuments(service),
     replica: (more = {}) =>
       start(kind, more as O, { env: { ...env, PORT: '0', METRICS_PORT: '0', ...more.env }, group }),
+    spawn: ({ env: more, ...options } = {}) =>
+      spawnService(kind.name, { ...env, PORT: '0', METRICS_PORT: '0', ...more }, options),
     async stop({ keepData = false } = {}) {
       if (!stopped) {
         stopped = true;

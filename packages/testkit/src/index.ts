@@ -18,6 +18,7 @@ export * from './clock';
 export * from './leak-scan';
 export * from './empty-owner';
 export * from './harness';
+export * from './service-process';
 export * from './principals';
 export * from './receiver';
 export * from './suite-scan';

@@ -1,31 +1,5 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
-import path from 'node:path';
 import { call, waitFor } from '@pack/testkit';
 import { changeInstance, events, owner, Receiver, startDispatcher, TEST_TUNING, WEBHOOKS } from './harness';
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
-/** The dispatcher as its own process, so the test can kill it the hard way. */
-async function spawnDispatcher(env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
-  const port = await freePort();
-  const child = spawn(process.execPath, ['--require', 'tsx/cjs', path.join(__dirname, '../src/main.ts')], {
-    env: { PATH: process.env.PATH, ...env, PORT: String(port) },
-    stdio: 'ignore',
-  });
-  const url = `http://127.0.0.1:${port}`;
-  await waitFor(async () => (await fetch(`${url}/readyz`).catch(() => null))?.status === 200, {
-    what: 'dispatcher process ready',
-    timeoutMs: 30_000,
-  });
-  return { child, url };
-}
 
 describe('no lost fire when the dispatcher dies mid-flight', () => {
   it('redelivers a fire whose process died before the answer, and fires events that arrived meanwhile', async () => {
@@ -44,7 +18,11 @@ describe('no lost fire when the dispatcher dies mid-flight', () => {
     ).body;
     await first.stop({ keepData: true });
 
-    const processed = await spawnDispatcher({ ...first.env, ...TEST_TUNING, ...env, LOG_LEVEL: 'silent' });
+    // The same dispatcher as its own process, so the test can kill it the hard way.
+    const processed = await first.spawn({
+      env: { ...TEST_TUNING, ...env, LOG_LEVEL: 'silent' },
+      what: 'dispatcher process ready',
+    });
     let second: Awaited<ReturnType<typeof startDispatcher>> | undefined;
     try {
       receiver.next({ status: 200, hang: true });
@@ -54,8 +32,8 @@ describe('no lost fire when the dispatcher dies mid-flight', () => {
       });
       expect(fired.status).toBe(202);
       await receiver.received(1);
-      processed.child.kill('SIGKILL');
-      await new Promise((resolve) => processed.child.once('exit', resolve));
+      processed.kill('SIGKILL');
+      await processed.exited;
 
       // Nothing runs now: the event waits in the dispatcher's durable queue.
       await first.publish(events.changeInstanceCreated, {
@@ -81,7 +59,7 @@ describe('no lost fire when the dispatcher dies mid-flight', () => {
       expect(sentManual).toHaveLength(2);
       expect(receiver.requests).toHaveLength(3);
     } finally {
-      processed.child.kill('SIGKILL');
+      processed.kill('SIGKILL');
       await (second ?? first).stop();
       await receiver.stop();
     }
