@@ -215,9 +215,9 @@ pg_up() {
     fi
     log "postgresql: starting on 127.0.0.1:$PACK_PG_PORT"
     # Port, listen address and socket folder are passed at each start, so PACK_PG_PORT may change.
-    # Each FerretDB process keeps a pool of about 50 connections: with PostgreSQL's default of
-    # 100, two of them (the shared one and a bench's or a test's private pair) left nothing for a
-    # third or for psql ("sorry, too many clients already"). 400 fits eight.
+    # Each FerretDB process keeps a pool of connections (50 by default; the shared one 200, see
+    # ferret_up): with PostgreSQL's default of 100, two of them left nothing for a third or for
+    # psql ("sorry, too many clients already"). 400 fits the shared one and four private pairs.
     if ! as_pg "$PG_BINDIR/pg_ctl" -D "$data" -l "$run/postgresql.log" -w -t 60 \
       -o "-p $PACK_PG_PORT -k $run -c listen_addresses=127.0.0.1 -c max_connections=400" start >/dev/null; then
       tail -n 30 "$run/postgresql.log" >&2 || true
@@ -352,9 +352,17 @@ ferret_up() {
     ferret_down
   fi
   log "ferretdb: starting on 127.0.0.1:$PACK_MONGO_PORT (log: $FERRET_LOG)"
+  # pool_max_conns: FerretDB's default is 50 PostgreSQL connections, and an open cursor keeps one
+  # until the client's getMore or killCursors. A goroutine dump of the shared server hung in a
+  # soak showed all 50 held by 48 open cursors while 159 commands (lock holders among them) waited
+  # for a connection: the services' own driver pools (20 each) were full of those commands, so the
+  # getMore that would free a cursor could not be sent. 200 is above six services' 120, so a
+  # command always finds a connection (and bounded reads no longer leave cursors open: their
+  # batchSize covers the limit). tools/ferretdb/main.go strips pool_* from the URL for its
+  # single-process lock connection, which PostgreSQL would otherwise refuse.
   daemon_start "$FERRET_PID" "$FERRET_LOG" "$FERRET_BIN" \
     -listen-addr="127.0.0.1:$PACK_MONGO_PORT" \
-    -postgresql-url="postgres://pack:pack@127.0.0.1:$PACK_PG_PORT/ferretdb"
+    -postgresql-url="postgres://pack:pack@127.0.0.1:$PACK_PG_PORT/ferretdb?pool_max_conns=200"
   if ! wait_port "$PACK_MONGO_PORT" 60; then
     tail -n 40 "$FERRET_LOG" >&2 || true
     die "ferretdb does not answer on 127.0.0.1:$PACK_MONGO_PORT"

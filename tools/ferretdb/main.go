@@ -17,6 +17,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -33,12 +34,13 @@ var errLockHeld = errors.New("another FerretDB process serves this PostgreSQL da
 	"(the patched FerretDB must run as one process per database, see tools/ferretdb/README.md)")
 
 // holdSingleProcessLock takes the advisory lock on a connection of its own; the lock lasts as
-// long as that connection.
+// long as that connection. Both the first take and keepSingleProcessLock's re-take come here.
 func holdSingleProcessLock(ctx context.Context, pgURL string) (*pgx.Conn, error) {
 	config, err := pgx.ParseConfig(pgURL)
 	if err != nil {
 		return nil, err
 	}
+	withoutPoolParams(config.RuntimeParams)
 	config.RuntimeParams["application_name"] = "FerretDB single-process lock"
 
 	conn, err := pgx.ConnectConfig(ctx, config)
@@ -57,6 +59,18 @@ func holdSingleProcessLock(ctx context.Context, pgURL string) (*pgx.Conn, error)
 	}
 
 	return conn, nil
+}
+
+// withoutPoolParams removes the URL's pool settings (pool_max_conns and the other pool_* keys)
+// from a single connection's run-time parameters. They are meant for FerretDB's pgxpool, which
+// takes them out of the URL itself; pgx.ParseConfig leaves them in RuntimeParams, and PostgreSQL
+// refuses the connection ("unrecognized configuration parameter pool_max_conns").
+func withoutPoolParams(params map[string]string) {
+	for name := range params {
+		if strings.HasPrefix(name, "pool_") {
+			delete(params, name)
+		}
+	}
 }
 
 // keepSingleProcessLock checks the lock's connection; when PostgreSQL went away (a restart),

@@ -6,6 +6,7 @@ export * from './outbox';
 export * from './idempotency';
 export * from './processed-events';
 export * from './paging';
+export * from './batches';
 export * from './snapshots';
 export * from './indexes';
 export * from './slices';

@@ -4,6 +4,7 @@ import type { Envelope } from '@pack/contracts';
 import type { Logger } from '@pack/logging';
 import { contextOf, inSpan, SpanKind } from '@pack/tracing';
 import type { Metrics } from '@pack/metrics';
+import { oneBatch } from './batches';
 
 /**
  * The transactional outbox without transactions (FerretDB v1 has none).
@@ -137,7 +138,10 @@ export class OutboxRelay {
     for (const name of this.options.collections) {
       const collection = this.options.connection.collection(name);
       const documents = await collection
-        .find({ [OUTBOX_PENDING_FIELD]: true }, { projection: { [OUTBOX_FIELD]: 1 }, limit: batch })
+        .find(
+          { [OUTBOX_PENDING_FIELD]: true },
+          { projection: { [OUTBOX_FIELD]: 1 }, limit: batch, ...oneBatch(batch) },
+        )
         .toArray();
       for (const document of documents) {
         const events = (document[OUTBOX_FIELD] as Envelope[] | undefined) ?? [];
@@ -154,7 +158,9 @@ export class OutboxRelay {
     const standalone = this.options.connection.collection<{ _id: string; envelope: Envelope }>(
       OUTBOX_COLLECTION,
     );
-    const records = await standalone.find({}, { sort: { created_at: 1 }, limit: batch }).toArray();
+    const records = await standalone
+      .find({}, { sort: { created_at: 1 }, limit: batch, ...oneBatch(batch) })
+      .toArray();
     for (const record of records) {
       if (!(await this.publish(record.envelope))) return;
       await standalone.deleteOne({ _id: record._id });

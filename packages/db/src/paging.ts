@@ -1,6 +1,7 @@
 import type { mongo } from 'mongoose';
 
 import type { Page } from '@pack/contracts';
+import { oneBatch } from './batches';
 
 export type { Page };
 
@@ -39,7 +40,7 @@ function reversed(sort: mongo.Sort, unique: boolean): Record<string, 1 | -1> | n
  * docs/decisions/0033), so a page past the middle is read from the other end: the same
  * documents, with the sort flipped, skipping the ones after the page instead, then put back in
  * order. The first page reads its count and its items in parallel; a later page needs the count
- * first.
+ * first. A page is read in one batch (batches.ts): it never leaves a cursor open.
  */
 export async function findPage<T extends mongo.Document>(
   collection: mongo.Collection<T>,
@@ -47,7 +48,7 @@ export async function findPage<T extends mongo.Document>(
   options: PageOptions,
 ): Promise<Page<mongo.WithId<T>>> {
   const read = (sort: mongo.Sort, skip: number, limit: number) => {
-    const find: mongo.FindOptions = { sort, skip, limit };
+    const find: mongo.FindOptions = { sort, skip, limit, ...oneBatch(limit) };
     if (options.projection) find.projection = options.projection;
     return collection.find(filter, find).toArray();
   };

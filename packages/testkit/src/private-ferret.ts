@@ -59,11 +59,13 @@ async function exit(child: ChildProcess): Promise<void> {
  * as a process of its own on a new database of scripts/infra.sh's private PostgreSQL (started if
  * needed): for the benches, and for tests of the patches that restart the server or read its
  * tables, which must not touch the suite's shared server. `prefix` names the database
- * (`<prefix>_<random>`, prefix matching bench_[a-z0-9_]+).
+ * (`<prefix>_<random>`, prefix matching bench_[a-z0-9_]+). `urlParams` go into its PostgreSQL URL
+ * (e.g. `pool_max_conns=4`: the size of FerretDB's pool of PostgreSQL connections).
  */
 export async function startPrivateFerret(
   variant: 'patched' | 'stock' = 'patched',
   prefix = 'bench_ferret',
+  urlParams = '',
 ): Promise<PrivateFerret> {
   const binary = infraScript(['ferretdb-bin', variant]).trim();
   const pg = infraScript(['pg-up']);
@@ -75,7 +77,10 @@ export async function startPrivateFerret(
   const launch = async () => {
     const started = spawn(
       binary,
-      [`-listen-addr=127.0.0.1:${port}`, `-postgresql-url=${exported(pg, 'PACK_PG_URL')}/${database}`],
+      [
+        `-listen-addr=127.0.0.1:${port}`,
+        `-postgresql-url=${exported(pg, 'PACK_PG_URL')}/${database}${urlParams ? `?${urlParams}` : ''}`,
+      ],
       { stdio: ['ignore', 'ignore', 'pipe'] },
     );
     child = started;

@@ -1,7 +1,15 @@
 import type { Connection } from 'mongoose';
 import { ServiceRepository } from './service-repository';
 import type { ChangeInstanceState, Envelope } from '@pack/contracts';
-import { findPage, isDuplicateKey, nextCounterValue, nextId, outboxFields, whileUnavailable } from '@pack/db';
+import {
+  findPage,
+  isDuplicateKey,
+  LARGE_BATCH,
+  nextCounterValue,
+  nextId,
+  outboxFields,
+  whileUnavailable,
+} from '@pack/db';
 import type {
   ChangeInstanceFilter,
   ChangeInstanceRecord,
@@ -138,7 +146,10 @@ export class CatalogRepository extends ServiceRepository implements CatalogStore
     return findPage(this.items, query, { sort: { _id: -1 }, limit, offset });
   }
 
-  /** The submissions (version-1 records) and approvals of some Service Items: two queries per page. */
+  /**
+   * The submissions (version-1 records) and approvals of some Service Items: two queries per page,
+   * each one command (their number grows with the items' declarations, past a first batch's 101).
+   */
   async itemTransitions(itemIds: readonly number[]): Promise<ItemTransitions> {
     if (itemIds.length === 0) return { submissions: [], approvals: [] };
     const projection = {
@@ -151,8 +162,10 @@ export class CatalogRepository extends ServiceRepository implements CatalogStore
     };
     const items = { service_item_id: itemIds.length === 1 ? itemIds[0] : { $in: [...itemIds] } };
     const [submissions, approvals] = await Promise.all([
-      this.transitions.find({ ...items, version: 1 }, { projection }).toArray(),
-      this.transitions.find({ ...items, approval_seq: { $gt: 0 } }, { projection }).toArray(),
+      this.transitions.find({ ...items, version: 1 }, { projection, batchSize: LARGE_BATCH }).toArray(),
+      this.transitions
+        .find({ ...items, approval_seq: { $gt: 0 } }, { projection, batchSize: LARGE_BATCH })
+        .toArray(),
     ]);
     return { submissions, approvals };
   }
@@ -186,7 +199,7 @@ export class CatalogRepository extends ServiceRepository implements CatalogStore
 
   transitionsOf(changeInstanceId: number): Promise<TransitionRecord[]> {
     return this.transitions
-      .find({ change_instance_id: changeInstanceId }, { sort: { version: 1 } })
+      .find({ change_instance_id: changeInstanceId }, { sort: { version: 1 }, batchSize: LARGE_BATCH })
       .project<TransitionRecord>({ _outbox: 0, _outbox_pending: 0 })
       .toArray();
   }

@@ -3,6 +3,8 @@ import type { Envelope } from '@pack/contracts';
 import {
   findPage,
   isDuplicateKey,
+  LARGE_BATCH,
+  oneBatch,
   OUTBOX_COLLECTION,
   OUTBOX_FIELD,
   outboxFields,
@@ -37,12 +39,15 @@ export class ServiceRepository {
 
   async findServices(ids: readonly number[]): Promise<Map<number, ServiceRecord>> {
     if (ids.length === 0) return new Map();
-    const rows = await this.services.find({ _id: { $in: [...new Set(ids)] } }).toArray();
+    const unique = [...new Set(ids)];
+    const rows = await this.services.find({ _id: { $in: unique } }, oneBatch(unique.length)).toArray();
     return new Map(rows.map((row) => [row._id, row]));
   }
 
   async serviceIdsOwnedBy(ownerId: number): Promise<number[]> {
-    const rows = await this.services.find({ owner_id: ownerId }, { projection: { _id: 1 } }).toArray();
+    const rows = await this.services
+      .find({ owner_id: ownerId }, { projection: { _id: 1 }, batchSize: LARGE_BATCH })
+      .toArray();
     return rows.map((row) => row._id);
   }
 

@@ -1,8 +1,11 @@
 import type { Connection } from 'mongoose';
 import type { Principal, Role } from '@pack/contracts';
-import { findPage, isDuplicateKey, nextId } from '@pack/db';
+import { findPage, isDuplicateKey, nextId, oneBatch } from '@pack/db';
 import type { TokenListItem, TokenRecord, TokenStore, UserOrigin, UserRecord } from '../domain/store';
 import type { GatewayModels } from './models';
+
+/** Revocations read per poll (revokedSince). */
+const REVOCATIONS_READ = 1000;
 
 /** Every database round trip of the gateway goes through here. */
 export class TokenRepository implements TokenStore {
@@ -89,8 +92,9 @@ export class TokenRepository implements TokenStore {
       {},
       { sort: { _id: 1 }, limit, offset, projection: { token_hash: 0 } },
     );
+    const userIds = [...new Set(tokens.map((t) => t.user_id))];
     const users = await this.models.users
-      .find({ _id: { $in: [...new Set(tokens.map((t) => t.user_id))] } })
+      .find({ _id: { $in: userIds } }, null, oneBatch(userIds.length))
       .lean();
     const byId = new Map(users.map((u) => [u._id, u]));
     return { count, items: tokens.map((token) => ({ token, user: byId.get(token.user_id) })) };
@@ -117,7 +121,8 @@ export class TokenRepository implements TokenStore {
     const rows = await this.models.tokens
       .find({ revocation_seq: { $gt: afterSeq } }, { token_hash: 1, revocation_seq: 1 })
       .sort({ revocation_seq: 1 })
-      .limit(1000)
+      .limit(REVOCATIONS_READ)
+      .batchSize(REVOCATIONS_READ + 1) // one command, no cursor left open (@pack/db oneBatch)
       .lean();
     return rows.map((row) => ({ hash: row.token_hash, seq: row.revocation_seq ?? afterSeq }));
   }

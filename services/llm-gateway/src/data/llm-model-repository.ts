@@ -1,6 +1,14 @@
 import type { Connection } from 'mongoose';
 import type { Envelope } from '@pack/contracts';
-import { deleteInSlices, findPage, isDuplicateKey, nextId, outboxFields, withOutbox } from '@pack/db';
+import {
+  deleteInSlices,
+  findPage,
+  isDuplicateKey,
+  nextId,
+  oneBatch,
+  outboxFields,
+  withOutbox,
+} from '@pack/db';
 import { ConflictError } from '@pack/errors';
 import type { LlmModelRecord, Page, WriteOutcome } from '../domain/models/model';
 import type { LlmModelStore } from '../domain/models/store';
@@ -78,7 +86,10 @@ export class LlmModelRepository implements LlmModelStore {
 
   async fallbackOf(id: number, limit: number): Promise<number[]> {
     const rows = await this.models
-      .find({ fallback_models: id, ...LIVE }, { projection: { _id: 1 }, sort: { _id: 1 }, limit })
+      .find(
+        { fallback_models: id, ...LIVE },
+        { projection: { _id: 1 }, sort: { _id: 1 }, limit, ...oneBatch(limit) },
+      )
       .toArray();
     return rows.map((row) => row._id);
   }

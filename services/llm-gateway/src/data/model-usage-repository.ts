@@ -1,6 +1,6 @@
 import type { Connection } from 'mongoose';
 import type { ProcessorSnapshot, ServiceSnapshot } from '@pack/contracts';
-import { applyVersionedSnapshot } from '@pack/db';
+import { applyVersionedSnapshot, LARGE_BATCH, oneBatch } from '@pack/db';
 import type { ModelUsageStore, OwnedProcessors } from '../domain/models/store';
 
 export const PROCESSOR_MODELS_COLLECTION = 'processor_models';
@@ -55,11 +55,14 @@ export class ModelUsageRepository implements ModelUsageStore, OwnedProcessors {
 
   async processorsOwnedBy(ownerId: number): Promise<number[]> {
     const services = await this.services
-      .find({ owner_id: ownerId, deleted: false }, { projection: { _id: 1 } })
+      .find({ owner_id: ownerId, deleted: false }, { projection: { _id: 1 }, batchSize: LARGE_BATCH })
       .toArray();
     if (services.length === 0) return [];
     const processors = await this.processors
-      .find({ service_id: { $in: services.map((service) => service._id) } }, { projection: { _id: 1 } })
+      .find(
+        { service_id: { $in: services.map((service) => service._id) } },
+        { projection: { _id: 1 }, batchSize: LARGE_BATCH },
+      )
       .toArray();
     return processors.map((document) => document._id);
   }
@@ -72,7 +75,10 @@ export class ModelUsageRepository implements ModelUsageStore, OwnedProcessors {
 
   async activeProcessorsUsing(modelId: number, limit: number): Promise<number[]> {
     const found = await this.processors
-      .find({ llm_model_id: modelId, active: true, deleted: false }, { projection: { _id: 1 } })
+      .find(
+        { llm_model_id: modelId, active: true, deleted: false },
+        { projection: { _id: 1 }, ...oneBatch(limit) },
+      )
       .sort({ _id: 1 })
       .limit(limit)
       .toArray();

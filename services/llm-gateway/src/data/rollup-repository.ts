@@ -1,4 +1,5 @@
 import { mongo, type Connection } from 'mongoose';
+import { LARGE_BATCH } from '@pack/db';
 import type { Rollup } from '../domain/calls/calls';
 import type { RollupStore } from '../domain/calls/store';
 
@@ -120,7 +121,7 @@ export class RollupRepository implements RollupStore {
       this.rollups
         .find(
           { period, within, start: { $gte: new Date(start), $lt: new Date(end) } },
-          { promoteLongs: false },
+          { promoteLongs: false, batchSize: LARGE_BATCH },
         )
         .toArray();
     const edge = (start: number, end: number) =>

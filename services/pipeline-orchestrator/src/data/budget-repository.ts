@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { mongo, type Connection } from 'mongoose';
-import { deleteInSlices, isDuplicateKey } from '@pack/db';
+import { deleteInSlices, isDuplicateKey, LARGE_BATCH, oneBatch } from '@pack/db';
 import { LOST_RACE, retryOnConflict } from '@pack/reliability';
 import type { BudgetStore, CountedCall, MonthSpend } from '../domain/budgets/store';
 
@@ -282,12 +282,18 @@ export class BudgetRepository implements BudgetStore {
   }
 
   async limited(month: string): Promise<{ service_id: number; limit: string; spend: MonthSpend }[]> {
-    const budgets = await this.budgets.find({ monthly_limit: { $ne: null } }).toArray();
+    const budgets = await this.budgets
+      .find({ monthly_limit: { $ne: null } }, { batchSize: LARGE_BATCH })
+      .toArray();
     if (budgets.length === 0) return [];
     const spends = await this.spends
       .find(
         { _id: { $in: budgets.map((budget) => spendKey(budget._id, month)) } },
-        { promoteLongs: false, projection: { service_id: 1, units: 1, unpriced_calls: 1 } },
+        {
+          promoteLongs: false,
+          projection: { service_id: 1, units: 1, unpriced_calls: 1 },
+          ...oneBatch(budgets.length),
+        },
       )
       .toArray();
     const byService = new Map(spends.map((spend) => [spend.service_id, spendOf(spend)]));

@@ -5,7 +5,7 @@ import {
   type ServiceProjection,
   type ServiceSnapshot,
 } from '@pack/contracts';
-import { applyVersionedSnapshot } from '@pack/db';
+import { applyVersionedSnapshot, LARGE_BATCH } from '@pack/db';
 import type { ServiceItemRecord } from '../domain/records/pipeline-records';
 import type { KnownService } from '../domain/records/processor-records';
 import type { DirectoryStore } from '../domain/records/store';
@@ -82,7 +82,7 @@ export class DirectoryRepository implements DirectoryStore, ProjectionStore {
 
   async serviceIdsOwnedBy(ownerId: number): Promise<number[]> {
     const rows = await this.services
-      .find({ owner_id: ownerId, deleted: false }, { projection: { _id: 1 } })
+      .find({ owner_id: ownerId, deleted: false }, { projection: { _id: 1 }, batchSize: LARGE_BATCH })
       .toArray();
     return rows.map((row) => row._id);
   }

@@ -1,5 +1,5 @@
 import type { Connection } from 'mongoose';
-import { isDuplicateKey, OUTBOX_FIELD, OUTBOX_PENDING_FIELD } from '@pack/db';
+import { isDuplicateKey, oneBatch, OUTBOX_FIELD, OUTBOX_PENDING_FIELD } from '@pack/db';
 import type { ExecutionContextStore, ExecutionNote } from '../domain/pipelines/store';
 import type { PipelineRecord } from '../domain/records/pipeline-records';
 import { PIPELINES_COLLECTION } from './pipeline-repository';
@@ -30,7 +30,7 @@ export class ExecutionContextRepository implements ExecutionContextStore {
 
   notes(serviceItemId: number, limit: number): Promise<ExecutionNote[]> {
     return this.notesCollection
-      .find({ service_item_id: serviceItemId })
+      .find({ service_item_id: serviceItemId }, oneBatch(limit))
       .sort({ created_at: -1 })
       .limit(limit)
       .toArray();
@@ -40,7 +40,7 @@ export class ExecutionContextRepository implements ExecutionContextStore {
     return this.pipelines
       .find(
         { service_item_id: serviceItemId },
-        { projection: { [OUTBOX_FIELD]: 0, [OUTBOX_PENDING_FIELD]: 0 } },
+        { projection: { [OUTBOX_FIELD]: 0, [OUTBOX_PENDING_FIELD]: 0 }, ...oneBatch(limit) },
       )
       .sort({ run: -1 })
       .limit(limit)

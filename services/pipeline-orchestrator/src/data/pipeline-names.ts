@@ -1,4 +1,5 @@
 import type { Connection } from 'mongoose';
+import { oneBatch } from '@pack/db';
 import type { StageNames } from '../domain/pipelines/pipeline-reads';
 import type { PipelineNameStore } from '../domain/pipelines/store';
 import { MODELS_COLLECTION, SERVICES_COLLECTION } from './directory-repository';
@@ -17,12 +18,15 @@ export class PipelineNameRepository implements PipelineNameStore {
     if (processorIds.length === 0) return names;
     const processors = await this.connection
       .collection<{ _id: number; name: string; llm_model_id: number }>(PROCESSORS_COLLECTION)
-      .find({ _id: { $in: [...processorIds] } }, { projection: { name: 1, llm_model_id: 1 } })
+      .find(
+        { _id: { $in: [...processorIds] } },
+        { projection: { name: 1, llm_model_id: 1 }, ...oneBatch(processorIds.length) },
+      )
       .toArray();
     const modelIds = [...new Set(processors.map((processor) => processor.llm_model_id))];
     const models = await this.connection
       .collection<{ _id: number; model_name: string }>(MODELS_COLLECTION)
-      .find({ _id: { $in: modelIds } }, { projection: { model_name: 1 } })
+      .find({ _id: { $in: modelIds } }, { projection: { model_name: 1 }, ...oneBatch(modelIds.length) })
       .toArray();
     const modelNames = new Map(models.map((model) => [model._id, model.model_name]));
     for (const processor of processors)
@@ -36,7 +40,10 @@ export class PipelineNameRepository implements PipelineNameStore {
   async models(modelIds: readonly number[]): Promise<Map<number, string>> {
     const models = await this.connection
       .collection<{ _id: number; model_name: string }>(MODELS_COLLECTION)
-      .find({ _id: { $in: [...new Set(modelIds)] } }, { projection: { model_name: 1 } })
+      .find(
+        { _id: { $in: [...new Set(modelIds)] } },
+        { projection: { model_name: 1 }, ...oneBatch(modelIds.length) },
+      )
       .toArray();
     return new Map(models.map((model) => [model._id, model.model_name]));
   }
@@ -45,7 +52,7 @@ export class PipelineNameRepository implements PipelineNameStore {
     if (serviceIds.length === 0) return new Map();
     const services = await this.connection
       .collection<{ _id: number; name: string }>(SERVICES_COLLECTION)
-      .find({ _id: { $in: [...serviceIds] } }, { projection: { name: 1 } })
+      .find({ _id: { $in: [...serviceIds] } }, { projection: { name: 1 }, ...oneBatch(serviceIds.length) })
       .toArray();
     return new Map(services.map((service) => [service._id, service.name]));
   }

@@ -1,5 +1,6 @@
 import type { Connection } from 'mongoose';
 import { STAGES } from '@pack/contracts';
+import { oneBatch } from '@pack/db';
 import { RUNNING_STATES, type PipelineRecord } from '../domain/records/pipeline-records';
 import type { SweepStore } from '../domain/sweeping/store';
 import { MODELS_COLLECTION } from './directory-repository';
@@ -36,7 +37,7 @@ export class SweepRepository implements SweepStore {
     return this.pipelines
       .find(
         { [WATCHED_FIELD]: true, _id: { $gt: afterId } },
-        { projection: PROJECTION, sort: { _id: 1 }, limit },
+        { projection: PROJECTION, sort: { _id: 1 }, limit, ...oneBatch(limit) },
       )
       .toArray();
   }
@@ -56,15 +57,23 @@ export class SweepRepository implements SweepStore {
     if (processorIds.length === 0) return new Map();
     const processors = await this.connection
       .collection<{ _id: number; llm_model_id: number }>(PROCESSORS_COLLECTION)
-      .find({ _id: { $in: [...processorIds] } }, { projection: { llm_model_id: 1 } })
+      .find(
+        { _id: { $in: [...processorIds] } },
+        { projection: { llm_model_id: 1 }, ...oneBatch(processorIds.length) },
+      )
       .toArray();
     const models = this.connection.collection<{ _id: number; timeout: number; fallback_models?: number[] }>(
       MODELS_COLLECTION,
     );
-    const read = (ids: Iterable<number>) =>
-      models
-        .find({ _id: { $in: [...new Set(ids)] } }, { projection: { timeout: 1, fallback_models: 1 } })
+    const read = (ids: Iterable<number>) => {
+      const unique = [...new Set(ids)];
+      return models
+        .find(
+          { _id: { $in: unique } },
+          { projection: { timeout: 1, fallback_models: 1 }, ...oneBatch(unique.length) },
+        )
         .toArray();
+    };
     const known = new Map(
       (await read(processors.map((p) => p.llm_model_id))).map((model) => [model._id, model]),
     );

@@ -1,5 +1,5 @@
 import type { Connection } from 'mongoose';
-import { isDuplicateKey } from '@pack/db';
+import { isDuplicateKey, LARGE_BATCH } from '@pack/db';
 import { LOST_RACE, retryOnConflict } from '@pack/reliability';
 import type { RecoveryRecord } from '../domain/model';
 import type { RecoveryStore } from '../domain/recovery/store';
@@ -116,7 +116,7 @@ export class RecoveryRepository implements RecoveryStore {
 
   async progress(): Promise<{ running: number; remaining: number }> {
     const running = await this.recoveries
-      .find({ state: 'RUNNING' }, { projection: { total: 1, resent: 1 } })
+      .find({ state: 'RUNNING' }, { projection: { total: 1, resent: 1 }, batchSize: LARGE_BATCH })
       .toArray();
     const remaining = running.reduce(
       (sum, recovery) => sum + Math.max(0, recovery.total - recovery.resent),

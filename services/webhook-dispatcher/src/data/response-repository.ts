@@ -1,5 +1,12 @@
 import type { Connection } from 'mongoose';
-import { deleteInSlices, dropReplacedIndex, findPage, isDuplicateKey, whileUnavailable } from '@pack/db';
+import {
+  deleteInSlices,
+  dropReplacedIndex,
+  findPage,
+  isDuplicateKey,
+  oneBatch,
+  whileUnavailable,
+} from '@pack/db';
 import { retryOnConflict } from '@pack/reliability';
 import type { FirePlan } from '../domain/firing/firing-rules';
 import type { AttemptRecord, Page, ResponseRecord, ScheduleRecord, Trigger } from '../domain/model';
@@ -172,7 +179,7 @@ export class ResponseRepository implements ResponseStore, ScheduleStore, WindowC
 
   failedAfter(window: FailedWindow, afterSeq: number, limit: number): Promise<ResponseRecord[]> {
     return this.responses
-      .find({ ...failedIn(window), seq: { $gt: afterSeq } }, { sort: { seq: 1 }, limit })
+      .find({ ...failedIn(window), seq: { $gt: afterSeq } }, { sort: { seq: 1 }, limit, ...oneBatch(limit) })
       .toArray();
   }
 

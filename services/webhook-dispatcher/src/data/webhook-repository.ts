@@ -1,6 +1,6 @@
 import type { Connection } from 'mongoose';
 import { serviceProjectionOf, type ServiceSnapshot } from '@pack/contracts';
-import { applyVersionedSnapshot, deleteInSlices, findPage, nextId } from '@pack/db';
+import { applyVersionedSnapshot, deleteInSlices, findPage, LARGE_BATCH, nextId } from '@pack/db';
 import { emptySchedule } from '../domain/firing/firing-rules';
 import type { Page, ScheduleRecord, ServiceRecord, WebhookRecord } from '../domain/model';
 import type { ServiceStore, WebhookStore } from '../domain/webhooks/store';
@@ -72,11 +72,13 @@ export class WebhookRepository implements WebhookStore {
   }
 
   enabledFor(serviceId: number): Promise<WebhookRecord[]> {
-    return this.webhooks.find({ service_id: serviceId, enabled: true }).toArray();
+    return this.webhooks.find({ service_id: serviceId, enabled: true }, { batchSize: LARGE_BATCH }).toArray();
   }
 
   async idsOwnedBy(ownerId: number): Promise<number[]> {
-    const owned = await this.webhooks.find({ owner_id: ownerId }, { projection: { _id: 1 } }).toArray();
+    const owned = await this.webhooks
+      .find({ owner_id: ownerId }, { projection: { _id: 1 }, batchSize: LARGE_BATCH })
+      .toArray();
     return owned.map((webhook) => webhook._id);
   }
 
