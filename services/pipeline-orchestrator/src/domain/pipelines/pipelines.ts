@@ -11,7 +11,6 @@ import {
   PREVIOUS_STAGE,
   RUNNING_STATES,
   type ChangeInstanceNews,
-  type GenerateResult,
   type PipelineRecord,
   type ServiceItemRecord,
   type StageRecord,
@@ -149,11 +148,6 @@ export class Pipelines {
     if (!(await store.insert(record, events))) return;
     if (previous && previous.run < run) await store.supersede(previous._id, id);
     if (events.length > 0) await this.deps.requests.publish(id, events);
-  }
-
-  /** A generate result: StageResults.result (stage-results/), for a caller that holds the Pipelines. */
-  result(result: GenerateResult): Promise<void> {
-    return this.results.result(result);
   }
 
   /**
