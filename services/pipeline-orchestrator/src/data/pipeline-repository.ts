@@ -4,7 +4,7 @@ import { STAGES } from '@pack/contracts';
 import {
   findPage,
   isDuplicateKey,
-  nextId,
+  nextCounterValue,
   OUTBOX_FIELD,
   OUTBOX_PENDING_FIELD,
   outboxFields,
@@ -57,12 +57,20 @@ export class PipelineRepository implements PipelineStore {
     await this.packData.createIndex({ service_item_id: 1, stage: 1 }, { name: 'item_stage' });
   }
 
+  /**
+   * Pipeline ids and run numbers are the counters' `$inc` alone, without `nextId`'s claim: on
+   * the servers we support (MongoDB, our FerretDB build; docs/decisions/0002, checked by
+   * packages/db/test/atomicity.test.ts) concurrent `findOneAndUpdate` `$inc`s return distinct
+   * values, so the claim decided nothing there and cost an insert (and a document kept for
+   * ever) per number on every new run (issue 33 item 7). The pipeline's unique `_id` still
+   * refuses a second pipeline with one id. Same counters as before, so numbering goes on.
+   */
   nextId(): Promise<number> {
-    return nextId(this.connection, PIPELINES_COLLECTION);
+    return nextCounterValue(this.connection, PIPELINES_COLLECTION);
   }
 
   nextRun(serviceItemId: number): Promise<number> {
-    return nextId(this.connection, `pipeline_runs_${serviceItemId}`);
+    return nextCounterValue(this.connection, `pipeline_runs_${serviceItemId}`);
   }
 
   async insert(
