@@ -147,7 +147,7 @@ export class Pipelines {
       exhausted === undefined ? [] : await this.moves.finishing(record, 'FAILED', [`CONFIG: ${exhausted}`]);
     if (!(await store.insert(record, events))) return;
     if (previous && previous.run < run) await store.supersede(previous._id, id);
-    if (events.length > 0) await this.deps.requests.publish(id, events);
+    if (events.length > 0) await this.deps.requests.publishEnd(id, events);
   }
 
   /**

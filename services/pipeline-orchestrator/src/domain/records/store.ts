@@ -110,8 +110,13 @@ export interface RequestSender {
     request: Envelope,
     written: Envelope[],
   ): Promise<PipelineRecord | null>;
-  /** Publishes the events a move wrote (a run's end) and removes them from the pipeline's outbox. */
+  /** Publishes the events a move wrote and removes them from the pipeline's outbox. */
   publish(pipelineId: number, written: Envelope[]): Promise<void>;
+  /**
+   * `publish` for the events of a run's end; the same update stops the timeout sweeper watching
+   * the pipeline while none of its stages runs (docs/decisions/0028).
+   */
+  publishEnd(pipelineId: number, written: Envelope[]): Promise<void>;
 }
 
 /** The projections of the catalog's Services and the llm-gateway's models (data/directory-repository.ts). */
