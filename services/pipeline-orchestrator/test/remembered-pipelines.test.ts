@@ -105,9 +105,9 @@ describe('a pipeline remembered by a replica that another replica changed', () =
     const started = (await a.pipelines.startRun(item(1), PROCESSORS.config!, 'origin-1'))!;
     expect(a.store.recent(started._id)?.stages.CONFIG.state).toBe('WAITING_FOR_RESPONSE');
 
-    await b.pipelines.result(ok(requestOf(started._id, 'CONFIG'), { config: 1 }));
+    await b.pipelines.results.result(ok(requestOf(started._id, 'CONFIG'), { config: 1 }));
     // A's copy still shows CONFIG waiting and VERIFY never started; the VERIFY result comes to A.
-    await a.pipelines.result(ok(requestOf(started._id, 'VERIFY'), { verified: true }));
+    await a.pipelines.results.result(ok(requestOf(started._id, 'VERIFY'), { verified: true }));
 
     const now = (await a.store.find(started._id))!;
     expect([now.stages.CONFIG.state, now.stages.VERIFY.state, now.stages.EXECUTION.state]).toEqual([
@@ -121,7 +121,7 @@ describe('a pipeline remembered by a replica that another replica changed', () =
   it('builds the next stage from what the other replica wrote, not from its own older copy', async () => {
     const [a, b] = [replica(), replica()];
     const started = (await a.pipelines.startRun(item(2), PROCESSORS.config!, 'origin-2'))!;
-    await a.pipelines.result(ok(requestOf(started._id, 'CONFIG'), { config: 2 }));
+    await a.pipelines.results.result(ok(requestOf(started._id, 'CONFIG'), { config: 2 }));
     // B replaces CONFIG's PackData while VERIFY runs (as a push of endpoint 5 does).
     const pushed = await b.store.move(
       started._id,
@@ -133,7 +133,7 @@ describe('a pipeline remembered by a replica that another replica changed', () =
     );
     expect(pushed?.rev).toBe((a.store.recent(started._id)?.rev ?? 0) + 1);
 
-    await a.pipelines.result(ok(requestOf(started._id, 'VERIFY'), { verified: 2 }));
+    await a.pipelines.results.result(ok(requestOf(started._id, 'VERIFY'), { verified: 2 }));
 
     const prompt = requestOf(started._id, 'EXECUTION')
       .messages.map((m) => m.content)
@@ -151,7 +151,7 @@ describe('a pipeline remembered by a replica that another replica changed', () =
   it('spec 2.2 "Cost of a pipeline = the sum of the costs of the individual responses across all its stages.": a replaced attempt\'s late result reaching both replicas, and again, counts once', async () => {
     const [a, b] = [replica(), replica()];
     const started = (await a.pipelines.startRun(item(3), PROCESSORS.config!, 'origin-3'))!;
-    await a.pipelines.result(ok(requestOf(started._id, 'CONFIG'), { config: 3 }));
+    await a.pipelines.results.result(ok(requestOf(started._id, 'CONFIG'), { config: 3 }));
     const verify = requestOf(started._id, 'VERIFY');
     // B replaces the running VERIFY attempt (as a push of endpoint 5 does): attempt 2, no request out.
     const replaced = await b.store.move(
@@ -165,8 +165,8 @@ describe('a pipeline remembered by a replica that another replica changed', () =
     expect(replaced?.stages.VERIFY.attempt).toBe(2);
 
     const late = { ...ok(verify, { verified: 3 }), cost: '0.000002' };
-    await Promise.all([a.pipelines.result(late), b.pipelines.result(late)]);
-    await a.pipelines.result(late);
+    await Promise.all([a.pipelines.results.result(late), b.pipelines.results.result(late)]);
+    await a.pipelines.results.result(late);
 
     const now = (await a.store.find(started._id))!;
     expect(now.costs).toEqual(['0.000001', '0.000002']);
@@ -194,13 +194,13 @@ describe('a pipeline remembered by a replica that another replica changed', () =
       // Each CONFIG request sent is answered, by either replica: only the live run goes on.
       const configs = sent.slice(sentBefore).filter((request) => request.reply_to?.stage === 'CONFIG');
       await Promise.all(
-        configs.map((request, i) => [a, b][i % 2]!.pipelines.result(ok(request, { r: round }))),
+        configs.map((request, i) => [a, b][i % 2]!.pipelines.results.result(ok(request, { r: round }))),
       );
       const verifies = sent.slice(sentBefore).filter((request) => request.reply_to?.stage === 'VERIFY');
       expect(verifies.map((request) => request.reply_to!.pipeline_id)).toEqual([live[0]!._id]);
       // The live run's VERIFY ends it: the next round starts from no running run.
-      await a.pipelines.result(ok(verifies[0]!, { v: round }));
-      await a.pipelines.result(ok(requestOf(live[0]!._id, 'EXECUTION'), { e: round }));
+      await a.pipelines.results.result(ok(verifies[0]!, { v: round }));
+      await a.pipelines.results.result(ok(requestOf(live[0]!._id, 'EXECUTION'), { e: round }));
     }
   });
 });

@@ -4,7 +4,7 @@ import { STAGES } from '@pack/contracts';
 import {
   findPage,
   isDuplicateKey,
-  nextId,
+  nextCounterValue,
   OUTBOX_FIELD,
   OUTBOX_PENDING_FIELD,
   outboxFields,
@@ -57,15 +57,26 @@ export class PipelineRepository implements PipelineStore {
     await this.packData.createIndex({ service_item_id: 1, stage: 1 }, { name: 'item_stage' });
   }
 
+  /**
+   * Pipeline ids and run numbers are the counters' `$inc` alone, without `nextId`'s claim: on
+   * the servers we support (MongoDB, our FerretDB build; docs/decisions/0002, checked by
+   * packages/db/test/atomicity.test.ts) concurrent `findOneAndUpdate` `$inc`s return distinct
+   * values, so the claim decided nothing there and cost an insert (and a document kept for
+   * ever) per number on every new run (issue 33 item 7). The pipeline's unique `_id` still
+   * refuses a second pipeline with one id. Same counters as before, so numbering goes on.
+   */
   nextId(): Promise<number> {
-    return nextId(this.connection, PIPELINES_COLLECTION);
+    return nextCounterValue(this.connection, PIPELINES_COLLECTION);
   }
 
   nextRun(serviceItemId: number): Promise<number> {
-    return nextId(this.connection, `pipeline_runs_${serviceItemId}`);
+    return nextCounterValue(this.connection, `pipeline_runs_${serviceItemId}`);
   }
 
-  async insert(pipeline: PipelineRecord, events: Envelope[]): Promise<boolean> {
+  async insert(
+    pipeline: PipelineRecord,
+    events: Envelope[],
+  ): Promise<{ later: PipelineRecord | null } | null> {
     try {
       // A new pipeline always schedules a stage: the sweeper watches it (0028).
       const watched: Record<string, boolean> = { [WATCHED_FIELD]: true };
@@ -78,10 +89,9 @@ export class PipelineRepository implements PipelineStore {
         ...outboxFields(...events),
       });
       this.remember({ ...pipeline, ...listed, rev: 0 });
-      await this.leaveList(pipeline);
-      return true;
+      return { later: await this.leaveList(pipeline) };
     } catch (error) {
-      if (isDuplicateKey(error)) return false;
+      if (isDuplicateKey(error)) return null;
       throw error;
     }
   }
@@ -91,19 +101,21 @@ export class PipelineRepository implements PipelineStore {
    * `pipeline` itself if a later run was inserted first (run numbers are taken before the insert,
    * so two new runs may be inserted out of order). Each insert clears, then looks: of two
    * concurrent ones, the later-run insert clears the other, or the other sees it. A crash in
-   * between leaves an extra latest run until the item's next run (docs/decisions/0042).
+   * between leaves an extra latest run until the item's next run (docs/decisions/0042). Run 1
+   * has no earlier run to clear (run numbers start at 1). The look reads the item's newest run,
+   * which answers the caller's own question too (is there a later run? `Pipelines.startRun`).
    */
-  private async leaveList(pipeline: PipelineRecord): Promise<void> {
+  private async leaveList(pipeline: PipelineRecord): Promise<PipelineRecord | null> {
     const item = pipeline.service_item_id;
-    await this.pipelines.updateMany(
-      { service_item_id: item, latest: true, run: { $lt: pipeline.run } },
-      { $set: { latest: false } },
-    );
-    const later = await this.pipelines.findOne(
-      { service_item_id: item, run: { $gt: pipeline.run } },
-      { projection: { _id: 1 } },
-    );
-    if (later) await this.pipelines.updateOne({ _id: pipeline._id }, { $set: { latest: false } });
+    if (pipeline.run > 1)
+      await this.pipelines.updateMany(
+        { service_item_id: item, latest: true, run: { $lt: pipeline.run } },
+        { $set: { latest: false } },
+      );
+    const newest = await this.latest(item);
+    if (!newest || newest.run <= pipeline.run) return null;
+    await this.pipelines.updateOne({ _id: pipeline._id }, { $set: { latest: false } });
+    return newest;
   }
 
   find(id: number): Promise<PipelineRecord | null> {

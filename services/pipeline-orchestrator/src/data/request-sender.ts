@@ -5,6 +5,7 @@ import type { PipelineRecord } from '../domain/records/pipeline-records';
 import type { RequestSender } from '../domain/records/store';
 import { record } from './pipeline-documents';
 import { PIPELINES_COLLECTION, type PipelineRepository } from './pipeline-repository';
+import { IDLE, WATCHED_FIELD } from './sweep-repository';
 
 /**
  * The outbox's fast path for a pipeline move's events (docs/decisions/0028): publish them at once
@@ -75,6 +76,26 @@ export class PipelineRequestSender implements RequestSender {
 
   async publish(pipelineId: number, written: Envelope[]): Promise<void> {
     if (written.length === 0 || !(await this.published(written))) return;
+    await this.clear(pipelineId, written);
+  }
+
+  /**
+   * A run's end: the update that removes its events also lets the sweeper go of the pipeline
+   * (`watched: false`) while none of its stages runs, the sweeper's own unwatch condition, so
+   * the sweeper's next round neither finds it nor spends a write on it. A stage started since
+   * (a trigger) keeps it watched: then the events are removed as by `publish`.
+   */
+  async publishEnd(pipelineId: number, written: Envelope[]): Promise<void> {
+    if (written.length === 0 || !(await this.published(written))) return;
+    const ended = await this.pipelines.updateOne(
+      { _id: pipelineId, [OUTBOX_FIELD]: written, ...IDLE },
+      { $set: { [OUTBOX_FIELD]: [], [OUTBOX_PENDING_FIELD]: false, [WATCHED_FIELD]: false } },
+    );
+    if (ended.modifiedCount === 0) await this.clear(pipelineId, written);
+  }
+
+  /** Removes published events: one update while the outbox holds exactly them, else the relay's two steps. */
+  private async clear(pipelineId: number, written: Envelope[]): Promise<void> {
     const cleared = await this.pipelines.updateOne(
       { _id: pipelineId, [OUTBOX_FIELD]: written },
       { $set: { [OUTBOX_FIELD]: [], [OUTBOX_PENDING_FIELD]: false } },

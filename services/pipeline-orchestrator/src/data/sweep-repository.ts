@@ -14,6 +14,11 @@ import { PROCESSORS_COLLECTION } from './processor-repository';
  */
 export const WATCHED_FIELD = 'watched';
 
+/** A pipeline none of whose stages runs (SCHEDULED or WAITING_FOR_RESPONSE): nothing to sweep. */
+export const IDLE: Record<string, unknown> = Object.fromEntries(
+  STAGES.map((stage) => [`stages.${stage}.state`, { $nin: [...RUNNING_STATES] }]),
+);
+
 const STAGE_FIELDS = ['state', 'request_id', 'processor_id', 'started_at', 'resends', 'resent_at'] as const;
 const PROJECTION = Object.fromEntries(
   STAGES.flatMap((stage) => STAGE_FIELDS.map((field) => [`stages.${stage}.${field}`, 1])),
@@ -43,11 +48,8 @@ export class SweepRepository implements SweepStore {
   }
 
   async unwatch(id: number): Promise<boolean> {
-    const idle = Object.fromEntries(
-      STAGES.map((stage) => [`stages.${stage}.state`, { $nin: [...RUNNING_STATES] }]),
-    );
     const result = await this.pipelines.updateOne(
-      { _id: id, [WATCHED_FIELD]: true, ...idle },
+      { _id: id, [WATCHED_FIELD]: true, ...IDLE },
       { $set: { [WATCHED_FIELD]: false } },
     );
     return result.modifiedCount === 1;

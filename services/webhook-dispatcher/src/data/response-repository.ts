@@ -7,7 +7,7 @@ import {
   oneBatch,
   whileUnavailable,
 } from '@pack/db';
-import { retryOnConflict } from '@pack/reliability';
+import { LOST_RACE, retryOnConflict } from '@pack/reliability';
 import type { FirePlan } from '../domain/firing/firing-rules';
 import type { AttemptRecord, Page, ResponseRecord, ScheduleRecord, Trigger } from '../domain/model';
 import type { FailedWindow, ResponseFilter, ResponseStore, WindowCounter } from '../domain/responses/store';
@@ -36,6 +36,9 @@ function failedIn(window: FailedWindow): Record<string, unknown> {
     created_at: { $gte: window.since, $lte: window.until },
   };
 }
+
+/** Candidates a claim tries in a row before it leaves the next one to the next poll. */
+const CLAIM_TRIES = 5;
 /** Result writes in flight at most: of the pool's 20 connections, 8 stay for the rest. */
 const RESULT_WRITES = 12;
 
@@ -197,28 +200,32 @@ export class ResponseRepository implements ResponseStore, ScheduleStore, WindowC
     const due = { state: 'SCHEDULED' as const, due_at: { $lte: now } };
     const expired = { state: 'WAITING_FOR_RESPONSE' as const, lease_until: { $lt: now } };
     const first = { sort: { due_at: 1 }, limit: 1, projection: { _id: 1, due_at: 1 } } as const;
-    for (let tries = 0; tries < 5; tries += 1) {
-      const found = await Promise.all([
-        this.responses.find(due, first).toArray(),
-        this.responses.find(expired, first).toArray(),
-      ]);
-      const candidate = found.flat().sort((a, b) => a.due_at.getTime() - b.due_at.getTime())[0];
-      if (!candidate) return null;
-      const claimed = await this.responses.findOneAndUpdate(
-        { _id: candidate._id, $or: [due, expired] },
-        {
-          $set: {
-            state: 'WAITING_FOR_RESPONSE',
-            lease_until: leaseUntil,
-            lease_token: token,
-            updated_at: now,
+    return retryOnConflict(
+      async (attempt) => {
+        const found = await Promise.all([
+          this.responses.find(due, first).toArray(),
+          this.responses.find(expired, first).toArray(),
+        ]);
+        const candidate = found.flat().sort((a, b) => a.due_at.getTime() - b.due_at.getTime())[0];
+        if (!candidate) return null;
+        const claimed = await this.responses.findOneAndUpdate(
+          { _id: candidate._id, $or: [due, expired] },
+          {
+            $set: {
+              state: 'WAITING_FOR_RESPONSE',
+              lease_until: leaseUntil,
+              lease_token: token,
+              updated_at: now,
+            },
           },
-        },
-        { returnDocument: 'after' },
-      );
-      if (claimed) return claimed;
-    }
-    return null; // taken by others five times in a row: the next poll looks again
+          { returnDocument: 'after' },
+        );
+        if (claimed) return claimed;
+        // Taken by others CLAIM_TRIES times in a row: the next poll looks again.
+        return attempt < CLAIM_TRIES ? LOST_RACE : null;
+      },
+      { tries: CLAIM_TRIES, keptChanging: () => new Error('never thrown: the last try answers null') },
+    );
   }
 
   async finish(

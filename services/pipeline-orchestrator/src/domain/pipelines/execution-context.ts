@@ -16,9 +16,15 @@ export const clip = (text: string) =>
 export class ExecutionContext {
   constructor(private readonly store: ExecutionContextStore) {}
 
-  async render(serviceItemId: number): Promise<string | null> {
+  /**
+   * `run`, the new run's number as it is being taken: run 1 has no earlier run (run numbers start
+   * at 1), so its runs are not read; notes are (feedback given before any run is kept as run 0).
+   */
+  async render(serviceItemId: number, run?: Promise<number>): Promise<string | null> {
     const [runs, notes] = await Promise.all([
-      this.store.recentRuns(serviceItemId, CONTEXT_LIMITS.runs),
+      (run ?? Promise.resolve(null)).then((number) =>
+        number === 1 ? [] : this.store.recentRuns(serviceItemId, CONTEXT_LIMITS.runs),
+      ),
       this.store.notes(serviceItemId, CONTEXT_LIMITS.notes),
     ]);
     if (runs.length === 0 && notes.length === 0) return null;

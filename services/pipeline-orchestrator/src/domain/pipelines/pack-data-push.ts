@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { stringifyExactJson, type Principal, type Stage } from '@pack/contracts';
 import { ConflictError } from '@pack/errors';
+import { LOST_RACE, retryOnConflict } from '@pack/reliability';
 import {
   NEXT_STAGE,
   type PipelineRecord,
@@ -90,68 +91,74 @@ export class PackDataPush {
     // Rule 2's next stage or the retrigger would start AI work: not while the budget is spent.
     const wouldStart = aiOn && ((next && nextProcessor) || config !== null);
     const spent = wouldStart ? await this.deps.budget.exhausted(item.service_id) : null;
-    for (let attempt = 0; attempt <= MAX_RACE_RETRIES; attempt += 1) {
-      const latest = await this.latestRun(item);
-      const now = new Date();
-      const fields = pushedFields(latest.stages[stage], dataJson, now);
-      const withData = withStages(latest, { [stage]: fields });
-      const retriggers = latest.push_retriggers ?? 0;
-      const bounded = config !== null && (!aiOn || spent !== null || retriggers >= MAX_PUSH_RETRIGGERS);
-      // Conditional on the attempt read: a concurrent trigger, result or push makes us re-read.
-      const expect = { states: ANY_STATE, attempt: latest.stages[stage].attempt };
-      const note =
-        next && nextProcessor && !aiOn && latest.stages[next].state === null
-          ? { [next]: { error: AI_PROCESSORS_OFF_NOTE } }
-          : {};
-      // Budget spent: the next stage is recorded FAILED with the reason and the run ends (0046).
-      const refused =
-        next && nextProcessor && spent !== null
-          ? { [next]: { state: 'FAILED' as const, error: spent, finished_at: now } }
-          : null;
-      const moved =
-        next && nextProcessor && aiOn && !refused
-          ? await pipelines.moves.start(
-              withData,
-              next,
-              nextProcessor,
-              { [stage]: fields },
-              {
+    // A lost race (another trigger, result or push moved the stage first) decides again.
+    return retryOnConflict(
+      async () => {
+        const latest = await this.latestRun(item);
+        const now = new Date();
+        const fields = pushedFields(latest.stages[stage], dataJson, now);
+        const withData = withStages(latest, { [stage]: fields });
+        const retriggers = latest.push_retriggers ?? 0;
+        const bounded = config !== null && (!aiOn || spent !== null || retriggers >= MAX_PUSH_RETRIGGERS);
+        // Conditional on the attempt read: a concurrent trigger, result or push makes us re-read.
+        const expect = { states: ANY_STATE, attempt: latest.stages[stage].attempt };
+        const note =
+          next && nextProcessor && !aiOn && latest.stages[next].state === null
+            ? { [next]: { error: AI_PROCESSORS_OFF_NOTE } }
+            : {};
+        // Budget spent: the next stage is recorded FAILED with the reason and the run ends (0046).
+        const refused =
+          next && nextProcessor && spent !== null
+            ? { [next]: { state: 'FAILED' as const, error: spent, finished_at: now } }
+            : null;
+        const moved =
+          next && nextProcessor && aiOn && !refused
+            ? await pipelines.moves.start(
+                withData,
+                next,
+                nextProcessor,
+                { [stage]: fields },
+                {
+                  stage,
+                  expect,
+                  cost: null,
+                  progress: true,
+                },
+              )
+            : await this.deps.store.move(
+                latest._id,
                 stage,
                 expect,
-                cost: null,
-                progress: true,
-              },
-            )
-          : await this.deps.store.move(
-              latest._id,
-              stage,
-              expect,
-              { [stage]: fields, ...note, ...refused },
-              refused
-                ? await pipelines.moves.finishing(withStages(withData, refused), 'FAILED', [
-                    `${next}: ${spent}`,
-                  ])
-                : await this.ending(withData, stage, config !== null, bounded, aiOn, spent),
-              null,
-            );
-      if (!moved) continue;
-      this.deps.observer.transition(stage, 'OK');
-      await this.deps.store.savePackData({
-        _id: `pipeline-${latest._id}-${stage}-${fields.attempt}-pushed`,
-        pipeline_id: latest._id,
-        service_item_id: serviceItemId,
-        stage,
-        data_json: dataJson,
-        gen_ui_json: null,
-        gen_ui_valid: null,
-        created_at: now,
-      });
-      if (!config || bounded) return { pipeline: moved, retrigger: null };
-      const origin = `push:${moved._id}:${stage}:${fields.attempt}`;
-      const retrigger = await pipelines.startRun(item, config, origin, { push_retriggers: retriggers + 1 });
-      return { pipeline: moved, retrigger };
-    }
-    throw new ConflictError(`the ${stage} stage keeps changing; try again`);
+                { [stage]: fields, ...note, ...refused },
+                refused
+                  ? await pipelines.moves.finishing(withStages(withData, refused), 'FAILED', [
+                      `${next}: ${spent}`,
+                    ])
+                  : await this.ending(withData, stage, config !== null, bounded, aiOn, spent),
+                null,
+              );
+        if (!moved) return LOST_RACE;
+        this.deps.observer.transition(stage, 'OK');
+        await this.deps.store.savePackData({
+          _id: `pipeline-${latest._id}-${stage}-${fields.attempt}-pushed`,
+          pipeline_id: latest._id,
+          service_item_id: serviceItemId,
+          stage,
+          data_json: dataJson,
+          gen_ui_json: null,
+          gen_ui_valid: null,
+          created_at: now,
+        });
+        if (!config || bounded) return { pipeline: moved, retrigger: null };
+        const origin = `push:${moved._id}:${stage}:${fields.attempt}`;
+        const retrigger = await pipelines.startRun(item, config, origin, { push_retriggers: retriggers + 1 });
+        return { pipeline: moved, retrigger };
+      },
+      {
+        tries: 1 + MAX_RACE_RETRIES,
+        keptChanging: () => new ConflictError(`the ${stage} stage keeps changing; try again`),
+      },
+    );
   }
 
   /**

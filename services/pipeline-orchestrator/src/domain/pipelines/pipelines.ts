@@ -11,7 +11,6 @@ import {
   PREVIOUS_STAGE,
   RUNNING_STATES,
   type ChangeInstanceNews,
-  type GenerateResult,
   type PipelineRecord,
   type ServiceItemRecord,
   type StageRecord,
@@ -148,12 +147,7 @@ export class Pipelines {
       exhausted === undefined ? [] : await this.moves.finishing(record, 'FAILED', [`CONFIG: ${exhausted}`]);
     if (!(await store.insert(record, events))) return;
     if (previous && previous.run < run) await store.supersede(previous._id, id);
-    if (events.length > 0) await this.deps.requests.publish(id, events);
-  }
-
-  /** A generate result: StageResults.result (stage-results/), for a caller that holds the Pipelines. */
-  result(result: GenerateResult): Promise<void> {
-    return this.results.result(result);
+    if (events.length > 0) await this.deps.requests.publishEnd(id, events);
   }
 
   /**
@@ -209,10 +203,12 @@ export class Pipelines {
     const now = new Date();
     const at = begin?.at ?? 'CONFIG';
     const itemId = item.service_item_id;
+    // The context reads the item's earlier runs once the run number says there are any.
+    const numbered = store.nextRun(itemId);
     const [id, run, context] = await Promise.all([
       store.nextId(),
-      store.nextRun(itemId),
-      at === 'CONFIG' ? this.deps.context.render(itemId) : null,
+      numbered,
+      at === 'CONFIG' ? this.deps.context.render(itemId, numbered) : null,
     ]);
     // Earlier runs are marked before the insert below, so a repeat must be known first. Only an
     // approval's origin can come again (a redelivery); the others hold a fresh uuid or attempt.
@@ -231,17 +227,17 @@ export class Pipelines {
     // Before the insert: a result of an earlier run landing now starts no further stage. The
     // item's first run has no earlier one (no write), only a possibly newer concurrent one.
     if (hasEarlier) await store.supersedeOlder(itemId, run, id);
-    if (!(await store.insert(record, [scheduled.event, ...progress]))) {
+    const inserted = await store.insert(record, [scheduled.event, ...progress]);
+    if (!inserted) {
       if (hasEarlier) await store.unsupersede(itemId, id);
       return null;
     }
     this.deps.observer.transition(at, 'SCHEDULED');
-    // After it: a concurrent start inserted after the first mark is an earlier run, or a later one.
-    const [, newest] = await Promise.all([
-      hasEarlier && store.supersedeOlder(itemId, run, id),
-      store.latest(itemId),
-    ]);
-    if (newest && newest.run > run) {
+    // After it: a concurrent start inserted after the first mark is an earlier run (marked
+    // again here), or a later one (the insert read the item's newest run after writing this one).
+    if (hasEarlier) await store.supersedeOlder(itemId, run, id);
+    const newest = inserted.later;
+    if (newest) {
       const request = scheduled.fields.request_id!;
       const reason = `superseded: run ${newest.run} of the item started at the same time and replaced this one`;
       if (!(await store.withdraw(id, at, request, [scheduled.event, ...progress], newest._id, reason)))

@@ -18,8 +18,12 @@ import type { KnownService } from './processor-records';
 export interface PipelineStore {
   nextId(): Promise<number>;
   nextRun(serviceItemId: number): Promise<number>;
-  /** Inserts a pipeline with its events; false when one with the same origin exists. */
-  insert(record: PipelineRecord, events: Envelope[]): Promise<boolean>;
+  /**
+   * Inserts a pipeline with its events; null when one with the same origin exists. Inserted, the
+   * item's run numbered above it if one is stored (read after the insert, so of two concurrent
+   * new runs the earlier-numbered one sees the later one, or was stored before its marks).
+   */
+  insert(record: PipelineRecord, events: Envelope[]): Promise<{ later: PipelineRecord | null } | null>;
   find(id: number): Promise<PipelineRecord | null>;
   /**
    * The pipeline as this replica last wrote it, if it still remembers it (no database read). It
@@ -106,8 +110,13 @@ export interface RequestSender {
     request: Envelope,
     written: Envelope[],
   ): Promise<PipelineRecord | null>;
-  /** Publishes the events a move wrote (a run's end) and removes them from the pipeline's outbox. */
+  /** Publishes the events a move wrote and removes them from the pipeline's outbox. */
   publish(pipelineId: number, written: Envelope[]): Promise<void>;
+  /**
+   * `publish` for the events of a run's end; the same update stops the timeout sweeper watching
+   * the pipeline while none of its stages runs (docs/decisions/0028).
+   */
+  publishEnd(pipelineId: number, written: Envelope[]): Promise<void>;
 }
 
 /** The projections of the catalog's Services and the llm-gateway's models (data/directory-repository.ts). */

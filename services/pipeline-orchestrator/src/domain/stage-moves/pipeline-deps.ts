@@ -26,7 +26,7 @@ export interface PipelineDeps {
   catalogSchema(): JsonSchema;
   observer: PipelineObserver;
   /** The item's execution context for a new run's CONFIG prompt (execution-context.ts); null when it has none. */
-  context: { render(serviceItemId: number): Promise<string | null> };
+  context: { render(serviceItemId: number, run?: Promise<number>): Promise<string | null> };
   /**
    * Events written with the move that ends a run (an OK with no later active processor, or a FAILED): its Change
    * Instance's progress and the Pack Optimizer's request (PackOptimizer.finishing, optimizer.ts).

@@ -93,7 +93,7 @@ export class StageMoves {
       cost,
       unpriced,
     );
-    if (moved) await this.deps.requests.publish(pipelineId, events);
+    if (moved) await this.deps.requests.publishEnd(pipelineId, events);
     return moved;
   }
 

@@ -59,7 +59,7 @@ async function move(
     };
     const events = await moves.finishing(withStages(pipeline, set), 'FAILED', [`${next}: ${exhausted}`]);
     const moved = await deps.store.move(pipeline._id, stage, expect, set, events, cost, unpriced);
-    if (moved) await deps.requests.publish(pipeline._id, events);
+    if (moved) await deps.requests.publishEnd(pipeline._id, events);
     return moved;
   }
   // The stage's OK and the next stage's request in one write: they cannot come apart.

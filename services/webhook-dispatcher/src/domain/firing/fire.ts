@@ -27,7 +27,8 @@ const MAX_BATCH = 100;
 /** Batches of one webhook whose insert may run while the next batch is numbered. */
 const MAX_RECORDING = 4;
 const OPENER_WAIT_MS = 20;
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+/** How often a trigger tries to merge into an open window; the last try writes the window's fire itself. */
+const MERGE_TRIES = 10;
 
 const GUESSES = { maxEntries: 10_000, ttlMs: Infinity };
 
@@ -214,38 +215,45 @@ export class Firing {
     id: string,
   ): Promise<WebhookTriggerResult | null> {
     const windowFire = schedule.window_fire!;
-    for (let tries = 0; tries < 10; tries += 1) {
-      const merged = await this.responses.merge(windowFire, trigger);
-      if (merged) {
-        this.observer.merged();
-        return { outcome: 'merged', response_id: merged.seq };
-      }
-      const existing = await this.responses.find(windowFire);
-      if (existing) {
-        if (existing.state !== 'SCHEDULED') return null; // the window closed meanwhile
-        this.observer.merged(); // it holds a later trigger already
-        return { outcome: 'merged', response_id: existing.seq };
-      }
-      if (windowFire === id || tries === 9) {
-        const record = newResponse(
-          webhook,
-          trigger,
-          windowFire,
-          // No fire can follow while the window is open, so the counter still holds the window's number.
-          schedule.seq,
-          new Date(schedule.window_end),
-          null,
-        );
-        if (await this.responses.insert(record)) {
-          this.options.dueLater(record.due_at);
+    return retryOnConflict(
+      async (attempt) => {
+        const merged = await this.responses.merge(windowFire, trigger);
+        if (merged) {
           this.observer.merged();
-          return { outcome: 'merged', response_id: record.seq };
+          return { outcome: 'merged', response_id: merged.seq };
         }
-      } else {
-        await sleep(OPENER_WAIT_MS);
-      }
-    }
-    return null;
+        const existing = await this.responses.find(windowFire);
+        if (existing) {
+          if (existing.state !== 'SCHEDULED') return null; // the window closed meanwhile
+          this.observer.merged(); // it holds a later trigger already
+          return { outcome: 'merged', response_id: existing.seq };
+        }
+        const last = attempt === MERGE_TRIES;
+        if (windowFire === id || last) {
+          const record = newResponse(
+            webhook,
+            trigger,
+            windowFire,
+            // No fire can follow while the window is open, so the counter still holds the window's number.
+            schedule.seq,
+            new Date(schedule.window_end),
+            null,
+          );
+          if (await this.responses.insert(record)) {
+            this.options.dueLater(record.due_at);
+            this.observer.merged();
+            return { outcome: 'merged', response_id: record.seq };
+          }
+        }
+        return last ? null : LOST_RACE;
+      },
+      {
+        tries: MERGE_TRIES,
+        // Another trigger opened the window: give its fire time to be written before looking again.
+        ...(windowFire !== id && { pauseMs: () => OPENER_WAIT_MS }),
+        keptChanging: () => new Error('never thrown: the last try answers null'),
+      },
+    );
   }
 }
 
