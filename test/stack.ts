@@ -6,6 +6,7 @@ import {
   call,
   flushSpans,
   LeakScan,
+  budgetsSettled,
   outboxDrained,
   stackCollector,
   startHarness,
@@ -275,8 +276,8 @@ export async function modelOnFakeProvider(
 
 /**
  * Runs `request` and expects it refused with a problem+json `status` naming exactly `fields`
- * (when given), with nothing stored in `running`'s database (its outbox drained first, so only
- * the request can change it).
+ * (when given), with nothing stored in `running`'s database (its outbox drained and its budget
+ * counts settled first, so only the request can change it).
  */
 export async function expectRefused(
   running: RunningService<never>,
@@ -285,6 +286,7 @@ export async function expectRefused(
   fields?: string[],
 ): Promise<CallResult> {
   if (running.definition.usesBroker !== false) await outboxDrained(running);
+  await budgetsSettled(running);
   const before = await storedDocuments(running);
   const answer = await request();
   expect(answer.status).toBe(status);

@@ -44,6 +44,29 @@ export async function outboxDrained(service: OutboxOwner): Promise<void> {
 }
 
 /**
+ * Waits until the AI budget counts a service made are settled (the orchestrator marks its ledger
+ * entries applied and removes their marks within a second of counting, in the background:
+ * docs/decisions/0046), so a comparison of stored documents sees only what a request changed.
+ * Services without that ledger have nothing to wait for.
+ */
+export async function budgetsSettled(service: {
+  context: { mongo: { connection: Connection } };
+}): Promise<void> {
+  const db = service.context.mongo.connection;
+  await waitFor(
+    async () => {
+      if ((await db.collection('ai_budget_calls').countDocuments({ applied: false })) > 0) return false;
+      const months = await db
+        .collection('ai_budget_spend')
+        .find({}, { projection: { adding: 1 } })
+        .toArray();
+      return months.every((month) => Object.keys((month.adding as object | undefined) ?? {}).length === 0);
+    },
+    { what: 'the AI budget counts settled' },
+  );
+}
+
+/**
  * Every document of every collection of a service's database, sorted by id (FerretDB returns
  * rows in no fixed order): compare two of them to show that a request stored nothing.
  */
