@@ -53,6 +53,18 @@ export const outboxSchemaFields = {
   [OUTBOX_PENDING_FIELD]: { type: Boolean, default: false, index: true, select: false },
 };
 
+/**
+ * Work the relay does on a document before it publishes the document's events, every time it
+ * meets the document with events pending (after a crash of the writer too): the place for a
+ * follow-up write of the change that must not be lost with the writer. It must be idempotent;
+ * a throw leaves the events pending, and the next drain tries again.
+ */
+export interface OutboxDocumentStep {
+  /** Fields of the document the step reads (besides `_id`). */
+  fields: readonly string[];
+  run(document: Record<string, unknown>): Promise<void>;
+}
+
 export interface OutboxRelayOptions {
   connection: Connection;
   broker: Broker;
@@ -72,6 +84,7 @@ export class OutboxRelay {
   private unsubscribe?: () => void;
   private readonly relayed;
   private readonly pendingFailures;
+  private readonly steps = new Map<string, OutboxDocumentStep>();
 
   constructor(private readonly options: OutboxRelayOptions) {
     this.relayed = options.metrics.counter('outbox_relayed_total', 'Outbox events published and removed', [
@@ -81,6 +94,11 @@ export class OutboxRelay {
       'outbox_publish_failures_total',
       'Outbox publishes that failed and stay pending',
     );
+  }
+
+  /** Runs `step` on each document of `collection` before its events are published (one per collection). */
+  beforePublishing(collection: string, step: OutboxDocumentStep): void {
+    this.steps.set(collection, step);
   }
 
   start(): void {
@@ -137,13 +155,13 @@ export class OutboxRelay {
     const batch = this.options.batchSize ?? 100;
     for (const name of this.options.collections) {
       const collection = this.options.connection.collection(name);
+      const step = this.steps.get(name);
+      const projection = Object.fromEntries([OUTBOX_FIELD, ...(step?.fields ?? [])].map((f) => [f, 1]));
       const documents = await collection
-        .find(
-          { [OUTBOX_PENDING_FIELD]: true },
-          { projection: { [OUTBOX_FIELD]: 1 }, limit: batch, ...oneBatch(batch) },
-        )
+        .find({ [OUTBOX_PENDING_FIELD]: true }, { projection, limit: batch, ...oneBatch(batch) })
         .toArray();
       for (const document of documents) {
+        await step?.run(document);
         const events = (document[OUTBOX_FIELD] as Envelope[] | undefined) ?? [];
         for (const event of events) {
           if (!(await this.publish(event))) return;

@@ -201,6 +201,45 @@ describe('database kit on a real MongoDB-wire server', () => {
       }
     });
 
+    it('runs a document step before relaying its events; a step that fails keeps them pending and runs again', async () => {
+      const namespace = uniqueName('t');
+      const observer = await EventTap.start(amqpUrl(), namespace);
+      const event = changed(3);
+      await Doc().collection.insertOne({ _id: 3 as never, value: 'a' });
+      await Doc().collection.updateOne({ _id: 3 as never }, withOutbox({ $set: { value: 'b' } }, event));
+      const broker = brokerFor(namespace);
+      const relay = relayFor(broker);
+      const steps: unknown[] = [];
+      let failures = 1;
+      relay.beforePublishing('docs', {
+        fields: ['value'],
+        run: async (document) => {
+          steps.push({ value: document.value, pending: (document[OUTBOX_FIELD] as unknown[]).length });
+          if (failures-- > 0) throw new Error('database away');
+          await Promise.resolve();
+        },
+      });
+      try {
+        broker.start();
+        await waitFor(() => broker.isReady());
+        relay.start();
+        const received = await observer.waitFor((events) => events.length === 1, 'the event');
+        expect(received[0]!.id).toBe(event.id);
+        // Failed once (the event stayed), then ran again while the event was still there.
+        expect(steps.slice(0, 2)).toEqual([
+          { value: 'b', pending: 1 },
+          { value: 'b', pending: 1 },
+        ]);
+        await waitFor(
+          async () => (await Doc().collection.findOne({ _id: 3 as never }))?.[OUTBOX_PENDING_FIELD] === false,
+        );
+      } finally {
+        await relay.stop();
+        await broker.close();
+        await observer.stop();
+      }
+    });
+
     it('relays events that have no owning document from the outbox collection', async () => {
       const namespace = uniqueName('t');
       const observer = await EventTap.start(amqpUrl(), namespace);

@@ -1,11 +1,16 @@
-import { oncePerEvent } from '@pack/db';
+import { oncePerEvent, whileUnavailable } from '@pack/db';
 import type { ServiceDefinition } from '@pack/runtime';
 import { SettingsCache } from '@pack/settings-client';
 import { CatalogRepository } from './data/catalog-repository';
-import { catalogModels, ensureIndexes, OUTBOX_COLLECTIONS } from './data/models';
+import { catalogModels, ensureIndexes, OUTBOX_COLLECTIONS, TRANSITIONS } from './data/models';
 import { ChangeInstanceQueries } from './domain/change-instances/change-instance-queries';
 import { ChangeInstanceMoves } from './domain/change-instances/move-change-instance';
 import { ChangeInstanceViews } from './domain/change-instances/roll-forward';
+import {
+  ItemPointerUpdates,
+  POINTER_SOURCE_FIELDS,
+  type PointerSource,
+} from './domain/change-instances/item-pointer-updates';
 import { ServiceOwners } from './domain/services/service-owners';
 import { ServiceCatalog } from './domain/services/services';
 import { SubmitDeclaration } from './domain/declarations/submit-declaration';
@@ -41,12 +46,18 @@ export const catalogService: ServiceDefinition<CatalogConfig> = {
     const eventsWritten = () => outbox.kick();
     const owners = new ServiceOwners(repository, settings);
     const queries = new ChangeInstanceQueries(repository);
-    const moves = new ChangeInstanceMoves(repository, eventsWritten, logger);
+    const pointers = new ItemPointerUpdates(repository, logger);
+    // A writer that died after a record's insert: its item's pointers are set before its events go.
+    outbox.beforePublishing(TRANSITIONS, {
+      fields: POINTER_SOURCE_FIELDS,
+      run: (record) => pointers.beforePublishing(record as unknown as PointerSource),
+    });
+    const moves = new ChangeInstanceMoves(repository, eventsWritten, logger, pointers);
 
     return {
       routes: [
         ...serviceRoutes(new ServiceCatalog(repository, owners, eventsWritten)),
-        ...submissionRoutes(new SubmitDeclaration(repository, settings, eventsWritten, logger)),
+        ...submissionRoutes(new SubmitDeclaration(repository, settings, eventsWritten, logger, pointers)),
         ...serviceItemRoutes(queries),
         ...changeInstanceRoutes(queries, moves, settings),
         ...serviceOwnerRoutes(owners, settings),
@@ -59,6 +70,8 @@ export const catalogService: ServiceDefinition<CatalogConfig> = {
       ],
       async onStart() {
         await ensureIndexes(models);
+        // Items stored before the pointers were kept on them; ready only once they have them.
+        await whileUnavailable(() => pointers.backfill(), 0);
         cache.start();
         return () => {
           cache.stop();

@@ -20,8 +20,14 @@ import type {
   ServiceOwnerRecord,
   TransitionRecord,
 } from '../domain/model';
-import type { CatalogStore, ItemTransitions, Sequence } from '../domain/store';
+import type { CatalogStore, ItemTransitions, PointerHeads, Sequence } from '../domain/store';
 import { CHANGE_INSTANCES, DECLARATIONS, SERVICE_ITEMS, SERVICE_OWNERS, TRANSITIONS } from './models';
+import {
+  advanceItemPointers,
+  itemsWithoutPointers,
+  markItemPointers,
+  POINTERS_VERSION,
+} from './item-pointer-writes';
 
 /** Every database round trip of the catalog goes through here (docs/decisions/0007). */
 export class CatalogRepository extends ServiceRepository implements CatalogStore {
@@ -118,6 +124,7 @@ export class CatalogRepository extends ServiceRepository implements CatalogStore
       consumer_id: consumer.id,
       consumer_name: consumer.name,
       created_at: new Date(),
+      pointers_version: POINTERS_VERSION,
     };
     try {
       await this.items.insertOne(item);
@@ -133,11 +140,13 @@ export class CatalogRepository extends ServiceRepository implements CatalogStore
    * A concurrent submission of the same consumer may have found the item and recorded a change
    * for it in the meantime; checking after the delete and putting the item back covers that.
    */
-  async removeUnusedServiceItem(item: ServiceItemRecord): Promise<void> {
+  async removeUnusedServiceItem(item: ServiceItemRecord): Promise<boolean> {
     const used = () => this.transitions.countDocuments({ service_item_id: item._id }, { limit: 1 });
-    if ((await used()) > 0) return;
+    if ((await used()) > 0) return false;
     await this.items.deleteOne({ _id: item._id });
-    if ((await used()) > 0) await this.items.insertOne(item);
+    if ((await used()) === 0) return false;
+    await this.items.insertOne(item);
+    return true;
   }
 
   listServiceItems(filter: ScopeFilter, limit: number, offset: number): Promise<Page<ServiceItemRecord>> {
@@ -147,8 +156,10 @@ export class CatalogRepository extends ServiceRepository implements CatalogStore
   }
 
   /**
-   * The submissions (version-1 records) and approvals of some Service Items: two queries per page,
-   * each one command (their number grows with the items' declarations, past a first batch's 101).
+   * The submissions (version-1 records) and approvals of some Service Items: two queries, each
+   * one command (their number grows with the items' declarations, past a first batch's 101).
+   * Their whole history: only the pointers' backfill and repair read it (one item at a time,
+   * an equality our FerretDB answers in PostgreSQL), never a list (decision 0005, amendment).
    */
   async itemTransitions(itemIds: readonly number[]): Promise<ItemTransitions> {
     if (itemIds.length === 0) return { submissions: [], approvals: [] };
@@ -168,6 +179,18 @@ export class CatalogRepository extends ServiceRepository implements CatalogStore
         .toArray(),
     ]);
     return { submissions, approvals };
+  }
+
+  advanceItemPointers(itemId: number, heads: PointerHeads): Promise<void> {
+    return advanceItemPointers(this.items, itemId, heads);
+  }
+
+  itemsWithoutPointers(limit: number): Promise<number[]> {
+    return itemsWithoutPointers(this.items, limit);
+  }
+
+  markItemPointers(itemIds: readonly number[]): Promise<void> {
+    return markItemPointers(this.items, itemIds);
   }
 
   // --- Declarations and transitions ---------------------------------------------------------

@@ -50,6 +50,14 @@ const serviceItemSchema = new Schema<ServiceItemRecord>(
     consumer_id: { type: Number, required: true },
     consumer_name: { type: String, required: true },
     created_at: { type: Date, required: true },
+    // Kept by conditional updates after each submission and approval (decision 0005, amendment).
+    latest_declaration_id: { type: Number },
+    latest_submitted_at: { type: Date },
+    latest_approval_seq: { type: Number },
+    latest_approved_declaration_id: { type: Number },
+    latest_approved_change_instance_id: { type: Number },
+    latest_approved_at: { type: Date },
+    pointers_version: { type: Number },
   },
   { ...options, collection: SERVICE_ITEMS },
 );

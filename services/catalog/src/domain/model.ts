@@ -29,8 +29,9 @@ export interface ServiceRecord {
 }
 
 /**
- * One per consumer and Service, inserted at the consumer's first submission and never updated:
- * its latest and latest approved declaration are read from the transition records.
+ * One per consumer and Service, inserted at the consumer's first submission. Its latest and
+ * latest approved declaration are kept on it, moved forward by conditional updates after each
+ * submission and approval (decision 0005, amendment); absent until there is one.
  */
 export interface ServiceItemRecord {
   _id: number;
@@ -38,6 +39,15 @@ export interface ServiceItemRecord {
   consumer_id: number;
   consumer_name: string;
   created_at: Date;
+  latest_declaration_id?: number;
+  latest_submitted_at?: Date;
+  /** The approval number of the latest approval: what a later one is compared with. */
+  latest_approval_seq?: number;
+  latest_approved_declaration_id?: number;
+  latest_approved_change_instance_id?: number;
+  latest_approved_at?: Date | null;
+  /** Set once the pointers are kept here (new items, or backfilled); absent on older items. */
+  pointers_version?: number;
 }
 
 export interface DeclarationRecord {

@@ -21,12 +21,24 @@ export interface ItemTransitions {
   approvals: ItemTransition[];
 }
 
+/** What one change moves forward on its Service Item, each part only if newer (decision 0005). */
+export interface PointerHeads {
+  submission?: { declaration_id: number; submitted_at: Date };
+  approval?: {
+    approval_seq: number;
+    change_instance_id: number;
+    declaration_id: number;
+    approved_at: Date | null;
+  };
+}
+
 export type Sequence = 'services' | 'service_items' | 'declarations' | 'change_instances';
 
 /**
  * Everything the catalog's use cases need from storage; data/catalog-repository.ts implements
- * it. Races are decided by unique inserts (ids, Service Items, transition records), never by
- * conditional updates, because FerretDB v1 updates are read-then-write (docs/decisions/0007).
+ * it. Changes are decided by unique inserts (ids, Service Items, transition records,
+ * docs/decisions/0007); derived values (the view, an item's pointers) follow them with
+ * conditional updates that only move forward (atomic on MongoDB and our FerretDB build, 0002).
  */
 export interface CatalogStore {
   /** A new integer id, unique across replicas. */
@@ -73,11 +85,23 @@ export interface CatalogStore {
     consumer: { id: number; name: string },
     serviceId: number,
   ): Promise<{ item: ServiceItemRecord; created: boolean }>;
-  /** Removes an item no transition refers to (its first submission failed); keeps it otherwise. */
-  removeUnusedServiceItem(item: ServiceItemRecord): Promise<void>;
+  /**
+   * Removes an item no transition refers to (its first submission failed); keeps it otherwise.
+   * True when it was removed and put back because a concurrent submission used it meanwhile.
+   */
+  removeUnusedServiceItem(item: ServiceItemRecord): Promise<boolean>;
   listServiceItems(filter: ScopeFilter, limit: number, offset: number): Promise<Page<ServiceItemRecord>>;
-  /** The submissions (version-1 records) and approvals of these Service Items. */
+  /** The submissions (version-1 records) and approvals of these Service Items (their history). */
   itemTransitions(itemIds: readonly number[]): Promise<ItemTransitions>;
+  /**
+   * Moves the item's pointers to `heads` where these are later in decision 0005's order:
+   * conditional single-document updates, idempotent and order-independent.
+   */
+  advanceItemPointers(itemId: number, heads: PointerHeads): Promise<void>;
+  /** Up to `limit` items stored before their pointers were kept (no `pointers_version`). */
+  itemsWithoutPointers(limit: number): Promise<number[]>;
+  /** Marks items whose pointers are now kept on them. */
+  markItemPointers(itemIds: readonly number[]): Promise<void>;
 
   insertDeclaration(record: DeclarationRecord): Promise<void>;
   findDeclaration(id: number): Promise<DeclarationRecord | null>;

@@ -2,7 +2,7 @@ import type { Principal } from '@pack/contracts';
 import { NotFoundError } from '@pack/errors';
 import { inItemScope } from '../access';
 import { currentInstance, historyOf, type HistoryEntry } from './change-records';
-import { itemPointers } from './item-pointers';
+import { storedPointers } from './item-pointers';
 import type {
   ChangeInstanceFilter,
   ChangeInstanceRecord,
@@ -109,13 +109,9 @@ export class ChangeInstanceQueries {
       limit,
       offset,
     );
-    const [services, pointers] = await Promise.all([
-      this.store.findServices(page.items.map((item) => item.service_id)),
-      itemPointers(
-        this.store,
-        page.items.map((item) => item._id),
-      ),
-    ]);
+    // The pointers are on the items (decision 0005, amendment): no read of their history.
+    const services = await this.store.findServices(page.items.map((item) => item.service_id));
+    const pointers = new Map(page.items.map((item) => [item._id, storedPointers(item)]));
     return { ...page, services, pointers };
   }
 
@@ -124,7 +120,7 @@ export class ChangeInstanceQueries {
     const service = item ? ((await this.store.findService(item.service_id)) ?? undefined) : undefined;
     if (!item || !inItemScope(principal, item, service?.owner_id))
       throw new NotFoundError(`Service Item ${id} does not exist`);
-    return itemDetail(this.store, item, service);
+    return itemDetail(item, service);
   }
 
   /** What the pipeline starts from (spec 4, endpoint rule 2). */
@@ -151,12 +147,6 @@ export class ChangeInstanceQueries {
   }
 }
 
-export async function itemDetail(
-  store: CatalogStore,
-  item: ServiceItemRecord,
-  service: ServiceRecord | undefined,
-): Promise<ItemDetail> {
-  const pointers = (await itemPointers(store, [item._id])).get(item._id);
-  if (!pointers) throw new Error(`no pointers for Service Item ${item._id}`);
-  return { item, service, pointers };
+export function itemDetail(item: ServiceItemRecord, service: ServiceRecord | undefined): ItemDetail {
+  return { item, service, pointers: storedPointers(item) };
 }

@@ -13,6 +13,7 @@ import { currentOrIgnored, decideUntilWritten, LOST_RACE } from './race-retry';
 import { viewDeferred } from './roll-forward';
 import type { CatalogStore } from '../store';
 import { checkTransition, type Actor } from '../transitions';
+import type { ItemPointerUpdates } from './item-pointer-updates';
 
 export type DecisionOutcome = 'applied' | 'ignored';
 
@@ -25,13 +26,14 @@ export type DecisionOutcome = 'applied' | 'ignored';
  * insert is the commit point. Decisions are taken from the records, never from the view, which
  * is then brought up to date (docs/decisions/0007). An uncontended move costs at most six
  * commands: records, Service and declaration (in parallel), an approval number when approving,
- * the insert, the view update.
+ * the insert, the view update; an approval one more, its Service Item's pointer (0005).
  */
 export class ChangeInstanceMoves {
   constructor(
     private readonly store: CatalogStore,
     private readonly eventsWritten: () => void,
     private readonly logger: Logger,
+    private readonly pointers: ItemPointerUpdates,
   ) {}
 
   /** Moving an instance to the state it is in changes nothing (a client may repeat a lost PATCH). */
@@ -127,6 +129,7 @@ export class ChangeInstanceMoves {
       now,
     );
     if (!(await this.store.insertTransition(record, [event]))) return null;
+    await this.pointers.afterCommit(record);
     this.eventsWritten();
     await viewDeferred(this.logger, instance._id, () => this.store.updateChangeInstance(changed));
     return { instance: changed, service, declaration, history: historyOf([...loaded.records, record]) };

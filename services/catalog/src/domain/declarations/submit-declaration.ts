@@ -11,6 +11,7 @@ import { historyOf, serviceRef, step, transitionOf } from '../change-instances/c
 import { createdEvent, stateChangedEvent } from '../events';
 import type { ChangeInstanceRecord, DeclarationRecord, ServiceItemRecord, ServiceRecord } from '../model';
 import { viewDeferred } from '../change-instances/roll-forward';
+import type { ItemPointerUpdates } from '../change-instances/item-pointer-updates';
 import type { CatalogStore } from '../store';
 import type { Actor } from '../transitions';
 
@@ -34,6 +35,7 @@ export class SubmitDeclaration {
     private readonly settings: () => GeneralSettings,
     private readonly eventsWritten: () => void,
     private readonly logger: Logger,
+    private readonly pointers: ItemPointerUpdates,
   ) {}
 
   async submit(
@@ -70,7 +72,8 @@ export class SubmitDeclaration {
     }
     // Past the commit point a failed read must not answer 503 for a submission that happened
     // (the client would submit again): it is read again while the database comes back.
-    return { ...submission, item: await afterCommit(() => itemDetail(this.store, item, service)) };
+    const stored = () => this.store.findServiceItem(item._id);
+    return { ...submission, item: itemDetail((await afterCommit(stored)) ?? item, service) };
   }
 
   private async record(
@@ -136,6 +139,7 @@ export class SubmitDeclaration {
     if (!(await this.store.insertTransition(record, events))) {
       throw new Error(`change instance ${instanceId} exists already: its id was handed out twice`);
     }
+    await this.pointers.afterCommit(record);
     this.eventsWritten();
     await viewDeferred(this.logger, instanceId, () => this.store.insertChangeInstance(instance));
     return { declaration, changeInstance: { instance, service, declaration, history: historyOf([record]) } };
@@ -143,7 +147,8 @@ export class SubmitDeclaration {
 
   private async removeItem(item: ServiceItemRecord): Promise<void> {
     try {
-      await this.store.removeUnusedServiceItem(item);
+      // Put back for a concurrent submission: its pointer update may have missed the item.
+      if (await this.store.removeUnusedServiceItem(item)) await this.pointers.recompute(item._id);
     } catch (error) {
       this.logger.warn(
         { err: error, service_item_id: item._id },
