@@ -40,17 +40,8 @@ describe('change instance transitions', () => {
   let catalog: CatalogHarness;
   let service: { id: number };
 
-  const submit = async (declaration: Record<string, unknown> = { size: 'M' }, who = consumer) => {
-    const reply = await catalog.as(who, 'POST', `/v1/catalog/services/${service.id}/declarations/`, {
-      declaration,
-    });
-    expect(reply.status).toBe(201);
-    return reply.body as {
-      change_instance: { id: number };
-      service_item: { id: number };
-      declaration: { id: number };
-    };
-  };
+  const submit = (declaration: Record<string, unknown> = { size: 'M' }, who = consumer) =>
+    catalog.submit(service.id, declaration, who);
   const move = (id: number, state: string, who = owner, reasons?: string[]) =>
     catalog.as(who, 'PATCH', `/v1/catalog/change_instances/${id}/`, {
       state,

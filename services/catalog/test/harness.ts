@@ -1,7 +1,8 @@
 import { loadConfig } from '@pack/config';
-import { events, type GeneralSettings } from '@pack/contracts';
+import { events, type GeneralSettings, type Principal } from '@pack/contracts';
 import { startService, type RunningService } from '@pack/runtime';
 import {
+  consumer,
   FakeSettings,
   metricValue,
   startHarness,
@@ -18,7 +19,16 @@ export { admin, consumer, newUser, otherConsumer, otherOwner, owner } from '@pac
 export type Reply = CallResult;
 export { events, FakeSettings };
 
+/** What a declaration's submission answers (201). */
+export interface Submitted {
+  declaration: { id: number };
+  change_instance: { id: number };
+  service_item: { id: number };
+}
+
 interface CatalogHelpers {
+  /** Submits a declaration to the Service as `who` (a consumer by default); expects 201. */
+  submit(serviceId: number, declaration: unknown, who?: Principal): Promise<Submitted>;
   /** Changes the settings and waits until the catalog has applied them. */
   changeSettings(change: (settings: GeneralSettings) => void): Promise<void>;
   /** The settings document the catalog reads (to check a test left it as it found it). */
@@ -45,6 +55,13 @@ export const catalogKind: ServiceKind<Running, CatalogCompanions, CatalogHelpers
     await waitFor(async () => (await settingsApplied(service.url)) >= 1, { what: 'first settings load' });
   },
   extend: (catalog) => ({
+    async submit(serviceId, declaration, who = consumer) {
+      const reply = await catalog.as(who, 'POST', `/v1/catalog/services/${serviceId}/declarations/`, {
+        declaration,
+      });
+      expect(reply.status).toBe(201);
+      return reply.body as Submitted;
+    },
     async changeSettings(change) {
       const before = await settingsApplied(catalog.url);
       await catalog.companions.settings.change(process.env.AMQP_URL!, catalog.namespace, change);

@@ -28,13 +28,7 @@ describe('what reading Service Items costs the database', () => {
   it('the list and a single item are read without a find of change_instance_transitions, showing the latest submission and the most recent approval', async () => {
     const service = (await catalog.as(owner, 'POST', '/v1/catalog/services/', { name: 'Pointers list' }))
       .body;
-    const submit = async (declaration: unknown, who = consumer) => {
-      const reply = await catalog.as(who, 'POST', `/v1/catalog/services/${service.id}/declarations/`, {
-        declaration,
-      });
-      expect(reply.status).toBe(201);
-      return reply.body;
-    };
+    const submit = (declaration: unknown, who = consumer) => catalog.submit(service.id, declaration, who);
     const approve = async (id: number) =>
       expect(
         (await catalog.as(owner, 'PATCH', `/v1/catalog/change_instances/${id}/`, { state: 'APPROVED' }))

@@ -27,17 +27,8 @@ describe('Service Item pointers kept on the item', () => {
       .body as {
       id: number;
     };
-  const submit = async (serviceId: number, declaration: unknown, who = consumer) => {
-    const reply = await catalog.as(who, 'POST', `/v1/catalog/services/${serviceId}/declarations/`, {
-      declaration,
-    });
-    expect(reply.status).toBe(201);
-    return reply.body as {
-      declaration: { id: number };
-      change_instance: { id: number };
-      service_item: { id: number };
-    };
-  };
+  const submit = (serviceId: number, declaration: unknown, who = consumer) =>
+    catalog.submit(serviceId, declaration, who);
   const itemView = async (id: number) =>
     (await catalog.as(owner, 'GET', `/v1/catalog/service_items/${id}/`)).body as Record<string, unknown>;
   const items = () => catalog.collection(SERVICE_ITEMS) as unknown as mongo.Collection<ServiceItemRecord>;
