@@ -1,55 +1,29 @@
 import { randomUUID } from 'node:crypto';
-import { mongo, type Connection } from 'mongoose';
+import type { Connection } from 'mongoose';
 import { deleteInSlices, isDuplicateKey, LARGE_BATCH, oneBatch } from '@pack/db';
 import { LOST_RACE, retryOnConflict } from '@pack/reliability';
 import type { BudgetStore, CountedCall, MonthSpend } from '../domain/budgets/store';
+import {
+  BUDGET_CALLS_COLLECTION,
+  BUDGET_SPEND_COLLECTION,
+  BUDGETS_COLLECTION,
+  long,
+  markOf,
+  spendKey,
+  spendOf,
+  type Added,
+  type BudgetDocument,
+  type CallDocument,
+  type SpendDocument,
+} from './budget-documents';
 
-export const BUDGETS_COLLECTION = 'ai_budgets';
-export const BUDGET_SPEND_COLLECTION = 'ai_budget_spend';
-export const BUDGET_CALLS_COLLECTION = 'ai_budget_calls';
-
-interface BudgetDocument {
-  _id: number;
-  monthly_limit: string | null;
-  updated_at: Date;
-}
-
-/** One Service's UTC month: `units` (Int64, 1e-12 currency units) and the calls being added. */
-interface SpendDocument {
-  _id: string;
-  service_id: number;
-  month: string;
-  units: mongo.Long;
-  unpriced_calls: number;
-  /** Request ids (as field names) whose `$inc` is done but not yet settled: the adding count's token. */
-  adding?: Record<string, string | true>;
-}
-
-/** One counted call: the ledger that makes counting idempotent across replicas and redeliveries. */
-interface CallDocument {
-  _id: string;
-  service_id: number;
-  month: string;
-  units: mongo.Long;
-  unpriced: boolean;
-  applied: boolean;
-  /** Set when a repeat's `$inc` was the call's one (it came before the first counter's): its token. */
-  added_by?: string;
-  at: Date;
-}
-
-/** What an add found: it added, the call is settled, or another count's `$inc` (its token) holds the mark. */
-type Added = 'added' | 'applied' | { by: string | undefined };
+export { BUDGET_CALLS_COLLECTION, BUDGET_SPEND_COLLECTION, BUDGETS_COLLECTION };
 
 /**
  * How long added calls wait to be settled together (`settle`): 2 commands per batch, so at a few
  * results a second a longer wait saves commands per result; the marks meanwhile only refuse repeats.
  */
 const SETTLE_MS = 1_000;
-const long = (units: bigint) => mongo.Long.fromBigInt(units);
-const spendKey = (serviceId: number, month: string) => `${serviceId}:${month}`;
-/** A request id as a field name: no '.', no leading '$' (FerretDB refuses them). */
-const markOf = (requestId: string) => `adding.r${requestId.replace(/[.$]/g, '_')}`;
 
 /**
  * Limits in `ai_budgets` (one per Service), spend in `ai_budget_spend` (one per Service and UTC
@@ -303,14 +277,4 @@ export class BudgetRepository implements BudgetStore {
       spend: byService.get(budget._id) ?? { units: 0n, unpriced_calls: 0 },
     }));
   }
-}
-
-function spendOf(found: Pick<SpendDocument, 'units' | 'unpriced_calls'> | null): MonthSpend {
-  if (!found) return { units: 0n, unpriced_calls: 0 };
-  const units = found.units as mongo.Long | number | undefined;
-  const unpriced = found.unpriced_calls as unknown as mongo.Long | number | undefined;
-  return {
-    units: units === undefined ? 0n : BigInt(units.toString()),
-    unpriced_calls: unpriced === undefined ? 0 : Number(unpriced.toString()),
-  };
 }
