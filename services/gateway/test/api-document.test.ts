@@ -57,6 +57,9 @@ const json =
 describe('the merged API document', () => {
   let servers: Awaited<ReturnType<typeof upstream>>[];
   let catalog: Awaited<ReturnType<typeof upstream>>;
+  // Long enough that a loaded machine's answering upstream is not taken for a slow one (a CI
+  // rehearsal saw the catalog's document left out at 300 ms); the hanging one still waits it out.
+  const FETCH_TIMEOUT_MS = 1_000;
   let document: ApiDocument;
 
   beforeAll(async () => {
@@ -86,7 +89,7 @@ describe('the merged API document', () => {
         'webhook-dispatcher': oldVersion.url,
       },
       logger: createLogger({ service: 'gateway', version: '1', level: 'silent' }),
-      timeoutMs: 300,
+      timeoutMs: FETCH_TIMEOUT_MS,
       ttlMs: 60_000,
       missingTtlMs: 200,
     });
@@ -98,7 +101,7 @@ describe('the merged API document', () => {
   it('leaves out, and names, services that are slow, failing, absent or not OpenAPI 3.1, within the timeout', async () => {
     const started = Date.now();
     const merged = await document.get();
-    expect(Date.now() - started).toBeLessThan(1_500);
+    expect(Date.now() - started).toBeLessThan(FETCH_TIMEOUT_MS + 1_200);
     expect(merged['x-missing-services']).toEqual([
       'settings',
       'llm-gateway',
