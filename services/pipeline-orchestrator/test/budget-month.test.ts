@@ -67,4 +67,35 @@ describe('AI budgets across the turn of a month (UTC)', () => {
     // November's spend is kept as it was.
     expect((await new BudgetRepository(connection).spend(SERVICE, '2026-11')).units).toBe(1_000_000_000_000n);
   });
+
+  it('0046 "Results are counted before the result is acted on, so the next stage\'s start already sees this call\'s cost": counted beside the move, the gate waits for the count under way', async () => {
+    clock = new Date('2026-10-15T12:00:00.000Z');
+    const store = new BudgetRepository(connection);
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    // The count's write is held back: a gate that did not wait would read October's spend as 0.
+    const slow = Object.assign(Object.create(store) as BudgetRepository, {
+      count: async (call: Parameters<BudgetRepository['count']>[0]) => {
+        await held;
+        return store.count(call);
+      },
+    });
+    const budgets = new Budgets({
+      store: slow,
+      directory: { service: async (id: number) => ({ id, owner_id: 1 }) as never },
+      processorService: async () => SERVICE + 1,
+      currency: () => 'EUR',
+      now: () => clock,
+    });
+    await budgets.put(admin, SERVICE + 1, '0.50');
+    const counting = budgets.count(result('pipeline-2-CONFIG-1', '0.50'));
+    const gate = budgets.exhausted(SERVICE + 1);
+    let answered = false;
+    void gate.then(() => (answered = true));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(answered).toBe(false);
+    release();
+    await counting;
+    expect(await gate).toMatch(/^budget_exhausted: .* for 2026-10 is spent \(0\.50+\)/);
+  });
 });

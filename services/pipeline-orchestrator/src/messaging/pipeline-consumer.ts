@@ -27,10 +27,10 @@ export function pipelineConsumer(
       on(events.changeInstanceStateChanged, (data) => pipelines.changeInstance(data)),
       on(events.llmGenerateCompleted, async (data, envelope) => {
         const kind = resultKind(data);
-        // Counted before the result may start the next stage, which then sees this call's cost (0046).
+        // Counted beside the result's handling: a next stage's start that reads the spend waits
+        // for this count first, so it sees this call's cost (0046); a redelivery does both again.
         if (kind === 'stage') {
-          await budgets.count(data);
-          return results.result(data);
+          return bothEnded(budgets.count(data), results.result(data));
         }
         // A validator's or optimizer's result without `reply_kind` (rolling upgrade: a request
         // or an llm-gateway of before) comes only here now: told apart by its request id as
@@ -46,4 +46,10 @@ export function pipelineConsumer(
       }),
     ],
   };
+}
+
+/** Waits for both (neither left running when the message is settled); then the first failure, if any. */
+async function bothEnded(...work: Promise<void>[]): Promise<void> {
+  const failure = (await Promise.allSettled(work)).find((each) => each.status === 'rejected');
+  if (failure) throw failure.reason;
 }

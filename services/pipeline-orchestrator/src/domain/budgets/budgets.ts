@@ -39,6 +39,12 @@ export class Budgets implements BudgetGate {
    * new limit where there was none, on the other replicas within NO_LIMIT_KEPT_MS.
    */
   private readonly noLimitUntil = new Map<number, number>();
+  /**
+   * This replica's counts under way: a result is counted beside its stage's move, not before it,
+   * and a gate that reads the spend waits for them first, so the next stage's start still sees
+   * the call's cost (0046); a Service without a limit waits for nothing.
+   */
+  private readonly counting = new Set<Promise<unknown>>();
 
   constructor(
     private readonly deps: {
@@ -75,6 +81,7 @@ export class Budgets implements BudgetGate {
       this.noLimitUntil.set(serviceId, now.getTime() + NO_LIMIT_KEPT_MS);
       return null;
     }
+    if (this.counting.size > 0) await Promise.allSettled([...this.counting]);
     const month = monthOf(now);
     const spend = await this.deps.store.spend(serviceId, month);
     if (spend.units < toUnits(limit)) return null;
@@ -86,9 +93,20 @@ export class Budgets implements BudgetGate {
 
   /**
    * Counts a generate result's cost (every priced call made for it, fallbacks included) and an
-   * unpriced call, for the Service of its processor; once per request id.
+   * unpriced call, for the Service of its processor; once per request id. Known to the gate from
+   * the moment it is called until it ends, so it may run beside the result's own handling.
    */
-  async count(result: GenerateResult): Promise<void> {
+  count(result: GenerateResult): Promise<void> {
+    const counted = this.countOnce(result);
+    this.counting.add(counted);
+    void counted.then(
+      () => this.counting.delete(counted),
+      () => this.counting.delete(counted),
+    );
+    return counted;
+  }
+
+  private async countOnce(result: GenerateResult): Promise<void> {
     const units = result.cost === null ? 0n : toUnits(result.cost);
     const unpriced = result.unpriced && result.usage !== null;
     if ((units === 0n && !unpriced) || result.processor_id === null) return;
