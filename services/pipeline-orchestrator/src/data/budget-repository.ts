@@ -172,13 +172,19 @@ export class BudgetRepository implements BudgetStore {
     this.flushing = undefined;
     if (batch.size === 0) return;
     try {
+      // One command, each entry pinned to its `_id`: an `_id: {$in}` filter is a scan of the
+      // whole ledger on FerretDB v1 (item-runs.ts), which holds 7 days of calls. When a repeat's
+      // `$inc` came first (rare), the entry names it, so that repeat keeps its count.
       const calls = [...batch.values()].flatMap((marks) => [...marks]);
-      const ids = calls.filter(([, by]) => by === undefined).map(([id]) => id);
-      if (ids.length > 0) await this.calls.updateMany({ _id: { $in: ids } }, { $set: { applied: true } });
-      // Rare: a repeat's `$inc` came first; the entry names it, so that repeat keeps its count.
-      for (const [id, by] of calls)
-        if (by !== undefined)
-          await this.calls.updateOne({ _id: id }, { $set: { applied: true, added_by: by } });
+      await this.calls.bulkWrite(
+        calls.map(([id, by]) => ({
+          updateOne: {
+            filter: { _id: id },
+            update: { $set: by === undefined ? { applied: true } : { applied: true, added_by: by } },
+          },
+        })),
+        { ordered: false },
+      );
       for (const [key, marks] of batch)
         await this.spends.updateOne(
           { _id: key },

@@ -20,6 +20,7 @@ import {
   type StageRecord,
 } from '../domain/records/pipeline-records';
 import { type PipelineStore } from '../domain/records/store';
+import { ItemRuns } from './item-runs';
 import { RememberedPipelines } from './remembered-pipelines';
 import { record, SUMMARY, WITHOUT_OUTBOX } from './pipeline-documents';
 import { WATCHED_FIELD } from './sweep-repository';
@@ -36,10 +37,13 @@ export class PipelineRepository implements PipelineStore {
   private readonly packData;
   /** Pipelines as this replica last wrote them, by id (`recent`): a stage's result usually comes back here. */
   private readonly remembered = new RememberedPipelines();
+  /** Writes to several runs of an item, and the running count, by indexed reads (item-runs.ts). */
+  private readonly itemRuns;
 
   constructor(private readonly connection: Connection) {
     this.pipelines = connection.collection<PipelineRecord>(PIPELINES_COLLECTION);
     this.packData = connection.collection<PackDataRecord>(PACK_DATA_COLLECTION);
+    this.itemRuns = new ItemRuns(this.pipelines);
   }
 
   async ensureIndexes(): Promise<void> {
@@ -107,11 +111,7 @@ export class PipelineRepository implements PipelineStore {
    */
   private async leaveList(pipeline: PipelineRecord): Promise<PipelineRecord | null> {
     const item = pipeline.service_item_id;
-    if (pipeline.run > 1)
-      await this.pipelines.updateMany(
-        { service_item_id: item, latest: true, run: { $lt: pipeline.run } },
-        { $set: { latest: false } },
-      );
+    if (pipeline.run > 1) await this.itemRuns.clearOlderLatest(item, pipeline.run);
     const newest = await this.latest(item);
     if (!newest || newest.run <= pipeline.run) return null;
     await this.pipelines.updateOne({ _id: pipeline._id }, { $set: { latest: false } });
@@ -200,24 +200,13 @@ export class PipelineRepository implements PipelineStore {
     return (await this.pipelines.findOne({ origin }, { projection: { _id: 1 } })) !== null;
   }
 
-  async supersedeOlder(serviceItemId: number, run: number, by: number): Promise<void> {
-    await this.pipelines.updateMany(
-      {
-        service_item_id: serviceItemId,
-        run: { $lt: run },
-        superseded_by: { $exists: false },
-        $or: STAGES.map((stage) => ({ [`stages.${stage}.state`]: { $in: [...RUNNING_STATES] } })),
-      },
-      { $set: { superseded_by: by, updated_at: new Date() }, $inc: { rev: 1 } },
-    );
+  supersedeOlder(serviceItemId: number, run: number, by: number): Promise<void> {
     // A remembered copy of a marked run is stale by its rev: its result's move fails and reads again.
+    return this.itemRuns.supersedeOlder(serviceItemId, run, by);
   }
 
-  async unsupersede(serviceItemId: number, by: number): Promise<void> {
-    await this.pipelines.updateMany(
-      { service_item_id: serviceItemId, superseded_by: by },
-      { $unset: { superseded_by: '' }, $set: { updated_at: new Date() }, $inc: { rev: 1 } },
-    );
+  unsupersede(serviceItemId: number, by: number): Promise<void> {
+    return this.itemRuns.unsupersede(serviceItemId, by);
   }
 
   async withdraw(
@@ -286,8 +275,6 @@ export class PipelineRepository implements PipelineStore {
   }
 
   countRunning(): Promise<number> {
-    return this.pipelines.countDocuments({
-      $or: STAGES.map((stage) => ({ [`stages.${stage}.state`]: { $in: [...RUNNING_STATES] } })),
-    });
+    return this.itemRuns.countRunning();
   }
 }
