@@ -192,21 +192,33 @@ export class ResponseRepository implements ResponseStore, ScheduleStore, WindowC
    * reads find the candidates, then one conditional update pinned to the candidate's `_id` takes
    * it: on FerretDB an update whose filter pins no `_id` holds the whole collection while it
    * scans every document (100-300 ms with a few hundred responses, blocking every result write;
-   * tools/ferretdb), and replicas poll this every WEBHOOK_POLL_MS, while reads take no lock and
-   * the equality on `state` is pushed down. A candidate another replica took meanwhile no longer
-   * meets the condition; the next one is tried.
+   * tools/ferretdb), and replicas poll this every WEBHOOK_POLL_MS, while reads take no lock.
+   * Each read is an equality on `state` sorted on the time field, limit 1 (the earliest SCHEDULED
+   * fire, the earliest WAITING lease), which our FerretDB answers in PostgreSQL from the `due` and
+   * `lease` indexes; a range on the time field would send it down FerretDB's in-memory path,
+   * every document of the state read and filtered per poll (docs/decisions/0033, amendment 3).
+   * Whether that earliest one is due or expired is decided here. A candidate another replica took
+   * meanwhile no longer meets the condition; the next one is tried.
    */
   async claim(now: Date, leaseUntil: Date, token: string): Promise<ResponseRecord | null> {
     const due = { state: 'SCHEDULED' as const, due_at: { $lte: now } };
     const expired = { state: 'WAITING_FOR_RESPONSE' as const, lease_until: { $lt: now } };
-    const first = { sort: { due_at: 1 }, limit: 1, projection: { _id: 1, due_at: 1 } } as const;
+    const projection = { _id: 1, due_at: 1, lease_until: 1 };
     return retryOnConflict(
       async (attempt) => {
-        const found = await Promise.all([
-          this.responses.find(due, first).toArray(),
-          this.responses.find(expired, first).toArray(),
+        const [scheduled, waiting] = await Promise.all([
+          this.responses
+            .find({ state: 'SCHEDULED' }, { sort: { due_at: 1 }, limit: 1, projection })
+            .toArray(),
+          this.responses
+            .find({ state: 'WAITING_FOR_RESPONSE' }, { sort: { lease_until: 1 }, limit: 1, projection })
+            .toArray(),
         ]);
-        const candidate = found.flat().sort((a, b) => a.due_at.getTime() - b.due_at.getTime())[0];
+        const found = [
+          ...scheduled.filter((r) => r.due_at.getTime() <= now.getTime()),
+          ...waiting.filter((r) => r.lease_until !== null && r.lease_until.getTime() < now.getTime()),
+        ];
+        const candidate = found.sort((a, b) => a.due_at.getTime() - b.due_at.getTime())[0];
         if (!candidate) return null;
         const claimed = await this.responses.findOneAndUpdate(
           { _id: candidate._id, $or: [due, expired] },
