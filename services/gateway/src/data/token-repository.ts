@@ -6,8 +6,10 @@ import type { GatewayModels } from './models';
 
 /** Revocations returned per poll at most (revokedSince). */
 const REVOCATIONS_READ = 1000;
-/** Tokens in revokedSince's first page (a poll mostly finds none or a few newer); each next
- * page holds 4 times as many, up to REVOCATIONS_READ. */
+/**
+ * Tokens in revokedSince's first page (a poll mostly finds none or a few newer); each next page
+ * holds 4 times as many, up to REVOCATIONS_READ.
+ */
 const FIRST_PAGE = 10;
 
 /** Every database round trip of the gateway goes through here. */
