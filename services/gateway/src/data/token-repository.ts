@@ -4,8 +4,13 @@ import { findPage, isDuplicateKey, nextId, oneBatch } from '@pack/db';
 import type { TokenListItem, TokenRecord, TokenStore, UserOrigin, UserRecord } from '../domain/store';
 import type { GatewayModels } from './models';
 
-/** Revocations read per poll (revokedSince). */
+/** Revocations returned per poll at most (revokedSince). */
 const REVOCATIONS_READ = 1000;
+/**
+ * Tokens in revokedSince's first page (a poll mostly finds none or a few newer); each next page
+ * holds 4 times as many, up to REVOCATIONS_READ.
+ */
+const FIRST_PAGE = 10;
 
 /** Every database round trip of the gateway goes through here. */
 export class TokenRepository implements TokenStore {
@@ -117,21 +122,44 @@ export class TokenRepository implements TokenStore {
     return { found: true, hash: existing.token_hash };
   }
 
+  /**
+   * The revocations after `afterSeq`, oldest first, at most REVOCATIONS_READ. Read newest first
+   * without a filter (unrevoked tokens have `revocation_seq: null`, which sorts last), a page at a
+   * time while the whole page is newer: our FerretDB answers that from the `revocation_seq` index
+   * in PostgreSQL, where `{$gt: afterSeq}` (a range) or `{$ne: null}` would read every token per
+   * poll (docs/decisions/0033, amendment 3).
+   */
   async revokedSince(afterSeq: number): Promise<{ hash: string; seq: number }[]> {
-    const rows = await this.models.tokens
-      .find({ revocation_seq: { $gt: afterSeq } }, { token_hash: 1, revocation_seq: 1 })
-      .sort({ revocation_seq: 1 })
-      .limit(REVOCATIONS_READ)
-      .batchSize(REVOCATIONS_READ + 1) // one command, no cursor left open (@pack/db oneBatch)
-      .lean();
-    return rows.map((row) => ({ hash: row.token_hash, seq: row.revocation_seq ?? afterSeq }));
+    // by seq: a revocation landing between two pages shifts the next one, which then repeats one
+    const newer = new Map<number, string>();
+    for (let skip = 0, limit = FIRST_PAGE; ; skip += limit, limit = Math.min(limit * 4, REVOCATIONS_READ)) {
+      const page = await this.newestRevocations(skip, limit);
+      const isNewer = (seq: number | null): seq is number => seq !== null && seq > afterSeq;
+      for (const row of page) if (isNewer(row.revocation_seq)) newer.set(row.revocation_seq, row.token_hash);
+      if (page.length < limit || !isNewer(page[page.length - 1]!.revocation_seq)) break;
+    }
+    return [...newer]
+      .sort(([a], [b]) => a - b)
+      .slice(0, REVOCATIONS_READ)
+      .map(([seq, hash]) => ({ hash, seq }));
   }
 
   async lastRevocationSeq(): Promise<number> {
-    const row = await this.models.tokens
-      .findOne({ revocation_seq: { $ne: null } }, { revocation_seq: 1 })
+    const [newest] = await this.newestRevocations(0, 1);
+    return newest?.revocation_seq ?? 0;
+  }
+
+  /** Tokens by `revocation_seq`, newest first (null last): one pushed-down, indexed read. */
+  private newestRevocations(
+    skip: number,
+    limit: number,
+  ): Promise<Pick<TokenRecord, 'token_hash' | 'revocation_seq'>[]> {
+    return this.models.tokens
+      .find({}, { token_hash: 1, revocation_seq: 1 })
       .sort({ revocation_seq: -1 })
+      .skip(skip)
+      .limit(limit)
+      .batchSize(limit + 1) // one command, no cursor left open (@pack/db oneBatch)
       .lean();
-    return row?.revocation_seq ?? 0;
   }
 }

@@ -188,25 +188,31 @@ export class ResponseRepository implements ResponseStore, ScheduleStore, WindowC
 
   /**
    * A due SCHEDULED fire, or one still WAITING whose lease expired (its replica died
-   * mid-delivery), under a new lease; the oldest due first (both have due_at in the past). Two
-   * reads find the candidates, then one conditional update pinned to the candidate's `_id` takes
-   * it: on FerretDB an update whose filter pins no `_id` holds the whole collection while it
-   * scans every document (100-300 ms with a few hundred responses, blocking every result write;
-   * tools/ferretdb), and replicas poll this every WEBHOOK_POLL_MS, while reads take no lock and
-   * the equality on `state` is pushed down. A candidate another replica took meanwhile no longer
-   * meets the condition; the next one is tried.
+   * mid-delivery), under a new lease; the oldest due first. Two reads, each an equality on
+   * `state` sorted on the time field, limit 1 (answered by our FerretDB from the `due` and `lease`
+   * indexes; a range would read every document of the state per poll, docs/decisions/0033
+   * amendment 3), give the earliest fire and the earliest lease; whether each is due or expired is
+   * decided here. One conditional update pinned to the candidate's `_id` takes it (on FerretDB an
+   * update pinning no `_id` holds the whole collection while it scans, tools/ferretdb); one that
+   * another replica took meanwhile no longer meets the condition, and the next one is tried.
    */
   async claim(now: Date, leaseUntil: Date, token: string): Promise<ResponseRecord | null> {
     const due = { state: 'SCHEDULED' as const, due_at: { $lte: now } };
     const expired = { state: 'WAITING_FOR_RESPONSE' as const, lease_until: { $lt: now } };
-    const first = { sort: { due_at: 1 }, limit: 1, projection: { _id: 1, due_at: 1 } } as const;
+    const projection = { _id: 1, due_at: 1, lease_until: 1 };
+    const earliest = (state: ResponseRecord['state'], by: 'due_at' | 'lease_until') =>
+      this.responses.find({ state }, { sort: { [by]: 1 }, limit: 1, projection }).toArray();
     return retryOnConflict(
       async (attempt) => {
-        const found = await Promise.all([
-          this.responses.find(due, first).toArray(),
-          this.responses.find(expired, first).toArray(),
+        const [scheduled, waiting] = await Promise.all([
+          earliest('SCHEDULED', 'due_at'),
+          earliest('WAITING_FOR_RESPONSE', 'lease_until'),
         ]);
-        const candidate = found.flat().sort((a, b) => a.due_at.getTime() - b.due_at.getTime())[0];
+        const found = [
+          ...scheduled.filter((r) => r.due_at.getTime() <= now.getTime()),
+          ...waiting.filter((r) => r.lease_until !== null && r.lease_until.getTime() < now.getTime()),
+        ];
+        const candidate = found.sort((a, b) => a.due_at.getTime() - b.due_at.getTime())[0];
         if (!candidate) return null;
         const claimed = await this.responses.findOneAndUpdate(
           { _id: candidate._id, $or: [due, expired] },
