@@ -11,6 +11,13 @@ import { mongo, type Connection } from 'mongoose';
  */
 export const CLAIMS_COLLECTION = 'claims';
 
+/**
+ * The id claims as retained records: a claim `<sequence>:<n>` is contested only while the counter
+ * hands out `n`, moments after its `at`; swept after the retention (ProcessedEventsSweeper), so
+ * the collection does not keep a document per id ever allocated (issue 32).
+ */
+export const ID_CLAIMS = { collection: CLAIMS_COLLECTION, key: 'at' } as const;
+
 export function isDuplicateKey(error: unknown): boolean {
   return error instanceof mongo.MongoServerError && error.code === 11000;
 }

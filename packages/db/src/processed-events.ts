@@ -112,6 +112,19 @@ export interface ProcessedEventsSweeperOptions {
   retentionMs: number;
   /** Default one hour. */
   intervalMs?: number;
+  /**
+   * Other records that only matter while a copy of their event may come, swept with the markers
+   * by their own indexed time field (the id claims, the llm-gateway's call claims, the budget
+   * ledger): kept the same retention, then gone in slices (any number, on FerretDB too).
+   */
+  retained?: readonly RetainedRecords[];
+}
+
+/** A collection whose documents go after the retention, by an indexed date field. */
+export interface RetainedRecords {
+  collection: string;
+  /** A top-level date field, indexed by the sweeper at start. */
+  key: string;
 }
 
 /**
@@ -124,10 +137,17 @@ export class ProcessedEventsSweeper {
   private running?: Promise<void>;
   private readonly swept;
 
+  private readonly sweptRecords;
+
   constructor(private readonly options: ProcessedEventsSweeperOptions) {
     this.swept = options.metrics.counter(
       'processed_events_swept_total',
       'Idempotency markers removed after their retention',
+    );
+    this.sweptRecords = options.metrics.counter(
+      'retained_records_swept_total',
+      'Records kept only as long as a copy of their event may come (claims, ledgers), removed after the retention',
+      ['collection'],
     );
   }
 
@@ -146,15 +166,28 @@ export class ProcessedEventsSweeper {
 
   /** One sweep now; answers how many markers went. */
   async sweep(now = new Date()): Promise<number> {
-    const removed = await sweepProcessedEvents(
-      this.options.connection,
-      new Date(now.getTime() - this.options.retentionMs),
-    );
+    const cutoff = new Date(now.getTime() - this.options.retentionMs);
+    const removed = await sweepProcessedEvents(this.options.connection, cutoff);
     this.swept.inc(removed);
+    for (const { collection, key } of this.options.retained ?? []) {
+      const gone = await deleteInSlices(this.options.connection.collection(collection), {
+        match: {},
+        key,
+        upTo: { $lt: cutoff },
+      });
+      this.sweptRecords.inc({ collection }, gone);
+    }
     return removed;
   }
 
   private async prepare(): Promise<void> {
+    for (const { collection, key } of this.options.retained ?? [])
+      await this.options.connection
+        .collection(collection)
+        .createIndex({ [key]: 1 }, { name: key })
+        .catch((error: unknown) =>
+          this.options.logger.warn({ err: error, collection }, `could not index ${key}; sweeping anyway`),
+        );
     try {
       const ttl = await ensureProcessedEventsIndex(this.options.connection, this.options.retentionMs);
       this.options.logger.info(

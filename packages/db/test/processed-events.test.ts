@@ -2,8 +2,10 @@ import { createLogger } from '@pack/logging';
 import { createMetrics } from '@pack/metrics';
 import { dropDatabase, uniqueName } from '@pack/testkit';
 import {
+  CLAIMS_COLLECTION,
   connectMongo,
   DELETE_SLICE,
+  ID_CLAIMS,
   ensureProcessedEventsIndex,
   idempotent,
   ProcessedEventsSweeper,
@@ -54,6 +56,39 @@ describe('processed-events housekeeping on a real MongoDB-wire server', () => {
     expect(await sweeper().sweep(new Date(now))).toBe(2);
     const left = await markers().find().sort({ _id: 1 }).toArray();
     expect(left.map((marker) => marker._id)).toEqual(['c:an-hour', 'c:six-days']);
+  });
+
+  it('issue 32 "no collection growing without bound": id claims and other retained records go after the retention with the markers, by their own time field, indexed at start', async () => {
+    const now = Date.now();
+    const claims = mongo.connection.collection<{ _id: string; at: Date }>(CLAIMS_COLLECTION);
+    const calls = mongo.connection.collection<{ _id: string; claimed_at: Date }>('call_claims');
+    await claims.insertMany([
+      { _id: 'orders:1', at: new Date(now - 30 * DAY) },
+      { _id: 'orders:2', at: new Date(now - 8 * DAY) },
+      { _id: 'orders:3', at: new Date(now - DAY) },
+    ]);
+    await calls.insertMany([
+      { _id: 'old', claimed_at: new Date(now - 9 * DAY) },
+      { _id: 'new', claimed_at: new Date(now - 60_000) },
+    ]);
+    const metrics = createMetrics('retained');
+    const running = new ProcessedEventsSweeper({
+      connection: mongo.connection,
+      logger: silent,
+      metrics,
+      retentionMs: WEEK,
+      retained: [ID_CLAIMS, { collection: 'call_claims', key: 'claimed_at' }],
+    });
+    running.start();
+    await running.stop();
+    expect((await claims.find().toArray()).map((one) => one._id)).toEqual(['orders:3']);
+    expect((await calls.find().toArray()).map((one) => one._id)).toEqual(['new']);
+    // The sweep is a range on an index (deleteInSlices), made at start.
+    expect((await claims.indexes()).map((index) => index.key)).toContainEqual({ at: 1 });
+    expect((await calls.indexes()).map((index) => index.key)).toContainEqual({ claimed_at: 1 });
+    const text = await metrics.registry.metrics();
+    expect(text).toMatch(/retained_records_swept_total\{[^}]*collection="claims"[^}]*\} 2/);
+    expect(text).toMatch(/retained_records_swept_total\{[^}]*collection="call_claims"[^}]*\} 1/);
   });
 
   it('sweeps at start, and markers written by idempotent() are the ones it ages out', async () => {

@@ -12,6 +12,7 @@ import {
   OutboxRelay,
   ProcessedEventsSweeper,
   type Mongo,
+  type RetainedRecords,
 } from '@pack/db';
 import { answerClientError, createHttpApp, opsEndpoints, type AnyRoute } from '@pack/http-kit';
 import { createLogger, type DestinationStream, type Logger } from '@pack/logging';
@@ -43,6 +44,11 @@ export interface ServiceParts {
   readiness?: () => Promise<Record<string, boolean>>;
   /** Runs once the HTTP server listens (timers, caches); its result runs at shutdown. */
   onStart?: () => Promise<(() => Promise<void>) | void>;
+  /**
+   * Records kept only while a copy of their event may come (id claims, call claims): swept with
+   * the idempotency markers after PROCESSED_EVENTS_RETENTION_DAYS (@pack/db ProcessedEventsSweeper).
+   */
+  retained?: readonly RetainedRecords[];
 }
 
 export interface ServiceDefinition<C extends ServiceEnv> {
@@ -123,14 +129,16 @@ async function startInScope<C extends ServiceEnv>(
   const parts = await definition.setup(context);
   for (const consumer of parts.consumers ?? []) broker.consume(consumer);
   // Shared (non-broadcast) consumers are the ones that keep idempotency markers.
-  const sweeper = parts.consumers?.some((consumer) => !consumer.broadcast)
-    ? new ProcessedEventsSweeper({
-        connection: mongo.connection,
-        logger,
-        metrics,
-        retentionMs: config.PROCESSED_EVENTS_RETENTION_DAYS * DAY_MS,
-      })
-    : undefined;
+  const sweeper =
+    parts.consumers?.some((consumer) => !consumer.broadcast) || parts.retained?.length
+      ? new ProcessedEventsSweeper({
+          connection: mongo.connection,
+          logger,
+          metrics,
+          retentionMs: config.PROCESSED_EVENTS_RETENTION_DAYS * DAY_MS,
+          retained: parts.retained ?? [],
+        })
+      : undefined;
   const usesBroker = definition.usesBroker ?? true;
   if (usesBroker) broker.start();
 

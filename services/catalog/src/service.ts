@@ -1,4 +1,4 @@
-import { oncePerEvent, whileUnavailable } from '@pack/db';
+import { ID_CLAIMS, oncePerEvent, whileUnavailable } from '@pack/db';
 import type { ServiceDefinition } from '@pack/runtime';
 import { SettingsCache } from '@pack/settings-client';
 import { CatalogRepository } from './data/catalog-repository';
@@ -62,6 +62,8 @@ export const catalogService: ServiceDefinition<CatalogConfig> = {
         ...changeInstanceRoutes(queries, moves, settings),
         ...serviceOwnerRoutes(owners, settings),
       ],
+      // Id claims only matter while their number is handed out (issue 32).
+      retained: [ID_CLAIMS],
       consumers: [
         cache.consumer(),
         validationConsumer(oncePerEvent(mongo.connection), moves),

@@ -1,6 +1,6 @@
 import type { GeneralSettings } from '@pack/contracts';
 import type { AnyRoute } from '@pack/http-kit';
-import { connectMongo, mapDatabaseError, oncePerEvent } from '@pack/db';
+import { connectMongo, ID_CLAIMS, mapDatabaseError, oncePerEvent } from '@pack/db';
 import type { Logger } from '@pack/logging';
 import { createMetrics } from '@pack/metrics';
 import type { ServiceDefinition } from '@pack/runtime';
@@ -160,6 +160,8 @@ export const gatewayService: ServiceDefinition<GatewayConfig> = {
     ];
     return {
       routes,
+      // Id claims only matter while their number is handed out (issue 32).
+      retained: [ID_CLAIMS],
       consumers: [settingsCache.consumer(), mailConsumer(notifier, oncePerEvent(mongo.connection))],
       authenticate: (req) => authenticateHeader(req.get('authorization')),
       front: serveConsole(

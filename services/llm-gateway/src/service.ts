@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { maySeeCosts, type Role } from '@pack/contracts';
+import { ID_CLAIMS } from '@pack/db';
 import type { ServiceDefinition } from '@pack/runtime';
 import { fieldSecretCodec, keyRingFromEnv } from '@pack/secrets';
 import { createTargetDispatcher, targetUrlCheck } from '@pack/net-guard';
 import { SettingsCache } from '@pack/settings-client';
 import { TokenCache } from '@pack/llm-providers';
-import { CallRepository } from './data/call-repository';
+import { CallRepository, LLM_CALL_CLAIMS_COLLECTION } from './data/call-repository';
 import { LLM_MODELS_COLLECTION, LlmModelRepository } from './data/llm-model-repository';
 import { ModelUsageRepository } from './data/model-usage-repository';
 import { RollupRepository } from './data/rollup-repository';
@@ -99,6 +100,8 @@ export const llmGatewayService: ServiceDefinition<LlmGatewayConfig> = {
     const dashboard = new Dashboard(rollups, () => settings.get(), usage);
     return {
       routes: [...llmModelRoutes(models, tester, costsFor), ...dashboardRoutes(dashboard)],
+      // Id claims and call claims only matter while a copy of their request may come (issue 32).
+      retained: [ID_CLAIMS, { collection: LLM_CALL_CLAIMS_COLLECTION, key: 'claimed_at' }],
       consumers: [
         settings.consumer(),
         generateConsumer(generation, config.LLM_GENERATE_PREFETCH),
