@@ -7,11 +7,12 @@ import {
   oneBatch,
   whileUnavailable,
 } from '@pack/db';
-import { LOST_RACE, retryOnConflict } from '@pack/reliability';
+import { retryOnConflict } from '@pack/reliability';
 import type { FirePlan } from '../domain/firing/firing-rules';
 import type { AttemptRecord, Page, ResponseRecord, ScheduleRecord, Trigger } from '../domain/model';
 import type { FailedWindow, ResponseFilter, ResponseStore, WindowCounter } from '../domain/responses/store';
 import type { ScheduleStore } from '../domain/firing/store';
+import { claimDue } from './response-claim';
 import { WriteGate } from './write-gate';
 
 export const RESPONSES = 'webhook_responses';
@@ -37,8 +38,6 @@ function failedIn(window: FailedWindow): Record<string, unknown> {
   };
 }
 
-/** Candidates a claim tries in a row before it leaves the next one to the next poll. */
-const CLAIM_TRIES = 5;
 /** Result writes in flight at most: of the pool's 20 connections, 8 stay for the rest. */
 const RESULT_WRITES = 12;
 
@@ -186,52 +185,9 @@ export class ResponseRepository implements ResponseStore, ScheduleStore, WindowC
       .toArray();
   }
 
-  /**
-   * A due SCHEDULED fire, or one still WAITING whose lease expired (its replica died
-   * mid-delivery), under a new lease; the oldest due first. Two reads, each an equality on
-   * `state` sorted on the time field, limit 1 (answered by our FerretDB from the `due` and `lease`
-   * indexes; a range would read every document of the state per poll, docs/decisions/0033
-   * amendment 3), give the earliest fire and the earliest lease; whether each is due or expired is
-   * decided here. One conditional update pinned to the candidate's `_id` takes it (on FerretDB an
-   * update pinning no `_id` holds the whole collection while it scans, tools/ferretdb); one that
-   * another replica took meanwhile no longer meets the condition, and the next one is tried.
-   */
-  async claim(now: Date, leaseUntil: Date, token: string): Promise<ResponseRecord | null> {
-    const due = { state: 'SCHEDULED' as const, due_at: { $lte: now } };
-    const expired = { state: 'WAITING_FOR_RESPONSE' as const, lease_until: { $lt: now } };
-    const projection = { _id: 1, due_at: 1, lease_until: 1 };
-    const earliest = (state: ResponseRecord['state'], by: 'due_at' | 'lease_until') =>
-      this.responses.find({ state }, { sort: { [by]: 1 }, limit: 1, projection }).toArray();
-    return retryOnConflict(
-      async (attempt) => {
-        const [scheduled, waiting] = await Promise.all([
-          earliest('SCHEDULED', 'due_at'),
-          earliest('WAITING_FOR_RESPONSE', 'lease_until'),
-        ]);
-        const found = [
-          ...scheduled.filter((r) => r.due_at.getTime() <= now.getTime()),
-          ...waiting.filter((r) => r.lease_until !== null && r.lease_until.getTime() < now.getTime()),
-        ];
-        const candidate = found.sort((a, b) => a.due_at.getTime() - b.due_at.getTime())[0];
-        if (!candidate) return null;
-        const claimed = await this.responses.findOneAndUpdate(
-          { _id: candidate._id, $or: [due, expired] },
-          {
-            $set: {
-              state: 'WAITING_FOR_RESPONSE',
-              lease_until: leaseUntil,
-              lease_token: token,
-              updated_at: now,
-            },
-          },
-          { returnDocument: 'after' },
-        );
-        if (claimed) return claimed;
-        // Taken by others CLAIM_TRIES times in a row: the next poll looks again.
-        return attempt < CLAIM_TRIES ? LOST_RACE : null;
-      },
-      { tries: CLAIM_TRIES, keptChanging: () => new Error('never thrown: the last try answers null') },
-    );
+  /** A due fire, or one whose lease expired, under a new lease (response-claim.ts). */
+  claim(now: Date, leaseUntil: Date, token: string): Promise<ResponseRecord | null> {
+    return claimDue(this.responses, now, leaseUntil, token);
   }
 
   async finish(
