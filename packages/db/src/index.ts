@@ -11,3 +11,4 @@ export * from './snapshots';
 export * from './indexes';
 export * from './slices';
 export * from './while-unavailable';
+export * from './insert-all';

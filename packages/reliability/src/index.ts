@@ -17,3 +17,4 @@ export {
 } from './breakers';
 export { LOST_RACE, retryOnConflict, type ConflictOptions } from './conflict';
 export { waitFor, type WaitOptions } from './wait';
+export { GroupCommit, type GroupCommitOptions } from './group-commit';

@@ -16,6 +16,12 @@ export const llmGatewayEnvSchema = withEncryptionEnv(
    * renewal (docs/decisions/0018, "Crashes").
    */
   LLM_CALL_LEASE_MS: z.coerce.number().int().min(300).max(600_000).default(15_000),
+  /**
+   * How long a finished call's records (the call record, the rollups) wait for other calls' to
+   * share one write; the result is published before, the request acknowledged after (0052). 0:
+   * at once, or with the others that came during a write.
+   */
+  RECORD_LINGER_MS: z.coerce.number().int().min(0).max(1000).default(0),
   /** Generate requests one replica works on at once. */
   LLM_GENERATE_PREFETCH: z.coerce.number().int().min(1).max(1000).default(32),
 });

@@ -47,7 +47,7 @@ export const llmGatewayService: ServiceDefinition<LlmGatewayConfig> = {
   setup({ config, mongo, logger, metrics, broker, outbox }) {
     const repository = new LlmModelRepository(mongo.connection);
     const usage = new ModelUsageRepository(mongo.connection);
-    const calls = new CallRepository(mongo.connection);
+    const calls = new CallRepository(mongo.connection, config.RECORD_LINGER_MS);
     const rollups = new RollupRepository(mongo.connection);
     const allowed = config.PACK_ALLOWED_TARGET_CIDRS;
     const dispatchers = {
@@ -84,7 +84,7 @@ export const llmGatewayService: ServiceDefinition<LlmGatewayConfig> = {
     );
     const generation = new Generation({
       calls,
-      rollups: new RollupBatcher(rollups),
+      rollups: new RollupBatcher(rollups, config.RECORD_LINGER_MS),
       profiles,
       leaseMs: config.LLM_CALL_LEASE_MS,
       owner: `${SERVICE}-${randomUUID().slice(0, 8)}`,

@@ -26,6 +26,12 @@ export const orchestratorEnvSchema = serviceEnvSchema({
   PIPELINE_STAGE_RESEND_MS: z.coerce.number().int().min(100).max(3_600_000).default(30_000),
   /** At most this many copies per stage request (0: never resend). */
   PIPELINE_STAGE_MAX_RESENDS: z.coerce.number().int().min(0).max(100).default(3),
+  /**
+   * How long a stage result's records beside its move (the PackData history entry, the AI budget
+   * count) wait for other results' to share one write; the result's message is acknowledged
+   * after them (docs/decisions/0052). 0: at once, or with the others that came during a write.
+   */
+  RECORD_LINGER_MS: z.coerce.number().int().min(0).max(1000).default(0),
   /** How long a replica may remember a Service's active processor for the next stage (0: never). */
   PIPELINE_PROCESSOR_CACHE_MS: z.coerce.number().int().min(0).max(600_000).default(5000),
 });

@@ -77,7 +77,7 @@ export const orchestratorService: ServiceDefinition<OrchestratorConfig> = {
       service: SERVICE,
     });
     const directory = new DirectoryRepository(mongo.connection, owners);
-    const pipelineRepository = new PipelineRepository(mongo.connection);
+    const pipelineRepository = new PipelineRepository(mongo.connection, config.RECORD_LINGER_MS);
     const slots = new ActiveSlots(new ActiveSlotRepository(mongo.connection), processorsRepository);
     const stages = stageProcessors(processorsRepository);
     const nextProcessors = new ProcessorCache(stages, config.PIPELINE_PROCESSOR_CACHE_MS);
@@ -99,7 +99,7 @@ export const orchestratorService: ServiceDefinition<OrchestratorConfig> = {
       validator: () => settings.get().ai_integration.show_ai_validator,
     };
     // Limits and spend read from the database on every decision: a change applies on every replica (0046).
-    const budgetStore = new BudgetRepository(mongo.connection);
+    const budgetStore = new BudgetRepository(mongo.connection, config.RECORD_LINGER_MS);
     const budgets = new Budgets({
       store: budgetStore,
       directory,

@@ -1,5 +1,5 @@
-import { mongo, type Connection } from 'mongoose';
-import { isDuplicateKey, whileUnavailable } from '@pack/db';
+import type { Connection } from 'mongoose';
+import { insertAll, whileUnavailable } from '@pack/db';
 import {
   fallbackCallId,
   type CallClaim,
@@ -8,14 +8,12 @@ import {
   type FinishedCall,
 } from '../domain/calls/calls';
 import { type CallStore } from '../domain/calls/store';
-import { GroupCommit } from '../domain/calls/group-commit';
+import { GroupCommit } from '@pack/reliability';
 
 /** Finished call records (everything spec 2.2 asks to keep), inserted once per request id. */
 export const LLM_CALLS_COLLECTION = 'llm_calls';
 /** Claims: which replica calls the provider for a request id, with its lease. */
 export const LLM_CALL_CLAIMS_COLLECTION = 'llm_call_claims';
-
-const DUPLICATE_KEY = 11000;
 
 type FinishedRecord = Extract<CallRecord, { state: 'finished' }>;
 /** A fallback's call record (no result: the asked model's record holds it). */
@@ -26,7 +24,7 @@ type StoredCall = FinishedRecord | FallbackRecord;
  * Claims and finished call records, one each per request id (the unique `_id`), both only ever
  * inserted: FerretDB runs the inserts of one command as one statement batch (ten documents took
  * about as long as one) but an update as a read and a write-back, so inserts are group-committed
- * (domain/calls/group-commit.ts): while one `insert` is under way, the next requests' documents go
+ * (@pack/reliability GroupCommit): while one `insert` is under way, the next requests' documents go
  * together in the next one, so under load a call costs a fraction of a command and an idle
  * gateway waits for nothing.
  */
@@ -36,18 +34,26 @@ export class CallRepository implements CallStore {
   private readonly claims = new GroupCommit<CallClaim, boolean>((claims) =>
     insertAll(this.claimsCollection, claims),
   );
-  /** A request's records go together (the asked model's first): its result is the first's. */
-  private readonly finishes = new GroupCommit<StoredCall[], boolean>(async (groups) => {
-    const inserted = await insertAll(this.calls, groups.flat());
-    let at = 0;
-    return groups.map((group) => {
-      const first = inserted[at]!;
-      at += group.length;
-      return first;
-    });
-  });
+  /**
+   * A request's records go together (the asked model's first): its result is the first's. They
+   * linger (`lingerMs`) for other requests' records: at a request at a time too, a few calls share
+   * one insert, written after their results went out (docs/decisions/0052).
+   */
+  private readonly finishes;
 
-  constructor(connection: Connection) {
+  constructor(connection: Connection, lingerMs = 0) {
+    this.finishes = new GroupCommit<StoredCall[], boolean>(
+      async (groups) => {
+        const inserted = await insertAll(this.calls, groups.flat());
+        let at = 0;
+        return groups.map((group) => {
+          const first = inserted[at]!;
+          at += group.length;
+          return first;
+        });
+      },
+      { lingerMs },
+    );
     this.calls = connection.collection<StoredCall>(LLM_CALLS_COLLECTION);
     this.claimsCollection = connection.collection<CallClaim>(LLM_CALL_CLAIMS_COLLECTION);
   }
@@ -106,26 +112,5 @@ export class CallRepository implements CallStore {
         ]),
       true,
     );
-  }
-}
-
-/** Unordered: a duplicate (a request id written before) does not stop the others. */
-async function insertAll<T extends { _id: string }>(
-  collection: mongo.Collection<T>,
-  documents: T[],
-): Promise<boolean[]> {
-  try {
-    await collection.insertMany(documents as mongo.OptionalUnlessRequiredId<T>[], { ordered: false });
-    return documents.map(() => true);
-  } catch (error) {
-    if (documents.length === 1 && isDuplicateKey(error)) return [false];
-    if (!(error instanceof mongo.MongoBulkWriteError)) throw error;
-    const failed: unknown = error.writeErrors;
-    const writeErrors = (Array.isArray(failed) ? failed : failed ? [failed] : []) as mongo.WriteError[];
-    // Without write errors the command itself failed (the database away: FerretDB answers
-    // InternalError when PostgreSQL is down): nothing was written, which is not a success.
-    if (writeErrors.length === 0 || writeErrors.some((write) => write.code !== DUPLICATE_KEY)) throw error;
-    const duplicates = new Set(writeErrors.map((write) => write.index));
-    return documents.map((_, index) => !duplicates.has(index));
   }
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Connection } from 'mongoose';
-import { deleteInSlices, isDuplicateKey, LARGE_BATCH, oneBatch } from '@pack/db';
-import { LOST_RACE, retryOnConflict } from '@pack/reliability';
+import { deleteInSlices, insertAll, isDuplicateKey, LARGE_BATCH, oneBatch } from '@pack/db';
+import { GroupCommit, LOST_RACE, retryOnConflict } from '@pack/reliability';
 import type { BudgetStore, CountedCall, MonthSpend } from '../domain/budgets/store';
 import {
   BUDGET_CALLS_COLLECTION,
@@ -44,7 +44,11 @@ export class BudgetRepository implements BudgetStore {
   /** The settling under way: one at a time. */
   private settling: Promise<void> = Promise.resolve();
 
-  constructor(connection: Connection) {
+  /** First counts of calls, group-committed: those of `lingerMs` share their writes (0052). */
+  private readonly counts;
+
+  constructor(connection: Connection, lingerMs = 0) {
+    this.counts = new GroupCommit<CountedCall, boolean>((calls) => this.countAll(calls), { lingerMs });
     this.budgets = connection.collection<BudgetDocument>(BUDGETS_COLLECTION);
     this.spends = connection.collection<SpendDocument>(BUDGET_SPEND_COLLECTION);
     this.calls = connection.collection<CallDocument>(BUDGET_CALLS_COLLECTION);
@@ -87,8 +91,19 @@ export class BudgetRepository implements BudgetStore {
     return spendOf(found);
   }
 
-  async count(call: CountedCall): Promise<boolean> {
-    let entry: CallDocument = {
+  count(call: CountedCall): Promise<boolean> {
+    return this.counts.run(call);
+  }
+
+  /**
+   * The first count of calls (a group of them, 0052): their ledger entries in one unordered
+   * insert, then per month one `$inc` of their sum that sets every call's mark, matched only
+   * while none of the marks is there (a repeat's mark, rare). What that cannot settle (a month
+   * without its document yet, a mark there) goes the one-call way; a repeat (its entry was there)
+   * goes on as `repeat`.
+   */
+  private async countAll(calls: CountedCall[]): Promise<boolean[]> {
+    const entries: CallDocument[] = calls.map((call) => ({
       _id: call.request_id,
       service_id: call.service_id,
       month: call.month,
@@ -96,21 +111,56 @@ export class BudgetRepository implements BudgetStore {
       unpriced: call.unpriced,
       applied: false,
       at: new Date(),
-    };
-    try {
-      await this.calls.insertOne(entry);
-    } catch (error) {
-      if (!isDuplicateKey(error)) throw error;
-      // A repeat (a redelivery, another replica): only an entry not marked applied may need the `$inc`.
-      const found = await this.calls.findOne({ _id: call.request_id }, { promoteLongs: false });
-      if (!found || found.applied) return false;
-      entry = found; // counted in the month first written, with the amount first written
-      return this.repeat(entry);
+    }));
+    const inserted = await insertAll(this.calls, entries);
+    const fresh = entries.filter((_, index) => inserted[index]);
+    const counted = new Map<string, boolean>();
+    for (const month of groupBy(fresh, (entry) => spendKey(entry.service_id, entry.month)).values())
+      for (const [id, result] of await this.addMonth(month)) counted.set(id, result);
+    return Promise.all(
+      entries.map(async (entry, index) =>
+        inserted[index] ? counted.get(entry._id)! : this.countRepeat(entry._id),
+      ),
+    );
+  }
+
+  /** Fresh entries of one month: one `$inc` for all when no mark is there, else one by one. */
+  private async addMonth(entries: CallDocument[]): Promise<Map<string, boolean>> {
+    const counted = new Map<string, boolean>();
+    if (entries.length > 1) {
+      const token = randomUUID();
+      const marks = entries.map((entry) => markOf(entry._id));
+      const updated = await this.spends.updateOne(
+        { _id: spendKey(entries[0]!.service_id, entries[0]!.month), ...absent(marks) },
+        {
+          $inc: {
+            units: long(entries.reduce((sum, entry) => sum + BigInt(entry.units.toString()), 0n)),
+            unpriced_calls: entries.filter((entry) => entry.unpriced).length,
+          },
+          $set: Object.fromEntries(marks.map((mark) => [mark, token])),
+        },
+      );
+      if (updated.modifiedCount === 1) {
+        for (const entry of entries) {
+          this.settle(entry, undefined);
+          counted.set(entry._id, true);
+        }
+        return counted;
+      }
     }
-    const added = await this.add(entry, randomUUID());
-    if (added === 'applied') return false;
-    this.settle(entry, added === 'added' ? undefined : added.by);
-    return added === 'added';
+    for (const entry of entries) {
+      const added = await this.add(entry, randomUUID());
+      if (added !== 'applied') this.settle(entry, added === 'added' ? undefined : added.by);
+      counted.set(entry._id, added === 'added');
+    }
+    return counted;
+  }
+
+  /** A repeat (a redelivery, another replica): only an entry not marked applied may need the `$inc`. */
+  private async countRepeat(requestId: string): Promise<boolean> {
+    const found = await this.calls.findOne({ _id: requestId }, { promoteLongs: false });
+    if (!found || found.applied) return false;
+    return this.repeat(found); // counted in the month first written, with the amount first written
   }
 
   /**
@@ -283,4 +333,15 @@ export class BudgetRepository implements BudgetStore {
       spend: byService.get(budget._id) ?? { units: 0n, unpriced_calls: 0 },
     }));
   }
+}
+
+/** A filter requiring none of `marks` (field paths) to be there. */
+function absent(marks: string[]): Record<string, { $exists: false }> {
+  return Object.fromEntries(marks.map((mark) => [mark, { $exists: false as const }]));
+}
+
+function groupBy<T>(items: T[], key: (item: T) => string): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const item of items) groups.set(key(item), [...(groups.get(key(item)) ?? []), item]);
+  return groups;
 }

@@ -3,6 +3,7 @@ import type { Envelope, Page, Stage } from '@pack/contracts';
 import { STAGES } from '@pack/contracts';
 import {
   findPage,
+  insertAll,
   isDuplicateKey,
   nextCounterValue,
   OUTBOX_FIELD,
@@ -10,6 +11,7 @@ import {
   outboxFields,
   withOutbox,
 } from '@pack/db';
+import { GroupCommit } from '@pack/reliability';
 import {
   RUNNING_STATES,
   statusAfter,
@@ -40,9 +42,19 @@ export class PipelineRepository implements PipelineStore {
   /** Writes to several runs of an item, and the running count, by indexed reads (item-runs.ts). */
   private readonly itemRuns;
 
-  constructor(private readonly connection: Connection) {
+  /** Stage results' PackData, one unordered insert for those of `lingerMs` (a repeat is ignored). */
+  private readonly packDataRecords;
+
+  constructor(
+    private readonly connection: Connection,
+    lingerMs = 0,
+  ) {
     this.pipelines = connection.collection<PipelineRecord>(PIPELINES_COLLECTION);
     this.packData = connection.collection<PackDataRecord>(PACK_DATA_COLLECTION);
+    this.packDataRecords = new GroupCommit<PackDataRecord, boolean>(
+      (records) => insertAll(this.packData, records),
+      { lingerMs },
+    );
     this.itemRuns = new ItemRuns(this.pipelines);
   }
 
@@ -265,6 +277,10 @@ export class PipelineRepository implements PipelineStore {
     } catch (error) {
       if (!isDuplicateKey(error)) throw error;
     }
+  }
+
+  async recordPackData(data: PackDataRecord): Promise<void> {
+    await this.packDataRecords.run(data);
   }
 
   listLatest(filter: LatestFilter, limit: number, offset: number): Promise<Page<PipelineRecord>> {

@@ -1,6 +1,6 @@
 import type { Rollup, RollupDelta } from './calls';
 import type { RollupStore } from './store';
-import { GroupCommit } from './group-commit';
+import { GroupCommit } from '@pack/reliability';
 
 /**
  * The calls' deltas summed per model, processor and hour, in the order each key first appears.
@@ -43,7 +43,7 @@ export function sumDeltas(deltas: readonly RollupDelta[]): Rollup[] {
  * (its model's hour and day), and updates of one document run one at a time, so one write per
  * call made those documents the gateway's bottleneck. Calls that finish while a write is under
  * way are summed and written together by the next one, one command for all of them; an idle
- * gateway writes at once. A call's promise settles when the write holding it did, so the request
+ * gateway's first call waits `lingerMs` for others (0052). A call's promise settles when the write holding it did, so the request
  * is still acknowledged only once its share is stored: what a crash can lose is the same as
  * before (calls finished but not yet rolled up), and a failed write fails all its calls, whose
  * redelivery finds them finished and only republishes.
@@ -51,11 +51,15 @@ export function sumDeltas(deltas: readonly RollupDelta[]): Rollup[] {
 export class RollupBatcher {
   private readonly commits;
 
-  constructor(store: Pick<RollupStore, 'addAll'>) {
-    this.commits = new GroupCommit<readonly RollupDelta[], void>(async (groups) => {
-      await store.addAll(sumDeltas(groups.flat()));
-      return groups.map(() => undefined);
-    }, 1000);
+  /** `lingerMs`: how long an idle batcher's first delta waits for others (0052); 0 writes at once. */
+  constructor(store: Pick<RollupStore, 'addAll'>, lingerMs = 0) {
+    this.commits = new GroupCommit<readonly RollupDelta[], void>(
+      async (groups) => {
+        await store.addAll(sumDeltas(groups.flat()));
+        return groups.map(() => undefined);
+      },
+      { maxItems: 1000, lingerMs },
+    );
   }
 
   /** One call's delta, or a request's calls (the asked model's and its fallbacks') in one write. */

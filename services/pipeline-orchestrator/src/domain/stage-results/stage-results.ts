@@ -121,8 +121,9 @@ export class StageResults {
         : output.failure,
       unpriced: unpricedCall(result),
     };
-    // The PackData history entry is written beside the move (an insert keyed by the request id).
-    const saved = packData ? settled(deps.store.savePackData(packData)) : null;
+    // The PackData history entry is written beside the move (an insert keyed by the request id,
+    // group-committed with other results', 0052).
+    const saved = packData ? settled(deps.store.recordPackData(packData)) : null;
     let ended: 'OK' | 'FAILED' | null;
     if (pipeline.superseded_by !== undefined) ended = await superseded(this.parts, settling);
     else if (settling.error !== null || !packData) ended = await failed(this.parts, settling);

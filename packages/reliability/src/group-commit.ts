@@ -1,0 +1,62 @@
+interface Waiting<I, R> {
+  item: I;
+  resolve(result: R): void;
+  reject(error: unknown): void;
+}
+
+export interface GroupCommitOptions {
+  /** Items per write at most (default 100). */
+  maxItems?: number;
+  /**
+   * How long the first item of an idle group waits for others before its write (default 0: at
+   * once). For writes nobody waits on to go on (records, tallies beside a request's answer): at a
+   * request at a time, a few requests' writes then share one command instead of one each, and
+   * they no longer run against the next request's own writes.
+   */
+  lingerMs?: number;
+}
+
+/**
+ * Group commit: an item is written at once (or after `lingerMs`) when no write is under way;
+ * items that arrive meanwhile or during a write go together in the next one, whose `write`
+ * returns one result per item in order. A failed write fails every item it held (the next items
+ * get their own write). Used for inserts and tallies that many requests add to (docs/decisions/0018
+ * and 0052).
+ */
+export class GroupCommit<I, R> {
+  private queue: Waiting<I, R>[] = [];
+  private writing = false;
+  private readonly maxItems: number;
+  private readonly lingerMs: number;
+
+  constructor(
+    private readonly write: (items: I[]) => Promise<R[]>,
+    options: GroupCommitOptions = {},
+  ) {
+    this.maxItems = options.maxItems ?? 100;
+    this.lingerMs = options.lingerMs ?? 0;
+  }
+
+  run(item: I): Promise<R> {
+    const result = new Promise<R>((resolve, reject) => this.queue.push({ item, resolve, reject }));
+    if (!this.writing) {
+      this.writing = true;
+      if (this.lingerMs > 0) setTimeout(() => void this.drain(), this.lingerMs);
+      else void this.drain();
+    }
+    return result;
+  }
+
+  private async drain(): Promise<void> {
+    while (this.queue.length > 0) {
+      const batch = this.queue.splice(0, this.maxItems);
+      try {
+        const results = await this.write(batch.map((waiting) => waiting.item));
+        batch.forEach((waiting, index) => waiting.resolve(results[index]!));
+      } catch (error) {
+        for (const waiting of batch) waiting.reject(error);
+      }
+    }
+    this.writing = false;
+  }
+}
