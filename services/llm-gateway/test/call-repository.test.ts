@@ -1,6 +1,10 @@
 import mongoose, { type Connection } from 'mongoose';
 import { dropDatabase, uniqueName } from '@pack/testkit';
-import { CallRepository, LLM_CALL_CLAIMS_COLLECTION } from '../src/data/call-repository';
+import {
+  CallRepository,
+  LLM_CALL_CLAIMS_COLLECTION,
+  LLM_CALLS_COLLECTION,
+} from '../src/data/call-repository';
 import type { CallClaim, FinishedCall } from '../src/domain/calls/calls';
 
 const claim = (id: string, owner = 'replica-a'): CallClaim => ({
@@ -101,6 +105,33 @@ describe('call records written together', () => {
       ['finished', 'replica-b'],
       ['finished', 'replica-a'],
     ]);
+  });
+
+  it('"RECORD_LINGER_MS": finishes one after another within the linger share one insert, each with its answer', async () => {
+    const monitored = await mongoose
+      .createConnection(process.env.MONGO_URL!, { dbName, monitorCommands: true })
+      .asPromise();
+    try {
+      let inserts = 0;
+      monitored.getClient().on('commandStarted', (event) => {
+        if (event.commandName === 'insert' && event.command.insert === LLM_CALLS_COLLECTION) inserts += 1;
+      });
+      const lingering = new CallRepository(monitored, 40);
+      const ids = ['l1', 'l2', 'l3'];
+      await Promise.all(ids.map((id) => calls.insertClaim(claim(id))));
+      expect(await calls.finish(claim('l2'), finished('l2'))).toBe(true); // finished before, elsewhere
+      const done = await Promise.all(
+        ids.map(async (id, i) => {
+          await new Promise((resolve) => setTimeout(resolve, i * 8));
+          return lingering.finish(claim(id), finished(id));
+        }),
+      );
+      expect(done).toEqual([true, false, true]);
+      expect(inserts).toBe(1);
+      expect((await calls.find('l3'))?.state).toBe('finished');
+    } finally {
+      await monitored.close();
+    }
   });
 
   it('finds a claim until its call is finished', async () => {

@@ -80,6 +80,56 @@ describe('AI budget spend, counted once per request id', () => {
     expect(await replicas[0]!.spend(9, MONTH)).toEqual({ units: toUnits('30'), unpriced_calls: 0 });
   });
 
+  it('"the calls of one group commit share the insert and the $inc" (0052): five results within the linger, two commands, each counted once', async () => {
+    const monitored = await mongoose
+      .createConnection(process.env.MONGO_URL!, { dbName: connection.name, monitorCommands: true })
+      .asPromise();
+    try {
+      const commands: string[] = [];
+      monitored.getClient().on('commandStarted', (event) => {
+        const target = (event.command as Record<string, unknown>)[event.commandName];
+        if (event.commandName === 'insert' || event.commandName === 'update')
+          commands.push(`${event.commandName} ${String(target)}`);
+      });
+      const store = new BudgetRepository(monitored, 40);
+      // The month's document exists once its first call is counted (alone: it creates it).
+      expect(await store.count({ ...call('linger-0-CONFIG-1', '1'), service_id: 14 })).toBe(true);
+      commands.length = 0;
+      const counting = [1, 2, 3, 4, 5].map(async (i) => {
+        await new Promise((resolve) => setTimeout(resolve, i * 4));
+        return store.count({ ...call(`linger-${i}-CONFIG-1`, '0.25', i === 5), service_id: 14 });
+      });
+      expect(await Promise.all(counting)).toEqual([true, true, true, true, true]);
+      expect(commands).toEqual([`insert ${BUDGET_CALLS_COLLECTION}`, `update ${BUDGET_SPEND_COLLECTION}`]);
+      // A redelivery of one of them counts nothing; after settling, nothing is left marked.
+      expect(await store.count({ ...call('linger-3-CONFIG-1', '0.25'), service_id: 14 })).toBe(false);
+      await store.flush();
+      expect(await store.spend(14, MONTH)).toEqual({ units: toUnits('2.25'), unpriced_calls: 1 });
+    } finally {
+      await monitored.close();
+    }
+  });
+
+  it("a group's $inc that meets a repeat's mark adds nothing: each of its calls is then added one by one, once", async () => {
+    await new BudgetRepository(connection).count({ ...call('group-0-CONFIG-1', '1'), service_id: 15 });
+    const groupAdd = paused();
+    const group = new BudgetRepository(
+      slowed(connection, BUDGET_SPEND_COLLECTION, 'updateOne', groupAdd),
+      30,
+    );
+    const [x, y] = ['group-1-CONFIG-1', 'group-2-CONFIG-1'].map((id) => ({
+      ...call(id, '0.5'),
+      service_id: 15,
+    }));
+    const counting = Promise.all([group.count(x!), group.count(y!)]);
+    await groupAdd.reached; // both ledger entries are in; the month's $inc waits
+    expect(await new BudgetRepository(connection).count(x!)).toBe(true); // a redelivery elsewhere adds x
+    groupAdd.open();
+    expect(await counting).toEqual([false, true]);
+    await group.flush();
+    expect(await group.spend(15, MONTH)).toEqual({ units: toUnits('2'), unpriced_calls: 0 });
+  });
+
   it("a repeat whose add came before the first counter's keeps its count when the first counter settles before the repeat looks", async () => {
     const the = { ...call('first-is-slow-CONFIG-1', '0.75'), service_id: 12 };
     // The first counter stops between its ledger insert and its month add.

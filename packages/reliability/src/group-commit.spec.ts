@@ -1,0 +1,67 @@
+import { GroupCommit } from './group-commit';
+
+/** A write that records each batch and finishes when the test says so. */
+function heldWrite() {
+  const batches: { items: number[]; finish(error?: Error): void }[] = [];
+  const write = (items: number[]) =>
+    new Promise<string[]>((resolve, reject) =>
+      batches.push({
+        items,
+        finish: (error) => (error ? reject(error) : resolve(items.map((item) => `wrote ${item}`))),
+      }),
+    );
+  return { batches, write };
+}
+
+describe('GroupCommit', () => {
+  it('writes an idle group’s first item at once, and the items of a write together in the next one', async () => {
+    const { batches, write } = heldWrite();
+    const commits = new GroupCommit(write);
+    const first = commits.run(1);
+    expect(batches.map((batch) => batch.items)).toEqual([[1]]);
+    const later = [commits.run(2), commits.run(3)];
+    batches[0]!.finish();
+    await expect(first).resolves.toBe('wrote 1');
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(batches.map((batch) => batch.items)).toEqual([[1], [2, 3]]);
+    batches[1]!.finish();
+    await expect(Promise.all(later)).resolves.toEqual(['wrote 2', 'wrote 3']);
+  });
+
+  it('with lingerMs, the first item waits for the others of that time: one write for all', async () => {
+    const { batches, write } = heldWrite();
+    const commits = new GroupCommit(write, { lingerMs: 40 });
+    const results = [commits.run(1)];
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    results.push(commits.run(2), commits.run(3));
+    expect(batches).toHaveLength(0);
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    expect(batches.map((batch) => batch.items)).toEqual([[1, 2, 3]]);
+    batches[0]!.finish();
+    await expect(Promise.all(results)).resolves.toEqual(['wrote 1', 'wrote 2', 'wrote 3']);
+    // Idle again: the next item lingers anew.
+    const next = commits.run(4);
+    expect(batches).toHaveLength(1);
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    batches[1]!.finish();
+    await expect(next).resolves.toBe('wrote 4');
+  });
+
+  it('fails every item of a failed write; the next items get a write of their own', async () => {
+    const { batches, write } = heldWrite();
+    const commits = new GroupCommit(write, { maxItems: 2 });
+    const first = commits.run(1);
+    const during = Promise.allSettled([commits.run(2), commits.run(3), commits.run(4)]);
+    batches[0]!.finish(new Error('database away'));
+    await expect(first).rejects.toThrow('database away');
+    await new Promise((resolve) => setImmediate(resolve));
+    // At most maxItems per write.
+    expect(batches.map((batch) => batch.items)).toEqual([[1], [2, 3]]);
+    batches[1]!.finish(new Error('still away'));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(batches.map((batch) => batch.items)).toEqual([[1], [2, 3], [4]]);
+    batches[2]!.finish();
+    const settled = await during;
+    expect(settled.map((each) => each.status)).toEqual(['rejected', 'rejected', 'fulfilled']);
+  });
+});
