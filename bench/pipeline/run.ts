@@ -15,12 +15,18 @@
  * db_commands_total, background work included), where a stage's time goes, and the targets.
  *
  *   pnpm bench:pipeline     (DURATION=seconds per measurement, default 10)
+ *
+ * Also: CONCURRENCY=1 or 20 (that one alone), SHOW_STAGES=1 (medians per stage), SHOW_SLOWEST=1,
+ * SHOW_COMMANDS=1 (commands per stage by name), IDLE=seconds (the services' cost doing nothing),
+ * KEEP_DATABASES=1 (left for a look). The local servers' CPU per stage (FerretDB, PostgreSQL,
+ * RabbitMQ, from /proc) is printed with each measurement.
  */
 import mongoose from 'mongoose';
 import { topologyNames } from '@pack/broker';
 import { deleteQueues, dropDatabase, resolveInfra, startFakeOpenAi, waitFor } from '@pack/testkit';
 import { chatCaller, cpuMs, dbCommands, drive, type Figures } from '../llm-gateway/measure';
 import { PipelineDriver, type StageTiming } from './driver';
+import { commandsByName, idleFigures, infraCpuMs, infraPerStage, stageMedians } from './figures';
 import { report, type Row } from './report';
 import { BenchServices } from './services';
 import { rssMb } from '../crash-scenario/runtime';
@@ -82,10 +88,14 @@ async function main(): Promise<void> {
     driver = await PipelineDriver.start(AMQP_URL, services.namespace, orchestratorDb, SERVICE_ID);
     const commands = async () => (await dbCommands(llm.url)).all + (await dbCommands(orchestrator.url)).all;
 
+    // IDLE=seconds: what the two services spend doing nothing (timers, sweeps, polls, pings).
+    if (process.env.IDLE) process.stdout.write(await idleFigures(services.started, Number(process.env.IDLE)));
     const rows: Row[] = [];
     let baselineError: string | undefined;
     let nextId = 1;
-    for (const concurrency of [1, 20]) {
+    // CONCURRENCY=1 (or 20) measures one of the two alone.
+    const concurrencies = process.env.CONCURRENCY ? [Number(process.env.CONCURRENCY)] : [1, 20];
+    for (const concurrency of concurrencies) {
       const provider = chatCaller(fake.url, '/v1/chat/completions', concurrency, KEY);
       const providerFigures = await drive(provider.call, concurrency, Math.min(duration, 5));
       for (let i = 0; i < 5; i++) await driver.run();
@@ -93,6 +103,7 @@ async function main(): Promise<void> {
       const before = await commands();
       const namedBefore = await Promise.all([llm.url, orchestrator.url].map(commandsByName));
       const cpuBefore = services.started.map((service) => cpuMs(service.process.pid));
+      const infraBefore = infraCpuMs();
       const pipeline = await drive(
         async () => void timings.push(...(await driver!.run())),
         concurrency,
@@ -102,6 +113,7 @@ async function main(): Promise<void> {
       if (process.env.SHOW_SLOWEST)
         for (const t of [...timings].sort((a, b) => b.total - a.total).slice(0, 5))
           process.stdout.write(`slowest at ${concurrency}: ${JSON.stringify(t)}\n`);
+      if (process.env.SHOW_STAGES) process.stdout.write(stageMedians(concurrency, timings));
       const pipelineCommands = ((await commands()) - before) / timings.length;
       if (process.env.SHOW_COMMANDS) {
         const namedAfter = await Promise.all([llm.url, orchestrator.url].map(commandsByName));
@@ -115,6 +127,9 @@ async function main(): Promise<void> {
           );
         });
       }
+      process.stdout.write(
+        `local servers' CPU ms per stage at ${concurrency}: ${infraPerStage(infraBefore, infraCpuMs(), timings.length)}\n`,
+      );
       const cpuPerStage = services.started.map(
         (service, i) => (cpuMs(service.process.pid) - cpuBefore[i]!) / timings.length,
       );
@@ -175,20 +190,11 @@ async function main(): Promise<void> {
     await baselineDb.dropDatabase().catch(() => undefined);
     await baselineDb.close();
     for (const service of services.started)
-      await dropDatabase(MONGO_URL, service.database).catch(() => undefined);
+      if (!process.env.KEEP_DATABASES) await dropDatabase(MONGO_URL, service.database).catch(() => undefined);
     await deleteQueues(AMQP_URL, queuesOf(services.namespace)).catch(() => undefined);
     await fake.close();
     await infra.stop?.();
   }
-}
-
-/** A service's database commands so far, by command name (`SHOW_COMMANDS=1`). */
-async function commandsByName(url: string): Promise<Map<string, number>> {
-  const text = await (await fetch(`${url}/metrics`)).text();
-  const counts = new Map<string, number>();
-  for (const m of text.matchAll(/^db_commands_total\{command="(\w+)"[^}]*\} (\d+)/gm))
-    counts.set(m[1]!, (counts.get(m[1]!) ?? 0) + Number(m[2]));
-  return counts;
 }
 
 /** The durable queues the two services declared in the bench's namespace (removed afterwards). */

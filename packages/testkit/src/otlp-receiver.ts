@@ -52,6 +52,8 @@ export interface ReceivedSpan {
   status: { code: number; message?: string };
   /** Start time, in milliseconds since the epoch. */
   startMs: number;
+  /** End time, in milliseconds since the epoch. */
+  endMs: number;
 }
 
 export const SPAN_KIND = { internal: 1, server: 2, client: 3, producer: 4, consumer: 5 } as const;
@@ -127,6 +129,7 @@ export class OtlpReceiver {
             links: (span.links ?? []).map(({ traceId, spanId }) => ({ traceId, spanId })),
             status: { code: span.status?.code ?? 0, message: span.status?.message },
             startMs: Number(span.startTimeUnixNano) / 1e6,
+            endMs: Number(span.endTimeUnixNano) / 1e6,
           });
     }
   }
