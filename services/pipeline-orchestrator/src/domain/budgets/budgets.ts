@@ -1,3 +1,4 @@
+import { BoundedCache, DEFAULT_MAX_ENTRIES } from '@pack/cache';
 import type { BudgetView, Principal } from '@pack/contracts';
 import { ConflictError, ForbiddenError, NotFoundError } from '@pack/errors';
 import type { GenerateResult } from '../records/pipeline-records';
@@ -31,8 +32,11 @@ export function budgetSpent(serviceId: number, what: string, reason: string): Co
  * every decision, so a raised limit or a new month applies on every replica at once.
  */
 export class Budgets implements BudgetGate {
-  /** A processor's Service never changes: kept once read. */
-  private readonly serviceOfProcessor = new Map<number, number>();
+  /** A processor's Service never changes: kept once read (the most recently used 10,000). */
+  private readonly serviceOfProcessor = new BoundedCache<number, number>({
+    maxEntries: DEFAULT_MAX_ENTRIES,
+    ttlMs: Infinity,
+  });
   /**
    * Services read without a limit, until when (ms): most have none, and a stage start then reads
    * nothing. A limit is never kept: raising or removing one applies at once on every replica; a
