@@ -65,6 +65,21 @@ describe('runs of a Service Item with thousands of earlier runs', () => {
       .map((doc) => doc._id as unknown as number)
       .sort((a, b) => a - b);
 
+  it('the sweeper reads the watched pipelines in id order, a page at a time, the first without an id range', async () => {
+    const sweep = new SweepRepository(connection, PIPELINES_COLLECTION);
+    const first = await sweep.watched(0, 3);
+    expect(first.map((pipeline) => pipeline._id)).toEqual([2990, 2995, 2998]);
+    expect(first[0]!.stages.VERIFY.state).toBe('WAITING_FOR_RESPONSE');
+    expect((await sweep.watched(2998, 3)).map((pipeline) => pipeline._id)).toEqual([2999, RUNS + 1]);
+    expect((await sweep.watched(0, 200)).map((pipeline) => pipeline._id)).toEqual([
+      2990,
+      2995,
+      2998,
+      2999,
+      RUNS + 1,
+    ]);
+  });
+
   it('counts the running pipelines (the gauge) among the watched ones', async () => {
     expect(await repository.countRunning()).toBe(4);
   });
