@@ -272,11 +272,7 @@ export class PipelineRepository implements PipelineStore {
   }
 
   async savePackData(data: PackDataRecord): Promise<void> {
-    try {
-      await this.packData.insertOne(data);
-    } catch (error) {
-      if (!isDuplicateKey(error)) throw error;
-    }
+    await insertAll(this.packData, [data]);
   }
 
   async recordPackData(data: PackDataRecord): Promise<void> {
