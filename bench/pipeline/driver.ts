@@ -18,26 +18,28 @@ export interface StageTiming {
   stage: Stage;
   /** From the previous stage's end (CONFIG: the approval's publish) to this stage's end. */
   total: number;
-  /** Previous end -> the generate request on the broker (orchestrator, outbox relay). */
-  toRequest: number;
-  /** Request on the broker -> result on the broker (llm-gateway and provider). */
-  inGateway: number;
-  /** Result on the broker -> the stage's end written (orchestrator). */
-  toEnd: number;
+  /** With the breakdown: previous end -> the generate request on the broker (orchestrator). */
+  toRequest?: number;
+  /** With the breakdown: request on the broker -> result on the broker (llm-gateway, provider). */
+  inGateway?: number;
+  /** With the breakdown: result on the broker -> the stage's end written (orchestrator). */
+  toEnd?: number;
 }
 
 /**
  * Drives Service Items through the orchestrator as the catalog would: publishes an approval and
- * waits for the run's end (its progress event, as the catalog learns it), then reads the stages'
- * ends once; the generate requests and results seen on the broker (a queue of its own) tell where
- * each stage's time went. No polling: the driver's own CPU is taken from the same 2 cores.
+ * learns the run's start and end from its progress events (what the catalog consumes), then reads
+ * the stages' ends once. With `breakdown`, the generate requests and results are watched on the
+ * broker too, to tell where each stage's time went; that costs the driver two deliveries per
+ * stage, CPU taken from the same 2 cores as the path it measures, so it is asked for
+ * (SHOW_STAGES / BREAKDOWN), not the default. No polling.
  */
 export class PipelineDriver {
   private readonly seen = new Map<string, number>();
   private readonly done = new Map<number, () => void>();
   /** Runs whose end was seen before run() waited for it. */
   private readonly ended = new Set<number>();
-  /** Resolves a run() with its pipeline's id once the item's CONFIG request is seen. */
+  /** Resolves a run() with its pipeline's id once the item's run is seen starting. */
   private readonly started = new Map<number, (pipelineId: number) => void>();
   private nextItem = 1;
 
@@ -47,20 +49,29 @@ export class PipelineDriver {
     private readonly exchange: string,
     private readonly orchestratorDb: Connection,
     private readonly serviceId: number,
+    private readonly breakdown: boolean,
   ) {}
 
-  static async start(amqpUrl: string, namespace: string, orchestratorDb: Connection, serviceId: number) {
+  static async start(
+    amqpUrl: string,
+    namespace: string,
+    orchestratorDb: Connection,
+    serviceId: number,
+    breakdown: boolean,
+  ) {
     const connection = await amqp.connect(amqpUrl, AMQP_SOCKET_OPTIONS);
     const channel = await connection.createConfirmChannel();
     const exchange = topologyNames(namespace).events;
     await channel.assertExchange(exchange, 'topic', { durable: true });
     const { queue } = await channel.assertQueue('', { exclusive: true, autoDelete: true });
-    await channel.bindQueue(queue, exchange, events.llmGenerateRequested.type);
-    await channel.bindQueue(queue, exchange, events.llmGenerateCompleted.type);
-    // The catalog consumes a run's progress events; without a queue bound to them each one would
-    // come back unroutable (a warning per event in the orchestrator, not what production does).
+    if (breakdown) {
+      await channel.bindQueue(queue, exchange, events.llmGenerateRequested.type);
+      await channel.bindQueue(queue, exchange, events.llmGenerateCompleted.type);
+    }
+    // The catalog consumes a run's progress events (and without a queue bound to them each one
+    // would come back unroutable: a warning per event in the orchestrator).
     await channel.bindQueue(queue, exchange, events.pipelineProgress.type);
-    const driver = new PipelineDriver(connection, channel, exchange, orchestratorDb, serviceId);
+    const driver = new PipelineDriver(connection, channel, exchange, orchestratorDb, serviceId, breakdown);
     await channel.consume(queue, (message) => message && driver.observe(message.content), { noAck: true });
     return driver;
   }
@@ -72,16 +83,17 @@ export class PipelineDriver {
       data: {
         request_id: string;
         reply_to: { pipeline_id: number; stage: Stage } | null;
-        messages?: { content: string }[];
         pipeline_id?: number;
+        service_item_id?: number;
         state?: string;
       };
     };
     if (envelope.type === events.pipelineProgress.type) {
-      // The run's end is written before its progress event is published: one read then finds it.
       const id = envelope.data.pipeline_id!;
-      if (envelope.data.state === 'IN_PROGRESS') return;
-      if (this.done.has(id)) this.done.get(id)!();
+      // A run starts with its CONFIG request and IN_PROGRESS in one write (published together).
+      if (envelope.data.state === 'IN_PROGRESS') this.started.get(envelope.data.service_item_id!)?.(id);
+      // The run's end is written before its progress event is published: one read then finds it.
+      else if (this.done.has(id)) this.done.get(id)!();
       else this.ended.add(id);
       return;
     }
@@ -89,10 +101,6 @@ export class PipelineDriver {
     if (!reply_to) return;
     const kind = envelope.type === events.llmGenerateRequested.type ? 'requested' : 'completed';
     if (!this.seen.has(`${kind}:${request_id}`)) this.seen.set(`${kind}:${request_id}`, at);
-    if (kind === 'requested' && reply_to.stage === 'CONFIG') {
-      const item = /Service Item (\d+)/.exec(envelope.data.messages?.at(-1)?.content ?? '')?.[1];
-      if (item) this.started.get(Number(item))?.(reply_to.pipeline_id);
-    }
   }
 
   /** One Service Item approved and driven through its three stages; the stages' timings. */
@@ -120,17 +128,18 @@ export class PipelineDriver {
     });
     let previousEnd = approvedAt;
     return STAGES.map((stage) => {
-      const requestId = `pipeline-${pipelineId}-${stage}-1`;
-      const requested = this.take(`requested:${requestId}`);
-      const completed = this.take(`completed:${requestId}`);
       const end = pipeline.stages[stage].finished_at!.getTime();
-      const timing = {
-        stage,
-        total: end - previousEnd,
-        toRequest: requested - previousEnd,
-        inGateway: completed - requested,
-        toEnd: end - completed,
-      };
+      const timing: StageTiming = { stage, total: end - previousEnd };
+      if (this.breakdown) {
+        const requestId = `pipeline-${pipelineId}-${stage}-1`;
+        const requested = this.take(`requested:${requestId}`);
+        const completed = this.take(`completed:${requestId}`);
+        Object.assign(timing, {
+          toRequest: requested - previousEnd,
+          inGateway: completed - requested,
+          toEnd: end - completed,
+        });
+      }
       previousEnd = end;
       return timing;
     });

@@ -75,8 +75,11 @@ export function stageMedians(concurrency: number, timings: StageTiming[]): strin
   return ['CONFIG', 'VERIFY', 'EXECUTION']
     .map((kind) => {
       const of = timings.filter((t) => t.stage === kind);
-      const median = (pick: (t: StageTiming) => number) => {
-        const values = of.map(pick).sort((a, b) => a - b);
+      const median = (pick: (t: StageTiming) => number | undefined) => {
+        const values = of
+          .map(pick)
+          .filter((v): v is number => v !== undefined)
+          .sort((a, b) => a - b);
         return (values[Math.floor(values.length / 2)] ?? NaN).toFixed(2);
       };
       return (

@@ -41,7 +41,7 @@ export function report(rows: Row[], duration: number): string {
       ].join(' '),
     );
   lines.push(
-    'where a pipeline stage goes (medians, ms): to the request on the broker / llm-gateway / to the stage end; provider',
+    'where a pipeline stage goes (medians, ms; BREAKDOWN=1): to the request on the broker / llm-gateway / to the stage end; provider',
   );
   for (const r of rows.filter((row) => row.side === 'pipeline')) {
     const b = r.breakdown;

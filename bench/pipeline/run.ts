@@ -16,7 +16,8 @@
  *
  *   pnpm bench:pipeline     (DURATION=seconds per measurement, default 10)
  *
- * Also: CONCURRENCY=1 or 20 (that one alone), SHOW_STAGES=1 (medians per stage), SHOW_SLOWEST=1,
+ * Also: CONCURRENCY=1 or 20 (that one alone), BREAKDOWN=1 (where a stage's time goes: the driver
+ * then watches the generate requests and results too), SHOW_STAGES=1 (medians per stage), SHOW_SLOWEST=1,
  * SHOW_COMMANDS=1 (commands per stage by name), IDLE=seconds (the services' cost doing nothing),
  * KEEP_DATABASES=1 (left for a look). The local servers' CPU per stage (FerretDB, PostgreSQL,
  * RabbitMQ, from /proc) and this process's own (the driver: approvals out, requests, results and
@@ -87,7 +88,10 @@ async function main(): Promise<void> {
     orchestratorDb = await mongoose
       .createConnection(MONGO_URL, { dbName: orchestrator.database })
       .asPromise();
-    driver = await PipelineDriver.start(AMQP_URL, services.namespace, orchestratorDb, SERVICE_ID);
+    // Where a stage's time goes needs the requests and results watched too: asked for, not the
+    // default (two more deliveries per stage to this process, on the same 2 cores).
+    const breakdown = Boolean(process.env.BREAKDOWN || process.env.SHOW_STAGES || process.env.SHOW_SLOWEST);
+    driver = await PipelineDriver.start(AMQP_URL, services.namespace, orchestratorDb, SERVICE_ID, breakdown);
     const commands = async () => (await dbCommands(llm.url)).all + (await dbCommands(orchestrator.url)).all;
 
     // IDLE=seconds: what the two services spend doing nothing (timers, sweeps, polls, pings).
