@@ -126,7 +126,12 @@ func keepSingleProcessLock(ctx context.Context, pgURL string, conn *pgx.Conn) {
 //     PostgreSQL may switch to a generic plan that estimates a filter's matches without their
 //     values; one such plan walked a list's whole `_id` index filtering it (51 ms) instead of
 //     reading the 6,000 matches from an index on the filter's fields. Planning each statement
-//     with its values costs a fraction of a millisecond.
+//     with its values costs a fraction of a millisecond;
+//   - default_toast_compression=lz4: a document of more than about 2 KB (a pipeline with its
+//     stages is 6 KB of JSON) is compressed on every write and decompressed on every read;
+//     PostgreSQL's own pglz took 16-36 % more of PostgreSQL's CPU per findOneAndUpdate of such a
+//     document than lz4 (Debian's PostgreSQL 15, which scripts/infra.sh runs, is built with it;
+//     values written before stay pglz and are read as they are).
 //
 // Other URL forms are left as they are.
 func withSessionSettings(pgURL string) string {
@@ -137,9 +142,10 @@ func withSessionSettings(pgURL string) string {
 
 	q := u.Query()
 	for name, value := range map[string]string{
-		"random_page_cost": "1.1",
-		"jit":              "off",
-		"plan_cache_mode":  "force_custom_plan",
+		"random_page_cost":          "1.1",
+		"jit":                       "off",
+		"plan_cache_mode":           "force_custom_plan",
+		"default_toast_compression": "lz4",
 	} {
 		if !q.Has(name) {
 			q.Set(name, value)
