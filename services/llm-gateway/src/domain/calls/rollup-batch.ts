@@ -43,10 +43,10 @@ export function sumDeltas(deltas: readonly RollupDelta[]): Rollup[] {
  * (its model's hour and day), and updates of one document run one at a time, so one write per
  * call made those documents the gateway's bottleneck. Calls that finish while a write is under
  * way are summed and written together by the next one, one command for all of them; an idle
- * gateway's first call waits `lingerMs` for others (0052). A call's promise settles when the write holding it did, so the request
- * is still acknowledged only once its share is stored: what a crash can lose is the same as
- * before (calls finished but not yet rolled up), and a failed write fails all its calls, whose
- * redelivery finds them finished and only republishes.
+ * gateway's first call waits `lingerMs` for others (0052). A call's promise settles when the
+ * write holding it did, so the request is still acknowledged only once its share is stored: what
+ * a crash can lose is the same as before (calls finished but not yet rolled up), and a failed
+ * write fails all its calls, whose redelivery finds them finished and only republishes.
  */
 export class RollupBatcher {
   private readonly commits;
