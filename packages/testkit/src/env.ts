@@ -4,9 +4,12 @@ export const TEST_INTERNAL_SECRET = 'test-internal-secret-0123456789abcdef';
 /** A fixed encryption key (32 bytes, base64) for tests only; deployments bring their own. */
 export const TEST_ENCRYPTION_KEY = Buffer.from('pack-test-only-encryption-key-32').toString('base64');
 
-/** A name no other test (or earlier run) uses: databases, broker namespaces, usernames. */
+/**
+ * A name no other test (or earlier run) uses: databases, broker namespaces, usernames; hex after the
+ * prefix, which no seeded secret's window reads as (suite-scan.ts).
+ */
 export function uniqueName(prefix: string): string {
-  return `${prefix}_${Date.now().toString(36)}${randomBytes(3).toString('hex')}`.toLowerCase();
+  return `${prefix}_${Date.now().toString(16)}${randomBytes(3).toString('hex')}`.toLowerCase();
 }
 
 /** Environment for a service under test: its own database and broker namespace, port 0. */

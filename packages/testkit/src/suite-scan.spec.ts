@@ -1,6 +1,8 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { uniqueName } from './env';
+import { fakeId } from './fake-providers/server';
 import globalTeardown from './global-teardown';
 import { isStaticAsset, LEAK_SCAN_DIR_ENV, scanSuite, seededSecret } from './suite-scan';
 
@@ -143,6 +145,13 @@ describe('the suite-wide leak scan (issue 20: "a leak scan of every response and
       else process.env[LEAK_SCAN_DIR_ENV] = before;
     }
     expect(existsSync(dir)).toBe(true);
+  });
+
+  it("the testkit's own ids are hex after their prefix, so a logged id never reads as a piece of a seeded secret", () => {
+    // A fake provider's thread id in a logged URL, then a base-36 timestamp, once matched 6
+    // characters of a seeded key (CI of 2026-11-27).
+    for (const id of [fakeId('thread_'), fakeId('chatcmpl-'), uniqueName('t_catalog')])
+      expect(id.replace(/^(thread_|chatcmpl-|t_catalog_)/, '')).toMatch(/^[0-9a-f]{12,}$/);
   });
 });
 

@@ -172,10 +172,14 @@ function send(res: http.ServerResponse, reply: Reply): void {
 }
 
 let counter = 0;
-/** Ids in the providers' own style ("chatcmpl-…", "msg_…"). */
+/**
+ * Ids in the providers' own style ("chatcmpl-…", "msg_…"), hex after the prefix: no window of a
+ * seeded secret reads as hex (suite-scan.ts), so an id in a logged URL never looks like a leak (a
+ * base-36 timestamp once matched 6 characters of a key, case-insensitively).
+ */
 export function fakeId(prefix: string): string {
   counter += 1;
-  return `${prefix}${Date.now().toString(36)}${counter}`;
+  return `${prefix}${Date.now().toString(16)}${counter}`;
 }
 
 export function headerOf(req: RecordedRequest, name: string): string | undefined {
