@@ -128,10 +128,11 @@ func keepSingleProcessLock(ctx context.Context, pgURL string, conn *pgx.Conn) {
 //     reading the 6,000 matches from an index on the filter's fields. Planning each statement
 //     with its values costs a fraction of a millisecond;
 //   - default_toast_compression=lz4: a document of more than about 2 KB (a pipeline with its
-//     stages is 6 KB of JSON) is compressed on every write and decompressed on every read;
-//     PostgreSQL's own pglz took 16-36 % more of PostgreSQL's CPU per findOneAndUpdate of such a
-//     document than lz4 (Debian's PostgreSQL 15, which scripts/infra.sh runs, is built with it;
-//     values written before stay pglz and are read as they are).
+//     stages is 6.4 KB of jsonb as FerretDB stores it, with its type schema; 1.9 KB compressed)
+//     is compressed on every write and decompressed on every read; PostgreSQL's own pglz took
+//     16-36 % more of PostgreSQL's CPU per findOneAndUpdate of such a document than lz4 (Debian's
+//     PostgreSQL 15, which scripts/infra.sh runs, is built with it; values written before stay
+//     pglz and are read as they are).
 //
 // Other URL forms are left as they are.
 func withSessionSettings(pgURL string) string {
