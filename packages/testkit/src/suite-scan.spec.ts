@@ -147,6 +147,25 @@ describe('the suite-wide leak scan (issue 20: "a leak scan of every response and
     expect(existsSync(dir)).toBe(true);
   });
 
+  it('seededSecret never makes a piece that an id joining hex and decimal with one letter could hold', () => {
+    const before = process.env[LEAK_SCAN_DIR_ENV];
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'suite-scan-spec-'));
+    dirs.push(dir);
+    try {
+      process.env[LEAK_SCAN_DIR_ENV] = dir;
+      // A resend's message id, `msg_1_rcv<32 hex>x1000`, once matched a key seeded with '0001'.
+      for (const options of [{ suffix: '0001' }, { suffix: 'rd-1' }, { suffix: '42' }, { length: 40 }])
+        for (let round = 0; round < 100; round += 1) {
+          const material = seededSecret('an id-shaped key', options);
+          for (let at = 0; at + 6 <= material.length; at += 1)
+            expect(material.slice(at, at + 6)).toMatch(/[^0-9a-f][0-9a-f]*[^0-9a-f]/i);
+        }
+    } finally {
+      if (before === undefined) delete process.env[LEAK_SCAN_DIR_ENV];
+      else process.env[LEAK_SCAN_DIR_ENV] = before;
+    }
+  });
+
   it("the testkit's own ids are hex after their prefix, so a logged id never reads as a piece of a seeded secret", () => {
     // A fake provider's thread id in a logged URL, then a base-36 timestamp, once matched 6
     // characters of a seeded key (CI of 2026-11-27).

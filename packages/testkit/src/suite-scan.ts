@@ -20,8 +20,10 @@ const DIGITS = '0123456789';
 /**
  * A new random secret for a test, `<prefix><random><suffix>`, seeded for the suite-wide scan
  * (the random part and the suffix: a prefix like `sk-` or `Bearer ` is public, and a suffix of 4
- * is what masks show, `********1111`, too short to count alone). No 6 characters of it read as
- * hex in any case, so ids, hashes and uuids in logs never look like a fragment of it.
+ * is what masks show, `********1111`, too short to count alone). Every 6 characters of it hold
+ * at least two that are not hex digits in any case, so ids, hashes and uuids in logs never look
+ * like a fragment of it, nor ids that join hex and decimal with one letter (a resend's message
+ * id, `…<recovery id>x<seq>`, once matched a key's 6 characters: a hex digit, `x`, four digits).
  */
 export function seededSecret(
   label: string,
@@ -34,21 +36,21 @@ export function seededSecret(
     );
   let material: string;
   do {
-    // Before a suffix, a digit: every window that holds suffix letters then holds a digit too, so
-    // none reads as a word (`...inTEXT` was found in "plaintext settings read").
-    const last = suffix === '' ? ALPHABET : DIGITS;
+    // Before a suffix with letters, a digit: every window that holds suffix letters then holds a
+    // digit too, so none reads as a word (`...inTEXT` was found in "plaintext settings read").
+    const last = /[a-z]/i.test(suffix) ? DIGITS : ALPHABET;
     material =
       Array.from({ length: length - 1 }, () => ALPHABET[randomInt(ALPHABET.length)]).join('') +
       last[randomInt(last.length)] +
       suffix;
-  } while (!everyWindowNonHex(material));
+  } while (!everyWindowUnlikeAnId(material));
   seedSecret(label, material);
   return `${prefix}${material}`;
 }
 
-function everyWindowNonHex(text: string): boolean {
+function everyWindowUnlikeAnId(text: string): boolean {
   for (let at = 0; at + LEAK_FRAGMENT_LENGTH <= text.length; at += 1)
-    if (/^[0-9a-f]+$/i.test(text.slice(at, at + LEAK_FRAGMENT_LENGTH))) return false;
+    if (text.slice(at, at + LEAK_FRAGMENT_LENGTH).replace(/[0-9a-f]/gi, '').length < 2) return false;
   return true;
 }
 
