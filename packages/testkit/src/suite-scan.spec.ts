@@ -124,12 +124,23 @@ describe('the suite-wide leak scan (issue 20: "a leak scan of every response and
     }
   });
 
-  it('seededSecret makes a random secret, records its material with the test file, and never a hex-looking piece', () => {
+  /** Runs `seeding` with the scan directory set to a new one (restored after); the directory. */
+  function withScanDir(seeding: (dir: string) => void): string {
     const before = process.env[LEAK_SCAN_DIR_ENV];
     const dir = mkdtempSync(path.join(os.tmpdir(), 'suite-scan-spec-'));
     dirs.push(dir);
     try {
       process.env[LEAK_SCAN_DIR_ENV] = dir;
+      seeding(dir);
+    } finally {
+      if (before === undefined) delete process.env[LEAK_SCAN_DIR_ENV];
+      else process.env[LEAK_SCAN_DIR_ENV] = before;
+    }
+    return dir;
+  }
+
+  it('seededSecret makes a random secret, records its material with the test file, and never a hex-looking piece', () => {
+    const dir = withScanDir((dir) => {
       const key = seededSecret('a key', { prefix: 'sk-', suffix: '1111' });
       expect(key).toMatch(/^sk-[A-Za-z0-9]{20}1111$/);
       const recorded = readFileSync(path.join(dir, `secrets-${process.pid}.jsonl`), 'utf8');
@@ -140,19 +151,12 @@ describe('the suite-wide leak scan (issue 20: "a leak scan of every response and
       });
       for (let round = 0; round < 200; round += 1)
         expect(seededSecret('another', { length: 30 })).not.toMatch(/[0-9a-f]{6}/i);
-    } finally {
-      if (before === undefined) delete process.env[LEAK_SCAN_DIR_ENV];
-      else process.env[LEAK_SCAN_DIR_ENV] = before;
-    }
+    });
     expect(existsSync(dir)).toBe(true);
   });
 
   it('seededSecret never makes a piece that an id joining hex and decimal with one letter could hold', () => {
-    const before = process.env[LEAK_SCAN_DIR_ENV];
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'suite-scan-spec-'));
-    dirs.push(dir);
-    try {
-      process.env[LEAK_SCAN_DIR_ENV] = dir;
+    withScanDir(() => {
       // A resend's message id, `msg_1_rcv<32 hex>x1000`, once matched a key seeded with '0001'.
       for (const options of [{ suffix: '0001' }, { suffix: 'rd-1' }, { suffix: '42' }, { length: 40 }])
         for (let round = 0; round < 100; round += 1) {
@@ -160,10 +164,7 @@ describe('the suite-wide leak scan (issue 20: "a leak scan of every response and
           for (let at = 0; at + 6 <= material.length; at += 1)
             expect(material.slice(at, at + 6)).toMatch(/[^0-9a-f][0-9a-f]*[^0-9a-f]/i);
         }
-    } finally {
-      if (before === undefined) delete process.env[LEAK_SCAN_DIR_ENV];
-      else process.env[LEAK_SCAN_DIR_ENV] = before;
-    }
+    });
   });
 
   it("the testkit's own ids are hex after their prefix, so a logged id never reads as a piece of a seeded secret", () => {
