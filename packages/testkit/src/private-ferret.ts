@@ -37,11 +37,25 @@ export interface PrivateFerret {
   stop(): Promise<void>;
 }
 
-async function answers(port: number): Promise<boolean> {
+/**
+ * Whether something accepts connections on the port. Every way out settles the promise: a
+ * socket destroyed by the give-up timer emits no 'error', so a busy event loop that ran the timer
+ * before the connect's outcome used to leave the answer pending for good (a beforeAll of 300 s).
+ */
+export async function answers(port: number, giveUpMs = 1000): Promise<boolean> {
   return new Promise<boolean>((resolve) => {
-    const socket = net.connect(port, '127.0.0.1', () => resolve(true)).on('error', () => resolve(false));
+    const settle = (answered: boolean) => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(answered);
+    };
+    const socket = net
+      .connect(port, '127.0.0.1', () => settle(true))
+      .on('error', () => settle(false))
+      .on('close', () => settle(false));
     socket.unref();
-    setTimeout(() => socket.destroy(), 200).unref();
+    const timer = setTimeout(() => settle(false), giveUpMs);
+    timer.unref();
   });
 }
 
