@@ -13,7 +13,13 @@ import {
   type FakeProviderServer,
 } from '@pack/testkit';
 import { pipelineActors, slowPricedModel } from '../pipeline-actors';
-import { pipelineMessagesHandled, startStack, type Stack } from '../stack';
+import {
+  modelKnownToOrchestrator,
+  modelOnFakeProvider,
+  pipelineMessagesHandled,
+  startStack,
+  type Stack,
+} from '../stack';
 
 const KEY = 'sk-e2e-costs-0000';
 const PACK = '/v1/external/serviceowner/pack/';
@@ -123,7 +129,11 @@ describe('pipeline costs and concurrent retriggers, through the gateway', () => 
   });
 
   it('spec 3.1 rule 4 "Retrigger restarts the pipeline from CONFIG": concurrent retriggers of one Service Item leave exactly one live run, and no superseded run starts its next stage', async () => {
-    const service = await actors.serviceWith('Retriggered together', model, ['config', 'verify']);
+    // A model that waits 30 s, not 1 s: what is asserted is which runs go on, and a CONFIG of 300 ms
+    // among six at once on a loaded machine must not time out (its run would end there, FAILED).
+    const patient = await modelOnFakeProvider(stack, 'Retrigger model', fake.url, KEY, { timeout: 30 });
+    await modelKnownToOrchestrator(stack, patient);
+    const service = await actors.serviceWith('Retriggered together', patient, ['config', 'verify']);
     const { item } = await actors.approved(service, { size: 'together' });
     await stageIs(item, 1, 'OK');
     const rounds = 4;
@@ -131,7 +141,7 @@ describe('pipeline costs and concurrent retriggers, through the gateway', () => 
     type StoredRun = {
       _id: number;
       superseded_by?: number;
-      stages: Record<string, { state: string | null }>;
+      stages: Record<string, { state: string | null; error?: string | null }>;
     };
     const runsOfItem = async () =>
       ((await storedDocuments(stack.service('pipeline-orchestrator'))).pipelines ?? []).filter(
@@ -161,7 +171,8 @@ describe('pipeline costs and concurrent retriggers, through the gateway', () => 
       );
       const live = fresh.filter((run) => run.superseded_by === undefined);
       expect(live).toHaveLength(1);
-      expect(live[0]!.stages.VERIFY!.state).toBe('OK');
+      // Both stages, so that a failure shows where the live run stopped and why.
+      expect(live[0]!.stages).toMatchObject({ CONFIG: { state: 'OK' }, VERIFY: { state: 'OK' } });
       expect((await latest(item)).id).toBe(live[0]!._id);
       // Only the live run's VERIFY reached the provider: no superseded run started its next stage.
       expect(callsOf('verify').length - verifyBefore).toBe(1);
