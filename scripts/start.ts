@@ -9,7 +9,9 @@
  *    sources (a content hash), so the gateway serves it at `/`.
  * 4. Starts every service under services/ on its default port, gateway last, and prints the
  *    gateway URL and, on first start without PACK_ADMIN_TOKEN, a one-time admin token.
- * 5. With PACK_TRACING=1, starts the local trace viewer (scripts/trace-viewer.sh: Zipkin) and has
+ * 5. Writes .local/stack.json (PACK_STACK_FILE), the gateway URL and admin token `pnpm demo`
+ *    finds the stack by, and removes it when it stops.
+ * 6. With PACK_TRACING=1, starts the local trace viewer (scripts/trace-viewer.sh: Zipkin) and has
  *    every service export its spans there (OTEL_TRACES_EXPORTER=zipkin), unless the operator set
  *    OTEL_TRACES_EXPORTER, OTEL_EXPORTER_* or OTEL_SDK_DISABLED; prints the viewer's address.
  *
@@ -22,6 +24,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ensureConsoleBuilt } from '@pack/console';
+import { removeLocalStack, stackFile, writeLocalStack } from './lib/local-stack';
 import { tracing, TracingError, type Tracing } from './tracing';
 
 const root = path.resolve(__dirname, '..');
@@ -121,9 +124,15 @@ function main(): void {
     });
     children.push(child);
   }
-  const port = process.env.GATEWAY_PORT ?? '8080';
-  process.stdout.write(`\n[start] gateway: http://127.0.0.1:${port}\n`);
-  process.stdout.write(`[start] operator console: http://127.0.0.1:${port}/ (sign in with an API token)\n`);
+  const port = process.env.GATEWAY_PORT || '8080';
+  const gateway = `http://127.0.0.1:${port}`;
+  const stack = stackFile(process.env);
+  const adminToken = shared.PACK_ADMIN_TOKEN;
+  writeLocalStack(stack, { gateway, pid: process.pid, ...(adminToken ? { adminToken } : {}) });
+  process.on('exit', () => removeLocalStack(stack, process.pid));
+  process.stdout.write(`\n[start] gateway: ${gateway}\n`);
+  process.stdout.write(`[start] operator console: ${gateway}/ (sign in with an API token)\n`);
+  process.stdout.write(`[start] pnpm demo finds this stack through ${path.relative(root, stack)}\n`);
   const targets = shared.PACK_ALLOWED_TARGET_CIDRS;
   process.stdout.write(
     `[start] provider and webhook targets may reach: ${targets || 'public addresses only'} (PACK_ALLOWED_TARGET_CIDRS)\n`,

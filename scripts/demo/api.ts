@@ -1,6 +1,7 @@
 /** The demo's way into the platform: the public API through the gateway, nothing else. */
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { readLocalStack, stackFile } from '../lib/local-stack';
 
 /** A failure the demo explains in one message and ends on (exit 1). */
 export class DemoError extends Error {}
@@ -12,10 +13,21 @@ export interface Answer<T = unknown> {
 }
 
 const REPO = path.resolve(__dirname, '../..');
+const DEFAULT_GATEWAY = 'http://127.0.0.1:8080';
 
-/** PACK_ADMIN_TOKEN, else the one `pnpm start` generated and kept in .local/dev.env. */
+/** PACK_GATEWAY_URL, else the gateway of the stack `pnpm start` runs (its port may not be 8080). */
+export function gatewayUrl(env: NodeJS.ProcessEnv): string {
+  return env.PACK_GATEWAY_URL || readLocalStack(stackFile(env))?.gateway || DEFAULT_GATEWAY;
+}
+
+/**
+ * PACK_ADMIN_TOKEN, else the token the running `pnpm start` gave its gateway, else the one it
+ * generated and kept in .local/dev.env.
+ */
 export function adminToken(env: NodeJS.ProcessEnv): string {
   if (env.PACK_ADMIN_TOKEN) return env.PACK_ADMIN_TOKEN;
+  const running = readLocalStack(stackFile(env))?.adminToken;
+  if (running) return running;
   const file = path.join(REPO, '.local/dev.env');
   const stored = existsSync(file)
     ? /^PACK_ADMIN_TOKEN=(.+)$/m.exec(readFileSync(file, 'utf8'))?.[1]

@@ -8,13 +8,14 @@
  * the declaration, sent with a `traceparent` the demo made, in the local viewer). Exit 0 once
  * EXECUTION is OK and the receiver got the delivery; 1 with the reason otherwise.
  *
- * Environment: PACK_GATEWAY_URL (http://127.0.0.1:8080), PACK_ADMIN_TOKEN (else .local/dev.env),
+ * Environment: PACK_GATEWAY_URL and PACK_ADMIN_TOKEN (else the running `pnpm start`'s, from
+ * .local/stack.json or PACK_STACK_FILE; else http://127.0.0.1:8080 and the token in .local/dev.env),
  * PACK_METRICS_URLS (`name=url,...`; else deploy/services.yaml), PACK_DEMO_TIMEOUT_SECONDS (120),
  * PACK_TRACE_VIEWER_URL (else http://127.0.0.1:9411, scripts/trace-viewer.sh's default).
  */
 import { randomBytes } from 'node:crypto';
 import type { LlmModelView, ProcessorView, WebhookView } from '@pack/contracts';
-import { adminToken, Api, DemoError, describe, sleep } from './api';
+import { adminToken, Api, DemoError, describe, gatewayUrl, sleep } from './api';
 import {
   signatureValid,
   startFakeProvider,
@@ -80,7 +81,7 @@ async function waitForGateway(api: Api, token: string, deadline: number): Promis
 }
 
 async function run(env: NodeJS.ProcessEnv, receiver: WebhookReceiver, trace: DemoTrace): Promise<Created> {
-  const gateway = env.PACK_GATEWAY_URL ?? 'http://127.0.0.1:8080';
+  const gateway = gatewayUrl(env);
   const timeoutSeconds = Number(env.PACK_DEMO_TIMEOUT_SECONDS ?? 120);
   if (!Number.isInteger(timeoutSeconds) || timeoutSeconds < 1 || timeoutSeconds > 3600)
     throw new DemoError(
@@ -259,7 +260,7 @@ async function main(env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const trace = newTrace();
   try {
     const created = await run(env, receiver, trace);
-    const gateway = env.PACK_GATEWAY_URL ?? 'http://127.0.0.1:8080';
+    const gateway = gatewayUrl(env);
     whereToLook(gateway, created, await traceLines(env, trace.traceId));
     await showMetrics(metricsTargets(env, gateway), created.model);
     process.stdout.write('\ndemo OK: the pipeline reached EXECUTION OK and the webhook delivery arrived\n');

@@ -2,15 +2,19 @@
  * `pnpm demo` as a newcomer runs it: its own process against a running stack, through the
  * gateway only, with its own fake provider and webhook receiver on loopback.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 import { spawnEntryPoint } from '@pack/testkit';
 import { startStack, type Stack } from '../stack';
+import { writeLocalStack } from '../../scripts/lib/local-stack';
 import { privateViewer, viewer } from './trace-viewer/viewer';
 
 const DEMO = 'scripts/demo/main.ts';
 
 /** The demo against `stack`, configured as `pnpm start` would configure it (gateway URL, admin token). */
-const runDemo = (stack: Stack, env: Record<string, string>) =>
+const runDemo = (stack: Stack, env: Record<string, string | undefined>) =>
   spawnEntryPoint(DEMO, [], {
     PACK_GATEWAY_URL: stack.gateway,
     PACK_ADMIN_TOKEN: stack.adminToken,
@@ -35,7 +39,7 @@ describe('pnpm demo', () => {
     await Promise.all([stack?.stop(), traces?.remove()]);
   });
 
-  const demo = (env: Record<string, string> = {}) =>
+  const demo = (env: Record<string, string | undefined> = {}) =>
     runDemo(stack, { PACK_TRACE_VIEWER_URL: traces.base, ...env });
 
   it('runs a declaration through CONFIG, VERIFY and EXECUTION and shows the webhook delivery', async () => {
@@ -82,6 +86,25 @@ describe('pnpm demo', () => {
         { stage: 'EXECUTION', state: 'OK', pack_data: { delivered: true } },
       ],
     });
+  }, 120_000);
+
+  it('finds the stack `pnpm start` started: the gateway on the port it chose and the token it wrote', async () => {
+    // What `pnpm start` writes for a gateway moved off 8080 (GATEWAY_PORT), this process standing in for it.
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'pack-demo-stack-'));
+    const file = path.join(dir, 'stack.json');
+    writeLocalStack(file, { gateway: stack.gateway, adminToken: stack.adminToken, pid: process.pid });
+    try {
+      const result = await demo({
+        PACK_STACK_FILE: file,
+        PACK_GATEWAY_URL: undefined,
+        PACK_ADMIN_TOKEN: undefined,
+      });
+      expect({ status: result.status, stderr: result.stderr }).toEqual({ status: 0, stderr: '' });
+      expect(result.stdout).toContain(`pack demo against ${stack.gateway} `);
+      expect(result.stdout).toContain('demo OK');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   }, 120_000);
 
   it('ends with exit 1 and says why when the admin token is refused, the gateway is not there or the timeout is not a number', async () => {
