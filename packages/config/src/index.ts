@@ -66,9 +66,13 @@ export const envBoolean = z
  */
 export function serviceEnvSchema(defaults: { port: number; database: string; metricsPort?: number }) {
   return z.object({
+    /** `production` in the image; `development` and `test` change nothing the services do. */
     NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
+    /** The lowest level logged (pino JSON lines on stdout). */
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    /** The address both listeners bind (the image sets `0.0.0.0`). */
     HOST: z.string().default('127.0.0.1'),
+    /** The service's HTTP port (the gateway's: `GATEWAY_PORT` when set). */
     PORT: z.coerce.number().int().min(0).max(65535).default(defaults.port),
     /** Internal listener for /metrics, /healthz and /readyz (scraped by Prometheus, never published). */
     METRICS_PORT: z.coerce
@@ -77,29 +81,34 @@ export function serviceEnvSchema(defaults: { port: number; database: string; met
       .min(0)
       .max(65535)
       .default(defaults.metricsPort ?? defaults.port + 1000),
+    /** The MongoDB or FerretDB server. */
     MONGO_URL: z
       .string()
       .regex(/^mongodb(\+srv)?:\/\//, 'must be a mongodb:// URL')
       .default('mongodb://pack:pack@127.0.0.1:27017/?authMechanism=PLAIN'),
+    /** The service's own database on that server. */
     MONGO_DB: z
       .string()
       .regex(/^[A-Za-z0-9_-]+$/)
       .default(defaults.database),
+    /** RabbitMQ: one URL, or a cluster's nodes separated by commas, tried in turn (decision 0049). */
     AMQP_URL: z
       .string()
-      // One URL, or a cluster's nodes separated by commas (tried in turn: decision 0049).
       .regex(
         /^amqps?:\/\/[^,\s]+(\s*,\s*amqps?:\/\/[^,\s]+)*$/,
         'must be an amqp:// URL, or several separated by commas',
       )
       .default('amqp://guest:guest@127.0.0.1:5672'),
+    /** Prefix of the exchange and queue names, so several installations can share a broker. */
     BROKER_NAMESPACE: z
       .string()
       .regex(/^[a-z0-9_.-]+$/)
       .default('pack'),
+    /** Signs the principal the gateway passes to the services; the same on every service. */
     PACK_INTERNAL_SECRET: z
       .string()
       .min(32, 'must be at least 32 characters (shared by the gateway and services)'),
+    /** Larger request bodies are refused with 413. */
     BODY_LIMIT_BYTES: z.coerce
       .number()
       .int()

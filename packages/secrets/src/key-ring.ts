@@ -80,9 +80,11 @@ function parseKeyList(value: string, ctx: z.RefinementCtx): Map<string, Buffer> 
  * the one new secrets are encrypted with (optional when there is only one key).
  */
 export const encryptionEnvShape = {
+  /** `kid:base64-of-32-bytes[,kid:...]`: every AES-256-GCM key still needed to decrypt stored secrets. */
   PACK_ENCRYPTION_KEYS: z
     .string({ error: 'is required: comma-separated kid:base64-of-32-bytes' })
     .transform(parseKeyList),
+  /** The key new secrets are encrypted with (rotation); optional with a single key. */
   PACK_ENCRYPTION_KEY_ID: z.string().regex(KEY_ID_PATTERN, `must match ${KEY_ID_PATTERN.source}`).optional(),
 };
 

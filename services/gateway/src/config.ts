@@ -10,12 +10,19 @@ export const gatewayEnvSchema = serviceEnvSchema({ port: 8080, database: 'pack_g
   GATEWAY_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   /** Token of the first admin user, created at start if absent. */
   PACK_ADMIN_TOKEN: z.string().min(32, 'must be at least 32 characters').optional(),
+  /** That first admin's user name. */
   PACK_ADMIN_USERNAME: z.string().min(1).default('admin'),
+  /** Where the catalog answers: the gateway forwards `/v1/catalog/` there. */
   CATALOG_URL: url(8081),
+  /** Where the settings service answers (general settings; sign-in and mail read them). */
   SETTINGS_URL: url(8082),
+  /** Where the llm-gateway answers (`/v1/ai/llm_models/`, the dashboard). */
   LLM_GATEWAY_URL: url(8083),
+  /** Where the pipeline-orchestrator answers (processors, pipelines, budgets). */
   PIPELINE_ORCHESTRATOR_URL: url(8084),
+  /** Where the webhook-dispatcher answers (webhooks and their responses). */
   WEBHOOK_DISPATCHER_URL: url(8085),
+  /** A service slower than this to answer a forwarded request gets the caller a 504. */
   UPSTREAM_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
   /** How often revocations are picked up from the database by every replica. */
   REVOCATION_POLL_MS: z.coerce.number().int().min(50).max(10_000).default(500),
@@ -28,6 +35,7 @@ export const gatewayEnvSchema = serviceEnvSchema({ port: 8080, database: 'pack_g
     .default(8 * 3600),
   /** Failed sign-ins one address may make per window before it must wait (per replica). */
   SIGNIN_MAX_FAILURES: z.coerce.number().int().min(1).max(10_000).default(5),
+  /** The window those failed sign-ins are counted in. */
   SIGNIN_FAILURE_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(60),
   /**
    * Proxies in front of the gateway that append to X-Forwarded-For (an ingress: 1). The sign-in

@@ -9,11 +9,15 @@ export const orchestratorEnvSchema = serviceEnvSchema({
   port: 8084,
   database: 'pack_pipeline_orchestrator',
 }).extend({
+  /** The settings service: the generative UI catalog, Currency, Charges and the AI switches. */
   SETTINGS_URL: z.url({ protocol: /^https?$/ }).default('http://127.0.0.1:8082'),
-  /** Owners asked for a Service or a model the projections have not received yet (issue 21). */
+  /** The catalog, asked for a Service whose event the projections have not received yet. */
   CATALOG_URL: z.url({ protocol: /^https?$/ }).default('http://127.0.0.1:8081'),
+  /** The llm-gateway, asked for a model whose event the projections have not received yet. */
   LLM_GATEWAY_URL: z.url({ protocol: /^https?$/ }).default('http://127.0.0.1:8083'),
+  /** How often every replica sweeps for stages past their deadline (and kicks its outbox relay). */
   PIPELINE_SWEEP_INTERVAL_MS: z.coerce.number().int().min(50).max(600_000).default(5000),
+  /** Added once to a stage's deadline: every attempt of its call (and its fallbacks') plus this. */
   PIPELINE_STAGE_TIMEOUT_MARGIN_MS: z.coerce.number().int().min(0).max(3_600_000).default(60_000),
   /**
    * Provider attempts a stage's call may make before the sweeper fails it (the llm-gateway's 3
@@ -21,6 +25,7 @@ export const orchestratorEnvSchema = serviceEnvSchema({
    * `PIPELINE_STAGE_BACKOFF_MS` (its backoff cap).
    */
   PIPELINE_STAGE_CALL_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(6),
+  /** The backoff allowed between those attempts. */
   PIPELINE_STAGE_BACKOFF_MS: z.coerce.number().int().min(0).max(600_000).default(5000),
   /** A running stage with no result this long after its request went out has it sent again. */
   PIPELINE_STAGE_RESEND_MS: z.coerce.number().int().min(100).max(3_600_000).default(30_000),

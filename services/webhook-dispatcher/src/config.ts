@@ -19,8 +19,11 @@ export const webhookDispatcherEnvSchema = withEncryptionEnv(
     WEBHOOK_LEASE_MS: ms(30_000, 1000),
     /** Per attempt: time to headers and time between body chunks. */
     WEBHOOK_TIMEOUT_MS: ms(10_000, 100),
+    /** Attempts in all before a fire is FAILED. */
     WEBHOOK_MAX_ATTEMPTS: ms(5),
+    /** Retry backoff: doubles from this base, with jitter. */
     WEBHOOK_RETRY_BASE_MS: ms(1_000),
+    /** The backoff's cap; a target's Retry-After is honoured up to it. */
     WEBHOOK_RETRY_MAX_MS: ms(60_000),
     /** The window webhook_rate_limit_per_minute counts in (tests shorten it). */
     WEBHOOK_RATE_WINDOW_MS: ms(60_000, 100),
@@ -32,7 +35,7 @@ export const webhookDispatcherEnvSchema = withEncryptionEnv(
      * lost (docs/decisions/0031). 0 disables the cache.
      */
     WEBHOOK_LOOKUP_CACHE_MS: z.coerce.number().int().min(0).max(300_000).default(5000),
-    /** Recoveries this replica works on at once (issue 30); 0: it runs none, others do. */
+    /** Recoveries this replica works on at once; 0: it runs none, others do. */
     WEBHOOK_RECOVERY_CONCURRENCY: z.coerce.number().int().min(0).max(100).default(2),
     /** FAILED fires a recovery reads at once (then resent in steps of the free delivery slots). */
     WEBHOOK_RECOVERY_BATCH: ms(500),
@@ -40,9 +43,11 @@ export const webhookDispatcherEnvSchema = withEncryptionEnv(
     WEBHOOK_RECOVERY_LEASE_MS: ms(30_000, 1000),
     /** How often replicas look for recoveries nobody holds. */
     WEBHOOK_RECOVERY_POLL_MS: ms(2_000, 50),
-    /** Breaker: failures in percent, calls before it may open, open time. */
+    /** A webhook's breaker opens above this percentage of failed calls. */
     WEBHOOK_BREAKER_THRESHOLD: ms(50),
+    /** Calls a breaker counts before it may open. */
     WEBHOOK_BREAKER_VOLUME: ms(10),
+    /** How long an open breaker stays open before it tries the target again. */
     WEBHOOK_BREAKER_RESET_MS: ms(30_000, 100),
   }),
 );
