@@ -10,7 +10,7 @@
 
 /**
  * Folder tangles allowed for now: pairs of folders that may import each other until untangled.
- * The four of the orchestrator's domain the check found when it came in (issue 33) are untangled;
+ * The four of the orchestrator's domain the check found when it came in are untangled;
  * keep it empty. Never add a pair: untangle the folders instead.
  */
 const KNOWN_FOLDER_TANGLES = [];

@@ -1,5 +1,5 @@
 /**
- * The folder graph of a service's `src/domain` (issue 33): which top-level folders import which,
+ * The folder graph of a service's `src/domain`: which top-level folders import which,
  * the folder tangles (groups of folders that reach each other, two or more), and the files per
  * top level. A measurement for the notes; the CI check of folder cycles is dependency-cruiser's.
  *

@@ -1,5 +1,5 @@
 /**
- * bench/cluster: issue 32's "losing a node loses nothing", against a three-node RabbitMQ cluster
+ * bench/cluster: "losing a node loses nothing", against a three-node RabbitMQ cluster
  * (scripts/rabbit-cluster.sh, ports 5681-5683; docs/decisions/0049).
  *
  * The crash scenario's load (bench/crash-scenario: the six services as processes with their

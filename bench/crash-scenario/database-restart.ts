@@ -1,5 +1,5 @@
 /**
- * `pnpm bench:crash --database-restart` (issue 32 item 6, docs/decisions/0051): instead of
+ * `pnpm bench:crash --database-restart` (docs/decisions/0051): instead of
  * killing services, the MongoDB-wire server goes away under the same load. The services run on a
  * PostgreSQL + FerretDB pair of the bench's own (scripts/infra.sh db-up in .local/infra-bench-db-restart,
  * never the shared servers; RabbitMQ stays the shared one). FerretDB is killed with -9 and started

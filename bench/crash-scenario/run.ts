@@ -1,5 +1,5 @@
 /**
- * bench/crash-scenario: issue 21's crash scenario as a bounded, repeatable run (docs/decisions/0018, 0028).
+ * bench/crash-scenario: a crash of every service in turn under load, as a bounded, repeatable run (docs/decisions/0018, 0028).
  *
  * The six services as separate processes (bench/crash-scenario/fleet.ts) on the shared RabbitMQ
  * and FerretDB, with their production defaults. A Service Owner's auto-approved Service with
@@ -12,7 +12,7 @@
  * Prints: pipelines ended OK / FAILED / stuck, provider calls made and repeated, webhooks
  * received (once each?), submissions refused (by status) while a service was down, the slowest
  * stage and the total time; exits 1 when a pipeline failed or stuck or a webhook did not arrive
- * exactly once. Issue 21's baseline, before the fixes: 18 of 25 pipelines OK.
+ * exactly once. Without the lease takeover and stage resends of 0018 and 0028: 18 of 25 OK.
  *
  *   pnpm bench:crash     (CONSUMERS=25  CRASH_WAIT_S=150 for the pipelines to end  CRASH_LOG_LEVEL=info)
  *   pnpm bench:crash --database-restart   (or pnpm bench:db-restart) the database instead of the
@@ -188,7 +188,7 @@ async function main(): Promise<void> {
       [
         `bench/crash-scenario: ${CONSUMERS} consumers, ${DATABASE_RESTART ? 'the database restarted (FerretDB -9, then PostgreSQL)' : 'each service killed once with -9'}, ${new Date().toISOString()}, load average ${os.loadavg()[0]!.toFixed(1)}`,
         ...outages.map((line) => `  ${line}`),
-        `pipelines: ${count('OK')} OK, ${count('FAILED')} FAILED, ${count(undefined)} stuck (of ${submitted.items.length}; issue 21 baseline: 18 OK, 7 FAILED)`,
+        `pipelines: ${count('OK')} OK, ${count('FAILED')} FAILED, ${count(undefined)} stuck (of ${submitted.items.length}; without the takeover and resends of 0018 and 0028: 18 OK, 7 FAILED)`,
         ...problems,
         `provider calls: ${fake.requestsTo('/chat/completions').length} made for ${perCall.size} stages, ` +
           `${repeats.length} stages called more than once (${repeats.reduce((a, n) => a + n - 1, 0)} extra calls); ` +

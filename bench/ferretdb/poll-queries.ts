@@ -1,5 +1,5 @@
 /**
- * bench/ferretdb/poll-queries: the time per call of the two polls every replica runs (issue 32),
+ * bench/ferretdb/poll-queries: the time per call of the two polls every replica runs,
  * as they were and as they are, at two sizes, on the server of MONGO_URL (our FerretDB).
  *   dispatcher claim   `{state, due_at: {$lte}}` / `{state, lease_until: {$lt}}` sorted, limit 1
  *                      (a range: FerretDB's in-memory path) against `{state}` sorted on the time

@@ -1,6 +1,6 @@
 /**
  * bench/item-runs: the writes to several runs of one Service Item, and the running gauge, as the
- * item's history grows (issue 32; services/pipeline-orchestrator/src/data/item-runs.ts).
+ * item's history grows (services/pipeline-orchestrator/src/data/item-runs.ts).
  *
  * Loads 1,000, then 10,000, then 30,000 earlier runs of one item (two of them running) into a
  * throw-away database and times, at each size, the shapes of before (one `updateMany` over the

@@ -3,7 +3,7 @@ import { startFakeOpenAi } from '@pack/testkit';
 import type { GatewayDriver } from './gateway-driver';
 import { drive, type Figures } from './measure';
 
-/** What a call answered by its first fallback after the asked model's HTTP 500 costs (issue 29). */
+/** What a call answered by its first fallback after the asked model's HTTP 500 costs. */
 export interface FallbackFigures {
   /** Each on a fresh asked model (breaker closed): 3 attempts answered 500, with backoff, then the fallback. */
   afterRetriesMs: number[];
@@ -13,7 +13,7 @@ export interface FallbackFigures {
 
 /**
  * FALLBACK=1 in run.ts: an asked model on a provider that answers every call with HTTP 500, its
- * fallback on the bench's instant provider (issue 29, docs/decisions/0045).
+ * fallback on the bench's instant provider (docs/decisions/0045).
  */
 export async function fallbackFigures(options: {
   gatewayUrl: string;

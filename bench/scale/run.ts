@@ -1,5 +1,5 @@
 /**
- * bench/scale: does a list cost the same at any size? (issue 23, docs/decisions/0033)
+ * bench/scale: does a list cost the same at any size? (docs/decisions/0033)
  *
  * For every list endpoint (bench/scale/lists.ts: its collection, its service's indexes, the
  * filters users apply, the sort and projection its repository passes), loads 1,000, then

@@ -1,6 +1,6 @@
 /**
  * bench/soak: a steady mixed load on the six services as their own processes, for a given time
- * (issue 32 item 3; docs/decisions/0050-compiled-services.md).
+ * (docs/decisions/0050-compiled-services.md).
  *
  * The crash scenario's set-up (bench/crash-scenario: an auto-approved Service with config, verify
  * and execution processors on a local OpenAI-shaped provider answering in 150 ms, a webhook on

@@ -14,7 +14,7 @@
  * db_commands_total, which comes from the driver's command monitoring; the baseline's own
  * command monitoring) and the dispatcher's RSS, with the ratio dispatcher/baseline.
  *
- *   recovery:   (issue 30) RECOVER FAILED responses of the webhook are written to its database
+ *   recovery:   RECOVER FAILED responses of the webhook are written to its database
  *               (numbered after its schedule, as fires the target never took), then one
  *               `POST .../recover/` resends them all; prints resends delivered per second from the
  *               call to the last one at the receiver, the time to queue them (the recovery DONE)
@@ -346,7 +346,7 @@ interface RecoveryBench {
   infra: { mongoUrl: string };
 }
 
-/** Issue 30: RECOVER FAILED responses written to the database, then one recover call. */
+/** Recovery: RECOVER FAILED responses written to the database, then one recover call. */
 async function benchRecovery(bench: RecoveryBench) {
   const { url, webhookId, receiver, admin, owner } = bench;
   const client = new mongoose.mongo.MongoClient(bench.infra.mongoUrl);

@@ -104,7 +104,7 @@ describe('the operator console: administration', () => {
     await h.screenshot('models');
   });
 
-  it("edits a model's fallbacks (issue 29 item 7): saved in order, a cycle shown next to the field", async () => {
+  it("edits a model's fallbacks: saved in order, a cycle shown next to the field", async () => {
     const create = async (name: string, fallback_models: number[] = []) => {
       const created = await h.stack.call('POST', '/v1/ai/llm_models/', {
         body: {
@@ -191,7 +191,7 @@ describe('the operator console: administration', () => {
     expect(await row.locator('td').nth(1).textContent()).toBe('200');
     expect(await row.locator('td').nth(2).textContent()).toBe('thanks');
     expect(await h.page.getByText('Bearer console-receiver').count()).toBe(0);
-    // Issue 30: "resend" on a response and "recover since" on a webhook.
+    // Resend and recovery: "resend" on a response and "recover since" on a webhook.
     await h.page.getByRole('button', { name: 'Resend response 1', exact: true }).click();
     await h.page.getByText('Response 1 resent as response 2.').waitFor();
     await row.getByText('manual (resend of #1)').waitFor();
@@ -254,7 +254,7 @@ describe('the operator console: administration', () => {
       },
     );
   });
-  it("issue 29 item 6-7: shows a Service's AI budget and the month's spend on the AI processors page, and lets the admin set it (a bad amount refused next to the field)", async () => {
+  it("shows a Service's AI budget and the month's spend on the AI processors page, and lets the admin set it (a bad amount refused next to the field)", async () => {
     await h.signInAs(h.stack.adminToken, /\/dashboard/);
     const created = await h.stack.call('POST', '/v1/catalog/services/', {
       body: { name: 'Budgeted in the console' },

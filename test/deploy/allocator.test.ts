@@ -5,7 +5,7 @@
  * parser and compilers take their working memory in segments of 32 KB, which below the mmap
  * threshold land on glibc's brk heap, which only shrinks from its top. With a 64 KB threshold 22
  * MB of it stayed resident in every service from its start on, and a compiler thread's arena
- * kept its own (the webhook-dispatcher's 32 MB arena in the soak; issue 32).
+ * kept its own (the webhook-dispatcher's 32 MB arena in the soak).
  *
  * Each bundle is loaded as production runs it, without configuration, so it stops at its
  * configuration check right after loading: what is resident then is what loading left behind.
@@ -41,7 +41,7 @@ function loaded(service: string): { rss: number; brk: number } {
   return JSON.parse(line.slice('memory '.length)) as { rss: number; brk: number };
 }
 
-describe("glibc's allocator settings of the image (issue 32, docs/decisions/0050)", () => {
+describe("glibc's allocator settings of the image (docs/decisions/0050)", () => {
   beforeAll(() => prepareRuntime('compiled'), 180_000);
 
   it('are the ones the benches and the memory test run the services with', () => {

@@ -1,5 +1,5 @@
 /**
- * Issue 29 items 4-6 (docs/decisions/0046): a Service's AI budget through the gateway. Owners
+ * AI budgets (docs/decisions/0046): a Service's AI budget through the gateway. Owners
  * read it with the month's spend, administrators set it; at the limit no new AI work of the
  * Service starts (a trigger or retrigger answers 409 naming the budget, an automatic start is
  * recorded FAILED with `budget_exhausted` and the Change Instance says why), across two replicas
@@ -77,7 +77,7 @@ describe('AI budgets per Service, through the gateway', () => {
   const currency = async () =>
     (await stack.call('GET', '/v1/core/general_settings/')).body.currency.currency as string;
 
-  it('issue 29 item 4 "owners read it with the month\'s spend so far", set by an administrator only; bad amounts are refused with 400 naming monthly_limit; 401/403/404', async () => {
+  it('"owners read it with the month\'s spend so far", set by an administrator only; bad amounts are refused with 400 naming monthly_limit; 401/403/404', async () => {
     // Read at once after the catalog created it: the orchestrator asks the catalog (0032).
     const created = await asOwner('POST', '/v1/catalog/services/', { name: 'Budget reads' });
     expect(created.status).toBe(201);
@@ -127,7 +127,7 @@ describe('AI budgets per Service, through the gateway', () => {
     expect(removed.body.monthly_limit).toBeNull();
   }, 120_000);
 
-  it('issue 29 item 5 "At the limit no new AI work starts for that Service": parallel stages across two orchestrators and two llm-gateways stop at the limit, every call counted once; triggers and retriggers answer 409 naming the budget; raising the limit resumes', async () => {
+  it('"At the limit no new AI work starts for that Service": parallel stages across two orchestrators and two llm-gateways stop at the limit, every call counted once; triggers and retriggers answer 409 naming the budget; raising the limit resumes', async () => {
     const service = await actors().serviceWith('Budgeted', model, ['config', 'verify']);
     // 0.0001 is 3.85 calls: the limit is crossed by the CONFIG calls, in flight together.
     expect((await stack.call('PUT', budgetPath(service), { body: { monthly_limit: '0.0001' } })).status).toBe(

@@ -45,7 +45,7 @@ async function kill(process: ServiceProcess) {
 }
 
 /**
- * Issue 21: a crash (SIGKILL) of one replica among several leaves no stage failed or stuck. The
+ * A crash (SIGKILL) of one replica among several leaves no stage failed or stuck. The
  * llm-gateway's claims have a 1 s lease here (renewed while a call runs), so a dead replica's
  * requests, redelivered by the broker to the live one, are taken over within about a second;
  * the orchestrator would send a request again after 3 s without a result.

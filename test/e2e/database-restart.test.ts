@@ -19,7 +19,7 @@ const DURING = 6;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * Issue 32 item 6: the MongoDB-wire server restarting under load. Every service of the stack
+ * The MongoDB-wire server restarting under load. Every service of the stack
  * runs on a PostgreSQL + FerretDB pair of the test's own (scripts/infra.sh db-up in a private
  * folder; the suite's shared servers are left alone), with the shared RabbitMQ. While pipelines
  * run and webhooks fire, FerretDB is killed with -9, then PostgreSQL is stopped and both are

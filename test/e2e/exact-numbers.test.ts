@@ -1,5 +1,5 @@
 /**
- * Users' numbers kept digit for digit through the gateway (issue 28, docs/decisions/0039): a
+ * Users' numbers kept digit for digit through the gateway (docs/decisions/0039): a
  * declaration, PackData pushed from outside and PackData a model generated may hold 19-digit
  * ids and long decimals that a double would round. Each is stored and read back exactly: from
  * the catalog, from the pipeline, and in the prompts the orchestrator sends the model (the

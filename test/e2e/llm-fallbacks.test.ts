@@ -1,5 +1,5 @@
 /**
- * Issue 29 items 1-3 through the gateway (docs/decisions/0045): an admin names a model's
+ * Fallbacks through the gateway (docs/decisions/0045): an admin names a model's
  * fallbacks; a pipeline stage whose model cannot answer (500, 429, a hang past its timeout, its
  * breaker open) is answered by the fallback, within the stuck-stage deadline, the stage showing
  * which model answered; every call is recorded with its own model's prices and cost, counted

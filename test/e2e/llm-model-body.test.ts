@@ -1,5 +1,5 @@
 /**
- * LLM Model bodies through the gateway (issue 22): the output budget is a model setting sent in
+ * LLM Model bodies through the gateway: the output budget is a model setting sent in
  * each protocol's own field, a body copied from a read is accepted, and `base_url: null` means
  * the provider's default endpoint for every provider that has one (spec 2.1, endpoint 2).
  */

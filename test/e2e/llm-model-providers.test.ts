@@ -1,5 +1,5 @@
 /**
- * LLM Model provider settings through the gateway (issue 28, item 6): whether a model takes a
+ * LLM Model provider settings through the gateway (item 6): whether a model takes a
  * JSON-schema response format is a setting of the model, with a fallback to instructions when
  * the server refuses the parameter; genai's token request is form-encoded as OAuth2 servers take it.
  */

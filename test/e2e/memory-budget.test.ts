@@ -1,5 +1,5 @@
 /**
- * Issue 32 item 4: every service within 120 MB resident under load, run as the image, compose
+ * Every service within 120 MB resident under load, run as the image, compose
  * and Kubernetes run it (plain node on services/<name>/dist/main.js with the production flags
  * and allocator settings; docs/decisions/0050). The six services as their own processes
  * (bench/crash-scenario/fleet.ts, the bench's own stack), a load through the gateway:
@@ -23,7 +23,7 @@ const BUDGET_MB = 120;
 const DECLARATIONS = 15;
 const BOUND_MS = 400_000;
 
-describe('memory: every service as its own process, as deployed (issue 32)', () => {
+describe('memory: every service as its own process, as deployed', () => {
   let fleet: Fleet;
   let fake: FakeProviderServer;
   let receiver: Receiver;

@@ -1,5 +1,5 @@
 /**
- * Issue 28 item 6: a late reply's cost reaches its pipeline's total, once; concurrent retriggers
+ * A late reply's cost reaches its pipeline's total, once; concurrent retriggers
  * of one Service Item leave one live run, and no superseded run starts a further (billed) stage
  * (docs/decisions/0024 "Costs" and "One live run", 0028 "Late results").
  */

@@ -1,5 +1,5 @@
 /**
- * The list of latest pipelines through the gateway (issue 28, item 8): each Service Item's latest
+ * The list of latest pipelines through the gateway (item 8): each Service Item's latest
  * run once, its three stage states, its status filter, processor and model names, owner-scoped.
  */
 import { startFakeOpenAi, waitFor, type FakeProviderServer } from '@pack/testkit';

@@ -1,6 +1,6 @@
 /**
- * The JSON of a model's reply as a pipeline stage stores it, through the gateway (issue 28,
- * docs/decisions/0023): a reply in a code fence or after a sentence (text-mode providers send
+ * The JSON of a model's reply as a pipeline stage stores it, through the gateway
+ * (docs/decisions/0023): a reply in a code fence or after a sentence (text-mode providers send
  * those often) is read like a bare one; the value a schema asks for is stored as it is, arrays
  * and scalars included; a reply without JSON fails a stage under a schema with the reason, and
  * under generative UI alone falls back to the standard renderer (spec 2.4 rule 4).

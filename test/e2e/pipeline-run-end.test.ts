@@ -1,5 +1,5 @@
 /**
- * Issue 28 items 1 and 6, through the gateway: a run ends (its Change Instance COMPLETED, its
+ * Through the gateway: a run ends (its Change Instance COMPLETED, its
  * webhook fired) once the last stage that has an active processor ends OK, and a re-run of a
  * stage owns no PackData until its own result (docs/decisions/0024, 0026).
  */

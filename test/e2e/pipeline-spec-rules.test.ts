@@ -1,5 +1,5 @@
 /**
- * The spec's pipeline rules at their edges, through the gateway (issue 22): PackData pushed into
+ * The spec's pipeline rules at their edges, through the gateway: PackData pushed into
  * EXECUTION, the generative UI fallback with the default settings, a retrigger superseding the
  * run in progress, an executor's failed report, unpriced costs, and triggers on the latest
  * approved declaration (docs/decisions/0024, 0026, 0027).

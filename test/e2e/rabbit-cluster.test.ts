@@ -30,7 +30,7 @@ const BOUND_MS = 150_000;
 const START_BOUND_MS = 240_000;
 
 /**
- * Issue 32: "Losing a node loses nothing". A three-node RabbitMQ cluster of its own
+ * "Losing a node loses nothing". A three-node RabbitMQ cluster of its own
  * (scripts/rabbit-cluster.sh, ports 5691-5693), every service given the three nodes' URLs
  * (decision 0049), and the node that leads the most quorum queues killed with -9 while
  * pipelines run and webhooks fire on every approval. It stays down until the end.

@@ -5,10 +5,10 @@ const KEY = 'sk-e2e-ryw-0000';
 const ROUNDS = 20;
 
 /**
- * Issue 21: what was just created exists everywhere at once for the one who created it. A
+ * What was just created exists everywhere at once for the one who created it. A
  * service that does not hold another service's record in its projection yet asks the owner
  * (an internal read signed like every call behind the gateway) before answering that it does
- * not exist, and keeps what it learns. Issue 28 item 5: the same for the orchestrator's Service
+ * not exist, and keeps what it learns. The same for the orchestrator's Service
  * Items (a trigger, retrigger or push right after the declaration that approved the item).
  */
 describe('read-your-writes across services, through the gateway', () => {
@@ -80,7 +80,7 @@ describe('read-your-writes across services, through the gateway', () => {
     expect(Object.keys(processor.body.errors)).toEqual(['llm_model']);
   });
 
-  describe('a Service Item right after the declaration that approved it (issue 28 item 5)', () => {
+  describe('a Service Item right after the declaration that approved it', () => {
     const PACK = '/v1/external/serviceowner/pack/';
     const declare = (service: number, declaration: object, token = consumerToken) =>
       stack.call('POST', `/v1/catalog/services/${service}/declarations/`, { token, body: { declaration } });

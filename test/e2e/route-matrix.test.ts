@@ -14,7 +14,7 @@ import { ROUTE_ACCESS } from './route-access';
  * no database of the platform may change. The routes come from the running services
  * themselves, so a new route is covered the moment it is declared; who may call each is written
  * out in route-access.ts, so a route declared with other roles than those fails. Last, every route
- * is called as each role but admin, after the moves that took secrets out before issue 20, and no
+ * is called as each role but admin, after the moves that could carry secrets out, and no
  * answer nor any log line of the stack may hold a fragment of a seeded secret.
  */
 
@@ -208,7 +208,7 @@ describe('every declared route', () => {
   // Last: these calls change what the others rely on (a rotation, a deletion).
   it('never answer a non-admin with a fragment of a seeded secret, and no log line of the stack holds one', async () => {
     const hook = '/v1/external/serviceowner/webhooks/1/';
-    // Issue 20, case 4: the owner points the webhook at a target of theirs that answers with the
+    // A way out: the owner points the webhook at a target of theirs that answers with the
     // headers it got, fires it, and reads the stored answer. Refused now: nothing to read back.
     const moved = await stack.call('PATCH', hook, {
       token: tokens.service_owner,

@@ -9,7 +9,7 @@ const PACK = '/v1/external/serviceowner/pack/';
 const WEBHOOKS = '/v1/external/serviceowner/webhooks/';
 
 /**
- * Issue 21: deleting a Service retires what hangs on it. Its webhooks are disabled (not removed:
+ * Deleting a Service retires what hangs on it. Its webhooks are disabled (not removed:
  * they and their responses stay readable) and stop firing, its processors are deactivated (so
  * its pipelines start no stage and the model is free), and an admin can still read all of it.
  */

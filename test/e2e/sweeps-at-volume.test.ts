@@ -11,7 +11,7 @@ const DELETED = 70_000;
 const RETENTION = 100;
 
 /**
- * Issue 32, item 5: on our FerretDB one deleteMany matching more than 65,535 documents fails
+ * On our FerretDB one deleteMany matching more than 65,535 documents fails
  * ("extended protocol limited to 65535 parameters"); the retention trim and a deleted webhook's
  * responses delete in slices (@pack/db deleteInSlices). The 100,000 responses a busy webhook kept
  * are written straight into the dispatcher's database, as a long life of fires would have left

@@ -1,5 +1,5 @@
 /**
- * The local trace viewer (issue 31, item 6): scripts/trace-viewer.sh runs Zipkin's server from
+ * The local trace viewer (item 6): scripts/trace-viewer.sh runs Zipkin's server from
  * the jar it keeps in .local/cache (`scripts/deps.sh install` fetches it once; otherwise `up`
  * downloads it here, 135 MB); spans sent through the OpenTelemetry SDK's standard
  * `OTEL_TRACES_EXPORTER=zipkin` path are read back from Zipkin's API and UI.

@@ -45,7 +45,7 @@ function brokerCrossings(spans: ReceivedSpan[]): string[] {
     .map((span) => `${byId.get(span.parentSpanId)?.service} -> ${span.service}: ${span.name}`);
 }
 
-describe('tracing (issue 31): one trace from the gateway to the webhook', () => {
+describe('tracing: one trace from the gateway to the webhook', () => {
   let stack: Stack;
   let fake: FakeProviderServer;
   let hooks: Receiver;

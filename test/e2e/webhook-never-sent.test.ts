@@ -6,7 +6,7 @@ import { startStack, type Stack } from '../stack';
 const HOOKS = '/v1/external/serviceowner/webhooks/';
 
 /**
- * A fire that was never sent (issue 22): spec 2.7's response_body is what the target returned,
+ * A fire that was never sent: spec 2.7's response_body is what the target returned,
  * so the dispatcher's own reason is a separate `error`, and response_body stays null.
  */
 describe('a webhook fire that was never sent, through the gateway', () => {

@@ -6,7 +6,7 @@ const FIRES = 1000;
 const BOUND_MS = 400_000;
 
 /**
- * Issue 30, item 4: "kill -9 of the dispatcher during a recovery of 1,000 responses ends with
+ * "kill -9 of the dispatcher during a recovery of 1,000 responses ends with
  * each of them resent exactly once". The stack's dispatcher answers HTTP and runs no recovery
  * (WEBHOOK_RECOVERY_CONCURRENCY=0); a replica in its own process runs it and is SIGKILLed midway;
  * another replica started after takes it over once its 2 s lease expired.

@@ -7,7 +7,7 @@ const HOOKS = '/v1/external/serviceowner/webhooks/';
 const RATE_WINDOW_MS = 1000;
 
 /**
- * Issue 30 through the gateway: a target down for the whole retry window (two attempts, both
+ * Resend and recovery through the gateway: a target down for the whole retry window (two attempts, both
  * 503) leaves FAILED responses; once it is up again the owner resends one, or recovers every
  * FAILED fire since a time.
  */

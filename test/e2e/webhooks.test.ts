@@ -105,7 +105,7 @@ describe('webhooks through the gateway', () => {
     });
   });
 
-  it('clears the authorization when an admin gives the Service to another owner in the catalog (issue 20)', async () => {
+  it('clears the authorization when an admin gives the Service to another owner in the catalog', async () => {
     const service = await stack.call('POST', '/v1/catalog/services/', {
       token: owner,
       body: { name: 'Handed-over service' },

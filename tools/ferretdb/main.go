@@ -1,7 +1,7 @@
 // Command ferretdb runs FerretDB v1 (PostgreSQL backend) as the local MongoDB-wire server.
 //
 // It embeds the ferretdb package instead of installing FerretDB's own CLI, which panics when
-// built with `go install` (FerretDB issue 2982).
+// built with `go install` (a FerretDB bug).
 //
 // Our patch (patches/, applied by scripts/infra.sh) makes single-document updates atomic with a
 // lock inside this process, so only one process may serve a PostgreSQL database: this command

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /**
- * A Service's AI budget (issue 29 items 4-5, docs/decisions/0046): a monthly limit in the
+ * A Service's AI budget (docs/decisions/0046): a monthly limit in the
  * Currency setting's currency per calendar month (UTC), and the month's spend so far.
  */
 

@@ -117,7 +117,7 @@ const generateCompleted = z.object({
   latency_ms: z.number().int().nonnegative(),
   error: z.object({ kind: z.string(), message: z.string() }).nullable(),
   /**
-   * The model whose reply is `output`: the asked model, or the fallback that answered (issue 29);
+   * The model whose reply is `output`: the asked model, or the fallback that answered;
    * null when no model answered. Absent in results sent before fallbacks existed.
    */
   answered_model_id: z.number().int().nullable().optional(),

@@ -1,8 +1,8 @@
 import { parse as losslessParse, stringify as losslessStringify } from 'lossless-json';
 
 /**
- * Users' JSON (declarations, PackData, a model's JSON reply) kept digit for digit (issue 28,
- * docs/decisions/0039). JSON.parse reads every number as a double, so a 19-digit id or
+ * Users' JSON (declarations, PackData, a model's JSON reply) kept digit for digit
+ * (docs/decisions/0039). JSON.parse reads every number as a double, so a 19-digit id or
  * `0.12345678901234567890` would come back changed. Here a number that a double holds exactly
  * stays a plain `number`; any other (too many digits, beyond the double range, too small) is an
  * ExactNumber holding its literal, and stringifyExactJson writes that literal back unchanged.

@@ -6,7 +6,7 @@ const messagesOf = (value: string) => {
   return result.success ? [] : result.error.issues.map((issue) => issue.message);
 };
 
-describe('header values (issue 20: "Secrets and header values with CR, LF or NUL are refused at write time")', () => {
+describe('header values ("Secrets and header values with CR, LF or NUL are refused at write time")', () => {
   it.each([
     ['CR LF and a second header', 'Bearer abc\r\nX-Injected: yes'],
     ['a lone LF', 'Bearer abc\ndef'],

@@ -4,7 +4,7 @@ import { storedTextChecks } from './text';
 /**
  * The checks of a value the platform sends as an HTTP header (a webhook's authorization): CR
  * and LF would start a new header line (undici refuses them, so every send would fail for
- * good), and NUL cannot be stored. Refused at write time, naming the field (issue 20, case 7).
+ * good), and NUL cannot be stored. Refused at write time, naming the field (case 7).
  * Beyond those, only what a header value may carry: tab, space, visible ASCII and Latin-1.
  */
 const LINE_BREAK = /[\r\n]/;

@@ -77,7 +77,7 @@ const modelName = storedText().trim().min(1).max(200);
 const prompt = storedText().max(100_000);
 const timeout = z.number().min(1).max(600).describe('Seconds each provider request may take (1..600)');
 
-/** At most this many fallbacks per model (issue 29 item 1, docs/decisions/0045). */
+/** At most this many fallbacks per model (docs/decisions/0045). */
 export const MAX_FALLBACK_MODELS = 3;
 const FALLBACK_NOTE =
   "Ordered ids of up to 3 other LLM models that answer a call this model cannot (breaker open, HTTP 429, 5xx, a timeout or a connection failure; not a 4xx any model would return for the same body), each with its own retries. No model twice, not the model itself, no cycle (A->B->A); every id must exist. A model that is another model's fallback cannot be deleted (409)";

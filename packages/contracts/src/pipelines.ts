@@ -40,7 +40,7 @@ export const pipelineStageViewSchema = z.object({
   model_name: z.string().nullable(),
   /**
    * The LLM model whose reply ended the latest attempt: the processor's model, or the fallback
-   * that answered for it (issue 29); null when none answered (or the stage has not run).
+   * that answered for it; null when none answered (or the stage has not run).
    */
   answered_model_id: z.number().int().nullable(),
   /** That model's provider identifier, as the orchestrator knows it; null when unknown. */

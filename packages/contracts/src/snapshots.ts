@@ -46,7 +46,7 @@ export const llmModelSnapshot = z.object({
   model_name: z.string(),
   /** Seconds per provider attempt (1..600, not necessarily whole). */
   timeout: z.number().positive(),
-  /** The ordered fallbacks (issue 29): the stuck-stage deadline covers their calls too. Absent before they existed. */
+  /** The ordered fallbacks: the stuck-stage deadline covers their calls too. Absent before they existed. */
   fallback_models: z.array(z.number().int()).optional(),
   deleted: z.boolean(),
   version: z.number().int().min(1),

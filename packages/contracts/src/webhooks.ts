@@ -151,7 +151,7 @@ export const webhookResponseViewSchema = z.object({
       recovery_id: z.string().nullable().describe('The recovery that made it; null for a single resend'),
     })
     .nullable()
-    .describe('Set when this response is a resend of another (issue 30); null for a fire'),
+    .describe('Set when this response is a resend of another; null for a fire'),
   request_body: webhookBodySchema,
   status_code: z.number().int().nullable(),
   response_body: z
@@ -181,7 +181,7 @@ export const webhookResponseViewSchema = z.object({
 });
 export type WebhookResponseView = z.infer<typeof webhookResponseViewSchema>;
 
-/** `GET .../responses/` filters (issue 30). */
+/** `GET .../responses/` filters. */
 export const webhookResponseFilterSchema = z.object({
   state: webhookResponseStateSchema.optional().describe('Only responses in this state'),
   resend: z

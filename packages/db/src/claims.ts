@@ -14,7 +14,7 @@ export const CLAIMS_COLLECTION = 'claims';
 /**
  * The id claims as retained records: a claim `<sequence>:<n>` is contested only while the counter
  * hands out `n`, moments after its `at`; swept after the retention (ProcessedEventsSweeper), so
- * the collection does not keep a document per id ever allocated (issue 32).
+ * the collection does not keep a document per id ever allocated.
  */
 export const ID_CLAIMS = { collection: CLAIMS_COLLECTION, key: 'at' } as const;
 

@@ -58,7 +58,7 @@ describe('processed-events housekeeping on a real MongoDB-wire server', () => {
     expect(left.map((marker) => marker._id)).toEqual(['c:an-hour', 'c:six-days']);
   });
 
-  it('issue 32 "no collection growing without bound": id claims and other retained records go after the retention with the markers, by their own time field, indexed at start', async () => {
+  it('"no collection growing without bound": id claims and other retained records go after the retention with the markers, by their own time field, indexed at start', async () => {
     const now = Date.now();
     const claims = mongo.connection.collection<{ _id: string; at: Date }>(CLAIMS_COLLECTION);
     const calls = mongo.connection.collection<{ _id: string; claimed_at: Date }>('call_claims');

@@ -2,12 +2,12 @@ import { MAYBE_INEXACT, readsExactly as readsExactlyAsDouble } from '@pack/contr
 import { ValidationError } from './errors';
 
 /**
- * Numbers a body holds that JSON.parse cannot read exactly (issue 22): more significant digits
+ * Numbers a body holds that JSON.parse cannot read exactly: more significant digits
  * than a double keeps (`9007199254740993` would become ...992) or below its range (`-1e-400`
  * would become 0). They are refused with a 400 naming their path instead of being changed
  * unnoticed; a value meant to be exact (a price, say) can be sent as a decimal string.
  * Routes that keep users' JSON (`exactNumbers`: declarations, PackData) take such numbers
- * instead and keep them digit for digit (@pack/contracts exact-json.ts, issue 28).
+ * instead and keep them digit for digit (@pack/contracts exact-json.ts).
  */
 
 /** Whether JSON.parse's double for the literal `text` denotes the same decimal value. */

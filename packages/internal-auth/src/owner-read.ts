@@ -2,7 +2,7 @@ import { systemPrincipal } from '@pack/contracts';
 import { principalHeaders } from './internal-auth';
 
 /**
- * Read-your-writes across services (issue 21): a service that does not find another service's
+ * Read-your-writes across services: a service that does not find another service's
  * record in its projection asks the owning service before answering that it does not exist. The
  * read goes to the owner's own API as this service's system principal (signed with
  * PACK_INTERNAL_SECRET like every call behind the gateway). The parsed body on 200; null on 404

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 /**
  * A service that owns no records: every read answers 404 problem+json, as the catalog or the
  * llm-gateway does for an id it does not have. For component tests of a service that asks the
- * owner of a record missing from its projection (issue 21).
+ * owner of a record missing from its projection.
  */
 export async function startEmptyOwner(): Promise<{ url: string; close(): Promise<void> }> {
   const server = http.createServer((req, res) => {

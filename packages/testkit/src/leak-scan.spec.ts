@@ -4,7 +4,7 @@ const SECRET = 'Kq7/Zp+Wm3xT9vLr2Hc8';
 
 const found = (text: string) => new LeakScan().seed('the key', SECRET).scan('here', text);
 
-describe('LeakScan (issue 20: "matching any 6-character or longer fragment of a secret, in any letter case, URL- or JSON-encoded")', () => {
+describe('LeakScan ("matching any 6-character or longer fragment of a secret, in any letter case, URL- or JSON-encoded")', () => {
   it.each([
     ['the whole secret', `key=${SECRET}`],
     ['six characters of it', 'Incorrect API key provided: Wm3xT9********'],

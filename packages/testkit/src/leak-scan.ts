@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import { isSecretFieldName } from '@pack/contracts';
 
-/** The shortest piece of a secret that counts as a leak (issue 20: "any 6-character or longer fragment"). */
+/** The shortest piece of a secret that counts as a leak ("any 6-character or longer fragment"). */
 export const LEAK_FRAGMENT_LENGTH = 6;
 
 export interface Leak {

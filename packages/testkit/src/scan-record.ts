@@ -3,7 +3,7 @@ import path from 'node:path';
 import { REPO_ROOT } from './repo';
 
 /**
- * The suite-wide leak scan (issue 20: "a leak scan of every response and log line of the whole
+ * The suite-wide leak scan ("a leak scan of every response and log line of the whole
  * suite for every seeded secret finds nothing"). jest's global set-up makes a directory and names
  * it in this variable; while it is set, each process of the run writes there:
  * - `secrets-<pid>.jsonl`: every secret a test made with seededSecret (with the test file),

@@ -31,7 +31,7 @@ const response = (body: string) => ({
   body,
 });
 
-describe('the suite-wide leak scan (issue 20: "a leak scan of every response and log line of the whole suite for every seeded secret finds nothing")', () => {
+describe('the suite-wide leak scan ("a leak scan of every response and log line of the whole suite for every seeded secret finds nothing")', () => {
   const dirs: string[] = [];
   afterAll(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
 
@@ -59,7 +59,7 @@ describe('the suite-wide leak scan (issue 20: "a leak scan of every response and
     expect(scan.leaks.join()).not.toMatch(/xT9vLr|HQ%37ZP/i);
   });
 
-  it('reports a fragment in a span exported to a stack\'s collector (issue 31: "the suite-wide leak scan also reads every exported span")', () => {
+  it('reports a fragment in a span exported to a stack\'s collector ("the suite-wide leak scan also reads every exported span")', () => {
     const dir = runDirectory([], []);
     dirs.push(dir);
     const span = (value: string) => ({

@@ -7,7 +7,7 @@ import {
 import { PackSpanProcessor, redactAttributes } from './processor';
 import { inService } from './scope';
 
-describe('span redaction (issue 31: "span attributes and events go through the same redaction as logs")', () => {
+describe('span redaction ("span attributes and events go through the same redaction as logs")', () => {
   it('replaces secret-named attributes, cuts Authorization-like text and drops query strings of URLs', () => {
     const attributes: Record<string, unknown> = {
       'gen_ai.request.model': 'gpt-4o-mini',

@@ -62,7 +62,7 @@ export const catalogService: ServiceDefinition<CatalogConfig> = {
         ...changeInstanceRoutes(queries, moves, settings),
         ...serviceOwnerRoutes(owners, settings),
       ],
-      // Id claims only matter while their number is handed out (issue 32).
+      // Id claims only matter while their number is handed out.
       retained: [ID_CLAIMS],
       consumers: [
         cache.consumer(),

@@ -4,7 +4,7 @@ import { consumer, newUser, owner, startCatalog, type CatalogHarness } from './h
 const TRANSITIONS = 'change_instance_transitions';
 
 /**
- * Issue 32 item 3: the Service Item list read every submission and approval record of its
+ * The Service Item list read every submission and approval record of its
  * page's items (on our FerretDB, every record of the collection, unmarshalled in Go): in the
  * 30-minute soak it went from 9 ms to 20-30 s. Its pointers are now kept on the item
  * (decision 0005, amendment), so a read costs the same whatever the items' history.

@@ -14,7 +14,7 @@ import type { ServiceItemRecord, TransitionRecord } from '../src/domain/model';
 import { consumer, newUser, owner, startCatalog, type CatalogHarness } from './harness';
 
 /**
- * Issue 32 item 3: the Service Item list read every transition record of its page's items (on
+ * The Service Item list read every transition record of its page's items (on
  * our FerretDB, every record of the database, unmarshalled in Go); in the 30-minute soak it went
  * from 9 ms to 20-30 s. The pointers are now kept on the item (decision 0005, amendment).
  */

@@ -2,11 +2,11 @@ import type { mongo } from 'mongoose';
 import { consumer, owner, startCatalog, type CatalogHarness } from './harness';
 
 /**
- * The budget of issue 8: a Change Instance PATCH costs at most this many database commands
- * (measured before: 11 for an approval, 9 for other moves and repeats; now 6, 5 and 3).
+ * A Change Instance PATCH costs at most this many database commands (an approval 6, other
+ * moves 5, repeats 3): a move is one conditional write and its records, not a read-modify-write.
  */
 const PATCH_BUDGET = 6;
-/** An approval also moves its Service Item's pointer: one update (issue 32 item 3, decision 0005). */
+/** An approval also moves its Service Item's pointer: one update (decision 0005). */
 const APPROVAL_BUDGET = PATCH_BUDGET + 1;
 const TITLE = `costs at most ${PATCH_BUDGET} commands (${APPROVAL_BUDGET} for an approval) for %s`;
 

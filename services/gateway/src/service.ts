@@ -160,7 +160,7 @@ export const gatewayService: ServiceDefinition<GatewayConfig> = {
     ];
     return {
       routes,
-      // Id claims only matter while their number is handed out (issue 32).
+      // Id claims only matter while their number is handed out.
       retained: [ID_CLAIMS],
       consumers: [settingsCache.consumer(), mailConsumer(notifier, oncePerEvent(mongo.connection))],
       authenticate: (req) => authenticateHeader(req.get('authorization')),

@@ -14,7 +14,7 @@ const seqOf = (i: number) => (i % 16 === 0 && i / 16 < REVOKED ? i / 16 + 1 : nu
 const hashOf = (i: number) => `hash-${String(i).padStart(8, '0')}`.padEnd(64, 'x');
 
 /**
- * Issue 32: every gateway replica polls the revocations newer than the last it saw. The poll
+ * Every gateway replica polls the revocations newer than the last it saw. The poll
  * reads tokens newest revocation first without a filter (answered in PostgreSQL from the
  * `revocation_seq` index on our FerretDB, docs/decisions/0033 amendment 3) and keeps those newer
  * than it saw; the tokens are written straight into the collection.

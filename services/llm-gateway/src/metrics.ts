@@ -65,7 +65,7 @@ export function llmMetrics(metrics: Metrics) {
   );
   const fallbacks = metrics.counter(
     'pack_llm_fallbacks_total',
-    'Calls moved from a model (from) to the next of its fallbacks (to), by why (issue 29)',
+    'Calls moved from a model (from) to the next of its fallbacks (to), by why',
     ['from', 'to', 'reason'],
   );
   const generation: GenerationObserver = {

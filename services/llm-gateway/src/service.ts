@@ -100,7 +100,7 @@ export const llmGatewayService: ServiceDefinition<LlmGatewayConfig> = {
     const dashboard = new Dashboard(rollups, () => settings.get(), usage);
     return {
       routes: [...llmModelRoutes(models, tester, costsFor), ...dashboardRoutes(dashboard)],
-      // Id claims and call claims only matter while a copy of their request may come (issue 32).
+      // Id claims and call claims only matter while a copy of their request may come.
       retained: [ID_CLAIMS, { collection: LLM_CALL_CLAIMS_COLLECTION, key: 'claimed_at' }],
       consumers: [
         settings.consumer(),

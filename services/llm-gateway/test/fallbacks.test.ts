@@ -1,5 +1,5 @@
 /**
- * Issue 29 items 1-3 (docs/decisions/0045): a model names its fallbacks, a call its model cannot
+ * Fallbacks (docs/decisions/0045): a model names its fallbacks, a call its model cannot
  * answer is answered by the next one, and every call record says which model was asked, which
  * answered, with each model's own prices and cost.
  */

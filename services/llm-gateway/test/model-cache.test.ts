@@ -6,7 +6,7 @@ import { KEY, LOOPBACK, Requester, vendor1Model } from './generate-helpers';
 const BOUND_MS = 2000;
 
 /**
- * Issue 21: "a create after a cached miss is seen at once on the writing replica and within the
+ * "A create after a cached miss is seen at once on the writing replica and within the
  * documented bound on another". Two replicas of the llm-gateway on one database and broker
  * namespace. A keeps model profiles for 5 minutes, longer than the test: only forgetting on its
  * own create can make it see the new model. B keeps them for BOUND_MS and hears of nothing: a

@@ -39,7 +39,7 @@ describe('llm.model.changed.v1: what the orchestrator learns of models', () => {
         provider: 'vendor1',
         model_name: 'gpt-4o-mini',
         timeout: 12.5,
-        // The orchestrator's stuck-stage deadline covers the fallbacks' calls (issue 29).
+        // The orchestrator's stuck-stage deadline covers the fallbacks' calls.
         fallback_models: [],
         deleted: false,
         version: 1,

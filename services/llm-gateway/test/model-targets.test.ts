@@ -25,8 +25,8 @@ const REFUSED = [
   '  http://10.0.0.1/  ',
 ];
 /**
- * Numeric shorthands of IPv4 the WHATWG parser reads (hex, octal): since issue 28 the URL's own
- * pattern refuses them, as the OpenAPI document says, before the address guard is asked.
+ * Numeric shorthands of IPv4 the WHATWG parser reads (hex, octal): the URL's own pattern
+ * refuses them, as the OpenAPI document says, before the address guard is asked.
  */
 const SHORTHAND = new Set(['http://0xa9fea9fe/', 'http://0251.0376.0251.0376/']);
 

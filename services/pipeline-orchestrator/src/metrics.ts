@@ -2,7 +2,7 @@ import type { Metrics } from '@pack/metrics';
 import type { PipelineObserver } from './domain/stage-moves/pipeline-deps';
 import type { SweepObserver } from './domain/sweeping/sweeper';
 
-/** The names deploy/grafana and deploy/prometheus/rules use (issue 10 item 9). */
+/** The names deploy/grafana and deploy/prometheus/rules use. */
 export function pipelineMetrics(metrics: Metrics, countRunning: () => Promise<number>): PipelineObserver {
   const transitions = metrics.counter(
     'pipeline_stage_transitions_total',

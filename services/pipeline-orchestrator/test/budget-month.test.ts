@@ -4,7 +4,7 @@ import { BudgetRepository } from '../src/data/budget-repository';
 import { Budgets } from '../src/domain/budgets/budgets';
 
 /**
- * The month boundary on the real database (issue 29 item 5, docs/decisions/0046): budgets are per
+ * The month boundary on the real database (docs/decisions/0046): budgets are per
  * calendar month (UTC), and "a new month lets work start again without a restart, on every replica".
  */
 describe('AI budgets across the turn of a month (UTC)', () => {
@@ -39,7 +39,7 @@ describe('AI budgets across the turn of a month (UTC)', () => {
     await connection.close();
   });
 
-  it('issue 29 item 5 "Raising the limit or a new month lets work start again without a restart, on every replica"', async () => {
+  it('"Raising the limit or a new month lets work start again without a restart, on every replica"', async () => {
     const [a, b] = [replica(), replica()];
     await a.put(admin, SERVICE, '1.00');
     await a.count(result('pipeline-1-CONFIG-1', '0.60'));

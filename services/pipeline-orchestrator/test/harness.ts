@@ -41,7 +41,7 @@ type Running = RunningService<OrchestratorConfig>;
 export const orchestratorKind: ServiceKind<Running, Companions, OrchestratorHelpers, HarnessOptions> = {
   name: 'pipeline-orchestrator',
   // The catalog and the llm-gateway, asked for what the projections lack, own nothing here
-  // unless the test points them elsewhere: the projections decide, as before issue 21.
+  // unless the test points them elsewhere: the projections alone decide.
   async companions({ env = {} }) {
     if (env.CATALOG_URL && env.LLM_GATEWAY_URL) return noCompanions;
     const owners = await startEmptyOwner();

@@ -5,7 +5,7 @@ import { SweepRepository } from '../src/data/sweep-repository';
 
 /**
  * Writes to several runs of one Service Item, and the running gauge, on an item with a long
- * history (issue 32: "no collection growing without bound"; item-runs.ts). They read their
+ * history ("no collection growing without bound"; item-runs.ts). They read their
  * candidates through indexed equalities and write each run pinned to its `_id`: the same runs
  * change as with one `updateMany` over the item, whatever its history holds.
  */

@@ -149,7 +149,7 @@ describe('AI processors: create, list, read, update, delete', () => {
     it("refuses an unknown Service, another owner's Service and a deleted one", async () => {
       const missing = await refused(processorBody({ service: 999 }), 'service');
       const theirs = await refused(processorBody({ service: 2 }), 'service');
-      // "The same answer for another owner's Service and a missing one" (issue 20): no oracle.
+      // "The same answer for another owner's Service and a missing one": no oracle.
       expect(missing.body.errors).toEqual({ service: ['no Service with id 999 that you own'] });
       expect(theirs.body.errors).toEqual({ service: ['no Service with id 2 that you own'] });
       expect({ ...theirs.body, errors: null }).toEqual({ ...missing.body, errors: null });

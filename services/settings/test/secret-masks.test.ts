@@ -1,7 +1,7 @@
 import { seededSecret } from '@pack/testkit';
 import { SETTINGS, SettingsHarness, startSettings, admin, consumer, owner } from './harness';
 
-/** Issue 8: no role but admin sees any character of a secret in the masked settings. */
+/** No role but admin sees any character of a secret in the masked settings. */
 describe('masked secrets per role', () => {
   let settings: SettingsHarness;
   /** What every test starts from, and what a test that changes a secret puts back. */

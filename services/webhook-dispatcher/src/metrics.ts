@@ -40,7 +40,7 @@ export function webhookMetrics(metrics: Metrics) {
   );
   const resends = metrics.counter(
     'pack_webhook_resends_total',
-    'Resends recorded (new Webhook Responses that resend another, issue 30): manual (one response) or recovery',
+    'Resends recorded (new Webhook Responses that resend another): manual (one response) or recovery',
     ['reason'],
   );
   const recoveriesRunning = metrics.gauge(

@@ -9,7 +9,7 @@ const SENDING = 1_000;
 const SLICE = 1_000;
 
 /**
- * Issue 32: every replica claims on every poll. The reads behind a claim are an equality on
+ * Every replica claims on every poll. The reads behind a claim are an equality on
  * `state`, sorted on the time field, limit 1 (answered in PostgreSQL from an index on our
  * FerretDB, docs/decisions/0033 amendment 3); whether that earliest one is due or its lease
  * expired is decided in the dispatcher. The responses are written straight into the collection.

@@ -13,8 +13,8 @@ import {
   type Received,
 } from './harness';
 
-/** Issue 20: the webhook's secrets do not leave through a changed URL, a header, a race or an oracle. */
-describe('webhook secrets (issue 20)', () => {
+/** The webhook's secrets do not leave through a changed URL, a header, a race or an oracle. */
+describe('webhook secrets', () => {
   let dispatcher: DispatcherHarness;
   let receiver: Receiver;
   let elsewhere: Receiver;

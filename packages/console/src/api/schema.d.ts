@@ -10578,7 +10578,7 @@ export interface operations {
                             change_instance_id: number | null;
                             /** @description This response's own id; the webhook-id header of its attempts, except for a resend (see resend_of) */
                             message_id: string;
-                            /** @description Set when this response is a resend of another (issue 30); null for a fire */
+                            /** @description Set when this response is a resend of another; null for a fire */
                             resend_of: {
                                 /** @description The response this one resends */
                                 id: number;
@@ -10739,7 +10739,7 @@ export interface operations {
                         change_instance_id: number | null;
                         /** @description This response's own id; the webhook-id header of its attempts, except for a resend (see resend_of) */
                         message_id: string;
-                        /** @description Set when this response is a resend of another (issue 30); null for a fire */
+                        /** @description Set when this response is a resend of another; null for a fire */
                         resend_of: {
                             /** @description The response this one resends */
                             id: number;
@@ -10911,7 +10911,7 @@ export interface operations {
                             change_instance_id: number | null;
                             /** @description This response's own id; the webhook-id header of its attempts, except for a resend (see resend_of) */
                             message_id: string;
-                            /** @description Set when this response is a resend of another (issue 30); null for a fire */
+                            /** @description Set when this response is a resend of another; null for a fire */
                             resend_of: {
                                 /** @description The response this one resends */
                                 id: number;
@@ -11072,7 +11072,7 @@ export interface operations {
                         change_instance_id: number | null;
                         /** @description This response's own id; the webhook-id header of its attempts, except for a resend (see resend_of) */
                         message_id: string;
-                        /** @description Set when this response is a resend of another (issue 30); null for a fire */
+                        /** @description Set when this response is a resend of another; null for a fire */
                         resend_of: {
                             /** @description The response this one resends */
                             id: number;

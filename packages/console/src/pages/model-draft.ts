@@ -15,7 +15,7 @@ export interface Draft {
   structured_output: '' | 'native' | 'instructions';
   input_price_per_1m_tokens: string;
   output_price_per_1m_tokens: string;
-  /** The fallbacks' model ids in order, separated by commas or spaces (issue 29). */
+  /** The fallbacks' model ids in order, separated by commas or spaces. */
   fallback_models: string;
   extra: Extra;
 }

@@ -1,4 +1,4 @@
-/** "Recover since" on a webhook (issue 30): resend every FAILED fire since a time, with progress. */
+/** "Recover since" on a webhook: resend every FAILED fire since a time, with progress. */
 import { useState } from 'preact/hooks';
 import { api, ok } from '../api/client';
 import type { WebhookRecovery } from '../api/types';

@@ -29,7 +29,7 @@ interface RollupDocument {
   output_tokens: mongo.Long;
   unpriced_calls: mongo.Long;
   cost_units: mongo.Long;
-  /** Calls made as a fallback of another model (issue 29); absent in rollups written before. */
+  /** Calls made as a fallback of another model; absent in rollups written before. */
   fallbacks?: mongo.Long;
   /** Calls per latency bucket, under `b<k>` (field names, never numeric keys). */
   latency: Record<string, mongo.Long | number>;

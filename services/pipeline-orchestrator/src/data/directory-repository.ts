@@ -20,7 +20,7 @@ interface ModelDocument {
   provider: string;
   model_name: string;
   timeout: number;
-  /** Issue 29: the stuck-stage deadline covers the fallbacks' calls too. */
+  /** The stuck-stage deadline covers the fallbacks' calls too. */
   fallback_models?: number[];
   deleted: boolean;
   version: number;
@@ -41,7 +41,7 @@ export interface OwnerReads {
  * The orchestrator's copies of the catalog's Services and the llm-gateway's models, kept from
  * their snapshot events (tombstones stay, so a late event cannot bring a deleted one back).
  * A record the copies do not hold at all is asked of its owner (`owners`) and kept at version 0,
- * so the owner's own events (versions from 1) replace it and a tombstone stays one (issue 21).
+ * so the owner's own events (versions from 1) replace it and a tombstone stays one.
  */
 export class DirectoryRepository implements DirectoryStore, ProjectionStore {
   private readonly services;

@@ -11,7 +11,7 @@ const RUNNING = {
 
 /**
  * Writes to many runs of one Service Item, and the count of running pipelines, as reads our
- * FerretDB answers from an index followed by writes pinned to one `_id` each (issue 32).
+ * FerretDB answers from an index followed by writes pinned to one `_id` each.
  *
  * FerretDB v1 (tools/ferretdb) runs a filter in PostgreSQL through an index only when every
  * condition is a top-level equality (or `$ne`, `$in`); a range (`run: {$lt}`), `$exists` or a

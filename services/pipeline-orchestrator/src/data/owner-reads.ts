@@ -27,7 +27,7 @@ interface ModelView {
 
 /**
  * The catalog's Services and Service Items (with their latest approved declaration) and the
- * llm-gateway's models, read from their own APIs (issues 21 and 28).
+ * llm-gateway's models, read from their own APIs.
  */
 export function ownerReads(options: {
   catalogUrl: string;

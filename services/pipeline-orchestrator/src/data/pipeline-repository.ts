@@ -78,7 +78,7 @@ export class PipelineRepository implements PipelineStore {
    * the servers we support (MongoDB, our FerretDB build; docs/decisions/0002, checked by
    * packages/db/test/atomicity.test.ts) concurrent `findOneAndUpdate` `$inc`s return distinct
    * values, so the claim decided nothing there and cost an insert (and a document kept for
-   * ever) per number on every new run (issue 33 item 7). The pipeline's unique `_id` still
+   * ever) per number on every new run. The pipeline's unique `_id` still
    * refuses a second pipeline with one id. Same counters as before, so numbering goes on.
    */
   nextId(): Promise<number> {

@@ -88,7 +88,7 @@ export class SweepRepository implements SweepStore {
     const known = new Map(
       (await read(processors.map((p) => p.llm_model_id))).map((model) => [model._id, model]),
     );
-    // The fallbacks' timeouts too (issue 29): one more query, only when some model has fallbacks.
+    // The fallbacks' timeouts too: one more query, only when some model has fallbacks.
     const fallbacks = [...known.values()].flatMap((model) => model.fallback_models ?? []);
     const missing = fallbacks.filter((id) => !known.has(id));
     if (missing.length > 0) for (const model of await read(missing)) known.set(model._id, model);

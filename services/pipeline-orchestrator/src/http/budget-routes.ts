@@ -11,7 +11,7 @@ const problems = problemTable({
   404: 'No such Service',
 });
 
-/** A Service's AI budget (issue 29, docs/decisions/0046). */
+/** A Service's AI budget (docs/decisions/0046). */
 export function budgetRoutes(budgets: Budgets) {
   return [
     route({

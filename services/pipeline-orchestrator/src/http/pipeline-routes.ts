@@ -38,7 +38,7 @@ const latestQuery = listQuerySchema.extend({
 const itemParams = z.object({ id: idSchema });
 const triggerParams = z.object({
   id: idSchema,
-  // Any other value is a stage that does not exist: 404, not 400 (issue 10 "Bad input").
+  // Any other value is a stage that does not exist: 404, not 400.
   stage: z.string().describe('config, verify or execution (lowercase); anything else is 404'),
 });
 

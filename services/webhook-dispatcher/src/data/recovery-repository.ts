@@ -7,7 +7,7 @@ import type { RecoveryStore } from '../domain/recovery/store';
 export const RECOVERIES = 'webhook_recoveries';
 
 /**
- * Recoveries (issue 30). At most one RUNNING per webhook by a unique `running_key` that is
+ * Recoveries. At most one RUNNING per webhook by a unique `running_key` that is
  * `webhook:<id>` while it runs and the recovery's own id after (FerretDB v1 has no partial
  * index). A recovery is worked by the replica holding its lease; every write is pinned to its
  * `_id` and conditional on the lease token, so a replica that lost it changes nothing.

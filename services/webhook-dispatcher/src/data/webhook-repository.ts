@@ -119,7 +119,7 @@ export class WebhookRepository implements WebhookStore {
 
 /**
  * The same repository seen as the Services store (find means a Service there). A Service the
- * projection does not hold at all is asked of the catalog (`fromCatalog`, issue 21: a webhook
+ * projection does not hold at all is asked of the catalog (`fromCatalog`: a webhook
  * created just after its Service) and kept at version 0, so the catalog's own events (versions
  * from 1) replace it and a tombstone stays one.
  */

@@ -83,7 +83,7 @@ export interface ResponseRecord {
   response_truncated: boolean;
   /** Why the fire has no answer of the target (never sent, refused, no reply); absent on older records. */
   error?: string | null;
-  /** A resend of another response (issue 30); null or absent for a fire. */
+  /** A resend of another response; null or absent for a fire. */
   resend_of?: ResendOf | null;
   /** The trace context of the event that fired it (absent when tracing is off); never shown. */
   trace?: TraceCarrier;
@@ -114,7 +114,7 @@ export interface ResendOf {
   recovery_id: string | null;
 }
 
-/** A recovery (issue 30): resends every FAILED fire of a webhook in a window, oldest first. */
+/** A recovery: resends every FAILED fire of a webhook in a window, oldest first. */
 export interface RecoveryRecord {
   _id: string;
   webhook_id: number;

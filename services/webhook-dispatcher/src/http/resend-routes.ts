@@ -21,7 +21,7 @@ const recoveryParams = z.object({
     .describe('The id the recover call answered'),
 });
 
-/** Resend and recovery (issue 30; docs/decisions/0043). */
+/** Resend and recovery (docs/decisions/0043). */
 export function resendRoutes(resends: Resends) {
   return [
     route({

@@ -44,7 +44,7 @@ export interface FinishedCall {
   /** Earlier holders of the request whose lease ran out; their attempts are counted in `attempts`. */
   takeovers?: number;
   /**
-   * Fallbacks (issue 29, docs/decisions/0045): the model the request asked for, the model whose
+   * Fallbacks (docs/decisions/0045): the model the request asked for, the model whose
    * reply is the result (null: none answered), and on a fallback's record the asked model
    * (`fallback_from`) and why the call moved on. Absent in records written before fallbacks.
    */
@@ -81,7 +81,7 @@ export interface RollupDelta {
   /** Cost in 1e-12 currency units (rollup-math.ts). */
   cost_units: bigint;
   latency_bucket: number;
-  /** The call was a fallback's (issue 29): counted in the model's `fallbacks`. */
+  /** The call was a fallback's: counted in the model's `fallbacks`. */
   fallback?: boolean;
 }
 
@@ -96,7 +96,7 @@ export interface Rollup {
   output_tokens: number;
   unpriced_calls: number;
   cost_units: bigint;
-  /** Calls made as a fallback of another model (issue 29). */
+  /** Calls made as a fallback of another model. */
   fallbacks: number;
   /** Calls per latency bucket. */
   latency: Map<number, number>;

@@ -23,7 +23,7 @@ export interface DashboardStats {
   /** Exact sum of the priced calls; null when the caller may not see costs. */
   cost: string | null;
   unpriced_calls: number;
-  /** Calls answered or tried as a fallback of another model (issue 29); counted in `calls` too. */
+  /** Calls answered or tried as a fallback of another model; counted in `calls` too. */
   fallbacks: number;
   /** What `cost` sums: `priced_calls_only` when some call was unpriced (unknown, not 0); null when hidden. */
   cost_covers: 'all_calls' | 'priced_calls_only' | null;
@@ -99,7 +99,7 @@ function keyOf(rollup: Rollup, groupBy: GroupBy): number | string | null {
 }
 
 /**
- * The AI Integration dashboard (issue 9 item 7), read from the hourly rollups only. Scoped like
+ * The AI Integration dashboard, read from the hourly rollups only. Scoped like
  * the rest of the API (spec section 5): admins see every call, a service owner only the calls of
  * the processors of the Services they own, whatever the grouping.
  */

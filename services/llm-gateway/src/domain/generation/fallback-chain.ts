@@ -24,8 +24,8 @@ export interface ChainDeps {
 /**
  * Calls the asked model, then, while a model cannot answer (`fallbackReason`: breaker open, 429,
  * 5xx, timeout, connection failure), the next of the asked model's `fallback_models` in order,
- * each through its own adapter: its own retries and breaker (issue 29 item 2,
- * docs/decisions/0045). Only the asked model's list is followed, never a fallback's own, and a
+ * each through its own adapter: its own retries and breaker
+ * (docs/decisions/0045). Only the asked model's list is followed, never a fallback's own, and a
  * model is called at most once per request, so a chain cannot loop; a fallback deleted since is
  * skipped. Every model tried is returned, in order: the last one's outcome is the request's.
  */

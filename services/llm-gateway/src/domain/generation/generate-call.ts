@@ -27,7 +27,7 @@ export interface CallOutcome {
   error: { kind: string; message: string } | null;
   /** An unexpected error behind an `internal` outcome, for the log. */
   cause?: unknown;
-  /** Why another model may answer instead (issue 29 item 2); absent when no other model would do better. */
+  /** Why another model may answer instead; absent when no other model would do better. */
   fallbackReason?: FallbackReason;
 }
 

@@ -13,7 +13,7 @@ import { costUnits, hourOf, latencyBucket } from '../calls/rollup-math';
 export interface GenerationObserver {
   /** One result published for the first time; `overheadMs`: handling time not spent in provider calls. */
   answered(labels: CallLabels, ok: boolean, overheadMs: number): void;
-  /** A call moved from one model to the next of the asked model's fallbacks (issue 29). */
+  /** A call moved from one model to the next of the asked model's fallbacks. */
   fellBack(from: CallLabels, to: CallLabels, reason: FallbackReason): void;
 }
 
@@ -42,7 +42,7 @@ export interface GenerationDeps {
 export type Handled = 'answered' | 'republished' | 'held' | 'lost';
 
 /**
- * Generation for the pipeline (issue 9 item 4). The provider is called at most once per request
+ * Generation for the pipeline. The provider is called at most once per request
  * id across replicas and redeliveries: the claim is a unique insert keyed by the request id, and
  * a finished record answers repeats from what it stored. At most three database commands per
  * request on the normal path, all group-committed with other requests' under load: the claim

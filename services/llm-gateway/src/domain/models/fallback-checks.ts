@@ -8,7 +8,7 @@ const refused = (message: string) =>
   new ValidationError('invalid fallback_models', { errors: { fallback_models: [message] } });
 
 /**
- * The fallbacks `fallbacks` of model `id` are allowed (issue 29 item 1, docs/decisions/0045): not
+ * The fallbacks `fallbacks` of model `id` are allowed (docs/decisions/0045): not
  * the model itself, each an existing model, and no cycle through the fallbacks' own lists
  * (A->B->A, A->B->C->A). Duplicates and the count are the schema's. A 400 naming
  * `fallback_models` otherwise. The generation never follows a fallback's own list, so a cycle

@@ -53,7 +53,7 @@ const event = createEnvelope(
   { source: 'test', correlationId: 'test' },
 );
 
-describe('the model profile cache (issue 21: caches forget on every write, misses included)', () => {
+describe('the model profile cache (caches forget on every write, misses included)', () => {
   it('a create after a cached miss is seen at once on the writing replica', async () => {
     const { replica, store } = twoReplicas();
     const writer = replica();

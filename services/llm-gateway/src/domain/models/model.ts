@@ -20,7 +20,7 @@ export interface LlmModelRecord {
   output_price_per_1m_tokens: string | null;
   extra_data: Record<string, unknown>;
   /**
-   * Ordered ids of the models that answer a call this one cannot (issue 29, docs/decisions/0045);
+   * Ordered ids of the models that answer a call this one cannot (docs/decisions/0045);
    * absent in models stored before fallbacks existed (none).
    */
   fallback_models?: number[];

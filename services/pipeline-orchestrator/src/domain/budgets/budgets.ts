@@ -26,7 +26,7 @@ export function budgetSpent(serviceId: number, what: string, reason: string): Co
 }
 
 /**
- * AI budgets per Service (issue 29 items 4-5, docs/decisions/0046): a monthly limit set by an
+ * AI budgets per Service (docs/decisions/0046): a monthly limit set by an
  * administrator, the month's spend counted from every generate result of the Service's
  * processors, and the gate every new AI work asks. Limit and spend are read from the database on
  * every decision, so a raised limit or a new month applies on every replica at once.

@@ -38,7 +38,7 @@ export class PipelineReads {
 
   async view(principal: Principal, pipeline: PipelineRecord): Promise<PipelineView> {
     const answerers = fallbackAnswerers(pipeline);
-    // A second read only when a fallback answered a stage (issue 29).
+    // A second read only when a fallback answered a stage.
     const [names, answered] = await Promise.all([
       this.deps.names.stages(processorsOf([pipeline])),
       answerers.length > 0 ? this.deps.names.models(answerers) : new Map<number, string>(),

@@ -83,7 +83,7 @@ export function pipelineView(
   };
 }
 
-/** The answering model's name: the processor's model's, or a fallback's (issue 29). */
+/** The answering model's name: the processor's model's, or a fallback's. */
 function answeredName(
   record: PipelineRecord['stages'][keyof PipelineRecord['stages']],
   names: ReadonlyMap<number, StageNames>,

@@ -151,7 +151,7 @@ export class Processors {
   }
 
   /**
-   * The Service was deleted (its catalog tombstone, issue 21): its active processors are
+   * The Service was deleted (its catalog tombstone): its active processors are
    * deactivated (their events tell the llm-gateway the models are free), so no stage of its
    * pipelines starts again; admins can still read them. Repeating it changes nothing.
    */

@@ -54,7 +54,7 @@ export interface StageRecord {
   gen_ui_error?: string | null;
   /** The latest attempt's call had no prices: its cost is unknown, not 0 (spec 2.2). */
   unpriced?: boolean;
-  /** The model whose reply ended the latest attempt, and the asked one when a fallback answered (issue 29). */
+  /** The model whose reply ended the latest attempt, and the asked one when a fallback answered. */
   answered_model_id?: number | null;
   fallback_from?: number | null;
   /** The result came after a newer run of the item superseded this one: recorded, nothing started. */

@@ -176,7 +176,7 @@ function endedFields(result: GenerateResult, output: StageOutput | null, now: Da
     finished_at: now,
     cost: result.cost,
     unpriced: unpricedCall(result),
-    // Which model answered (issue 29); results sent before fallbacks existed lack both.
+    // Which model answered; results sent before fallbacks existed lack both.
     answered_model_id: result.answered_model_id ?? (result.ok ? result.llm_model_id : null),
     fallback_from: result.fallback_from ?? null,
     ...(output && {

@@ -11,7 +11,7 @@ export interface SweepStore {
   unwatch(id: number): Promise<boolean>;
   /**
    * The timeouts in seconds of the model each processor uses now and of that model's fallbacks
-   * (issue 29: the call may move to each in turn), in chain order, by processor id.
+   * (the call may move to each in turn), in chain order, by processor id.
    */
   modelTimeouts(processorIds: readonly number[]): Promise<Map<number, readonly number[]>>;
 }

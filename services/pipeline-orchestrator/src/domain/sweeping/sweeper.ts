@@ -52,7 +52,7 @@ export interface StageBudget {
 /**
  * How long a stage of a model with this timeout may run before the sweeper fails it; with
  * fallbacks (the timeouts of the whole chain), every model's attempts are covered, one after the
- * other, and the margin once (issue 29, docs/decisions/0045).
+ * other, and the margin once (docs/decisions/0045).
  */
 export function stageDeadlineMs(budget: StageBudget, timeoutSeconds: number | readonly number[]): number {
   const chain = typeof timeoutSeconds === 'number' ? [timeoutSeconds] : timeoutSeconds;

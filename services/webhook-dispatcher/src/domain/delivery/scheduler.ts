@@ -81,7 +81,7 @@ export class Scheduler {
     return { token: randomUUID(), until: new Date(Date.now() + this.options.leaseMs) };
   }
 
-  /** Slots free for fires sent at once (a recovery sizes its steps by them, issue 30). */
+  /** Slots free for fires sent at once (a recovery sizes its steps by them). */
   freeSlots(): number {
     return this.stopped ? 0 : Math.max(0, this.options.concurrency - this.inFlight);
   }

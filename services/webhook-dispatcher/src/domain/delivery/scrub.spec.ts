@@ -2,7 +2,7 @@ import { REDACTED, scrubSecrets, secretPart } from './scrub';
 
 const TOKEN = 'Zq81mPx0LwHv5Tn2';
 
-describe('scrubSecrets (issue 20: no fragment of a secret in what an owner reads)', () => {
+describe('scrubSecrets (no fragment of a secret in what an owner reads)', () => {
   it.each([
     ['the whole value', `{"authorization":"Bearer ${TOKEN}"}`, `{"authorization":"Bearer ${REDACTED}"}`],
     ['it in upper case', `got ${TOKEN.toUpperCase()}!`, `got ${REDACTED}!`],

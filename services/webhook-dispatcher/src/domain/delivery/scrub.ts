@@ -1,4 +1,4 @@
-/** The shortest piece of a secret removed from what the target answered (issue 20). */
+/** The shortest piece of a secret removed from what the target answered. */
 export const SCRUB_FRAGMENT = 6;
 export const REDACTED = '[redacted]';
 

@@ -37,7 +37,7 @@ export interface FirePlan {
   /** True when the rate limit pushed the fire past the time it was wanted. */
   delayed: boolean;
   /**
-   * Only the rate window and the numbering change (a resend, issue 30): the wait window and the
+   * Only the rate window and the numbering change (a resend): the wait window and the
    * cooling time of the webhook's own triggers are left as they are.
    */
   rateOnly?: boolean;

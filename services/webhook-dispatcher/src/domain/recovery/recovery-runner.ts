@@ -37,7 +37,7 @@ export interface RecoveryRunnerOptions {
 }
 
 /**
- * Works through RUNNING recoveries (issue 30), on any replica: one holds a recovery under a
+ * Works through RUNNING recoveries, on any replica: one holds a recovery under a
  * lease, renewed at each step. A step reads the next FAILED fires after the cursor (oldest
  * first), records their resends (ids from the recovery and the original, so a step run again
  * after a crash finds them and adds none), then moves the cursor and the count in one

@@ -23,7 +23,7 @@ export interface Resent {
 }
 
 /**
- * Numbers and records resends (issue 30). They take a number and a place in the rate limit like
+ * Numbers and records resends. They take a number and a place in the rate limit like
  * any fire (conditional updates of the schedule, docs/decisions/0014), but not the wait window
  * or the cooling time: a resend is not a new trigger, it must neither merge nor be suppressed,
  * and it leaves the webhook's open window alone (`rateOnly`). Beyond the rate limit a resend is

@@ -41,7 +41,7 @@ export async function refusal(webhook: WebhookRecord, services: Pick<ServiceStor
   return null;
 }
 
-/** Resending one recorded response and recovering every FAILED fire of a window (issue 30). */
+/** Resending one recorded response and recovering every FAILED fire of a window. */
 export class Resends {
   constructor(
     private readonly access: Webhooks,

@@ -1,6 +1,6 @@
 import type { RecoveryRecord } from '../model';
 
-/** Recoveries (issue 30); every change is one conditional single-document update. */
+/** Recoveries; every change is one conditional single-document update. */
 export interface RecoveryStore {
   /** Inserts it, or returns the recovery already RUNNING for the webhook (nothing inserted). */
   start(record: RecoveryRecord): Promise<{ created: boolean; recovery: RecoveryRecord }>;

@@ -49,7 +49,7 @@ export function newResponse(
   };
 }
 
-/** The webhook-id header of a response's attempts: a resend carries its first fire's (issue 30). */
+/** The webhook-id header of a response's attempts: a resend carries its first fire's. */
 export function headerIdOf(record: ResponseRecord): string {
   return record.resend_of?.message_id ?? record._id;
 }

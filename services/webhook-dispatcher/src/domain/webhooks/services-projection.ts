@@ -22,7 +22,7 @@ export class ServicesProjection {
   async apply(data: ServiceChanged): Promise<void> {
     const applied = await this.services.apply(serviceProjectionOf(data));
     // A deleted Service's webhooks are disabled, not removed: they stop firing and their owner
-    // and the admins can still read them and their responses (issue 21). Done on every delivery
+    // and the admins can still read them and their responses. Done on every delivery
     // of the tombstone (a redelivery finds nothing left to disable).
     if (data.deleted) {
       const disabled = await this.webhooks.disableForService(data.service_id, SERVICE_DELETED);

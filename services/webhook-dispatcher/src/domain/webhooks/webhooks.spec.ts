@@ -45,7 +45,7 @@ function racedStore() {
   return { webhooks, writes };
 }
 
-describe('Webhooks.update: a new target_url is written only over the version it checked (issue 20)', () => {
+describe('Webhooks.update: a new target_url is written only over the version it checked', () => {
   it('answers 409 when the webhook changed between the check and the write, and writes nothing else', async () => {
     const { webhooks, writes } = racedStore();
     await expect(

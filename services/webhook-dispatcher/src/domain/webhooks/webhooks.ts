@@ -18,11 +18,11 @@ export type TargetCheck = (url: string) => Promise<string | null>;
 
 /**
  * A rotation this soon after the previous one is refused (409): concurrent rotations give one
- * winner, and no answer hands out a secret that another rotation replaced at once (issue 20).
+ * winner, and no answer hands out a secret that another rotation replaced at once.
  */
 export const ROTATION_GUARD_MS = 5_000;
 
-/** Why a PATCH to a new target_url must carry the authorization (0014, issue 20). */
+/** Why a PATCH to a new target_url must carry the authorization (0014). */
 export const AUTHORIZATION_AGAIN =
   'must be sent again when target_url changes: the stored one is never sent to a new URL ("" for none)';
 
@@ -43,7 +43,7 @@ export class Webhooks {
 
   async create(principal: Principal, input: WebhookCreate): Promise<WebhookView> {
     const service = await this.services.find(input.service);
-    // One answer for a missing Service and another owner's: no existence oracle (issue 20).
+    // One answer for a missing Service and another owner's: no existence oracle.
     if (!service || service.deleted || (principal.role !== 'admin' && service.owner_id !== principal.id))
       throw new ValidationError('unknown service', {
         errors: { service: [`no Service with id ${input.service} that you own`] },
@@ -143,7 +143,7 @@ export class Webhooks {
   /**
    * A new signing secret, shown in full this once; the old one stops signing at once. Written only
    * over the version read, and not within ROTATION_GUARD_MS of the previous rotation: of
-   * concurrent rotations one wins, the others get 409 and no secret (issue 20).
+   * concurrent rotations one wins, the others get 409 and no secret.
    */
   async rotateSecret(principal: Principal, id: number): Promise<WebhookView> {
     const record = await this.visible(principal, id);
