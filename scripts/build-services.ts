@@ -7,7 +7,7 @@
  * source maps kept in memory, no module resolution across the pnpm store at start. Left out:
  * the optional native add-ons of the MongoDB driver (required inside try/catch, absent here), and
  * the packages that read their own files at run time (swagger-ui-dist serves its assets), which
- * the service resolves from its own node_modules as before.
+ * the service resolves from its own node_modules.
  *
  * A build is skipped when services/<name>/dist/.build-hash matches the hash of the sources it was
  * made from (the workspace's sources, package.json files and lockfile): the tests that start

@@ -16,9 +16,14 @@ import ts from 'typescript';
 const REPO = path.resolve(__dirname, '..');
 export const CONFIG_REFERENCE_FILE = path.join(REPO, 'docs/reference/configuration.md');
 
+/** The part of zod used here: its JSON Schema of a schema's input. */
+interface Zod {
+  toJSONSchema(schema: unknown, options: { io: 'input'; unrepresentable: 'any' }): unknown;
+}
 // The schemas' own zod (the root package has none of its own): one instance, so its JSON Schema
 // conversion knows their types.
-const { z } = createRequire(require.resolve('@pack/config'))('zod') as typeof import('zod');
+const { z } = createRequire(require.resolve('@pack/config'))('zod') as { z: Zod };
+const load = createRequire(__filename);
 
 /** Files whose object literals declare environment variables, besides the services' config.ts. */
 const SHARED_SOURCES = ['packages/config/src/index.ts', 'packages/secrets/src/key-ring.ts'];
@@ -74,7 +79,7 @@ function serviceSchemas(): Map<string, { schema: unknown; file: string }> {
     const file = `services/${name}/src/config.ts`;
     let exported: Record<string, unknown>;
     try {
-      exported = require(path.join(REPO, file)) as Record<string, unknown>;
+      exported = load(path.join(REPO, file)) as Record<string, unknown>;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'MODULE_NOT_FOUND') continue;
       throw error;
@@ -91,7 +96,7 @@ function variables(): { list: Variable[]; docs: Map<string, Map<string, string>>
   for (const file of SHARED_SOURCES) for (const [k, v] of docComments(file)) shared.set(k, v);
   const docs = new Map<string, Map<string, string>>();
   for (const [service, { schema, file }] of serviceSchemas()) {
-    const json = z.toJSONSchema(schema as z.ZodType, { io: 'input', unrepresentable: 'any' }) as {
+    const json = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as {
       properties: Record<string, JsonSchemaProperty>;
       required?: string[];
     };
@@ -101,7 +106,7 @@ function variables(): { list: Variable[]; docs: Map<string, Map<string, string>>
       variable.services.set(service, { schema: property, required: json.required?.includes(name) ?? false });
       byName.set(name, variable);
       const doc = own.get(name) ?? shared.get(name);
-      if (doc) docs.set(name, (docs.get(name) ?? new Map()).set(service, doc));
+      if (doc) docs.set(name, (docs.get(name) ?? new Map<string, string>()).set(service, doc));
     }
   }
   const list = [...byName.values()].sort((a, b) => a.name.localeCompare(b.name));

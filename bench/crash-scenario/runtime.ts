@@ -2,7 +2,7 @@
  * How a bench or test starts a service as its own process: `compiled` runs
  * services/<name>/dist/main.js with plain node, as the image, compose and Kubernetes do
  * (docs/decisions/0050-compiled-services.md); `source` runs services/<name>/src/main.ts through
- * tsx, as before (to compare). PACK_RUNTIME=source switches every bench to the sources.
+ * tsx (to compare the two). PACK_RUNTIME=source switches every bench to the sources.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';

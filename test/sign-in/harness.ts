@@ -62,7 +62,7 @@ export async function startSignInStack(gatewayEnv: Record<string, string> = {}):
       if (answer.status !== 200) throw new Error(`PATCH settings answered ${answer.status}: ${answer.text}`);
     },
     async replica(extra) {
-      // The gateway's environment without its debug level and log capture, as before.
+      // The gateway's environment without its debug level and log capture.
       const replica = await gateway.replica({ env: { LOG_LEVEL: env.LOG_LEVEL!, ...extra } });
       replicas.push(replica);
       return replica.service;

@@ -109,7 +109,7 @@ describe('settling a delivery', () => {
     const settled = delivery(message(), { previousAttempts: 2 });
     expect(await deliver(failingOnDatabase, settled.fake, silent, transient)).toBe('deferred');
     expect(settled.calls).toEqual(['retry after attempt 2', 'ack']);
-    // Any other failure counts as before.
+    // Any other failure uses up the attempt.
     const other = delivery(message(), { previousAttempts: 2 });
     expect(await deliver(failing(), other.fake, silent, transient)).toBe('dead_letter');
   });

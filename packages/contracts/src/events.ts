@@ -88,7 +88,7 @@ export type GenerateReplyKind = z.infer<typeof generateReplyKindSchema>;
 /**
  * Optional on the request and on its result: a request sent before it existed (still in flight
  * during a rolling upgrade) lacks it, and its result goes out as `llm.generate.completed.v1`
- * without it, as before (the orchestrator then tells the kinds apart by request id).
+ * without it (the orchestrator then tells the kinds apart by request id).
  */
 const replyKind = generateReplyKindSchema.optional();
 

@@ -39,8 +39,8 @@ export interface PrivateFerret {
 
 /**
  * Whether something accepts connections on the port. Every way out settles the promise: a
- * socket destroyed by the give-up timer emits no 'error', so a busy event loop that ran the timer
- * before the connect's outcome used to leave the answer pending for good (a beforeAll of 300 s).
+ * socket destroyed by the give-up timer emits no 'error', so when a busy event loop runs the timer
+ * before the connect's outcome, only the timer's own settle keeps the answer from pending for good.
  */
 export async function answers(port: number, giveUpMs = 1000): Promise<boolean> {
   return new Promise<boolean>((resolve) => {

@@ -59,7 +59,7 @@ async function fileStats(file: string): Promise<Stats | undefined> {
 
 /**
  * The file of the build a path names: `/` and console pages are index.html, `/assets/x` and other
- * top-level files are themselves; undefined for anything else (express answers it, as before).
+ * top-level files are themselves; undefined for anything else (left to the routes after this one).
  */
 export function consoleFileFor(pathname: string): { file: string; cache: string } | undefined {
   if (pathname === '/' || consolePageOf(pathname)) return { file: 'index.html', cache: INDEX_CACHE };
@@ -121,7 +121,7 @@ export function serveConsole(options: ConsoleFrontOptions, front: Front): Front 
     fileStats(file)
       .then(async (stats) => {
         if (stats) return send(req, res, file, stats, wanted.cache);
-        // Not in the build: a file is someone else's path (express answers as before), a page
+        // Not in the build: a file is someone else's path (left to the routes after this one), a page
         // without a build says how to build it.
         if (wanted.file !== 'index.html') {
           if (!front(req, res, next)) next();

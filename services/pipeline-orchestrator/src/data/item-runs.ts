@@ -17,8 +17,8 @@ const RUNNING = {
  * condition is a top-level equality (or `$ne`, `$in`); a range (`run: {$lt}`), `$exists` or a
  * dotted path sends the whole filter down its in-memory path: PostgreSQL scans the collection and
  * FerretDB unmarshals every document of the item (every document, without an equality), and an
- * `updateMany` holds the whole collection meanwhile, so every other pipeline write waits. The
- * 12-minute soak of 2026-11-28 read 24 runs per call growing with the item's history. Here the
+ * `updateMany` holds the whole collection meanwhile, so every other pipeline write waits. A soak
+ * showed it reading more runs per call as the item's history grew (24 after 12 minutes). Here the
  * candidates come from equalities an index serves (`service_item_id`, and `watched`/`latest`,
  * flags kept on the run), and each write carries the whole condition and its `_id`: a run that
  * no longer meets it is left alone, as the `updateMany` would have. Same results on MongoDB.

@@ -79,7 +79,7 @@ export class PipelineRepository implements PipelineStore {
    * packages/db/test/atomicity.test.ts) concurrent `findOneAndUpdate` `$inc`s return distinct
    * values, so the claim decided nothing there and cost an insert (and a document kept for
    * ever) per number on every new run. The pipeline's unique `_id` still
-   * refuses a second pipeline with one id. Same counters as before, so numbering goes on.
+   * refuses a second pipeline with one id. It keeps the same counter documents, so numbering continues across an upgrade.
    */
   nextId(): Promise<number> {
     return nextCounterValue(this.connection, PIPELINES_COLLECTION);

@@ -45,7 +45,7 @@ export function sumDeltas(deltas: readonly RollupDelta[]): Rollup[] {
  * way are summed and written together by the next one, one command for all of them; an idle
  * gateway's first call waits `lingerMs` for others (0052). A call's promise settles when the
  * write holding it did, so the request is still acknowledged only once its share is stored: what
- * a crash can lose is the same as before (calls finished but not yet rolled up), and a failed
+ * a crash can lose is what one write per call would lose (calls finished but not yet rolled up), and a failed
  * write fails all its calls, whose redelivery finds them finished and only republishes.
  */
 export class RollupBatcher {

@@ -86,7 +86,7 @@ export function finishedCalls(
     processor_id: request.processor_id,
     reply_to: request.reply_to,
     // Echoed: it picks the result's event type (docs/decisions/0036). A request without it
-    // (sent before it existed) gets a result without it, as before.
+    // (sent before it existed) gets a result without it.
     ...(request.reply_kind !== undefined && { reply_kind: request.reply_kind }),
     ok: outcome.error === null,
     output: outcome.text,
@@ -109,7 +109,7 @@ export function finishedCalls(
   const first = calls[0]?.fields ?? callFields(asked, outcome, 0, latencyMs).fields;
   const finished: FinishedCall = {
     ...first,
-    // The asked model's own record keeps the request's attempts, as before fallbacks.
+    // The asked model's own record keeps the request's attempts, takeovers included.
     attempts: (tries[0]?.adapter.attempts ?? 0) + takeovers,
     ...(tries.length <= 1 && { latency_ms: latencyMs }),
     ...(takeovers > 0 && { takeovers }),

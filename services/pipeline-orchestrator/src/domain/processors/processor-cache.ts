@@ -4,7 +4,7 @@ import type { ActiveProcessors, ProcessorRecord } from '../records/processor-rec
 
 /**
  * The active processor per Service and kind, remembered by this replica for the path a stage's
- * result takes to the next stage (docs/decisions/0028, 2026-11-24): one database read less per
+ * result takes to the next stage (docs/decisions/0028): one database read less per
  * stage. Forgotten at once when this replica changes a processor of the Service, when any
  * replica's processor event for the Service arrives (a broadcast queue per replica), and
  * entirely when the broker connection is made again (events missed meanwhile); `ttlMs` bounds
