@@ -10,7 +10,7 @@ import { ROUTE_ACCESS } from './route-access';
 /**
  * Every route every service declares, called through the gateway as a user would: without a
  * token, with each role the route does not allow, with malformed bodies and with ids that are
- * not plain decimal numbers. Each answer must be the 4xx problem+json the README promises, and
+ * not plain decimal numbers. Each answer must be the 4xx problem+json docs/reference/api.md promises, and
  * no database of the platform may change. The routes come from the running services
  * themselves, so a new route is covered the moment it is declared; who may call each is written
  * out in route-access.ts, so a route declared with other roles than those fails. Last, every route

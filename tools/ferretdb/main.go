@@ -6,7 +6,7 @@
 // Our patch (patches/, applied by scripts/infra.sh) makes single-document updates atomic with a
 // lock inside this process, so only one process may serve a PostgreSQL database: this command
 // holds a PostgreSQL advisory lock for as long as it runs, and a second one on the same
-// database refuses to start (README.md).
+// database refuses to start (tools/ferretdb/README.md).
 package main
 
 import (

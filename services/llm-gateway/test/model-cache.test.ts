@@ -2,7 +2,7 @@ import { startFakeOpenAi, type FakeProviderServer } from '@pack/testkit';
 import { startLlmGateway, type LlmGatewayHarness } from './harness';
 import { KEY, LOOPBACK, Requester, vendor1Model } from './generate-helpers';
 
-/** LLM_MODEL_CACHE_MS of replica B: the bound README and decision 0018 give for another replica. */
+/** LLM_MODEL_CACHE_MS of replica B: the bound docs/reference/configuration.md and decision 0018 give for another replica. */
 const BOUND_MS = 2000;
 
 /**
