@@ -1,3 +1,4 @@
+import { MODEL_URL_RULE } from '@pack/contracts';
 import { seededSecret } from '@pack/testkit';
 import { startStack, type Stack } from '../stack';
 
@@ -59,5 +60,61 @@ describe('LLM models through the gateway', () => {
     }
     expect((await stack.call('PATCH', path, { token: ownerToken, body: { name: 'mine' } })).status).toBe(403);
     expect(JSON.stringify([created.body, read.body, listed.body])).not.toContain('PLAINTEXT');
+  });
+
+  // Registration only: nothing here connects to these addresses (tests reach loopback only).
+  it('"connect the service to a large language model provider (hosted providers, enterprise gateways, private models)": private-network and loopback URLs are stored', async () => {
+    const vendor1 = await stack.call('POST', MODELS, {
+      body: {
+        name: 'Company vLLM',
+        provider: 'vendor1',
+        model_name: 'llama-3.1-70b',
+        extra_data: { api_key: 'sk-private-model-0001', base_url: 'http://10.0.0.5:8000/v1' },
+      },
+    });
+    expect(vendor1.status).toBe(201);
+    expect(vendor1.body.extra_data.base_url).toBe('http://10.0.0.5:8000/v1');
+    const genai = await stack.call('POST', MODELS, {
+      body: {
+        name: 'Company gateway',
+        provider: 'genai',
+        model_name: 'gateway-model',
+        extra_data: {
+          token_url: 'https://192.168.1.20/oauth/token',
+          request_url: 'http://[fd12:3456::7]:8080/v1/chat/completions',
+          credentials: 'Basic cHJpdmF0ZS1nYXRld2F5LTAwMDE=',
+          verify_ssl: true,
+          request_payload: {},
+        },
+      },
+    });
+    expect(genai.status).toBe(201);
+    const moved = await stack.call('PATCH', `${MODELS}${vendor1.body.id}/`, {
+      body: { extra_data: { base_url: 'http://172.16.4.2:11434/v1', api_key: 'sk-private-model-0001' } },
+    });
+    expect(moved.status).toBe(200);
+    expect(moved.body.extra_data.base_url).toBe('http://172.16.4.2:11434/v1');
+  });
+
+  it('link-local and cloud metadata model URLs stay refused; the refusal says what to set and where', async () => {
+    for (const base_url of ['http://169.254.169.254/latest/meta-data/', 'http://[fe80::1]:8000/v1']) {
+      const refused = await stack.call('POST', MODELS, {
+        body: {
+          name: 'Metadata',
+          provider: 'vendor1',
+          model_name: 'gpt-4o-mini',
+          extra_data: { api_key: 'sk-metadata-0001', base_url },
+        },
+      });
+      expect(refused.status).toBe(400);
+      const [reason] = refused.body.errors['extra_data.base_url'] as string[];
+      expect(reason).toMatch(/ is a (cloud metadata|link-local) address: /);
+      expect(reason).toContain(
+        'may reach it only if PACK_ALLOWED_TARGET_CIDRS of the llm-gateway service names its range',
+      );
+    }
+    // The OpenAPI text says the rule where the URL is described.
+    const document = JSON.stringify((await stack.openApi()).document);
+    expect(document).toContain(JSON.stringify(MODEL_URL_RULE).slice(1, -1));
   });
 });

@@ -21,10 +21,17 @@ export const LLM_SECRET_FIELDS: Record<LlmProvider, readonly string[]> = {
 };
 
 /** Stored trimmed and in the WHATWG URL parser's form (HTTP://A/./ -> http://a/), as it is called. */
-const httpUrl = plainHttpUrl(
-  'http(s) URL (surrounding spaces removed); the platform must be allowed to call its address',
-  { trimmed: true },
-).transform((value) => new URL(value).href);
+/**
+ * Where a model's URLs may point. Models are an administrator's, and an admin's own vLLM, Ollama
+ * or gateway lives on the company network: private and loopback addresses pass by default.
+ * Link-local and cloud metadata addresses would hand out the platform's own credentials, so they
+ * stay refused unless an operator names their range.
+ */
+export const MODEL_URL_RULE =
+  'Model URLs may point at public, private-network (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7) and loopback addresses; link-local (169.254/16, fe80::/10), cloud metadata and other special addresses are refused unless PACK_ALLOWED_TARGET_CIDRS of the llm-gateway service names their range (PACK_MODEL_PRIVATE_TARGETS=false there refuses private and loopback too). A host name is checked again at every connection';
+const httpUrl = plainHttpUrl(`http(s) URL (surrounding spaces removed). ${MODEL_URL_RULE}`, {
+  trimmed: true,
+}).transform((value) => new URL(value).href);
 /**
  * Secrets go out as HTTP header values: a CR or LF would split the header (undici refuses it at
  * call time, so the model could never work), a NUL is refused by storedText.

@@ -6134,9 +6134,9 @@ export interface operations {
                     /** @constant */
                     provider: "genai";
                     extra_data: {
-                        /** @description http(s) URL (surrounding spaces removed); the platform must be allowed to call its address: a URL that parses, without user or password in it */
+                        /** @description http(s) URL (surrounding spaces removed). Model URLs may point at public, private-network (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7) and loopback addresses; link-local (169.254/16, fe80::/10), cloud metadata and other special addresses are refused unless PACK_ALLOWED_TARGET_CIDRS of the llm-gateway service names their range (PACK_MODEL_PRIVATE_TARGETS=false there refuses private and loopback too). A host name is checked again at every connection: a URL that parses, without user or password in it */
                         token_url: string & (unknown & unknown);
-                        /** @description http(s) URL (surrounding spaces removed); the platform must be allowed to call its address: a URL that parses, without user or password in it */
+                        /** @description http(s) URL (surrounding spaces removed). Model URLs may point at public, private-network (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7) and loopback addresses; link-local (169.254/16, fe80::/10), cloud metadata and other special addresses are refused unless PACK_ALLOWED_TARGET_CIDRS of the llm-gateway service names their range (PACK_MODEL_PRIVATE_TARGETS=false there refuses private and loopback too). A host name is checked again at every connection: a URL that parses, without user or password in it */
                         request_url: string & (unknown & unknown);
                         /** @description The Authorization header value sent to token_url (secret: masked in responses) */
                         credentials: string;
@@ -6201,9 +6201,9 @@ export interface operations {
                         /** @description http(s) URL; null: the provider's default endpoint */
                         base_url?: (string & (unknown & unknown)) | null;
                     } | {
-                        /** @description http(s) URL (surrounding spaces removed); the platform must be allowed to call its address: a URL that parses, without user or password in it */
+                        /** @description http(s) URL (surrounding spaces removed). Model URLs may point at public, private-network (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7) and loopback addresses; link-local (169.254/16, fe80::/10), cloud metadata and other special addresses are refused unless PACK_ALLOWED_TARGET_CIDRS of the llm-gateway service names their range (PACK_MODEL_PRIVATE_TARGETS=false there refuses private and loopback too). A host name is checked again at every connection: a URL that parses, without user or password in it */
                         token_url?: string & (unknown & unknown);
-                        /** @description http(s) URL (surrounding spaces removed); the platform must be allowed to call its address: a URL that parses, without user or password in it */
+                        /** @description http(s) URL (surrounding spaces removed). Model URLs may point at public, private-network (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7) and loopback addresses; link-local (169.254/16, fe80::/10), cloud metadata and other special addresses are refused unless PACK_ALLOWED_TARGET_CIDRS of the llm-gateway service names their range (PACK_MODEL_PRIVATE_TARGETS=false there refuses private and loopback too). A host name is checked again at every connection: a URL that parses, without user or password in it */
                         request_url?: string & (unknown & unknown);
                         /** @description The Authorization header value sent to token_url (secret: masked in responses) */
                         credentials?: string;
@@ -6703,9 +6703,9 @@ export interface operations {
                     /** @constant */
                     provider: "genai";
                     extra_data: {
-                        /** @description http(s) URL (surrounding spaces removed); the platform must be allowed to call its address: a URL that parses, without user or password in it */
+                        /** @description http(s) URL (surrounding spaces removed). Model URLs may point at public, private-network (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7) and loopback addresses; link-local (169.254/16, fe80::/10), cloud metadata and other special addresses are refused unless PACK_ALLOWED_TARGET_CIDRS of the llm-gateway service names their range (PACK_MODEL_PRIVATE_TARGETS=false there refuses private and loopback too). A host name is checked again at every connection: a URL that parses, without user or password in it */
                         token_url: string & (unknown & unknown);
-                        /** @description http(s) URL (surrounding spaces removed); the platform must be allowed to call its address: a URL that parses, without user or password in it */
+                        /** @description http(s) URL (surrounding spaces removed). Model URLs may point at public, private-network (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7) and loopback addresses; link-local (169.254/16, fe80::/10), cloud metadata and other special addresses are refused unless PACK_ALLOWED_TARGET_CIDRS of the llm-gateway service names their range (PACK_MODEL_PRIVATE_TARGETS=false there refuses private and loopback too). A host name is checked again at every connection: a URL that parses, without user or password in it */
                         request_url: string & (unknown & unknown);
                         /** @description The Authorization header value sent to token_url (secret: masked in responses) */
                         credentials: string;
@@ -7266,9 +7266,9 @@ export interface operations {
                     /** @constant */
                     provider: "genai";
                     extra_data: {
-                        /** @description http(s) URL (surrounding spaces removed); the platform must be allowed to call its address: a URL that parses, without user or password in it */
+                        /** @description http(s) URL (surrounding spaces removed). Model URLs may point at public, private-network (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7) and loopback addresses; link-local (169.254/16, fe80::/10), cloud metadata and other special addresses are refused unless PACK_ALLOWED_TARGET_CIDRS of the llm-gateway service names their range (PACK_MODEL_PRIVATE_TARGETS=false there refuses private and loopback too). A host name is checked again at every connection: a URL that parses, without user or password in it */
                         token_url: string & (unknown & unknown);
-                        /** @description http(s) URL (surrounding spaces removed); the platform must be allowed to call its address: a URL that parses, without user or password in it */
+                        /** @description http(s) URL (surrounding spaces removed). Model URLs may point at public, private-network (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7) and loopback addresses; link-local (169.254/16, fe80::/10), cloud metadata and other special addresses are refused unless PACK_ALLOWED_TARGET_CIDRS of the llm-gateway service names their range (PACK_MODEL_PRIVATE_TARGETS=false there refuses private and loopback too). A host name is checked again at every connection: a URL that parses, without user or password in it */
                         request_url: string & (unknown & unknown);
                         /** @description The Authorization header value sent to token_url (secret: masked in responses) */
                         credentials: string;
@@ -7333,9 +7333,9 @@ export interface operations {
                         /** @description http(s) URL; null: the provider's default endpoint */
                         base_url?: (string & (unknown & unknown)) | null;
                     } | {
-                        /** @description http(s) URL (surrounding spaces removed); the platform must be allowed to call its address: a URL that parses, without user or password in it */
+                        /** @description http(s) URL (surrounding spaces removed). Model URLs may point at public, private-network (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7) and loopback addresses; link-local (169.254/16, fe80::/10), cloud metadata and other special addresses are refused unless PACK_ALLOWED_TARGET_CIDRS of the llm-gateway service names their range (PACK_MODEL_PRIVATE_TARGETS=false there refuses private and loopback too). A host name is checked again at every connection: a URL that parses, without user or password in it */
                         token_url?: string & (unknown & unknown);
-                        /** @description http(s) URL (surrounding spaces removed); the platform must be allowed to call its address: a URL that parses, without user or password in it */
+                        /** @description http(s) URL (surrounding spaces removed). Model URLs may point at public, private-network (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7) and loopback addresses; link-local (169.254/16, fe80::/10), cloud metadata and other special addresses are refused unless PACK_ALLOWED_TARGET_CIDRS of the llm-gateway service names their range (PACK_MODEL_PRIVATE_TARGETS=false there refuses private and loopback too). A host name is checked again at every connection: a URL that parses, without user or password in it */
                         request_url?: string & (unknown & unknown);
                         /** @description The Authorization header value sent to token_url (secret: masked in responses) */
                         credentials?: string;
@@ -9711,7 +9711,7 @@ export interface operations {
                     description?: string;
                     /** @description Id of a Service the caller owns */
                     service: number;
-                    /** @description http(s) URL that receives the POST of spec 4.1: a URL that parses, without user or password in it */
+                    /** @description http(s) URL that receives the POST of spec 4.1. Webhook targets must be public addresses: private-network, loopback, link-local and cloud metadata addresses are refused unless PACK_ALLOWED_TARGET_CIDRS of the webhook-dispatcher service names their range. A host name is checked again at every delivery: a URL that parses, without user or password in it */
                     target_url: string & (unknown & unknown);
                     /**
                      * @description Sent as the Authorization header (secret: encrypted at rest, masked in responses; no CR, LF or NUL). Must be sent again with a new target_url
@@ -10111,7 +10111,7 @@ export interface operations {
                 "application/json": {
                     name?: string;
                     description?: string;
-                    /** @description http(s) URL that receives the POST of spec 4.1: a URL that parses, without user or password in it */
+                    /** @description http(s) URL that receives the POST of spec 4.1. Webhook targets must be public addresses: private-network, loopback, link-local and cloud metadata addresses are refused unless PACK_ALLOWED_TARGET_CIDRS of the webhook-dispatcher service names their range. A host name is checked again at every delivery: a URL that parses, without user or password in it */
                     target_url?: string & (unknown & unknown);
                     /** @description Sent as the Authorization header (secret: encrypted at rest, masked in responses; no CR, LF or NUL). Must be sent again with a new target_url */
                     authorization?: string;
