@@ -1,15 +1,20 @@
 import { MODEL_URL_RULE } from '@pack/contracts';
-import { seededSecret } from '@pack/testkit';
+import { seededSecret, startFakeOpenAi } from '@pack/testkit';
 import { startStack, type Stack } from '../stack';
 
 const MODELS = '/v1/ai/llm_models/';
+/**
+ * The gateway's general limit, short here so that a provider slower than it costs this file
+ * seconds, not the default 30 s: the connection test must outlast it as the model's timeout allows.
+ */
+const GENERAL_LIMIT_MS = 4000;
 
 describe('LLM models through the gateway', () => {
   let stack: Stack;
   let ownerToken: string;
   let consumerToken: string;
   beforeAll(async () => {
-    stack = await startStack();
+    stack = await startStack({ env: { gateway: { UPSTREAM_TIMEOUT_MS: String(GENERAL_LIMIT_MS) } } });
     ownerToken = await stack.issueToken('service_owner');
     consumerToken = await stack.issueToken('consumer');
   });
@@ -117,4 +122,37 @@ describe('LLM models through the gateway', () => {
     const document = JSON.stringify((await stack.openApi()).document);
     expect(document).toContain(JSON.stringify(MODEL_URL_RULE).slice(1, -1));
   });
+
+  it('"Time-out for requests to the provider": a connection test answers within the model\'s timeout, not the gateway\'s general limit', async () => {
+    const key = seededSecret('the slow provider api_key', { prefix: 'sk-slow-' });
+    const slow = await startFakeOpenAi({ apiKey: key });
+    try {
+      slow.always({ latencyMs: GENERAL_LIMIT_MS + 1500 });
+      const created = await stack.call('POST', MODELS, {
+        body: {
+          name: 'Slow model',
+          provider: 'vendor1',
+          model_name: 'gpt-4o-mini',
+          timeout: 20,
+          extra_data: { api_key: key, base_url: `${slow.url}/v1` },
+        },
+      });
+      expect(created.status).toBe(201);
+      const tested = await stack.call('POST', `${MODELS}test_connection/${created.body.id}/`, { body: {} });
+      expect({ status: tested.status, body: tested.body }).toMatchObject({
+        status: 200,
+        body: { ok: true, attempts: 1, reply_excerpt: 'Hello from the fake provider.' },
+      });
+      expect(tested.body.latency_ms).toBeGreaterThanOrEqual(GENERAL_LIMIT_MS + 1500);
+
+      // The model's own timeout still ends the test, with the provider's 504, not the gateway's.
+      const short = await stack.call('POST', `${MODELS}test_connection/${created.body.id}/`, {
+        body: { timeout: 1 },
+      });
+      expect(short.status).toBe(504);
+      expect(short.body.detail).toMatch(/^the provider did not answer within the model timeout of 1 s/);
+    } finally {
+      await slow.close();
+    }
+  }, 60_000);
 });

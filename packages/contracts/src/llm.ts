@@ -82,7 +82,26 @@ export type LlmExtraData = { [P in LlmProvider]: z.infer<(typeof llmExtraDataSch
 const name = storedText().trim().min(1).max(200);
 const modelName = storedText().trim().min(1).max(200);
 const prompt = storedText().max(100_000);
-const timeout = z.number().min(1).max(600).describe('Seconds each provider request may take (1..600)');
+/** The longest a model's timeout may be, in seconds. */
+export const LLM_TIMEOUT_MAX_SECONDS = 600;
+/** Provider calls of one request (the first and its retries after a 5xx, 429 or network error). */
+export const PROVIDER_ATTEMPTS = 3;
+/** The longest wait between two attempts (a Retry-After above it is cut to it). */
+export const PROVIDER_BACKOFF_MAX_MS = 5_000;
+/**
+ * The longest a connection test may take: every attempt spending the model's whole timeout (a
+ * timeout itself is not retried, so this bounds the worst case), plus the waits between them.
+ * The gateway waits this long on that route, so it never answers 504 before the model would.
+ */
+export const connectionTestMaxMs = (timeoutSeconds = LLM_TIMEOUT_MAX_SECONDS): number =>
+  PROVIDER_ATTEMPTS * timeoutSeconds * 1000 + (PROVIDER_ATTEMPTS - 1) * PROVIDER_BACKOFF_MAX_MS;
+const timeout = z
+  .number()
+  .min(1)
+  .max(LLM_TIMEOUT_MAX_SECONDS)
+  .describe(
+    `Seconds each provider request may take (1..${LLM_TIMEOUT_MAX_SECONDS}); no hop in front, the API gateway included, answers before it`,
+  );
 
 /** At most this many fallbacks per model (issue 29 item 1, docs/decisions/0045). */
 export const MAX_FALLBACK_MODELS = 3;
