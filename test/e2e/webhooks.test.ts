@@ -166,4 +166,31 @@ describe('webhooks through the gateway', () => {
     const document = JSON.stringify((await stack.openApi()).document);
     expect(document).toContain(JSON.stringify(WEBHOOK_TARGET_RULE).slice(1, -1));
   });
+
+  it('a disabled webhook is not fired by hand: 409 naming enabled, no response recorded, nothing sent', async () => {
+    const service = await stack.call('POST', '/v1/catalog/services/', {
+      token: owner,
+      body: { name: 'Disabled hook service' },
+    });
+    const hook = await waitFor(async () => {
+      const reply = await stack.call('POST', '/v1/external/serviceowner/webhooks/', {
+        token: owner,
+        body: { name: 'Off', service: service.body.id, target_url: target, enabled: false },
+      });
+      return reply.status === 201 ? reply.body : undefined;
+    });
+    const before = received.length;
+    const fired = await stack.call('POST', `/v1/external/serviceowner/webhooks/${hook.id}/trigger/`, {
+      token: owner,
+      body: {},
+    });
+    expect(fired.status).toBe(409);
+    expect(Object.keys(fired.body.errors)).toEqual(['enabled']);
+    expect(fired.body.detail).toContain('is disabled');
+    const responses = await stack.call('GET', `/v1/external/serviceowner/webhooks/${hook.id}/responses/`, {
+      token: owner,
+    });
+    expect(responses.body.count).toBe(0);
+    expect(received.length).toBe(before);
+  });
 });
