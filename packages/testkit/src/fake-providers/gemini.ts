@@ -28,7 +28,7 @@ export async function startFakeGemini(options: { apiKey: string }) {
           status: 400,
           body: geminiError(
             400,
-            `* GenerateContentRequest.${empty}.data: required oneof field 'data' must have one initialized field`,
+            `* GenerateContentRequest.${empty}.data: required oneof field 'data' must have one initialized field\n`,
           ),
         };
       return 'generate';
