@@ -11,7 +11,8 @@ export class TargetRefusedError extends Error {
   constructor(
     readonly host: string,
     readonly reason: string,
-    remedy: string = DEFAULT_REMEDY,
+    /** What to set, and where, to allow the address. */
+    readonly remedy: string = DEFAULT_REMEDY,
   ) {
     super(`refused to connect to ${host}: ${reason}; ${remedy}`);
     this.name = 'TargetRefusedError';

@@ -275,7 +275,7 @@ describe('the guard is applied again at connect time', () => {
         expect((await requester.resultOf(request)).error).toEqual({
           kind: 'network',
           message:
-            "the platform refused to connect to the provider's address: 127.0.0.1 is a loopback address",
+            "the platform refused to connect to the provider's address: 127.0.0.1 is a loopback address; set PACK_MODEL_PRIVATE_TARGETS=true or name its range in PACK_ALLOWED_TARGET_CIDRS of the llm-gateway service",
         });
       } finally {
         await requester.stop();
