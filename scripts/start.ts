@@ -135,7 +135,8 @@ function main(): void {
   process.stdout.write(`[start] pnpm demo finds this stack through ${path.relative(root, stack)}\n`);
   const targets = shared.PACK_ALLOWED_TARGET_CIDRS;
   process.stdout.write(
-    `[start] provider and webhook targets may reach: ${targets || 'public addresses only'} (PACK_ALLOWED_TARGET_CIDRS)\n`,
+    `[start] webhook targets may reach: public addresses${targets ? ` and ${targets}` : ''} (PACK_ALLOWED_TARGET_CIDRS); ` +
+      `model URLs also private networks and loopback (PACK_MODEL_PRIVATE_TARGETS=${process.env.PACK_MODEL_PRIVATE_TARGETS ?? 'true'})\n`,
   );
   for (const line of traced.lines) process.stdout.write(`${line}\n`);
   if (secrets.newAdminToken) {

@@ -146,12 +146,13 @@ describe('pnpm demo against a stack that refuses loopback targets (PACK_ALLOWED_
     await stack?.stop();
   });
 
-  it('stops at the model and says how to allow its fake provider and receiver', async () => {
+  it('stops at the webhook (model URLs may reach loopback) and says how to allow its receiver', async () => {
     const result = await runDemo(stack, {});
     expect(result.status).toBe(1);
     expect(result.stderr).toContain(
       'demo FAILED: the stack refuses loopback targets: start it with PACK_ALLOWED_TARGET_CIDRS=127.0.0.0/8,::1/128',
     );
-    expect(result.stdout).not.toContain('Service #');
+    expect(result.stdout).toContain('test_connection: ok');
+    expect(result.stdout).not.toContain('webhook #');
   }, 60_000);
 });

@@ -12,19 +12,22 @@ import { modelKnownToOrchestrator, modelOnFakeProvider, startStack, type Stack }
 
 const KEY = 'sk-e2e-exact-numbers-0000';
 const PACK = '/v1/external/serviceowner/pack/';
+/** Numbers a double holds, written otherwise than JavaScript would (`3.10` is not Python 3.1). */
+const AS_WRITTEN = '"python":3.10,"size":1.50,"n":1e2,"zero":-0,"tiny":0.0000001';
 const DECLARATION =
   '{"namespace":"team-a","quota":15397106136189694148663395280224256,"ratio":0.12345678901234567890,' +
-  '"vm":{"id":1234567890123456789,"disks":[{"serial":9223372036854775807}]}}';
+  `"vm":{"id":1234567890123456789,"disks":[{"serial":9223372036854775807}]},${AS_WRITTEN}}`;
 /** What the CONFIG processor's model answers (OpenAI JSON shape: the content is JSON text). */
-const GENERATED = '{"cluster_id":1234567890123456789012,"ratio":0.12345678901234567890}';
+const GENERATED = `{"cluster_id":1234567890123456789012,"ratio":0.12345678901234567890,${AS_WRITTEN}}`;
 const PUSHED =
-  '{"build":{"id":9223372036854775807},"quota":15397106136189694148663395280224256,"ratio":0.12345678901234567890}';
+  '{"build":{"id":9223372036854775807},"quota":15397106136189694148663395280224256,' +
+  `"ratio":0.12345678901234567890,${AS_WRITTEN}}`;
 
 /** The JSON text of the part of an answer `pick` selects, read without rounding. */
 const exactly = (answer: CallResult, pick: (body: any) => unknown) =>
   stringifyExactJson(pick(parseExactJson(answer.text)));
 
-describe('numbers kept exactly as sent, through the gateway', () => {
+describe('numbers kept exactly as sent, text for text, through the gateway', () => {
   let stack: Stack;
   let fake: FakeProviderServer;
   let actors: ReturnType<typeof pipelineActors>;

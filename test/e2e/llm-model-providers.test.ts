@@ -4,7 +4,10 @@
  * the server refuses the parameter; genai's token request is form-encoded as OAuth2 servers take it.
  */
 import {
+  FAKE_ASSISTANT_MODEL,
   seededSecret,
+  startFakeAssistants,
+  startFakeGemini,
   startFakeGenai,
   startFakeOpenAi,
   waitFor,
@@ -58,7 +61,7 @@ describe('LLM Model provider settings through the gateway', () => {
   });
 
   /** A Service with an active CONFIG processor on `model` whose reply must follow RESPONSE_SCHEMA. */
-  async function serviceWithSchema(name: string, model: number): Promise<number> {
+  async function serviceWithSchema(name: string, model: number, prompt = 'Do config.'): Promise<number> {
     const service = await actors.asOwner('POST', '/v1/catalog/services/', { name });
     expect(service.status).toBe(201);
     const body = {
@@ -66,7 +69,7 @@ describe('LLM Model provider settings through the gateway', () => {
       service: service.body.id,
       kind: 'config',
       llm_model: model,
-      prompt: 'Do config.',
+      prompt,
       response_schema: RESPONSE_SCHEMA,
       active: true,
     };
@@ -78,9 +81,15 @@ describe('LLM Model provider settings through the gateway', () => {
   }
 
   /** Runs one CONFIG stage (with a response schema) on `model`: its stage and the provider requests it made. */
-  async function configStage(model: number, fake: FakeProviderServer, path: string, name: string) {
+  async function configStage(
+    model: number,
+    fake: FakeProviderServer,
+    path: string,
+    name: string,
+    prompt?: string,
+  ) {
     const before = fake.requestsTo(path).length;
-    const service = await serviceWithSchema(name, model);
+    const service = await serviceWithSchema(name, model, prompt);
     const { item } = await actors.approved(service, { size: 'small' });
     const stage = await waitFor(
       async () => {
@@ -276,5 +285,67 @@ describe('LLM Model provider settings through the gateway', () => {
     expect(genai.properties.extra_data.required).toEqual(
       expect.arrayContaining(['token_url', 'request_url', 'credentials', 'verify_ssl', 'request_payload']),
     );
+  });
+
+  it('vendor3 (Gemini) with a processor without a prompt: no empty system part, which the API refuses, so the stage runs as the connection test did', async () => {
+    const gemini = await startFakeGemini({ apiKey: KEY });
+    try {
+      const created = await stack.call('POST', MODELS, {
+        body: {
+          name: 'Gemini without prompt',
+          provider: 'vendor3',
+          model_name: 'gemini-2.5-flash',
+          extra_data: { api_key: KEY, base_url: gemini.url },
+        },
+      });
+      expect(created.status).toBe(201);
+      const model = created.body.id as number;
+      const tested = await stack.call('POST', `${MODELS}test_connection/${model}/`, { body: {} });
+      expect(tested.status).toBe(200);
+      await modelKnownToOrchestrator(stack, model);
+
+      gemini.scriptReplies('{"vm":"small"}');
+      const { stage, requests } = await configStage(
+        model,
+        gemini,
+        ':generateContent',
+        'Gemini no prompt',
+        '',
+      );
+      expect(stage).toMatchObject({ state: 'OK', error: null });
+      expect(requests).toHaveLength(1);
+      expect(requests[0]!.body).not.toHaveProperty('systemInstruction');
+    } finally {
+      await gemini.close();
+    }
+  });
+
+  it("vendor1_assistant answers with the profile's model_name (the run's model), whose prices the cost uses", async () => {
+    const assistants = await startFakeAssistants({ apiKey: KEY, assistantId: 'asst_e2e_profile' });
+    try {
+      const created = await stack.call('POST', MODELS, {
+        body: {
+          name: 'Assistant on a cheaper model',
+          provider: 'vendor1_assistant',
+          model_name: 'gpt-4o-mini',
+          input_price_per_1m_tokens: '0.15',
+          output_price_per_1m_tokens: '0.6',
+          extra_data: {
+            VENDOR1_API_KEY: KEY,
+            VENDOR1_ASSISTANT_ID: 'asst_e2e_profile',
+            base_url: `${assistants.url}/v1`,
+          },
+        },
+      });
+      expect(created.status).toBe(201);
+      const tested = await stack.call('POST', `${MODELS}test_connection/${created.body.id}/`, { body: {} });
+      expect(tested.status).toBe(200);
+      expect(assistants.runModels()).toEqual(['gpt-4o-mini']);
+      expect(FAKE_ASSISTANT_MODEL).not.toBe('gpt-4o-mini');
+      const run = assistants.requests.find((request) => /\/runs$/.test(request.path))!;
+      expect(run.body).toMatchObject({ assistant_id: 'asst_e2e_profile', model: 'gpt-4o-mini' });
+    } finally {
+      await assistants.close();
+    }
   });
 });

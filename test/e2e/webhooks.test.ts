@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
+import { WEBHOOK_TARGET_RULE } from '@pack/contracts';
 import { seededSecret, waitFor } from '@pack/testkit';
 import { startStack, type Stack } from '../stack';
 
@@ -145,5 +146,51 @@ describe('webhooks through the gateway', () => {
     expect(fired.status).toBe(202);
     const request = await waitFor(() => received[before]);
     expect(request.headers.authorization).toBeUndefined();
+  });
+
+  it('a target on a private network is refused by default, saying what to set and where', async () => {
+    const service = await stack.call('POST', '/v1/catalog/services/', {
+      token: owner,
+      body: { name: 'Private target service' },
+    });
+    const refused = await waitFor(async () => {
+      const reply = await stack.call('POST', '/v1/external/serviceowner/webhooks/', {
+        token: owner,
+        body: { name: 'Inside', service: service.body.id, target_url: 'http://10.0.0.5:8000/hook' },
+      });
+      return reply.status === 400 && reply.body.errors?.target_url ? reply.body : undefined;
+    });
+    expect(refused.errors.target_url).toEqual([
+      'host 10.0.0.5 is a private address: webhook targets may reach it only if PACK_ALLOWED_TARGET_CIDRS of the webhook-dispatcher service names its range',
+    ]);
+    const document = JSON.stringify((await stack.openApi()).document);
+    expect(document).toContain(JSON.stringify(WEBHOOK_TARGET_RULE).slice(1, -1));
+  });
+
+  it('a disabled webhook is not fired by hand: 409 naming enabled, no response recorded, nothing sent', async () => {
+    const service = await stack.call('POST', '/v1/catalog/services/', {
+      token: owner,
+      body: { name: 'Disabled hook service' },
+    });
+    const hook = await waitFor(async () => {
+      const reply = await stack.call('POST', '/v1/external/serviceowner/webhooks/', {
+        token: owner,
+        body: { name: 'Off', service: service.body.id, target_url: target, enabled: false },
+      });
+      return reply.status === 201 ? reply.body : undefined;
+    });
+    const before = received.length;
+    const fired = await stack.call('POST', `/v1/external/serviceowner/webhooks/${hook.id}/trigger/`, {
+      token: owner,
+      body: {},
+    });
+    expect(fired.status).toBe(409);
+    expect(Object.keys(fired.body.errors)).toEqual(['enabled']);
+    expect(fired.body.detail).toContain('is disabled');
+    const responses = await stack.call('GET', `/v1/external/serviceowner/webhooks/${hook.id}/responses/`, {
+      token: owner,
+    });
+    expect(responses.body.count).toBe(0);
+    expect(received.length).toBe(before);
   });
 });

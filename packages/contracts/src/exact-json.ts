@@ -3,14 +3,18 @@ import { parse as losslessParse, stringify as losslessStringify } from 'lossless
 /**
  * Users' JSON (declarations, PackData, a model's JSON reply) kept digit for digit
  * (docs/decisions/0039). JSON.parse reads every number as a double, so a 19-digit id or
- * `0.12345678901234567890` would come back changed. Here a number that a double holds exactly
- * stays a plain `number`; any other (too many digits, beyond the double range, too small) is an
- * ExactNumber holding its literal, and stringifyExactJson writes that literal back unchanged.
+ * `0.12345678901234567890` would come back changed, and `3.10` or `1e2` respelled as `3.1` and
+ * `100`. Here a number whose literal is the one JavaScript writes for its double stays a plain
+ * `number`; any other (too many digits, beyond the double range, too small, or spelled another
+ * way) is an ExactNumber holding its literal, and stringifyExactJson writes it back unchanged.
  */
 
 let exactWritten = false;
 
-/** A JSON number literal a double cannot hold exactly, kept as its text. */
+/**
+ * A JSON number literal kept as its text: one a double cannot hold exactly, or one JavaScript
+ * would write otherwise (`3.10`, `1e2`).
+ */
 export class ExactNumber {
   constructor(readonly text: string) {}
 
@@ -60,20 +64,37 @@ export function readsExactly(text: string): boolean {
 /** Only long digit runs or exponents can read inexactly: other text is JSON.parse'd alone. */
 export const MAYBE_INEXACT = /\d{16}|\d[eE]/;
 
+/**
+ * Whether JavaScript writes the double of the literal `text` as `text` itself. `3.10`, `1.50`,
+ * `1e2`, `-0` and `0.0000001` hold the same value as `3.1`, `1.5`, `100`, `0` and `1e-7`, but
+ * users' text is what they wrote: `python: 3.10` is not Python 3.1.
+ */
+export function writtenAsIs(text: string): boolean {
+  return String(Number(text)) === text;
+}
+
+/**
+ * Text where a number may be spelled otherwise than JavaScript writes it: long digit runs,
+ * exponents, a fraction ending in 0, a negative zero, or six zeros after the point (written
+ * with an exponent). Other text is JSON.parse'd alone, as fast as before.
+ */
+const MAYBE_RESPELLED = /\d{16}|\d[eE]|\.\d*0(?!\d)|-0(?![.\d])|\.0{6}/;
+
 const exactOptions = {
   parseNumber: (text: string): number | ExactNumber =>
-    readsExactly(text) ? Number(text) : new ExactNumber(text),
+    writtenAsIs(text) ? Number(text) : new ExactNumber(text),
   // As JSON.parse: the last of repeated keys wins.
   onDuplicateKey: ({ newValue }: { newValue: unknown }) => newValue,
 };
 
 /**
- * JSON text as a value whose numbers are exact (see above). Throws a SyntaxError on invalid
- * JSON, as JSON.parse does; the result is JSON.parse's wherever every number reads exactly.
+ * JSON text as a value whose numbers keep their text (see above). Throws a SyntaxError on
+ * invalid JSON, as JSON.parse does; the result is JSON.parse's wherever every number is written
+ * as JavaScript writes it.
  */
 export function parseExactJson(text: string): unknown {
   const value: unknown = JSON.parse(text);
-  if (!MAYBE_INEXACT.test(text)) return value;
+  if (!MAYBE_RESPELLED.test(text)) return value;
   return losslessParse(text, null, exactOptions);
 }
 

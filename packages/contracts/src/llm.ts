@@ -21,10 +21,17 @@ export const LLM_SECRET_FIELDS: Record<LlmProvider, readonly string[]> = {
 };
 
 /** Stored trimmed and in the WHATWG URL parser's form (HTTP://A/./ -> http://a/), as it is called. */
-const httpUrl = plainHttpUrl(
-  'http(s) URL (surrounding spaces removed); the platform must be allowed to call its address',
-  { trimmed: true },
-).transform((value) => new URL(value).href);
+/**
+ * Where a model's URLs may point. Models are an administrator's, and an admin's own vLLM, Ollama
+ * or gateway lives on the company network: private and loopback addresses pass by default.
+ * Link-local and cloud metadata addresses would hand out the platform's own credentials, so they
+ * stay refused unless an operator names their range.
+ */
+export const MODEL_URL_RULE =
+  'Model URLs may point at public, private-network (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7) and loopback addresses; link-local (169.254/16, fe80::/10), cloud metadata and other special addresses are refused unless PACK_ALLOWED_TARGET_CIDRS of the llm-gateway service names their range (PACK_MODEL_PRIVATE_TARGETS=false there refuses private and loopback too). A host name is checked again at every connection';
+const httpUrl = plainHttpUrl(`http(s) URL (surrounding spaces removed). ${MODEL_URL_RULE}`, {
+  trimmed: true,
+}).transform((value) => new URL(value).href);
 /**
  * Secrets go out as HTTP header values: a CR or LF would split the header (undici refuses it at
  * call time, so the model could never work), a NUL is refused by storedText.
@@ -75,7 +82,26 @@ export type LlmExtraData = { [P in LlmProvider]: z.infer<(typeof llmExtraDataSch
 const name = storedText().trim().min(1).max(200);
 const modelName = storedText().trim().min(1).max(200);
 const prompt = storedText().max(100_000);
-const timeout = z.number().min(1).max(600).describe('Seconds each provider request may take (1..600)');
+/** The longest a model's timeout may be, in seconds. */
+export const LLM_TIMEOUT_MAX_SECONDS = 600;
+/** Provider calls of one request (the first and its retries after a 5xx, 429 or network error). */
+export const PROVIDER_ATTEMPTS = 3;
+/** The longest wait between two attempts (a Retry-After above it is cut to it). */
+export const PROVIDER_BACKOFF_MAX_MS = 5_000;
+/**
+ * The longest a connection test may take: every attempt spending the model's whole timeout (a
+ * timeout itself is not retried, so this bounds the worst case), plus the waits between them.
+ * The gateway waits this long on that route, so it never answers 504 before the model would.
+ */
+export const connectionTestMaxMs = (timeoutSeconds = LLM_TIMEOUT_MAX_SECONDS): number =>
+  PROVIDER_ATTEMPTS * timeoutSeconds * 1000 + (PROVIDER_ATTEMPTS - 1) * PROVIDER_BACKOFF_MAX_MS;
+const timeout = z
+  .number()
+  .min(1)
+  .max(LLM_TIMEOUT_MAX_SECONDS)
+  .describe(
+    `Seconds each provider request may take (1..${LLM_TIMEOUT_MAX_SECONDS}); no hop in front, the API gateway included, answers before it`,
+  );
 
 /** At most this many fallbacks per model (docs/decisions/0045). */
 export const MAX_FALLBACK_MODELS = 3;

@@ -25,7 +25,7 @@ const packDataSchema = z
   .nullable()
   .describe(
     "The stage's PackData: a JSON object, or the array or scalar a processor's response schema whose root is one produced; null while the stage has none. " +
-      'Numbers are exactly as pushed or generated, digit for digit (a 19-digit id, a long decimal)',
+      'Numbers are exactly as pushed or generated, text for text (a 19-digit id, a long decimal, 3.10 not 3.1, 1e2 not 100)',
   );
 
 export const pipelineStageViewSchema = z.object({
@@ -141,7 +141,7 @@ export const retriggerBodySchema = z
 
 /** Endpoint 5's body: the stage's PackData, any JSON object, numbers kept exactly (docs/decisions/0039). */
 export const packDataBodySchema = jsonObject.describe(
-  "The stage's PackData (any JSON object). Numbers are kept exactly as sent, digit for digit (a 19-digit id, a long decimal), and every read returns them the same way",
+  "The stage's PackData (any JSON object). Numbers are kept exactly as sent, text for text (a 19-digit id, a long decimal, 3.10 not 3.1, 1e2 not 100), and every read returns them the same way",
 );
 
 export const packDataPushedSchema = z.object({

@@ -21,7 +21,10 @@ const seconds = (what: string) =>
 
 // The pattern refuses CR, LF and tab (the URL parser would drop them silently, so the stored text
 // would not be the URL that is called), as every control character and space.
-const targetUrl = plainHttpUrl('http(s) URL that receives the POST of spec 4.1');
+/** Service owners set webhook targets: an address inside the platform's network is refused by default. */
+export const WEBHOOK_TARGET_RULE =
+  'Webhook targets must be public addresses: private-network, loopback, link-local and cloud metadata addresses are refused unless PACK_ALLOWED_TARGET_CIDRS of the webhook-dispatcher service names their range. A host name is checked again at every delivery';
+const targetUrl = plainHttpUrl(`http(s) URL that receives the POST of spec 4.1. ${WEBHOOK_TARGET_RULE}`);
 
 const authorization = headerValueText()
   .max(4096)

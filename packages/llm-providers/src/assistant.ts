@@ -40,7 +40,9 @@ export async function assistantGenerate(
     messages: req.messages.filter((m) => m.role !== 'system').map(({ role, content }) => ({ role, content })),
   });
   const threadId = idOf(thread, 'create thread');
-  const runBody: Record<string, unknown> = { assistant_id: config.VENDOR1_ASSISTANT_ID };
+  // The profile's model_name overrides the assistant's own model (the run's `model`): the profile's
+  // prices are those of the model that answers.
+  const runBody: Record<string, unknown> = { assistant_id: config.VENDOR1_ASSISTANT_ID, model: req.model };
   if (system.length) runBody.additional_instructions = system.join('\n\n');
   // The run's own output budget field (Assistants API), as vendor1's chat completions.
   if (req.maxOutputTokens !== undefined) runBody.max_completion_tokens = req.maxOutputTokens;

@@ -111,12 +111,14 @@ function targetRefusal(err: unknown): { message: string; reason: string } | unde
     e && typeof e === 'object' && depth < 4;
     e = (e as { cause?: unknown }).cause, depth++
   ) {
-    const candidate = e as { code?: unknown; message?: unknown; reason?: unknown };
-    if (candidate.code === 'TARGET_REFUSED' && typeof candidate.message === 'string')
-      return {
-        message: candidate.message,
-        reason: typeof candidate.reason === 'string' ? candidate.reason : candidate.message,
-      };
+    const candidate = e as { code?: unknown; message?: unknown; reason?: unknown; remedy?: unknown };
+    if (candidate.code === 'TARGET_REFUSED' && typeof candidate.message === 'string') {
+      if (typeof candidate.reason !== 'string')
+        return { message: candidate.message, reason: candidate.message };
+      // The reason and what to set, where: a pipeline's owner can pass it on to an operator.
+      const remedy = typeof candidate.remedy === 'string' ? `; ${candidate.remedy}` : '';
+      return { message: candidate.message, reason: `${candidate.reason}${remedy}` };
+    }
   }
   return undefined;
 }

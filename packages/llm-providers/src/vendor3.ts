@@ -19,7 +19,10 @@ export async function vendor3Generate(
   req: GenerateRequest,
   responseSchema?: Record<string, unknown>,
 ) {
-  const system = req.messages.filter((m) => m.role === 'system').map((m) => ({ text: m.content }));
+  // Gemini refuses an empty text part (400 INVALID_ARGUMENT): a blank system text says nothing.
+  const system = req.messages
+    .filter((m) => m.role === 'system' && m.content.trim() !== '')
+    .map((m) => ({ text: m.content }));
   const body: Record<string, unknown> = {
     contents: req.messages
       .filter((m) => m.role !== 'system')

@@ -98,6 +98,20 @@ describe('successful generation: the wire request and the usage mapping', () => 
     });
   });
 
+  it('vendor3 leaves a blank system text out: Gemini refuses an empty part', async () => {
+    s = await setups.vendor3();
+    const out = await s.adapter().generate({
+      model: 'gemini-2.5-flash',
+      messages: [
+        { role: 'system', content: ' ' },
+        { role: 'user', content: 'Say hello.' },
+      ],
+    });
+    expect(out.text).toBe(s.fake.reply.text);
+    const [req] = s.fake.requestsTo(':generateContent');
+    expect(req!.body).toEqual({ contents: [{ role: 'user', parts: [{ text: 'Say hello.' }] }] });
+  });
+
   it('vendor3 treats a blocked prompt and a safety stop as failures', async () => {
     s = await setups.vendor3();
     s.fake.next({
@@ -148,6 +162,11 @@ describe('successful generation: the wire request and the usage mapping', () => 
     expect(headerOf(thread!, 'authorization')).toBe(`Bearer ${KEY}`);
     expect(thread!.body).toEqual({ messages: [{ role: 'user', content: 'Say hello.' }] });
     const run = s.fake.requests.find((r) => r.method === 'POST' && r.path.endsWith('/runs'));
-    expect(run!.body).toEqual({ assistant_id: 'asst_fake', additional_instructions: 'Answer briefly.' });
+    // The profile's model_name goes with the run: it overrides the assistant's own model.
+    expect(run!.body).toEqual({
+      assistant_id: 'asst_fake',
+      model: 'gpt-4o',
+      additional_instructions: 'Answer briefly.',
+    });
   });
 });

@@ -1,4 +1,4 @@
-import { checkAddress, isAllowedAddress, parseAllowedCidrs } from './address';
+import { checkAddress, isAllowedAddress, parseAllowedCidrs, PRIVATE_NETWORK_KINDS } from './address';
 
 describe('checkAddress', () => {
   it.each([
@@ -88,4 +88,39 @@ describe('allowed CIDRs', () => {
       expect(() => parseAllowedCidrs(`127.0.0.0/8,${entry}`)).toThrow(`"${entry}" is not a CIDR range`);
     },
   );
+});
+
+describe('allowed kinds (private networks)', () => {
+  it.each([
+    '127.0.0.1',
+    '::1',
+    '10.0.0.5',
+    '172.16.0.1',
+    '192.168.1.1',
+    '100.64.0.1',
+    'fd12::1',
+    '::ffff:10.0.0.1',
+  ])('open %s', (ip) => expect(checkAddress(ip, [], PRIVATE_NETWORK_KINDS)).toEqual({ refused: false }));
+
+  it.each([
+    ['169.254.169.254', 'cloud metadata'],
+    ['fd00:ec2::254', 'cloud metadata'],
+    ['100.100.100.200', 'cloud metadata'],
+    ['::ffff:169.254.169.254', 'cloud metadata'],
+    ['169.254.10.20', 'link-local'],
+    ['fe80::1', 'link-local'],
+    ['0.0.0.0', 'unspecified'],
+    ['224.0.0.1', 'multicast'],
+  ])('keep refusing %s (%s), even where a private range holds it', (ip, kind) => {
+    const verdict = checkAddress(ip, [], PRIVATE_NETWORK_KINDS);
+    expect(verdict.refused && verdict.reason).toContain(kind);
+  });
+
+  it('a range names a metadata address explicitly', () => {
+    expect(
+      checkAddress('169.254.169.254', parseAllowedCidrs('169.254.169.254/32'), PRIVATE_NETWORK_KINDS),
+    ).toEqual({
+      refused: false,
+    });
+  });
 });

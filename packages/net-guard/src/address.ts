@@ -12,34 +12,65 @@ export type AllowedCidrs = readonly AllowedCidr[];
 export type AddressVerdict = { refused: false } | { refused: true; reason: string };
 
 /**
+ * What a refused address is, for policies that allow whole kinds: `metadata` is its own kind,
+ * never one of the others, so allowing private networks never opens a metadata endpoint that
+ * sits in a private range (fd00:ec2::254, 100.100.100.200).
+ */
+export type AddressKind =
+  'metadata' | 'loopback' | 'private' | 'unique-local' | 'carrier-grade-nat' | 'link-local' | 'other';
+
+/** The kinds a company network uses for its own hosts: loopback, RFC 1918, fc00::/7, CGNAT. */
+export const PRIVATE_NETWORK_KINDS: ReadonlySet<AddressKind> = new Set<AddressKind>([
+  'loopback',
+  'private',
+  'unique-local',
+  'carrier-grade-nat',
+]);
+
+/** Where outbound calls of one purpose may go beyond public addresses, and how to allow more. */
+export interface TargetPolicy {
+  /** Ranges allowed whatever their kind (metadata included when named). */
+  readonly allowed: AllowedCidrs;
+  /** Kinds of address allowed without naming a range (none unless given). */
+  readonly allowedKinds?: ReadonlySet<AddressKind>;
+  /** What to set, and where, to allow a refused address: it ends every refusal's sentence. */
+  readonly remedy?: string;
+}
+
+/** The refusal's ending when a policy names none. */
+export const DEFAULT_REMEDY = 'to allow it, add its range to PACK_ALLOWED_TARGET_CIDRS';
+
+/**
  * Named metadata endpoints: they already fall in refused ranges, but the reason should say what
  * they are, because "link-local" does not tell an operator why their URL was refused.
  */
 const METADATA = new Set(['169.254.169.254', 'fd00:ec2::254', '100.100.100.200']);
 
-const IPV4_REASONS: Record<ReturnType<ipaddr.IPv4['range']>, string | null> = {
+type Refusal = { reason: string; kind: AddressKind };
+
+const IPV4_REASONS: Record<ReturnType<ipaddr.IPv4['range']>, Refusal | null> = {
   unicast: null,
-  unspecified: 'an unspecified address',
-  broadcast: 'a broadcast address',
-  multicast: 'a multicast address',
-  linkLocal: 'a link-local address',
-  loopback: 'a loopback address',
-  carrierGradeNat: 'a carrier-grade NAT (shared) address',
-  private: 'a private address',
-  reserved: 'a reserved address',
-  benchmarking: 'a reserved address',
-  as112: 'a special-purpose address',
-  amt: 'a special-purpose address',
+  unspecified: { reason: 'an unspecified address', kind: 'other' },
+  broadcast: { reason: 'a broadcast address', kind: 'other' },
+  multicast: { reason: 'a multicast address', kind: 'other' },
+  linkLocal: { reason: 'a link-local address', kind: 'link-local' },
+  loopback: { reason: 'a loopback address', kind: 'loopback' },
+  carrierGradeNat: { reason: 'a carrier-grade NAT (shared) address', kind: 'carrier-grade-nat' },
+  private: { reason: 'a private address', kind: 'private' },
+  reserved: { reason: 'a reserved address', kind: 'other' },
+  benchmarking: { reason: 'a reserved address', kind: 'other' },
+  as112: { reason: 'a special-purpose address', kind: 'other' },
+  amt: { reason: 'a special-purpose address', kind: 'other' },
 };
 
-const IPV6_REASONS: Partial<Record<string, string>> = {
-  unspecified: 'an unspecified address',
-  multicast: 'a multicast address',
-  linkLocal: 'a link-local address',
-  loopback: 'a loopback address',
-  uniqueLocal: 'a unique-local address',
-  deprecatedSiteLocal: 'a site-local address',
-  teredo: 'a Teredo tunnel address',
+const IPV6_REASONS: Partial<Record<string, Refusal>> = {
+  unspecified: { reason: 'an unspecified address', kind: 'other' },
+  multicast: { reason: 'a multicast address', kind: 'other' },
+  linkLocal: { reason: 'a link-local address', kind: 'link-local' },
+  loopback: { reason: 'a loopback address', kind: 'loopback' },
+  uniqueLocal: { reason: 'a unique-local address', kind: 'unique-local' },
+  deprecatedSiteLocal: { reason: 'a site-local address', kind: 'other' },
+  teredo: { reason: 'a Teredo tunnel address', kind: 'other' },
 };
 
 /**
@@ -64,28 +95,26 @@ function parse(ip: string): Address | null {
   return ipaddr.isValid(bare) ? ipaddr.parse(bare) : null;
 }
 
-function classify(address: Address): AddressVerdict {
+/** Why an address is refused by default, and its kind; null for a public unicast address. */
+function classify(address: Address): Refusal | null {
   if (METADATA.has(address.toNormalizedString()) || METADATA.has(address.toString())) {
-    return { refused: true, reason: 'a cloud metadata address' };
+    return { reason: 'a cloud metadata address', kind: 'metadata' };
   }
-  if (address.kind() === 'ipv4') {
-    const reason = IPV4_REASONS[(address as ipaddr.IPv4).range()];
-    return reason ? { refused: true, reason } : { refused: false };
-  }
+  if (address.kind() === 'ipv4') return IPV4_REASONS[(address as ipaddr.IPv4).range()];
   const v6 = address as ipaddr.IPv6;
   const embedded = embeddedIpv4(v6);
   if (embedded) {
     const inner = classify(embedded);
-    return inner.refused ? { refused: true, reason: `an IPv6 form of ${inner.reason}` } : inner;
+    return inner && { reason: `an IPv6 form of ${inner.reason}`, kind: inner.kind };
   }
   const range = v6.range();
   // ::a.b.c.d (deprecated IPv4-compatible): some stacks still route it to the IPv4 address.
   if (range === 'unicast' && v6.parts.slice(0, 6).every((part) => part === 0)) {
-    return { refused: true, reason: 'an IPv4-compatible IPv6 address' };
+    return { reason: 'an IPv4-compatible IPv6 address', kind: 'other' };
   }
-  if (range === 'unicast') return { refused: false };
-  if (range === 'rfc6052') return { refused: true, reason: 'a local-use NAT64 address' };
-  return { refused: true, reason: IPV6_REASONS[range] ?? 'a reserved or special-purpose address' };
+  if (range === 'unicast') return null;
+  if (range === 'rfc6052') return { reason: 'a local-use NAT64 address', kind: 'other' };
+  return IPV6_REASONS[range] ?? { reason: 'a reserved or special-purpose address', kind: 'other' };
 }
 
 function inAllowed(address: Address, allowed: AllowedCidrs): boolean {
@@ -99,14 +128,25 @@ function inAllowed(address: Address, allowed: AllowedCidrs): boolean {
 /**
  * Whether an outbound connection may go to this address: public unicast addresses may; loopback,
  * private, link-local, unique-local, CGNAT, multicast, unspecified, reserved and metadata
- * addresses (and IPv6 forms of them) may not, unless an allowed range covers the address.
+ * addresses (and IPv6 forms of them) may not, unless an allowed range covers the address or
+ * its kind is one the policy allows.
  */
-export function checkAddress(ip: string, allowed: AllowedCidrs = []): AddressVerdict {
+export function checkAddress(
+  ip: string,
+  allowed: AllowedCidrs = [],
+  allowedKinds: ReadonlySet<AddressKind> = new Set(),
+): AddressVerdict {
   const address = parse(ip);
   if (!address) return { refused: true, reason: 'not an IP address' };
   if (inAllowed(address, allowed)) return { refused: false };
-  const verdict = classify(address);
-  return verdict.refused ? { refused: true, reason: `${ip} is ${verdict.reason}` } : verdict;
+  const refusal = classify(address);
+  if (!refusal || allowedKinds.has(refusal.kind)) return { refused: false };
+  return { refused: true, reason: `${ip} is ${refusal.reason}` };
+}
+
+/** checkAddress under a policy. */
+export function checkAddressFor(ip: string, policy: TargetPolicy): AddressVerdict {
+  return checkAddress(ip, policy.allowed, policy.allowedKinds);
 }
 
 export function isAllowedAddress(ip: string, allowed: AllowedCidrs = []): boolean {

@@ -17,7 +17,7 @@ function lookup(resolve: Resolver, options: LookupOptions, allowed = '') {
     address: string | LookupAddress[];
     family?: number;
   }>((done) => {
-    guardedLookup(parseAllowedCidrs(allowed), resolve)(
+    guardedLookup({ allowed: parseAllowedCidrs(allowed) }, resolve)(
       'api.example.test',
       options,
       (error, address, family) => done({ error, address, family }),

@@ -1,7 +1,7 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
 import { Agent, buildConnector, type Dispatcher } from 'undici';
-import { checkAddress, type AllowedCidrs } from './address';
+import { checkAddressFor, type TargetPolicy } from './address';
 import { TargetRefusedError } from './errors';
 
 /** Resolves a host name to every address it has; injectable so tests never touch real DNS. */
@@ -17,18 +17,20 @@ const systemResolver: Resolver = (hostname) =>
  * and hands back only addresses it checked. The socket then connects to exactly those, so a DNS
  * answer that changes between a check and the connection (rebinding) cannot slip through.
  */
-export function guardedLookup(allowed: AllowedCidrs, resolve: Resolver = systemResolver): LookupFunction {
+export function guardedLookup(policy: TargetPolicy, resolve: Resolver = systemResolver): LookupFunction {
+  const refused = (hostname: string, reason: string) =>
+    new TargetRefusedError(hostname, reason, policy.remedy);
   return (hostname, options, callback) => {
     resolve(hostname).then(
       (addresses) => {
         if (addresses.length === 0) {
-          callback(new TargetRefusedError(hostname, 'the name has no addresses'), '');
+          callback(refused(hostname, 'the name has no addresses'), '');
           return;
         }
         for (const { address } of addresses) {
-          const verdict = checkAddress(address, allowed);
+          const verdict = checkAddressFor(address, policy);
           if (verdict.refused) {
-            callback(new TargetRefusedError(hostname, verdict.reason), '');
+            callback(refused(hostname, verdict.reason), '');
             return;
           }
         }
@@ -36,7 +38,7 @@ export function guardedLookup(allowed: AllowedCidrs, resolve: Resolver = systemR
         const wanted = family === 0 ? [...addresses] : addresses.filter((entry) => entry.family === family);
         const first = wanted[0];
         if (!first) {
-          callback(new TargetRefusedError(hostname, `the name has no IPv${family} address`), '');
+          callback(refused(hostname, `the name has no IPv${family} address`), '');
         } else if (options.all) {
           callback(null, wanted);
         } else {
@@ -48,9 +50,8 @@ export function guardedLookup(allowed: AllowedCidrs, resolve: Resolver = systemR
   };
 }
 
-export interface TargetDispatcherOptions {
-  /** PACK_ALLOWED_TARGET_CIDRS, parsed by parseAllowedCidrs. */
-  allowed: AllowedCidrs;
+/** The policy (PACK_ALLOWED_TARGET_CIDRS parsed by parseAllowedCidrs, kinds, remedy) and the connection's options. */
+export interface TargetDispatcherOptions extends TargetPolicy {
   /** false accepts any TLS certificate (genai verify_ssl: false); true unless said otherwise. */
   rejectUnauthorized?: boolean;
   /** Connect timeout in milliseconds (undici's default otherwise). */
@@ -68,7 +69,7 @@ export interface TargetDispatcherOptions {
  */
 export function createTargetDispatcher(options: TargetDispatcherOptions): Dispatcher {
   const connector = buildConnector({
-    lookup: guardedLookup(options.allowed, options.resolve),
+    lookup: guardedLookup(options, options.resolve),
     rejectUnauthorized: options.rejectUnauthorized ?? true,
     ...(options.connectTimeoutMs === undefined ? {} : { timeout: options.connectTimeoutMs }),
   });
@@ -76,9 +77,9 @@ export function createTargetDispatcher(options: TargetDispatcherOptions): Dispat
     // net.connect skips lookup for an IP literal, so that address is checked here.
     const host = connectOptions.hostname.replace(/^\[(.*)\]$/, '$1');
     if (isIP(host)) {
-      const verdict = checkAddress(host, options.allowed);
+      const verdict = checkAddressFor(host, options);
       if (verdict.refused) {
-        callback(new TargetRefusedError(host, verdict.reason), null);
+        callback(new TargetRefusedError(host, verdict.reason, options.remedy), null);
         return;
       }
     }

@@ -1,3 +1,5 @@
+import { DEFAULT_REMEDY } from './address';
+
 /**
  * An outbound connection the guard refused. It names the host and why, never the URL, whose
  * user-info or query could hold credentials. Callers map it to their own answer (a 400 when a URL
@@ -9,8 +11,10 @@ export class TargetRefusedError extends Error {
   constructor(
     readonly host: string,
     readonly reason: string,
+    /** What to set, and where, to allow the address. */
+    readonly remedy: string = DEFAULT_REMEDY,
   ) {
-    super(`refused to connect to ${host}: ${reason}; PACK_ALLOWED_TARGET_CIDRS can allow it`);
+    super(`refused to connect to ${host}: ${reason}; ${remedy}`);
     this.name = 'TargetRefusedError';
   }
 }

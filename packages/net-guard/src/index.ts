@@ -1,8 +1,13 @@
 export {
   checkAddress,
+  checkAddressFor,
+  DEFAULT_REMEDY,
   isAllowedAddress,
+  PRIVATE_NETWORK_KINDS,
   parseAllowedCidrs,
+  type AddressKind,
   type AddressVerdict,
+  type TargetPolicy,
   type AllowedCidr,
   type AllowedCidrs,
 } from './address';

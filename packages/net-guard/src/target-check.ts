@@ -1,9 +1,9 @@
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
-import { checkAddress, type AllowedCidrs } from './address';
+import { checkAddressFor, DEFAULT_REMEDY, type TargetPolicy } from './address';
 import { validateTargetUrl } from './url';
 
-/** Why a URL is refused (a sentence naming the rule and PACK_ALLOWED_TARGET_CIDRS), or null. */
+/** Why a URL is refused (a sentence naming the rule and what to set, where), or null. */
 export type TargetGuard = (url: string) => Promise<string | null>;
 
 /**
@@ -13,12 +13,12 @@ export type TargetGuard = (url: string) => Promise<string | null>;
  * somewhere refused. The same rules and messages as webhook targets.
  */
 export function targetUrlCheck(
-  allowed: AllowedCidrs,
+  policy: TargetPolicy,
   resolve: (host: string) => Promise<string[]> = async (host) =>
     (await lookup(host, { all: true })).map((entry) => entry.address),
 ): TargetGuard {
   return async (url) => {
-    const checked = validateTargetUrl(url, { allowed });
+    const checked = validateTargetUrl(url, policy);
     if (!checked.ok) return checked.reason;
     const host = checked.url.hostname.replace(/^\[(.*)\]$/, '$1');
     if (isIP(host)) return null;
@@ -29,8 +29,8 @@ export function targetUrlCheck(
       return null;
     }
     for (const address of addresses) {
-      const verdict = checkAddress(address, allowed);
-      if (verdict.refused) return `host resolves to ${verdict.reason} (PACK_ALLOWED_TARGET_CIDRS)`;
+      const verdict = checkAddressFor(address, policy);
+      if (verdict.refused) return `host resolves to ${verdict.reason}: ${policy.remedy ?? DEFAULT_REMEDY}`;
     }
     return null;
   };

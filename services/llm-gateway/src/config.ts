@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { serviceEnvSchema } from '@pack/config';
+import { envBoolean, serviceEnvSchema } from '@pack/config';
+import { PRIVATE_NETWORK_KINDS, type TargetPolicy } from '@pack/net-guard';
 import { withEncryptionEnv } from '@pack/secrets';
 
 /** The base service variables and the encryption key ring (provider secrets in extra_data). */
@@ -24,5 +25,28 @@ export const llmGatewayEnvSchema = withEncryptionEnv(
   RECORD_LINGER_MS: z.coerce.number().int().min(0).max(1000).default(0),
   /** Generate requests one replica works on at once. */
   LLM_GENERATE_PREFETCH: z.coerce.number().int().min(1).max(1000).default(32),
+  /**
+   * Whether model URLs may reach private networks and loopback without naming a range: models
+   * are an administrator's, often on the company network. Link-local and metadata addresses
+   * still need a PACK_ALLOWED_TARGET_CIDRS range.
+   */
+  PACK_MODEL_PRIVATE_TARGETS: envBoolean.default(true),
 });
 export type LlmGatewayConfig = z.infer<typeof llmGatewayEnvSchema>;
+
+/**
+ * Where model URLs may point (MODEL_URL_RULE of the contracts), and what a refusal tells the
+ * administrator to set, and where.
+ */
+export function modelTargetPolicy(config: LlmGatewayConfig): TargetPolicy {
+  const allowed = config.PACK_ALLOWED_TARGET_CIDRS;
+  const range = 'PACK_ALLOWED_TARGET_CIDRS of the llm-gateway service';
+  // Short: a refusal at call time is part of a provider error message, cut at 300 characters.
+  return config.PACK_MODEL_PRIVATE_TARGETS
+    ? {
+        allowed,
+        allowedKinds: PRIVATE_NETWORK_KINDS,
+        remedy: `model URLs may reach it only if ${range} names its range`,
+      }
+    : { allowed, remedy: `set PACK_MODEL_PRIVATE_TARGETS=true or name its range in ${range}` };
+}

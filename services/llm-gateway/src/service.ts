@@ -23,7 +23,7 @@ import { llmModelRoutes } from './http/routes';
 import { generateConsumer, resultPublisher } from './messaging/generate-consumer';
 import { processorConsumer } from './messaging/processor-consumer';
 import { llmMetrics } from './metrics';
-import type { LlmGatewayConfig } from './config';
+import { modelTargetPolicy, type LlmGatewayConfig } from './config';
 
 export { llmGatewayEnvSchema, type LlmGatewayConfig } from './config';
 export { LLM_MODELS_COLLECTION } from './data/llm-model-repository';
@@ -49,10 +49,10 @@ export const llmGatewayService: ServiceDefinition<LlmGatewayConfig> = {
     const usage = new ModelUsageRepository(mongo.connection);
     const calls = new CallRepository(mongo.connection, config.RECORD_LINGER_MS);
     const rollups = new RollupRepository(mongo.connection);
-    const allowed = config.PACK_ALLOWED_TARGET_CIDRS;
+    const targets = modelTargetPolicy(config);
     const dispatchers = {
-      dispatcher: createTargetDispatcher({ allowed }),
-      insecureDispatcher: createTargetDispatcher({ allowed, rejectUnauthorized: false }),
+      dispatcher: createTargetDispatcher(targets),
+      insecureDispatcher: createTargetDispatcher({ ...targets, rejectUnauthorized: false }),
       // genai access tokens, shared by every adapter of this replica (generation and connection tests).
       tokenCache: new TokenCache(),
     };
@@ -79,7 +79,7 @@ export const llmGatewayService: ServiceDefinition<LlmGatewayConfig> = {
         logger,
       }),
       usage,
-      targetUrlCheck(allowed),
+      targetUrlCheck(targets),
       () => outbox.kick(),
     );
     const generation = new Generation({

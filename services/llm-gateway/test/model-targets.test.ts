@@ -13,16 +13,19 @@ const CREDENTIALS = `Basic ${seededSecret('the genai credentials', { length: 28 
 const OTHER_KEY = seededSecret('the other host api_key', { prefix: 'sk-other-host-key-', suffix: '0000' });
 const LOOPBACK = { PACK_ALLOWED_TARGET_CIDRS: '127.0.0.0/8,::1/128' };
 
-/** The forms of refused addresses the issue found stored with 201 (never connected to). */
+/**
+ * Forms of link-local and metadata addresses, which model URLs may not reach although private
+ * networks are allowed (never connected to).
+ */
 const REFUSED = [
   'http://169.254.169.254/latest/meta-data/',
-  'http://10.0.0.1/',
+  'http://169.254.10.20/',
   'http://0xa9fea9fe/',
   'http://0251.0376.0251.0376/',
   'http://[::ffff:169.254.169.254]/',
   'http://[fd00:ec2::254]/',
   'http://100.100.100.200/',
-  '  http://10.0.0.1/  ',
+  '  http://[fe80::1]/  ',
 ];
 /**
  * Numeric shorthands of IPv4 the WHATWG parser reads (hex, octal): the URL's own pattern
@@ -86,7 +89,7 @@ describe('every URL a model stores passes the address guard webhooks use', () =>
     expect(reason).toMatch(
       url && SHORTHAND.has(url)
         ? /^must be an http\(s\) URL without credentials, spaces or control characters/
-        : /^host .* is .*\(PACK_ALLOWED_TARGET_CIDRS\)$/,
+        : /^host .* is .*: model URLs may reach it only if PACK_ALLOWED_TARGET_CIDRS of the llm-gateway service names its range$/,
     );
     expect(await llm.rawDatabase()).toEqual(before);
   }
@@ -250,12 +253,16 @@ describe('the guard is applied again at connect time', () => {
       });
       expect(created.status).toBe(201);
       await allowing.stop({ keepData: true });
-      refusing = await allowing.replica({ env: { PACK_ALLOWED_TARGET_CIDRS: '' } });
+      refusing = await allowing.replica({
+        env: { PACK_ALLOWED_TARGET_CIDRS: '', PACK_MODEL_PRIVATE_TARGETS: 'false' },
+      });
       const res = await refusing.as(admin, 'POST', `${MODELS}test_connection/${created.body.id}/`, {});
       expect(res.status).toBe(502);
       const detail = (res.body as { detail: string }).detail;
       expect(detail).toMatch(/refused to connect to 127\.0\.0\.1: 127\.0\.0\.1 is a loopback address/);
-      expect(detail).toContain('PACK_ALLOWED_TARGET_CIDRS');
+      expect(detail).toContain(
+        'set PACK_MODEL_PRIVATE_TARGETS=true or name its range in PACK_ALLOWED_TARGET_CIDRS of the llm-gateway service',
+      );
       expect(fake.requests).toHaveLength(0);
       // A refusal is the model's configuration, not the provider's health: no retry.
       const text = await (await fetch(`${refusing.service.url}/metrics`)).text();
@@ -268,7 +275,7 @@ describe('the guard is applied again at connect time', () => {
         expect((await requester.resultOf(request)).error).toEqual({
           kind: 'network',
           message:
-            "the platform refused to connect to the provider's address: 127.0.0.1 is a loopback address",
+            "the platform refused to connect to the provider's address: 127.0.0.1 is a loopback address; set PACK_MODEL_PRIVATE_TARGETS=true or name its range in PACK_ALLOWED_TARGET_CIDRS of the llm-gateway service",
         });
       } finally {
         await requester.stop();

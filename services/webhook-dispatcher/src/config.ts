@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { serviceEnvSchema } from '@pack/config';
+import type { TargetPolicy } from '@pack/net-guard';
 import { withEncryptionEnv } from '@pack/secrets';
 
 const ms = (fallback: number, min = 1) => z.coerce.number().int().min(min).default(fallback);
@@ -52,3 +53,15 @@ export const webhookDispatcherEnvSchema = withEncryptionEnv(
   }),
 );
 export type WebhookDispatcherConfig = z.infer<typeof webhookDispatcherEnvSchema>;
+
+/**
+ * Service owners set webhook targets: only public addresses by default (WEBHOOK_TARGET_RULE of
+ * the contracts), and a refusal names what an operator sets, and where.
+ */
+export function webhookTargetPolicy(config: WebhookDispatcherConfig): TargetPolicy {
+  return {
+    allowed: config.PACK_ALLOWED_TARGET_CIDRS,
+    remedy:
+      'webhook targets may reach it only if PACK_ALLOWED_TARGET_CIDRS of the webhook-dispatcher service names its range',
+  };
+}

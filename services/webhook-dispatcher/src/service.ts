@@ -29,7 +29,7 @@ import {
   webhookChangesConsumer,
 } from './messaging/webhook-changes';
 import { webhookMetrics } from './metrics';
-import type { WebhookDispatcherConfig } from './config';
+import { webhookTargetPolicy, type WebhookDispatcherConfig } from './config';
 
 export { webhookDispatcherEnvSchema, type WebhookDispatcherConfig } from './config';
 export { RECOVERIES } from './data/recovery-repository';
@@ -70,8 +70,8 @@ export const webhookDispatcherService: ServiceDefinition<WebhookDispatcherConfig
     const externalApi = () => settings.get().external_api;
     const observed = webhookMetrics(metrics);
     settings.onChange(() => observed.settingsApplied(settings.version()));
-    const allowed = config.PACK_ALLOWED_TARGET_CIDRS;
-    const dispatcher = createTargetDispatcher({ allowed, connectTimeoutMs: config.WEBHOOK_TIMEOUT_MS });
+    const targets = webhookTargetPolicy(config);
+    const dispatcher = createTargetDispatcher({ ...targets, connectTimeoutMs: config.WEBHOOK_TIMEOUT_MS });
     const breakers = new Breakers(
       {
         errorThresholdPercentage: config.WEBHOOK_BREAKER_THRESHOLD,
@@ -88,7 +88,7 @@ export const webhookDispatcherService: ServiceDefinition<WebhookDispatcherConfig
     const byId = new WebhookById((id) => webhookRepository.find(id));
     const changes = new WebhookChanges(lookup, byId, announceWebhookChange(broker, SERVICE), logger);
     const stopForgetting = forgetOnReconnect(broker, changes);
-    const webhooks = new Webhooks(webhookRepository, services, codec, targetUrlCheck(allowed), changes);
+    const webhooks = new Webhooks(webhookRepository, services, codec, targetUrlCheck(targets), changes);
     const delivery = new Delivery(
       responseRepository,
       webhookRepository,

@@ -174,8 +174,10 @@ describe('firing and delivery (spec 4.1, 6; Standard Webhooks)', () => {
       ...changeInstance(service, 801, 'PENDING'),
       auto_approved: false,
     });
-    await dispatcher.as(owner, 'POST', `${WEBHOOKS}${webhook.id}/trigger/`, {});
-    await settled(webhook.id, 2);
+    const refused = await dispatcher.as(owner, 'POST', `${WEBHOOKS}${webhook.id}/trigger/`, {});
+    expect(refused.status).toBe(409);
+    expect(Object.keys((refused.body as { errors: object }).errors)).toEqual(['enabled']);
+    expect(await settled(webhook.id)).toHaveLength(1);
     expect(receiver.requests).toHaveLength(1);
   });
 

@@ -662,8 +662,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Test an LLM Model (spec endpoint 2): sends a short prompt and passes only when text comes back. The body overrides stored fields for this test only (a masked secret keeps the stored one); nothing is stored. The provider is asked even while the model's circuit breaker is open, and a passing test of the model as stored closes it
-         * @description Test an LLM Model (spec endpoint 2): sends a short prompt and passes only when text comes back. The body overrides stored fields for this test only (a masked secret keeps the stored one); nothing is stored. The provider is asked even while the model's circuit breaker is open, and a passing test of the model as stored closes it.
+         * Test an LLM Model (spec endpoint 2): sends a short prompt and passes only when text comes back. The body overrides stored fields for this test only (a masked secret keeps the stored one); nothing is stored. The provider is asked even while the model's circuit breaker is open, and a passing test of the model as stored closes it. Up to 3 provider calls, each within the model's timeout: a 5xx, 429 or network error is tried again after at most 5 s, a timeout is not; the API gateway waits as long as that takes
+         * @description Test an LLM Model (spec endpoint 2): sends a short prompt and passes only when text comes back. The body overrides stored fields for this test only (a masked secret keeps the stored one); nothing is stored. The provider is asked even while the model's circuit breaker is open, and a passing test of the model as stored closes it. Up to 3 provider calls, each within the model's timeout: a 5xx, 429 or network error is tried again after at most 5 s, a timeout is not; the API gateway waits as long as that takes.
          *
          *     Roles: admin.
          */
@@ -940,8 +940,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Store a JSON object (numbers kept exactly as sent, digit for digit) as a stage's PackData in the Service Item's latest run and start the next stage's active processor (while show_ai_processor is on). Into execution it ends the run (the Change Instance COMPLETED), or with retrigger=true starts a new run from CONFIG, at most 3 times in a row per Change Instance (then the Change Instance is FAILED with the reason)
-         * @description Store a JSON object (numbers kept exactly as sent, digit for digit) as a stage's PackData in the Service Item's latest run and start the next stage's active processor (while show_ai_processor is on). Into execution it ends the run (the Change Instance COMPLETED), or with retrigger=true starts a new run from CONFIG, at most 3 times in a row per Change Instance (then the Change Instance is FAILED with the reason).
+         * Store a JSON object (numbers kept exactly as sent, text for text: 3.10 stays 3.10) as a stage's PackData in the Service Item's latest run and start the next stage's active processor (while show_ai_processor is on). Into execution it ends the run (the Change Instance COMPLETED), or with retrigger=true starts a new run from CONFIG, at most 3 times in a row per Change Instance (then the Change Instance is FAILED with the reason)
+         * @description Store a JSON object (numbers kept exactly as sent, text for text: 3.10 stays 3.10) as a stage's PackData in the Service Item's latest run and start the next stage's active processor (while show_ai_processor is on). Into execution it ends the run (the Change Instance COMPLETED), or with retrigger=true starts a new run from CONFIG, at most 3 times in a row per Change Instance (then the Change Instance is FAILED with the reason).
          *
          *     Roles: admin, service_owner.
          */
@@ -1074,8 +1074,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Fire a webhook manually. With change_instance_id, that Change Instance's state goes in the body; without, the state is "MANUAL". Wait and cooling times apply
-         * @description Fire a webhook manually. With change_instance_id, that Change Instance's state goes in the body; without, the state is "MANUAL". Wait and cooling times apply.
+         * Fire a webhook manually. With change_instance_id, that Change Instance's state goes in the body; without, the state is "MANUAL". Wait and cooling times apply. A disabled webhook is not fired (409)
+         * @description Fire a webhook manually. With change_instance_id, that Change Instance's state goes in the body; without, the state is "MANUAL". Wait and cooling times apply. A disabled webhook is not fired (409).
          *
          *     Roles: admin, service_owner.
          */
@@ -3035,7 +3035,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description The declaration. Any JSON object; its numbers are kept exactly as sent, digit for digit (a 19-digit id, a long decimal), and every read returns them the same way. */
+                    /** @description The declaration. Any JSON object; its numbers are kept exactly as sent, text for text (a 19-digit id, a long decimal, 3.10 not 3.1, 1e2 not 100), and every read returns them the same way. */
                     declaration: {
                         [key: string]: unknown;
                     };
@@ -3055,7 +3055,7 @@ export interface operations {
                             service: number;
                             service_item: number;
                             consumer: number;
-                            /** @description The declaration as submitted: numbers exactly as sent, digit for digit */
+                            /** @description The declaration as submitted: numbers exactly as sent, text for text */
                             declaration: {
                                 [key: string]: unknown;
                             };
@@ -5988,7 +5988,7 @@ export interface operations {
                     name?: string;
                     model_name?: string;
                     prompt?: string;
-                    /** @description Seconds each provider request may take (1..600) */
+                    /** @description Seconds each provider request may take (1..600); no hop in front, the API gateway included, answers before it */
                     timeout?: number;
                     /** @description Most tokens one reply may generate (1..1000000, default 4096), sent in each protocol's own field: max_completion_tokens (vendor1, vendor1_assistant), max_tokens (vendor2, genai), generationConfig.maxOutputTokens (vendor3) */
                     max_output_tokens?: number;
@@ -6021,7 +6021,7 @@ export interface operations {
                     name?: string;
                     model_name?: string;
                     prompt?: string;
-                    /** @description Seconds each provider request may take (1..600) */
+                    /** @description Seconds each provider request may take (1..600); no hop in front, the API gateway included, answers before it */
                     timeout?: number;
                     /** @description Most tokens one reply may generate (1..1000000, default 4096), sent in each protocol's own field: max_completion_tokens (vendor1, vendor1_assistant), max_tokens (vendor2, genai), generationConfig.maxOutputTokens (vendor3) */
                     max_output_tokens?: number;
@@ -6055,7 +6055,7 @@ export interface operations {
                     name?: string;
                     model_name?: string;
                     prompt?: string;
-                    /** @description Seconds each provider request may take (1..600) */
+                    /** @description Seconds each provider request may take (1..600); no hop in front, the API gateway included, answers before it */
                     timeout?: number;
                     /** @description Most tokens one reply may generate (1..1000000, default 4096), sent in each protocol's own field: max_completion_tokens (vendor1, vendor1_assistant), max_tokens (vendor2, genai), generationConfig.maxOutputTokens (vendor3) */
                     max_output_tokens?: number;
@@ -6088,7 +6088,7 @@ export interface operations {
                     name?: string;
                     model_name?: string;
                     prompt?: string;
-                    /** @description Seconds each provider request may take (1..600) */
+                    /** @description Seconds each provider request may take (1..600); no hop in front, the API gateway included, answers before it */
                     timeout?: number;
                     /** @description Most tokens one reply may generate (1..1000000, default 4096), sent in each protocol's own field: max_completion_tokens (vendor1, vendor1_assistant), max_tokens (vendor2, genai), generationConfig.maxOutputTokens (vendor3) */
                     max_output_tokens?: number;
@@ -6121,7 +6121,7 @@ export interface operations {
                     name?: string;
                     model_name?: string;
                     prompt?: string;
-                    /** @description Seconds each provider request may take (1..600) */
+                    /** @description Seconds each provider request may take (1..600); no hop in front, the API gateway included, answers before it */
                     timeout?: number;
                     /** @description Most tokens one reply may generate (1..1000000, default 4096), sent in each protocol's own field: max_completion_tokens (vendor1, vendor1_assistant), max_tokens (vendor2, genai), generationConfig.maxOutputTokens (vendor3) */
                     max_output_tokens?: number;
@@ -6134,9 +6134,9 @@ export interface operations {
                     /** @constant */
                     provider: "genai";
                     extra_data: {
-                        /** @description http(s) URL (surrounding spaces removed); the platform must be allowed to call its address: a URL that parses, without user or password in it */
+                        /** @description http(s) URL (surrounding spaces removed). Model URLs may point at public, private-network (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7) and loopback addresses; link-local (169.254/16, fe80::/10), cloud metadata and other special addresses are refused unless PACK_ALLOWED_TARGET_CIDRS of the llm-gateway service names their range (PACK_MODEL_PRIVATE_TARGETS=false there refuses private and loopback too). A host name is checked again at every connection: a URL that parses, without user or password in it */
                         token_url: string & (unknown & unknown);
-                        /** @description http(s) URL (surrounding spaces removed); the platform must be allowed to call its address: a URL that parses, without user or password in it */
+                        /** @description http(s) URL (surrounding spaces removed). Model URLs may point at public, private-network (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7) and loopback addresses; link-local (169.254/16, fe80::/10), cloud metadata and other special addresses are refused unless PACK_ALLOWED_TARGET_CIDRS of the llm-gateway service names their range (PACK_MODEL_PRIVATE_TARGETS=false there refuses private and loopback too). A host name is checked again at every connection: a URL that parses, without user or password in it */
                         request_url: string & (unknown & unknown);
                         /** @description The Authorization header value sent to token_url (secret: masked in responses) */
                         credentials: string;
@@ -6166,7 +6166,7 @@ export interface operations {
                     name?: string;
                     model_name?: string;
                     prompt?: string;
-                    /** @description Seconds each provider request may take (1..600) */
+                    /** @description Seconds each provider request may take (1..600); no hop in front, the API gateway included, answers before it */
                     timeout?: number;
                     /** @description Most tokens one reply may generate (1..1000000, default 4096), sent in each protocol's own field: max_completion_tokens (vendor1, vendor1_assistant), max_tokens (vendor2, genai), generationConfig.maxOutputTokens (vendor3) */
                     max_output_tokens?: number;
@@ -6201,9 +6201,9 @@ export interface operations {
                         /** @description http(s) URL; null: the provider's default endpoint */
                         base_url?: (string & (unknown & unknown)) | null;
                     } | {
-                        /** @description http(s) URL (surrounding spaces removed); the platform must be allowed to call its address: a URL that parses, without user or password in it */
+                        /** @description http(s) URL (surrounding spaces removed). Model URLs may point at public, private-network (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7) and loopback addresses; link-local (169.254/16, fe80::/10), cloud metadata and other special addresses are refused unless PACK_ALLOWED_TARGET_CIDRS of the llm-gateway service names their range (PACK_MODEL_PRIVATE_TARGETS=false there refuses private and loopback too). A host name is checked again at every connection: a URL that parses, without user or password in it */
                         token_url?: string & (unknown & unknown);
-                        /** @description http(s) URL (surrounding spaces removed); the platform must be allowed to call its address: a URL that parses, without user or password in it */
+                        /** @description http(s) URL (surrounding spaces removed). Model URLs may point at public, private-network (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7) and loopback addresses; link-local (169.254/16, fe80::/10), cloud metadata and other special addresses are refused unless PACK_ALLOWED_TARGET_CIDRS of the llm-gateway service names their range (PACK_MODEL_PRIVATE_TARGETS=false there refuses private and loopback too). A host name is checked again at every connection: a URL that parses, without user or password in it */
                         request_url?: string & (unknown & unknown);
                         /** @description The Authorization header value sent to token_url (secret: masked in responses) */
                         credentials?: string;
@@ -6348,7 +6348,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The provider did not answer within the model timeout */
+            /** @description The provider did not answer within the model's timeout */
             504: {
                 headers: {
                     [name: string]: unknown;
@@ -6505,7 +6505,7 @@ export interface operations {
                     /** @default  */
                     prompt?: string;
                     /**
-                     * @description Seconds each provider request may take (1..600)
+                     * @description Seconds each provider request may take (1..600); no hop in front, the API gateway included, answers before it
                      * @default 60
                      */
                     timeout?: number;
@@ -6549,7 +6549,7 @@ export interface operations {
                     /** @default  */
                     prompt?: string;
                     /**
-                     * @description Seconds each provider request may take (1..600)
+                     * @description Seconds each provider request may take (1..600); no hop in front, the API gateway included, answers before it
                      * @default 60
                      */
                     timeout?: number;
@@ -6594,7 +6594,7 @@ export interface operations {
                     /** @default  */
                     prompt?: string;
                     /**
-                     * @description Seconds each provider request may take (1..600)
+                     * @description Seconds each provider request may take (1..600); no hop in front, the API gateway included, answers before it
                      * @default 60
                      */
                     timeout?: number;
@@ -6638,7 +6638,7 @@ export interface operations {
                     /** @default  */
                     prompt?: string;
                     /**
-                     * @description Seconds each provider request may take (1..600)
+                     * @description Seconds each provider request may take (1..600); no hop in front, the API gateway included, answers before it
                      * @default 60
                      */
                     timeout?: number;
@@ -6682,7 +6682,7 @@ export interface operations {
                     /** @default  */
                     prompt?: string;
                     /**
-                     * @description Seconds each provider request may take (1..600)
+                     * @description Seconds each provider request may take (1..600); no hop in front, the API gateway included, answers before it
                      * @default 60
                      */
                     timeout?: number;
@@ -6703,9 +6703,9 @@ export interface operations {
                     /** @constant */
                     provider: "genai";
                     extra_data: {
-                        /** @description http(s) URL (surrounding spaces removed); the platform must be allowed to call its address: a URL that parses, without user or password in it */
+                        /** @description http(s) URL (surrounding spaces removed). Model URLs may point at public, private-network (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7) and loopback addresses; link-local (169.254/16, fe80::/10), cloud metadata and other special addresses are refused unless PACK_ALLOWED_TARGET_CIDRS of the llm-gateway service names their range (PACK_MODEL_PRIVATE_TARGETS=false there refuses private and loopback too). A host name is checked again at every connection: a URL that parses, without user or password in it */
                         token_url: string & (unknown & unknown);
-                        /** @description http(s) URL (surrounding spaces removed); the platform must be allowed to call its address: a URL that parses, without user or password in it */
+                        /** @description http(s) URL (surrounding spaces removed). Model URLs may point at public, private-network (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7) and loopback addresses; link-local (169.254/16, fe80::/10), cloud metadata and other special addresses are refused unless PACK_ALLOWED_TARGET_CIDRS of the llm-gateway service names their range (PACK_MODEL_PRIVATE_TARGETS=false there refuses private and loopback too). A host name is checked again at every connection: a URL that parses, without user or password in it */
                         request_url: string & (unknown & unknown);
                         /** @description The Authorization header value sent to token_url (secret: masked in responses) */
                         credentials: string;
@@ -7120,7 +7120,7 @@ export interface operations {
                     name?: string;
                     model_name?: string;
                     prompt?: string;
-                    /** @description Seconds each provider request may take (1..600) */
+                    /** @description Seconds each provider request may take (1..600); no hop in front, the API gateway included, answers before it */
                     timeout?: number;
                     /** @description Most tokens one reply may generate (1..1000000, default 4096), sent in each protocol's own field: max_completion_tokens (vendor1, vendor1_assistant), max_tokens (vendor2, genai), generationConfig.maxOutputTokens (vendor3) */
                     max_output_tokens?: number;
@@ -7153,7 +7153,7 @@ export interface operations {
                     name?: string;
                     model_name?: string;
                     prompt?: string;
-                    /** @description Seconds each provider request may take (1..600) */
+                    /** @description Seconds each provider request may take (1..600); no hop in front, the API gateway included, answers before it */
                     timeout?: number;
                     /** @description Most tokens one reply may generate (1..1000000, default 4096), sent in each protocol's own field: max_completion_tokens (vendor1, vendor1_assistant), max_tokens (vendor2, genai), generationConfig.maxOutputTokens (vendor3) */
                     max_output_tokens?: number;
@@ -7187,7 +7187,7 @@ export interface operations {
                     name?: string;
                     model_name?: string;
                     prompt?: string;
-                    /** @description Seconds each provider request may take (1..600) */
+                    /** @description Seconds each provider request may take (1..600); no hop in front, the API gateway included, answers before it */
                     timeout?: number;
                     /** @description Most tokens one reply may generate (1..1000000, default 4096), sent in each protocol's own field: max_completion_tokens (vendor1, vendor1_assistant), max_tokens (vendor2, genai), generationConfig.maxOutputTokens (vendor3) */
                     max_output_tokens?: number;
@@ -7220,7 +7220,7 @@ export interface operations {
                     name?: string;
                     model_name?: string;
                     prompt?: string;
-                    /** @description Seconds each provider request may take (1..600) */
+                    /** @description Seconds each provider request may take (1..600); no hop in front, the API gateway included, answers before it */
                     timeout?: number;
                     /** @description Most tokens one reply may generate (1..1000000, default 4096), sent in each protocol's own field: max_completion_tokens (vendor1, vendor1_assistant), max_tokens (vendor2, genai), generationConfig.maxOutputTokens (vendor3) */
                     max_output_tokens?: number;
@@ -7253,7 +7253,7 @@ export interface operations {
                     name?: string;
                     model_name?: string;
                     prompt?: string;
-                    /** @description Seconds each provider request may take (1..600) */
+                    /** @description Seconds each provider request may take (1..600); no hop in front, the API gateway included, answers before it */
                     timeout?: number;
                     /** @description Most tokens one reply may generate (1..1000000, default 4096), sent in each protocol's own field: max_completion_tokens (vendor1, vendor1_assistant), max_tokens (vendor2, genai), generationConfig.maxOutputTokens (vendor3) */
                     max_output_tokens?: number;
@@ -7266,9 +7266,9 @@ export interface operations {
                     /** @constant */
                     provider: "genai";
                     extra_data: {
-                        /** @description http(s) URL (surrounding spaces removed); the platform must be allowed to call its address: a URL that parses, without user or password in it */
+                        /** @description http(s) URL (surrounding spaces removed). Model URLs may point at public, private-network (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7) and loopback addresses; link-local (169.254/16, fe80::/10), cloud metadata and other special addresses are refused unless PACK_ALLOWED_TARGET_CIDRS of the llm-gateway service names their range (PACK_MODEL_PRIVATE_TARGETS=false there refuses private and loopback too). A host name is checked again at every connection: a URL that parses, without user or password in it */
                         token_url: string & (unknown & unknown);
-                        /** @description http(s) URL (surrounding spaces removed); the platform must be allowed to call its address: a URL that parses, without user or password in it */
+                        /** @description http(s) URL (surrounding spaces removed). Model URLs may point at public, private-network (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7) and loopback addresses; link-local (169.254/16, fe80::/10), cloud metadata and other special addresses are refused unless PACK_ALLOWED_TARGET_CIDRS of the llm-gateway service names their range (PACK_MODEL_PRIVATE_TARGETS=false there refuses private and loopback too). A host name is checked again at every connection: a URL that parses, without user or password in it */
                         request_url: string & (unknown & unknown);
                         /** @description The Authorization header value sent to token_url (secret: masked in responses) */
                         credentials: string;
@@ -7298,7 +7298,7 @@ export interface operations {
                     name?: string;
                     model_name?: string;
                     prompt?: string;
-                    /** @description Seconds each provider request may take (1..600) */
+                    /** @description Seconds each provider request may take (1..600); no hop in front, the API gateway included, answers before it */
                     timeout?: number;
                     /** @description Most tokens one reply may generate (1..1000000, default 4096), sent in each protocol's own field: max_completion_tokens (vendor1, vendor1_assistant), max_tokens (vendor2, genai), generationConfig.maxOutputTokens (vendor3) */
                     max_output_tokens?: number;
@@ -7333,9 +7333,9 @@ export interface operations {
                         /** @description http(s) URL; null: the provider's default endpoint */
                         base_url?: (string & (unknown & unknown)) | null;
                     } | {
-                        /** @description http(s) URL (surrounding spaces removed); the platform must be allowed to call its address: a URL that parses, without user or password in it */
+                        /** @description http(s) URL (surrounding spaces removed). Model URLs may point at public, private-network (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7) and loopback addresses; link-local (169.254/16, fe80::/10), cloud metadata and other special addresses are refused unless PACK_ALLOWED_TARGET_CIDRS of the llm-gateway service names their range (PACK_MODEL_PRIVATE_TARGETS=false there refuses private and loopback too). A host name is checked again at every connection: a URL that parses, without user or password in it */
                         token_url?: string & (unknown & unknown);
-                        /** @description http(s) URL (surrounding spaces removed); the platform must be allowed to call its address: a URL that parses, without user or password in it */
+                        /** @description http(s) URL (surrounding spaces removed). Model URLs may point at public, private-network (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7) and loopback addresses; link-local (169.254/16, fe80::/10), cloud metadata and other special addresses are refused unless PACK_ALLOWED_TARGET_CIDRS of the llm-gateway service names their range (PACK_MODEL_PRIVATE_TARGETS=false there refuses private and loopback too). A host name is checked again at every connection: a URL that parses, without user or password in it */
                         request_url?: string & (unknown & unknown);
                         /** @description The Authorization header value sent to token_url (secret: masked in responses) */
                         credentials?: string;
@@ -8516,7 +8516,7 @@ export interface operations {
                             finished_at: string | null;
                             error: string | null;
                             cost: string | null;
-                            /** @description The stage's PackData: a JSON object, or the array or scalar a processor's response schema whose root is one produced; null while the stage has none. Numbers are exactly as pushed or generated, digit for digit (a 19-digit id, a long decimal) */
+                            /** @description The stage's PackData: a JSON object, or the array or scalar a processor's response schema whose root is one produced; null while the stage has none. Numbers are exactly as pushed or generated, text for text (a 19-digit id, a long decimal, 3.10 not 3.1, 1e2 not 100) */
                             pack_data: ({
                                 [key: string]: unknown;
                             } | unknown[] | string | number | boolean) | null;
@@ -8668,7 +8668,7 @@ export interface operations {
                             finished_at: string | null;
                             error: string | null;
                             cost: string | null;
-                            /** @description The stage's PackData: a JSON object, or the array or scalar a processor's response schema whose root is one produced; null while the stage has none. Numbers are exactly as pushed or generated, digit for digit (a 19-digit id, a long decimal) */
+                            /** @description The stage's PackData: a JSON object, or the array or scalar a processor's response schema whose root is one produced; null while the stage has none. Numbers are exactly as pushed or generated, text for text (a 19-digit id, a long decimal, 3.10 not 3.1, 1e2 not 100) */
                             pack_data: ({
                                 [key: string]: unknown;
                             } | unknown[] | string | number | boolean) | null;
@@ -8811,7 +8811,7 @@ export interface operations {
                             finished_at: string | null;
                             error: string | null;
                             cost: string | null;
-                            /** @description The stage's PackData: a JSON object, or the array or scalar a processor's response schema whose root is one produced; null while the stage has none. Numbers are exactly as pushed or generated, digit for digit (a 19-digit id, a long decimal) */
+                            /** @description The stage's PackData: a JSON object, or the array or scalar a processor's response schema whose root is one produced; null while the stage has none. Numbers are exactly as pushed or generated, text for text (a 19-digit id, a long decimal, 3.10 not 3.1, 1e2 not 100) */
                             pack_data: ({
                                 [key: string]: unknown;
                             } | unknown[] | string | number | boolean) | null;
@@ -8961,7 +8961,7 @@ export interface operations {
                             finished_at: string | null;
                             error: string | null;
                             cost: string | null;
-                            /** @description The stage's PackData: a JSON object, or the array or scalar a processor's response schema whose root is one produced; null while the stage has none. Numbers are exactly as pushed or generated, digit for digit (a 19-digit id, a long decimal) */
+                            /** @description The stage's PackData: a JSON object, or the array or scalar a processor's response schema whose root is one produced; null while the stage has none. Numbers are exactly as pushed or generated, text for text (a 19-digit id, a long decimal, 3.10 not 3.1, 1e2 not 100) */
                             pack_data: ({
                                 [key: string]: unknown;
                             } | unknown[] | string | number | boolean) | null;
@@ -9143,7 +9143,7 @@ export interface operations {
                                 finished_at: string | null;
                                 error: string | null;
                                 cost: string | null;
-                                /** @description The stage's PackData: a JSON object, or the array or scalar a processor's response schema whose root is one produced; null while the stage has none. Numbers are exactly as pushed or generated, digit for digit (a 19-digit id, a long decimal) */
+                                /** @description The stage's PackData: a JSON object, or the array or scalar a processor's response schema whose root is one produced; null while the stage has none. Numbers are exactly as pushed or generated, text for text (a 19-digit id, a long decimal, 3.10 not 3.1, 1e2 not 100) */
                                 pack_data: ({
                                     [key: string]: unknown;
                                 } | unknown[] | string | number | boolean) | null;
@@ -9184,7 +9184,7 @@ export interface operations {
                                 finished_at: string | null;
                                 error: string | null;
                                 cost: string | null;
-                                /** @description The stage's PackData: a JSON object, or the array or scalar a processor's response schema whose root is one produced; null while the stage has none. Numbers are exactly as pushed or generated, digit for digit (a 19-digit id, a long decimal) */
+                                /** @description The stage's PackData: a JSON object, or the array or scalar a processor's response schema whose root is one produced; null while the stage has none. Numbers are exactly as pushed or generated, text for text (a 19-digit id, a long decimal, 3.10 not 3.1, 1e2 not 100) */
                                 pack_data: ({
                                     [key: string]: unknown;
                                 } | unknown[] | string | number | boolean) | null;
@@ -9711,7 +9711,7 @@ export interface operations {
                     description?: string;
                     /** @description Id of a Service the caller owns */
                     service: number;
-                    /** @description http(s) URL that receives the POST of spec 4.1: a URL that parses, without user or password in it */
+                    /** @description http(s) URL that receives the POST of spec 4.1. Webhook targets must be public addresses: private-network, loopback, link-local and cloud metadata addresses are refused unless PACK_ALLOWED_TARGET_CIDRS of the webhook-dispatcher service names their range. A host name is checked again at every delivery: a URL that parses, without user or password in it */
                     target_url: string & (unknown & unknown);
                     /**
                      * @description Sent as the Authorization header (secret: encrypted at rest, masked in responses; no CR, LF or NUL). Must be sent again with a new target_url
@@ -10111,7 +10111,7 @@ export interface operations {
                 "application/json": {
                     name?: string;
                     description?: string;
-                    /** @description http(s) URL that receives the POST of spec 4.1: a URL that parses, without user or password in it */
+                    /** @description http(s) URL that receives the POST of spec 4.1. Webhook targets must be public addresses: private-network, loopback, link-local and cloud metadata addresses are refused unless PACK_ALLOWED_TARGET_CIDRS of the webhook-dispatcher service names their range. A host name is checked again at every delivery: a URL that parses, without user or password in it */
                     target_url?: string & (unknown & unknown);
                     /** @description Sent as the Authorization header (secret: encrypted at rest, masked in responses; no CR, LF or NUL). Must be sent again with a new target_url */
                     authorization?: string;
@@ -10465,6 +10465,15 @@ export interface operations {
             };
             /** @description No such webhook among those of your Services */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The webhook is disabled: errors.enabled says so; enable it (PATCH enabled: true) first */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

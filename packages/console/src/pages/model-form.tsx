@@ -1,5 +1,6 @@
 /** One LLM model: the fields of its provider, secrets masked, and the connection test. */
 import { useEffect, useState } from 'preact/hooks';
+import { MODEL_URL_RULE } from '@pack/contracts';
 import { api, ok } from '../api/client';
 import type { ConnectionTest, LlmModel, Provider } from '../api/types';
 import { bodyOf, draftOf, EMPTY, type Draft } from './model-draft';
@@ -171,6 +172,7 @@ export function ModelForm({ id }: { id?: number }) {
         })}
         <fieldset>
           <legend>Connection ({PROVIDER_LABELS[draft.provider]})</legend>
+          <p class="hint">{MODEL_URL_RULE}.</p>
           {fields.map((spec) => {
             const name = `extra_data.${spec.key}`;
             const storedValue = stored?.extra_data[spec.key];

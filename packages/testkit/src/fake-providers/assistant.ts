@@ -15,10 +15,14 @@ export interface RunScript {
   lastError?: { code: string; message: string };
 }
 
+/** The model of the fake's assistant, which a run uses unless its request names another. */
+export const FAKE_ASSISTANT_MODEL = 'gpt-4o';
+
 interface Run {
   id: string;
   thread_id: string;
   assistant_id: string;
+  model: string;
   polls: number;
   created_at: number;
 }
@@ -45,7 +49,7 @@ export async function startFakeAssistants(options: { apiKey: string; assistantId
       status === 'failed'
         ? (script.lastError ?? { code: 'server_error', message: 'Something went wrong.' })
         : null,
-    model: 'gpt-4o',
+    model: run.model,
     usage:
       status === 'completed'
         ? (replyOf(run.thread_id).usage ?? { prompt_tokens: 30, completion_tokens: 9, total_tokens: 39 })
@@ -64,13 +68,15 @@ export async function startFakeAssistants(options: { apiKey: string; assistantId
     if (req.method === 'POST' && path === '/v1/threads') return 'generate';
     let m = /^\/v1\/threads\/([^/]+)\/runs$/.exec(path);
     if (m && req.method === 'POST') {
-      const body = (req.body ?? {}) as { assistant_id?: string };
+      const body = (req.body ?? {}) as { assistant_id?: string; model?: unknown };
       if (body.assistant_id !== options.assistantId)
         return { status: 404, body: openAiError(404, `No assistant found with id '${body.assistant_id}'.`) };
       const run = {
         id: fakeId('run_'),
         thread_id: m[1]!,
         assistant_id: body.assistant_id,
+        // Assistants v2: a run's `model` overrides the assistant's own.
+        model: typeof body.model === 'string' && body.model ? body.model : FAKE_ASSISTANT_MODEL,
         polls: 0,
         created_at: Date.now(),
       };
@@ -118,5 +124,10 @@ export async function startFakeAssistants(options: { apiKey: string; assistantId
     error: openAiError,
   });
   await fake.start();
-  return Object.assign(fake, { script, pollsOf: (runId: string) => runs.get(runId)?.polls ?? 0 });
+  return Object.assign(fake, {
+    script,
+    pollsOf: (runId: string) => runs.get(runId)?.polls ?? 0,
+    /** The model each run was made with, in order. */
+    runModels: () => [...runs.values()].map((run) => run.model),
+  });
 }

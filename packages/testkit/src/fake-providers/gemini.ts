@@ -22,6 +22,15 @@ export async function startFakeGemini(options: { apiKey: string }) {
       // Gemini answers a bad key with 400 INVALID_ARGUMENT.
       if (headerOf(req, 'x-goog-api-key') !== options.apiKey)
         return { status: 400, body: geminiError(400, 'API key not valid. Please pass a valid API key.') };
+      const empty = emptyPart(req.body);
+      if (empty)
+        return {
+          status: 400,
+          body: geminiError(
+            400,
+            `* GenerateContentRequest.${empty}.data: required oneof field 'data' must have one initialized field\n`,
+          ),
+        };
       return 'generate';
     },
     success: (req, reply) => generateContentResponse(reply, req.path),
@@ -29,6 +38,25 @@ export async function startFakeGemini(options: { apiKey: string }) {
     error: geminiError,
   });
   return fake.start();
+}
+
+type Content = { parts?: { text?: unknown }[] };
+
+/**
+ * The first part without data, as Gemini names it: the API refuses a part whose text is empty
+ * (a system instruction's included), whatever the rest of the request.
+ */
+function emptyPart(body: unknown): string | undefined {
+  const request = (body ?? {}) as { systemInstruction?: Content; contents?: Content[] };
+  const blank = (content: Content | undefined) =>
+    (content?.parts ?? []).findIndex((part) => typeof part.text !== 'string' || part.text === '');
+  const system = blank(request.systemInstruction);
+  if (system !== -1) return `system_instruction.parts[${system}]`;
+  for (const [index, content] of (request.contents ?? []).entries()) {
+    const part = blank(content);
+    if (part !== -1) return `contents[${index}].parts[${part}]`;
+  }
+  return undefined;
 }
 
 export function generateContentResponse(reply: FakeReply, path: string, finishReason = 'STOP') {

@@ -3,4 +3,4 @@ export { startFakeOpenAi, openAiError, chatCompletion } from './openai';
 export { startFakeAnthropic, anthropicError } from './anthropic';
 export { startFakeGemini, geminiError, generateContentResponse } from './gemini';
 export { startFakeGenai } from './genai';
-export { startFakeAssistants, type RunScript } from './assistant';
+export { FAKE_ASSISTANT_MODEL, startFakeAssistants, type RunScript } from './assistant';

@@ -15,7 +15,7 @@ const submitBody = z.strictObject({
   declaration: z
     .record(z.string(), z.unknown(), { error: 'must be a JSON object' })
     .describe(
-      'The declaration. Any JSON object; its numbers are kept exactly as sent, digit for digit (a 19-digit id, a long decimal), and every read returns them the same way.',
+      'The declaration. Any JSON object; its numbers are kept exactly as sent, text for text (a 19-digit id, a long decimal, 3.10 not 3.1, 1e2 not 100), and every read returns them the same way.',
     ),
 });
 

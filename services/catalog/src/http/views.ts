@@ -73,7 +73,7 @@ export function toServiceItemView(
 
 const jsonObject = z
   .record(z.string(), z.unknown())
-  .describe('The declaration as submitted: numbers exactly as sent, digit for digit');
+  .describe('The declaration as submitted: numbers exactly as sent, text for text');
 
 /** A stored declaration's JSON text as a value, its numbers exact (stringifyExactJson writes them). */
 export const declarationValue = (content: string) => parseExactJson(content) as Record<string, unknown>;

@@ -1,4 +1,5 @@
-import { upstreamFor } from './routing';
+import { connectionTestMaxMs } from '@pack/contracts';
+import { upstreamFor, upstreamTimeoutMs } from './routing';
 
 describe('routing table', () => {
   it.each([
@@ -20,5 +21,19 @@ describe('routing table', () => {
     // The gateway answers it itself (it sends all mail).
     expect(upstreamFor('/v1/core/general_settings/test_mail/')).toBeUndefined();
     expect(upstreamFor('/v1/core/auth/login/')).toBeUndefined();
+  });
+});
+
+describe('route limits', () => {
+  it('a connection test may take every attempt at the longest model timeout, and the waits between', () => {
+    const limit = upstreamTimeoutMs('POST', '/v1/ai/llm_models/test_connection/3/', 30_000);
+    expect(connectionTestMaxMs()).toBe(3 * 600_000 + 2 * 5_000);
+    expect(limit).toBeGreaterThan(connectionTestMaxMs());
+  });
+
+  it('other routes keep the general limit', () => {
+    expect(upstreamTimeoutMs('GET', '/v1/ai/llm_models/test_connection/3/', 30_000)).toBe(30_000);
+    expect(upstreamTimeoutMs('POST', '/v1/ai/llm_models/', 30_000)).toBe(30_000);
+    expect(upstreamTimeoutMs('POST', '/v1/ai/llm_models/test_connection/3/extra/', 30_000)).toBe(30_000);
   });
 });

@@ -1,3 +1,5 @@
+import { connectionTestMaxMs } from '@pack/contracts';
+
 /** The services behind the gateway. */
 export type Upstream =
   'catalog' | 'settings' | 'llm-gateway' | 'pipeline-orchestrator' | 'webhook-dispatcher';
@@ -26,4 +28,26 @@ const ordered = [...ROUTING_TABLE].sort((a, b) => b[0].length - a[0].length);
 export function upstreamFor(path: string): Upstream | undefined {
   if (GATEWAY_PATHS.has(path)) return undefined;
   return ordered.find(([prefix]) => path.startsWith(prefix))?.[1];
+}
+
+/** What the gateway itself adds to a route's own bound: reading, forwarding, a loaded replica. */
+const ROUTE_MARGIN_MS = 15_000;
+
+/**
+ * Routes that may take longer than the gateway's general limit (UPSTREAM_TIMEOUT_MS), with the
+ * longest they may take: a connection test waits for the provider as long as the model's timeout
+ * allows, on each documented attempt, and the gateway must not answer 504 first.
+ */
+const ROUTE_LIMITS: readonly { method: string; path: RegExp; ms: number }[] = [
+  {
+    method: 'POST',
+    path: /^\/v1\/ai\/llm_models\/test_connection\/[^/]+\/$/,
+    ms: connectionTestMaxMs() + ROUTE_MARGIN_MS,
+  },
+];
+
+/** How long the gateway waits for the service's answer on this route. */
+export function upstreamTimeoutMs(method: string, path: string, generalMs: number): number {
+  const route = ROUTE_LIMITS.find((limit) => limit.method === method && limit.path.test(path));
+  return route ? Math.max(route.ms, generalMs) : generalMs;
 }

@@ -15,7 +15,7 @@ import {
 import type { Principal } from '@pack/contracts';
 import { runWithContext, type Logger } from '@pack/logging';
 import type { Metrics } from '@pack/metrics';
-import { upstreamFor, type Upstream } from '../domain/routing';
+import { upstreamFor, upstreamTimeoutMs, type Upstream } from '../domain/routing';
 
 const HOP_BY_HOP = new Set([
   'connection',
@@ -32,6 +32,7 @@ const HOP_BY_HOP = new Set([
 
 export interface ProxyOptions {
   upstreams: Record<Upstream, string>;
+  /** The general limit; routes that may take longer have their own (upstreamTimeoutMs). */
   timeoutMs: number;
   internalSecret: string;
   bodyLimitBytes: number;
@@ -93,6 +94,7 @@ export function createProxy(options: ProxyOptions) {
     res: ServerResponse,
     upstream: Upstream,
     url: string,
+    path: string,
     requestId: string,
   ) {
     const principal = await options.authenticate(req.headers.authorization);
@@ -113,6 +115,7 @@ export function createProxy(options: ProxyOptions) {
         : {}),
     });
 
+    const timeoutMs = upstreamTimeoutMs(method, path, options.timeoutMs);
     let response;
     try {
       response = await poolFor(upstream).request({
@@ -120,8 +123,8 @@ export function createProxy(options: ProxyOptions) {
         path: url,
         headers,
         body: hasBody ? req : undefined,
-        headersTimeout: options.timeoutMs,
-        bodyTimeout: options.timeoutMs,
+        headersTimeout: timeoutMs,
+        bodyTimeout: timeoutMs,
       });
     } catch (error) {
       throw upstreamError(upstream, error);
@@ -151,7 +154,7 @@ export function createProxy(options: ProxyOptions) {
     res.setHeader('x-request-id', ids.requestId);
     observeRequest(options.metrics, options.logger, req, res, () => `proxy:${upstream}`, path);
     runWithContext(ids, () => {
-      forward(req, res, upstream, url, ids.requestId).catch((error: unknown) => {
+      forward(req, res, upstream, url, path, ids.requestId).catch((error: unknown) => {
         // Drain what the caller still sends, so the connection stays usable for its next request.
         req.resume();
         respondWithError(error, res, url, options.logger, options.mapError);

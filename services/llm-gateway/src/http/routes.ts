@@ -2,6 +2,8 @@ import {
   llmModelCreateSchema,
   llmModelPatchSchema,
   llmModelViewSchema,
+  PROVIDER_ATTEMPTS,
+  PROVIDER_BACKOFF_MAX_MS,
   withoutReadOnlyFields,
   type LlmModelCreate,
   type LlmModelView,
@@ -58,8 +60,7 @@ export function llmModelRoutes(
     route({
       method: 'post',
       path: `${LLM_MODELS_PATH}test_connection/:id/`,
-      summary:
-        "Test an LLM Model (spec endpoint 2): sends a short prompt and passes only when text comes back. The body overrides stored fields for this test only (a masked secret keeps the stored one); nothing is stored. The provider is asked even while the model's circuit breaker is open, and a passing test of the model as stored closes it",
+      summary: `Test an LLM Model (spec endpoint 2): sends a short prompt and passes only when text comes back. The body overrides stored fields for this test only (a masked secret keeps the stored one); nothing is stored. The provider is asked even while the model's circuit breaker is open, and a passing test of the model as stored closes it. Up to ${PROVIDER_ATTEMPTS} provider calls, each within the model's timeout: a 5xx, 429 or network error is tried again after at most ${PROVIDER_BACKOFF_MAX_MS / 1000} s, a timeout is not; the API gateway waits as long as that takes`,
       access: ['admin'],
       params: idParams,
       body: llmModelPatchSchema,
@@ -67,7 +68,7 @@ export function llmModelRoutes(
         200: { description: 'The model answered', schema: connectionTestSchema },
         ...problems(400, 401, 403, 404),
         502: problem('The provider failed, answered with an error or nothing, or the target is refused'),
-        504: problem('The provider did not answer within the model timeout'),
+        504: problem("The provider did not answer within the model's timeout"),
       },
       handler: async ({ principal, params, body, log }) => {
         const { model, asStored } = await models.testTarget(params.id, withoutReadOnlyFields(body));

@@ -54,7 +54,7 @@ export function pipelineFlowRoutes(
       method: 'post',
       path: `${PACK_PATH}data/service_item/:id/:stage/`,
       summary:
-        "Store a JSON object (numbers kept exactly as sent, digit for digit) as a stage's PackData in the Service Item's latest run and start the next stage's active processor (while show_ai_processor is on). Into execution it ends the run (the Change Instance COMPLETED), or with retrigger=true starts a new run from CONFIG, at most 3 times in a row per Change Instance (then the Change Instance is FAILED with the reason)",
+        "Store a JSON object (numbers kept exactly as sent, text for text: 3.10 stays 3.10) as a stage's PackData in the Service Item's latest run and start the next stage's active processor (while show_ai_processor is on). Into execution it ends the run (the Change Instance COMPLETED), or with retrigger=true starts a new run from CONFIG, at most 3 times in a row per Change Instance (then the Change Instance is FAILED with the reason)",
       access,
       params: z.object({
         id: idSchema,

@@ -145,13 +145,16 @@ export function webhookRoutes(webhooks: Webhooks, triggers: Triggers, responses:
       method: 'post',
       path: `${WEBHOOKS_PATH}:id/trigger/`,
       summary:
-        'Fire a webhook manually. With change_instance_id, that Change Instance\'s state goes in the body; without, the state is "MANUAL". Wait and cooling times apply',
+        'Fire a webhook manually. With change_instance_id, that Change Instance\'s state goes in the body; without, the state is "MANUAL". Wait and cooling times apply. A disabled webhook is not fired (409)',
       access,
       params: idParams,
       body: webhookTriggerSchema,
       responses: {
         202: { description: 'What became of the trigger', schema: webhookTriggerResultSchema },
         ...problems(400, 401, 403, 404),
+        409: problem(
+          'The webhook is disabled: errors.enabled says so; enable it (PATCH enabled: true) first',
+        ),
       },
       handler: async ({ principal, params, body }) => ({
         status: 202,

@@ -89,9 +89,10 @@ export async function callModel(
   model: EffectiveModel,
   request: GenerateRequest,
 ): Promise<CallOutcome> {
+  // A blank system text (a processor without a prompt) says nothing, and some APIs refuse it.
   const messages: ChatMessage[] = [
     ...(model.prompt ? [{ role: 'system' as const, content: model.prompt }] : []),
-    ...request.messages,
+    ...request.messages.filter((message) => message.role !== 'system' || message.content.trim() !== ''),
   ];
   // The model's output budget, in each protocol's own field (the adapters; spec 2.1 has no field).
   const call = {

@@ -6,9 +6,15 @@ import {
   type BreakerState,
   type RetryPolicy,
 } from '@pack/reliability';
+import { PROVIDER_ATTEMPTS, PROVIDER_BACKOFF_MAX_MS } from '@pack/contracts';
 import { ProviderError, ProviderHttpError, ProviderNetworkError } from '@pack/llm-providers';
 
-export const DEFAULT_RETRY_POLICY: RetryPolicy = { maxAttempts: 3, baseDelayMs: 200, maxDelayMs: 5_000 };
+/** The attempts and waits the API documents (and the gateway's route limit counts on). */
+export const DEFAULT_RETRY_POLICY: RetryPolicy = {
+  maxAttempts: PROVIDER_ATTEMPTS,
+  baseDelayMs: 200,
+  maxDelayMs: PROVIDER_BACKOFF_MAX_MS,
+};
 
 /**
  * Network errors, 429 and 5xx may pass on a second try; any other 4xx, an error body or an empty

@@ -1,3 +1,4 @@
+import { parseExactJson } from '@pack/contracts';
 import { checkGenUi } from './gen-ui-check';
 
 describe('generative UI output checked against the component registry', () => {
@@ -67,5 +68,12 @@ describe('generative UI output checked against the component registry', () => {
       problems: ['gen_ui must be an object with a components array'],
     });
     expect(checkGenUi({ components: [] }).problems).toEqual(['components: at least one component is needed']);
+  });
+
+  it('takes numbers kept as written (2.0, 1e1) as the numbers they are', () => {
+    const genUi = parseExactJson(
+      '{"components":[{"type":"heading","props":{"text":"Ready","level":2.0}},{"type":"key_value","props":{"items":[{"label":"CPU","value":1e1}]}}]}',
+    );
+    expect(checkGenUi(genUi)).toEqual({ valid: true, problems: [] });
   });
 });

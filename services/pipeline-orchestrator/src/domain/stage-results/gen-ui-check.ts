@@ -1,8 +1,10 @@
 import Ajv, { type ValidateFunction } from 'ajv';
 import {
+  approximateNumbers,
   GEN_UI_COMPONENTS,
   GEN_UI_MAX_COMPONENTS,
   GEN_UI_STYLES,
+  holdsExactNumbers,
   type GenUiComponentSpec,
   type GenUiStyleName,
 } from '@pack/contracts';
@@ -37,7 +39,9 @@ const isObject = (value: unknown): value is Record<string, unknown> =>
  * values. An invalid reply is still stored, flagged `gen_ui_valid: false`, so a client falls
  * back to the standard renderer.
  */
-export function checkGenUi(genUi: unknown, registry: Registry = GEN_UI_COMPONENTS): GenUiCheck {
+export function checkGenUi(reply: unknown, registry: Registry = GEN_UI_COMPONENTS): GenUiCheck {
+  // A number kept as written (`50.0`, docs/decisions/0039) is still a number to the prop checks.
+  const genUi = holdsExactNumbers(reply) ? approximateNumbers(reply) : reply;
   const problems: string[] = [];
   if (!isObject(genUi) || !Array.isArray(genUi.components)) {
     return { valid: false, problems: ['gen_ui must be an object with a components array'] };

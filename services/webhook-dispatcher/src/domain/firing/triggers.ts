@@ -7,7 +7,7 @@ import type {
   WebhookTriggerResult,
   events,
 } from '@pack/contracts';
-import { NotFoundError, ValidationError } from '@pack/errors';
+import { ConflictError, NotFoundError, ValidationError } from '@pack/errors';
 import type { Firing } from './fire';
 import type { ServiceRecord, WebhookRecord } from '../model';
 import type { ServiceStore, WebhookStore } from '../webhooks/store';
@@ -58,6 +58,7 @@ export class Triggers {
     changeInstanceId?: number,
   ): Promise<WebhookTriggerResult> {
     const webhook = await this.access.visible(principal, webhookId);
+    refuseDisabled(webhook);
     const service = await this.services.find(webhook.service_id);
     let state: string = MANUAL_STATE;
     if (changeInstanceId !== undefined) {
@@ -114,4 +115,13 @@ function bodyOf(webhook: WebhookRecord, service: ServiceRecord | null, state: st
     owner: { id: service?.owner_id ?? webhook.owner_id, name: service?.owner_name ?? webhook.owner_name },
     state,
   };
+}
+
+/** A disabled webhook fires for nobody: a manual trigger is refused, naming what to change. */
+function refuseDisabled(webhook: WebhookRecord): void {
+  if (webhook.enabled) return;
+  const why = webhook.disabled_reason ? ` (${webhook.disabled_reason})` : '';
+  throw new ConflictError(`webhook ${webhook._id} is disabled${why}: enable it to trigger it`, {
+    errors: { enabled: [`is false${why}; set enabled: true (PATCH the webhook) to trigger it`] },
+  });
 }
