@@ -2,7 +2,14 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
-import { chatCompletion, FakeProviderServer, openAiError, type RecordedRequest } from '@pack/testkit';
+import {
+  byPrompt,
+  chatCompletion,
+  FakeProviderServer,
+  openAiError,
+  promptText,
+  type RecordedRequest,
+} from '@pack/testkit';
 
 /** What each stage's processor prompt carries, so the fake provider knows which stage asks. */
 export const STAGE_MARKERS = {
@@ -18,7 +25,28 @@ export const STAGE_REPLIES: Record<keyof typeof STAGE_MARKERS, object> = {
   execution: { delivered: true, hostname: 'vm-demo-01.internal', ticket: 'CHG-1042' },
 };
 
+/** The healing scene's processors (healing.ts). */
+export const HEALING_MARKERS = {
+  config: '[demo healing: config]',
+  execution: '[demo healing: execution]',
+} as const;
+
+/**
+ * The healing scene's model: its CONFIG asks for 500 GB of disk until its prompt holds that
+ * earlier configuration and the simulation's error, then for 250 GB.
+ */
+const healing = byPrompt([
+  {
+    when: [HEALING_MARKERS.config, '"disk_gb":500', 'simulation: disk quota exceeded'],
+    reply: '{"server":"web-1","disk_gb":250}',
+  },
+  { when: [HEALING_MARKERS.config], reply: '{"server":"web-1","disk_gb":500}' },
+  { when: [HEALING_MARKERS.execution], reply: '{"delivered":true,"hostname":"web-1.internal"}' },
+]);
+
 function replyFor(req: RecordedRequest): string {
+  const healed = healing(promptText(req), req);
+  if (healed) return healed.text;
   const text = JSON.stringify(req.body ?? '');
   for (const [stage, marker] of Object.entries(STAGE_MARKERS)) {
     if (text.includes(marker)) return JSON.stringify(STAGE_REPLIES[stage as keyof typeof STAGE_MARKERS]);

@@ -4,9 +4,11 @@
  * Starts a fake OpenAI-shape provider and a webhook receiver on loopback, then as the admin
  * creates an LLM model and two users; as the service owner a Service (auto approval) with
  * config, verify and execution processors and a webhook; as the consumer submits a declaration.
- * Prints each stage and the webhook delivery as they happen, then where to look (with the trace of
- * the declaration, sent with a `traceparent` the demo made, in the local viewer). Exit 0 once
- * EXECUTION is OK and the receiver got the delivery; 1 with the reason otherwise.
+ * Prints each stage and the webhook delivery as they happen; then the healing scene (healing.ts):
+ * a configuration corrected in run 2 from an outside simulation's error; then where to look (with
+ * the trace of the declaration, sent with a `traceparent` the demo made, in the local viewer).
+ * Exit 0 once EXECUTION is OK, the receiver got the delivery and the scene healed; 1 with the
+ * reason otherwise.
  *
  * Environment: PACK_GATEWAY_URL and PACK_ADMIN_TOKEN (else the running `pnpm start`'s, from
  * .local/stack.json or PACK_STACK_FILE; else http://127.0.0.1:8080 and the token in .local/dev.env),
@@ -26,6 +28,7 @@ import {
 import { excerpt, metricsTargets, say, showMetrics, whereToLook, type Created } from './report';
 import { newTrace, traceLines, type DemoTrace } from './trace';
 import { watchPipeline } from './watch';
+import { healingScene } from './healing';
 
 /** Answers of routes whose schemas live in their services, as far as the demo reads them. */
 interface Issued {
@@ -206,7 +209,9 @@ async function run(env: NodeJS.ProcessEnv, receiver: WebhookReceiver, trace: Dem
         throw /target_url/.test(error.message) ? new DemoError(`${LOOPBACK_HINT} (${error.message})`) : error;
       });
     say(`webhook #${webhook.id} -> ${target} when a Change Instance becomes APPROVED`);
-    receiver.onDelivery((delivery) => showDelivery(delivery, webhook.secret));
+    receiver.onDelivery((delivery) => {
+      if (delivery.path === '/hooks/pack-demo') showDelivery(delivery, webhook.secret);
+    });
 
     const declaration = { size: 'large', region: 'eu-west-1', backup: true };
     const submitted = await api.expect<Submission>(
@@ -233,7 +238,17 @@ async function run(env: NodeJS.ProcessEnv, receiver: WebhookReceiver, trace: Dem
       receiver,
       deadline,
     });
+    const healed = await healingScene({
+      api,
+      owner: owner.token,
+      consumer: consumer.token,
+      model: model.id,
+      receiver,
+      run,
+      deadline,
+    });
     return {
+      healing: healed.serviceItem,
       model: model.id,
       service: service.id,
       webhook: webhook.id,
@@ -263,7 +278,9 @@ async function main(env: NodeJS.ProcessEnv = process.env): Promise<number> {
     const gateway = gatewayUrl(env);
     whereToLook(gateway, created, await traceLines(env, trace.traceId));
     await showMetrics(metricsTargets(env, gateway), created.model);
-    process.stdout.write('\ndemo OK: the pipeline reached EXECUTION OK and the webhook delivery arrived\n');
+    process.stdout.write(
+      '\ndemo OK: the pipeline reached EXECUTION OK and the webhook delivery arrived; the healing scene corrected its configuration in run 2\n',
+    );
     return 0;
   } catch (error) {
     const message = error instanceof DemoError ? error.message : `unexpected: ${describe(error)}`;

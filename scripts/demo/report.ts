@@ -25,6 +25,8 @@ export interface Created {
   changeInstance: number;
   serviceItem: number;
   pipeline: number;
+  /** The healing scene's Service Item. */
+  healing: number;
 }
 
 export function whereToLook(gateway: string, ids: Created, trace: string[] = []): void {
@@ -37,6 +39,7 @@ export function whereToLook(gateway: string, ids: Created, trace: string[] = [])
     `  the pipeline            GET ${base}/v1/external/serviceowner/pack/pipelines/${ids.pipeline}/`,
     `  rerun a stage           POST ${base}/v1/external/serviceowner/pack/trigger/service_item/${ids.serviceItem}/config/`,
     `  the Change Instance     GET ${base}/v1/catalog/change_instances/${ids.changeInstance}/`,
+    `  what CONFIG is given    GET ${base}/v1/external/serviceowner/pack/pipelines/context/service_item/${ids.healing}/`,
     `  the webhook's responses GET ${base}/v1/external/serviceowner/webhooks/${ids.webhook}/responses/`,
     `  LLM cost and tokens     GET ${base}/v1/ai/dashboard/?group_by=model`,
     `  the model               GET ${base}/v1/ai/llm_models/${ids.model}/`,

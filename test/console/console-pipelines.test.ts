@@ -215,6 +215,48 @@ describe('the operator console: pipelines, dashboard, Change Instances, roles', 
     });
   });
 
+  it("shows the item's run history as the next CONFIG is given it: each run's PackData, the feedback, and what changed between two configurations", async () => {
+    const own = await actors.serviceWith('Console history', model, ['config']);
+    fake.scriptReplies('{"disk":500,"vm":"c2"}');
+    const { item } = await actors.approved(own, { namespace: 'team-history' });
+    const first = await configDone(item);
+    fake.scriptReplies('{"disk":250,"vm":"c2"}');
+    const again = await actors.asOwner('POST', `${PACK}retrigger/service_item/${item}/`, {
+      feedback: 'halve the disk',
+    });
+    expect(again.status).toBe(202);
+    await waitFor(
+      async () => {
+        const answer = await actors.asOwner('GET', `${PACK}pipelines/latest/service_item/${item}/`);
+        return answer.body?.id !== first.id && answer.body?.stages?.[0]?.state === 'OK';
+      },
+      { what: 'run 2 CONFIG OK', timeoutMs: 30_000 },
+    );
+    await h.signInAs(ownerToken, /\/(dashboard|models)/);
+    await h.open(`/pipelines/${item}`, `Pipeline of Service Item #${item}`);
+    const history = h.page.locator('[data-testid="run-history"]');
+    const run = (n: number) => history.locator(`li[data-run="${n}"]`);
+    await run(2).waitFor();
+    expect(await history.getByTestId('context-budget').textContent()).toMatch(
+      /^What the next CONFIG is given: \d+ of 48000 characters, the budget of gpt-4o-mini \(128000 tokens; newest run first\)\.$/,
+    );
+    expect(JSON.parse((await run(1).locator('[data-history-stage="CONFIG"] pre').textContent())!)).toEqual({
+      disk: 500,
+      vm: 'c2',
+    });
+    expect(await run(1).getByTestId('feedback').textContent()).toBe('Feedback: halve the disk');
+    expect(await run(2).getByTestId('config-changes').locator('li').allTextContents()).toEqual([
+      'disk: 500 → 250',
+    ]);
+    expect(await run(1).getByTestId('config-changes').count()).toBe(0);
+    // The exact text the next CONFIG receives, as the API answers it.
+    const context = await actors.asOwner('GET', `${PACK}pipelines/context/service_item/${item}/`);
+    await history.getByText('The context exactly as the next CONFIG receives it').click();
+    expect(await history.getByLabel('Execution context text').textContent()).toBe(context.body.text);
+    await expectAccessible(h, 'pipeline-history');
+    await h.screenshot('pipeline-history');
+  });
+
   it('falls back to the standard renderer, visibly, for an unsupported gen_ui', async () => {
     // A looser catalog schema lets the unsupported component through the model's structured output.
     const looser = {

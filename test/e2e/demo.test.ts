@@ -42,7 +42,7 @@ describe('pnpm demo', () => {
   const demo = (env: Record<string, string | undefined> = {}) =>
     runDemo(stack, { PACK_TRACE_VIEWER_URL: traces.base, ...env });
 
-  it('runs a declaration through CONFIG, VERIFY and EXECUTION and shows the webhook delivery', async () => {
+  it('runs a declaration through CONFIG, VERIFY and EXECUTION and shows the webhook delivery, then a configuration healed in run 2 from a simulation error', async () => {
     const result = await demo();
     expect({ status: result.status, stderr: result.stderr }).toEqual({ status: 0, stderr: '' });
     const out = result.stdout;
@@ -67,6 +67,21 @@ describe('pnpm demo', () => {
     );
     expect(out).toMatch(/webhook_deliveries_total\{outcome="ok",service="webhook-dispatcher"\} [1-9]/);
     expect(out).toContain('demo OK');
+
+    // The healing scene: run 1's configuration fails the outside simulation; run 2's CONFIG, given
+    // that configuration and the error, corrects it; the Change Instance completes, its webhook fires.
+    expect(out).toMatch(/run 1 CONFIG OK +\{"server":"web-1","disk_gb":500\}/);
+    expect(out).toContain(
+      'simulation: disk quota exceeded, 500 GB asked, 250 GB allowed: pushed into EXECUTION with retrigger=true, run 2 started',
+    );
+    expect(out).toMatch(/execution context: \d+ of 48000 characters \(the model's budget\); run 1 in it:/);
+    expect(out).toContain('CONFIG OK, generated: {"server":"web-1","disk_gb":500}');
+    expect(out).toMatch(/EXECUTION OK, pushed: \{"errors":\["simulation: disk quota exceeded/);
+    expect(out).toMatch(/run 2 CONFIG OK +\{"server":"web-1","disk_gb":250\}/);
+    expect(out).toContain('changed from run 1: disk_gb 500 -> 250');
+    expect(out).toMatch(
+      /Change Instance #\d+ COMPLETED after 2 runs; webhook delivery signature valid, body \{"id":\d+,"name":"Demo healing \w+",.*"state":"COMPLETED"\}/,
+    );
 
     // The declaration went with a traceparent the demo made; its trace id, and where the viewer shows it.
     const traceId = /trace ([0-9a-f]{32}) \(the traceparent sent with the declaration/.exec(out)?.[1];

@@ -1,8 +1,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { startFakeOpenAi, waitFor, type FakeProviderServer } from '@pack/testkit';
+import { byPrompt, startFakeOpenAi, waitFor, type FakeProviderServer } from '@pack/testkit';
 import { pipelineActors } from '../pipeline-actors';
-import { modelKnownToOrchestrator, startStack, type Stack } from '../stack';
+import { modelKnownToOrchestrator, modelOnFakeProvider, startStack, type Stack } from '../stack';
 
 const KEY = 'sk-e2e-healing-0000';
 const PACK = '/v1/external/serviceowner/pack/';
@@ -10,7 +10,9 @@ const PACK = '/v1/external/serviceowner/pack/';
 /**
  * The pipeline's flows through the gateway with the real catalog, llm-gateway and webhook
  * dispatcher: Change Instance progress and its webhooks, a failure healed by a retrigger with
- * feedback, and PackData pushed from outside.
+ * feedback, PackData pushed from outside, and the self-healing loop: a CONFIG model that answers
+ * wrongly until its prompt holds the earlier configuration and what was wrong with it
+ * (docs/decisions/0054).
  */
 describe('pipelines healing themselves, through the gateway', () => {
   let stack: Stack;
@@ -194,6 +196,203 @@ describe('pipelines healing themselves, through the gateway', () => {
       what: 'run 2 done',
       timeoutMs: 30_000,
     });
+  });
+
+  /** A webhook on COMPLETED for `service` (the dispatcher learns the Service from its event). */
+  const completedHook = (service: number) =>
+    waitFor(
+      async () =>
+        (
+          await asOwner('POST', '/v1/external/serviceowner/webhooks/', {
+            name: 'Completed',
+            description: 'tells the CMDB',
+            service,
+            target_url: target,
+            authorization: 'Bearer cmdb',
+            change_instance_state: 'COMPLETED',
+          })
+        ).status === 201,
+      { what: 'the COMPLETED webhook' },
+    );
+
+  /**
+   * A scripted CONFIG model for declarations of `app`: it asks for 500 GB of disk until its prompt
+   * holds both that earlier configuration and `why` it is wrong, then 250 GB; EXECUTION delivers.
+   */
+  const healingModel = (app: string, why: string) =>
+    fake.replyBy(
+      byPrompt([
+        { when: ['Do config.', `"app":"${app}"`, '{"disk":500}', why], reply: '{"disk":250}' },
+        { when: ['Do config.', `"app":"${app}"`], reply: '{"disk":500}' },
+        { when: ['Do execution.', `"app":"${app}"`], reply: '{"delivered":true}' },
+      ]),
+    );
+
+  const configOf = (item: number, run: number) =>
+    waitFor(
+      async () => {
+        const body = (await latest(item)).body;
+        return body?.run === run && body.stages[0].state === 'OK' && body.stages[0].pack_data;
+      },
+      { what: `run ${run} CONFIG OK`, timeoutMs: 30_000 },
+    );
+
+  /** The outside simulation passes run 2's configuration (pushed into VERIFY): EXECUTION runs, the instance completes. */
+  const passesToCompletion = async (service: number, item: number, instance: number) => {
+    const passed = await asOwner('POST', `${PACK}data/service_item/${item}/verify/`, {
+      simulation: 'passed',
+    });
+    expect(passed.status).toBe(201);
+    await waitFor(async () => (await stateOf(item, 2)) === 'OK', {
+      what: 'run 2 EXECUTION OK',
+      timeoutMs: 30_000,
+    });
+    await waitFor(async () => (await instanceState(instance)) === 'COMPLETED', {
+      what: 'instance COMPLETED',
+    });
+    const hook = await waitFor(() => received.find((request) => JSON.parse(request.body).id === service), {
+      what: 'the COMPLETED webhook',
+    });
+    expect(JSON.parse(hook.body)).toMatchObject({ id: service, state: 'COMPLETED' });
+    const history = (await asOwner('GET', `/v1/catalog/change_instances/${instance}/`)).body.history;
+    expect(history.map((step: { to: string }) => step.to)).toEqual([
+      'PENDING',
+      'APPROVED',
+      'IN_PROGRESS',
+      'COMPLETED',
+    ]);
+  };
+
+  it('endpoint rule 4: "a script that detects errors in a simulation can push error details into EXECUTION, which may retrigger the workflow; the CONFIG processor then has the error context and may try an automatic fix"', async () => {
+    // CONFIG and EXECUTION processors: VERIFY is the outside simulation's, so the run waits for it.
+    const service = await serviceWith('Simulated', ['config', 'execution']);
+    await completedHook(service);
+    const error = 'simulation: disk quota exceeded, 500 GB asked, 250 GB allowed';
+    const stop = healingModel('sim-heal', error);
+    try {
+      const { instance, item } = await approved(service, { app: 'sim-heal', disk_quota_gb: 250 });
+      expect(await configOf(item, 1)).toEqual({ disk: 500 });
+      // The simulation runs run 1's configuration, finds the error and reports it with retrigger.
+      const report = await asOwner('POST', `${PACK}data/service_item/${item}/execution/?retrigger=true`, {
+        errors: [error],
+      });
+      expect(report.status).toBe(201);
+      expect(report.body.retrigger).toMatchObject({ service_item: item, run: 2 });
+      // Run 2's CONFIG had its earlier configuration and the error: it corrected itself.
+      expect(await configOf(item, 2)).toEqual({ disk: 250 });
+      await passesToCompletion(service, item, instance);
+    } finally {
+      stop();
+    }
+  });
+
+  it('endpoint rule 3: "restarts the whole pipeline from CONFIG and keeps the earlier execution context. The feedback comment becomes part of that context so the self-healing mechanism can correct the configuration"', async () => {
+    const service = await serviceWith('Fed back', ['config', 'execution']);
+    await completedHook(service);
+    const stop = healingModel('feedback-heal', 'halve the disk');
+    try {
+      const { instance, item } = await approved(service, { app: 'feedback-heal', disk_quota_gb: 250 });
+      expect(await configOf(item, 1)).toEqual({ disk: 500 });
+      const again = await asOwner('POST', `${PACK}retrigger/service_item/${item}/`, {
+        feedback: 'halve the disk',
+      });
+      expect(again.status).toBe(202);
+      expect(await configOf(item, 2)).toEqual({ disk: 250 });
+      // What run 2's CONFIG was given: run 1 on the same declaration, its configuration, the feedback.
+      const config = fake
+        .requestsTo('/chat/completions')
+        .map((request) => JSON.stringify(request.body))
+        .filter((prompt) => prompt.includes('feedback-heal') && prompt.includes('Do config.'))
+        .at(-1)!;
+      expect(config).toContain(', the current one):\\n- CONFIG: OK\\n  PackData generated: {\\"disk\\":500}');
+      expect(config).toContain('Feedback on run 1: halve the disk');
+      await passesToCompletion(service, item, instance);
+    } finally {
+      stop();
+    }
+  });
+
+  it("the execution context read route answers exactly what the item's next CONFIG receives, fitted to the model's budget, to who may see the item", async () => {
+    // An unknown model name: the default window (8192 tokens), so 6144 characters of context.
+    const small = await modelOnFakeProvider(stack, 'Private model', fake.url, KEY, {
+      model_name: 'private-llm-small',
+    });
+    await modelKnownToOrchestrator(stack, small);
+    const service = await actors().serviceWith('Budgeted', small, ['config']);
+    const big = (n: number) => JSON.stringify({ run: n, disk: 500, notes: 'x'.repeat(3_000) });
+    let answered = 0;
+    const stop = fake.replyBy((prompt) =>
+      prompt.includes('Do config.') && prompt.includes('"app":"budget"')
+        ? { text: big(++answered) }
+        : undefined,
+    );
+    try {
+      const { item } = await approved(service, { app: 'budget' });
+      await configOf(item, 1);
+      const path = `${PACK}pipelines/context/service_item/${item}/`;
+      const first = await asOwner('GET', path);
+      expect(first.status).toBe(200);
+      expect(first.body).toMatchObject({
+        service_item: item,
+        model: { id: small, model_name: 'private-llm-small' },
+        budget: { characters: 6144, window_tokens: 8192, window_known: false },
+        left_out_runs: [],
+      });
+      expect(first.body.runs).toHaveLength(1);
+      expect(first.body.runs[0]).toMatchObject({
+        run: 1,
+        current_declaration: true,
+        cut: false,
+        feedback: [],
+      });
+      expect(first.body.runs[0].declaration).toEqual({ app: 'budget' });
+      expect(first.body.runs[0].stages[0]).toMatchObject({
+        stage: 'CONFIG',
+        state: 'OK',
+        origin: 'generated',
+      });
+      for (const run of [2, 3, 4]) {
+        expect((await asOwner('POST', `${PACK}retrigger/service_item/${item}/`, {})).status).toBe(202);
+        await configOf(item, run);
+      }
+      const read = await asOwner('GET', path);
+      expect(read.status).toBe(200);
+      const context = read.body;
+      expect(context.characters).toBe(context.text.length);
+      expect(context.characters).toBeLessThanOrEqual(6144);
+      // The newest run whole, the one before cut with a marker, the older ones left out and named.
+      expect(context.runs.map((run: { run: number; cut: boolean }) => [run.run, run.cut])).toEqual([
+        [3, true],
+        [4, false],
+      ]);
+      expect(context.left_out_runs).toEqual([2, 1]);
+      expect(context.text).toContain(
+        '[... run 3 is cut here: the context budget of 6144 characters is spent]',
+      );
+      expect(context.text).toContain(
+        '[Runs 1 to 2 (2) are left out: the context budget of 6144 characters is spent]',
+      );
+
+      // Exactly what the next CONFIG carries.
+      const before = fake.requestsTo('/chat/completions').length;
+      expect((await asOwner('POST', `${PACK}retrigger/service_item/${item}/`, {})).status).toBe(202);
+      const sent = await waitFor(() => fake.requestsTo('/chat/completions')[before], {
+        what: 'run 5 CONFIG',
+      });
+      const messages = (sent.body as { messages: { role: string; content: string }[] }).messages;
+      expect(messages.at(-1)).toEqual({ role: 'user', content: context.text });
+
+      // Only for who may see the item.
+      expect((await stack.call('GET', path, { token: await stack.issueToken('service_owner') })).status).toBe(
+        404,
+      );
+      expect((await stack.call('GET', path, { token: consumerToken })).status).toBe(403);
+      expect((await stack.call('GET', path, { token: null })).status).toBe(401);
+      expect((await asOwner('GET', `${PACK}pipelines/context/service_item/abc/`)).status).toBe(400);
+      expect((await stack.call('GET', path)).status).toBe(200); // the admin
+    } finally {
+      stop();
+    }
   });
 
   it('lets the Change Instance Validator approve one submission and reject another', async () => {

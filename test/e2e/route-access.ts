@@ -64,6 +64,10 @@ export const ROUTE_ACCESS: Record<string, 'public' | 'authenticated' | readonly 
     'admin',
     'service_owner',
   ],
+  'pipeline-orchestrator GET /v1/external/serviceowner/pack/pipelines/context/service_item/:id/': [
+    'admin',
+    'service_owner',
+  ],
   'pipeline-orchestrator GET /v1/external/serviceowner/pack/pipelines/': ['admin', 'service_owner'],
   'pipeline-orchestrator GET /v1/external/serviceowner/pack/pipelines/:id/': ['admin', 'service_owner'],
   'pipeline-orchestrator POST /v1/external/serviceowner/pack/retrigger/service_item/:id/': [

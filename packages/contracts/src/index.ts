@@ -14,5 +14,6 @@ export * from './charges';
 export * from './processors';
 export * from './webhooks';
 export * from './pipelines';
+export * from './execution-context';
 export * from './paging';
 export * from './budgets';

@@ -20,7 +20,7 @@ const jsonObject = z.record(z.string(), z.unknown());
  * schema whose root is one asked for (docs/decisions/0023). Numbers are kept as sent or
  * generated, digit for digit (docs/decisions/0039).
  */
-const packDataSchema = z
+export const packDataSchema = z
   .union([jsonObject, z.array(z.unknown()), z.string(), z.number(), z.boolean()])
   .nullable()
   .describe(

@@ -21,6 +21,7 @@ import { PipelineNameRepository } from './data/pipeline-names';
 import { PipelineReads } from './domain/pipelines/pipeline-reads';
 import { ExecutionContextRepository } from './data/execution-context-repository';
 import { ExecutionContext } from './domain/pipelines/execution-context';
+import { ContextReads } from './domain/pipelines/context-reads';
 import { PackDataPush } from './domain/pipelines/pack-data-push';
 import { Retrigger } from './domain/pipelines/retrigger';
 import { pipelineFlowRoutes } from './http/pipeline-flow-routes';
@@ -135,8 +136,9 @@ export const orchestratorService: ServiceDefinition<OrchestratorConfig> = {
     const requests = new PipelineRequestSender(mongo.connection, pipelineRepository, broker, () =>
       outbox.kick(),
     );
+    const executionContext = new ExecutionContext(contextRepository);
     const pipelines = new Pipelines({
-      context: new ExecutionContext(contextRepository),
+      context: executionContext,
       finishing: (pipeline, outcome, reasons, known) =>
         optimizer.finishing(pipeline, outcome, reasons, known),
       store: pipelineRepository,
@@ -191,7 +193,11 @@ export const orchestratorService: ServiceDefinition<OrchestratorConfig> = {
     return {
       routes: [
         ...processorRoutes(processors),
-        ...pipelineRoutes(pipelines, reads),
+        ...pipelineRoutes(
+          pipelines,
+          reads,
+          new ContextReads({ items: pipelines, processors: stages, context: executionContext }),
+        ),
         ...pipelineFlowRoutes(flows, reads),
         ...budgetRoutes(budgets),
       ],

@@ -146,8 +146,8 @@ describe('pipeline flows: retrigger and PackData push', () => {
       {
         role: 'user',
         content: [
-          'Execution context of Service Item 203 (earlier runs, feedback and Pack Optimizer notes, oldest first):',
-          'Run 1:',
+          "Execution context of Service Item 203: its earlier runs, oldest first, each with the declaration it ran on, every stage's state, error and PackData (generated, or pushed from outside), then the feedback and Pack Optimizer notes on that run.",
+          `Run 1 (pipeline ${first.id}, on declaration 2030, the current one):`,
           '- CONFIG: FAILED (error: invalid_output: the reply was not JSON)',
           '- VERIFY: not run',
           '- EXECUTION: not run',
@@ -161,7 +161,9 @@ describe('pipeline flows: retrigger and PackData push', () => {
     expect(third.status).toBe(202);
     const content = (await driver.request(third.body.id, 'CONFIG')).messages[2]!.content;
     expect(content).toContain('Feedback on run 1: Use the small VM size');
-    expect(content).toContain('Run 2:\n- CONFIG: WAITING_FOR_RESPONSE');
+    expect(content).toContain(
+      `Run 2 (pipeline ${again.body.id}, on declaration 2030, the current one):\n- CONFIG: WAITING_FOR_RESPONSE`,
+    );
   });
 
   it('pushes errors into EXECUTION with retrigger=true: a new run from CONFIG gets them in its execution context', async () => {

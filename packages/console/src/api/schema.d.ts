@@ -886,6 +886,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/external/serviceowner/pack/pipelines/context/service_item/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The Service Item's execution context: exactly what its next CONFIG request carries (a retrigger, a push into EXECUTION with retrigger=true, a config trigger), as that text and as its parts. Its earlier runs, oldest first, each with the declaration it ran on, every stage's state, error and PackData (generated or pushed from outside), the retrigger feedback and the Pack Optimizer's notes on it; fitted to the character budget of the model of the Service's active config processor (a quarter of the model's context window at 3 characters a token, at most 48000; 6144 for a model name not known): the newest run whole first, the next one cut with a marker, older ones left out and named
+         * @description The Service Item's execution context: exactly what its next CONFIG request carries (a retrigger, a push into EXECUTION with retrigger=true, a config trigger), as that text and as its parts. Its earlier runs, oldest first, each with the declaration it ran on, every stage's state, error and PackData (generated or pushed from outside), the retrigger feedback and the Pack Optimizer's notes on it; fitted to the character budget of the model of the Service's active config processor (a quarter of the model's context window at 3 characters a token, at most 48000; 6144 for a model name not known): the newest run whole first, the next one cut with a marker, older ones left out and named.
+         *
+         *     Roles: admin, service_owner.
+         */
+        get: operations["getExternalServiceownerPackPipelinesContextServiceItemById"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/external/serviceowner/pack/pipelines/{id}/": {
         parameters: {
             query?: never;
@@ -8681,6 +8703,163 @@ export interface operations {
                             superseded: boolean;
                             origin: ("generated" | "pushed") | null;
                         }[];
+                    };
+                };
+            };
+            /** @description Invalid id in the path */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No or unknown token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Consumers may not run pipelines */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such Service Item (with an approved declaration) or pipeline among your Services */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error; `error_id` finds it in the logs */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The owning service failed to answer */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The owning service is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getExternalServiceownerPackPipelinesContextServiceItemById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The execution context */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        service_item: number;
+                        /** @description The LLM model of the Service's active config processor, whose budget applies; null without one */
+                        model: {
+                            id: number;
+                            model_name: string | null;
+                        } | null;
+                        budget: {
+                            /** @description The most characters the context text may have for that model */
+                            characters: number;
+                            /** @description The model's context window in tokens, known or assumed */
+                            window_tokens: number;
+                            /** @description false: the model name is not a known family and the default window (8192 tokens) is assumed */
+                            window_known: boolean;
+                        };
+                        /** @description Exactly the execution context the next CONFIG request of the item carries (its second user message); null when the item has no history */
+                        text: string | null;
+                        /** @description The length of `text` (0 when null) */
+                        characters: number;
+                        /** @description The runs told in `text`, oldest first */
+                        runs: {
+                            /** @description The run number (0: feedback given before the first run) */
+                            run: number;
+                            /** @description The pipeline of that run; null for notes only */
+                            pipeline: number | null;
+                            /** @description The declaration the run worked on */
+                            declaration_id: number | null;
+                            /** @description The run worked on the declaration the next run works on (the text then does not repeat it) */
+                            current_declaration: boolean;
+                            /** @description That declaration (JSON, numbers exactly as written); null for notes only */
+                            declaration: unknown;
+                            /** @description The text stops inside this run: the budget was spent */
+                            cut: boolean;
+                            /** @description CONFIG, VERIFY, EXECUTION; empty for notes only */
+                            stages: {
+                                /** @enum {string} */
+                                stage: "CONFIG" | "VERIFY" | "EXECUTION";
+                                /** @description null: the stage did not run in that run */
+                                state: ("SCHEDULED" | "WAITING_FOR_RESPONSE" | "OK" | "FAILED") | null;
+                                /** @description generated by the processor, or pushed from outside (endpoint 5) */
+                                origin: ("generated" | "pushed") | null;
+                                error: string | null;
+                                /** @description The stage's PackData: a JSON object, or the array or scalar a processor's response schema whose root is one produced; null while the stage has none. Numbers are exactly as pushed or generated, digit for digit (a 19-digit id, a long decimal) */
+                                pack_data: ({
+                                    [key: string]: unknown;
+                                } | unknown[] | string | number | boolean) | null;
+                            }[];
+                            /** @description Retrigger feedback given on this run, oldest first */
+                            feedback: string[];
+                            /** @description The Pack Optimizer's notes after this run, oldest first */
+                            optimizer_notes: string[];
+                        }[];
+                        /** @description Earlier runs not told in `text` for want of budget, newest first */
+                        left_out_runs: number[];
                     };
                 };
             };

@@ -4,6 +4,7 @@ import { api, ok, PAGE_SIZE } from '../api/client';
 import { ErrorNotice, Link, LoadState, Loading, Pager, dateTime } from '../components/ui';
 import { useInterval, useLoad, usePaged } from '../components/use-load';
 import { PipelineActions } from './pipeline-actions';
+import { RunHistory } from './run-history';
 import { formatCost } from './dashboard-format';
 import { STATE_TEXT, StageCard } from './stage-card';
 
@@ -168,6 +169,7 @@ function ItemPipeline({ item }: { item: number }) {
           </ol>
         </>
       )}
+      {pipeline.data && <RunHistory item={item} version={pipeline.data.updated_at} />}
       <PipelineActions item={item} onChange={() => void pipeline.reload()} />
     </section>
   );

@@ -1,4 +1,5 @@
 export * from './server';
+export * from './by-prompt';
 export { startFakeOpenAi, openAiError, chatCompletion } from './openai';
 export { startFakeAnthropic, anthropicError } from './anthropic';
 export { startFakeGemini, geminiError, generateContentResponse } from './gemini';

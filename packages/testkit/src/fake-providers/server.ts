@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { promptText, type Responder } from './by-prompt';
 
 export interface RecordedRequest {
   method: string;
@@ -58,6 +59,8 @@ export class FakeProviderServer {
   reply: FakeReply = { text: 'Hello from the fake provider.' };
   /** Replies of the next generation requests, one per call, before `reply` applies again. */
   private readonly scripted: FakeReply[] = [];
+  /** Replies chosen by the prompt, asked before the scripted ones (`replyBy`). */
+  private responders: Responder[] = [];
 
   constructor(private readonly protocol: FakeProtocol) {}
 
@@ -80,6 +83,18 @@ export class FakeProviderServer {
     return this;
   }
 
+  /**
+   * A reply chosen by the request's prompt (by-prompt.ts), asked first on every successful
+   * generation: its undefined leaves the call to the scripted and standing replies. Returns the
+   * way to take it back.
+   */
+  replyBy(responder: Responder): () => void {
+    this.responders.push(responder);
+    return () => {
+      this.responders = this.responders.filter((kept) => kept !== responder);
+    };
+  }
+
   /** The behaviour of every generation request without a queued one. */
   always(behaviour: Behaviour): this {
     this.standing = behaviour;
@@ -97,6 +112,16 @@ export class FakeProviderServer {
     this.delays.clear();
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+
+  private chosen(request: RecordedRequest): FakeReply | undefined {
+    if (this.responders.length === 0) return undefined;
+    const prompt = promptText(request);
+    for (const responder of this.responders) {
+      const reply = responder(prompt, request);
+      if (reply) return reply;
+    }
+    return undefined;
   }
 
   /** A latency that close() cuts short, so no timer outlives the test. */
@@ -137,7 +162,7 @@ export class FakeProviderServer {
     if (!fault)
       return send(res, {
         status: 200,
-        body: this.protocol.success(recorded, this.scripted.shift() ?? this.reply),
+        body: this.protocol.success(recorded, this.chosen(recorded) ?? this.scripted.shift() ?? this.reply),
       });
     switch (fault.kind) {
       case 'status': {

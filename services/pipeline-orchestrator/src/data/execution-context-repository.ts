@@ -3,6 +3,7 @@ import { isDuplicateKey, oneBatch, OUTBOX_FIELD, OUTBOX_PENDING_FIELD } from '@p
 import type { ExecutionContextStore, ExecutionNote } from '../domain/pipelines/store';
 import type { PipelineRecord } from '../domain/records/pipeline-records';
 import { PIPELINES_COLLECTION } from './pipeline-repository';
+import { MODELS_COLLECTION } from './directory-repository';
 
 export const EXECUTION_NOTES_COLLECTION = 'execution_notes';
 
@@ -10,10 +11,12 @@ export const EXECUTION_NOTES_COLLECTION = 'execution_notes';
 export class ExecutionContextRepository implements ExecutionContextStore {
   private readonly notesCollection;
   private readonly pipelines;
+  private readonly models;
 
   constructor(connection: Connection) {
     this.notesCollection = connection.collection<ExecutionNote>(EXECUTION_NOTES_COLLECTION);
     this.pipelines = connection.collection<PipelineRecord>(PIPELINES_COLLECTION);
+    this.models = connection.collection<{ _id: number; model_name?: string }>(MODELS_COLLECTION);
   }
 
   async ensureIndexes(): Promise<void> {
@@ -45,5 +48,10 @@ export class ExecutionContextRepository implements ExecutionContextStore {
       .sort({ run: -1 })
       .limit(limit)
       .toArray();
+  }
+
+  async modelName(modelId: number): Promise<string | null> {
+    const found = await this.models.findOne({ _id: modelId }, { projection: { model_name: 1 } });
+    return found?.model_name ?? null;
   }
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import {
+  executionContextViewSchema,
   pipelineStatusSchema,
   pipelineSummarySchema,
   pipelineViewSchema,
@@ -21,6 +22,7 @@ import {
 import type { Pipelines } from '../domain/pipelines/pipelines';
 import type { PipelineRecord } from '../domain/records/pipeline-records';
 import type { PipelineReads } from '../domain/pipelines/pipeline-reads';
+import type { ContextReads } from '../domain/pipelines/context-reads';
 
 export const PACK_PATH = '/v1/external/serviceowner/pack/';
 
@@ -42,8 +44,11 @@ const triggerParams = z.object({
   stage: z.string().describe('config, verify or execution (lowercase); anything else is 404'),
 });
 
-/** Endpoints 3, 6 and 7, and the list of latest pipelines; costs shown as the Charges Settings allow the caller. */
-export function pipelineRoutes(pipelines: Pipelines, reads: PipelineReads) {
+/**
+ * Endpoints 3, 6 and 7, the list of latest pipelines and a Service Item's execution context;
+ * costs shown as the Charges Settings allow the caller.
+ */
+export function pipelineRoutes(pipelines: Pipelines, reads: PipelineReads, context: ContextReads) {
   const access = ['admin', 'service_owner'] as const;
   const view = (principal: Principal, pipeline: PipelineRecord) => reads.view(principal, pipeline);
   return [
@@ -99,6 +104,19 @@ export function pipelineRoutes(pipelines: Pipelines, reads: PipelineReads) {
       handler: async ({ principal, params }) => ({
         body: await view(principal, await pipelines.latest(principal, params.id)),
       }),
+    }),
+    route({
+      method: 'get',
+      path: `${PACK_PATH}pipelines/context/service_item/:id/`,
+      summary:
+        "The Service Item's execution context: exactly what its next CONFIG request carries (a retrigger, a push into EXECUTION with retrigger=true, a config trigger), as that text and as its parts. Its earlier runs, oldest first, each with the declaration it ran on, every stage's state, error and PackData (generated or pushed from outside), the retrigger feedback and the Pack Optimizer's notes on it; fitted to the character budget of the model of the Service's active config processor (a quarter of the model's context window at 3 characters a token, at most 48000; 6144 for a model name not known): the newest run whole first, the next one cut with a marker, older ones left out and named",
+      access,
+      params: itemParams,
+      responses: {
+        200: { description: 'The execution context', schema: executionContextViewSchema },
+        ...problems(400, 401, 403, 404),
+      },
+      handler: async ({ principal, params }) => ({ body: await context.read(principal, params.id) }),
     }),
     route({
       method: 'get',

@@ -1,17 +1,42 @@
-import { STAGES } from '@pack/contracts';
-import type { PipelineRecord } from '../records/pipeline-records';
+import { contextBudget, type ContextBudget } from './context-budget';
+import { contextHeader, contextRuns, fitContext, type FittedRun } from './context-text';
 import type { ExecutionContextStore } from './store';
 
-/** Bounds that keep the CONFIG prompt small whatever the item's history. */
-export const CONTEXT_LIMITS = { runs: 5, notes: 10, text: 2000 } as const;
+/**
+ * What is read of an item's history to build its context. Not the bound: the model's budget
+ * (context-budget.ts) decides what is told; these only bound the read.
+ */
+export const CONTEXT_READ_LIMITS = { runs: 20, notes: 50 } as const;
 
-export const clip = (text: string) =>
-  text.length <= CONTEXT_LIMITS.text ? text : `${text.slice(0, CONTEXT_LIMITS.text)}... (cut)`;
+/** For whom the context is built: the new run's CONFIG model and the declaration it works on. */
+export interface ContextTarget {
+  /** The LLM model of the config processor that will read the context (its budget); null: the default budget. */
+  modelId: number | null;
+  /** The declaration the new run works on: an earlier run on the same one does not repeat its text. */
+  declarationId: number | null;
+}
+
+/** The context a new CONFIG gets, told (`text`) and as its parts (`runs`), with the budget it was fitted to. */
+export interface ContextSnapshot {
+  service_item_id: number;
+  model_id: number | null;
+  model_name: string | null;
+  budget: ContextBudget;
+  /** The second user message of the next CONFIG request; null when the item has no history. */
+  text: string | null;
+  /** The runs told in `text`, oldest first (`cut` when the text stops inside one). */
+  runs: FittedRun[];
+  /** Earlier runs not told, for want of budget, newest first. */
+  left_out: number[];
+}
 
 /**
- * The execution context of a Service Item (DESIGN section 7): earlier runs' stage outcomes and
- * errors, PackData pushed from outside, retrigger feedback and Pack Optimizer notes, oldest
- * first. It goes into a new run's CONFIG prompt so the processor can correct the configuration.
+ * The execution context of a Service Item (spec endpoint rules 3 and 4, DESIGN section 7): its
+ * earlier runs, each with the declaration it ran on, every stage's state, error and PackData
+ * (generated or pushed: the earlier configuration itself), the retrigger feedback and the Pack
+ * Optimizer's notes, fitted to the reading model's budget, newest run first (docs/decisions/0054).
+ * A new run from CONFIG stores it and sends it as the second user message of its CONFIG request;
+ * the context read route answers the same snapshot, built the same way.
  */
 export class ExecutionContext {
   constructor(private readonly store: ExecutionContextStore) {}
@@ -20,44 +45,32 @@ export class ExecutionContext {
    * `run`, the new run's number as it is being taken: run 1 has no earlier run (run numbers start
    * at 1), so its runs are not read; notes are (feedback given before any run is kept as run 0).
    */
-  async render(serviceItemId: number, run?: Promise<number>): Promise<string | null> {
-    const [runs, notes] = await Promise.all([
-      (run ?? Promise.resolve(null)).then((number) =>
-        number === 1 ? [] : this.store.recentRuns(serviceItemId, CONTEXT_LIMITS.runs),
-      ),
-      this.store.notes(serviceItemId, CONTEXT_LIMITS.notes),
-    ]);
-    if (runs.length === 0 && notes.length === 0) return null;
-    const lines = [
-      `Execution context of Service Item ${serviceItemId} (earlier runs, feedback and Pack Optimizer notes, oldest first):`,
-    ];
-    const runNumbers = [...new Set([...runs.map((run) => run.run), ...notes.map((note) => note.run)])];
-    for (const number of runNumbers.sort((a, b) => a - b)) {
-      const run = runs.find((candidate) => candidate.run === number);
-      if (run) lines.push(...runOutcome(run));
-      for (const note of notes.filter((candidate) => candidate.run === number).reverse())
-        lines.push(
-          note.kind === 'feedback'
-            ? `Feedback on run ${number}: ${clip(note.text)}`
-            : `Pack Optimizer notes after run ${number}: ${clip(note.text)}`,
-        );
-    }
-    return lines.join('\n');
+  async render(
+    serviceItemId: number,
+    run?: Promise<number>,
+    target: ContextTarget = { modelId: null, declarationId: null },
+  ): Promise<string | null> {
+    return (await this.snapshot(serviceItemId, target, run)).text;
   }
-}
 
-function runOutcome(run: PipelineRecord): string[] {
-  const lines = [`Run ${run.run}:`];
-  for (const stage of STAGES) {
-    const record = run.stages[stage];
-    if (record.state === null) {
-      lines.push(`- ${stage}: not run`);
-      continue;
-    }
-    const error = record.error ? ` (error: ${clip(record.error)})` : '';
-    lines.push(`- ${stage}: ${record.state}${error}`);
-    if (record.origin === 'pushed' && record.pack_data_json !== null)
-      lines.push(`  PackData pushed from outside: ${clip(record.pack_data_json)}`);
+  async snapshot(
+    serviceItemId: number,
+    target: ContextTarget,
+    run?: Promise<number>,
+  ): Promise<ContextSnapshot> {
+    const { store } = this;
+    const [runs, notes, modelName] = await Promise.all([
+      (run ?? Promise.resolve(null)).then((number) =>
+        number === 1 ? [] : store.recentRuns(serviceItemId, CONTEXT_READ_LIMITS.runs),
+      ),
+      store.notes(serviceItemId, CONTEXT_READ_LIMITS.notes),
+      target.modelId === null ? null : store.modelName(target.modelId),
+    ]);
+    const budget = contextBudget(modelName);
+    const base = { service_item_id: serviceItemId, model_id: target.modelId, model_name: modelName, budget };
+    const entries = contextRuns(runs, notes, target.declarationId);
+    if (entries.length === 0) return { ...base, text: null, runs: [], left_out: [] };
+    const fitted = fitContext(contextHeader(serviceItemId), entries, budget.characters);
+    return { ...base, text: fitted.text, runs: fitted.kept, left_out: fitted.left_out };
   }
-  return lines;
 }

@@ -208,7 +208,12 @@ export class Pipelines {
     const [id, run, context] = await Promise.all([
       store.nextId(),
       numbered,
-      at === 'CONFIG' ? this.deps.context.render(itemId, numbered) : null,
+      at === 'CONFIG'
+        ? this.deps.context.render(itemId, numbered, {
+            modelId: processor.llm_model_id,
+            declarationId: item.declaration_id,
+          })
+        : null,
     ]);
     // Earlier runs are marked before the insert below, so a repeat must be known first. Only an
     // approval's origin can come again (a redelivery); the others hold a fresh uuid or attempt.

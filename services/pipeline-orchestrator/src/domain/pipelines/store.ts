@@ -20,6 +20,8 @@ export interface ExecutionContextStore {
   notes(serviceItemId: number, limit: number): Promise<ExecutionNote[]>;
   /** The item's newest `limit` pipelines, newest first. */
   recentRuns(serviceItemId: number, limit: number): Promise<PipelineRecord[]>;
+  /** The provider's model identifier (`model_name`) of an LLM model as the orchestrator knows it, or null. */
+  modelName(modelId: number): Promise<string | null>;
 }
 
 /** Names a view shows beside ids: processors (with their model) and Services. */

@@ -2,7 +2,6 @@ import { STAGES, type Envelope } from '@pack/contracts';
 import type { Logger } from '@pack/logging';
 import type { AiSwitches } from '../records/ai-switches';
 import type { BudgetGate } from '../budgets/budgets';
-import { clip } from '../pipelines/execution-context';
 import type { ExecutionContextStore } from '../pipelines/store';
 import type { ActiveProcessors, ProcessorRecord } from '../records/processor-records';
 import type { GenerateResult, PipelineRecord, RunOutcome } from '../records/pipeline-records';
@@ -80,6 +79,11 @@ export class PackOptimizer {
     });
   }
 }
+
+/** Each text of the run report is cut at this length: the notes are about the run, not a copy of it. */
+const REPORT_TEXT_MAX = 2000;
+const clip = (text: string) =>
+  text.length <= REPORT_TEXT_MAX ? text : `${text.slice(0, REPORT_TEXT_MAX)}... (cut)`;
 
 /** What the optimizer is told about a finished run. */
 function runReport(pipeline: PipelineRecord, outcome: RunOutcome): string {

@@ -3,6 +3,7 @@ import type { AiSwitches } from '../records/ai-switches';
 import type { BudgetGate } from '../budgets/budgets';
 import type { ActiveProcessors, ProcessorRecord } from '../records/processor-records';
 import type { DirectoryStore } from '../records/store';
+import type { ContextTarget } from '../pipelines/execution-context';
 import type { PipelineRecord, RunOutcome, StageState } from '../records/pipeline-records';
 import type { PipelineStore, RequestSender, ServiceItemStore } from '../records/store';
 
@@ -26,7 +27,9 @@ export interface PipelineDeps {
   catalogSchema(): JsonSchema;
   observer: PipelineObserver;
   /** The item's execution context for a new run's CONFIG prompt (execution-context.ts); null when it has none. */
-  context: { render(serviceItemId: number, run?: Promise<number>): Promise<string | null> };
+  context: {
+    render(serviceItemId: number, run?: Promise<number>, target?: ContextTarget): Promise<string | null>;
+  };
   /**
    * Events written with the move that ends a run (an OK with no later active processor, or a FAILED): its Change
    * Instance's progress and the Pack Optimizer's request (PackOptimizer.finishing, optimizer.ts).
