@@ -98,12 +98,20 @@ export class Pipelines {
       declaration_id: news.declaration_id,
       declaration_json: news.declaration_json,
       change_instance_id: news.change_instance_id,
+      ...(news.approval_seq === undefined ? {} : { approval_seq: news.approval_seq }),
     };
-    const [, processor] = await Promise.all([
+    const [applied, processor] = await Promise.all([
       this.deps.items.applyApproved(item),
       this.deps.processors.active(item.service_id, 'config'),
     ]);
     if (!processor) return;
+    // An approval a later one has overtaken (events out of order) starts no run of its outdated
+    // declaration; a redelivery of the kept approval goes on (its run's origin makes it once).
+    if (
+      !applied &&
+      (await this.deps.items.find(item.service_item_id))?.change_instance_id !== news.change_instance_id
+    )
+      return;
     const origin = `approval:${news.change_instance_id}`;
     if (!this.deps.switches.processors()) return this.notStarted(item, origin);
     const exhausted = await this.deps.budget.exhausted(item.service_id);

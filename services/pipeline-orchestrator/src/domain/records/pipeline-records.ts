@@ -159,6 +159,11 @@ export interface ServiceItemRecord {
   declaration_json: string;
   /** The Change Instance of that approval (absent for items stored before it was kept). */
   change_instance_id?: number;
+  /**
+   * The catalog's number of that approval (decision 0005: the highest is the latest approved
+   * declaration); absent when the approval event did not carry it or the item was read from the catalog.
+   */
+  approval_seq?: number;
 }
 
 /** What a stage move expects to find: the stage in one of `states`, at `attempt` / `request_id` when given. */
@@ -196,4 +201,6 @@ export interface ChangeInstanceNews {
   declaration_json: string;
   service: { id: number };
   state: ChangeInstanceState;
+  /** A move to APPROVED: the approval's number (a later approval has a greater one). */
+  approval_seq?: number;
 }
