@@ -852,8 +852,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Start a stage of the Service Item's pipeline from its latest approved declaration (config starts a new run; verify and execution need the previous stage's PackData)
-         * @description Start a stage of the Service Item's pipeline from its latest approved declaration (config starts a new run; verify and execution need the previous stage's PackData).
+         * Start a stage of the Service Item's pipeline from its latest approved declaration: the one approved last, even when older than another approved one (the catalog's latest_approved_declaration). config starts a new run; verify and execution need the previous stage's PackData
+         * @description Start a stage of the Service Item's pipeline from its latest approved declaration: the one approved last, even when older than another approved one (the catalog's latest_approved_declaration). config starts a new run; verify and execution need the previous stage's PackData.
          *
          *     Roles: admin, service_owner.
          */
@@ -918,8 +918,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Restart the Service Item's pipeline from CONFIG, keeping its execution context (earlier runs' outcomes and errors, feedback, Pack Optimizer notes) for the CONFIG prompt
-         * @description Restart the Service Item's pipeline from CONFIG, keeping its execution context (earlier runs' outcomes and errors, feedback, Pack Optimizer notes) for the CONFIG prompt.
+         * Restart the Service Item's pipeline from CONFIG on its latest approved declaration (the one approved last, as the catalog's latest_approved_declaration), keeping its execution context (earlier runs' outcomes and errors, feedback, Pack Optimizer notes) for the CONFIG prompt
+         * @description Restart the Service Item's pipeline from CONFIG on its latest approved declaration (the one approved last, as the catalog's latest_approved_declaration), keeping its execution context (earlier runs' outcomes and errors, feedback, Pack Optimizer notes) for the CONFIG prompt.
          *
          *     Roles: admin, service_owner.
          */
@@ -8371,6 +8371,13 @@ export interface operations {
                             unpriced_calls: number | null;
                             currency: string | null;
                             superseded_by: number | null;
+                            /** @description Set when the Change Instance the run works on was CANCELLED: no further stage of the run starts; a result of a call already made is still recorded with its cost */
+                            cancelled: {
+                                change_instance: number;
+                                /** @description When the orchestrator learnt of the cancellation (ISO 8601) */
+                                at: string;
+                                reason: string;
+                            } | null;
                             service: {
                                 id: number;
                                 name: string | null;
@@ -8502,6 +8509,13 @@ export interface operations {
                         unpriced_calls: number | null;
                         currency: string | null;
                         superseded_by: number | null;
+                        /** @description Set when the Change Instance the run works on was CANCELLED: no further stage of the run starts; a result of a call already made is still recorded with its cost */
+                        cancelled: {
+                            change_instance: number;
+                            /** @description When the orchestrator learnt of the cancellation (ISO 8601) */
+                            at: string;
+                            reason: string;
+                        } | null;
                         stages: {
                             /** @enum {string} */
                             stage: "CONFIG" | "VERIFY" | "EXECUTION";
@@ -8568,7 +8582,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description AI processors are switched off (errors name ai_integration.show_ai_processor), no active processor for the stage, the previous stage's PackData is missing, or the stage is already running */
+            /** @description AI processors are switched off (errors name ai_integration.show_ai_processor), no active processor for the stage, the previous stage's PackData is missing, the stage is already running, or the Change Instance of the latest approved declaration is CANCELLED (nothing runs for it) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -8654,6 +8668,13 @@ export interface operations {
                         unpriced_calls: number | null;
                         currency: string | null;
                         superseded_by: number | null;
+                        /** @description Set when the Change Instance the run works on was CANCELLED: no further stage of the run starts; a result of a call already made is still recorded with its cost */
+                        cancelled: {
+                            change_instance: number;
+                            /** @description When the orchestrator learnt of the cancellation (ISO 8601) */
+                            at: string;
+                            reason: string;
+                        } | null;
                         stages: {
                             /** @enum {string} */
                             stage: "CONFIG" | "VERIFY" | "EXECUTION";
@@ -8797,6 +8818,13 @@ export interface operations {
                         unpriced_calls: number | null;
                         currency: string | null;
                         superseded_by: number | null;
+                        /** @description Set when the Change Instance the run works on was CANCELLED: no further stage of the run starts; a result of a call already made is still recorded with its cost */
+                        cancelled: {
+                            change_instance: number;
+                            /** @description When the orchestrator learnt of the cancellation (ISO 8601) */
+                            at: string;
+                            reason: string;
+                        } | null;
                         stages: {
                             /** @enum {string} */
                             stage: "CONFIG" | "VERIFY" | "EXECUTION";
@@ -8947,6 +8975,13 @@ export interface operations {
                         unpriced_calls: number | null;
                         currency: string | null;
                         superseded_by: number | null;
+                        /** @description Set when the Change Instance the run works on was CANCELLED: no further stage of the run starts; a result of a call already made is still recorded with its cost */
+                        cancelled: {
+                            change_instance: number;
+                            /** @description When the orchestrator learnt of the cancellation (ISO 8601) */
+                            at: string;
+                            reason: string;
+                        } | null;
                         stages: {
                             /** @enum {string} */
                             stage: "CONFIG" | "VERIFY" | "EXECUTION";
@@ -9013,7 +9048,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description AI processors are switched off (errors name ai_integration.show_ai_processor), or the Service has no active config processor */
+            /** @description AI processors are switched off (errors name ai_integration.show_ai_processor), the Service has no active config processor, or the Change Instance of the latest approved declaration is CANCELLED (nothing runs for it; a retrigger already under way when the cancellation arrives answers 202 with its run cancelled and nothing started) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -9129,6 +9164,13 @@ export interface operations {
                             unpriced_calls: number | null;
                             currency: string | null;
                             superseded_by: number | null;
+                            /** @description Set when the Change Instance the run works on was CANCELLED: no further stage of the run starts; a result of a call already made is still recorded with its cost */
+                            cancelled: {
+                                change_instance: number;
+                                /** @description When the orchestrator learnt of the cancellation (ISO 8601) */
+                                at: string;
+                                reason: string;
+                            } | null;
                             stages: {
                                 /** @enum {string} */
                                 stage: "CONFIG" | "VERIFY" | "EXECUTION";
@@ -9170,6 +9212,13 @@ export interface operations {
                             unpriced_calls: number | null;
                             currency: string | null;
                             superseded_by: number | null;
+                            /** @description Set when the Change Instance the run works on was CANCELLED: no further stage of the run starts; a result of a call already made is still recorded with its cost */
+                            cancelled: {
+                                change_instance: number;
+                                /** @description When the orchestrator learnt of the cancellation (ISO 8601) */
+                                at: string;
+                                reason: string;
+                            } | null;
                             stages: {
                                 /** @enum {string} */
                                 stage: "CONFIG" | "VERIFY" | "EXECUTION";
@@ -9237,7 +9286,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The stage kept changing while the PackData was stored (try again), or retrigger=true without an active config processor (while AI processors are switched off the data is stored and the run ends FAILED with the reason instead) */
+            /** @description The stage kept changing while the PackData was stored (try again), retrigger=true without an active config processor (while AI processors are switched off the data is stored and the run ends FAILED with the reason instead), or the Change Instance of the latest approved declaration is CANCELLED (nothing stored) */
             409: {
                 headers: {
                     [name: string]: unknown;

@@ -1,10 +1,22 @@
 import type { Connection, mongo } from 'mongoose';
 import { applyVersionedSnapshot, isDuplicateKey } from '@pack/db';
-import type { ServiceItemRecord } from '../domain/records/pipeline-records';
+import {
+  cancelledReason,
+  type RunCancellation,
+  type ServiceItemRecord,
+} from '../domain/records/pipeline-records';
 import type { ServiceItemStore } from '../domain/records/store';
 import type { OwnerReads } from './directory-repository';
 
 export const SERVICE_ITEMS_COLLECTION = 'service_items';
+/** Change Instances the orchestrator heard were CANCELLED (docs/decisions/0055), by id. */
+export const CANCELLED_COLLECTION = 'cancelled_change_instances';
+
+interface CancelledDocument {
+  _id: number;
+  service_item_id: number;
+  at: Date;
+}
 
 interface ServiceItemDocument {
   _id: number;
@@ -37,12 +49,36 @@ function olderThan(seq: number, changeInstance: number): mongo.Filter<ServiceIte
 /** The Service Items the orchestrator has seen approved, each with its latest approved declaration. */
 export class ServiceItemRepository implements ServiceItemStore {
   private readonly items;
+  private readonly cancelled;
 
   constructor(
     connection: Connection,
     private readonly owner?: Pick<OwnerReads, 'serviceItem'>,
   ) {
     this.items = connection.collection<ServiceItemDocument>(SERVICE_ITEMS_COLLECTION);
+    this.cancelled = connection.collection<CancelledDocument>(CANCELLED_COLLECTION);
+  }
+
+  /**
+   * Kept apart from the item: a cancellation may arrive before the approval it ends (and the
+   * item's document is replaced by later approvals); keyed by the Change Instance, so a repeat
+   * changes nothing.
+   */
+  async cancel(changeInstanceId: number, serviceItemId: number, at: Date): Promise<void> {
+    try {
+      await this.cancelled.updateOne(
+        { _id: changeInstanceId },
+        { $setOnInsert: { service_item_id: serviceItemId, at } },
+        { upsert: true },
+      );
+    } catch (error) {
+      if (!isDuplicateKey(error)) throw error;
+    }
+  }
+
+  async cancellation(changeInstanceId: number): Promise<RunCancellation | null> {
+    const found = await this.cancelled.findOne({ _id: changeInstanceId });
+    return found && { change_instance_id: found._id, at: found.at, reason: cancelledReason(found._id) };
   }
 
   /**

@@ -18,6 +18,7 @@ import {
 import { KIND_OF } from '../records/stage-kinds';
 import { progressEvents, withStages } from '../stage-moves/progress';
 import { StageMoves } from '../stage-moves/stage-moves';
+import { cancelRuns, requireNotCancelled } from './cancellation';
 
 /**
  * Pipelines (spec 2.5, 3.1; DESIGN section 7): approvals, triggers and new runs start stages,
@@ -38,6 +39,7 @@ export class Pipelines {
   /** Endpoint 3: starts `stage` of the Service Item from its latest approved declaration. */
   async trigger(principal: Principal, serviceItemId: number, stage: Stage): Promise<PipelineRecord> {
     const item = await this.visibleItem(principal, serviceItemId);
+    await requireNotCancelled(this.deps, item, `triggering the ${stage} stage`);
     this.requireAiProcessors(`triggering the ${stage} stage`);
     await this.requireBudget(item.service_id, `triggering the ${stage} stage`);
     const processor = await this.deps.processors.active(item.service_id, KIND_OF[stage]);
@@ -66,7 +68,11 @@ export class Pipelines {
       return run;
     }
     const started = await this.moves.start(latest, stage, processor, {});
-    if (!started) throw new ConflictError(`the ${stage} stage is already running`);
+    if (!started) {
+      // The run may have been cancelled since the check above (the move expects it not to be).
+      await requireNotCancelled(this.deps, item, `triggering the ${stage} stage`);
+      throw new ConflictError(`the ${stage} stage is already running`);
+    }
     return started;
   }
 
@@ -91,6 +97,7 @@ export class Pipelines {
    * starts CONFIG when the Service has an active config processor (rule 6), once per approval.
    */
   async changeInstance(news: ChangeInstanceNews): Promise<void> {
+    if (news.state === 'CANCELLED') return cancelRuns(this.deps, news);
     if (news.state !== 'APPROVED') return;
     const item: ServiceItemRecord = {
       service_item_id: news.service_item_id,
@@ -123,6 +130,11 @@ export class Pipelines {
   async requireBudget(serviceId: number, what: string): Promise<void> {
     const exhausted = await this.deps.budget.exhausted(serviceId);
     if (exhausted !== null) throw budgetSpent(serviceId, what, exhausted);
+  }
+
+  /** Throws the 409 naming the state while the item's latest approval is a CANCELLED Change Instance (0055). */
+  requireNotCancelled(item: ServiceItemRecord, what: string): Promise<void> {
+    return requireNotCancelled(this.deps, item, what);
   }
 
   /** Throws the 409 naming `show_ai_processor` while AI processors are switched off. */
@@ -165,15 +177,16 @@ export class Pipelines {
   async failRunning(pipelineId: number, stage: Stage, requestId: string, error: string, now: Date) {
     const pipeline = await this.deps.store.find(pipelineId);
     if (!pipeline) return false;
-    const superseded = pipeline.superseded_by !== undefined;
+    const superseded = pipeline.superseded_by !== undefined || pipeline.cancelled !== undefined;
     const failed: Partial<StageRecord> = {
       state: 'FAILED',
       finished_at: now,
       error,
-      ...(superseded && { superseded }),
+      ...(pipeline.superseded_by !== undefined && { superseded }),
     };
     // The run ends here as with a failed result: its Change Instance and the optimizer hear of it
-    // (a superseded run's end is nobody's news: a newer run works on its Change Instance).
+    // (a superseded run's end is nobody's news: a newer run works on its Change Instance; a
+    // cancelled one's Change Instance is final).
     const events = superseded
       ? []
       : await this.moves.finishing(withStages(pipeline, { [stage]: failed }), 'FAILED', [
@@ -251,6 +264,17 @@ export class Pipelines {
       if (!(await store.withdraw(id, at, request, [scheduled.event, ...progress], newest._id, reason)))
         await store.supersede(id, newest._id);
       return newest;
+    }
+    // Its Change Instance cancelled while the run started (docs/decisions/0055): looked up after
+    // the insert, so a cancellation that marked the item's runs before it is seen here.
+    const cancelled =
+      item.change_instance_id === undefined
+        ? null
+        : await this.deps.items.cancellation(item.change_instance_id);
+    if (cancelled) {
+      const request = scheduled.fields.request_id!;
+      await store.cancelStarted(id, at, request, [scheduled.event, ...progress], cancelled);
+      return (await store.find(id)) ?? record;
     }
     return (await this.moves.waiting(record, at, scheduled.event, progress)) ?? record;
   }
