@@ -177,17 +177,18 @@ export class Pipelines {
   async failRunning(pipelineId: number, stage: Stage, requestId: string, error: string, now: Date) {
     const pipeline = await this.deps.store.find(pipelineId);
     if (!pipeline) return false;
-    const superseded = pipeline.superseded_by !== undefined || pipeline.cancelled !== undefined;
+    const superseded = pipeline.superseded_by !== undefined;
+    const stopped = superseded || pipeline.cancelled !== undefined;
     const failed: Partial<StageRecord> = {
       state: 'FAILED',
       finished_at: now,
       error,
-      ...(pipeline.superseded_by !== undefined && { superseded }),
+      ...(superseded && { superseded }),
     };
     // The run ends here as with a failed result: its Change Instance and the optimizer hear of it
     // (a superseded run's end is nobody's news: a newer run works on its Change Instance; a
     // cancelled one's Change Instance is final).
-    const events = superseded
+    const events = stopped
       ? []
       : await this.moves.finishing(withStages(pipeline, { [stage]: failed }), 'FAILED', [
           `${stage}: ${error}`,
