@@ -18,6 +18,8 @@ describe('a retrigger and what lands right after its insert', () => {
   // The real insert, wrapped below for one call (and put back after it).
   // eslint-disable-next-line @typescript-eslint/unbound-method
   const insert = PipelineRepository.prototype.insert;
+  // eslint-disable-next-line @typescript-eslint/unbound-method
+  const latest = PipelineRepository.prototype.latest;
 
   beforeAll(async () => {
     orchestrator = await startOrchestrator({ env: { SETTINGS_URL: 'http://127.0.0.1:1' } });
@@ -31,6 +33,7 @@ describe('a retrigger and what lands right after its insert', () => {
   });
   afterAll(async () => {
     PipelineRepository.prototype.insert = insert;
+    PipelineRepository.prototype.latest = latest;
     await driver?.stop();
     await orchestrator?.stop();
   });
@@ -114,5 +117,42 @@ describe('a retrigger and what lands right after its insert', () => {
     expect(refused.body.detail).toContain('Change Instance 4020');
     const requested = (await driver.tap.drain()).map((event) => event.data.request_id as string);
     expect(requested).not.toContain(`pipeline-${again.body.id}-CONFIG-1`);
+  });
+
+  it('a push in flight when its Change Instance is cancelled stores nothing and starts no next stage: 409 naming the state (docs/decisions/0055)', async () => {
+    const cancel = {
+      ...approval(403, 4030, { n: 3 }),
+      state: 'CANCELLED' as const,
+      old_state: 'IN_PROGRESS' as const,
+    };
+    await driver.approve(403, 4030, { n: 3 });
+    const first = await waitFor(
+      async () =>
+        (await orchestrator.as(owner, 'GET', `${PACK}pipelines/latest/service_item/403/`)).body?.id as
+          number | undefined,
+      { what: 'run 1' },
+    );
+    await driver.request(first, 'CONFIG');
+    // The push reads the latest run; the cancellation marks it before the push's move.
+    PipelineRepository.prototype.latest = async function (this: PipelineRepository, ...args) {
+      const read = await latest.apply(this, args);
+      if (args[0] === 403) {
+        PipelineRepository.prototype.latest = latest;
+        await driver.publish(events.changeInstanceStateChanged, cancel);
+        await waitFor(async () => (await stored(first))?.cancelled !== undefined, {
+          what: 'run 1 marked cancelled',
+        });
+      }
+      return read;
+    };
+    const pushed = await orchestrator.as(owner, 'POST', `${PACK}data/service_item/403/config/`, {
+      vm: 'pushed',
+    });
+    PipelineRepository.prototype.latest = latest;
+    expect(pushed.status).toBe(409);
+    expect(pushed.body.detail).toContain('Change Instance 4030');
+    const run = (await stored(first))!;
+    expect(run.stages.CONFIG).toMatchObject({ state: 'WAITING_FOR_RESPONSE', attempt: 1 });
+    expect(run.stages.VERIFY.state).toBeNull();
   });
 });
