@@ -180,4 +180,66 @@ describe('pipeline costs and concurrent retriggers, through the gateway', () => 
       for (const answer of answers) expect(fresh.map((run) => run._id)).toContain(answer.body.id);
     }
   });
+
+  it('a cancelled Change Instance stops its pipeline: the call already made is recorded and costed, no further stage starts, and a retrigger, a trigger or a push is refused naming the state', async () => {
+    const patient = await modelOnFakeProvider(stack, 'Cancelled model', fake.url, KEY, {
+      timeout: 30,
+      input_price_per_1m_tokens: '1',
+      output_price_per_1m_tokens: '2',
+    });
+    await modelKnownToOrchestrator(stack, patient);
+    const service = await actors.serviceWith('Cancelled while running', patient, ['config', 'verify']);
+    const verifyBefore = callsOf('verify').length;
+    // CONFIG's call is held open until the cancellation has reached the pipeline.
+    let release = () => {};
+    fake.next({ until: new Promise<void>((resolve) => (release = resolve)) });
+    const { instance, item } = await actors.approved(service, { size: 'cancelled' });
+    await stageIs(item, 0, 'WAITING_FOR_RESPONSE');
+    const cancelled = await asOwner('PATCH', `/v1/catalog/change_instances/${instance}/`, {
+      state: 'CANCELLED',
+    });
+    expect(cancelled.status).toBe(200);
+    const marked = await waitFor(
+      async () => {
+        const body = await latest(item);
+        return body.cancelled?.change_instance === instance && body;
+      },
+      { what: 'the pipeline to show the cancellation' },
+    );
+    expect(marked.cancelled).toMatchObject({ change_instance: instance });
+    expect(marked.cancelled.reason).toContain(`Change Instance ${instance} was CANCELLED`);
+
+    release();
+    const ended = await stageIs(item, 0, 'OK');
+    // The call was made and paid for: recorded with its cost. Rule 1 would have scheduled VERIFY
+    // in the very write that recorded CONFIG's OK: it did not, and says why.
+    expect(ended).toMatchObject({ id: marked.id, total_cost: String(CALL) });
+    expect(ended.stages[0]).toMatchObject({
+      cost: String(CALL),
+      pack_data: { text: 'Hello from the fake provider.' },
+    });
+    expect(ended.stages[1]).toMatchObject({ state: null, error: marked.cancelled.reason });
+    expect(callsOf('verify')).toHaveLength(verifyBefore);
+    const calls = fake.requestsTo('/chat/completions').length;
+
+    const refusals = await Promise.all([
+      asOwner('POST', `${PACK}retrigger/service_item/${item}/`),
+      asOwner('POST', `${PACK}trigger/service_item/${item}/verify/`),
+      asOwner('POST', `${PACK}trigger/service_item/${item}/config/`),
+      asOwner('POST', `${PACK}data/service_item/${item}/config/`, { vm: 'by hand' }),
+    ]);
+    for (const refused of refusals) {
+      expect(refused.status).toBe(409);
+      expect(refused.body.detail).toContain(
+        `Change Instance ${instance} of the Service Item's latest approved declaration is CANCELLED`,
+      );
+    }
+    const after = await latest(item);
+    expect(after).toMatchObject({ id: marked.id, total_cost: String(CALL) });
+    expect(after.stages[0].pack_data).toEqual({ text: 'Hello from the fake provider.' });
+    expect(fake.requestsTo('/chat/completions')).toHaveLength(calls);
+    const history = (await asOwner('GET', `/v1/catalog/change_instances/${instance}/`)).body.history;
+    expect(history.at(-1)).toMatchObject({ to: 'CANCELLED' });
+    expect(history.map((step: { to: string }) => step.to)).not.toContain('COMPLETED');
+  });
 });

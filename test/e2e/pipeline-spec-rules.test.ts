@@ -312,4 +312,52 @@ describe('pipeline rules of the spec, through the gateway', () => {
       'COMPLETED',
     ]);
   });
+
+  it('spec endpoint rules 2 and 3: a trigger and a retrigger take "the latest approved declaration of the Service Item", the one approved last (the catalog\'s), even when it is the older declaration', async () => {
+    const service = await actors.serviceWith('Approved last', priced, ['config', 'verify']);
+    const submit = async (declaration: object) => {
+      const submitted = await stack.call('POST', `/v1/catalog/services/${service}/declarations/`, {
+        token: consumerToken,
+        body: { declaration },
+      });
+      expect(submitted.status).toBe(201);
+      return submitted.body.change_instance as { id: number; service_item: number };
+    };
+    const approve = async (id: number) =>
+      expect(
+        (await asOwner('PATCH', `/v1/catalog/change_instances/${id}/`, { state: 'APPROVED' })).status,
+      ).toBe(200);
+    const d1 = await submit({ v: 1 });
+    const d2 = await submit({ v: 2 });
+    const item = d1.service_item;
+    expect(d2.service_item).toBe(item);
+    await approve(d2.id);
+    const run1 = await reached(item, 1, 'OK');
+    await approve(d1.id);
+    const run2 = await reached(item, 1, 'OK', run1.id);
+    const catalog = await asOwner('GET', `/v1/catalog/service_items/${item}/latest_approved_declaration/`);
+    expect(catalog.body).toMatchObject({ change_instance: d1.id, declaration: { v: 1 } });
+    /** The declaration in the provider call made after the first `calls` calls. */
+    const sent = async (calls: number) => {
+      await waitFor(async () => chats().length > calls, { what: 'the provider call', timeoutMs: 30_000 });
+      return JSON.stringify(chats()[calls]!.body);
+    };
+
+    let calls = chats().length;
+    const triggered = await asOwner('POST', `${PACK}trigger/service_item/${item}/verify/`);
+    expect(triggered.status).toBe(202);
+    expect(triggered.body.id).toBe(run2.id);
+    const verify = await sent(calls);
+    expect(verify).toContain('{\\"v\\":1}');
+    expect(verify).not.toContain('{\\"v\\":2}');
+    await reached(item, 1, 'OK');
+
+    calls = chats().length;
+    const again = await asOwner('POST', `${PACK}retrigger/service_item/${item}/`);
+    expect(again.status).toBe(202);
+    const config = await sent(calls);
+    expect(config).toContain('{\\"v\\":1}');
+    expect(config).not.toContain('{\\"v\\":2}');
+    await reached(item, 1, 'OK', run2.id);
+  });
 });

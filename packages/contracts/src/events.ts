@@ -147,6 +147,12 @@ export const events = {
       /** Why (a rejection's reasons, the validator's reasons); may be empty. */
       reasons: z.array(z.string()),
       changed_by: changeInstanceActorSchema,
+      /**
+       * A move to APPROVED: the approval's number. A later approval has a greater one, whatever
+       * the declaration's age; the highest is the item's latest approved declaration (decision
+       * 0005). Absent on other moves, and in events written before it was sent.
+       */
+      approval_seq: z.number().int().positive().optional(),
     }),
   ),
   changeInstanceValidationDecided: defineEvent(

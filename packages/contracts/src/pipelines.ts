@@ -89,6 +89,20 @@ export const pipelineViewSchema = z.object({
   currency: z.string().nullable(),
   /** The newer pipeline of the item that superseded this run while it was running, or null. */
   superseded_by: z.number().int().nullable(),
+  /**
+   * The run's Change Instance was cancelled (docs/decisions/0055): no further stage starts; a call
+   * already made is still recorded and costed. Null otherwise.
+   */
+  cancelled: z
+    .object({
+      change_instance: z.number().int(),
+      at: z.string().describe('When the orchestrator learnt of the cancellation (ISO 8601)'),
+      reason: z.string(),
+    })
+    .nullable()
+    .describe(
+      'Set when the Change Instance the run works on was CANCELLED: no further stage of the run starts; a result of a call already made is still recorded with its cost',
+    ),
   stages: z.array(pipelineStageViewSchema),
 });
 export type PipelineView = z.infer<typeof pipelineViewSchema>;

@@ -91,6 +91,10 @@ describe('change instance events', () => {
       changed_by: { kind: 'user', user_id: owner.id, username: owner.username },
       service: { id: service.id, name: service.name, owner: { id: owner.id, name: owner.username } },
     });
+    // The approval's number orders approvals for consumers (decision 0005); other moves carry none.
+    expect(approval.data.approval_seq).toEqual(expect.any(Number));
+    const started = events.find((e) => e.data.change_instance_id === id && e.data.state === 'IN_PROGRESS')!;
+    expect(started.data.approval_seq).toBeUndefined();
   });
 
   it('publishes created and then PENDING -> APPROVED for a submission to an auto-approving Service', async () => {
@@ -110,6 +114,7 @@ describe('change instance events', () => {
       old_state: 'PENDING',
       state: 'APPROVED',
       changed_by: { kind: 'auto_approval', user_id: null },
+      approval_seq: expect.any(Number),
     });
   });
 });

@@ -148,6 +148,30 @@ describe('pipelines', () => {
     expect((await latest(101)).body.stages[0]).toMatchObject({ state: 'OK', pack_data: { a: 1 } });
   });
 
+  it("follows the catalog's latest approval when approval events arrive out of order: the overtaken one starts no run (docs/decisions/0055)", async () => {
+    // D2 (declaration 1502) was approved first (number 7), D1 (1501) last (number 8), but D1's
+    // event arrives first.
+    await publish(events.changeInstanceStateChanged, {
+      ...approval(150, 1501, { v: 1 }),
+      approval_seq: 8,
+    });
+    await requestFor(150, 'CONFIG');
+    await publish(events.changeInstanceStateChanged, {
+      ...approval(150, 1502, { v: 2 }),
+      approval_seq: 7,
+    });
+    // A later approval of another item goes through the same queue after it.
+    await publish(events.changeInstanceStateChanged, approval(151, 1510, { n: 6 }));
+    await requestFor(151, 'CONFIG');
+    await waitFor(async () => (await pipelinesOf(151)).length === 1, { what: 'item 151 pipeline' });
+    const runs = await pipelinesOf(150);
+    expect(runs.map((run) => run.origin)).toEqual(['approval:1501']);
+    expect(await orchestrator.collection('service_items').findOne({ _id: 150 as never })).toMatchObject({
+      change_instance_id: 1501,
+      declaration_json: '{"v":1}',
+    });
+  });
+
   it('marks a stage FAILED with the error and starts no next stage', async () => {
     await publish(events.changeInstanceStateChanged, approval(103, 1030, {}));
     const config = await requestFor(103, 'CONFIG');

@@ -49,7 +49,12 @@ describe('a pipeline remembered by a replica that another replica changed', () =
     };
     const pipelines = new Pipelines({
       store,
-      items: { applyApproved: async () => true, find: async () => null },
+      items: {
+        applyApproved: async () => true,
+        find: async () => null,
+        cancel: async () => undefined,
+        cancellation: async () => null,
+      },
       directory: { service: async () => null } as never,
       processors: { active: async (_service, kind) => PROCESSORS[kind] ?? null },
       nextProcessors: { active: async (_service, kind) => PROCESSORS[kind] ?? null },

@@ -852,8 +852,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Start a stage of the Service Item's pipeline from its latest approved declaration (config starts a new run; verify and execution need the previous stage's PackData)
-         * @description Start a stage of the Service Item's pipeline from its latest approved declaration (config starts a new run; verify and execution need the previous stage's PackData).
+         * Start a stage of the Service Item's pipeline from its latest approved declaration: the one approved last, even when older than another approved one (the catalog's latest_approved_declaration). config starts a new run; verify and execution need the previous stage's PackData
+         * @description Start a stage of the Service Item's pipeline from its latest approved declaration: the one approved last, even when older than another approved one (the catalog's latest_approved_declaration). config starts a new run; verify and execution need the previous stage's PackData.
          *
          *     Roles: admin, service_owner.
          */
@@ -940,8 +940,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Restart the Service Item's pipeline from CONFIG, keeping its execution context (earlier runs' outcomes and errors, feedback, Pack Optimizer notes) for the CONFIG prompt
-         * @description Restart the Service Item's pipeline from CONFIG, keeping its execution context (earlier runs' outcomes and errors, feedback, Pack Optimizer notes) for the CONFIG prompt.
+         * Restart the Service Item's pipeline from CONFIG on its latest approved declaration (the one approved last, as the catalog's latest_approved_declaration), keeping its execution context (earlier runs' outcomes and errors, feedback, Pack Optimizer notes) for the CONFIG prompt
+         * @description Restart the Service Item's pipeline from CONFIG on its latest approved declaration (the one approved last, as the catalog's latest_approved_declaration), keeping its execution context (earlier runs' outcomes and errors, feedback, Pack Optimizer notes) for the CONFIG prompt.
          *
          *     Roles: admin, service_owner.
          */
@@ -8393,6 +8393,13 @@ export interface operations {
                             unpriced_calls: number | null;
                             currency: string | null;
                             superseded_by: number | null;
+                            /** @description Set when the Change Instance the run works on was CANCELLED: no further stage of the run starts; a result of a call already made is still recorded with its cost */
+                            cancelled: {
+                                change_instance: number;
+                                /** @description When the orchestrator learnt of the cancellation (ISO 8601) */
+                                at: string;
+                                reason: string;
+                            } | null;
                             service: {
                                 id: number;
                                 name: string | null;
@@ -8524,6 +8531,13 @@ export interface operations {
                         unpriced_calls: number | null;
                         currency: string | null;
                         superseded_by: number | null;
+                        /** @description Set when the Change Instance the run works on was CANCELLED: no further stage of the run starts; a result of a call already made is still recorded with its cost */
+                        cancelled: {
+                            change_instance: number;
+                            /** @description When the orchestrator learnt of the cancellation (ISO 8601) */
+                            at: string;
+                            reason: string;
+                        } | null;
                         stages: {
                             /** @enum {string} */
                             stage: "CONFIG" | "VERIFY" | "EXECUTION";
@@ -8590,7 +8604,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description AI processors are switched off (errors name ai_integration.show_ai_processor), no active processor for the stage, the previous stage's PackData is missing, or the stage is already running */
+            /** @description AI processors are switched off (errors name ai_integration.show_ai_processor), no active processor for the stage, the previous stage's PackData is missing, the stage is already running, or the Change Instance of the latest approved declaration is CANCELLED (nothing runs for it) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -8676,6 +8690,13 @@ export interface operations {
                         unpriced_calls: number | null;
                         currency: string | null;
                         superseded_by: number | null;
+                        /** @description Set when the Change Instance the run works on was CANCELLED: no further stage of the run starts; a result of a call already made is still recorded with its cost */
+                        cancelled: {
+                            change_instance: number;
+                            /** @description When the orchestrator learnt of the cancellation (ISO 8601) */
+                            at: string;
+                            reason: string;
+                        } | null;
                         stages: {
                             /** @enum {string} */
                             stage: "CONFIG" | "VERIFY" | "EXECUTION";
@@ -8976,6 +8997,13 @@ export interface operations {
                         unpriced_calls: number | null;
                         currency: string | null;
                         superseded_by: number | null;
+                        /** @description Set when the Change Instance the run works on was CANCELLED: no further stage of the run starts; a result of a call already made is still recorded with its cost */
+                        cancelled: {
+                            change_instance: number;
+                            /** @description When the orchestrator learnt of the cancellation (ISO 8601) */
+                            at: string;
+                            reason: string;
+                        } | null;
                         stages: {
                             /** @enum {string} */
                             stage: "CONFIG" | "VERIFY" | "EXECUTION";
@@ -9126,6 +9154,13 @@ export interface operations {
                         unpriced_calls: number | null;
                         currency: string | null;
                         superseded_by: number | null;
+                        /** @description Set when the Change Instance the run works on was CANCELLED: no further stage of the run starts; a result of a call already made is still recorded with its cost */
+                        cancelled: {
+                            change_instance: number;
+                            /** @description When the orchestrator learnt of the cancellation (ISO 8601) */
+                            at: string;
+                            reason: string;
+                        } | null;
                         stages: {
                             /** @enum {string} */
                             stage: "CONFIG" | "VERIFY" | "EXECUTION";
@@ -9192,7 +9227,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description AI processors are switched off (errors name ai_integration.show_ai_processor), or the Service has no active config processor */
+            /** @description AI processors are switched off (errors name ai_integration.show_ai_processor), the Service has no active config processor, or the Change Instance of the latest approved declaration is CANCELLED (nothing runs for it; a retrigger already under way when the cancellation arrives answers 202 with its run cancelled and nothing started) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -9308,6 +9343,13 @@ export interface operations {
                             unpriced_calls: number | null;
                             currency: string | null;
                             superseded_by: number | null;
+                            /** @description Set when the Change Instance the run works on was CANCELLED: no further stage of the run starts; a result of a call already made is still recorded with its cost */
+                            cancelled: {
+                                change_instance: number;
+                                /** @description When the orchestrator learnt of the cancellation (ISO 8601) */
+                                at: string;
+                                reason: string;
+                            } | null;
                             stages: {
                                 /** @enum {string} */
                                 stage: "CONFIG" | "VERIFY" | "EXECUTION";
@@ -9349,6 +9391,13 @@ export interface operations {
                             unpriced_calls: number | null;
                             currency: string | null;
                             superseded_by: number | null;
+                            /** @description Set when the Change Instance the run works on was CANCELLED: no further stage of the run starts; a result of a call already made is still recorded with its cost */
+                            cancelled: {
+                                change_instance: number;
+                                /** @description When the orchestrator learnt of the cancellation (ISO 8601) */
+                                at: string;
+                                reason: string;
+                            } | null;
                             stages: {
                                 /** @enum {string} */
                                 stage: "CONFIG" | "VERIFY" | "EXECUTION";
@@ -9416,7 +9465,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The stage kept changing while the PackData was stored (try again), or retrigger=true without an active config processor (while AI processors are switched off the data is stored and the run ends FAILED with the reason instead) */
+            /** @description The stage kept changing while the PackData was stored (try again), retrigger=true without an active config processor (while AI processors are switched off the data is stored and the run ends FAILED with the reason instead), or the Change Instance of the latest approved declaration is CANCELLED (nothing stored) */
             409: {
                 headers: {
                     [name: string]: unknown;

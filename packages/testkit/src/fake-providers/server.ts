@@ -23,6 +23,8 @@ export type Fault =
 export interface Behaviour {
   latencyMs?: number;
   fault?: Fault;
+  /** The answer waits until this settles (a call held open while the test acts), then as configured. */
+  until?: Promise<unknown>;
 }
 
 export interface Reply {
@@ -156,6 +158,7 @@ export class FakeProviderServer {
     if (routed === undefined) return send(res, { status: 404, body: this.protocol.error(404, 'Not found') });
     if (routed !== 'generate') return send(res, routed);
     const behaviour = this.queued.shift() ?? this.standing;
+    if (behaviour.until) await behaviour.until.catch(() => undefined);
     if (behaviour.latencyMs) await this.delay(behaviour.latencyMs);
     if (res.destroyed) return;
     const fault = behaviour.fault;

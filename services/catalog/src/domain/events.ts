@@ -65,7 +65,14 @@ export function stateChangedEvent(
   instance: ChangeInstanceRecord,
   service: ServiceRef,
   declarationJson: string,
-  change: { from: ChangeInstanceState; to: ChangeInstanceState; reasons: string[]; actor: Actor },
+  change: {
+    from: ChangeInstanceState;
+    to: ChangeInstanceState;
+    reasons: string[];
+    actor: Actor;
+    /** The approval's number, on a move to APPROVED (consumers order approvals by it). */
+    approvalSeq?: number;
+  },
   time: Date,
 ): Envelope {
   return createEnvelope(
@@ -75,6 +82,7 @@ export function stateChangedEvent(
       old_state: change.from,
       reasons: change.reasons,
       changed_by: actorPayload(change.actor),
+      ...(change.approvalSeq === undefined ? {} : { approval_seq: change.approvalSeq }),
     },
     options(time),
   );

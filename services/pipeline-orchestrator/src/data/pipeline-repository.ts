@@ -18,10 +18,12 @@ import {
   type LatestFilter,
   type PackDataRecord,
   type PipelineRecord,
+  type RunCancellation,
   type StageExpectation,
   type StageRecord,
 } from '../domain/records/pipeline-records';
 import { type PipelineStore } from '../domain/records/store';
+import { CancelledRuns } from './cancelled-runs';
 import { ItemRuns } from './item-runs';
 import { RememberedPipelines } from './remembered-pipelines';
 import { record, SUMMARY, WITHOUT_OUTBOX } from './pipeline-documents';
@@ -41,6 +43,8 @@ export class PipelineRepository implements PipelineStore {
   private readonly remembered = new RememberedPipelines();
   /** Writes to several runs of an item, and the running count, by indexed reads (item-runs.ts). */
   private readonly itemRuns;
+  /** The marks of runs whose Change Instance was cancelled (cancelled-runs.ts). */
+  private readonly cancelledRuns;
 
   /** Stage results' PackData, one unordered insert for those of `lingerMs` (a repeat is ignored). */
   private readonly packDataRecords;
@@ -56,6 +60,7 @@ export class PipelineRepository implements PipelineStore {
       { lingerMs },
     );
     this.itemRuns = new ItemRuns(this.pipelines);
+    this.cancelledRuns = new CancelledRuns(this.pipelines);
   }
 
   async ensureIndexes(): Promise<void> {
@@ -170,7 +175,8 @@ export class PipelineRepository implements PipelineStore {
     if (expect.attempt !== undefined) filter[`stages.${stage}.attempt`] = expect.attempt;
     if (expect.request_id !== undefined) filter[`stages.${stage}.request_id`] = expect.request_id;
     if (expect.rev !== undefined) filter.rev = expect.rev;
-    if (expect.current) filter.superseded_by = { $exists: false };
+    if (expect.current)
+      Object.assign(filter, { superseded_by: { $exists: false }, cancelled: { $exists: false } });
     if (expect.no_late_result) filter[`stages.${stage}.late_result`] = null;
     const fields: Record<string, unknown> = { updated_at: new Date() };
     for (const [name, changes] of Object.entries(set))
@@ -269,6 +275,22 @@ export class PipelineRepository implements PipelineStore {
     // A remembered copy is stale now: the next result of this pipeline reads it again.
     this.forget(id);
     return moved !== null;
+  }
+
+  async cancelRuns(serviceItemId: number, cancelled: RunCancellation): Promise<void> {
+    const ids = await this.cancelledRuns.cancelRuns(serviceItemId, cancelled);
+    for (const id of ids) this.forget(id);
+  }
+
+  async cancelStarted(
+    id: number,
+    stage: Stage,
+    requestId: string,
+    written: Envelope[],
+    cancelled: RunCancellation,
+  ): Promise<void> {
+    await this.cancelledRuns.cancelStarted(id, stage, requestId, written, cancelled);
+    this.forget(id);
   }
 
   async savePackData(data: PackDataRecord): Promise<void> {

@@ -33,7 +33,7 @@ export function pipelineFlowRoutes(
       method: 'post',
       path: `${PACK_PATH}retrigger/service_item/:id/`,
       summary:
-        "Restart the Service Item's pipeline from CONFIG, keeping its execution context (earlier runs' outcomes and errors, feedback, Pack Optimizer notes) for the CONFIG prompt",
+        "Restart the Service Item's pipeline from CONFIG on its latest approved declaration (the one approved last, as the catalog's latest_approved_declaration), keeping its execution context (earlier runs' outcomes and errors, feedback, Pack Optimizer notes) for the CONFIG prompt",
       access,
       params: z.object({ id: idSchema }),
       body: retriggerBodySchema,
@@ -42,7 +42,7 @@ export function pipelineFlowRoutes(
         400: problem('Invalid id or body (feedback too long or not a string)'),
         ...problems(401, 403, 404),
         409: problem(
-          'AI processors are switched off (errors name ai_integration.show_ai_processor), or the Service has no active config processor',
+          'AI processors are switched off (errors name ai_integration.show_ai_processor), the Service has no active config processor, or the Change Instance of the latest approved declaration is CANCELLED (nothing runs for it; a retrigger already under way when the cancellation arrives answers 202 with its run cancelled and nothing started)',
         ),
       },
       handler: async ({ principal, params, body }) => {
@@ -75,7 +75,7 @@ export function pipelineFlowRoutes(
         400: problem('Invalid id or retrigger flag, or the body is not a JSON object'),
         ...problems(401, 403, 404),
         409: problem(
-          'The stage kept changing while the PackData was stored (try again), or retrigger=true without an active config processor (while AI processors are switched off the data is stored and the run ends FAILED with the reason instead)',
+          'The stage kept changing while the PackData was stored (try again), retrigger=true without an active config processor (while AI processors are switched off the data is stored and the run ends FAILED with the reason instead), or the Change Instance of the latest approved declaration is CANCELLED (nothing stored)',
         ),
       },
       handler: async ({ principal, params, query, body }) => {

@@ -74,14 +74,14 @@ export function pipelineRoutes(pipelines: Pipelines, reads: PipelineReads, conte
       method: 'post',
       path: `${PACK_PATH}trigger/service_item/:id/:stage/`,
       summary:
-        "Start a stage of the Service Item's pipeline from its latest approved declaration (config starts a new run; verify and execution need the previous stage's PackData)",
+        "Start a stage of the Service Item's pipeline from its latest approved declaration: the one approved last, even when older than another approved one (the catalog's latest_approved_declaration). config starts a new run; verify and execution need the previous stage's PackData",
       access,
       params: triggerParams,
       responses: {
         202: { description: 'The pipeline with the stage started', schema: pipelineViewSchema },
         ...problems(400, 401, 403, 404),
         409: problem(
-          "AI processors are switched off (errors name ai_integration.show_ai_processor), no active processor for the stage, the previous stage's PackData is missing, or the stage is already running",
+          "AI processors are switched off (errors name ai_integration.show_ai_processor), no active processor for the stage, the previous stage's PackData is missing, the stage is already running, or the Change Instance of the latest approved declaration is CANCELLED (nothing runs for it)",
         ),
       },
       handler: async ({ principal, params }) => {

@@ -125,7 +125,13 @@ export class ChangeInstanceMoves {
       instance,
       serviceRef(service, instance),
       declaration?.content ?? '{}',
-      { from: instance.state, to, reasons, actor },
+      {
+        from: instance.state,
+        to,
+        reasons,
+        actor,
+        ...(to === 'APPROVED' && { approvalSeq: changed.approval_seq }),
+      },
       now,
     );
     if (!(await this.store.insertTransition(record, [event]))) return null;

@@ -127,7 +127,7 @@ export class SubmitDeclaration {
           instance,
           ref,
           content,
-          { from: 'PENDING', to: 'APPROVED', reasons: [], actor },
+          { from: 'PENDING', to: 'APPROVED', reasons: [], actor, approvalSeq },
           now,
         ),
       );

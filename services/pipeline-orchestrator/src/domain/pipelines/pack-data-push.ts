@@ -18,6 +18,7 @@ import type { PipelineObserver } from '../stage-moves/pipeline-deps';
 import type { Pipelines } from './pipelines';
 import { withStages } from '../stage-moves/progress';
 import { draftPipeline } from '../stage-requests/stage-request';
+import { cancelledConflict } from './cancellation';
 
 export interface PackDataPushDeps {
   pipelines: Pipelines;
@@ -78,6 +79,7 @@ export class PackDataPush {
   ): Promise<PushOutcome> {
     const { pipelines, processors } = this.deps;
     const item = await pipelines.visibleItem(principal, serviceItemId);
+    await pipelines.requireNotCancelled(item, `PackData pushed into ${stage}`);
     // Numbers digit for digit as sent (the route reads them exactly; docs/decisions/0039).
     const dataJson = stringifyExactJson(data);
     const next = NEXT_STAGE[stage];
@@ -95,13 +97,15 @@ export class PackDataPush {
     return retryOnConflict(
       async () => {
         const latest = await this.latestRun(item);
+        // Cancelled since the check above (the moves below expect the run not to be).
+        if (latest.cancelled) throw cancelledConflict(item, `PackData pushed into ${stage}`);
         const now = new Date();
         const fields = pushedFields(latest.stages[stage], dataJson, now);
         const withData = withStages(latest, { [stage]: fields });
         const retriggers = latest.push_retriggers ?? 0;
         const bounded = config !== null && (!aiOn || spent !== null || retriggers >= MAX_PUSH_RETRIGGERS);
         // Conditional on the attempt read: a concurrent trigger, result or push makes us re-read.
-        const expect = { states: ANY_STATE, attempt: latest.stages[stage].attempt };
+        const expect = { states: ANY_STATE, attempt: latest.stages[stage].attempt, current: true };
         const note =
           next && nextProcessor && !aiOn && latest.stages[next].state === null
             ? { [next]: { error: AI_PROCESSORS_OFF_NOTE } }
@@ -192,11 +196,14 @@ export class PackDataPush {
     ]);
   }
 
-  /** The item's latest run, or a new one (no stage started) when it has none yet. */
+  /**
+   * The item's latest run, or a new one (no stage started) when it has none yet, or only a run of
+   * a Change Instance that was cancelled before the item's current approval.
+   */
   private async latestRun(item: ServiceItemRecord): Promise<PipelineRecord> {
     const { store } = this.deps;
     const latest = await store.latest(item.service_item_id);
-    if (latest) return latest;
+    if (latest && !(latest.cancelled && latest.change_instance_id !== item.change_instance_id)) return latest;
     const draft = draftPipeline(await store.nextId(), item, `push:${randomUUID()}`, new Date());
     const record = { ...draft, run: await store.nextRun(item.service_item_id) };
     await store.insert(record, []);

@@ -54,6 +54,13 @@ export function pipelineView(
     unpriced_calls: costs.show ? unpriced : null,
     currency: costs.show ? costs.currency : null,
     superseded_by: pipeline.superseded_by ?? null,
+    cancelled: pipeline.cancelled
+      ? {
+          change_instance: pipeline.cancelled.change_instance_id,
+          at: pipeline.cancelled.at.toISOString(),
+          reason: pipeline.cancelled.reason,
+        }
+      : null,
     stages: STAGES.map((stage) => {
       const record = pipeline.stages[stage];
       return {

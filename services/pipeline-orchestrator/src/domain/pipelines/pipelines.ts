@@ -18,6 +18,7 @@ import {
 import { KIND_OF } from '../records/stage-kinds';
 import { progressEvents, withStages } from '../stage-moves/progress';
 import { StageMoves } from '../stage-moves/stage-moves';
+import { cancelRuns, requireNotCancelled } from './cancellation';
 
 /**
  * Pipelines (spec 2.5, 3.1; DESIGN section 7): approvals, triggers and new runs start stages,
@@ -38,6 +39,7 @@ export class Pipelines {
   /** Endpoint 3: starts `stage` of the Service Item from its latest approved declaration. */
   async trigger(principal: Principal, serviceItemId: number, stage: Stage): Promise<PipelineRecord> {
     const item = await this.visibleItem(principal, serviceItemId);
+    await requireNotCancelled(this.deps, item, `triggering the ${stage} stage`);
     this.requireAiProcessors(`triggering the ${stage} stage`);
     await this.requireBudget(item.service_id, `triggering the ${stage} stage`);
     const processor = await this.deps.processors.active(item.service_id, KIND_OF[stage]);
@@ -66,7 +68,11 @@ export class Pipelines {
       return run;
     }
     const started = await this.moves.start(latest, stage, processor, {});
-    if (!started) throw new ConflictError(`the ${stage} stage is already running`);
+    if (!started) {
+      // The run may have been cancelled since the check above (the move expects it not to be).
+      await requireNotCancelled(this.deps, item, `triggering the ${stage} stage`);
+      throw new ConflictError(`the ${stage} stage is already running`);
+    }
     return started;
   }
 
@@ -91,6 +97,7 @@ export class Pipelines {
    * starts CONFIG when the Service has an active config processor (rule 6), once per approval.
    */
   async changeInstance(news: ChangeInstanceNews): Promise<void> {
+    if (news.state === 'CANCELLED') return cancelRuns(this.deps, news);
     if (news.state !== 'APPROVED') return;
     const item: ServiceItemRecord = {
       service_item_id: news.service_item_id,
@@ -98,12 +105,20 @@ export class Pipelines {
       declaration_id: news.declaration_id,
       declaration_json: news.declaration_json,
       change_instance_id: news.change_instance_id,
+      ...(news.approval_seq === undefined ? {} : { approval_seq: news.approval_seq }),
     };
-    const [, processor] = await Promise.all([
+    const [applied, processor] = await Promise.all([
       this.deps.items.applyApproved(item),
       this.deps.processors.active(item.service_id, 'config'),
     ]);
     if (!processor) return;
+    // An approval a later one has overtaken (events out of order) starts no run of its outdated
+    // declaration; a redelivery of the kept approval goes on (its run's origin makes it once).
+    if (
+      !applied &&
+      (await this.deps.items.find(item.service_item_id))?.change_instance_id !== news.change_instance_id
+    )
+      return;
     const origin = `approval:${news.change_instance_id}`;
     if (!this.deps.switches.processors()) return this.notStarted(item, origin);
     const exhausted = await this.deps.budget.exhausted(item.service_id);
@@ -115,6 +130,11 @@ export class Pipelines {
   async requireBudget(serviceId: number, what: string): Promise<void> {
     const exhausted = await this.deps.budget.exhausted(serviceId);
     if (exhausted !== null) throw budgetSpent(serviceId, what, exhausted);
+  }
+
+  /** Throws the 409 naming the state while the item's latest approval is a CANCELLED Change Instance (0055). */
+  requireNotCancelled(item: ServiceItemRecord, what: string): Promise<void> {
+    return requireNotCancelled(this.deps, item, what);
   }
 
   /** Throws the 409 naming `show_ai_processor` while AI processors are switched off. */
@@ -158,6 +178,7 @@ export class Pipelines {
     const pipeline = await this.deps.store.find(pipelineId);
     if (!pipeline) return false;
     const superseded = pipeline.superseded_by !== undefined;
+    const stopped = superseded || pipeline.cancelled !== undefined;
     const failed: Partial<StageRecord> = {
       state: 'FAILED',
       finished_at: now,
@@ -165,8 +186,9 @@ export class Pipelines {
       ...(superseded && { superseded }),
     };
     // The run ends here as with a failed result: its Change Instance and the optimizer hear of it
-    // (a superseded run's end is nobody's news: a newer run works on its Change Instance).
-    const events = superseded
+    // (a superseded run's end is nobody's news: a newer run works on its Change Instance; a
+    // cancelled one's Change Instance is final).
+    const events = stopped
       ? []
       : await this.moves.finishing(withStages(pipeline, { [stage]: failed }), 'FAILED', [
           `${stage}: ${error}`,
@@ -248,6 +270,17 @@ export class Pipelines {
       if (!(await store.withdraw(id, at, request, [scheduled.event, ...progress], newest._id, reason)))
         await store.supersede(id, newest._id);
       return newest;
+    }
+    // Its Change Instance cancelled while the run started (docs/decisions/0055): looked up after
+    // the insert, so a cancellation that marked the item's runs before it is seen here.
+    const cancelled =
+      item.change_instance_id === undefined
+        ? null
+        : await this.deps.items.cancellation(item.change_instance_id);
+    if (cancelled) {
+      const request = scheduled.fields.request_id!;
+      await store.cancelStarted(id, at, request, [scheduled.event, ...progress], cancelled);
+      return (await store.find(id)) ?? record;
     }
     return (await this.moves.waiting(record, at, scheduled.event, progress)) ?? record;
   }

@@ -25,6 +25,7 @@ export class Retrigger {
   async retrigger(principal: Principal, serviceItemId: number, feedback?: string): Promise<PipelineRecord> {
     const { pipelines, store, processors, context } = this.deps;
     const item = await pipelines.visibleItem(principal, serviceItemId);
+    await pipelines.requireNotCancelled(item, 'a retrigger');
     pipelines.requireAiProcessors('a retrigger');
     await pipelines.requireBudget(item.service_id, 'a retrigger');
     const processor = await processors.active(item.service_id, 'config');

@@ -96,6 +96,11 @@ export interface PipelineRecord {
    */
   superseded_by?: number;
   /**
+   * The run's Change Instance was CANCELLED (docs/decisions/0055): a result of a call already made
+   * is recorded with its cost, and nothing further starts or ends the run's Change Instance.
+   */
+  cancelled?: RunCancellation;
+  /**
    * The generate results whose cost this pipeline has counted, by request id (ids have no '.'):
    * a result of a replaced attempt (a trigger, a push or a newer run took its stage over) or one
    * that came after its stage's timeout is counted once, whatever the redeliveries (0024).
@@ -159,6 +164,23 @@ export interface ServiceItemRecord {
   declaration_json: string;
   /** The Change Instance of that approval (absent for items stored before it was kept). */
   change_instance_id?: number;
+  /**
+   * The catalog's number of that approval (decision 0005: the highest is the latest approved
+   * declaration); absent when the approval event did not carry it or the item was read from the catalog.
+   */
+  approval_seq?: number;
+}
+
+/** Why a run stopped: its Change Instance's cancellation. */
+export interface RunCancellation {
+  change_instance_id: number;
+  at: Date;
+  reason: string;
+}
+
+/** The reason a cancelled run shows, on the run and on the stage it did not start. */
+export function cancelledReason(changeInstanceId: number): string {
+  return `cancelled: Change Instance ${changeInstanceId} was CANCELLED; no further stage starts`;
 }
 
 /** What a stage move expects to find: the stage in one of `states`, at `attempt` / `request_id` when given. */
@@ -168,7 +190,7 @@ export interface StageExpectation {
   request_id?: string;
   /** The pipeline unchanged since the copy at this `rev` (a remembered copy, see `recent`). */
   rev?: number;
-  /** The pipeline not superseded by a newer run (a move that starts a next stage). */
+  /** The pipeline neither superseded by a newer run nor cancelled (a move that starts a next stage or ends the run). */
   current?: boolean;
   /** No late result recorded on the stage yet (`late_result` null or absent). */
   no_late_result?: boolean;
@@ -196,4 +218,6 @@ export interface ChangeInstanceNews {
   declaration_json: string;
   service: { id: number };
   state: ChangeInstanceState;
+  /** A move to APPROVED: the approval's number (a later approval has a greater one). */
+  approval_seq?: number;
 }

@@ -3,6 +3,7 @@ import type {
   LatestFilter,
   PackDataRecord,
   PipelineRecord,
+  RunCancellation,
   ServiceItemRecord,
   StageExpectation,
   StageRecord,
@@ -79,6 +80,23 @@ export interface PipelineStore {
    * superseded yet; true when it was marked.
    */
   supersede(id: number, by: number): Promise<boolean>;
+  /**
+   * Marks every run of the item that works on the cancelled Change Instance `cancelled` (one
+   * conditional update each, pinned to its `_id`; a run marked already is left as it is).
+   */
+  cancelRuns(serviceItemId: number, cancelled: RunCancellation): Promise<void>;
+  /**
+   * A run started for a Change Instance found cancelled right after its insert: while its first
+   * request is still in its outbox (SCHEDULED with `requestId`, the outbox exactly `written`), the
+   * request is taken back and `stage` FAILED with the reason; otherwise the run is only marked.
+   */
+  cancelStarted(
+    id: number,
+    stage: Stage,
+    requestId: string,
+    written: Envelope[],
+    cancelled: RunCancellation,
+  ): Promise<void>;
   /** Keeps a PackData version (a repeat of the same attempt is ignored). */
   savePackData(record: PackDataRecord): Promise<void>;
   /**
@@ -96,6 +114,10 @@ export interface ServiceItemStore {
   /** Keeps the item's declaration when newer than the stored one; true when applied. */
   applyApproved(item: ServiceItemRecord): Promise<boolean>;
   find(serviceItemId: number): Promise<ServiceItemRecord | null>;
+  /** Remembers that the Change Instance was CANCELLED (idempotent; the first time is kept). */
+  cancel(changeInstanceId: number, serviceItemId: number, at: Date): Promise<void>;
+  /** The Change Instance's cancellation, or null while it is not known to be CANCELLED. */
+  cancellation(changeInstanceId: number): Promise<RunCancellation | null>;
 }
 
 /**

@@ -52,7 +52,8 @@ export class StageMoves {
     const moved = await this.deps.store.move(
       pipeline._id,
       on?.stage ?? stage,
-      on?.expect ?? { states: STARTABLE, attempt: pipeline.stages[stage].attempt },
+      // A trigger starts no stage in a superseded or cancelled run (`current`).
+      on?.expect ?? { states: STARTABLE, attempt: pipeline.stages[stage].attempt, current: true },
       set,
       [scheduled.event, ...progress],
       on?.cost ?? null,

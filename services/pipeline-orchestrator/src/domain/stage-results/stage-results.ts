@@ -17,12 +17,14 @@ import { ok } from './ok';
 import type { ResultParts, Settling } from './settling';
 import { genUiFallback, stageOutput, type StageOutput } from './stage-output';
 import { superseded } from './superseded';
+import { cancelled } from './cancelled';
 
 /**
  * Generate results of pipeline stages (rules 1 and 6 of spec 3.1, docs/decisions/0024 and 0028):
  * the stage ends OK or FAILED, and an OK starts the next stage's active processor in the same
  * write, or ends the run. This file decides which outcome a result is; each has its own file:
- * ok.ts, failed.ts, superseded.ts (a newer run took over), late.ts (its attempt is over or was
+ * ok.ts, failed.ts, superseded.ts (a newer run took over), cancelled.ts (its Change Instance was
+ * cancelled), late.ts (its attempt is over or was
  * replaced). A decision taken on this replica's remembered copy of the pipeline that the copy
  * cannot settle is taken once more on a fresh read (re-ask).
  */
@@ -126,6 +128,7 @@ export class StageResults {
     const saved = packData ? settled(deps.store.recordPackData(packData)) : null;
     let ended: 'OK' | 'FAILED' | null;
     if (pipeline.superseded_by !== undefined) ended = await superseded(this.parts, settling);
+    else if (pipeline.cancelled !== undefined) ended = await cancelled(this.parts, settling);
     else if (settling.error !== null || !packData) ended = await failed(this.parts, settling);
     else {
       const lookup =

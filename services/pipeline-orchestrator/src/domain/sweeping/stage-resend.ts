@@ -25,6 +25,8 @@ export class StageResend {
     const pipeline = await store.find(pipelineId);
     const current = pipeline?.stages[stage];
     if (!pipeline || !current || current.request_id !== requestId) return false;
+    // A cancelled run makes no new call (docs/decisions/0055): the sweeper fails the stage in time.
+    if (pipeline.cancelled !== undefined) return false;
     if (!RUNNING_STATES.includes(current.state as StageState) || current.processor_id === null) return false;
     const processor = await this.deps.processor(current.processor_id);
     if (!processor) return false;
