@@ -35,7 +35,7 @@ import path from 'node:path';
 import { ensureConsoleBuilt } from '@pack/console';
 import { SERVICE_NAMES } from './build-services';
 import { removeLocalStack, stackFile, writeLocalStack } from './lib/local-stack';
-import { prepareRuntime, spawnService, type Runtime } from './lib/service-process';
+import { prepareRuntime, spawnService, startRuntime, type Runtime } from './lib/service-process';
 import { tracing, TracingError, type Tracing } from './tracing';
 
 const root = path.resolve(__dirname, '..');
@@ -112,7 +112,7 @@ async function prepare(runtime: Runtime): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  const runtime: Runtime = process.argv.includes('--dev') ? 'source' : 'compiled';
+  const runtime = startRuntime(process.argv);
   const traced = tracingOrExit();
   const env = { ...infraEnv() };
   const secrets = localSecrets();

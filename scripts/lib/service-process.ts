@@ -15,6 +15,15 @@ export type Runtime = 'compiled' | 'source';
 const ROOT = path.resolve(__dirname, '../..');
 
 /**
+ * What `pnpm start` runs: the compiled bundles, as production does (memory included); with
+ * `--dev` (`pnpm dev`) the sources, restarted on change. The memory test measures what this
+ * picks for `pnpm start`.
+ */
+export function startRuntime(argv: readonly string[]): Runtime {
+  return argv.includes('--dev') ? 'source' : 'compiled';
+}
+
+/**
  * How the image, compose and Kubernetes run a service (decision 0050), measured: a 2 MB young
  * generation and V8's smaller heap growing steps (the old space still grows as needed: no limit
  * that could end the process)...
