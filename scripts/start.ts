@@ -103,11 +103,12 @@ async function prepare(runtime: Runtime): Promise<void> {
     return;
   }
   const started = Date.now();
+  process.stdout.write('[start] services: building the bundles that are missing or stale (pnpm build)\n');
   const built = await prepareRuntime(runtime);
   process.stdout.write(
     built.length === 0
       ? '[start] services: every bundle is current (services/<name>/dist/main.js)\n'
-      : `[start] services: built ${built.join(', ')} in ${Date.now() - started} ms (their sources changed)\n`,
+      : `[start] services: built ${built.join(', ')} in ${Date.now() - started} ms\n`,
   );
 }
 
