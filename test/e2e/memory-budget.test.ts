@@ -175,7 +175,8 @@ describe('memory: pnpm start, after pnpm demo and at rest', () => {
   const rssOfAll = () => new Map(SERVICES.map((name) => [name, rssMb(fleet.pid(name)) ?? NaN]));
 
   it(
-    '"Every service at most 120 MB RSS": after pnpm demo and after an hour\'s periodic work at rest',
+    '"Every service at most 120 MB after `pnpm demo` and after an hour at rest": pnpm start\'s services, ' +
+      'then a rest window with their periodic sweeps and polls at 50 ms',
     async () => {
       const demo = await spawnEntryPoint('scripts/demo/main.ts', [], {
         PACK_GATEWAY_URL: fleet.url('gateway'),
