@@ -9,9 +9,12 @@
  * the packages that read their own files at run time (swagger-ui-dist serves its assets), which
  * the service resolves from its own node_modules.
  *
- * A build is skipped when services/<name>/dist/.build-hash matches the hash of the sources it was
- * made from (the workspace's sources, package.json files and lockfile): the tests that start
- * services as processes call this before they do, and a second call costs a hash.
+ * Each service is built only when services/<name>/dist/.build-hash differs from the hash of what
+ * its bundle is made of: its own package and every workspace package it depends on, directly or
+ * through another (sources and package.json, tests left out), the lockfile and this script.
+ * `pnpm start` and the tests that start services as processes call this before they do: after
+ * an edit to one service only that one is built again, and with nothing changed a call costs the
+ * hashes.
  */
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
@@ -58,16 +61,44 @@ function filesUnder(entry: string, into: string[] = []): string[] {
   return into;
 }
 
-/** The hash of what every bundle is made of (any change rebuilds all six: a second or two). */
-function sourceHash(): string {
+/** Workspace package name -> its directory (packages/* and services/*). */
+function workspacePackages(): Map<string, string> {
+  const packages = new Map<string, string>();
+  for (const dir of ['packages', 'services'])
+    for (const name of readdirSync(path.join(ROOT, dir))) {
+      const manifest = path.join(ROOT, dir, name, 'package.json');
+      if (existsSync(manifest))
+        packages.set(
+          (JSON.parse(readFileSync(manifest, 'utf8')) as { name: string }).name,
+          path.dirname(manifest),
+        );
+    }
+  return packages;
+}
+
+/** The service's directory and those of the workspace packages it depends on at run time, transitively. */
+function packageDirs(service: string, packages: Map<string, string>): string[] {
+  const dirs = new Set<string>();
+  const visit = (dir: string) => {
+    if (dirs.has(dir)) return;
+    dirs.add(dir);
+    const { dependencies = {} } = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as {
+      dependencies?: Record<string, string>;
+    };
+    for (const [name, version] of Object.entries(dependencies))
+      if (version.startsWith('workspace:') && packages.has(name)) visit(packages.get(name)!);
+  };
+  visit(path.join(ROOT, 'services', service));
+  return [...dirs].sort();
+}
+
+/** The hash of what one service's bundle is made of. */
+function sourceHash(service: string, packages: Map<string, string>): string {
   const hash = createHash('sha256');
   const inputs = [
     path.join(ROOT, 'pnpm-lock.yaml'),
     __filename,
-    ...['packages', 'services'].flatMap((dir) =>
-      readdirSync(path.join(ROOT, dir)).flatMap((name) => filesUnder(path.join(ROOT, dir, name, 'src'))),
-    ),
-    ...filesUnder(path.join(ROOT, 'packages/console/node')),
+    ...packageDirs(service, packages).flatMap((dir) => filesUnder(dir)),
   ];
   for (const file of inputs) hash.update(path.relative(ROOT, file)).update('\0').update(readFileSync(file));
   return hash.digest('hex');
@@ -123,18 +154,21 @@ async function buildOne(service: string): Promise<void> {
   });
 }
 
-/** Builds every service unless its bundle is current; returns whether it built. */
-export async function buildServices({ force = false } = {}): Promise<boolean> {
-  const hash = sourceHash();
-  const current = SERVICE_NAMES.every((service) => {
-    const file = path.join(path.dirname(bundlePath(service)), HASH_FILE);
-    return existsSync(bundlePath(service)) && existsSync(file) && readFileSync(file, 'utf8').trim() === hash;
-  });
-  if (current && !force) return false;
-  await Promise.all(SERVICE_NAMES.map((service) => buildOne(service)));
-  for (const service of SERVICE_NAMES)
-    writeFileSync(path.join(path.dirname(bundlePath(service)), HASH_FILE), `${hash}\n`);
-  return true;
+const hashFile = (service: string) => path.join(path.dirname(bundlePath(service)), HASH_FILE);
+
+/** Builds each service whose bundle is missing or stale (every one with `force`); returns those it built. */
+export async function buildServices({ force = false } = {}): Promise<string[]> {
+  const packages = workspacePackages();
+  const stale = SERVICE_NAMES.map((service) => ({ service, hash: sourceHash(service, packages) })).filter(
+    ({ service, hash }) =>
+      force ||
+      !existsSync(bundlePath(service)) ||
+      !existsSync(hashFile(service)) ||
+      readFileSync(hashFile(service), 'utf8').trim() !== hash,
+  );
+  await Promise.all(stale.map(({ service }) => buildOne(service)));
+  for (const { service, hash } of stale) writeFileSync(hashFile(service), `${hash}\n`);
+  return stale.map(({ service }) => service);
 }
 
 if (require.main === module) {
@@ -142,8 +176,8 @@ if (require.main === module) {
   buildServices({ force: process.argv.includes('--force') }).then(
     (built) =>
       process.stdout.write(
-        built
-          ? `[build] ${SERVICE_NAMES.length} services in ${Date.now() - started} ms: services/<name>/dist/main.js\n`
+        built.length > 0
+          ? `[build] ${built.join(', ')} in ${Date.now() - started} ms: services/<name>/dist/main.js\n`
           : '[build] every service bundle is current\n',
       ),
     (error: unknown) => {

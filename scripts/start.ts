@@ -1,5 +1,7 @@
 /**
- * `pnpm start`: the whole platform on this machine, in the foreground until Ctrl-C.
+ * `pnpm start`: the whole platform on this machine, in the foreground until Ctrl-C, run as
+ * production runs it. `pnpm dev` (`--dev`): the same, from the sources, each service restarted
+ * when a file it loaded changes.
  *
  * 1. Starts whatever infrastructure is missing (scripts/infra.sh: RabbitMQ, FerretDB on
  *    PostgreSQL), unless MONGO_URL and AMQP_URL point elsewhere.
@@ -7,8 +9,15 @@
  *    gateway and the services, and an encryption key. Variables already set win.
  * 3. Builds the operator console (packages/console) when its build is missing or older than its
  *    sources (a content hash), so the gateway serves it at `/`.
- * 4. Starts every service under services/ on its default port, gateway last, and prints the
- *    gateway URL and, on first start without PACK_ADMIN_TOKEN, a one-time admin token.
+ * 4. Builds the bundle of each service whose sources changed (scripts/build-services.ts: a hash
+ *    of the service's package and the workspace packages it depends on), and starts every service
+ *    under services/ on its default port, gateway last: `node --max-semi-space-size=2
+ *    --optimize-for-size services/<name>/dist/main.js` with the image's allocator settings and
+ *    NODE_ENV=production (docs/decisions/0050-compiled-services.md), so what runs here is what
+ *    the image runs, in memory too. `pnpm dev` skips the build and runs
+ *    `node --watch --require tsx/cjs services/<name>/src/main.ts` instead.
+ *    Then prints the gateway URL and, on first start without PACK_ADMIN_TOKEN, a one-time admin
+ *    token.
  * 5. Writes .local/stack.json (PACK_STACK_FILE), the gateway URL and admin token `pnpm demo`
  *    finds the stack by, and removes it when it stops.
  * 6. With PACK_TRACING=1, starts the local trace viewer (scripts/trace-viewer.sh: Zipkin) and has
@@ -19,12 +28,14 @@
  * empty value refuses them as in production): on one's own machine the fake provider and the
  * webhook receiver of `pnpm demo` and local tools listen there. Compose and Kubernetes leave it empty.
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ensureConsoleBuilt } from '@pack/console';
+import { SERVICE_NAMES } from './build-services';
 import { removeLocalStack, stackFile, writeLocalStack } from './lib/local-stack';
+import { prepareRuntime, spawnService, startRuntime, type Runtime } from './lib/service-process';
 import { tracing, TracingError, type Tracing } from './tracing';
 
 const root = path.resolve(__dirname, '..');
@@ -70,11 +81,9 @@ function localSecrets(): { env: Record<string, string>; newAdminToken?: string }
   return { env: stored, newAdminToken };
 }
 
+/** The gateway last: it routes to the others. */
 function services(): string[] {
-  const all = readdirSync(path.join(root, 'services')).filter((name) =>
-    existsSync(path.join(root, 'services', name, 'src/main.ts')),
-  );
-  return [...all.filter((name) => name !== 'gateway'), 'gateway'];
+  return [...SERVICE_NAMES.filter((name) => name !== 'gateway'), 'gateway'];
 }
 
 function tracingOrExit(): Tracing {
@@ -87,7 +96,24 @@ function tracingOrExit(): Tracing {
   }
 }
 
-function main(): void {
+/** Builds the stale bundles (`pnpm start`) and says what it did. */
+async function prepare(runtime: Runtime): Promise<void> {
+  if (runtime === 'source') {
+    process.stdout.write('[start] services: from their sources, restarted when a file changes (pnpm dev)\n');
+    return;
+  }
+  const started = Date.now();
+  process.stdout.write('[start] services: building the bundles that are missing or stale (pnpm build)\n');
+  const built = await prepareRuntime(runtime);
+  process.stdout.write(
+    built.length === 0
+      ? '[start] services: every bundle is current (services/<name>/dist/main.js)\n'
+      : `[start] services: built ${built.join(', ')} in ${Date.now() - started} ms\n`,
+  );
+}
+
+async function main(): Promise<void> {
+  const runtime = startRuntime(process.argv);
   const traced = tracingOrExit();
   const env = { ...infraEnv() };
   const secrets = localSecrets();
@@ -97,10 +123,13 @@ function main(): void {
       ? '[start] console: build is current\n'
       : `[start] console: built (it was ${before})\n`,
   );
+  await prepare(runtime);
   // PORT or METRICS_PORT would give every service the same port: each keeps its defaults
   // (deploy/services.yaml; GATEWAY_PORT moves the gateway).
   const { PORT: _port, METRICS_PORT: _metricsPort, ...inherited } = process.env;
   const shared = {
+    // What the image sets (it changes nothing the services do today; libraries may read it).
+    ...(runtime === 'compiled' ? { NODE_ENV: 'production' } : {}),
     PACK_ALLOWED_TARGET_CIDRS: LOCAL_TARGETS,
     ...secrets.env,
     ...env,
@@ -109,14 +138,10 @@ function main(): void {
   } as Record<string, string>;
   const children: ChildProcess[] = [];
   for (const name of services()) {
-    const child = spawn(
-      process.execPath,
-      ['--require', 'tsx/cjs', path.join(root, 'services', name, 'src/main.ts')],
-      {
-        env: { ...shared, MONGO_DB: process.env.MONGO_DB ?? `pack_${name.replace(/-/g, '_')}` },
-        stdio: ['ignore', 'inherit', 'inherit'],
-      },
-    );
+    const child = spawnService(name, runtime, {
+      env: { ...shared, MONGO_DB: process.env.MONGO_DB ?? `pack_${name.replace(/-/g, '_')}` },
+      nodeArgs: runtime === 'source' ? ['--watch'] : [],
+    });
     child.on('exit', (code, signal) => {
       if (!stopping)
         process.stderr.write(`[start] ${name} exited (${signal ?? code}); stopping everything\n`);
@@ -169,4 +194,7 @@ function main(): void {
   process.on('SIGTERM', () => shutdown(0));
 }
 
-main();
+main().catch((error: unknown) => {
+  process.stderr.write(`[start] ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});

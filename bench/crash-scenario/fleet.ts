@@ -3,8 +3,7 @@
  * crash scenario kills with SIGKILL and starts again on the same ports (the gateway and the other
  * services keep their URLs). Every process logs to its own file under `logDir`.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createWriteStream, mkdirSync } from 'node:fs';
 import os from 'node:os';
@@ -12,9 +11,8 @@ import path from 'node:path';
 import amqp from 'amqplib';
 import mongoose, { type mongo } from 'mongoose';
 import { dropDatabase, exported, freePort, infraScript } from '@pack/testkit';
-import { PRODUCTION_ENV, prepareRuntime, runtimeFromEnv, serviceCommand, type Runtime } from './runtime';
+import { prepareRuntime, runtimeFromEnv, spawnService, type Runtime } from './runtime';
 
-const ROOT = path.resolve(__dirname, '../..');
 /** Start order: what the others read at start first (settings), the gateway last. */
 export const SERVICES = [
   'settings',
@@ -170,13 +168,14 @@ export class Fleet {
       .join(' ')
       .split(' ')
       .filter(Boolean);
-    const child = spawn(process.execPath, serviceCommand(name, this.runtime, nodeArgs), {
-      env: { PATH: process.env.PATH, ...(this.runtime === 'compiled' ? PRODUCTION_ENV : {}), ...member.env },
-      cwd: ROOT,
+    // The function `pnpm start` starts each service with: the same command, flags and variables.
+    const child = spawnService(name, this.runtime, {
+      env: { PATH: process.env.PATH, ...member.env },
+      nodeArgs,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    child.stdout.pipe(log, { end: false });
-    child.stderr.pipe(log, { end: false });
+    child.stdout!.pipe(log, { end: false });
+    child.stderr!.pipe(log, { end: false });
     member.child = child;
     member.exited = new Promise((resolve) => child.once('close', () => resolve()));
   }
