@@ -3,6 +3,7 @@ import type {
   LatestFilter,
   PackDataRecord,
   PipelineRecord,
+  RunOutcome,
   ServiceItemRecord,
   StageExpectation,
   StageRecord,
@@ -46,6 +47,8 @@ export interface PipelineStore {
     cost: string | null,
     /** The result's call had no prices: counted in `unpriced_calls`. */
     unpriced?: boolean,
+    /** The move ends the run so: the list status is its outcome (`statusAfter`). */
+    ends?: RunOutcome | null,
   ): Promise<PipelineRecord | null>;
   /**
    * Counts the cost of a result that moves no stage (its attempt was replaced or timed out) on
