@@ -159,7 +159,7 @@ describe('the latest pipeline of each Service Item, listed through the gateway',
     );
     const rows = await list('', owner);
     expect(rows.results.map((row) => [row.service_item, row.status])).toEqual([[item, 'done']]);
-    expect(rows.results[0].stages.map((stage) => stage.state)).toEqual(['OK', null, null]);
+    expect(rows.results[0]!.stages.map((stage) => stage.state)).toEqual(['OK', null, null]);
     expect((await list('?status=done', owner)).results.map((row) => row.service_item)).toEqual([item]);
     expect(await list('?status=waiting', owner)).toMatchObject({ count: 0, results: [] });
   });

@@ -16,3 +16,4 @@ export * from './webhooks';
 export * from './pipelines';
 export * from './paging';
 export * from './budgets';
+export * from './optimizer-notes';

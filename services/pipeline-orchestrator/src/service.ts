@@ -12,6 +12,8 @@ import { ActiveSlotRepository } from './data/active-slot-repository';
 import { BudgetRepository } from './data/budget-repository';
 import { Budgets } from './domain/budgets/budgets';
 import { budgetRoutes } from './http/budget-routes';
+import { optimizerNoteRoutes } from './http/optimizer-note-routes';
+import { OptimizerNotes } from './domain/side-processors/optimizer-notes';
 import { DirectoryRepository } from './data/directory-repository';
 import { PIPELINES_COLLECTION, PipelineRepository } from './data/pipeline-repository';
 import { PROCESSORS_COLLECTION, ProcessorRepository } from './data/processor-repository';
@@ -177,9 +179,10 @@ export const orchestratorService: ServiceDefinition<OrchestratorConfig> = {
       show: maySeeCosts(principal.role, settings.get().charges),
       currency: shownCurrency(settings.get().currency),
     });
+    const names = new PipelineNameRepository(mongo.connection);
     const reads = new PipelineReads({
       store: pipelineRepository,
-      names: new PipelineNameRepository(mongo.connection),
+      names,
       directory,
       costs,
     });
@@ -194,6 +197,7 @@ export const orchestratorService: ServiceDefinition<OrchestratorConfig> = {
         ...pipelineRoutes(pipelines, reads),
         ...pipelineFlowRoutes(flows, reads),
         ...budgetRoutes(budgets),
+        ...optimizerNoteRoutes(new OptimizerNotes({ store: contextRepository, directory, names })),
       ],
       consumers: [
         projectionConsumer(directory, (serviceId) => processors.retireService(serviceId)),
