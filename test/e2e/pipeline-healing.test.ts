@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { startFakeOpenAi, waitFor, type FakeProviderServer } from '@pack/testkit';
+import { metricSample, metricsText, startFakeOpenAi, waitFor, type FakeProviderServer } from '@pack/testkit';
 import { pipelineActors } from '../pipeline-actors';
 import { expectRefused, modelKnownToOrchestrator, startStack, type Stack } from '../stack';
 
@@ -216,6 +216,7 @@ describe('pipelines healing themselves, through the gateway', () => {
       { what: 'the validator approval', timeoutMs: 30_000 },
     );
     expect(approval.reasons).toEqual(['small enough']);
+    expect(approval.validation).toMatchObject({ decision: 'approve', reason: null });
     expect(approval.history.at(-1)).toMatchObject({
       from: 'PENDING',
       to: 'APPROVED',
@@ -283,5 +284,42 @@ describe('pipelines healing themselves, through the gateway', () => {
     const other = await stack.issueToken('service_owner');
     await expectRefused(orchestrator, () => notesOf('', other), 404);
     expect((await notesOf('', stack.adminToken)).body.count).toBe(2);
+  });
+
+  it('records a validator reply without a decision on the Change Instance, with the reason, and counts it', async () => {
+    const service = await serviceWith('Undecided', ['change_instance_validator']);
+    const metrics = () => metricsText(stack.service('pipeline-orchestrator').metricsUrl);
+    const undecided = (text: string) =>
+      metricSample(text, 'pipeline_validations_undecided_total', { cause: 'generation_failed' });
+    const before = undecided(await metrics());
+    // Not a {decision, reasons} object, asked and re-asked: the validator gives no decision.
+    fake.scriptReplies('I would rather not say.', 'Still no opinion.');
+    const submitted = await stack.call('POST', `/v1/catalog/services/${service}/declarations/`, {
+      token: consumerToken,
+      body: { declaration: { size: 'unclear' } },
+    });
+    expect(submitted.status).toBe(201);
+    const id = submitted.body.change_instance.id as number;
+    const recorded = await waitFor(
+      async () => {
+        const body = (await asOwner('GET', `/v1/catalog/change_instances/${id}/`)).body;
+        return body.validation && body;
+      },
+      { what: 'the validation recorded on the Change Instance', timeoutMs: 30_000 },
+    );
+    expect(recorded.state).toBe('PENDING');
+    expect(recorded.validation).toMatchObject({ decision: null });
+    expect(recorded.validation.reason).toMatch(/^structured_output: /);
+    expect(Date.parse(recorded.validation.at)).not.toBeNaN();
+    expect(recorded.history.map((step: { to: string }) => step.to)).toEqual(['PENDING']);
+    // The list shows it too, and the owner still decides.
+    const listed = await asOwner('GET', `/v1/catalog/change_instances/?service=${service}&state=ALL`);
+    expect(listed.body.results.find((row: { id: number }) => row.id === id)?.validation).toEqual(
+      recorded.validation,
+    );
+    expect(undecided(await metrics()) - before).toBe(1);
+    const approval = await asOwner('PATCH', `/v1/catalog/change_instances/${id}/`, { state: 'APPROVED' });
+    expect(approval.status).toBe(200);
+    expect(approval.body.validation).toEqual(recorded.validation);
   });
 });

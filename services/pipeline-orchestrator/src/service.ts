@@ -45,7 +45,7 @@ import { pipelineConsumer } from './messaging/pipeline-consumer';
 import { processorCacheConsumer } from './messaging/processor-cache-consumer';
 import { projectionConsumer } from './messaging/projection-consumer';
 import { SweeperLoop } from './messaging/sweeper-loop';
-import { budgetMetrics, pipelineMetrics, sweepMetrics } from './metrics';
+import { budgetMetrics, pipelineMetrics, sweepMetrics, validationMetrics } from './metrics';
 import type { OrchestratorConfig } from './config';
 
 export { orchestratorEnvSchema, type OrchestratorConfig } from './config';
@@ -126,6 +126,7 @@ export const orchestratorService: ServiceDefinition<OrchestratorConfig> = {
       logger,
       switches,
       budgets,
+      validationMetrics(metrics),
     );
     // Built once per settings version: it was a measurable share of a stage's CPU (bench/pipeline).
     let catalog: { from: GeneralSettings; schema: JsonSchema } | undefined;
