@@ -114,6 +114,40 @@ describe('the operator console: pipelines, dashboard, Change Instances, roles', 
     (await actors.asOwner('GET', `${PACK}pipelines/latest/service_item/${probeItem}/`)).body.total_cost !==
     null;
 
+  it("shows a Service's Pack Optimizer notes on the AI processors page, newest first, as text", async () => {
+    const optimized = await actors.serviceWith('Console optimized', model, ['config', 'pack_optimizer']);
+    const notes = `/v1/ai/services/${optimized}/optimizer_notes/`;
+    fake.scriptReplies('{"vm":"n1"}', 'Run 1: <b>use two VMs</b>.');
+    const { item } = await actors.approved(optimized, { namespace: 'notes' });
+    await waitFor(async () => (await actors.asOwner('GET', notes)).body?.count === 1, {
+      what: 'the first note',
+      timeoutMs: 30_000,
+    });
+    fake.scriptReplies('{"vm":"n2"}', 'Run 2: two VMs worked.');
+    expect((await actors.asOwner('POST', `${PACK}retrigger/service_item/${item}/`)).status).toBe(202);
+    await waitFor(async () => (await actors.asOwner('GET', notes)).body?.count === 2, {
+      what: 'the second note',
+      timeoutMs: 30_000,
+    });
+    await h.signInAs(ownerToken, /\/(dashboard|models)/);
+    await h.open('/processors', 'AI processors');
+    await h.page.getByLabel('Service', { exact: true }).selectOption(String(optimized));
+    const shown = h.page.getByTestId('optimizer-notes').locator('article.note');
+    await shown.nth(1).waitFor();
+    expect(await shown.locator('h3').allTextContents()).toEqual([
+      `Service Item ${item}, run 2`,
+      `Service Item ${item}, run 1`,
+    ]);
+    // The optimizer's output is text: the markup in it is shown, never parsed.
+    expect(await shown.locator('pre').allTextContents()).toEqual([
+      'Run 2: two VMs worked.',
+      'Run 1: <b>use two VMs</b>.',
+    ]);
+    expect(await shown.locator('b').count()).toBe(0);
+    expect(await shown.first().textContent()).toContain('Console optimized pack_optimizer');
+    await expectAccessible(h, 'processors-optimizer-notes');
+  });
+
   it('draws a valid gen_ui as components, and shows a stage that changes without a reload', async () => {
     fake.scriptReplies(JSON.stringify(VALID_UI));
     const { item } = await actors.approved(service, { namespace: 'team-a' });
@@ -341,6 +375,30 @@ describe('the operator console: pipelines, dashboard, Change Instances, roles', 
     await expectAccessible(h, 'dashboard');
     await h.screenshot('dashboard');
     copyFileSync(path.join(SCREENSHOTS, 'dashboard.png'), path.join(SCREENSHOTS, 'readme.png'));
+  });
+
+  it("shows the Change Instance Validator's missing decision and its reason in the Change Instances table", async () => {
+    const validated = await actors.serviceWith('Console validated', model, ['change_instance_validator']);
+    // Not a {decision, reasons} object, asked and re-asked: no decision.
+    fake.scriptReplies('Maybe.', 'Still maybe.');
+    const submitted = await h.stack.call('POST', `/v1/catalog/services/${validated}/declarations/`, {
+      token: consumerToken,
+      body: { declaration: { namespace: 'undecided' } },
+    });
+    expect(submitted.status).toBe(201);
+    const id = submitted.body.change_instance.id;
+    const validation = await waitFor(
+      async () => (await actors.asOwner('GET', `/v1/catalog/change_instances/${id}/`)).body?.validation,
+      { what: 'the validation recorded', timeoutMs: 30_000 },
+    );
+    const gui_table = { ENABLED: true, default_filter_states_for_serviceowners: ['PENDING'] };
+    await h.withSettings({ gui_table }, async () => {
+      await h.signInAs(ownerToken, /\/(dashboard|models)/);
+      await h.open('/change-instances', 'Change Instances');
+      const cell = h.page.locator(`[data-testid="change-instances"] tr[data-id="${id}"] td[data-validation]`);
+      await cell.waitFor();
+      expect(await cell.textContent()).toBe(`no decision: ${validation.reason}`);
+    });
   });
 
   it('refreshes the Change Instances table by itself, with the default filter of the role', async () => {

@@ -243,4 +243,54 @@ describe('model fallbacks, through the gateway', () => {
       [fallback, 'http_status', 3],
     ]);
   });
+
+  it('a pushed stage, and a new attempt, keep nothing of the attempt a fallback answered', async () => {
+    const { asking, answering, model, fallback } = await chain();
+    asking.always({ fault: { kind: 'status', status: 500 } });
+    const service = await actors.serviceWith('Fallback then pushed', model, ['config', 'verify']);
+    const { item } = await actors.approved(service, { size: 'pushed' });
+    const latest = async () =>
+      (await actors.asOwner('GET', `${PACK}pipelines/latest/service_item/${item}/`)).body;
+    await waitFor(async () => (await latest())?.stages?.[1]?.state === 'OK', {
+      what: 'VERIFY answered by the fallback',
+      timeoutMs: 30_000,
+    });
+    const answered = {
+      answered_model_id: fallback,
+      answered_model_name: 'gpt-4o-mini',
+      fallback_from: model,
+    };
+    const before = await latest();
+    expect(before.stages[0]).toMatchObject(answered);
+    expect(before.stages[1]).toMatchObject(answered);
+    // The new VERIFY attempt the push starts is answered after a while: it is seen running.
+    answering.always({ latencyMs: 4000 });
+    const pushed = await actors.asOwner('POST', `${PACK}data/service_item/${item}/config/`, { vm: 'large' });
+    expect(pushed.status).toBe(201);
+    const cleared = {
+      answered_model_id: null,
+      answered_model_name: null,
+      fallback_from: null,
+      unpriced: false,
+    };
+    expect(pushed.body.pipeline.stages[0]).toMatchObject({
+      state: 'OK',
+      origin: 'pushed',
+      cost: null,
+      pack_data: { vm: 'large' },
+      ...cleared,
+    });
+    expect(pushed.body.pipeline.stages[1]).toMatchObject({ origin: 'generated', ...cleared });
+    expect(['SCHEDULED', 'WAITING_FOR_RESPONSE']).toContain(pushed.body.pipeline.stages[1].state);
+    const running = await latest();
+    expect(running.stages[0]).toMatchObject({ origin: 'pushed', ...cleared });
+    expect(running.stages[1]).toMatchObject(cleared);
+    expect(['SCHEDULED', 'WAITING_FOR_RESPONSE']).toContain(running.stages[1].state);
+    // Its own answer then names who gave it.
+    await waitFor(async () => (await latest()).stages[1].state === 'OK', {
+      what: 'the new VERIFY attempt answered',
+      timeoutMs: 30_000,
+    });
+    expect((await latest()).stages[1]).toMatchObject(answered);
+  });
 });

@@ -1,8 +1,21 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { byPrompt, startFakeOpenAi, waitFor, type FakeProviderServer } from '@pack/testkit';
+import {
+  byPrompt,
+  metricSample,
+  metricsText,
+  startFakeOpenAi,
+  waitFor,
+  type FakeProviderServer,
+} from '@pack/testkit';
 import { pipelineActors } from '../pipeline-actors';
-import { modelKnownToOrchestrator, modelOnFakeProvider, startStack, type Stack } from '../stack';
+import {
+  expectRefused,
+  modelKnownToOrchestrator,
+  modelOnFakeProvider,
+  startStack,
+  type Stack,
+} from '../stack';
 
 const KEY = 'sk-e2e-healing-0000';
 const PACK = '/v1/external/serviceowner/pack/';
@@ -415,6 +428,7 @@ describe('pipelines healing themselves, through the gateway', () => {
       { what: 'the validator approval', timeoutMs: 30_000 },
     );
     expect(approval.reasons).toEqual(['small enough']);
+    expect(approval.validation).toMatchObject({ decision: 'approve', reason: null });
     expect(approval.history.at(-1)).toMatchObject({
       from: 'PENDING',
       to: 'APPROVED',
@@ -434,5 +448,90 @@ describe('pipelines healing themselves, through the gateway', () => {
     const asked = prompts().filter((prompt) => prompt.includes('Approve or reject this declaration'));
     expect(asked.at(-1)).toContain('{\\"size\\":\\"XXL\\"}');
     expect(asked.at(-1)).toContain('decision');
+  });
+
+  it("reads the Pack Optimizer's notes of a Service through a route, newest first, paged, its owner's only", async () => {
+    const service = await serviceWith('Optimized', ['config', 'pack_optimizer']);
+    const notes = `/v1/ai/services/${service}/optimizer_notes/`;
+    const notesOf = (query = '', token: string | null = ownerToken) =>
+      stack.call('GET', `${notes}${query}`, { token });
+    fake.scriptReplies('{"vm":"o1"}', 'Run 1: the VM was too small; ask for two.');
+    const { item } = await approved(service, { size: 'optimized' });
+    await waitFor(async () => (await notesOf()).body?.count === 1, {
+      what: 'the first run ends and the optimizer writes',
+      timeoutMs: 30_000,
+    });
+    fake.scriptReplies('{"vm":"o2"}', 'Run 2: two VMs worked.');
+    expect((await asOwner('POST', `${PACK}retrigger/service_item/${item}/`)).status).toBe(202);
+    const page = await waitFor(
+      async () => {
+        const read = await notesOf();
+        return read.body?.count === 2 && read.body;
+      },
+      { what: 'the second note', timeoutMs: 30_000 },
+    );
+    const run2 = (await latest(item)).body.id as number;
+    expect(page.results).toMatchObject([
+      {
+        service,
+        service_item: item,
+        pipeline: run2,
+        run: 2,
+        processor_name: 'Optimized pack_optimizer',
+        text: 'Run 2: two VMs worked.',
+      },
+      { service_item: item, run: 1, text: 'Run 1: the VM was too small; ask for two.' },
+    ]);
+    const second = await notesOf('?limit=1&offset=1');
+    expect(second.body).toMatchObject({ count: 2, results: [{ run: 1 }] });
+    expect(second.body.previous).toContain('offset=0');
+    const processor = page.results[0].processor as number;
+    expect((await notesOf(`?processor=${processor}&service_item=${item}`)).body.count).toBe(2);
+    expect((await notesOf(`?processor=${processor + 1000}`)).body.count).toBe(0);
+
+    const orchestrator = stack.service('pipeline-orchestrator');
+    await expectRefused(orchestrator, () => notesOf('?limit=0'), 400, ['query.limit']);
+    expect((await notesOf('', null)).status).toBe(401);
+    await expectRefused(orchestrator, () => notesOf('', consumerToken), 403);
+    const other = await stack.issueToken('service_owner');
+    await expectRefused(orchestrator, () => notesOf('', other), 404);
+    expect((await notesOf('', stack.adminToken)).body.count).toBe(2);
+  });
+
+  it('records a validator reply without a decision on the Change Instance, with the reason, and counts it', async () => {
+    const service = await serviceWith('Undecided', ['change_instance_validator']);
+    const metrics = () => metricsText(stack.service('pipeline-orchestrator').metricsUrl);
+    const undecided = (text: string) =>
+      metricSample(text, 'pipeline_validations_undecided_total', { cause: 'generation_failed' });
+    const before = undecided(await metrics());
+    // Not a {decision, reasons} object, asked and re-asked: the validator gives no decision.
+    fake.scriptReplies('I would rather not say.', 'Still no opinion.');
+    const submitted = await stack.call('POST', `/v1/catalog/services/${service}/declarations/`, {
+      token: consumerToken,
+      body: { declaration: { size: 'unclear' } },
+    });
+    expect(submitted.status).toBe(201);
+    const id = submitted.body.change_instance.id as number;
+    const recorded = await waitFor(
+      async () => {
+        const body = (await asOwner('GET', `/v1/catalog/change_instances/${id}/`)).body;
+        return body.validation && body;
+      },
+      { what: 'the validation recorded on the Change Instance', timeoutMs: 30_000 },
+    );
+    expect(recorded.state).toBe('PENDING');
+    expect(recorded.validation).toMatchObject({ decision: null });
+    expect(recorded.validation.reason).toMatch(/^structured_output: /);
+    expect(Date.parse(recorded.validation.at)).not.toBeNaN();
+    expect(recorded.history.map((step: { to: string }) => step.to)).toEqual(['PENDING']);
+    // The list shows it too, and the owner still decides.
+    const listed = await asOwner('GET', `/v1/catalog/change_instances/?service=${service}&state=ALL`);
+    expect(listed.body.results.find((row: { id: number }) => row.id === id)?.validation).toEqual(
+      recorded.validation,
+    );
+    expect(undecided(await metrics()) - before).toBe(1);
+    const approval = await asOwner('PATCH', `/v1/catalog/change_instances/${id}/`, { state: 'APPROVED' });
+    expect(approval.status).toBe(200);
+    expect(approval.body.validation).toEqual(recorded.validation);
   });
 });

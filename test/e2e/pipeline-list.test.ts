@@ -139,4 +139,28 @@ describe('the latest pipeline of each Service Item, listed through the gateway',
     expect((await stack.call('GET', LIST, { token: null })).status).toBe(401);
     expect((await stack.call('GET', LIST, { token: consumerToken })).status).toBe(403);
   });
+
+  it('lists as done a run that ended OK before EXECUTION: a Service with only a config processor, its Change Instance COMPLETED', async () => {
+    const [owner, consumer] = await Promise.all([
+      stack.issueToken('service_owner'),
+      stack.issueToken('consumer'),
+    ]);
+    const mine = pipelineActors(stack, owner, consumer);
+    const model = await modelOnFakeProvider(stack, 'Config-only model', fake.url, KEY);
+    await modelKnownToOrchestrator(stack, model);
+    const configOnly = await mine.serviceWith('Config only', model, ['config']);
+    fake.scriptReplies('{"vm":"c5"}');
+    const { instance, item } = await mine.approved(configOnly, { n: 5 });
+    await waitFor(
+      async () =>
+        (await stack.call('GET', `/v1/catalog/change_instances/${instance}/`, { token: owner })).body
+          ?.state === 'COMPLETED',
+      { what: 'the Change Instance COMPLETED', timeoutMs: 30_000 },
+    );
+    const rows = await list('', owner);
+    expect(rows.results.map((row) => [row.service_item, row.status])).toEqual([[item, 'done']]);
+    expect(rows.results[0]!.stages.map((stage) => stage.state)).toEqual(['OK', null, null]);
+    expect((await list('?status=done', owner)).results.map((row) => row.service_item)).toEqual([item]);
+    expect(await list('?status=waiting', owner)).toMatchObject({ count: 0, results: [] });
+  });
 });

@@ -56,6 +56,7 @@ export const ROUTE_ACCESS: Record<string, 'public' | 'authenticated' | readonly 
   'pipeline-orchestrator DELETE /v1/ai/processors/:id/': ['admin', 'service_owner'],
   'pipeline-orchestrator GET /v1/ai/services/:id/budget/': ['admin', 'service_owner'],
   'pipeline-orchestrator PUT /v1/ai/services/:id/budget/': ['admin'],
+  'pipeline-orchestrator GET /v1/ai/services/:id/optimizer_notes/': ['admin', 'service_owner'],
   'pipeline-orchestrator POST /v1/external/serviceowner/pack/trigger/service_item/:id/:stage/': [
     'admin',
     'service_owner',

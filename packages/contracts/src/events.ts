@@ -164,6 +164,18 @@ export const events = {
     }),
   ),
   /**
+   * The Change Instance Validator gave no decision (its reply was not `{decision, reasons}`, or
+   * the call failed): the instance waits for its owner, and records why (docs/decisions/0056).
+   */
+  changeInstanceValidationUndecided: defineEvent(
+    'pipeline.change_instance.validation_undecided.v1',
+    z.object({
+      change_instance_id: z.number().int(),
+      reason: z.string(),
+      at: z.iso.datetime(),
+    }),
+  ),
+  /**
    * How a Change Instance's pipeline is doing (docs/decisions/0026): IN_PROGRESS when a run
    * starts (or restarts after a failure), COMPLETED when EXECUTION ends OK, FAILED when a stage
    * fails. `version` grows with every progress of the Service Item's pipelines (run, then moves

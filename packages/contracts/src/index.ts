@@ -17,3 +17,4 @@ export * from './pipelines';
 export * from './execution-context';
 export * from './paging';
 export * from './budgets';
+export * from './optimizer-notes';

@@ -23,6 +23,7 @@ import { projectionConsumer } from './messaging/projection-consumer';
 import { validationConsumer } from './messaging/validation-consumer';
 import { pipelineProgressConsumer } from './messaging/pipeline-progress-consumer';
 import { PipelineProgress } from './domain/change-instances/pipeline-progress';
+import { ValidationOutcomes } from './domain/change-instances/validation-outcomes';
 import { catalogMetrics } from './metrics';
 import type { CatalogConfig } from './config';
 
@@ -66,7 +67,7 @@ export const catalogService: ServiceDefinition<CatalogConfig> = {
       retained: [ID_CLAIMS],
       consumers: [
         cache.consumer(),
-        validationConsumer(oncePerEvent(mongo.connection), moves),
+        validationConsumer(oncePerEvent(mongo.connection), moves, new ValidationOutcomes(repository, logger)),
         pipelineProgressConsumer(new PipelineProgress(repository, eventsWritten, logger)),
         projectionConsumer(new ChangeInstanceViews(repository, logger)),
       ],

@@ -1,5 +1,6 @@
 import type { Metrics } from '@pack/metrics';
 import type { PipelineObserver } from './domain/stage-moves/pipeline-deps';
+import type { ValidationObserver } from './domain/side-processors/validator';
 import type { SweepObserver } from './domain/sweeping/sweeper';
 
 /** The names deploy/grafana and deploy/prometheus/rules use. */
@@ -47,6 +48,16 @@ export function sweepMetrics(metrics: Metrics): SweepObserver {
     timedOut: (stage) => timedOut.inc({ stage }),
     resent: (stage) => resent.inc({ stage }),
   };
+}
+
+/** Change Instance validations that ended without a decision (docs/decisions/0056). */
+export function validationMetrics(metrics: Metrics): ValidationObserver {
+  const undecided = metrics.counter(
+    'pipeline_validations_undecided_total',
+    'Change Instance validations this replica settled without a decision: the reply had none (no_decision) or the call failed (generation_failed)',
+    ['cause'],
+  );
+  return { undecided: (cause) => undecided.inc({ cause }) };
 }
 
 /**

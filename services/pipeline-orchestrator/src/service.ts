@@ -12,6 +12,8 @@ import { ActiveSlotRepository } from './data/active-slot-repository';
 import { BudgetRepository } from './data/budget-repository';
 import { Budgets } from './domain/budgets/budgets';
 import { budgetRoutes } from './http/budget-routes';
+import { optimizerNoteRoutes } from './http/optimizer-note-routes';
+import { OptimizerNotes } from './domain/side-processors/optimizer-notes';
 import { DirectoryRepository } from './data/directory-repository';
 import { PIPELINES_COLLECTION, PipelineRepository } from './data/pipeline-repository';
 import { PROCESSORS_COLLECTION, ProcessorRepository } from './data/processor-repository';
@@ -44,7 +46,7 @@ import { pipelineConsumer } from './messaging/pipeline-consumer';
 import { processorCacheConsumer } from './messaging/processor-cache-consumer';
 import { projectionConsumer } from './messaging/projection-consumer';
 import { SweeperLoop } from './messaging/sweeper-loop';
-import { budgetMetrics, pipelineMetrics, sweepMetrics } from './metrics';
+import { budgetMetrics, pipelineMetrics, sweepMetrics, validationMetrics } from './metrics';
 import type { OrchestratorConfig } from './config';
 
 export { orchestratorEnvSchema, type OrchestratorConfig } from './config';
@@ -125,6 +127,7 @@ export const orchestratorService: ServiceDefinition<OrchestratorConfig> = {
       logger,
       switches,
       budgets,
+      validationMetrics(metrics),
     );
     // Built once per settings version: it was a measurable share of a stage's CPU (bench/pipeline).
     let catalog: { from: GeneralSettings; schema: JsonSchema } | undefined;
@@ -179,9 +182,10 @@ export const orchestratorService: ServiceDefinition<OrchestratorConfig> = {
       show: maySeeCosts(principal.role, settings.get().charges),
       currency: shownCurrency(settings.get().currency),
     });
+    const names = new PipelineNameRepository(mongo.connection);
     const reads = new PipelineReads({
       store: pipelineRepository,
-      names: new PipelineNameRepository(mongo.connection),
+      names,
       directory,
       costs,
     });
@@ -200,6 +204,7 @@ export const orchestratorService: ServiceDefinition<OrchestratorConfig> = {
         ),
         ...pipelineFlowRoutes(flows, reads),
         ...budgetRoutes(budgets),
+        ...optimizerNoteRoutes(new OptimizerNotes({ store: contextRepository, directory, names })),
       ],
       consumers: [
         projectionConsumer(directory, (serviceId) => processors.retireService(serviceId)),

@@ -1002,6 +1002,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/ai/services/{id}/optimizer_notes/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The Pack Optimizer's notes on the runs of a Service's items, newest first: the document its pack_optimizer processor wrote after each run ended, the same notes the next runs' CONFIG prompts carry. Your Services only (admins: any)
+         * @description The Pack Optimizer's notes on the runs of a Service's items, newest first: the document its pack_optimizer processor wrote after each run ended, the same notes the next runs' CONFIG prompts carry. Your Services only (admins: any).
+         *
+         *     Roles: admin, service_owner.
+         */
+        get: operations["getAiServicesByIdOptimizerNotes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/external/serviceowner/webhooks/": {
         parameters: {
             query?: never;
@@ -3121,6 +3143,14 @@ export interface operations {
                             reasons: string[];
                             auto_approved: boolean;
                             approved_at: string | null;
+                            /** @description The Change Instance Validator's outcome: its decision, or none with the reason; null when no validator outcome is recorded */
+                            validation: {
+                                /** @description The decision it applied; null: it gave none and the instance waits for its owner */
+                                decision: ("approve" | "reject") | null;
+                                /** @description Why there is no decision (the reply was not {decision, reasons}, or the call failed); null with a decision (its reasons are the transition's) */
+                                reason: string | null;
+                                at: string;
+                            } | null;
                             created_at: string;
                             updated_at: string;
                             declaration: {
@@ -3621,6 +3651,14 @@ export interface operations {
                             reasons: string[];
                             auto_approved: boolean;
                             approved_at: string | null;
+                            /** @description The Change Instance Validator's outcome: its decision, or none with the reason; null when no validator outcome is recorded */
+                            validation: {
+                                /** @description The decision it applied; null: it gave none and the instance waits for its owner */
+                                decision: ("approve" | "reject") | null;
+                                /** @description Why there is no decision (the reply was not {decision, reasons}, or the call failed); null with a decision (its reasons are the transition's) */
+                                reason: string | null;
+                                at: string;
+                            } | null;
                             created_at: string;
                             updated_at: string;
                         }[];
@@ -3730,6 +3768,14 @@ export interface operations {
                         reasons: string[];
                         auto_approved: boolean;
                         approved_at: string | null;
+                        /** @description The Change Instance Validator's outcome: its decision, or none with the reason; null when no validator outcome is recorded */
+                        validation: {
+                            /** @description The decision it applied; null: it gave none and the instance waits for its owner */
+                            decision: ("approve" | "reject") | null;
+                            /** @description Why there is no decision (the reply was not {decision, reasons}, or the call failed); null with a decision (its reasons are the transition's) */
+                            reason: string | null;
+                            at: string;
+                        } | null;
                         created_at: string;
                         updated_at: string;
                         declaration: {
@@ -3872,6 +3918,14 @@ export interface operations {
                         reasons: string[];
                         auto_approved: boolean;
                         approved_at: string | null;
+                        /** @description The Change Instance Validator's outcome: its decision, or none with the reason; null when no validator outcome is recorded */
+                        validation: {
+                            /** @description The decision it applied; null: it gave none and the instance waits for its owner */
+                            decision: ("approve" | "reject") | null;
+                            /** @description Why there is no decision (the reply was not {decision, reasons}, or the call failed); null with a decision (its reasons are the transition's) */
+                            reason: string | null;
+                            at: string;
+                        } | null;
                         created_at: string;
                         updated_at: string;
                         declaration: {
@@ -8361,7 +8415,7 @@ export interface operations {
                 limit?: number;
                 /** @description How many results to skip */
                 offset?: number;
-                /** @description Where the pipeline is, by the stage that moved last: running, failed, waiting (CONFIG or VERIFY OK, next not started) or done (EXECUTION OK) */
+                /** @description Where the pipeline is. A run that ended: done (it ended OK, at whichever stage: EXECUTION OK, or CONFIG or VERIFY OK with no later active processor) or failed (it ended FAILED). Otherwise by the stage that moved last: running (SCHEDULED or WAITING_FOR_RESPONSE), failed (it FAILED) or waiting (CONFIG or VERIFY OK, a later stage waiting for PackData from outside or a trigger) */
                 status?: "running" | "failed" | "waiting" | "done";
             };
             header?: never;
@@ -8405,7 +8459,7 @@ export interface operations {
                                 name: string | null;
                             };
                             /**
-                             * @description Where the pipeline is, by the stage that moved last: running, failed, waiting (CONFIG or VERIFY OK, next not started) or done (EXECUTION OK)
+                             * @description Where the pipeline is. A run that ended: done (it ended OK, at whichever stage: EXECUTION OK, or CONFIG or VERIFY OK with no later active processor) or failed (it ended FAILED). Otherwise by the stage that moved last: running (SCHEDULED or WAITING_FOR_RESPONSE), failed (it FAILED) or waiting (CONFIG or VERIFY OK, a later stage waiting for PackData from outside or a trigger)
                              * @enum {string}
                              */
                             status: "running" | "failed" | "waiting" | "done";
@@ -8563,6 +8617,7 @@ export interface operations {
                             gen_ui_error: string | null;
                             unpriced: boolean;
                             superseded: boolean;
+                            /** @description generated by the stage's processor, pushed from outside (PackData endpoint); null while not run. Each is the stage's latest attempt: a push or a new start keeps nothing of the attempt it replaces (answered_model_id, answered_model_name, fallback_from, cost, unpriced are that attempt's own, null or false until it has them) */
                             origin: ("generated" | "pushed") | null;
                         }[];
                     };
@@ -8722,6 +8777,7 @@ export interface operations {
                             gen_ui_error: string | null;
                             unpriced: boolean;
                             superseded: boolean;
+                            /** @description generated by the stage's processor, pushed from outside (PackData endpoint); null while not run. Each is the stage's latest attempt: a push or a new start keeps nothing of the attempt it replaces (answered_model_id, answered_model_name, fallback_from, cost, unpriced are that attempt's own, null or false until it has them) */
                             origin: ("generated" | "pushed") | null;
                         }[];
                     };
@@ -9029,6 +9085,7 @@ export interface operations {
                             gen_ui_error: string | null;
                             unpriced: boolean;
                             superseded: boolean;
+                            /** @description generated by the stage's processor, pushed from outside (PackData endpoint); null while not run. Each is the stage's latest attempt: a push or a new start keeps nothing of the attempt it replaces (answered_model_id, answered_model_name, fallback_from, cost, unpriced are that attempt's own, null or false until it has them) */
                             origin: ("generated" | "pushed") | null;
                         }[];
                     };
@@ -9186,6 +9243,7 @@ export interface operations {
                             gen_ui_error: string | null;
                             unpriced: boolean;
                             superseded: boolean;
+                            /** @description generated by the stage's processor, pushed from outside (PackData endpoint); null while not run. Each is the stage's latest attempt: a push or a new start keeps nothing of the attempt it replaces (answered_model_id, answered_model_name, fallback_from, cost, unpriced are that attempt's own, null or false until it has them) */
                             origin: ("generated" | "pushed") | null;
                         }[];
                     };
@@ -9375,6 +9433,7 @@ export interface operations {
                                 gen_ui_error: string | null;
                                 unpriced: boolean;
                                 superseded: boolean;
+                                /** @description generated by the stage's processor, pushed from outside (PackData endpoint); null while not run. Each is the stage's latest attempt: a push or a new start keeps nothing of the attempt it replaces (answered_model_id, answered_model_name, fallback_from, cost, unpriced are that attempt's own, null or false until it has them) */
                                 origin: ("generated" | "pushed") | null;
                             }[];
                         };
@@ -9423,6 +9482,7 @@ export interface operations {
                                 gen_ui_error: string | null;
                                 unpriced: boolean;
                                 superseded: boolean;
+                                /** @description generated by the stage's processor, pushed from outside (PackData endpoint); null while not run. Each is the stage's latest attempt: a push or a new start keeps nothing of the attempt it replaces (answered_model_id, answered_model_name, fallback_from, cost, unpriced are that attempt's own, null or false until it has them) */
                                 origin: ("generated" | "pushed") | null;
                             }[];
                         } | null;
@@ -9746,6 +9806,141 @@ export interface operations {
             };
             /** @description The body is not JSON */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error; `error_id` finds it in the logs */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The owning service failed to answer */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The owning service is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getAiServicesByIdOptimizerNotes: {
+        parameters: {
+            query?: {
+                /** @description How many results a page holds */
+                limit?: number;
+                /** @description How many results to skip */
+                offset?: number;
+                /** @description Only the notes this pack_optimizer processor wrote */
+                processor?: number;
+                /** @description Only the notes on this Service Item's runs */
+                service_item?: number;
+            };
+            header?: never;
+            path: {
+                /** @description The Service's id (catalog) */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of notes, newest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        count: number;
+                        next: string | null;
+                        previous: string | null;
+                        results: {
+                            /** @description The note: one per run end the optimizer was asked about */
+                            id: string;
+                            service: number;
+                            service_item: number;
+                            /** @description The pipeline (run) the notes are about */
+                            pipeline: number;
+                            /** @description That run's number among the Service Item's runs */
+                            run: number;
+                            /** @description The pack_optimizer processor that wrote it */
+                            processor: number | null;
+                            /** @description That processor's name (also a deleted one's); null when unknown */
+                            processor_name: string | null;
+                            /** @description The notes as the optimizer wrote them */
+                            text: string;
+                            /** Format: date-time */
+                            created_at: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Invalid id or query; `errors` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No or unknown token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Consumers may not read optimizer notes */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such Service among your Services */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -4,7 +4,7 @@
  */
 import { useState } from 'preact/hooks';
 import { api, okWithHeaders, PAGE_SIZE } from '../api/client';
-import { CHANGE_INSTANCE_STATES, type ChangeInstanceState } from '../api/types';
+import { CHANGE_INSTANCE_STATES, type ChangeInstance, type ChangeInstanceState } from '../api/types';
 import { Check, ErrorNotice, Link, Loading, Pager, dateTime } from '../components/ui';
 import { useInterval, useLoad } from '../components/use-load';
 import { session } from '../session';
@@ -73,6 +73,7 @@ export function ChangeInstancesPage() {
                   <th scope="col">State</th>
                   <th scope="col">Created</th>
                   <th scope="col">Updated</th>
+                  {owner && <th scope="col">Validator</th>}
                   {owner && <th scope="col">Pipeline</th>}
                 </tr>
               </thead>
@@ -87,6 +88,7 @@ export function ChangeInstancesPage() {
                     </td>
                     <td>{dateTime(instance.created_at)}</td>
                     <td>{dateTime(instance.updated_at)}</td>
+                    {owner && <td data-validation>{validationText(instance.validation)}</td>}
                     {owner && (
                       <td>
                         <Link href={`/pipelines/${instance.service_item}`}>
@@ -111,4 +113,11 @@ export function ChangeInstancesPage() {
       )}
     </section>
   );
+}
+
+/** What the Change Instance Validator made of the instance: its decision, or none and why (0056). */
+function validationText(validation: ChangeInstance['validation']): string {
+  if (!validation) return '—';
+  if (validation.decision !== null) return validation.decision === 'approve' ? 'approved' : 'rejected';
+  return `no decision: ${validation.reason ?? 'no reason given'}`;
 }

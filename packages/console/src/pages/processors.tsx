@@ -7,6 +7,7 @@ import { Check, ErrorNotice, Field, Notice } from '../components/ui';
 import { useLoad } from '../components/use-load';
 import { useSettings } from '../settings-store';
 import { BudgetPanel } from './budget-panel';
+import { OptimizerNotesPanel } from './optimizer-notes-panel';
 import { KINDS, offeredKinds, parseSchema, schemaRule } from './processor-rules';
 
 interface Draft {
@@ -137,6 +138,7 @@ export function ProcessorsPage() {
           }}
         />
       )}
+      {service !== null && <OptimizerNotesPanel key={service} service={service} />}
     </section>
   );
 }

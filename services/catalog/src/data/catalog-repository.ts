@@ -239,10 +239,11 @@ export class CatalogRepository extends ServiceRepository implements CatalogStore
 
   /** Absolute values of every field a transition changes, so a view that missed one catches up. */
   async updateChangeInstance(instance: ChangeInstanceRecord): Promise<void> {
-    const { state, version, reasons, approval_seq, approved_at, updated_at } = instance;
+    const { state, version, reasons, approval_seq, approved_at, updated_at, validation } = instance;
+    const set = { state, version, reasons, approval_seq, approved_at, updated_at };
     await this.views.updateOne(
       { _id: instance._id, version: { $lt: version } },
-      { $set: { state, version, reasons, approval_seq, approved_at, updated_at } },
+      { $set: validation === undefined ? set : { ...set, validation } },
     );
   }
 

@@ -86,8 +86,20 @@ export interface ChangeInstanceRecord {
   approved_at: Date | null;
   /** Version of the latest pipeline progress applied (docs/decisions/0026); 0 or absent: none yet. */
   pipeline_progress?: number;
+  /** The Change Instance Validator's latest outcome (docs/decisions/0056); absent: none recorded. */
+  validation?: ValidationOutcome;
   created_at: Date;
   updated_at: Date;
+}
+
+/**
+ * What the validator made of an instance: its decision (applied), or none (`decision: null`) and
+ * why; the instance then waits for its owner.
+ */
+export interface ValidationOutcome {
+  decision: 'approve' | 'reject' | null;
+  reason: string | null;
+  at: Date;
 }
 
 export type ActorKind = 'user' | 'validator' | 'auto_approval' | 'pipeline';
@@ -121,6 +133,8 @@ export interface TransitionRecord {
   approved_at: Date | null;
   /** Version of the latest pipeline progress applied (a record may change only this: no step). */
   pipeline_progress?: number;
+  /** The validator's latest outcome (a record may change only this: no step). */
+  validation?: ValidationOutcome;
   /** Only on version 1: the instance as created, so it can be rebuilt if its insert never happened. */
   initial: ChangeInstanceRecord | null;
   created_at: Date;

@@ -108,6 +108,24 @@ export const changeInstanceView = z.object({
   reasons: z.array(z.string()),
   auto_approved: z.boolean(),
   approved_at: z.string().nullable(),
+  validation: z
+    .object({
+      decision: z
+        .enum(['approve', 'reject'])
+        .nullable()
+        .describe('The decision it applied; null: it gave none and the instance waits for its owner'),
+      reason: z
+        .string()
+        .nullable()
+        .describe(
+          "Why there is no decision (the reply was not {decision, reasons}, or the call failed); null with a decision (its reasons are the transition's)",
+        ),
+      at: z.string(),
+    })
+    .nullable()
+    .describe(
+      "The Change Instance Validator's outcome: its decision, or none with the reason; null when no validator outcome is recorded",
+    ),
   created_at: z.string(),
   updated_at: z.string(),
 });
@@ -150,6 +168,13 @@ export function toChangeInstanceView(
     reasons: record.reasons ?? [],
     auto_approved: record.auto_approved,
     approved_at: isoOrNull(record.approved_at),
+    validation: record.validation
+      ? {
+          decision: record.validation.decision,
+          reason: record.validation.reason,
+          at: iso(record.validation.at),
+        }
+      : null,
     created_at: iso(record.created_at),
     updated_at: iso(record.updated_at),
   };

@@ -1,14 +1,16 @@
 import type { Connection } from 'mongoose';
-import { isDuplicateKey, oneBatch, OUTBOX_FIELD, OUTBOX_PENDING_FIELD } from '@pack/db';
+import type { Page } from '@pack/contracts';
+import { findPage, isDuplicateKey, oneBatch, OUTBOX_FIELD, OUTBOX_PENDING_FIELD } from '@pack/db';
 import type { ExecutionContextStore, ExecutionNote } from '../domain/pipelines/store';
 import type { PipelineRecord } from '../domain/records/pipeline-records';
+import type { OptimizerNoteFilter, OptimizerNoteStore } from '../domain/side-processors/store';
 import { PIPELINES_COLLECTION } from './pipeline-repository';
 import { MODELS_COLLECTION } from './directory-repository';
 
 export const EXECUTION_NOTES_COLLECTION = 'execution_notes';
 
 /** Notes by id (a repeat collides and is dropped); earlier runs read from the pipelines themselves. */
-export class ExecutionContextRepository implements ExecutionContextStore {
+export class ExecutionContextRepository implements ExecutionContextStore, OptimizerNoteStore {
   private readonly notesCollection;
   private readonly pipelines;
   private readonly models;
@@ -21,6 +23,18 @@ export class ExecutionContextRepository implements ExecutionContextStore {
 
   async ensureIndexes(): Promise<void> {
     await this.notesCollection.createIndex({ service_item_id: 1, created_at: -1 }, { name: 'item_created' });
+    // A Service's optimizer notes, newest first: top-level equalities and a sort FerretDB pushes down (0033).
+    await this.notesCollection.createIndex(
+      { service_id: 1, kind: 1, created_at: -1, _id: -1 },
+      { name: 'service_kind_created' },
+    );
+  }
+
+  optimizerNotes(filter: OptimizerNoteFilter, limit: number, offset: number): Promise<Page<ExecutionNote>> {
+    const query: Record<string, unknown> = { service_id: filter.service_id, kind: 'optimizer' };
+    if (filter.processor_id !== undefined) query.processor_id = filter.processor_id;
+    if (filter.service_item_id !== undefined) query.service_item_id = filter.service_item_id;
+    return findPage(this.notesCollection, query, { sort: { created_at: -1, _id: -1 }, limit, offset });
   }
 
   async addNote(note: ExecutionNote): Promise<void> {

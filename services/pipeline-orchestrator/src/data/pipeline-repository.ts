@@ -19,6 +19,7 @@ import {
   type PackDataRecord,
   type PipelineRecord,
   type RunCancellation,
+  type RunOutcome,
   type StageExpectation,
   type StageRecord,
 } from '../domain/records/pipeline-records';
@@ -167,6 +168,7 @@ export class PipelineRepository implements PipelineStore {
     events: Envelope[],
     cost: string | null,
     unpriced = false,
+    ends: RunOutcome | null = null,
   ): Promise<PipelineRecord | null> {
     const filter: Record<string, unknown> = {
       _id: id,
@@ -185,7 +187,7 @@ export class PipelineRepository implements PipelineStore {
     // The result whose cost this move records: a late copy of it is not counted again (countLate).
     if ((cost !== null || unpriced) && expect.request_id !== undefined)
       fields[`counted.${expect.request_id}`] = { cost, unpriced, late: expect.no_late_result === true };
-    const status = statusAfter(set);
+    const status = statusAfter(set, ends);
     if (status !== null) fields.status = status;
     let update: Record<string, unknown> = {
       $set: fields,

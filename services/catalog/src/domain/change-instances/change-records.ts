@@ -32,6 +32,7 @@ export function viewChanges(record: TransitionRecord): Partial<ChangeInstanceRec
     reasons: record.reasons,
     updated_at: record.created_at,
     ...(record.pipeline_progress === undefined ? {} : { pipeline_progress: record.pipeline_progress }),
+    ...(record.validation === undefined ? {} : { validation: record.validation }),
     ...(record.approval_seq > 0
       ? { approval_seq: record.approval_seq, approved_at: record.approved_at }
       : {}),
@@ -78,6 +79,7 @@ export function transitionOf(
     approval_seq: approved ? instance.approval_seq : 0,
     approved_at: approved ? instance.approved_at : null,
     ...(instance.pipeline_progress === undefined ? {} : { pipeline_progress: instance.pipeline_progress }),
+    ...(instance.validation === undefined ? {} : { validation: instance.validation }),
     initial: instance.version === 1 ? instance : null,
     created_at: now,
   };

@@ -120,6 +120,9 @@ export class ChangeInstanceMoves {
     };
     if (to === 'APPROVED')
       Object.assign(changed, { approval_seq: await this.store.nextApprovalNumber(), approved_at: now });
+    // The validator's decision is its outcome too (an undecided one: validation-outcomes.ts).
+    if (actor.kind === 'validator')
+      changed.validation = { decision: to === 'APPROVED' ? 'approve' : 'reject', reason: null, at: now };
     const record = transitionOf(changed, [step(instance.state, to, actor, reasons)], now);
     const event = stateChangedEvent(
       instance,

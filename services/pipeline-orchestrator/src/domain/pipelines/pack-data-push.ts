@@ -1,11 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { stringifyExactJson, type Principal, type Stage } from '@pack/contracts';
+import { stringifyExactJson, type Envelope, type Principal, type Stage } from '@pack/contracts';
 import { ConflictError } from '@pack/errors';
 import { LOST_RACE, retryOnConflict } from '@pack/reliability';
 import {
   NEXT_STAGE,
   type PipelineRecord,
+  type RunOutcome,
   type ServiceItemRecord,
+  type StageExpectation,
   type StageRecord,
   type StageState,
 } from '../records/pipeline-records';
@@ -19,6 +21,7 @@ import type { Pipelines } from './pipelines';
 import { withStages } from '../stage-moves/progress';
 import { draftPipeline } from '../stage-requests/stage-request';
 import { cancelledConflict } from './cancellation';
+import { pushedFields } from './pushed-stage';
 
 export interface PackDataPushDeps {
   pipelines: Pipelines;
@@ -35,6 +38,12 @@ export interface PushOutcome {
   pipeline: PipelineRecord;
   /** The new run started from CONFIG by PackData pushed into EXECUTION, or null. */
   retrigger: PipelineRecord | null;
+}
+
+/** What a push that starts no next stage writes with its data: the run's end events and outcome, if it ends. */
+interface PushEnd {
+  events: Envelope[];
+  ends: RunOutcome | null;
 }
 
 const ANY_STATE: readonly (StageState | null)[] = [null, 'SCHEDULED', 'WAITING_FOR_RESPONSE', 'OK', 'FAILED'];
@@ -129,17 +138,19 @@ export class PackDataPush {
                   progress: true,
                 },
               )
-            : await this.deps.store.move(
+            : await this.stored(
                 latest._id,
                 stage,
                 expect,
                 { [stage]: fields, ...note, ...refused },
                 refused
-                  ? await pipelines.moves.finishing(withStages(withData, refused), 'FAILED', [
-                      `${next}: ${spent}`,
-                    ])
+                  ? {
+                      events: await pipelines.moves.finishing(withStages(withData, refused), 'FAILED', [
+                        `${next}: ${spent}`,
+                      ]),
+                      ends: 'FAILED',
+                    }
                   : await this.ending(withData, stage, config !== null, bounded, aiOn, spent),
-                null,
               );
         if (!moved) return LOST_RACE;
         this.deps.observer.transition(stage, 'OK');
@@ -165,8 +176,19 @@ export class PackDataPush {
     );
   }
 
+  /** A push's write that starts no next stage: the data, and the run's end when it ends it. */
+  private stored(
+    id: number,
+    stage: Stage,
+    expect: StageExpectation,
+    set: Partial<Record<Stage, Partial<StageRecord>>>,
+    end: PushEnd,
+  ) {
+    return this.deps.store.move(id, stage, expect, set, end.events, null, false, end.ends);
+  }
+
   /**
-   * The events of a push that starts no next stage: the run ends COMPLETED (into EXECUTION, or
+   * The end of a push that starts no next stage: the run ends COMPLETED (into EXECUTION, or
    * when no later stage has an active processor), or FAILED past the retrigger bound; a
    * retrigger within it ends nothing (the new run reports IN_PROGRESS).
    */
@@ -177,23 +199,33 @@ export class PackDataPush {
     bounded: boolean,
     aiOn: boolean,
     spent: string | null,
-  ) {
+  ): Promise<PushEnd> {
+    const { moves } = this.deps.pipelines;
+    const completed = async (): Promise<PushEnd> => ({
+      events: await moves.finishing(withData, 'COMPLETED', []),
+      ends: 'COMPLETED',
+    });
+    const failed = async (reason: string): Promise<PushEnd> => ({
+      events: await moves.finishing(withData, 'FAILED', [`EXECUTION: ${reason}`]),
+      ends: 'FAILED',
+    });
     // Into CONFIG or VERIFY with no next processor: the run ends unless a later stage has one
     // (it then waits for the next push, rule 2; docs/decisions/0026).
     if (stage !== 'EXECUTION') {
       const { processors } = this.deps;
-      if (await laterProcessor(processors, withData.service_id, NEXT_STAGE[stage]!)) return [];
-      return this.deps.pipelines.moves.finishing(withData, 'COMPLETED', []);
+      if (await laterProcessor(processors, withData.service_id, NEXT_STAGE[stage]!))
+        return { events: [], ends: null };
+      return completed();
     }
-    if (!retrigger) return this.deps.pipelines.moves.finishing(withData, 'COMPLETED', []);
-    if (!bounded) return Promise.resolve([]);
+    if (!retrigger) return completed();
+    if (!bounded) return { events: [], ends: null };
     if (!aiOn || spent !== null)
-      return this.deps.pipelines.moves.finishing(withData, 'FAILED', [
-        `EXECUTION: PackData pushed with retrigger=true, but the pipeline was not restarted: ${spent ?? AI_PROCESSORS_OFF}`,
-      ]);
-    return this.deps.pipelines.moves.finishing(withData, 'FAILED', [
-      `EXECUTION: PackData pushed with retrigger=true has already restarted the pipeline ${MAX_PUSH_RETRIGGERS} times in a row (the most allowed); not restarted again, retrigger by hand to go on`,
-    ]);
+      return failed(
+        `PackData pushed with retrigger=true, but the pipeline was not restarted: ${spent ?? AI_PROCESSORS_OFF}`,
+      );
+    return failed(
+      `PackData pushed with retrigger=true has already restarted the pipeline ${MAX_PUSH_RETRIGGERS} times in a row (the most allowed); not restarted again, retrigger by hand to go on`,
+    );
   }
 
   /**
@@ -209,27 +241,4 @@ export class PackDataPush {
     await store.insert(record, []);
     return record;
   }
-}
-
-/** A pushed stage: OK as a new attempt with no request out, so a late result of the old one is dropped. */
-function pushedFields(
-  current: StageRecord,
-  dataJson: string,
-  now: Date,
-): Partial<StageRecord> & { attempt: number } {
-  return {
-    state: 'OK',
-    origin: 'pushed',
-    attempt: current.attempt + 1,
-    request_id: null,
-    processor_id: null,
-    schema_mode: null,
-    started_at: now,
-    finished_at: now,
-    error: null,
-    cost: null,
-    pack_data_json: dataJson,
-    gen_ui_json: null,
-    gen_ui_valid: null,
-  };
 }

@@ -11,6 +11,10 @@ export interface ExecutionNote {
   run: number;
   text: string;
   created_at: Date;
+  /** An optimizer's note: its Service, pipeline and processor (absent on notes kept before, 0056). */
+  service_id?: number;
+  pipeline_id?: number;
+  processor_id?: number | null;
 }
 
 export interface ExecutionContextStore {

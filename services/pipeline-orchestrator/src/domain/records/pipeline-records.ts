@@ -73,6 +73,24 @@ export interface StageRecord {
 export type StageOrigin = 'generated' | 'pushed';
 
 /**
+ * What a new attempt of a stage (scheduled, or PackData pushed) resets of the attempt it
+ * replaces: who answered, its prices, a late result, resends, the superseded mark. Its own
+ * outcome fields are set by its start and its end (docs/decisions/0056).
+ */
+export function replacedAttemptCleared(): Partial<StageRecord> {
+  return {
+    answered_model_id: null,
+    fallback_from: null,
+    unpriced: false,
+    late_result: null,
+    superseded: false,
+    resends: 0,
+    resent_at: null,
+    gen_ui_error: null,
+  };
+}
+
+/**
  * A pipeline: one run of a Service Item's three stages from one approved declaration.
  * `origin` is unique (`approval:<change instance>` or `trigger:<uuid>`): a redelivered approval
  * inserts nothing the second time.
@@ -129,10 +147,16 @@ export interface PipelineRecord {
 }
 
 /**
- * The list status a write leaves: that of the last stage, in stage order, whose state it sets
- * (null: it sets no state). Exact in the same single-document write, no read of the other stages.
+ * The list status a write leaves. A write that ends the run (`ends`) leaves its outcome: `done`
+ * for COMPLETED at whichever stage, `failed` for FAILED. Any other write leaves that of the last
+ * stage, in stage order, whose state it sets (null: it sets no state). Exact in the same
+ * single-document write, no read of the other stages (docs/decisions/0042, 0056).
  */
-export function statusAfter(set: Partial<Record<Stage, Partial<StageRecord>>>): PipelineStatus | null {
+export function statusAfter(
+  set: Partial<Record<Stage, Partial<StageRecord>>>,
+  ends: RunOutcome | null = null,
+): PipelineStatus | null {
+  if (ends !== null) return ends === 'COMPLETED' ? 'done' : 'failed';
   for (const stage of [...STAGES].reverse()) {
     const state = set[stage]?.state;
     if (state === undefined || state === null) continue;

@@ -16,4 +16,13 @@ describe('statusAfter: where a run is, by the stage a write moves (docs/decision
     expect(statusAfter({ VERIFY: { late_result: null } })).toBeNull();
     expect(statusAfter({ CONFIG: { state: null } })).toBeNull();
   });
+
+  it('is the outcome of a write that ends the run, at whichever stage (docs/decisions/0056)', () => {
+    // A Service with only a config processor: CONFIG OK is the end of a COMPLETED run.
+    expect(statusAfter({ CONFIG: { state: 'OK' } }, 'COMPLETED')).toBe('done');
+    expect(statusAfter({ VERIFY: { state: 'OK' } }, 'COMPLETED')).toBe('done');
+    // PackData pushed into EXECUTION past the retrigger bound: the stage is OK, the run FAILED.
+    expect(statusAfter({ EXECUTION: { state: 'OK' } }, 'FAILED')).toBe('failed');
+    expect(statusAfter({ CONFIG: { state: 'OK' } }, null)).toBe('waiting');
+  });
 });

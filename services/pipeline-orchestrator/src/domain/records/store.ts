@@ -4,6 +4,7 @@ import type {
   PackDataRecord,
   PipelineRecord,
   RunCancellation,
+  RunOutcome,
   ServiceItemRecord,
   StageExpectation,
   StageRecord,
@@ -47,6 +48,8 @@ export interface PipelineStore {
     cost: string | null,
     /** The result's call had no prices: counted in `unpriced_calls`. */
     unpriced?: boolean,
+    /** The move ends the run so: the list status is its outcome (`statusAfter`). */
+    ends?: RunOutcome | null,
   ): Promise<PipelineRecord | null>;
   /**
    * Counts the cost of a result that moves no stage (its attempt was replaced or timed out) on

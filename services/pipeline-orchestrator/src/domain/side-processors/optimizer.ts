@@ -76,6 +76,10 @@ export class PackOptimizer {
       run: pipeline.run,
       text,
       created_at: new Date(),
+      // Listed by Service (optimizer-notes.ts): the optimizer's document, newest first.
+      service_id: pipeline.service_id,
+      pipeline_id: pipeline._id,
+      processor_id: result.processor_id,
     });
   }
 }

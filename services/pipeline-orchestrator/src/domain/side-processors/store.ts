@@ -1,4 +1,5 @@
-import type { Envelope, EventData, events } from '@pack/contracts';
+import type { Envelope, EventData, events, Page } from '@pack/contracts';
+import type { ExecutionNote } from '../pipelines/store';
 
 type Decision = EventData<typeof events.changeInstanceValidationDecided>;
 
@@ -21,4 +22,16 @@ export interface ValidationStore {
   insert(record: ValidationRecord, request: Envelope): Promise<boolean>;
   /** Ends a requested validation (with the decision's event, if any); false when it was not requested any more. */
   settle(id: number, set: Partial<ValidationRecord>, events: Envelope[]): Promise<boolean>;
+}
+
+/** Which optimizer notes a list shows: of one Service, optionally one processor or Service Item. */
+export interface OptimizerNoteFilter {
+  service_id: number;
+  processor_id?: number;
+  service_item_id?: number;
+}
+
+export interface OptimizerNoteStore {
+  /** A page of the optimizer's notes matching `filter`, newest first. */
+  optimizerNotes(filter: OptimizerNoteFilter, limit: number, offset: number): Promise<Page<ExecutionNote>>;
 }

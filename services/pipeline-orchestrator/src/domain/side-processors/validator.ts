@@ -14,6 +14,11 @@ type Decision = EventData<typeof events.changeInstanceValidationDecided>;
 
 export const VALIDATOR_REQUEST_PREFIX = 'validator-';
 
+/** Counts validations that ended without a decision, by cause (metrics.ts). */
+export interface ValidationObserver {
+  undecided(cause: 'no_decision' | 'generation_failed'): void;
+}
+
 /**
  * The Change Instance Validator (spec 2.4, DESIGN section 7): a new Change Instance of a Service
  * with an active validator is given to its model with the internal `{decision, reasons}` schema,
@@ -31,6 +36,7 @@ export class ChangeInstanceValidator {
     private readonly logger: Logger,
     private readonly switches: Pick<AiSwitches, 'validator'>,
     private readonly budget: BudgetGate,
+    private readonly observer: ValidationObserver = { undecided: () => undefined },
   ) {}
 
   async created(news: Created): Promise<void> {
@@ -94,9 +100,18 @@ export class ChangeInstanceValidator {
       const error = result.ok
         ? 'the reply is not a {decision, reasons} object'
         : `${result.error?.kind ?? 'error'}: ${result.error?.message ?? 'generation failed'}`;
-      // No decision: the Service Owner decides by hand, as without a validator.
-      if (await this.store.settle(id, { state: 'failed', error, decided_at: now }, []))
+      // No decision: the Service Owner decides by hand, as without a validator; the Change
+      // Instance records why (the catalog owns it: told through this validation's outbox).
+      const undecided = createEnvelope(
+        events.changeInstanceValidationUndecided,
+        { change_instance_id: id, reason: error, at: now.toISOString() },
+        { source: SOURCE, correlationId: `change-instance-${id}`, id: `validation-undecided-${id}` },
+      );
+      if (await this.store.settle(id, { state: 'failed', error, decided_at: now }, [undecided])) {
+        this.eventsWritten();
+        this.observer.undecided(result.ok ? 'no_decision' : 'generation_failed');
         this.logger.warn({ change_instance_id: id, error }, 'change instance validator gave no decision');
+      }
       return;
     }
     const event = createEnvelope(

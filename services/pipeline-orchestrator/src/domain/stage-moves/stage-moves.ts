@@ -75,7 +75,10 @@ export class StageMoves {
     return moved;
   }
 
-  /** A stage's last move of a run (FAILED, or OK with no next stage started), with the run's end events. */
+  /**
+   * A stage's last move of a run (FAILED, or OK with no next stage started), with the run's end
+   * events; `ends`, the run's outcome when the move ends it (null: the run waits, or nobody's news).
+   */
   async endMove(
     pipelineId: number,
     stage: Stage,
@@ -84,6 +87,7 @@ export class StageMoves {
     events: Envelope[],
     cost: string | null,
     unpriced = false,
+    ends: RunOutcome | null = null,
   ) {
     const moved = await this.deps.store.move(
       pipelineId,
@@ -93,6 +97,7 @@ export class StageMoves {
       events,
       cost,
       unpriced,
+      ends,
     );
     if (moved) await this.deps.requests.publishEnd(pipelineId, events);
     return moved;

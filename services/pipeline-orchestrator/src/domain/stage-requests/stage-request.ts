@@ -10,7 +10,12 @@ import {
 import { carrierOf, context, contextOf, startSpan, trace, type TraceCarrier } from '@pack/tracing';
 import { finalSchema, type FinalSchema } from './final-schema';
 import type { ProcessorRecord } from '../records/processor-records';
-import type { PipelineRecord, ServiceItemRecord, StageRecord } from '../records/pipeline-records';
+import {
+  replacedAttemptCleared,
+  type PipelineRecord,
+  type ServiceItemRecord,
+  type StageRecord,
+} from '../records/pipeline-records';
 
 import { SOURCE } from '../records/source';
 
@@ -107,6 +112,7 @@ export function scheduleStage(
   const { event, mode } = built;
   return {
     fields: {
+      ...replacedAttemptCleared(),
       ...(trace.traceparent && { trace }),
       state: 'SCHEDULED',
       processor_id: processor._id,
@@ -118,15 +124,11 @@ export function scheduleStage(
       error: null,
       cost: null,
       origin: 'generated',
-      resends: 0,
-      resent_at: null,
-      late_result: null,
       // A new attempt owns no PackData until its result: the previous attempt's stays only in
       // the history (`pack_data`), so a FAILED re-run never shows or passes on stale data (rule 3).
       pack_data_json: null,
       gen_ui_json: null,
       gen_ui_valid: null,
-      gen_ui_error: null,
     },
     event,
   };

@@ -33,16 +33,18 @@ async function move(
   if (!next) {
     // The last stage: the run is COMPLETED, the Pack Optimizer (`processor`) asked.
     const events = await moves.finishing(withStages(pipeline, { [stage]: done }), 'COMPLETED', [], processor);
-    return moves.endMove(pipeline._id, stage, expect, done, events, cost, unpriced);
+    return moves.endMove(pipeline._id, stage, expect, done, events, cost, unpriced, 'COMPLETED');
   }
   if (!processor) {
     // Nothing starts by itself after this stage: unless a later stage has an active processor
     // (its previous stage's PackData is then awaited from outside, rule 2), the run is over.
     const waiting = await laterProcessor(deps.nextProcessors, pipeline.service_id, next);
+    // Over at this stage, the run lists as `done`; waiting for outside PackData, as `waiting`.
     const events = waiting
       ? []
       : await moves.finishing(withStages(pipeline, { [stage]: done }), 'COMPLETED', []);
-    return moves.endMove(pipeline._id, stage, expect, done, events, cost, unpriced);
+    const ends = waiting ? null : 'COMPLETED';
+    return moves.endMove(pipeline._id, stage, expect, done, events, cost, unpriced, ends);
   }
   if (!deps.switches.processors()) {
     // AI processors switched off (0040): the stage ends OK, the next one is not started and says why.
