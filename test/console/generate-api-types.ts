@@ -22,7 +22,12 @@ async function main() {
   }
 }
 
-main().catch((error: unknown) => {
-  process.stderr.write(`${String(error)}\n`);
-  process.exit(1);
-});
+// The command ends when the file is written and the stack stopped: handles that in-process
+// services leave behind (client sockets closing lazily) must not keep it waiting.
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    process.stderr.write(`${String(error)}\n`);
+    process.exit(1);
+  },
+);
