@@ -1,4 +1,4 @@
-import type { FakeReply, RecordedRequest } from './server';
+import type { FakeReply, RecordedRequest } from './recorded';
 
 /** Chooses a generation's reply from its prompt; undefined leaves it to the scripted and standing replies. */
 export type Responder = (prompt: string, request: RecordedRequest) => FakeReply | undefined;

@@ -1,14 +1,9 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { promptText, type Responder } from './by-prompt';
+import type { FakeReply, RecordedRequest } from './recorded';
 
-export interface RecordedRequest {
-  method: string;
-  path: string;
-  headers: http.IncomingHttpHeaders;
-  /** Parsed JSON, or the raw text when the body is not JSON. */
-  body: unknown;
-}
+export type { FakeReply, RecordedRequest } from './recorded';
 
 /** What goes wrong on a generation request; the protocol supplies the realistic bodies. */
 export type Fault =
@@ -31,12 +26,6 @@ export interface Reply {
   status: number;
   body: unknown;
   headers?: Record<string, string>;
-}
-
-/** What a successful generation answers: text and the protocol's own usage object. */
-export interface FakeReply {
-  text: string;
-  usage?: Record<string, unknown>;
 }
 
 /** Answers of one protocol. `route` returns 'generate' for the generation route. */

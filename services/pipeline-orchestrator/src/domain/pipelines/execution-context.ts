@@ -1,20 +1,13 @@
 import { contextBudget, type ContextBudget } from './context-budget';
 import { contextHeader, contextRuns, fitContext, type FittedRun } from './context-text';
 import type { ExecutionContextStore } from './store';
+import type { ContextTarget } from '../stage-moves/pipeline-deps';
 
 /**
  * What is read of an item's history to build its context. Not the bound: the model's budget
  * (context-budget.ts) decides what is told; these only bound the read.
  */
 export const CONTEXT_READ_LIMITS = { runs: 20, notes: 50 } as const;
-
-/** For whom the context is built: the new run's CONFIG model and the declaration it works on. */
-export interface ContextTarget {
-  /** The LLM model of the config processor that will read the context (its budget); null: the default budget. */
-  modelId: number | null;
-  /** The declaration the new run works on: an earlier run on the same one does not repeat its text. */
-  declarationId: number | null;
-}
 
 /** The context a new CONFIG gets, told (`text`) and as its parts (`runs`), with the budget it was fitted to. */
 export interface ContextSnapshot {

@@ -3,7 +3,6 @@ import type { AiSwitches } from '../records/ai-switches';
 import type { BudgetGate } from '../budgets/budgets';
 import type { ActiveProcessors, ProcessorRecord } from '../records/processor-records';
 import type { DirectoryStore } from '../records/store';
-import type { ContextTarget } from '../pipelines/execution-context';
 import type { PipelineRecord, RunOutcome, StageState } from '../records/pipeline-records';
 import type { PipelineStore, RequestSender, ServiceItemStore } from '../records/store';
 
@@ -47,4 +46,12 @@ export interface PipelineDeps {
   switches: AiSwitches;
   /** The Service's AI budget: at its limit no stage starts (budgets.ts, docs/decisions/0046). */
   budget: BudgetGate;
+}
+
+/** For whom the context is built: the new run's CONFIG model and the declaration it works on. */
+export interface ContextTarget {
+  /** The LLM model of the config processor that will read the context (its budget); null: the default budget. */
+  modelId: number | null;
+  /** The declaration the new run works on: an earlier run on the same one does not repeat its text. */
+  declarationId: number | null;
 }
