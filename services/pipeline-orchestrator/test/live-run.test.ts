@@ -1,5 +1,5 @@
 import { events } from '@pack/contracts';
-import { OUTBOX_FIELD } from '@pack/db';
+import { OUTBOX_FIELD, OutboxRelay } from '@pack/db';
 import { waitFor } from '@pack/testkit';
 import { PipelineRepository } from '../src/data/pipeline-repository';
 import type { PipelineRecord } from '../src/domain/records/pipeline-records';
@@ -20,6 +20,8 @@ describe('a retrigger and what lands right after its insert', () => {
   const insert = PipelineRepository.prototype.insert;
   // eslint-disable-next-line @typescript-eslint/unbound-method
   const latest = PipelineRepository.prototype.latest;
+  // eslint-disable-next-line @typescript-eslint/unbound-method
+  const kick = OutboxRelay.prototype.kick;
 
   beforeAll(async () => {
     orchestrator = await startOrchestrator({ env: { SETTINGS_URL: 'http://127.0.0.1:1' } });
@@ -34,6 +36,7 @@ describe('a retrigger and what lands right after its insert', () => {
   afterAll(async () => {
     PipelineRepository.prototype.insert = insert;
     PipelineRepository.prototype.latest = latest;
+    OutboxRelay.prototype.kick = kick;
     await driver?.stop();
     await orchestrator?.stop();
   });
@@ -88,6 +91,11 @@ describe('a retrigger and what lands right after its insert', () => {
       { what: 'run 1' },
     );
     await driver.request(first, 'CONFIG');
+    // The relay held while the retrigger runs: its periodic kicks (outbox and sweeper, 5 s) would
+    // otherwise publish the new run's request while the cancellation travels the broker, and the
+    // request would be sent, not taken back (a request already sent is the e2e cancellation test of
+    // pipeline-costs: its result is recorded and starts nothing).
+    OutboxRelay.prototype.kick = () => undefined;
     // The cancellation is handled, and has marked the item's runs, right after the retrigger's insert.
     PipelineRepository.prototype.insert = async function (this: PipelineRepository, ...args) {
       const inserted = await insert.apply(this, args);
@@ -105,6 +113,7 @@ describe('a retrigger and what lands right after its insert', () => {
     };
     const again = await orchestrator.as(owner, 'POST', `${PACK}retrigger/service_item/402/`);
     PipelineRepository.prototype.insert = insert;
+    OutboxRelay.prototype.kick = kick;
     expect(again.status).toBe(202);
     expect(again.body.cancelled).toMatchObject({ change_instance: 4020 });
     const run = (await stored(again.body.id)) as PipelineRecord & Record<string, unknown>;
