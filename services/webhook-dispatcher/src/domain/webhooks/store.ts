@@ -29,6 +29,8 @@ export interface WebhookStore {
 
 export interface ServiceStore {
   find(id: number): Promise<ServiceRecord | null>;
+  /** The names of those of the Services the projection holds (a list shows them; no catalog call). */
+  names(ids: number[]): Promise<Map<number, string>>;
   /** Keeps the record unless one of a higher version is stored already; true when it was applied. */
   apply(record: ServiceRecord): Promise<boolean>;
 }
