@@ -1,7 +1,7 @@
 import type { Connection } from 'mongoose';
 import type { WebhookHealth } from '@pack/contracts';
 import type { ResponseRecord } from '../domain/model';
-import type { HealthStore } from '../domain/responses/store';
+import type { HealthStore } from '../domain/webhooks/store';
 import { RESPONSES } from './response-repository';
 
 const NEVER_FIRED: WebhookHealth = {

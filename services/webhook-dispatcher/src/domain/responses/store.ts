@@ -1,4 +1,4 @@
-import type { WebhookHealth, WebhookResponseState } from '@pack/contracts';
+import type { WebhookResponseState } from '@pack/contracts';
 import type { AttemptRecord, Page, ResponseRecord, Trigger } from '../model';
 
 export interface ResponseFilter {
@@ -62,10 +62,4 @@ export interface ResponseStore {
 export interface WindowCounter {
   /** The count in the window after this hit. */
   hit(key: string, window: number, expiresAt: Date): Promise<number>;
-}
-
-/** What a webhook's kept responses say of its deliveries; data/response-health.ts implements it. */
-export interface HealthStore {
-  /** The health of each webhook asked about (one with no responses: never fired). */
-  healthOf(webhookIds: number[]): Promise<Map<number, WebhookHealth>>;
 }

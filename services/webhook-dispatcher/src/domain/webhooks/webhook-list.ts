@@ -1,7 +1,6 @@
 import type { Principal, WebhookListItem } from '@pack/contracts';
 import type { Page } from '../model';
-import type { HealthStore } from '../responses/store';
-import type { ServiceStore } from './store';
+import type { HealthStore, ServiceStore } from './store';
 import type { Webhooks } from './webhooks';
 
 /**
