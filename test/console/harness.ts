@@ -3,14 +3,14 @@
  * sandbox, no background networking, a fresh profile), against a test stack whose gateway serves
  * the console build. A browser that does not start fails the test; nothing here skips.
  */
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { CONSOLE_PAGES, ensureConsoleBuilt } from '@pack/console';
 import { currentTest, isStaticAsset, recordForScan } from '@pack/testkit';
 import { startStack, type Stack, type StackOptions } from '../stack';
-import { PAGE_SCREENSHOTS, SCREENSHOTS } from './screenshot-paths';
+import { PAGE_SCREENSHOTS, pageSourcesHash, SCREENSHOTS, stampedPng } from './screenshot-paths';
 
 export const CHROMIUM = '/usr/bin/chromium';
 export { SCREENSHOTS, PAGE_SCREENSHOTS };
@@ -174,8 +174,10 @@ export async function startConsole(options: StackOptions = {}): Promise<Harness>
     },
     async screenshot(name, { fullPage = true } = {}) {
       const file = path.join(SCREENSHOTS, `${name}.png`);
-      await page.screenshot({ path: file, fullPage });
-      if (Object.hasOwn(CONSOLE_PAGES, name)) copyFileSync(file, path.join(PAGE_SCREENSHOTS, `${name}.png`));
+      const png = await page.screenshot({ path: file, fullPage });
+      // A page's picture for the guides says which page sources it shows (page-screenshots.test.ts).
+      if (Object.hasOwn(CONSOLE_PAGES, name))
+        writeFileSync(path.join(PAGE_SCREENSHOTS, `${name}.png`), stampedPng(png, pageSourcesHash()));
       return file;
     },
     async showAiIntegration() {
