@@ -4,7 +4,16 @@
  * Global Banner and Feedback link, webhooks and the settings editor. Every page is scanned by
  * axe-core and photographed (test/console/screenshots, kept by CI as artifacts).
  */
-import { Receiver, seededSecret, startFakeOpenAi, type FakeProviderServer } from '@pack/testkit';
+import { randomUUID } from 'node:crypto';
+import { events } from '@pack/contracts';
+import {
+  publishEvent,
+  Receiver,
+  seededSecret,
+  startFakeOpenAi,
+  waitFor,
+  type FakeProviderServer,
+} from '@pack/testkit';
 import { expectAccessible, startConsole, type Harness } from './harness';
 
 const KEY = seededSecret('the console model api_key', { prefix: 'sk-console-', suffix: '1234' });
@@ -204,9 +213,112 @@ describe('the operator console: administration', () => {
     await row.getByText('manual (resend of #3)').waitFor();
     await expectAccessible(h, 'webhook');
     await h.screenshot('webhook');
+  });
+
+  it("lists the webhooks by their Service's name, each with its health: the last delivery's state, failures in a row since when, disabled and why", async () => {
+    await h.signInAs(h.stack.adminToken, /\/dashboard/);
+    const service = await h.stack.call('POST', '/v1/catalog/services/', { body: { name: 'Checkout API' } });
+    const create = async (name: string) => {
+      const created = await waitFor(async () => {
+        const reply = await h.stack.call('POST', '/v1/external/serviceowner/webhooks/', {
+          body: { name, service: service.body.id, target_url: receiver.url },
+        });
+        return reply.status === 201 ? reply.body : undefined;
+      });
+      return created.id as number;
+    };
+    const [healthy, failing, gone] = [
+      await create('Healthy hook'),
+      await create('Failing hook'),
+      await create('Gone hook'),
+    ];
+    /** One fire at a time, so the receiver's answers go to the fire they are meant for. */
+    const fire = async (
+      id: number,
+      answer: { status: number; body: string },
+      done: (hook: any) => boolean,
+    ) => {
+      receiver.next(answer);
+      await h.stack.call('POST', `/v1/external/serviceowner/webhooks/${id}/trigger/`, { body: {} });
+      await waitFor(async () => {
+        const list = await h.stack.call('GET', '/v1/external/serviceowner/webhooks/?limit=100');
+        return done(list.body.results.find((hook: { id: number }) => hook.id === id));
+      });
+    };
+    await fire(healthy, { status: 200, body: 'thanks' }, (hook) => hook.health.last_state === 'OK');
+    await fire(failing, { status: 400, body: 'no' }, (hook) => hook.health.failures_in_row === 1);
+    await fire(failing, { status: 400, body: 'no' }, (hook) => hook.health.failures_in_row === 2);
+    await fire(gone, { status: 410, body: 'gone' }, (hook) => !hook.enabled);
+
     await h.open('/webhooks', 'Webhooks');
+    const cells = async (id: number) => {
+      const row = h.page.locator(`tr[data-webhook="${id}"]`);
+      return {
+        service: (await row.locator('td').first().textContent())!.trim(),
+        last: (await row.locator('[data-health="last"]').textContent())!.trim(),
+        failures: (await row.locator('[data-health="failures"]').textContent())!.trim(),
+        state: (await row.locator('[data-health="enabled"]').textContent())!.trim(),
+      };
+    };
+    expect(await cells(healthy)).toMatchObject({
+      service: 'Checkout API',
+      failures: 'none',
+      state: 'enabled',
+    });
+    expect((await cells(healthy)).last).toMatch(/^OK /);
+    const failures = await cells(failing);
+    expect(failures).toMatchObject({ service: 'Checkout API', state: 'enabled' });
+    expect(failures.last).toMatch(/^FAILED /);
+    expect(failures.failures).toMatch(/^2 failures in a row since \S/);
+    expect((await cells(gone)).state).toMatch(/^disabled: .*410/);
     await expectAccessible(h, 'webhooks');
     await h.screenshot('webhooks');
+  });
+
+  it('keeps each dashboard figure card its own size: the cost card with unpriced calls does not stretch the others', async () => {
+    const unpriced = await h.stack.call('POST', '/v1/ai/llm_models/', {
+      body: {
+        name: 'Unpriced model',
+        provider: 'vendor1',
+        model_name: 'gpt-4o-mini',
+        extra_data: { api_key: KEY, base_url: `${fake.url}/v1` },
+      },
+    });
+    expect(unpriced.status).toBe(201);
+    // One generate request through the broker: an unpriced call in the dashboard.
+    const { AMQP_URL, BROKER_NAMESPACE } = h.stack.service('llm-gateway').context.config as {
+      AMQP_URL: string;
+      BROKER_NAMESPACE: string;
+    };
+    await publishEvent(AMQP_URL, BROKER_NAMESPACE, events.llmGenerateRequested, {
+      request_id: randomUUID(),
+      llm_model_id: unpriced.body.id,
+      messages: [{ role: 'user', content: 'Hello?' }],
+      response_schema: null,
+      processor_id: null,
+      reply_to: null,
+    });
+    await waitFor(
+      async () => (await h.stack.call('GET', '/v1/ai/dashboard/')).body.totals.unpriced_calls >= 1,
+      {
+        what: 'the unpriced call counted',
+      },
+    );
+    await h.signInAs(h.stack.adminToken, /\/dashboard/);
+    await h.open('/dashboard', 'AI Integration');
+    const cost = h.page.locator('[data-figure="cost"]');
+    await cost.getByText(/priced calls only; \d+ unpriced/).waitFor();
+    const height = async (key: string) =>
+      (await h.page.locator(`[data-figure="${key}"]`).boundingBox())!.height;
+    const heights = Object.fromEntries(
+      await Promise.all(['calls', 'errors', 'p50', 'cost'].map(async (key) => [key, await height(key)])),
+    );
+    // The cost card holds its note in small type under the figure; the others keep one figure's height.
+    expect(heights.errors).toBe(heights.calls);
+    expect(heights.p50).toBe(heights.calls);
+    expect(heights.cost).toBeGreaterThan(heights.calls);
+    expect(heights.cost).toBeLessThan(heights.calls * 1.8);
+    await h.screenshot('dashboard-unpriced', { fullPage: false });
   });
 
   it('edits every settings group with secrets masked and CLIENT_SECRET write-only, and generates the catalog schema', async () => {

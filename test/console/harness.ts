@@ -3,16 +3,17 @@
  * sandbox, no background networking, a fresh profile), against a test stack whose gateway serves
  * the console build. A browser that does not start fails the test; nothing here skips.
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
-import { ensureConsoleBuilt } from '@pack/console';
+import { CONSOLE_PAGES, ensureConsoleBuilt } from '@pack/console';
 import { currentTest, isStaticAsset, recordForScan } from '@pack/testkit';
 import { startStack, type Stack, type StackOptions } from '../stack';
+import { PAGE_SCREENSHOTS, pageSourcesHash, SCREENSHOTS, stampedPng } from './screenshot-paths';
 
 export const CHROMIUM = '/usr/bin/chromium';
-export const SCREENSHOTS = path.join(__dirname, 'screenshots');
+export { SCREENSHOTS, PAGE_SCREENSHOTS };
 const ARGS = [
   '--headless',
   '--no-sandbox',
@@ -59,6 +60,7 @@ export interface Harness {
 export async function startConsole(options: StackOptions = {}): Promise<Harness> {
   ensureConsoleBuilt();
   mkdirSync(SCREENSHOTS, { recursive: true });
+  mkdirSync(PAGE_SCREENSHOTS, { recursive: true });
   const profile = mkdtempSync(path.join(tmpdir(), 'console-chromium-'));
   const stack = await startStack(options);
   let context: BrowserContext;
@@ -172,7 +174,10 @@ export async function startConsole(options: StackOptions = {}): Promise<Harness>
     },
     async screenshot(name, { fullPage = true } = {}) {
       const file = path.join(SCREENSHOTS, `${name}.png`);
-      await page.screenshot({ path: file, fullPage });
+      const png = await page.screenshot({ path: file, fullPage });
+      // A page's picture for the guides says which page sources it shows (page-screenshots.test.ts).
+      if (Object.hasOwn(CONSOLE_PAGES, name))
+        writeFileSync(path.join(PAGE_SCREENSHOTS, `${name}.png`), stampedPng(png, pageSourcesHash()));
       return file;
     },
     async showAiIntegration() {

@@ -20,6 +20,8 @@ describe('webhooks through the gateway', () => {
   let server: http.Server;
   let target = '';
   const received: { headers: http.IncomingHttpHeaders; body: string }[] = [];
+  /** Statuses the receiver answers on a path, in order (then 200). */
+  const answers = new Map<string, number[]>();
 
   beforeAll(async () => {
     server = http.createServer((req, res) => {
@@ -27,6 +29,7 @@ describe('webhooks through the gateway', () => {
       req.on('data', (chunk: Buffer) => chunks.push(chunk));
       req.on('end', () => {
         received.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
+        res.statusCode = answers.get(req.url ?? '')?.shift() ?? 200;
         res.end('thanks');
       });
     });
@@ -192,5 +195,66 @@ describe('webhooks through the gateway', () => {
     });
     expect(responses.body.count).toBe(0);
     expect(received.length).toBe(before);
+  });
+
+  it("lists each webhook with its Service's name and its health: the last delivery's state, failures in a row since when, disabled and why", async () => {
+    const service = await stack.call('POST', '/v1/catalog/services/', {
+      token: owner,
+      body: { name: 'Health-checked service' },
+    });
+    const healthTarget = target.replace('/playbook', '/health');
+    answers.set('/health', [400, 400, 200, 410]);
+    const hook = await waitFor(async () => {
+      const reply = await stack.call('POST', '/v1/external/serviceowner/webhooks/', {
+        token: owner,
+        body: { name: 'Health watched', service: service.body.id, target_url: healthTarget },
+      });
+      return reply.status === 201 ? reply.body : undefined;
+    });
+    const listed = async () => {
+      const list = await stack.call('GET', '/v1/external/serviceowner/webhooks/?limit=100', { token: owner });
+      expect(list.status).toBe(200);
+      return list.body.results.find((entry: { id: number }) => entry.id === hook.id);
+    };
+    expect(await listed()).toMatchObject({
+      service: service.body.id,
+      service_name: 'Health-checked service',
+      enabled: true,
+      health: { last_state: null, last_at: null, failures_in_row: 0, failing_since: null },
+    });
+    /** Fires once and waits until the list shows the fire's outcome. */
+    const fire = async (expected: { last_state: string; failures_in_row: number }) => {
+      const fired = await stack.call('POST', `/v1/external/serviceowner/webhooks/${hook.id}/trigger/`, {
+        token: owner,
+        body: {},
+      });
+      expect(fired.status).toBe(202);
+      return waitFor(async () => {
+        const entry = await listed();
+        return entry.health.last_state === expected.last_state &&
+          entry.health.failures_in_row === expected.failures_in_row
+          ? entry
+          : undefined;
+      });
+    };
+    const firstFailure = await fire({ last_state: 'FAILED', failures_in_row: 1 });
+    const responses = await stack.call('GET', `/v1/external/serviceowner/webhooks/${hook.id}/responses/`, {
+      token: owner,
+    });
+    const since = responses.body.results[0].scheduled_for;
+    expect(firstFailure.health).toEqual({
+      last_state: 'FAILED',
+      last_at: responses.body.results[0].updated_at,
+      failures_in_row: 1,
+      failing_since: since,
+    });
+    // A second failure adds to the run; the run is dated from its first failure.
+    expect((await fire({ last_state: 'FAILED', failures_in_row: 2 })).health.failing_since).toBe(since);
+    // An OK delivery ends the run.
+    expect((await fire({ last_state: 'OK', failures_in_row: 0 })).health.failing_since).toBeNull();
+    // 410 Gone disables the webhook: the list says so, and why.
+    const gone = await fire({ last_state: 'FAILED', failures_in_row: 1 });
+    expect(gone.enabled).toBe(false);
+    expect(gone.disabled_reason).toMatch(/410/);
   });
 });

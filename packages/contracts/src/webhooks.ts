@@ -120,6 +120,37 @@ export const WEBHOOK_RESPONSE_STATES = ['SCHEDULED', 'WAITING_FOR_RESPONSE', 'OK
 export const webhookResponseStateSchema = z.enum(WEBHOOK_RESPONSE_STATES);
 export type WebhookResponseState = z.infer<typeof webhookResponseStateSchema>;
 
+/**
+ * How a webhook's deliveries are going, as the list shows it: an owner spots a target that has
+ * failed for a day without opening every webhook. Counted over the responses kept (the newest
+ * `webhook_response_retention`).
+ */
+export const webhookHealthSchema = z.object({
+  last_state: webhookResponseStateSchema
+    .nullable()
+    .describe('State of the newest Webhook Response; null: never fired'),
+  last_at: z.string().nullable().describe('When the newest Webhook Response last changed; null: never fired'),
+  failures_in_row: z
+    .number()
+    .int()
+    .describe('FAILED responses after the newest OK one (all FAILED ones when none is OK); 0: not failing'),
+  failing_since: z
+    .string()
+    .nullable()
+    .describe('When the first of those failures was due; null when failures_in_row is 0'),
+});
+export type WebhookHealth = z.infer<typeof webhookHealthSchema>;
+
+/** A webhook in the list: the webhook, its Service's name and its health. */
+export const webhookListItemSchema = webhookViewSchema.extend({
+  service_name: z
+    .string()
+    .nullable()
+    .describe("The Service's name; null when the dispatcher does not know it"),
+  health: webhookHealthSchema,
+});
+export type WebhookListItem = z.infer<typeof webhookListItemSchema>;
+
 /** The body of spec 4.1, exactly. */
 export const webhookBodySchema = z.object({
   id: z.number().int(),

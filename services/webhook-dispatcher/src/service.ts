@@ -6,6 +6,7 @@ import { SettingsCache } from '@pack/settings-client';
 import { catalogLookup, catalogService } from './data/catalog-client';
 import { RecoveryRepository } from './data/recovery-repository';
 import { ResponseRepository } from './data/response-repository';
+import { ResponseHealth } from './data/response-health';
 import { TargetSender } from './data/target-sender';
 import { serviceStoreOf, WebhookRepository } from './data/webhook-repository';
 import { Breakers } from './domain/delivery/breakers';
@@ -19,6 +20,7 @@ import { Scheduler } from './domain/delivery/scheduler';
 import { ServicesProjection } from './domain/webhooks/services-projection';
 import { Triggers } from './domain/firing/triggers';
 import { WebhookById, WebhookChanges, WebhookLookup } from './domain/webhooks/webhook-lookup';
+import { WebhookList } from './domain/webhooks/webhook-list';
 import { Webhooks } from './domain/webhooks/webhooks';
 import { resendRoutes } from './http/resend-routes';
 import { webhookRoutes } from './http/routes';
@@ -89,6 +91,7 @@ export const webhookDispatcherService: ServiceDefinition<WebhookDispatcherConfig
     const changes = new WebhookChanges(lookup, byId, announceWebhookChange(broker, SERVICE), logger);
     const stopForgetting = forgetOnReconnect(broker, changes);
     const webhooks = new Webhooks(webhookRepository, services, codec, targetUrlCheck(targets), changes);
+    const listing = new WebhookList(webhooks, services, new ResponseHealth(mongo.connection));
     const delivery = new Delivery(
       responseRepository,
       webhookRepository,
@@ -171,7 +174,7 @@ export const webhookDispatcherService: ServiceDefinition<WebhookDispatcherConfig
       () => externalApi().webhook_response_rate_limit,
     );
     return {
-      routes: [...webhookRoutes(webhooks, triggers, responses), ...resendRoutes(resends)],
+      routes: [...webhookRoutes(webhooks, listing, triggers, responses), ...resendRoutes(resends)],
       // Broadcast queues first: on a (re)connection they are bound before events flow.
       consumers: [
         settings.consumer(),

@@ -1032,8 +1032,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List the webhooks of your Services (admins: all)
-         * @description List the webhooks of your Services (admins: all).
+         * List the webhooks of your Services (admins: all), each with its Service's name and the health of its deliveries
+         * @description List the webhooks of your Services (admins: all), each with its Service's name and the health of its deliveries.
          *
          *     Roles: admin, service_owner.
          */
@@ -10041,6 +10041,18 @@ export interface operations {
                             secret: string;
                             created_at: string;
                             updated_at: string;
+                            /** @description The Service's name; null when the dispatcher does not know it */
+                            service_name: string | null;
+                            health: {
+                                /** @description State of the newest Webhook Response; null: never fired */
+                                last_state: ("SCHEDULED" | "WAITING_FOR_RESPONSE" | "OK" | "FAILED") | null;
+                                /** @description When the newest Webhook Response last changed; null: never fired */
+                                last_at: string | null;
+                                /** @description FAILED responses after the newest OK one (all FAILED ones when none is OK); 0: not failing */
+                                failures_in_row: number;
+                                /** @description When the first of those failures was due; null when failures_in_row is 0 */
+                                failing_since: string | null;
+                            };
                         }[];
                     };
                 };

@@ -35,6 +35,7 @@ export type Stage = Pipeline['stages'][number];
 export type ChangeInstance = Results<Answer<'/v1/catalog/change_instances/', 'get'>>;
 export type ChangeInstanceState = ChangeInstance['state'];
 export type Webhook = Answer<'/v1/external/serviceowner/webhooks/{id}/', 'get'>;
+export type WebhookListItem = Results<Answer<'/v1/external/serviceowner/webhooks/', 'get'>>;
 export type NewWebhook = RequestBody<'/v1/external/serviceowner/webhooks/', 'post'>;
 export type WebhookResponse = Results<Answer<'/v1/external/serviceowner/webhooks/{id}/responses/', 'get'>>;
 export type WebhookRecovery = Answer<

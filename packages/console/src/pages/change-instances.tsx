@@ -6,6 +6,7 @@ import { useState } from 'preact/hooks';
 import { api, okWithHeaders, PAGE_SIZE } from '../api/client';
 import { CHANGE_INSTANCE_STATES, type ChangeInstance, type ChangeInstanceState } from '../api/types';
 import { Check, ErrorNotice, Link, Loading, Pager, dateTime } from '../components/ui';
+import { itemName } from '../components/names';
 import { useInterval, useLoad } from '../components/use-load';
 import { session } from '../session';
 import { useSettings } from '../settings-store';
@@ -92,7 +93,7 @@ export function ChangeInstancesPage() {
                     {owner && (
                       <td>
                         <Link href={`/pipelines/${instance.service_item}`}>
-                          Item #{instance.service_item}
+                          {itemName(instance.service, instance.service_item)}
                         </Link>
                       </td>
                     )}

@@ -84,7 +84,8 @@ function Figures({
 }) {
   const { totals } = byGroup;
   const hidden = byGroup.costs_hidden;
-  const figures: [string, string, string][] = [
+  // [key, name, value, what qualifies the value]
+  const figures: [string, string, string, string?][] = [
     ['calls', 'Calls', String(totals.calls)],
     ['errors', 'Errors', `${totals.errors} (${(totals.error_rate * 100).toFixed(1)}%)`],
     ['input_tokens', 'Input tokens', String(totals.input_tokens)],
@@ -92,9 +93,10 @@ function Figures({
     [
       'cost',
       'Cost',
-      hidden
-        ? 'hidden'
-        : `${formatCost(totals.cost, byGroup.currency)}${totals.cost_covers === 'priced_calls_only' ? ` (priced calls only; ${totals.unpriced_calls} unpriced)` : ''}`,
+      hidden ? 'hidden' : formatCost(totals.cost, byGroup.currency),
+      !hidden && totals.cost_covers === 'priced_calls_only'
+        ? `priced calls only; ${totals.unpriced_calls} unpriced`
+        : undefined,
     ],
     ['p50', 'Latency p50', formatMs(totals.p50_latency_ms)],
     ['p95', 'Latency p95', formatMs(totals.p95_latency_ms)],
@@ -112,10 +114,13 @@ function Figures({
             : ' · costs in no named currency (the Currency setting is off)'}
       </p>
       <dl class="figures" data-testid="dashboard-totals">
-        {figures.map(([key, name, value]) => (
+        {figures.map(([key, name, value, note]) => (
           <div key={key} data-figure={key}>
             <dt>{name}</dt>
-            <dd>{value}</dd>
+            <dd>
+              {value}
+              {note && <span class="figure-note">{note}</span>}
+            </dd>
           </div>
         ))}
       </dl>

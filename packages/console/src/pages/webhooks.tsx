@@ -1,9 +1,11 @@
 /** Webhooks: the list, a new one (short or full form), and one with its trigger and responses. */
 import { api, ok, PAGE_SIZE } from '../api/client';
 import { Link, LoadState, Pager } from '../components/ui';
+import { serviceName } from '../components/names';
 import { usePaged } from '../components/use-load';
 import { WebhookDetail } from './webhook-detail';
 import { WebhookForm } from './webhook-form';
+import { Enabled, FailureRun, LastDelivery } from './webhook-health';
 
 export function WebhooksPage({ path }: { path: string }) {
   const id = path.split('/')[2];
@@ -42,20 +44,28 @@ function WebhookList() {
                   <th scope="col">Service</th>
                   <th scope="col">Target</th>
                   <th scope="col">Fires on</th>
-                  <th scope="col">Enabled</th>
+                  <th scope="col">Last delivery</th>
+                  <th scope="col">Failures</th>
+                  <th scope="col">State</th>
                 </tr>
               </thead>
               <tbody>
                 {hooks.data.results.map((hook) => (
-                  <tr key={hook.id}>
+                  <tr key={hook.id} data-webhook={hook.id}>
                     <th scope="row">
                       <Link href={`/webhooks/${hook.id}`}>{hook.name}</Link>
                     </th>
-                    <td>#{hook.service}</td>
+                    <td>{serviceName({ id: hook.service, name: hook.service_name })}</td>
                     <td class="break">{hook.target_url}</td>
                     <td>{hook.change_instance_state ?? 'submission'}</td>
-                    <td>
-                      {hook.enabled ? 'yes' : `no${hook.disabled_reason ? ` (${hook.disabled_reason})` : ''}`}
+                    <td data-health="last">
+                      <LastDelivery hook={hook} />
+                    </td>
+                    <td data-health="failures">
+                      <FailureRun hook={hook} />
+                    </td>
+                    <td data-health="enabled">
+                      <Enabled hook={hook} />
                     </td>
                   </tr>
                 ))}

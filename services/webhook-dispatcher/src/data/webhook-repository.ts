@@ -110,6 +110,11 @@ export class WebhookRepository implements WebhookStore {
     return this.services.findOne({ _id: id });
   }
 
+  async serviceNames(ids: number[]): Promise<Map<number, string>> {
+    const found = await this.services.find({ _id: { $in: ids } }, { projection: { name: 1 } }).toArray();
+    return new Map(found.map((service) => [service._id, service.name]));
+  }
+
   /** A newer snapshot only: a stale or redelivered event changes nothing (applyVersionedSnapshot). */
   apply(record: ServiceRecord): Promise<boolean> {
     const { _id, ...fields } = record;
@@ -136,6 +141,7 @@ export function serviceStoreOf(
       await repository.apply(serviceProjectionOf({ ...fetched, version: 0 }));
       return repository.findService(id);
     },
+    names: (ids) => repository.serviceNames(ids),
     apply: (record) => repository.apply(record),
   };
 }

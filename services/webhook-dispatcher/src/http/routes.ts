@@ -8,6 +8,7 @@ import {
   webhookResponseViewSchema,
   webhookTriggerResultSchema,
   webhookTriggerSchema,
+  webhookListItemSchema,
   webhookViewSchema,
 } from '@pack/contracts';
 import {
@@ -22,6 +23,7 @@ import {
 } from '@pack/http-kit';
 import type { Responses } from '../domain/responses/responses';
 import type { Triggers } from '../domain/firing/triggers';
+import type { WebhookList } from '../domain/webhooks/webhook-list';
 import type { Webhooks } from '../domain/webhooks/webhooks';
 
 const problem = problemSpec;
@@ -47,7 +49,12 @@ const acrossQuery = responsesQuery.extend({
   webhook: idSchema.optional().describe("Only this webhook's responses"),
 });
 
-export function webhookRoutes(webhooks: Webhooks, triggers: Triggers, responses: Responses) {
+export function webhookRoutes(
+  webhooks: Webhooks,
+  listing: WebhookList,
+  triggers: Triggers,
+  responses: Responses,
+) {
   return [
     route({
       method: 'post',
@@ -72,15 +79,16 @@ export function webhookRoutes(webhooks: Webhooks, triggers: Triggers, responses:
     route({
       method: 'get',
       path: WEBHOOKS_PATH,
-      summary: 'List the webhooks of your Services (admins: all)',
+      summary:
+        "List the webhooks of your Services (admins: all), each with its Service's name and the health of its deliveries",
       access,
       query: listQuerySchema,
       responses: {
-        200: { description: `A page of webhooks; ${MASKED}`, schema: pageSchema(webhookViewSchema) },
+        200: { description: `A page of webhooks; ${MASKED}`, schema: pageSchema(webhookListItemSchema) },
         ...problems(400, 401, 403),
       },
       handler: async ({ principal, query, req }) => {
-        const page = await webhooks.list(principal, query.limit, query.offset);
+        const page = await listing.list(principal, query.limit, query.offset);
         return { body: pageOf(req, query, page.count, page.items) };
       },
     }),

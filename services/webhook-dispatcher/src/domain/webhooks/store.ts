@@ -1,3 +1,4 @@
+import type { WebhookHealth } from '@pack/contracts';
 import type { Page, ServiceRecord, WebhookRecord } from '../model';
 
 /** The webhooks and the Services they belong to, as the use cases need them; data/webhook-repository.ts implements it. */
@@ -29,6 +30,14 @@ export interface WebhookStore {
 
 export interface ServiceStore {
   find(id: number): Promise<ServiceRecord | null>;
+  /** The names of those of the Services the projection holds (a list shows them; no catalog call). */
+  names(ids: number[]): Promise<Map<number, string>>;
   /** Keeps the record unless one of a higher version is stored already; true when it was applied. */
   apply(record: ServiceRecord): Promise<boolean>;
+}
+
+/** What a webhook's kept responses say of its deliveries; data/response-health.ts implements it. */
+export interface HealthStore {
+  /** The health of each webhook asked about (one with no responses: never fired). */
+  healthOf(webhookIds: number[]): Promise<Map<number, WebhookHealth>>;
 }
