@@ -209,7 +209,7 @@ describe('the operator console: pipelines, dashboard, Change Instances, roles', 
     await h.screenshot('pipelines-failed');
 
     await row(item)
-      .getByRole('link', { name: `Service Item #${item}` })
+      .getByRole('link', { name: new RegExp(` · item ${item}$`) })
       .click();
     await h.page.getByRole('heading', { name: `Pipeline of Service Item #${item}` }).waitFor();
     const verify = h.page.locator('[data-stage="VERIFY"]');

@@ -2,6 +2,7 @@
 import { useState } from 'preact/hooks';
 import { api, ok, PAGE_SIZE } from '../api/client';
 import { ErrorNotice, Link, LoadState, Loading, Pager, dateTime } from '../components/ui';
+import { itemName, serviceName } from '../components/names';
 import { useInterval, useLoad, usePaged } from '../components/use-load';
 import { PipelineActions } from './pipeline-actions';
 import { RunHistory } from './run-history';
@@ -88,9 +89,11 @@ function ItemList() {
                 {items.data.results.map((row) => (
                   <tr key={row.id} data-item={row.service_item} data-status={row.status}>
                     <th scope="row">
-                      <Link href={`/pipelines/${row.service_item}`}>Service Item #{row.service_item}</Link>
+                      <Link href={`/pipelines/${row.service_item}`}>
+                        {itemName(row.service, row.service_item)}
+                      </Link>
                     </th>
-                    <td>{row.service.name ?? `Service #${row.service.id}`}</td>
+                    <td>{serviceName(row.service)}</td>
                     <td>{row.run}</td>
                     {row.stages.map((stage) => (
                       <td key={stage.stage} data-stage={stage.stage} title={stage.error ?? undefined}>
