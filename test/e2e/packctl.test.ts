@@ -209,6 +209,8 @@ describe('packctl', () => {
       const again = await packctl(restoreArgs);
       expect(again.status).toBe(1);
       expect(again.stderr).toMatch(/refusing to restore into collections that hold documents: .*--drop/);
+      const replaced = await packctl([...restoreArgs, '--drop']);
+      expect({ status: replaced.status, stderr: replaced.stderr }).toMatchObject({ status: 0 });
 
       restored = await startStack({
         env: Object.fromEntries(SERVICES.map((s) => [s, { MONGO_DB: names[s]! }])),
