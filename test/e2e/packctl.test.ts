@@ -193,6 +193,11 @@ describe('packctl', () => {
 
       const backedUp = await packctl(['backup', '--out', dir, ...databaseArgs(stack)]);
       expect({ status: backedUp.status, stderr: backedUp.stderr }).toMatchObject({ status: 0 });
+      const mixed = await packctl(['backup', '--out', dir, ...databaseArgs(stack)]);
+      expect({ status: mixed.status, stderr: mixed.stderr }).toEqual({
+        status: 1,
+        stderr: `packctl: ${dir} is not empty: back up into a new or empty folder\n`,
+      });
       const manifest = JSON.parse(await readFile(path.join(dir, 'manifest.json'), 'utf8')) as {
         databases: { service: string; collections: { name: string; count: number; indexes: unknown[] }[] }[];
       };

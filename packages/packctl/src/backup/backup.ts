@@ -1,6 +1,6 @@
 /** `packctl backup --out <dir>`: every collection of the six services' databases, streamed to files. */
 import { once } from 'node:events';
-import { createWriteStream, existsSync } from 'node:fs';
+import { createWriteStream, existsSync, readdirSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { mongo } from 'mongoose';
@@ -63,8 +63,9 @@ export interface BackupOptions {
  * backup, which restore refuses.
  */
 export async function backup(options: BackupOptions): Promise<Manifest> {
-  if (existsSync(path.join(options.dir, MANIFEST)))
-    throw new CliError(`${options.dir} already holds a backup: choose an empty folder`);
+  // A new folder each time: files of an earlier or interrupted backup must not mix with this one.
+  if (existsSync(options.dir) && readdirSync(options.dir).length > 0)
+    throw new CliError(`${options.dir} is not empty: back up into a new or empty folder`);
   const startedAt = new Date().toISOString();
   const client = new mongo.MongoClient(options.mongoUrl, { serverSelectionTimeoutMS: 10_000 });
   try {
