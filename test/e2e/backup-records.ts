@@ -1,6 +1,9 @@
 /** Records of each kind a backup must carry, made and read back through the gateway (packctl.test.ts). */
+import { readFile } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { Webhook } from 'standardwebhooks';
 import { waitFor } from '@pack/testkit';
 import { modelOnFakeProvider, type Stack } from '../stack';
 
@@ -104,4 +107,27 @@ export async function readRecords(stack: Stack, records: Records) {
     webhook: await asOwner(`/v1/external/serviceowner/webhooks/${records.webhook}/`),
     instance: await asOwner(`/v1/catalog/change_instances/${records.instance}/`),
   };
+}
+
+/** The backup's manifest.json, as a test reads it. */
+export async function backupManifest(dir: string) {
+  return JSON.parse(await readFile(path.join(dir, 'manifest.json'), 'utf8')) as {
+    databases: { service: string; collections: { name: string; count: number; indexes: unknown[] }[] }[];
+  };
+}
+
+/** Whether a received webhook request carries a valid Standard Webhooks signature by `secret`. */
+export function signedWith(request: Receiver['received'][number], secret: string): boolean {
+  const headers = Object.fromEntries(
+    ['webhook-id', 'webhook-timestamp', 'webhook-signature'].map((name) => [
+      name,
+      String(request.headers[name]),
+    ]),
+  );
+  try {
+    new Webhook(secret).verify(request.body, headers);
+    return true;
+  } catch {
+    return false;
+  }
 }
