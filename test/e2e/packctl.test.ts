@@ -1,8 +1,20 @@
 /** The operator CLI (`pnpm packctl`) against a running stack, as an operator runs it: its own process. */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import amqp from 'amqplib';
 import { createEnvelope, events } from '@pack/contracts';
-import { call, spawnEntryPoint, uniqueName, waitFor } from '@pack/testkit';
+import {
+  call,
+  outboxDrained,
+  seededSecret,
+  spawnEntryPoint,
+  startFakeOpenAi,
+  uniqueName,
+  waitFor,
+} from '@pack/testkit';
 import { startStack, type Stack } from '../stack';
+import * as kept from './backup-records';
 
 const CLI = 'packages/packctl/src/main.ts';
 
@@ -14,6 +26,7 @@ describe('packctl', () => {
     PACK_GATEWAY_URL: stack.gateway,
     PACK_ADMIN_TOKEN: stack.adminToken,
     AMQP_URL: amqpUrl,
+    MONGO_URL: process.env.MONGO_URL!,
     ...extra,
   });
   const serviceArgs = () =>
@@ -49,6 +62,8 @@ describe('packctl', () => {
       ['health'],
       ['dlq', 'list'],
       ['dlq', 'replay'],
+      ['backup'],
+      ['restore'],
     ];
     for (const command of commands) {
       const result = await packctl([...command, '--help']);
@@ -160,4 +175,72 @@ describe('packctl', () => {
     expect(missing.status).toBe(1);
     expect(missing.stderr).toContain('no queue pack.no-such-queue');
   }, 60_000);
+
+  it('"a backup and restore of the platform with a tested command": a new stack on the restored databases reads the same records, and the secrets still work', async () => {
+    const apiKey = seededSecret('the backed-up model api_key', { prefix: 'sk-backup-' });
+    const provider = await startFakeOpenAi({ apiKey });
+    const receiver = await kept.startReceiver();
+    const dir = await mkdtemp(path.join(tmpdir(), 'pack-backup-'));
+    let restored: Stack | undefined;
+    try {
+      const records = await kept.makeRecords(stack, { url: provider.url, apiKey }, receiver.url);
+      // A settled point, as with the services scaled to zero: the submission's webhook sent, every outbox empty.
+      await waitFor(() => receiver.received[0], { what: 'the submission webhook' });
+      for (const service of stack.services) await outboxDrained(service);
+      const before = await kept.readRecords(stack, records);
+      expect(Object.values(before).map((read) => read.status)).toEqual([200, 200, 200, 200]);
+
+      const backedUp = await packctl(['backup', '--out', dir, ...kept.databaseArgs(stack)]);
+      expect({ status: backedUp.status, stderr: backedUp.stderr }).toMatchObject({ status: 0 });
+      const mixed = await packctl(['backup', '--out', dir, ...kept.databaseArgs(stack)]);
+      expect({ status: mixed.status, stderr: mixed.stderr }).toEqual({
+        status: 1,
+        stderr: `packctl: ${dir} is not empty: back up into a new or empty folder\n`,
+      });
+      const manifest = await kept.backupManifest(dir);
+      expect(manifest.databases.map((d) => d.service)).toEqual(kept.SERVICES);
+      const catalog = manifest.databases.find((d) => d.service === 'catalog')!.collections;
+      expect(catalog.find((c) => c.name === 'services')).toMatchObject({ count: 1 });
+
+      const names = Object.fromEntries(
+        kept.SERVICES.map((s) => [s, uniqueName(`t_restored_${s.replace(/-/g, '_')}`)]),
+      );
+      const restoreArgs = ['restore', '--from', dir, ...kept.databaseArgs(stack, names)];
+      const restoredRun = await packctl(restoreArgs);
+      expect({ status: restoredRun.status, stderr: restoredRun.stderr }).toMatchObject({ status: 0 });
+      const again = await packctl(restoreArgs);
+      expect(again.status).toBe(1);
+      expect(again.stderr).toMatch(/refusing to restore into collections that hold documents: .*--drop/);
+      const replaced = await packctl([...restoreArgs, '--drop']);
+      expect({ status: replaced.status, stderr: replaced.stderr }).toMatchObject({ status: 0 });
+
+      restored = await startStack({
+        env: Object.fromEntries(kept.SERVICES.map((s) => [s, { MONGO_DB: names[s]! }])),
+      });
+      expect(await kept.readRecords(restored, records)).toEqual(before);
+      // The model's api_key decrypts: the fake provider refuses any other key.
+      const tested = await restored.call('POST', `/v1/ai/llm_models/test_connection/${records.model}/`, {
+        body: {},
+      });
+      expect({ status: tested.status, ok: tested.body.ok }).toEqual({ status: 200, ok: true });
+      // The webhook signs with the secret it was created with.
+      const sent = receiver.received.length;
+      const fired = await restored.call(
+        'POST',
+        `/v1/external/serviceowner/webhooks/${records.webhook}/trigger/`,
+        {
+          token: records.owner,
+          body: {},
+        },
+      );
+      expect(fired.status).toBe(202);
+      const request = await waitFor(() => receiver.received[sent], { what: 'the restored webhook' });
+      expect(kept.signedWith(request, records.secret)).toBe(true);
+    } finally {
+      await restored?.stop();
+      await provider.close();
+      await receiver.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 180_000);
 });

@@ -11,6 +11,11 @@ export const GLOBAL_OPTIONS = {
   service: { type: 'string', multiple: true },
   limit: { type: 'string' },
   json: { type: 'boolean' },
+  mongo: { type: 'string' },
+  db: { type: 'string', multiple: true },
+  out: { type: 'string' },
+  from: { type: 'string' },
+  drop: { type: 'boolean' },
 } as const;
 
 export interface Context {
@@ -22,6 +27,12 @@ export interface Context {
   services: string[] | undefined;
   limit: number;
   json: boolean;
+  /** The MongoDB or FerretDB server the services use (MONGO_URL), for backup and restore. */
+  mongoUrl: string;
+  /** `service=database` pairs naming a service's database where it is not the default. */
+  databases: string[] | undefined;
+  /** backup's --out, restore's --from and --drop. */
+  backup: { out?: string; from?: string; drop: boolean };
   out: (text: string) => void;
   err: (text: string) => void;
 }
@@ -53,6 +64,9 @@ export function contextFrom(values: ReturnType<typeof parse>['values'], env: Nod
     services: values.service,
     limit,
     json: values.json ?? false,
+    mongoUrl: values.mongo ?? env.MONGO_URL ?? 'mongodb://pack:pack@127.0.0.1:27017/?authMechanism=PLAIN',
+    databases: values.db,
+    backup: { out: values.out, from: values.from, drop: values.drop ?? false },
     out: (text) => process.stdout.write(`${text}\n`),
     err: (text) => process.stderr.write(`${text}\n`),
   };

@@ -4,9 +4,11 @@
  *   token create <username> <role> | token list | token revoke <id>
  *   health
  *   dlq list <queue> | dlq replay <queue>
+ *   backup --out <dir> | restore --from <dir> [--drop]
  *
  * Every command takes --help; exit 0 on success, 1 on failure, 64 on a usage error.
  */
+import { backupCommand, restoreCommand } from './backup/commands';
 import { CliError, COMMON_HELP, contextFrom, EXIT, parse, UsageError, type Command } from './cli';
 import { dlqList, dlqReplay } from './dlq';
 import { health } from './health';
@@ -19,6 +21,8 @@ const COMMANDS: Record<string, Command> = {
   health,
   'dlq list': dlqList,
   'dlq replay': dlqReplay,
+  backup: backupCommand,
+  restore: restoreCommand,
 };
 
 function overview(prefix = ''): string {
