@@ -127,7 +127,9 @@ export const groups = {
     label: 'Submission Builder',
     fields: {
       show_submission_builder: bool('Show the submission builder'),
-      enable_submit_functionality: bool('Allow submitting from the builder'),
+      enable_submit_functionality: bool(
+        'Consumers may submit declarations; off refuses every submission (403), through the builder or the API',
+      ),
       default_allow_submit_submission_builder: bool('New services allow builder submissions by default'),
     },
     defaults: {

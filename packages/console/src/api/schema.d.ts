@@ -4476,7 +4476,7 @@ export interface operations {
                              */
                             show_submission_builder: boolean;
                             /**
-                             * @description Allow submitting from the builder
+                             * @description Consumers may submit declarations; off refuses every submission (403), through the builder or the API
                              * @default true
                              */
                             enable_submit_functionality: boolean;
@@ -4734,7 +4734,7 @@ export interface operations {
                     submission_builder?: {
                         /** @description Show the submission builder */
                         show_submission_builder?: boolean;
-                        /** @description Allow submitting from the builder */
+                        /** @description Consumers may submit declarations; off refuses every submission (403), through the builder or the API */
                         enable_submit_functionality?: boolean;
                         /** @description New services allow builder submissions by default */
                         default_allow_submit_submission_builder?: boolean;
@@ -4930,7 +4930,7 @@ export interface operations {
                              */
                             show_submission_builder: boolean;
                             /**
-                             * @description Allow submitting from the builder
+                             * @description Consumers may submit declarations; off refuses every submission (403), through the builder or the API
                              * @default true
                              */
                             enable_submit_functionality: boolean;
@@ -5298,7 +5298,7 @@ export interface operations {
                              */
                             show_submission_builder: boolean;
                             /**
-                             * @description Allow submitting from the builder
+                             * @description Consumers may submit declarations; off refuses every submission (403), through the builder or the API
                              * @default true
                              */
                             enable_submit_functionality: boolean;
@@ -5653,7 +5653,7 @@ export interface operations {
                              */
                             show_submission_builder: boolean;
                             /**
-                             * @description Allow submitting from the builder
+                             * @description Consumers may submit declarations; off refuses every submission (403), through the builder or the API
                              * @default true
                              */
                             enable_submit_functionality: boolean;
