@@ -193,4 +193,52 @@ describe('webhooks through the gateway', () => {
     expect(responses.body.count).toBe(0);
     expect(received.length).toBe(before);
   });
+
+  it('a lowered webhook_response_retention trims the kept responses within a sweep, with no further delivery: "keeps only the N newest responses per webhook"', async () => {
+    const HOOKS = '/v1/external/serviceowner/webhooks/';
+    const service = await stack.call('POST', '/v1/catalog/services/', {
+      token: owner,
+      body: { name: 'Retained service', description: '' },
+    });
+    expect(service.status).toBe(201);
+    const hook = await waitFor(async () => {
+      const reply = await stack.call('POST', HOOKS, {
+        token: owner,
+        body: { name: 'Kept', service: service.body.id, target_url: target },
+      });
+      return reply.status === 201 ? (reply.body as { id: number }) : undefined;
+    });
+    const listed = async () =>
+      (await stack.call('GET', `${HOOKS}${hook.id}/responses/?state=OK&limit=100`, { token: owner }))
+        .body as {
+        count: number;
+        results: { id: number }[];
+      };
+    for (let n = 0; n < 15; n += 1) {
+      expect(
+        (await stack.call('POST', `${HOOKS}${hook.id}/trigger/`, { token: owner, body: {} })).status,
+      ).toBe(202);
+    }
+    await waitFor(async () => (await listed()).count === 15, { what: '15 delivered fires', intervalMs: 300 });
+
+    const lowered = await stack.call('PATCH', '/v1/core/general_settings/', {
+      body: { external_api: { webhook_response_retention: 10 } },
+    });
+    expect(lowered.status).toBe(200);
+    try {
+      // No fire follows: the sweep alone brings the list down to the cap, the newest kept.
+      const trimmed = await waitFor(
+        async () => {
+          const page = await listed();
+          return page.count === 10 ? page : undefined;
+        },
+        { what: 'the responses trimmed to 10', intervalMs: 300 },
+      );
+      expect(trimmed.results.map((r) => r.id)).toEqual(Array.from({ length: 10 }, (_, i) => 15 - i));
+    } finally {
+      await stack.call('PATCH', '/v1/core/general_settings/', {
+        body: { external_api: { webhook_response_retention: 100 } },
+      });
+    }
+  });
 });

@@ -218,7 +218,9 @@ export const groups = {
         .int('must be a whole number')
         .min(1, 'must be at least 1')
         .max(100_000, 'must be at most 100000')
-        .describe('Webhook responses kept per webhook (the newest)'),
+        .describe(
+          'Webhook responses kept per webhook, the newest; lowering it removes the older ones within one sweep of the dispatcher',
+        ),
     },
     defaults: {
       healthcheck_rate_limit_per_minute: 60,

@@ -4585,7 +4585,7 @@ export interface operations {
                              */
                             webhook_response_rate_limit: number;
                             /**
-                             * @description Webhook responses kept per webhook (the newest)
+                             * @description Webhook responses kept per webhook, the newest; lowering it removes the older ones within one sweep of the dispatcher
                              * @default 100
                              */
                             webhook_response_retention: number;
@@ -4782,7 +4782,7 @@ export interface operations {
                         webhook_rate_limit_per_minute?: number;
                         /** @description Webhook response reads per minute per client */
                         webhook_response_rate_limit?: number;
-                        /** @description Webhook responses kept per webhook (the newest) */
+                        /** @description Webhook responses kept per webhook, the newest; lowering it removes the older ones within one sweep of the dispatcher */
                         webhook_response_retention?: number;
                     };
                 };
@@ -5039,7 +5039,7 @@ export interface operations {
                              */
                             webhook_response_rate_limit: number;
                             /**
-                             * @description Webhook responses kept per webhook (the newest)
+                             * @description Webhook responses kept per webhook, the newest; lowering it removes the older ones within one sweep of the dispatcher
                              * @default 100
                              */
                             webhook_response_retention: number;
@@ -5407,7 +5407,7 @@ export interface operations {
                              */
                             webhook_response_rate_limit: number;
                             /**
-                             * @description Webhook responses kept per webhook (the newest)
+                             * @description Webhook responses kept per webhook, the newest; lowering it removes the older ones within one sweep of the dispatcher
                              * @default 100
                              */
                             webhook_response_retention: number;
@@ -5762,7 +5762,7 @@ export interface operations {
                              */
                             webhook_response_rate_limit: number;
                             /**
-                             * @description Webhook responses kept per webhook (the newest)
+                             * @description Webhook responses kept per webhook, the newest; lowering it removes the older ones within one sweep of the dispatcher
                              * @default 100
                              */
                             webhook_response_retention: number;
