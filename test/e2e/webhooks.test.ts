@@ -1,7 +1,10 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
+import { loadConfig } from '@pack/config';
 import { WEBHOOK_TARGET_RULE } from '@pack/contracts';
+import { startService } from '@pack/runtime';
+import { webhookDispatcherEnvSchema, webhookDispatcherService } from '@pack/webhook-dispatcher';
 import { seededSecret, waitFor } from '@pack/testkit';
 import { startStack, type Stack } from '../stack';
 
@@ -236,6 +239,76 @@ describe('webhooks through the gateway', () => {
       );
       expect(trimmed.results.map((r) => r.id)).toEqual(Array.from({ length: 10 }, (_, i) => 15 - i));
     } finally {
+      await stack.call('PATCH', '/v1/core/general_settings/', {
+        body: { external_api: { webhook_response_retention: 100 } },
+      });
+    }
+  });
+
+  it('a dispatcher restarted while the settings service is down is not ready and acts on nothing until it has read the settings', async () => {
+    const lowered = await stack.call('PATCH', '/v1/core/general_settings/', {
+      body: { external_api: { webhook_response_retention: 200 } },
+    });
+    expect(lowered.status).toBe(200);
+    // The settings service as this dispatcher sees it: down until the test starts this proxy.
+    const settingsUrl = new URL(stack.urls.settings!);
+    const proxy = http.createServer((req, res) => {
+      const upstream = http.request(
+        {
+          host: settingsUrl.hostname,
+          port: settingsUrl.port,
+          path: req.url,
+          method: req.method,
+          headers: req.headers,
+        },
+        (answer) => {
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+        },
+      );
+      req.pipe(upstream);
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const port = (proxy.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => proxy.close(() => resolve()));
+
+    const replica = await startService(
+      webhookDispatcherService,
+      loadConfig(webhookDispatcherEnvSchema, {
+        ...stack.envs['webhook-dispatcher'],
+        SETTINGS_URL: `http://127.0.0.1:${port}`,
+      }),
+    );
+    try {
+      const readyz = async () => {
+        const answer = await fetch(`${replica.metricsUrl}/readyz`);
+        return {
+          status: answer.status,
+          checks: ((await answer.json()) as { checks: Record<string, boolean> }).checks,
+        };
+      };
+      // Its database answers, yet it is not ready: its settings are not confirmed.
+      const waiting = await waitFor(async () => {
+        const probe = await readyz();
+        return probe.checks.database && (probe.status === 200 || probe.checks.settings === false)
+          ? probe
+          : undefined;
+      });
+      expect(waiting.status).toBe(503);
+      expect(waiting.checks).toMatchObject({ settings: false, started: false });
+      expect(replica.context.broker.isReady()).toBe(false);
+
+      await new Promise<void>((resolve) => proxy.listen(port, '127.0.0.1', resolve));
+      await replica.started;
+      const ready = await waitFor(async () => {
+        const probe = await readyz();
+        return probe.status === 200 ? probe : undefined;
+      });
+      expect(ready.checks).toMatchObject({ settings: true, started: true });
+    } finally {
+      await replica.stop();
+      proxy.closeAllConnections();
+      await new Promise<void>((resolve) => proxy.close(() => resolve()));
       await stack.call('PATCH', '/v1/core/general_settings/', {
         body: { external_api: { webhook_response_retention: 100 } },
       });
