@@ -219,7 +219,8 @@ describe('catalog through the gateway', () => {
         declaration: { a: 1 },
       });
       expect(refused.status).toBe(403);
-      expect(refused.body.detail).toContain('switched off');
+      expect(refused.body.detail).toContain('submission_builder.enable_submit_functionality');
+      expect(refused.body.detail).toMatch(/builder and the API/);
       expect((await as('oscar', 'POST', '/v1/catalog/services/', { name: 'Not now' })).status).toBe(403);
     } finally {
       // Switched back on, as the stack started: what follows shows both work again.
@@ -236,5 +237,24 @@ describe('catalog through the gateway', () => {
       ).status,
     ).toBe(201);
     expect((await as('oscar', 'POST', '/v1/catalog/services/', { name: 'Now' })).status).toBe(201);
+  });
+
+  it('describes enable_submit_functionality in the API reference as what it does: off refuses every submission, the API included', async () => {
+    const { status, body } = await stack.call('GET', '/v1/openapi.json', { token: null });
+    expect(status).toBe(200);
+    const descriptions: string[] = [];
+    const visit = (node: unknown): void => {
+      if (!node || typeof node !== 'object') return;
+      const field = (node as Record<string, unknown>).enable_submit_functionality as
+        { description?: string } | undefined;
+      if (field && typeof field === 'object') descriptions.push(field.description ?? '');
+      Object.values(node).forEach(visit);
+    };
+    visit(body);
+    expect(descriptions.length).toBeGreaterThan(0);
+    for (const description of descriptions) {
+      expect(description).toMatch(/every submission/);
+      expect(description).toMatch(/the API/);
+    }
   });
 });

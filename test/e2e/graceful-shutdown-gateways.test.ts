@@ -11,6 +11,7 @@ import type { AddressInfo } from 'node:net';
 import amqp from 'amqplib';
 import { events, type Principal } from '@pack/contracts';
 import {
+  FakeSettings,
   call,
   deleteQueues,
   dropDatabase,
@@ -23,6 +24,15 @@ import {
   type FakeProviderServer,
 } from '@pack/testkit';
 import { loadUntilStopped, publishAll } from './shutdown';
+
+/** The settings every service reads before it acts: a fake answering the defaults. */
+const settings = new FakeSettings();
+beforeAll(async () => {
+  await settings.start();
+});
+afterAll(async () => {
+  await settings.stop();
+});
 
 const WORKERS = 8;
 
@@ -109,7 +119,7 @@ describe('SIGTERM to the llm-gateway while generate requests flow through the br
       PORT: String(await freePort()),
       METRICS_PORT: String(await freePort()),
       LOG_LEVEL: 'info',
-      SETTINGS_URL: 'http://127.0.0.1:1',
+      SETTINGS_URL: settings.url,
       PACK_ALLOWED_TARGET_CIDRS: '127.0.0.0/8,::1/128',
       LLM_GENERATE_PREFETCH: '8',
     });

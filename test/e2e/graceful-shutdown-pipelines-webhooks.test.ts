@@ -9,6 +9,7 @@ import amqp from 'amqplib';
 import mongoose from 'mongoose';
 import { events, type EventData, type Principal } from '@pack/contracts';
 import {
+  FakeSettings,
   call,
   deleteQueues,
   dropDatabase,
@@ -22,6 +23,15 @@ import {
 } from '@pack/testkit';
 import { loadUntilStopped, publishAll } from './shutdown';
 
+/** The settings every service reads before it acts: a fake answering the defaults. */
+const settings = new FakeSettings();
+beforeAll(async () => {
+  await settings.start();
+});
+afterAll(async () => {
+  await settings.stop();
+});
+
 const WORKERS = 4;
 const owner: Principal = { id: 7, username: 'olive', role: 'service_owner' };
 const service = { id: 1, name: 'Shutdown service', owner: { id: owner.id, name: owner.username } };
@@ -32,7 +42,7 @@ async function processEnv(name: string, consumers: string[], extra: Record<strin
     PORT: String(await freePort()),
     METRICS_PORT: String(await freePort()),
     LOG_LEVEL: 'info',
-    SETTINGS_URL: 'http://127.0.0.1:1',
+    SETTINGS_URL: settings.url,
     ...extra,
   });
   const queues = [...consumers, `${name}.settings-cache`]

@@ -8,6 +8,7 @@ import amqp from 'amqplib';
 import { events } from '@pack/contracts';
 import type { Principal } from '@pack/contracts';
 import {
+  FakeSettings,
   call,
   deleteQueues,
   dropDatabase,
@@ -18,6 +19,15 @@ import {
   waitFor,
 } from '@pack/testkit';
 import { publishAll } from './shutdown';
+
+/** The settings every service reads before it acts: a fake answering the defaults. */
+const settings = new FakeSettings();
+beforeAll(async () => {
+  await settings.start();
+});
+afterAll(async () => {
+  await settings.stop();
+});
 
 const admin: Principal = { id: 1, username: 'ops-admin', role: 'admin' };
 const PATH = '/v1/core/general_settings/';
@@ -115,7 +125,7 @@ describe('SIGTERM while messages flow into a consumer', () => {
       PORT: String(await freePort()),
       METRICS_PORT: String(await freePort()),
       LOG_LEVEL: 'info',
-      SETTINGS_URL: 'http://127.0.0.1:1',
+      SETTINGS_URL: settings.url,
     });
     queue = `${env.BROKER_NAMESPACE}.catalog.validation-decisions`;
     connection = await amqp.connect(process.env.AMQP_URL!);

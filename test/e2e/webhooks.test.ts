@@ -1,7 +1,10 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
+import { loadConfig } from '@pack/config';
 import { WEBHOOK_TARGET_RULE } from '@pack/contracts';
+import { startService } from '@pack/runtime';
+import { webhookDispatcherEnvSchema, webhookDispatcherService } from '@pack/webhook-dispatcher';
 import { seededSecret, waitFor } from '@pack/testkit';
 import { startStack, type Stack } from '../stack';
 
@@ -256,5 +259,123 @@ describe('webhooks through the gateway', () => {
     const gone = await fire({ last_state: 'FAILED', failures_in_row: 1 });
     expect(gone.enabled).toBe(false);
     expect(gone.disabled_reason).toMatch(/410/);
+  });
+
+  it('a lowered webhook_response_retention trims the kept responses within a sweep, with no further delivery: "keeps only the N newest responses per webhook"', async () => {
+    const HOOKS = '/v1/external/serviceowner/webhooks/';
+    const service = await stack.call('POST', '/v1/catalog/services/', {
+      token: owner,
+      body: { name: 'Retained service', description: '' },
+    });
+    expect(service.status).toBe(201);
+    const hook = await waitFor(async () => {
+      const reply = await stack.call('POST', HOOKS, {
+        token: owner,
+        body: { name: 'Kept', service: service.body.id, target_url: target },
+      });
+      return reply.status === 201 ? (reply.body as { id: number }) : undefined;
+    });
+    const listed = async () =>
+      (await stack.call('GET', `${HOOKS}${hook.id}/responses/?state=OK&limit=100`, { token: owner }))
+        .body as {
+        count: number;
+        results: { id: number }[];
+      };
+    for (let n = 0; n < 15; n += 1) {
+      expect(
+        (await stack.call('POST', `${HOOKS}${hook.id}/trigger/`, { token: owner, body: {} })).status,
+      ).toBe(202);
+    }
+    await waitFor(async () => (await listed()).count === 15, { what: '15 delivered fires', intervalMs: 300 });
+
+    const lowered = await stack.call('PATCH', '/v1/core/general_settings/', {
+      body: { external_api: { webhook_response_retention: 10 } },
+    });
+    expect(lowered.status).toBe(200);
+    try {
+      // No fire follows: the sweep alone brings the list down to the cap, the newest kept.
+      const trimmed = await waitFor(
+        async () => {
+          const page = await listed();
+          return page.count === 10 ? page : undefined;
+        },
+        { what: 'the responses trimmed to 10', intervalMs: 300 },
+      );
+      expect(trimmed.results.map((r) => r.id)).toEqual(Array.from({ length: 10 }, (_, i) => 15 - i));
+    } finally {
+      await stack.call('PATCH', '/v1/core/general_settings/', {
+        body: { external_api: { webhook_response_retention: 100 } },
+      });
+    }
+  });
+
+  it('a dispatcher restarted while the settings service is down is not ready and acts on nothing until it has read the settings', async () => {
+    const lowered = await stack.call('PATCH', '/v1/core/general_settings/', {
+      body: { external_api: { webhook_response_retention: 200 } },
+    });
+    expect(lowered.status).toBe(200);
+    // The settings service as this dispatcher sees it: down until the test starts this proxy.
+    const settingsUrl = new URL(stack.urls.settings!);
+    const proxy = http.createServer((req, res) => {
+      const upstream = http.request(
+        {
+          host: settingsUrl.hostname,
+          port: settingsUrl.port,
+          path: req.url,
+          method: req.method,
+          headers: req.headers,
+        },
+        (answer) => {
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+        },
+      );
+      req.pipe(upstream);
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const port = (proxy.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => proxy.close(() => resolve()));
+
+    const replica = await startService(
+      webhookDispatcherService,
+      loadConfig(webhookDispatcherEnvSchema, {
+        ...stack.envs['webhook-dispatcher'],
+        SETTINGS_URL: `http://127.0.0.1:${port}`,
+      }),
+    );
+    try {
+      const readyz = async () => {
+        const answer = await fetch(`${replica.metricsUrl}/readyz`);
+        return {
+          status: answer.status,
+          checks: ((await answer.json()) as { checks: Record<string, boolean> }).checks,
+        };
+      };
+      // Its database answers, yet it is not ready: its settings are not confirmed.
+      const waiting = await waitFor(async () => {
+        const probe = await readyz();
+        return probe.checks.database && (probe.status === 200 || probe.checks.settings === false)
+          ? probe
+          : undefined;
+      });
+      expect(waiting.status).toBe(503);
+      expect(waiting.checks).toMatchObject({ settings: false, started: false });
+      expect(replica.context.broker.isReady()).toBe(false);
+
+      await new Promise<void>((resolve) => proxy.listen(port, '127.0.0.1', resolve));
+      await replica.started;
+      const ready = await waitFor(async () => {
+        const probe = await readyz();
+        return probe.status === 200 ? probe : undefined;
+      });
+      expect(ready.checks).toMatchObject({ settings: true, started: true });
+    } finally {
+      await replica.stop();
+      proxy.closeAllConnections();
+      await new Promise<void>((resolve) => proxy.close(() => resolve()));
+      await stack.call('PATCH', '/v1/core/general_settings/', {
+        body: { external_api: { webhook_response_retention: 100 } },
+      });
+    }
   });
 });

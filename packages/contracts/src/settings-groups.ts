@@ -127,7 +127,9 @@ export const groups = {
     label: 'Submission Builder',
     fields: {
       show_submission_builder: bool('Show the submission builder'),
-      enable_submit_functionality: bool('Allow submitting from the builder'),
+      enable_submit_functionality: bool(
+        'Consumers may submit declarations; off refuses every submission (403), through the builder or the API',
+      ),
       default_allow_submit_submission_builder: bool('New services allow builder submissions by default'),
     },
     defaults: {
@@ -216,7 +218,9 @@ export const groups = {
         .int('must be a whole number')
         .min(1, 'must be at least 1')
         .max(100_000, 'must be at most 100000')
-        .describe('Webhook responses kept per webhook (the newest)'),
+        .describe(
+          'Webhook responses kept per webhook, the newest; lowering it removes the older ones within one sweep of the dispatcher',
+        ),
     },
     defaults: {
       healthcheck_rate_limit_per_minute: 60,

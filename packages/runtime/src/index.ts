@@ -42,6 +42,17 @@ export interface ServiceParts {
   front?: (req: IncomingMessage, res: ServerResponse, next: () => void) => boolean;
   /** Extra readiness checks beyond the database and the broker. */
   readiness?: () => Promise<Record<string, boolean>>;
+  /**
+   * What the service must have before it acts (its general settings loaded): consumers, the
+   * outbox and onStart wait for it, and /readyz answers not ready (`settings: false`, the
+   * check being named by `name`) meanwhile, so nothing acts on defaults it has not confirmed.
+   * Must not wait on this service.
+   */
+  before?: {
+    name: string;
+    run: () => Promise<void>;
+    /** Ends what run started (at stop). */ cancel: () => void;
+  };
   /** Runs once the HTTP server listens (timers, caches); its result runs at shutdown. */
   onStart?: () => Promise<(() => Promise<void>) | void>;
   /**
@@ -140,12 +151,15 @@ async function startInScope<C extends ServiceEnv>(
         })
       : undefined;
   const usesBroker = definition.usesBroker ?? true;
-  if (usesBroker) broker.start();
+  // With a `before` step the broker starts after it: no event is consumed before then.
+  if (usesBroker && !parts.before) broker.start();
 
   // Not ready until the start-up steps ran (e.g. the gateway's PACK_ADMIN_TOKEN registered): a
   // request routed earlier could fail on state that is about to exist, and be cached that way.
   let startupDone = false;
+  let beforeDone = false;
   const readiness = async () => ({
+    ...(parts.before ? { [parts.before.name]: beforeDone } : {}),
     database: await mongo.isReady(),
     ...(usesBroker ? { broker: broker.isReady() } : {}),
     started: startupDone,
@@ -204,7 +218,17 @@ async function startInScope<C extends ServiceEnv>(
   logger.info({ url, metrics_url: metricsUrl }, 'listening');
 
   let stopStarted: (() => Promise<void>) | void = undefined;
+  // A stop while `before` still waits (the settings service down) ends the wait: nothing starts.
+  let stopRequested!: () => void;
+  const stopping = new Promise<'stopped'>((resolve) => {
+    stopRequested = () => resolve('stopped');
+  });
   const started = mongo.connected.then(async () => {
+    if (parts.before) {
+      if ((await Promise.race([parts.before.run(), stopping])) === 'stopped') return;
+      beforeDone = true;
+      if (usesBroker) broker.start();
+    }
     if (usesBroker) outbox.start();
     sweeper?.start();
     stopStarted = parts.onStart ? await parts.onStart() : undefined;
@@ -221,6 +245,8 @@ async function startInScope<C extends ServiceEnv>(
     routes: parts.routes,
     started,
     async stop() {
+      stopRequested();
+      parts.before?.cancel();
       await started.catch(() => undefined);
       await http.drain(server);
       // Handlers finish before what they use (the start-up steps' clients, breakers) is shut.

@@ -8,6 +8,7 @@ import {
   type GeneralSettings,
 } from '@pack/contracts';
 import { principalHeaders } from '@pack/internal-auth';
+import { ServiceUnavailableError } from '@pack/errors';
 import type { Logger } from '@pack/logging';
 import { waitFor } from '@pack/reliability';
 
@@ -42,8 +43,10 @@ export const SETTINGS_VERSION_HEADER = 'x-settings-version';
 
 /**
  * The general settings as a service sees them (secrets masked, unless it reads the plaintext
- * path). Defaults until the first fetch succeeds; refetched on every settings.changed
- * event, so a change applies without a restart.
+ * path), refetched on every settings.changed event, so a change applies without a restart.
+ * Until the first fetch succeeds `get()` answers the defaults, which may not be what an
+ * administrator chose: a service acts on nothing before `whenLoaded()` resolves (its runtime's
+ * `before` step waits for it) and its routes read `confirmed()`, which refuses with 503 meanwhile.
  */
 export class SettingsCache {
   private current: GeneralSettings = defaultGeneralSettings();
@@ -55,11 +58,30 @@ export class SettingsCache {
   /** Which start() the first-fetch wait belongs to: one of an earlier start stops. */
   private starts = 0;
   private readonly listeners = new Set<(settings: GeneralSettings) => void>();
+  private markLoaded!: () => void;
+  private readonly firstLoad = new Promise<void>((resolve) => {
+    this.markLoaded = resolve;
+  });
 
   constructor(private readonly options: SettingsCacheOptions) {}
 
+  /** The settings held; the defaults before the first fetch (see `confirmed()`). */
   get(): GeneralSettings {
     return this.current;
+  }
+
+  /** The settings fetched from the settings service; 503 while none has been fetched yet. */
+  confirmed(): GeneralSettings {
+    if (!this.loaded)
+      throw new ServiceUnavailableError(
+        'the general settings are not loaded yet (the settings service has not answered); try again shortly',
+      );
+    return this.current;
+  }
+
+  /** Resolves once the first fetch succeeded (start() begins it). */
+  whenLoaded(): Promise<void> {
+    return this.firstLoad;
   }
 
   isLoaded(): boolean {
@@ -138,6 +160,7 @@ export class SettingsCache {
     const etag = response.headers.etag;
     this.etag = typeof etag === 'string' ? etag : undefined;
     this.loaded = true;
+    this.markLoaded();
     for (const listener of this.listeners) listener(parsed);
   }
 
@@ -150,7 +173,7 @@ export class SettingsCache {
       onWait: (error, _attempt, delay) =>
         this.options.logger.warn(
           { err: error, retry_in_ms: delay },
-          'settings fetch failed; using defaults meanwhile',
+          'settings fetch failed; acting on nothing until it succeeds',
         ),
     });
   }

@@ -43,7 +43,7 @@ export const catalogService: ServiceDefinition<CatalogConfig> = {
       logger,
     });
     cache.onChange(catalogMetrics(metrics).settingsApplied);
-    const settings = () => cache.get();
+    const settings = () => cache.confirmed();
     const eventsWritten = () => outbox.kick();
     const owners = new ServiceOwners(repository, settings);
     const queries = new ChangeInstanceQueries(repository);
@@ -71,11 +71,19 @@ export const catalogService: ServiceDefinition<CatalogConfig> = {
         pipelineProgressConsumer(new PipelineProgress(repository, eventsWritten, logger)),
         projectionConsumer(new ChangeInstanceViews(repository, logger)),
       ],
+      // Nothing is consumed or started on default settings: the first fetch comes first.
+      before: {
+        name: 'settings',
+        run: async () => {
+          cache.start();
+          await cache.whenLoaded();
+        },
+        cancel: () => cache.stop(),
+      },
       async onStart() {
         await ensureIndexes(models);
         // Items stored before the pointers were kept on them; ready only once they have them.
         await whileUnavailable(() => pointers.backfill(), 0);
-        cache.start();
         return () => {
           cache.stop();
           return Promise.resolve();

@@ -95,9 +95,9 @@ export const llmGatewayService: ServiceDefinition<LlmGatewayConfig> = {
         logger.error({ err: error, request_id: requestId }, 'generate request failed unexpectedly'),
     });
     const tester = new ConnectionTester(dispatchers, breakers, observer);
-    const costsFor = (role: Role) => maySeeCosts(role, settings.get().charges);
+    const costsFor = (role: Role) => maySeeCosts(role, settings.confirmed().charges);
     // Which processors a service owner's dashboard shows: `usage`.
-    const dashboard = new Dashboard(rollups, () => settings.get(), usage);
+    const dashboard = new Dashboard(rollups, () => settings.confirmed(), usage);
     return {
       routes: [...llmModelRoutes(models, tester, costsFor), ...dashboardRoutes(dashboard)],
       // Id claims and call claims only matter while a copy of their request may come.
@@ -107,9 +107,17 @@ export const llmGatewayService: ServiceDefinition<LlmGatewayConfig> = {
         generateConsumer(generation, config.LLM_GENERATE_PREFETCH),
         processorConsumer(usage),
       ],
+      // Nothing is consumed or started on default settings: the first fetch comes first.
+      before: {
+        name: 'settings',
+        run: async () => {
+          settings.start();
+          await settings.whenLoaded();
+        },
+        cancel: () => settings.stop(),
+      },
       async onStart() {
         await Promise.all([repository.ensureIndexes(), usage.ensureIndexes(), rollups.ensureIndexes()]);
-        settings.start();
         const sweep = () =>
           repository
             .sweepTombstones()

@@ -3,6 +3,8 @@ import type { Principal } from '@pack/contracts';
 import { startService, type RunningService } from '@pack/runtime';
 import {
   admin,
+  FakeSettings,
+  noCompanions,
   seededSecret,
   seedSecret,
   startHarness,
@@ -100,8 +102,12 @@ type Running = RunningService<LlmGatewayConfig>;
 /** The llm-gateway service in this process, on its own database and broker namespace. */
 export const llmGatewayKind: ServiceKind<Running, Companions, LlmGatewayHelpers, HarnessOptions> = {
   name: 'llm-gateway',
-  // Nothing answers there: the settings cache keeps the defaults unless a test points it elsewhere.
-  env: { SETTINGS_URL: 'http://127.0.0.1:1' },
+  // The settings: a fake answering the defaults (the llm-gateway acts on nothing before it read them).
+  async companions({ env = {} }) {
+    if (env.SETTINGS_URL) return noCompanions;
+    const settings = await new FakeSettings().start();
+    return { env: { SETTINGS_URL: settings.url }, close: () => settings.stop() };
+  },
   start: (env, options) => startService(llmGatewayService, loadConfig(llmGatewayEnvSchema, env), options),
   // Consumers' queues are bound once the broker is ready: an event published earlier is lost.
   ready: (service) => waitFor(() => service.context.broker.isReady(), { what: 'the llm-gateway broker' }),

@@ -98,8 +98,8 @@ export const orchestratorService: ServiceDefinition<OrchestratorConfig> = {
     });
     // Read on every decision, so a settings.changed applies on every replica without a restart (0040).
     const switches = {
-      processors: () => settings.get().ai_integration.show_ai_processor,
-      validator: () => settings.get().ai_integration.show_ai_validator,
+      processors: () => settings.confirmed().ai_integration.show_ai_processor,
+      validator: () => settings.confirmed().ai_integration.show_ai_validator,
     };
     // Limits and spend read from the database on every decision: a change applies on every replica (0046).
     const budgetStore = new BudgetRepository(mongo.connection, config.RECORD_LINGER_MS);
@@ -107,7 +107,7 @@ export const orchestratorService: ServiceDefinition<OrchestratorConfig> = {
       store: budgetStore,
       directory,
       processorService: async (id) => (await processorsRepository.findAny(id))?.service_id ?? null,
-      currency: () => settings.get().currency.currency,
+      currency: () => settings.confirmed().currency.currency,
     });
     budgetMetrics(metrics, () => budgets.ratios());
     const contextRepository = new ExecutionContextRepository(mongo.connection);
@@ -150,7 +150,7 @@ export const orchestratorService: ServiceDefinition<OrchestratorConfig> = {
       processors: stages,
       nextProcessors,
       findProcessor: (id) => processorsRepository.findAny(id),
-      catalogSchema: () => catalogSchema(settings.get()),
+      catalogSchema: () => catalogSchema(settings.confirmed()),
       observer,
       requests,
       switches,
@@ -163,7 +163,7 @@ export const orchestratorService: ServiceDefinition<OrchestratorConfig> = {
         failer: pipelines,
         resender: new StageResend({
           store: pipelineRepository,
-          catalogSchema: () => catalogSchema(settings.get()),
+          catalogSchema: () => catalogSchema(settings.confirmed()),
           requests,
           processor: (id) => processorsRepository.findAny(id),
         }),
@@ -179,8 +179,8 @@ export const orchestratorService: ServiceDefinition<OrchestratorConfig> = {
       { intervalMs: config.PIPELINE_SWEEP_INTERVAL_MS, logger, kickOutbox: () => outbox.kick() },
     );
     const costs = (principal: { role: Parameters<typeof maySeeCosts>[0] }) => ({
-      show: maySeeCosts(principal.role, settings.get().charges),
-      currency: shownCurrency(settings.get().currency),
+      show: maySeeCosts(principal.role, settings.confirmed().charges),
+      currency: shownCurrency(settings.confirmed().currency),
     });
     const names = new PipelineNameRepository(mongo.connection);
     const reads = new PipelineReads({
@@ -213,6 +213,15 @@ export const orchestratorService: ServiceDefinition<OrchestratorConfig> = {
         settings.consumer(),
         processorCacheConsumer(nextProcessors),
       ],
+      // Nothing is consumed or started on default settings: the first fetch comes first.
+      before: {
+        name: 'settings',
+        run: async () => {
+          settings.start();
+          await settings.whenLoaded();
+        },
+        cancel: () => settings.stop(),
+      },
       async onStart() {
         await Promise.all([
           processorsRepository.ensureIndexes(),
@@ -222,7 +231,6 @@ export const orchestratorService: ServiceDefinition<OrchestratorConfig> = {
           sweepRepository.ensureIndexes(),
           budgetStore.ensureIndexes(),
         ]);
-        settings.start();
         sweeper.start();
         // The budget ledger keeps an entry as long as a copy of its result may come (0046).
         const sweepLedger = () =>

@@ -2,7 +2,7 @@ import { loadConfig } from '@pack/config';
 import { events, type LlmModelSnapshot, type Principal, type ServiceSnapshot } from '@pack/contracts';
 import { startService, type RunningService } from '@pack/runtime';
 import {
-  noCompanions,
+  FakeSettings,
   owner,
   startEmptyOwner,
   startHarness,
@@ -42,10 +42,20 @@ export const orchestratorKind: ServiceKind<Running, Companions, OrchestratorHelp
   name: 'pipeline-orchestrator',
   // The catalog and the llm-gateway, asked for what the projections lack, own nothing here
   // unless the test points them elsewhere: the projections alone decide.
+  // The settings: a fake answering the defaults (the orchestrator acts on nothing before it read them).
   async companions({ env = {} }) {
-    if (env.CATALOG_URL && env.LLM_GATEWAY_URL) return noCompanions;
-    const owners = await startEmptyOwner();
-    return { env: { CATALOG_URL: owners.url, LLM_GATEWAY_URL: owners.url }, close: () => owners.close() };
+    const settings = env.SETTINGS_URL ? undefined : await new FakeSettings().start();
+    const owners = env.CATALOG_URL && env.LLM_GATEWAY_URL ? undefined : await startEmptyOwner();
+    return {
+      env: {
+        ...(settings && { SETTINGS_URL: settings.url }),
+        ...(owners && { CATALOG_URL: owners.url, LLM_GATEWAY_URL: owners.url }),
+      },
+      close: async () => {
+        await owners?.close();
+        await settings?.stop();
+      },
+    };
   },
   start: (env, options) => startService(orchestratorService, loadConfig(orchestratorEnvSchema, env), options),
   ready: (service) =>

@@ -24,7 +24,7 @@ describe('a retrigger and what lands right after its insert', () => {
   const kick = OutboxRelay.prototype.kick;
 
   beforeAll(async () => {
-    orchestrator = await startOrchestrator({ env: { SETTINGS_URL: 'http://127.0.0.1:1' } });
+    orchestrator = await startOrchestrator();
     driver = await PipelineDriver.start(orchestrator);
     await orchestrator.knowService({ service_id: 1 });
     await orchestrator.knowModel({ llm_model_id: 1 });

@@ -36,7 +36,7 @@ describe('pipeline flows: retrigger and PackData push', () => {
   });
 
   beforeAll(async () => {
-    orchestrator = await startOrchestrator({ env: { SETTINGS_URL: 'http://127.0.0.1:1' } });
+    orchestrator = await startOrchestrator();
     driver = await PipelineDriver.start(orchestrator, [events.pipelineProgress.type]);
     await orchestrator.knowService({ service_id: 1 });
     await orchestrator.knowService({ service_id: 2 });

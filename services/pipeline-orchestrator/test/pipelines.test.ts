@@ -42,7 +42,7 @@ describe('pipelines', () => {
     )?.state;
 
   beforeAll(async () => {
-    orchestrator = await startOrchestrator({ env: { SETTINGS_URL: 'http://127.0.0.1:1' } });
+    orchestrator = await startOrchestrator();
     tap = await EventTap.start(process.env.AMQP_URL!, orchestrator.env.BROKER_NAMESPACE!, [
       'llm.generate.requested.v1',
     ]);

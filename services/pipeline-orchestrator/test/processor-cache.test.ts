@@ -26,7 +26,6 @@ describe('remembered processors across replicas', () => {
   beforeAll(async () => {
     a = await startOrchestrator({
       env: {
-        SETTINGS_URL: 'http://127.0.0.1:1',
         PIPELINE_PROCESSOR_CACHE_MS: '600000',
       },
     });

@@ -26,7 +26,7 @@ describe('processors beside the stages', () => {
     );
 
   beforeAll(async () => {
-    orchestrator = await startOrchestrator({ env: { SETTINGS_URL: 'http://127.0.0.1:1' } });
+    orchestrator = await startOrchestrator();
     driver = await PipelineDriver.start(orchestrator, [events.changeInstanceValidationDecided.type]);
     for (const service of [1, 2, 3]) await orchestrator.knowService({ service_id: service });
     await orchestrator.knowModel({ llm_model_id: 1 });

@@ -69,7 +69,7 @@ export const webhookDispatcherService: ServiceDefinition<WebhookDispatcherConfig
       service: SERVICE,
       logger,
     });
-    const externalApi = () => settings.get().external_api;
+    const externalApi = () => settings.confirmed().external_api;
     const observed = webhookMetrics(metrics);
     settings.onChange(() => observed.settingsApplied(settings.version()));
     const targets = webhookTargetPolicy(config);
@@ -182,11 +182,19 @@ export const webhookDispatcherService: ServiceDefinition<WebhookDispatcherConfig
         changeInstanceConsumer(triggers),
         servicesConsumer(new ServicesProjection(services, webhookRepository, changes)),
       ],
+      // Nothing is consumed or started on default settings: the first fetch comes first.
+      before: {
+        name: 'settings',
+        run: async () => {
+          settings.start();
+          await settings.whenLoaded();
+        },
+        cancel: () => settings.stop(),
+      },
       async onStart() {
         await webhookRepository.ensureIndexes();
         await responseRepository.ensureIndexes();
         await recoveryRepository.ensureIndexes();
-        settings.start();
         scheduler.start();
         recoveries.start();
         return async () => {

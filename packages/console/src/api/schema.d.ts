@@ -4552,7 +4552,7 @@ export interface operations {
                              */
                             show_submission_builder: boolean;
                             /**
-                             * @description Allow submitting from the builder
+                             * @description Consumers may submit declarations; off refuses every submission (403), through the builder or the API
                              * @default true
                              */
                             enable_submit_functionality: boolean;
@@ -4661,7 +4661,7 @@ export interface operations {
                              */
                             webhook_response_rate_limit: number;
                             /**
-                             * @description Webhook responses kept per webhook (the newest)
+                             * @description Webhook responses kept per webhook, the newest; lowering it removes the older ones within one sweep of the dispatcher
                              * @default 100
                              */
                             webhook_response_retention: number;
@@ -4810,7 +4810,7 @@ export interface operations {
                     submission_builder?: {
                         /** @description Show the submission builder */
                         show_submission_builder?: boolean;
-                        /** @description Allow submitting from the builder */
+                        /** @description Consumers may submit declarations; off refuses every submission (403), through the builder or the API */
                         enable_submit_functionality?: boolean;
                         /** @description New services allow builder submissions by default */
                         default_allow_submit_submission_builder?: boolean;
@@ -4858,7 +4858,7 @@ export interface operations {
                         webhook_rate_limit_per_minute?: number;
                         /** @description Webhook response reads per minute per client */
                         webhook_response_rate_limit?: number;
-                        /** @description Webhook responses kept per webhook (the newest) */
+                        /** @description Webhook responses kept per webhook, the newest; lowering it removes the older ones within one sweep of the dispatcher */
                         webhook_response_retention?: number;
                     };
                 };
@@ -5006,7 +5006,7 @@ export interface operations {
                              */
                             show_submission_builder: boolean;
                             /**
-                             * @description Allow submitting from the builder
+                             * @description Consumers may submit declarations; off refuses every submission (403), through the builder or the API
                              * @default true
                              */
                             enable_submit_functionality: boolean;
@@ -5115,7 +5115,7 @@ export interface operations {
                              */
                             webhook_response_rate_limit: number;
                             /**
-                             * @description Webhook responses kept per webhook (the newest)
+                             * @description Webhook responses kept per webhook, the newest; lowering it removes the older ones within one sweep of the dispatcher
                              * @default 100
                              */
                             webhook_response_retention: number;
@@ -5374,7 +5374,7 @@ export interface operations {
                              */
                             show_submission_builder: boolean;
                             /**
-                             * @description Allow submitting from the builder
+                             * @description Consumers may submit declarations; off refuses every submission (403), through the builder or the API
                              * @default true
                              */
                             enable_submit_functionality: boolean;
@@ -5483,7 +5483,7 @@ export interface operations {
                              */
                             webhook_response_rate_limit: number;
                             /**
-                             * @description Webhook responses kept per webhook (the newest)
+                             * @description Webhook responses kept per webhook, the newest; lowering it removes the older ones within one sweep of the dispatcher
                              * @default 100
                              */
                             webhook_response_retention: number;
@@ -5729,7 +5729,7 @@ export interface operations {
                              */
                             show_submission_builder: boolean;
                             /**
-                             * @description Allow submitting from the builder
+                             * @description Consumers may submit declarations; off refuses every submission (403), through the builder or the API
                              * @default true
                              */
                             enable_submit_functionality: boolean;
@@ -5838,7 +5838,7 @@ export interface operations {
                              */
                             webhook_response_rate_limit: number;
                             /**
-                             * @description Webhook responses kept per webhook (the newest)
+                             * @description Webhook responses kept per webhook, the newest; lowering it removes the older ones within one sweep of the dispatcher
                              * @default 100
                              */
                             webhook_response_retention: number;

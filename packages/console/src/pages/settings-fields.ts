@@ -64,7 +64,7 @@ export const SETTINGS_LABELS: Labels = {
     title: 'Submission Builder',
     fields: {
       show_submission_builder: 'Show the submission builder',
-      enable_submit_functionality: 'Allow submitting from the builder',
+      enable_submit_functionality: 'Allow submitting declarations (builder and API)',
       default_allow_submit_submission_builder: 'New Services allow builder submissions',
     },
   },

@@ -235,6 +235,16 @@ export class ResponseRepository implements ResponseStore, ScheduleStore, WindowC
     });
   }
 
+  async webhooksBeyond(keep: number): Promise<number[]> {
+    const rows = await this.responses
+      .aggregate<{ _id: number }>([
+        { $group: { _id: '$webhook_id', count: { $sum: 1 } } },
+        { $match: { count: { $gt: keep } } },
+      ])
+      .toArray();
+    return rows.map((row) => row._id);
+  }
+
   backlog(): Promise<number> {
     return this.responses.countDocuments({ state: 'SCHEDULED' });
   }

@@ -46,7 +46,8 @@ export class SubmitDeclaration {
     const builder = this.settings().submission_builder;
     if (!builder.enable_submit_functionality) {
       throw new ForbiddenError(
-        'submitting declarations is switched off by an administrator (Submission Builder settings)',
+        'submitting declarations is switched off by an administrator ' +
+          '(submission_builder.enable_submit_functionality), through the builder and the API alike',
       );
     }
     const service = await this.store.findService(serviceId);

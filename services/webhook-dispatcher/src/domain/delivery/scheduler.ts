@@ -3,6 +3,7 @@ import type { Logger } from '@pack/logging';
 import type { Delivery } from './deliver';
 import type { ResponseRecord, WebhookRecord } from '../model';
 import type { ResponseStore } from '../responses/store';
+import { RetentionSweep } from './retention-sweep';
 
 /**
  * Results being written, per slot at most, once their targets answered: a retention trim holds
@@ -41,7 +42,7 @@ export class Scheduler {
   private stopped = true;
   private sweeper?: NodeJS.Timeout;
   private backlogTimer?: NodeJS.Timeout;
-  private readonly dirty = new Set<number>();
+  private readonly retention: RetentionSweep;
   /** This replica left a fire to the scheduler (it was busy): look as soon as a slot frees. */
   private leftBehind = false;
 
@@ -49,12 +50,14 @@ export class Scheduler {
     private readonly responses: ResponseStore,
     private readonly delivery: Delivery,
     private readonly options: SchedulerOptions,
-  ) {}
+  ) {
+    this.retention = new RetentionSweep(responses, options);
+  }
 
   start(): void {
     this.stopped = false;
     this.wake(Date.now());
-    this.sweeper = setInterval(() => void this.trimDirty(), this.options.retentionSweepMs);
+    this.sweeper = setInterval(() => void this.retention.sweep(), this.options.retentionSweepMs);
     this.sweeper.unref();
     this.backlogTimer = setInterval(() => void this.reportBacklog(), 5000);
     this.backlogTimer.unref();
@@ -68,7 +71,7 @@ export class Scheduler {
     clearInterval(this.backlogTimer);
     await this.claimLoopEnded;
     await Promise.allSettled([...this.running]);
-    await this.trimDirty();
+    await this.retention.sweep();
   }
 
   /** A slot for a fire sent at once, or null when this replica is busy (the fire is then scheduled). */
@@ -113,7 +116,7 @@ export class Scheduler {
   }
 
   finishedFor(webhookId: number): void {
-    this.dirty.add(webhookId);
+    this.retention.finishedFor(webhookId);
   }
 
   /**
@@ -185,19 +188,6 @@ export class Scheduler {
       ended();
       this.wake(this.again ? Date.now() : Date.now() + this.options.pollMs);
       this.again = false;
-    }
-  }
-
-  private async trimDirty(): Promise<void> {
-    const ids = [...this.dirty];
-    this.dirty.clear();
-    for (const id of ids) {
-      try {
-        await this.responses.trim(id, this.options.retention());
-      } catch (error) {
-        this.dirty.add(id);
-        this.options.logger.warn({ err: error, webhook_id: id }, 'trimming webhook responses failed');
-      }
     }
   }
 

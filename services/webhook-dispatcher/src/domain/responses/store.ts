@@ -54,6 +54,8 @@ export interface ResponseStore {
   reschedule(id: string, token: string, due: Date, attempt: AttemptRecord | null): Promise<boolean>;
   /** Deletes finished responses of the webhook beyond the `keep` newest; returns how many. */
   trim(webhookId: number, keep: number): Promise<number>;
+  /** Webhooks holding more than `keep` responses. */
+  webhooksBeyond(keep: number): Promise<number[]>;
   /** Fires waiting to be sent. */
   backlog(): Promise<number>;
 }
