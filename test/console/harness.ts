@@ -3,7 +3,7 @@
  * sandbox, no background networking, a fresh profile), against a test stack whose gateway serves
  * the console build. A browser that does not start fails the test; nothing here skips.
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
@@ -176,8 +176,12 @@ export async function startConsole(options: StackOptions = {}): Promise<Harness>
       const file = path.join(SCREENSHOTS, `${name}.png`);
       const png = await page.screenshot({ path: file, fullPage });
       // A page's picture for the guides says which page sources it shows (page-screenshots.test.ts).
-      if (Object.hasOwn(CONSOLE_PAGES, name))
-        writeFileSync(path.join(PAGE_SCREENSHOTS, `${name}.png`), stampedPng(png, pageSourcesHash()));
+      // Written aside and renamed: page-screenshots.test.ts may read it in the other jest worker.
+      if (Object.hasOwn(CONSOLE_PAGES, name)) {
+        const picture = path.join(PAGE_SCREENSHOTS, `${name}.png`);
+        writeFileSync(`${picture}.${process.pid}.tmp`, stampedPng(png, pageSourcesHash()));
+        renameSync(`${picture}.${process.pid}.tmp`, picture);
+      }
       return file;
     },
     async showAiIntegration() {
