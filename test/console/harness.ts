@@ -3,14 +3,14 @@
  * sandbox, no background networking, a fresh profile), against a test stack whose gateway serves
  * the console build. A browser that does not start fails the test; nothing here skips.
  */
-import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { CONSOLE_PAGES, ensureConsoleBuilt } from '@pack/console';
 import { currentTest, isStaticAsset, recordForScan } from '@pack/testkit';
 import { startStack, type Stack, type StackOptions } from '../stack';
-import { PAGE_SCREENSHOTS, pageSourcesHash, SCREENSHOTS, stampedPng } from './screenshot-paths';
+import { PAGE_SCREENSHOTS, pageSourcesHash, SCREENSHOTS, stampedPng, stampOf } from './screenshot-paths';
 
 export const CHROMIUM = '/usr/bin/chromium';
 export { SCREENSHOTS, PAGE_SCREENSHOTS };
@@ -176,10 +176,12 @@ export async function startConsole(options: StackOptions = {}): Promise<Harness>
       const file = path.join(SCREENSHOTS, `${name}.png`);
       const png = await page.screenshot({ path: file, fullPage });
       // A page's picture for the guides says which page sources it shows (page-screenshots.test.ts).
-      // Written aside and renamed: page-screenshots.test.ts may read it in the other jest worker.
-      if (Object.hasOwn(CONSOLE_PAGES, name)) {
-        const picture = path.join(PAGE_SCREENSHOTS, `${name}.png`);
-        writeFileSync(`${picture}.${process.pid}.tmp`, stampedPng(png, pageSourcesHash()));
+      // Taken again only when the page's sources changed, so a test run leaves the tree clean;
+      // written aside and renamed: page-screenshots.test.ts may read it in the other jest worker.
+      const picture = path.join(PAGE_SCREENSHOTS, `${name}.png`);
+      const sources = pageSourcesHash();
+      if (Object.hasOwn(CONSOLE_PAGES, name) && stampOfFile(picture) !== sources) {
+        writeFileSync(`${picture}.${process.pid}.tmp`, stampedPng(png, sources));
         renameSync(`${picture}.${process.pid}.tmp`, picture);
       }
       return file;
@@ -212,3 +214,5 @@ export async function startConsole(options: StackOptions = {}): Promise<Harness>
 export async function expectAccessible(harness: Harness, pageName: string): Promise<void> {
   expect({ page: pageName, violations: await harness.axe() }).toEqual({ page: pageName, violations: [] });
 }
+
+const stampOfFile = (file: string) => (existsSync(file) ? stampOf(readFileSync(file)) : null);
