@@ -122,7 +122,10 @@ describe('packctl', () => {
       verdict: 'healthy',
     });
     for (const service of stack.services)
-      expect(healthy.stdout).toMatch(new RegExp(`^${service.definition.name}\\s+yes\\s+database ok`, 'm'));
+      // Services that read general settings list that check first.
+      expect(healthy.stdout).toMatch(
+        new RegExp(`^${service.definition.name}\\s+yes\\s+(settings ok, )?database ok`, 'm'),
+      );
     expect(healthy.stdout).toMatch(new RegExp(`^${queue.replace(/\./g, '\\.')}\\s+0\\s+0\\s+0\\s+1$`, 'm'));
 
     // Two dead letters: one the consumer refused (not JSON), one valid event parked there (as after an outage).
