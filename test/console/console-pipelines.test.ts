@@ -16,6 +16,8 @@ const KEY = seededSecret('the console pipelines api_key', {
   suffix: '0000',
 });
 const PACK = '/v1/external/serviceowner/pack/';
+/** An item's page heading once its pipeline is read: the item by its Service's name and number. */
+const itemHeading = (item: number) => new RegExp(`^Pipeline of .+ · item ${item}$`);
 const VALID_UI = {
   components: [
     { type: 'heading', props: { text: 'Namespace ready', level: 2 }, style: { color: 'success' } },
@@ -153,7 +155,7 @@ describe('the operator console: pipelines, dashboard, Change Instances, roles', 
     const { item } = await actors.approved(service, { namespace: 'team-a' });
     await configDone(item);
     await h.signInAs(ownerToken, /\/(dashboard|models)/);
-    await h.open(`/pipelines/${item}`, `Pipeline of Service Item #${item}`);
+    await h.open(`/pipelines/${item}`, itemHeading(item));
     const ui = h.page.locator('[data-stage="CONFIG"] [data-gen-ui="components"]');
     await ui.waitFor();
     expect(await ui.locator('h5.gu-heading.gu-color-success').textContent()).toBe('Namespace ready');
@@ -211,7 +213,7 @@ describe('the operator console: pipelines, dashboard, Change Instances, roles', 
     await row(item)
       .getByRole('link', { name: new RegExp(` · item ${item}$`) })
       .click();
-    await h.page.getByRole('heading', { name: `Pipeline of Service Item #${item}` }).waitFor();
+    await h.page.getByRole('heading', { name: itemHeading(item) }).waitFor();
     const verify = h.page.locator('[data-stage="VERIFY"]');
     await verify.locator('.state-failed').waitFor();
     expect(await verify.locator('dt:text-is("Processor") + dd').textContent()).toMatch(
@@ -227,7 +229,7 @@ describe('the operator console: pipelines, dashboard, Change Instances, roles', 
     const { item } = await actors.approved(own, { namespace: 'team-push' });
     const first = await configDone(item);
     await h.signInAs(ownerToken, /\/(dashboard|models)/);
-    await h.open(`/pipelines/${item}`, `Pipeline of Service Item #${item}`);
+    await h.open(`/pipelines/${item}`, itemHeading(item));
     await h.page.getByLabel('Stage to push PackData into').selectOption('execution');
     await h.page.getByLabel('PackData (JSON object)').fill('{"errors": ["smoke test failed"]}');
     await h.page.getByLabel(/An error report: restart the pipeline from CONFIG/).check();
@@ -267,7 +269,7 @@ describe('the operator console: pipelines, dashboard, Change Instances, roles', 
       { what: 'run 2 CONFIG OK', timeoutMs: 30_000 },
     );
     await h.signInAs(ownerToken, /\/(dashboard|models)/);
-    await h.open(`/pipelines/${item}`, `Pipeline of Service Item #${item}`);
+    await h.open(`/pipelines/${item}`, itemHeading(item));
     const history = h.page.locator('[data-testid="run-history"]');
     const run = (n: number) => history.locator(`li[data-run="${n}"]`);
     await run(2).waitFor();
@@ -315,7 +317,7 @@ describe('the operator console: pipelines, dashboard, Change Instances, roles', 
         const pipeline = await configDone(item);
         expect(pipeline.stages[0].gen_ui_valid).toBe(false);
         await h.signInAs(ownerToken, /\/(dashboard|models)/);
-        await h.open(`/pipelines/${item}`, `Pipeline of Service Item #${item}`);
+        await h.open(`/pipelines/${item}`, itemHeading(item));
         const fallback = h.page.locator('[data-stage="CONFIG"] [data-gen-ui="fallback"]');
         await fallback.waitFor();
         expect(await fallback.getByRole('note').textContent()).toMatch(
@@ -510,7 +512,7 @@ describe('the operator console: pipelines, dashboard, Change Instances, roles', 
         { what: 'the llm gateway to apply the Currency setting' },
       );
       expect(pipeline.total_cost).toMatch(/^0\.0000\d+$/);
-      await h.open(`/pipelines/${probeItem}`, `Pipeline of Service Item #${probeItem}`);
+      await h.open(`/pipelines/${probeItem}`, itemHeading(probeItem));
       const summary = (await h.page.locator('p[aria-live="polite"]').first().textContent())!;
       expect(summary).toContain(`total cost ${pipeline.total_cost}`);
       expect(summary).not.toMatch(/USD|EUR|GBP/);

@@ -77,6 +77,8 @@ export type PipelineStageView = z.infer<typeof pipelineStageViewSchema>;
 export const pipelineViewSchema = z.object({
   id: z.number().int(),
   service_item: z.number().int(),
+  /** The item's Service, by name, so a reader names the item by its Service and number. */
+  service: z.object({ id: z.number().int(), name: z.string().nullable() }),
   /** 1 for the Service Item's first pipeline, growing by one per new run. */
   run: z.number().int(),
   created_at: z.iso.datetime(),
@@ -127,7 +129,6 @@ export type PipelineStatus = z.infer<typeof pipelineStatusSchema>;
 
 /** One row of the list of latest pipelines: no PackData nor generative UI (read the pipeline for those). */
 export const pipelineSummarySchema = pipelineViewSchema.omit({ stages: true }).extend({
-  service: z.object({ id: z.number().int(), name: z.string().nullable() }),
   status: pipelineStatusSchema,
   stages: z.array(
     pipelineStageViewSchema.pick({

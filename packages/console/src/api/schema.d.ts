@@ -8437,6 +8437,10 @@ export interface operations {
                         results: {
                             id: number;
                             service_item: number;
+                            service: {
+                                id: number;
+                                name: string | null;
+                            };
                             run: number;
                             /** Format: date-time */
                             created_at: string;
@@ -8454,10 +8458,6 @@ export interface operations {
                                 at: string;
                                 reason: string;
                             } | null;
-                            service: {
-                                id: number;
-                                name: string | null;
-                            };
                             /**
                              * @description Where the pipeline is. A run that ended: done (it ended OK, at whichever stage: EXECUTION OK, or CONFIG or VERIFY OK with no later active processor) or failed (it ended FAILED). Otherwise by the stage that moved last: running (SCHEDULED or WAITING_FOR_RESPONSE), failed (it FAILED) or waiting (CONFIG or VERIFY OK, a later stage waiting for PackData from outside or a trigger)
                              * @enum {string}
@@ -8575,6 +8575,10 @@ export interface operations {
                     "application/json": {
                         id: number;
                         service_item: number;
+                        service: {
+                            id: number;
+                            name: string | null;
+                        };
                         run: number;
                         /** Format: date-time */
                         created_at: string;
@@ -8735,6 +8739,10 @@ export interface operations {
                     "application/json": {
                         id: number;
                         service_item: number;
+                        service: {
+                            id: number;
+                            name: string | null;
+                        };
                         run: number;
                         /** Format: date-time */
                         created_at: string;
@@ -9043,6 +9051,10 @@ export interface operations {
                     "application/json": {
                         id: number;
                         service_item: number;
+                        service: {
+                            id: number;
+                            name: string | null;
+                        };
                         run: number;
                         /** Format: date-time */
                         created_at: string;
@@ -9201,6 +9213,10 @@ export interface operations {
                     "application/json": {
                         id: number;
                         service_item: number;
+                        service: {
+                            id: number;
+                            name: string | null;
+                        };
                         run: number;
                         /** Format: date-time */
                         created_at: string;
@@ -9391,6 +9407,10 @@ export interface operations {
                         pipeline: {
                             id: number;
                             service_item: number;
+                            service: {
+                                id: number;
+                                name: string | null;
+                            };
                             run: number;
                             /** Format: date-time */
                             created_at: string;
@@ -9440,6 +9460,10 @@ export interface operations {
                         retrigger: {
                             id: number;
                             service_item: number;
+                            service: {
+                                id: number;
+                                name: string | null;
+                            };
                             run: number;
                             /** Format: date-time */
                             created_at: string;

@@ -143,7 +143,9 @@ function ItemPipeline({ item }: { item: number }) {
       <p>
         <Link href="/pipelines">← Pipelines</Link>
       </p>
-      <h1 id="page-title">Pipeline of Service Item #{item}</h1>
+      <h1 id="page-title">
+        Pipeline of {pipeline.data ? itemName(pipeline.data.service, item) : `item ${item}`}
+      </h1>
       {notFound ? (
         <p>No pipeline yet: the item has no approved declaration, or no stage has run.</p>
       ) : (

@@ -52,7 +52,11 @@ export class PipelineNameRepository implements PipelineNameStore {
     if (serviceIds.length === 0) return new Map();
     const services = await this.connection
       .collection<{ _id: number; name: string }>(SERVICES_COLLECTION)
-      .find({ _id: { $in: [...serviceIds] } }, { projection: { name: 1 }, ...oneBatch(serviceIds.length) })
+      // One id by equality: FerretDB v1 pushes `_id` equality down but scans for `$in`.
+      .find(
+        { _id: serviceIds.length === 1 ? serviceIds[0]! : { $in: [...serviceIds] } },
+        { projection: { name: 1 }, ...oneBatch(serviceIds.length) },
+      )
       .toArray();
     return new Map(services.map((service) => [service._id, service.name]));
   }

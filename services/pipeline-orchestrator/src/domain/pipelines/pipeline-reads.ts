@@ -38,12 +38,14 @@ export class PipelineReads {
 
   async view(principal: Principal, pipeline: PipelineRecord): Promise<PipelineView> {
     const answerers = fallbackAnswerers(pipeline);
-    // A second read only when a fallback answered a stage.
-    const [names, answered] = await Promise.all([
+    // The models' read only when a fallback answered a stage.
+    const [names, answered, services] = await Promise.all([
       this.deps.names.stages(processorsOf([pipeline])),
       answerers.length > 0 ? this.deps.names.models(answerers) : new Map<number, string>(),
+      this.deps.names.services([pipeline.service_id]),
     ]);
-    return pipelineView(pipeline, this.deps.costs(principal), names, answered);
+    const serviceName = services.get(pipeline.service_id) ?? null;
+    return pipelineView(pipeline, this.deps.costs(principal), names, answered, serviceName);
   }
 
   async latest(

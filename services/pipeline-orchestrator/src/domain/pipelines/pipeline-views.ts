@@ -41,11 +41,13 @@ export function pipelineView(
   names: ReadonlyMap<number, StageNames> = new Map(),
   /** Provider identifiers of the models that answered for another (fallbacks), by model id. */
   answeredNames: ReadonlyMap<number, string> = new Map(),
+  serviceName: string | null = null,
 ): PipelineView {
   const unpriced = pipeline.unpriced_calls ?? 0;
   return {
     id: pipeline._id,
     service_item: pipeline.service_item_id,
+    service: { id: pipeline.service_id, name: serviceName },
     run: pipeline.run,
     created_at: pipeline.created_at.toISOString(),
     updated_at: pipeline.updated_at.toISOString(),
@@ -120,10 +122,9 @@ export function pipelineSummary(
   names: ReadonlyMap<number, StageNames>,
   serviceName: string | null,
 ): PipelineSummary {
-  const { stages, ...view } = pipelineView(pipeline, costs, names);
+  const { stages, ...view } = pipelineView(pipeline, costs, names, new Map(), serviceName);
   return {
     ...view,
-    service: { id: pipeline.service_id, name: serviceName },
     status: pipeline.status ?? ('running' satisfies PipelineStatus),
     stages: stages.map((stage) => ({
       stage: stage.stage,
