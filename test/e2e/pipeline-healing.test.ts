@@ -83,6 +83,24 @@ describe('pipelines healing themselves, through the gateway', () => {
   const instanceState = async (id: number) =>
     (await asOwner('GET', `/v1/catalog/change_instances/${id}/`)).body?.state as string | undefined;
 
+  /** The Change Instance reaches COMPLETED through IN_PROGRESS, and its COMPLETED webhook fires. */
+  const completedWithWebhook = async (service: number, instance: number) => {
+    await waitFor(async () => (await instanceState(instance)) === 'COMPLETED', {
+      what: 'instance COMPLETED',
+    });
+    const hook = await waitFor(() => received.find((request) => JSON.parse(request.body).id === service), {
+      what: 'the COMPLETED webhook',
+    });
+    expect(JSON.parse(hook.body)).toMatchObject({ id: service, state: 'COMPLETED' });
+    const history = (await asOwner('GET', `/v1/catalog/change_instances/${instance}/`)).body.history;
+    expect(history.map((step: { to: string }) => step.to)).toEqual([
+      'PENDING',
+      'APPROVED',
+      'IN_PROGRESS',
+      'COMPLETED',
+    ]);
+  };
+
   it('moves the Change Instance to COMPLETED after an automatic pipeline, and its webhook fires', async () => {
     const service = await serviceWith('Hooked pipeline', ['config', 'verify', 'execution']);
     await waitFor(
@@ -102,20 +120,7 @@ describe('pipelines healing themselves, through the gateway', () => {
     fake.scriptReplies('{"vm":"c2"}', '{"checked":true}', '{"delivered":true}');
     const { instance, item } = await approved(service, { size: 'large' });
     await waitFor(async () => (await stateOf(item, 2)) === 'OK', { what: 'EXECUTION OK', timeoutMs: 30_000 });
-    await waitFor(async () => (await instanceState(instance)) === 'COMPLETED', {
-      what: 'instance COMPLETED',
-    });
-    const hook = await waitFor(() => received.find((request) => JSON.parse(request.body).id === service), {
-      what: 'the COMPLETED webhook',
-    });
-    expect(JSON.parse(hook.body)).toMatchObject({ id: service, state: 'COMPLETED' });
-    const history = (await asOwner('GET', `/v1/catalog/change_instances/${instance}/`)).body.history;
-    expect(history.map((step: { to: string }) => step.to)).toEqual([
-      'PENDING',
-      'APPROVED',
-      'IN_PROGRESS',
-      'COMPLETED',
-    ]);
+    await completedWithWebhook(service, instance);
   });
 
   it('heals a failed CONFIG: the retrigger prompt holds the feedback and the earlier error', async () => {
@@ -260,20 +265,7 @@ describe('pipelines healing themselves, through the gateway', () => {
       what: 'run 2 EXECUTION OK',
       timeoutMs: 30_000,
     });
-    await waitFor(async () => (await instanceState(instance)) === 'COMPLETED', {
-      what: 'instance COMPLETED',
-    });
-    const hook = await waitFor(() => received.find((request) => JSON.parse(request.body).id === service), {
-      what: 'the COMPLETED webhook',
-    });
-    expect(JSON.parse(hook.body)).toMatchObject({ id: service, state: 'COMPLETED' });
-    const history = (await asOwner('GET', `/v1/catalog/change_instances/${instance}/`)).body.history;
-    expect(history.map((step: { to: string }) => step.to)).toEqual([
-      'PENDING',
-      'APPROVED',
-      'IN_PROGRESS',
-      'COMPLETED',
-    ]);
+    await completedWithWebhook(service, instance);
   };
 
   it('endpoint rule 4: "a script that detects errors in a simulation can push error details into EXECUTION, which may retrigger the workflow; the CONFIG processor then has the error context and may try an automatic fix"', async () => {
