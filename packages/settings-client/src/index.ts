@@ -118,6 +118,21 @@ export class SettingsCache {
     clearInterval(this.poller);
   }
 
+  /**
+   * The runtime's start-up step that makes a service act on nothing before the first fetch: it
+   * consumes, times and answers ready only once this resolves.
+   */
+  firstLoadStep(): { name: string; run: () => Promise<void>; cancel: () => void } {
+    return {
+      name: 'settings',
+      run: async () => {
+        this.start();
+        await this.whenLoaded();
+      },
+      cancel: () => this.stop(),
+    };
+  }
+
   /** The queue that keeps this cache fresh; register it with the service's broker. */
   consumer(): ConsumerSpec {
     return {

@@ -72,14 +72,7 @@ export const catalogService: ServiceDefinition<CatalogConfig> = {
         projectionConsumer(new ChangeInstanceViews(repository, logger)),
       ],
       // Nothing is consumed or started on default settings: the first fetch comes first.
-      before: {
-        name: 'settings',
-        run: async () => {
-          cache.start();
-          await cache.whenLoaded();
-        },
-        cancel: () => cache.stop(),
-      },
+      before: cache.firstLoadStep(),
       async onStart() {
         await ensureIndexes(models);
         // Items stored before the pointers were kept on them; ready only once they have them.

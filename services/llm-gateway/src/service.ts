@@ -108,14 +108,7 @@ export const llmGatewayService: ServiceDefinition<LlmGatewayConfig> = {
         processorConsumer(usage),
       ],
       // Nothing is consumed or started on default settings: the first fetch comes first.
-      before: {
-        name: 'settings',
-        run: async () => {
-          settings.start();
-          await settings.whenLoaded();
-        },
-        cancel: () => settings.stop(),
-      },
+      before: settings.firstLoadStep(),
       async onStart() {
         await Promise.all([repository.ensureIndexes(), usage.ensureIndexes(), rollups.ensureIndexes()]);
         const sweep = () =>

@@ -214,14 +214,7 @@ export const orchestratorService: ServiceDefinition<OrchestratorConfig> = {
         processorCacheConsumer(nextProcessors),
       ],
       // Nothing is consumed or started on default settings: the first fetch comes first.
-      before: {
-        name: 'settings',
-        run: async () => {
-          settings.start();
-          await settings.whenLoaded();
-        },
-        cancel: () => settings.stop(),
-      },
+      before: settings.firstLoadStep(),
       async onStart() {
         await Promise.all([
           processorsRepository.ensureIndexes(),

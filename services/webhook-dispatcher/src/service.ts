@@ -183,14 +183,7 @@ export const webhookDispatcherService: ServiceDefinition<WebhookDispatcherConfig
         servicesConsumer(new ServicesProjection(services, webhookRepository, changes)),
       ],
       // Nothing is consumed or started on default settings: the first fetch comes first.
-      before: {
-        name: 'settings',
-        run: async () => {
-          settings.start();
-          await settings.whenLoaded();
-        },
-        cancel: () => settings.stop(),
-      },
+      before: settings.firstLoadStep(),
       async onStart() {
         await webhookRepository.ensureIndexes();
         await responseRepository.ensureIndexes();
