@@ -42,7 +42,9 @@ export function sumDeltas(deltas: readonly RollupDelta[]): Rollup[] {
 }
 
 /** What one rollup document sums, as text: also the document's `_id` after its period. */
-export function rollupKey(of: Pick<Rollup, 'kind' | 'model_id' | 'processor_id' | 'currency' | 'hour'>): string {
+export function rollupKey(
+  of: Pick<Rollup, 'kind' | 'model_id' | 'processor_id' | 'currency' | 'hour'>,
+): string {
   return `${of.kind}:${of.model_id}:${of.processor_id ?? '-'}:${of.currency ?? '-'}:${of.hour.toISOString()}`;
 }
 

@@ -119,7 +119,11 @@ export class Generation {
       for (const tried of tries)
         if (tried.outcome.cause !== undefined) this.deps.unexpected(request.request_id, tried.outcome.cause);
       const latencyMs = Math.round(performance.now() - began);
-      return { tries, outcome, ...finishedCalls(request, model, tries, outcome, latencyMs, takeovers, currency) };
+      return {
+        tries,
+        outcome,
+        ...finishedCalls(request, model, tries, outcome, latencyMs, takeovers, currency),
+      };
     });
     // The result goes out beside the finish update, not after it: the requester waits only for
     // the publish. The message is acknowledged once both are done, so a crash in between leaves
