@@ -374,6 +374,24 @@ describe('the operator console: pipelines, dashboard, Change Instances, roles', 
     expect(await row.locator('th').textContent()).toMatch(/Pipeline model/);
     expect(await row.locator('td').first().textContent()).toBe(String(body.groups[0].calls));
     expect(await h.page.locator('canvas').count()).toBe(3);
+    // A connection test of the model: a call of its own kind, with its cost and currency, apart.
+    expect(
+      (await h.stack.call('POST', `/v1/ai/llm_models/test_connection/${model}/`, { body: {} })).status,
+    ).toBe(200);
+    await h.page.reload();
+    const tests = h.page.getByTestId('dashboard-connection-tests');
+    await tests.waitFor();
+    const after = (await h.stack.call('GET', `/v1/ai/dashboard/?from=${from}&to=${to}&group_by=model`)).body;
+    const tested = after.connection_tests.groups.find((group: { key: number }) => group.key === model);
+    const testRow = tests.locator('tbody tr', { hasText: 'Pipeline model' });
+    expect(await testRow.locator('td').allTextContents()).toEqual([
+      String(tested.calls),
+      String(tested.errors),
+      String(tested.input_tokens),
+      String(tested.output_tokens),
+      `${tested.cost} ${tested.currency}`,
+    ]);
+    expect(tested.currency).toBe(currency);
     await expectAccessible(h, 'dashboard');
     await h.screenshot('dashboard');
     copyFileSync(path.join(SCREENSHOTS, 'dashboard.png'), path.join(SCREENSHOTS, 'readme.png'));

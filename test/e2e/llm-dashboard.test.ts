@@ -135,10 +135,11 @@ describe('generation and the AI Integration dashboard through the gateway', () =
     // Prices follow the charges settings: from them and the token counts, costs could be recomputed.
     const asOwner = await stack.call('GET', `/v1/ai/llm_models/${model}/`, { token: ownerToken });
     expect(asOwner.body).toMatchObject({ input_price_per_1m_tokens: null, output_price_per_1m_tokens: null });
-    // An admin still sees every call's cost, now in the currency setting, and the prices.
+    // An admin still sees every call's cost, in the currency the calls were made in (amounts are
+    // never converted) while the setting names EUR for new calls, and the prices.
     expect((await dashboard()).body).toMatchObject({
       currency: 'EUR',
-      totals: { calls: 2, cost: '0.000012' },
+      totals: { calls: 2, cost: '0.000012', currency: 'USD', costs: [{ currency: 'USD', cost: '0.000012' }] },
     });
     expect((await stack.call('GET', `/v1/ai/llm_models/${model}/`)).body).toMatchObject({
       input_price_per_1m_tokens: '0.15',
@@ -165,5 +166,107 @@ describe('generation and the AI Integration dashboard through the gateway', () =
       async () => (await stack.call('GET', '/v1/ai/dashboard/?group_by=model')).body.currency === 'GBP',
       { what: 'the chosen currency back' },
     );
+  });
+
+  /** The Currency setting, applied by the llm-gateway (the dashboard names it). */
+  async function useCurrency(currency: string) {
+    const body = { currency: { ENABLED: true, currency } };
+    expect((await stack.call('PATCH', '/v1/core/general_settings/', { body })).status).toBe(200);
+    await waitFor(
+      async () => (await stack.call('GET', '/v1/ai/dashboard/?group_by=model')).body.currency === currency,
+      { what: `the llm gateway to apply the currency ${currency}` },
+    );
+  }
+
+  const testConnection = (model: number) =>
+    stack.call('POST', `/v1/ai/llm_models/test_connection/${model}/`, { body: {} });
+
+  it("connection tests, which the provider bills, are calls of their own kind: the dashboard lists their tokens, cost from the profile's prices and currency; generation totals unchanged", async () => {
+    await useCurrency('EUR');
+    const before = (await stack.call('GET', '/v1/ai/dashboard/?group_by=model')).body;
+    const model = await modelOnFakeProvider(stack, 'E2E tested model', fake.url, KEY);
+    fake.scriptReplies({
+      text: 'pong',
+      usage: { prompt_tokens: 1000, completion_tokens: 20, total_tokens: 1020 },
+    });
+    const tested = await testConnection(model);
+    // 1000 x 0.15 / 1e6 + 20 x 0.6 / 1e6
+    expect(tested.body).toMatchObject({
+      ok: true,
+      usage: { input_tokens: 1000, output_tokens: 20 },
+      cost: '0.000162',
+      currency: 'EUR',
+    });
+    // A test the provider refuses (a wrong key) is a failed call of the same kind.
+    const refused = await modelOnFakeProvider(stack, 'E2E refused model', fake.url, 'sk-wrong-key-0000');
+    expect((await testConnection(refused)).status).toBe(502);
+
+    // The test is recorded before it answers: no wait.
+    const after = await stack.call('GET', '/v1/ai/dashboard/?group_by=model');
+    expect(after.status).toBe(200);
+    expect(after.body.connection_tests.totals).toMatchObject({
+      calls: 2,
+      errors: 1,
+      input_tokens: 1000,
+      output_tokens: 20,
+      cost: '0.000162',
+      currency: 'EUR',
+      costs: [{ currency: 'EUR', cost: '0.000162' }],
+    });
+    expect(after.body.connection_tests.groups).toEqual([
+      expect.objectContaining({
+        key: model,
+        calls: 1,
+        errors: 0,
+        input_tokens: 1000,
+        cost: '0.000162',
+        currency: 'EUR',
+      }),
+      expect.objectContaining({
+        key: refused,
+        calls: 1,
+        errors: 1,
+        input_tokens: 0,
+        cost: '0',
+        currency: 'EUR',
+      }),
+    ]);
+    // Generations are as they were: the tests are in neither their totals nor their groups.
+    expect(after.body.totals).toEqual(before.totals);
+    expect(after.body.groups).toEqual(before.groups);
+    // Tests belong to no processor: a service owner sees none.
+    const asOwner = await stack.call('GET', '/v1/ai/dashboard/?group_by=model', { token: ownerToken });
+    expect(asOwner.body.connection_tests).toMatchObject({ totals: { calls: 0 }, groups: [] });
+  });
+
+  it('costs made in different currencies are never added: each cost figure lists one sum per currency', async () => {
+    const model = await modelOnFakeProvider(stack, 'E2E two currencies', fake.url, KEY);
+    const usage = { prompt_tokens: 2000, completion_tokens: 10, total_tokens: 2010 };
+    // 2000 x 0.15 / 1e6 + 10 x 0.6 / 1e6 each
+    await useCurrency('EUR');
+    fake.scriptReplies({ text: 'pong', usage });
+    expect((await testConnection(model)).body).toMatchObject({ cost: '0.000306', currency: 'EUR' });
+    await useCurrency('GBP');
+    fake.scriptReplies({ text: 'pong', usage });
+    expect((await testConnection(model)).body).toMatchObject({ cost: '0.000306', currency: 'GBP' });
+
+    const read = await stack.call('GET', '/v1/ai/dashboard/?group_by=model');
+    expect(read.body.currency).toBe('GBP');
+    const group = read.body.connection_tests.groups.find((entry: { key: number }) => entry.key === model);
+    expect(group).toMatchObject({
+      calls: 2,
+      input_tokens: 4000,
+      cost: null,
+      currency: null,
+      costs: [
+        { currency: 'EUR', cost: '0.000306' },
+        { currency: 'GBP', cost: '0.000306' },
+      ],
+    });
+    // The earlier generations keep the currency they were made in.
+    expect(read.body.totals).toMatchObject({
+      currency: 'USD',
+      costs: [{ currency: 'USD', cost: '0.000012' }],
+    });
   });
 });

@@ -18,6 +18,7 @@ import { forgettingStore, ModelProfiles } from './domain/models/model-profiles';
 import { reliableAdapter } from './domain/providers/reliable-adapter';
 import { Breakers, DEFAULT_RETRY_POLICY } from './domain/providers/reliability';
 import { RollupBatcher } from './domain/calls/rollup-batch';
+import { ConnectionTestCalls } from './domain/calls/test-calls';
 import { dashboardRoutes } from './http/dashboard-routes';
 import { llmModelRoutes } from './http/routes';
 import { generateConsumer, resultPublisher } from './messaging/generate-consumer';
@@ -82,9 +83,13 @@ export const llmGatewayService: ServiceDefinition<LlmGatewayConfig> = {
       targetUrlCheck(targets),
       () => outbox.kick(),
     );
+    const rollupBatcher = new RollupBatcher(rollups, config.RECORD_LINGER_MS);
+    // The currency the calls' prices and costs are in, recorded with each call.
+    const currency = () => settings.confirmed().currency.currency;
     const generation = new Generation({
       calls,
-      rollups: new RollupBatcher(rollups, config.RECORD_LINGER_MS),
+      rollups: rollupBatcher,
+      currency,
       profiles,
       leaseMs: config.LLM_CALL_LEASE_MS,
       owner: `${SERVICE}-${randomUUID().slice(0, 8)}`,
@@ -94,12 +99,16 @@ export const llmGatewayService: ServiceDefinition<LlmGatewayConfig> = {
       unexpected: (requestId, error) =>
         logger.error({ err: error, request_id: requestId }, 'generate request failed unexpectedly'),
     });
-    const tester = new ConnectionTester(dispatchers, breakers, observer);
+    const testCalls = new ConnectionTestCalls({ calls, rollups: rollupBatcher, currency });
+    const tester = new ConnectionTester(dispatchers, breakers, observer, testCalls);
     const costsFor = (role: Role) => maySeeCosts(role, settings.confirmed().charges);
     // Which processors a service owner's dashboard shows: `usage`.
     const dashboard = new Dashboard(rollups, () => settings.confirmed(), usage);
     return {
-      routes: [...llmModelRoutes(models, tester, costsFor), ...dashboardRoutes(dashboard)],
+      routes: [
+        ...llmModelRoutes(models, tester, costsFor, () => settings.confirmed().currency.ENABLED),
+        ...dashboardRoutes(dashboard),
+      ],
       // Id claims and call claims only matter while a copy of their request may come.
       retained: [ID_CLAIMS, { collection: LLM_CALL_CLAIMS_COLLECTION, key: 'claimed_at' }],
       consumers: [

@@ -72,9 +72,24 @@ describe('POST /v1/ai/llm_models/test_connection/<id>/', () => {
       reply_excerpt: 'Hello from the fake provider.',
       usage: { input_tokens: 12, output_tokens: 7 },
       cost: '0.000006',
+      currency: 'USD',
     });
     const sent = fake.requests.at(-1)?.body as { max_tokens?: number; max_completion_tokens?: number };
     expect(sent.max_completion_tokens ?? sent.max_tokens).toBeGreaterThanOrEqual(16);
+    // Stored before the answer, as a call of its own kind with its prices and currency.
+    const record = await llm.service.context.mongo.connection
+      .collection('llm_calls')
+      .findOne({ kind: 'connection_test', model_id: id });
+    expect(record).toMatchObject({
+      outcome: 'ok',
+      input_tokens: 12,
+      output_tokens: 7,
+      input_price_per_1m_tokens: '0.15',
+      output_price_per_1m_tokens: '0.6',
+      cost: '0.000006',
+      currency: 'USD',
+      attempts: 1,
+    });
   });
 
   it('passes for vendor2, vendor3, genai and vendor1_assistant', async () => {

@@ -662,8 +662,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Test an LLM Model (spec endpoint 2): sends a short prompt and passes only when text comes back. The body overrides stored fields for this test only (a masked secret keeps the stored one); nothing is stored. The provider is asked even while the model's circuit breaker is open, and a passing test of the model as stored closes it. Up to 3 provider calls, each within the model's timeout: a 5xx, 429 or network error is tried again after at most 5 s, a timeout is not; the API gateway waits as long as that takes
-         * @description Test an LLM Model (spec endpoint 2): sends a short prompt and passes only when text comes back. The body overrides stored fields for this test only (a masked secret keeps the stored one); nothing is stored. The provider is asked even while the model's circuit breaker is open, and a passing test of the model as stored closes it. Up to 3 provider calls, each within the model's timeout: a 5xx, 429 or network error is tried again after at most 5 s, a timeout is not; the API gateway waits as long as that takes.
+         * Test an LLM Model (spec endpoint 2): sends a short prompt and passes only when text comes back. Every test, passed or failed, is recorded as a call of kind connection_test with its tokens, cost and currency (providers bill it like any call), shown apart from generations in the AI Integration dashboard. The body overrides stored fields for this test only (a masked secret keeps the stored one); the model itself is not changed. The provider is asked even while the model's circuit breaker is open, and a passing test of the model as stored closes it. Up to 3 provider calls, each within the model's timeout: a 5xx, 429 or network error is tried again after at most 5 s, a timeout is not; the API gateway waits as long as that takes
+         * @description Test an LLM Model (spec endpoint 2): sends a short prompt and passes only when text comes back. Every test, passed or failed, is recorded as a call of kind connection_test with its tokens, cost and currency (providers bill it like any call), shown apart from generations in the AI Integration dashboard. The body overrides stored fields for this test only (a masked secret keeps the stored one); the model itself is not changed. The provider is asked even while the model's circuit breaker is open, and a passing test of the model as stored closes it. Up to 3 provider calls, each within the model's timeout: a 5xx, 429 or network error is tried again after at most 5 s, a timeout is not; the API gateway waits as long as that takes.
          *
          *     Roles: admin.
          */
@@ -744,8 +744,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * AI Integration dashboard: generations of the LLM models from hourly rollups (admins: every call; service owners: the calls of their own Services' processors; at most 366 days)
-         * @description AI Integration dashboard: generations of the LLM models from hourly rollups (admins: every call; service owners: the calls of their own Services' processors; at most 366 days).
+         * AI Integration dashboard: calls of the LLM models from hourly rollups, generations and connection tests apart, each cost in its currency (admins: every call; service owners: the calls of their own Services' processors; at most 366 days)
+         * @description AI Integration dashboard: calls of the LLM models from hourly rollups, generations and connection tests apart, each cost in its currency (admins: every call; service owners: the calls of their own Services' processors; at most 366 days).
          *
          *     Roles: admin, service_owner.
          */
@@ -6324,6 +6324,8 @@ export interface operations {
                             /** @constant */
                             unpriced: true;
                         } | null;
+                        /** @description The currency of `cost`: the Currency setting's, which the model's prices are taken to be in; null when costs are hidden or the Currency group is disabled. The test is recorded as a call of kind connection_test (GET /v1/ai/dashboard/ `connection_tests`) */
+                        currency: string | null;
                         /** @description Provider calls made, retries included */
                         attempts: number;
                         /**
@@ -7605,9 +7607,10 @@ export interface operations {
                         to: string;
                         /** @enum {string} */
                         group_by: "model" | "day" | "processor";
-                        /** @description The Currency setting; null when costs are hidden or the Currency group is disabled */
+                        /** @description The Currency setting, the currency of calls made now (each cost figure names its own); null when costs are hidden or the Currency group is disabled */
                         currency: string | null;
                         costs_hidden: boolean;
+                        /** @description Generation calls (kind generation): processors and pipelines */
                         totals: {
                             calls: number;
                             errors: number;
@@ -7615,8 +7618,17 @@ export interface operations {
                             error_rate: number;
                             input_tokens: number;
                             output_tokens: number;
-                            /** @description Exact sum of the priced calls as a decimal string; null when Charges Settings hide costs from the caller */
+                            /** @description Exact sum of the priced calls as a decimal string, in `currency`, when they were all made in one currency; null when Charges Settings hide costs from the caller, or when the calls span several currencies (then `costs` holds one sum per currency: amounts in different currencies are never added) */
                             cost: string | null;
+                            /** @description The currency of `cost`: the Currency setting's when the calls were made (prices are taken to be in it; amounts are never converted). Null with `cost`, and while the Currency group is disabled */
+                            currency: string | null;
+                            /** @description One exact sum per currency the calls were made in, by code (no calls: 0 in the Currency setting); [] when costs are hidden */
+                            costs: {
+                                /** @description Null while the Currency group is disabled */
+                                currency: string | null;
+                                /** @description Exact sum of the priced calls made in this currency */
+                                cost: string;
+                            }[];
                             /** @description Calls of models without prices: not in `cost` */
                             unpriced_calls: number;
                             /** @description Calls made to a model as a fallback of the model a request asked for (in `calls` too; with group_by=model, counted under the fallback's own model) */
@@ -7628,6 +7640,7 @@ export interface operations {
                             /** @description 95th percentile call latency, at most 10% above the true value */
                             p95_latency_ms: number | null;
                         };
+                        /** @description Generation calls per group */
                         groups: {
                             /** @description The LLM model id, the UTC day (YYYY-MM-DD), or the processor id (null: no processor) */
                             key: number | string | null;
@@ -7637,8 +7650,17 @@ export interface operations {
                             error_rate: number;
                             input_tokens: number;
                             output_tokens: number;
-                            /** @description Exact sum of the priced calls as a decimal string; null when Charges Settings hide costs from the caller */
+                            /** @description Exact sum of the priced calls as a decimal string, in `currency`, when they were all made in one currency; null when Charges Settings hide costs from the caller, or when the calls span several currencies (then `costs` holds one sum per currency: amounts in different currencies are never added) */
                             cost: string | null;
+                            /** @description The currency of `cost`: the Currency setting's when the calls were made (prices are taken to be in it; amounts are never converted). Null with `cost`, and while the Currency group is disabled */
+                            currency: string | null;
+                            /** @description One exact sum per currency the calls were made in, by code (no calls: 0 in the Currency setting); [] when costs are hidden */
+                            costs: {
+                                /** @description Null while the Currency group is disabled */
+                                currency: string | null;
+                                /** @description Exact sum of the priced calls made in this currency */
+                                cost: string;
+                            }[];
                             /** @description Calls of models without prices: not in `cost` */
                             unpriced_calls: number;
                             /** @description Calls made to a model as a fallback of the model a request asked for (in `calls` too; with group_by=model, counted under the fallback's own model) */
@@ -7650,6 +7672,69 @@ export interface operations {
                             /** @description 95th percentile call latency, at most 10% above the true value */
                             p95_latency_ms: number | null;
                         }[];
+                        /** @description Calls of kind connection_test: admins' connection tests (POST /v1/ai/llm_models/test_connection/<id>/), which providers bill too, passed or failed, with their tokens, cost and currency; never counted in `totals` or `groups`. They belong to no processor, so service owners see none */
+                        connection_tests: {
+                            totals: {
+                                calls: number;
+                                errors: number;
+                                /** @description errors / calls */
+                                error_rate: number;
+                                input_tokens: number;
+                                output_tokens: number;
+                                /** @description Exact sum of the priced calls as a decimal string, in `currency`, when they were all made in one currency; null when Charges Settings hide costs from the caller, or when the calls span several currencies (then `costs` holds one sum per currency: amounts in different currencies are never added) */
+                                cost: string | null;
+                                /** @description The currency of `cost`: the Currency setting's when the calls were made (prices are taken to be in it; amounts are never converted). Null with `cost`, and while the Currency group is disabled */
+                                currency: string | null;
+                                /** @description One exact sum per currency the calls were made in, by code (no calls: 0 in the Currency setting); [] when costs are hidden */
+                                costs: {
+                                    /** @description Null while the Currency group is disabled */
+                                    currency: string | null;
+                                    /** @description Exact sum of the priced calls made in this currency */
+                                    cost: string;
+                                }[];
+                                /** @description Calls of models without prices: not in `cost` */
+                                unpriced_calls: number;
+                                /** @description Calls made to a model as a fallback of the model a request asked for (in `calls` too; with group_by=model, counted under the fallback's own model) */
+                                fallbacks: number;
+                                /** @description What `cost` sums: priced_calls_only when some call was unpriced (its cost is unknown, not 0); null when costs are hidden */
+                                cost_covers: ("all_calls" | "priced_calls_only") | null;
+                                /** @description Median call latency, at most 10% above the true value */
+                                p50_latency_ms: number | null;
+                                /** @description 95th percentile call latency, at most 10% above the true value */
+                                p95_latency_ms: number | null;
+                            };
+                            groups: {
+                                /** @description The LLM model id, the UTC day (YYYY-MM-DD), or the processor id (null: no processor) */
+                                key: number | string | null;
+                                calls: number;
+                                errors: number;
+                                /** @description errors / calls */
+                                error_rate: number;
+                                input_tokens: number;
+                                output_tokens: number;
+                                /** @description Exact sum of the priced calls as a decimal string, in `currency`, when they were all made in one currency; null when Charges Settings hide costs from the caller, or when the calls span several currencies (then `costs` holds one sum per currency: amounts in different currencies are never added) */
+                                cost: string | null;
+                                /** @description The currency of `cost`: the Currency setting's when the calls were made (prices are taken to be in it; amounts are never converted). Null with `cost`, and while the Currency group is disabled */
+                                currency: string | null;
+                                /** @description One exact sum per currency the calls were made in, by code (no calls: 0 in the Currency setting); [] when costs are hidden */
+                                costs: {
+                                    /** @description Null while the Currency group is disabled */
+                                    currency: string | null;
+                                    /** @description Exact sum of the priced calls made in this currency */
+                                    cost: string;
+                                }[];
+                                /** @description Calls of models without prices: not in `cost` */
+                                unpriced_calls: number;
+                                /** @description Calls made to a model as a fallback of the model a request asked for (in `calls` too; with group_by=model, counted under the fallback's own model) */
+                                fallbacks: number;
+                                /** @description What `cost` sums: priced_calls_only when some call was unpriced (its cost is unknown, not 0); null when costs are hidden */
+                                cost_covers: ("all_calls" | "priced_calls_only") | null;
+                                /** @description Median call latency, at most 10% above the true value */
+                                p50_latency_ms: number | null;
+                                /** @description 95th percentile call latency, at most 10% above the true value */
+                                p95_latency_ms: number | null;
+                            }[];
+                        };
                     };
                 };
             };

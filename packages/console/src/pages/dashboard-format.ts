@@ -4,6 +4,13 @@ import type { GroupBy } from '../api/types';
 export const formatCost = (cost: string | null, currency: string | null) =>
   cost === null ? '—' : currency ? `${cost} ${currency}` : cost;
 
+/**
+ * A cost figure as the API gives it: one exact sum per currency the calls were made in, each
+ * with its currency, side by side (never added: amounts are not converted).
+ */
+export const formatCosts = (costs: readonly { currency: string | null; cost: string }[]) =>
+  costs.length === 0 ? '—' : costs.map(({ cost, currency }) => formatCost(cost, currency)).join(', ');
+
 /** A chart tick as a plain decimal with at most 4 significant digits (0.000012, 1,500), never 1.2E-5. */
 export function axisLabel(value: number): string {
   if (value === 0 || Math.abs(value) >= 1) return value.toLocaleString('en-US');

@@ -5,7 +5,8 @@ import type { Dashboard, GroupBy } from '../api/types';
 import { ChartView } from '../components/chart';
 import { ErrorNotice, Field, Loading } from '../components/ui';
 import { useLoad } from '../components/use-load';
-import { formatCost, formatMs, groupLabel } from './dashboard-format';
+import { formatCosts, formatMs, groupLabel } from './dashboard-format';
+import { ConnectionTests } from './dashboard-tests';
 
 const DAY = 86_400_000;
 const isoDay = (time: number) => new Date(time).toISOString().slice(0, 10);
@@ -93,7 +94,7 @@ function Figures({
     [
       'cost',
       'Cost',
-      hidden ? 'hidden' : formatCost(totals.cost, byGroup.currency),
+      hidden ? 'hidden' : formatCosts(totals.costs),
       !hidden && totals.cost_covers === 'priced_calls_only'
         ? `priced calls only; ${totals.unpriced_calls} unpriced`
         : undefined,
@@ -110,9 +111,10 @@ function Figures({
         {hidden
           ? ' · costs are hidden from your role by the Charges Settings'
           : byGroup.currency
-            ? ` · costs in ${byGroup.currency}`
+            ? ` · each cost in the currency its calls were made in (now ${byGroup.currency})`
             : ' · costs in no named currency (the Currency setting is off)'}
       </p>
+      <h2>Generations</h2>
       <dl class="figures" data-testid="dashboard-totals">
         {figures.map(([key, name, value, note]) => (
           <div key={key} data-figure={key}>
@@ -146,14 +148,9 @@ function Figures({
         {!hidden && (
           <ChartView
             kind="bar"
-            title={byGroup.currency ? `Cost per day (${byGroup.currency})` : 'Cost per day'}
+            title="Cost per day"
             labels={byDay.groups.map((group) => String(group.key))}
-            series={[
-              {
-                label: 'Cost',
-                values: byDay.groups.map((group) => (group.cost === null ? null : Number(group.cost))),
-              },
-            ]}
+            series={costSeries(byDay.groups)}
           />
         )}
       </div>
@@ -167,7 +164,7 @@ function Figures({
               <th scope="col">Errors</th>
               <th scope="col">Input tokens</th>
               <th scope="col">Output tokens</th>
-              {!hidden && <th scope="col">{byGroup.currency ? `Cost (${byGroup.currency})` : 'Cost'}</th>}
+              {!hidden && <th scope="col">Cost</th>}
               <th scope="col">p50</th>
               <th scope="col">p95</th>
             </tr>
@@ -180,7 +177,7 @@ function Figures({
                 <td>{group.errors}</td>
                 <td>{group.input_tokens}</td>
                 <td>{group.output_tokens}</td>
-                {!hidden && <td>{formatCost(group.cost, null)}</td>}
+                {!hidden && <td>{formatCosts(group.costs)}</td>}
                 <td>{formatMs(group.p50_latency_ms)}</td>
                 <td>{formatMs(group.p95_latency_ms)}</td>
               </tr>
@@ -188,6 +185,24 @@ function Figures({
           </tbody>
         </table>
       </div>
+      <ConnectionTests
+        tests={byGroup.connection_tests}
+        hidden={hidden}
+        perModel={groupBy === 'model'}
+        label={label}
+      />
     </>
   );
+}
+
+/** One series per currency: amounts in different currencies are never added. */
+function costSeries(days: Dashboard['groups']) {
+  const currencies = [...new Set(days.flatMap((day) => day.costs.map((cost) => cost.currency)))];
+  return currencies.map((currency) => ({
+    label: currency ? `Cost (${currency})` : 'Cost',
+    values: days.map((day) => {
+      const sum = day.costs.find((cost) => cost.currency === currency);
+      return sum ? Number(sum.cost) : null;
+    }),
+  }));
 }

@@ -4,6 +4,7 @@ import {
   fallbackCallId,
   type CallClaim,
   type CallRecord,
+  type ConnectionTestCall,
   type FallbackCall,
   type FinishedCall,
 } from '../domain/calls/calls';
@@ -18,7 +19,7 @@ export const LLM_CALL_CLAIMS_COLLECTION = 'llm_call_claims';
 type FinishedRecord = Extract<CallRecord, { state: 'finished' }>;
 /** A fallback's call record (no result: the asked model's record holds it). */
 type FallbackRecord = Omit<CallClaim, 'state' | 'lease_until'> & FallbackCall;
-type StoredCall = FinishedRecord | FallbackRecord;
+type StoredCall = FinishedRecord | FallbackRecord | ConnectionTestCall;
 
 /**
  * Claims and finished call records, one each per request id (the unique `_id`), both only ever
@@ -112,5 +113,10 @@ export class CallRepository implements CallStore {
         ]),
       true,
     );
+  }
+
+  /** Like a finish: the provider was called and paid, so the record waits out a database restart. */
+  recordTest(call: ConnectionTestCall): Promise<boolean> {
+    return whileUnavailable(() => this.finishes.run([call]), true);
   }
 }

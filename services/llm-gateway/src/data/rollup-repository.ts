@@ -1,6 +1,7 @@
 import { mongo, type Connection } from 'mongoose';
 import { LARGE_BATCH } from '@pack/db';
-import type { Rollup } from '../domain/calls/calls';
+import type { CallKind, Rollup } from '../domain/calls/calls';
+import { rollupKey } from '../domain/calls/rollup-batch';
 import type { RollupStore } from '../domain/calls/store';
 
 export const LLM_ROLLUPS_COLLECTION = 'llm_call_rollups';
@@ -10,10 +11,15 @@ const DAY_MS = 24 * HOUR_MS;
 
 type Period = 'hour' | 'day';
 
-/** The sums of one model, processor and hour or UTC day; every counter a 64-bit integer. */
+/**
+ * The sums of one kind, model, processor and currency per hour or UTC day; every counter a 64-bit
+ * integer.
+ */
 interface RollupDocument {
   _id: string;
   period: Period;
+  /** Absent: generations (rollups written before kinds were kept). */
+  kind?: CallKind;
   model_id: number;
   processor_id: number | null;
   /** Start of the hour or day. */
@@ -29,6 +35,8 @@ interface RollupDocument {
   output_tokens: mongo.Long;
   unpriced_calls: mongo.Long;
   cost_units: mongo.Long;
+  /** The currency of `cost_units`; absent in rollups written before currencies were kept. */
+  currency?: string;
   /** Calls made as a fallback of another model; absent in rollups written before. */
   fallbacks?: mongo.Long;
   /** Calls per latency bucket, under `b<k>` (field names, never numeric keys). */
@@ -56,8 +64,8 @@ function monthsOf(start: number, end: number): string[] {
 }
 
 /**
- * Rollups at two resolutions in one collection: per model, processor and hour, and per model,
- * processor and UTC day. Sums add to both with one `update` command (two upserts with `$inc` per
+ * Rollups at two resolutions in one collection: per kind, model, processor, currency and hour,
+ * and the same per UTC day. Sums add to both with one `update` command (two upserts with `$inc` per
  * sum, sent together; the generation sums the calls that finish while a write is under way); the
  * dashboard reads whole days from the day documents and only the hours at the edges of its range
  * from the hour documents (docs/decisions/0018). `$inc` on Int64 is exact
@@ -78,7 +86,7 @@ export class RollupRepository implements RollupStore {
     if (sums.length === 0) return;
     const upsert = (sum: Rollup, period: Period, start: Date) => ({
       updateOne: {
-        filter: { _id: `${period}:${sum.model_id}:${sum.processor_id ?? '-'}:${start.toISOString()}` },
+        filter: { _id: `${period}:${rollupKey({ ...sum, hour: start })}` },
         update: {
           $inc: {
             calls: long(sum.calls),
@@ -94,6 +102,8 @@ export class RollupRepository implements RollupStore {
           },
           $setOnInsert: {
             period,
+            kind: sum.kind,
+            ...(sum.currency !== null && { currency: sum.currency }),
             model_id: sum.model_id,
             processor_id: sum.processor_id,
             start,
@@ -135,6 +145,7 @@ export class RollupRepository implements RollupStore {
       ...edge(Math.max(endDay, from.getTime()), to.getTime()),
     ]);
     return parts.flat().map((doc) => ({
+      kind: doc.kind ?? 'generation',
       model_id: doc.model_id,
       // FerretDB leaves out a null set on insert.
       processor_id: doc.processor_id ?? null,
@@ -145,6 +156,7 @@ export class RollupRepository implements RollupStore {
       output_tokens: num(doc.output_tokens),
       unpriced_calls: num(doc.unpriced_calls),
       cost_units: BigInt(doc.cost_units.toString()),
+      currency: doc.currency ?? null,
       fallbacks: num(doc.fallbacks),
       latency: new Map(
         Object.entries(doc.latency ?? {}).map(([bucket, count]) => [Number(bucket.slice(1)), num(count)]),

@@ -32,7 +32,23 @@ const stats = {
     .string()
     .nullable()
     .describe(
-      'Exact sum of the priced calls as a decimal string; null when Charges Settings hide costs from the caller',
+      'Exact sum of the priced calls as a decimal string, in `currency`, when they were all made in one currency; null when Charges Settings hide costs from the caller, or when the calls span several currencies (then `costs` holds one sum per currency: amounts in different currencies are never added)',
+    ),
+  currency: z
+    .string()
+    .nullable()
+    .describe(
+      "The currency of `cost`: the Currency setting's when the calls were made (prices are taken to be in it; amounts are never converted). Null with `cost`, and while the Currency group is disabled",
+    ),
+  costs: z
+    .array(
+      z.object({
+        currency: z.string().nullable().describe('Null while the Currency group is disabled'),
+        cost: z.string().describe('Exact sum of the priced calls made in this currency'),
+      }),
+    )
+    .describe(
+      'One exact sum per currency the calls were made in, by code (no calls: 0 in the Currency setting); [] when costs are hidden',
     ),
   unpriced_calls: z.number().int().describe('Calls of models without prices: not in `cost`'),
   fallbacks: z
@@ -59,6 +75,15 @@ const stats = {
     .describe('95th percentile call latency, at most 10% above the true value'),
 };
 
+const groupsSchema = z.array(
+  z.object({
+    key: z
+      .union([z.number().int(), z.string(), z.null()])
+      .describe('The LLM model id, the UTC day (YYYY-MM-DD), or the processor id (null: no processor)'),
+    ...stats,
+  }),
+);
+
 const dashboardSchema = z.object({
   from: z.string().describe('The range start used: `from` taken back to the start of its UTC hour'),
   to: z.string().describe('The range end used: `to` taken forward to the end of its UTC hour'),
@@ -66,17 +91,17 @@ const dashboardSchema = z.object({
   currency: z
     .string()
     .nullable()
-    .describe('The Currency setting; null when costs are hidden or the Currency group is disabled'),
+    .describe(
+      'The Currency setting, the currency of calls made now (each cost figure names its own); null when costs are hidden or the Currency group is disabled',
+    ),
   costs_hidden: z.boolean(),
-  totals: z.object(stats),
-  groups: z.array(
-    z.object({
-      key: z
-        .union([z.number().int(), z.string(), z.null()])
-        .describe('The LLM model id, the UTC day (YYYY-MM-DD), or the processor id (null: no processor)'),
-      ...stats,
-    }),
-  ),
+  totals: z.object(stats).describe('Generation calls (kind generation): processors and pipelines'),
+  groups: groupsSchema.describe('Generation calls per group'),
+  connection_tests: z
+    .object({ totals: z.object(stats), groups: groupsSchema })
+    .describe(
+      "Calls of kind connection_test: admins' connection tests (POST /v1/ai/llm_models/test_connection/<id>/), which providers bill too, passed or failed, with their tokens, cost and currency; never counted in `totals` or `groups`. They belong to no processor, so service owners see none",
+    ),
 });
 
 const problems = problemTable({
@@ -88,7 +113,7 @@ export function dashboardRoutes(dashboard: Dashboard) {
     route({
       method: 'get',
       path: DASHBOARD_PATH,
-      summary: `AI Integration dashboard: generations of the LLM models from hourly rollups (admins: every call; service owners: the calls of their own Services' processors; at most ${MAX_RANGE_DAYS} days)`,
+      summary: `AI Integration dashboard: calls of the LLM models from hourly rollups, generations and connection tests apart, each cost in its currency (admins: every call; service owners: the calls of their own Services' processors; at most ${MAX_RANGE_DAYS} days)`,
       access: ['admin', 'service_owner'],
       query: querySchema,
       responses: {

@@ -44,6 +44,12 @@ const connectionTestSchema = z.object({
     .describe(
       'A decimal string, or {unpriced: true} when the model has no prices; null when Charges Settings hide costs from the caller',
     ),
+  currency: z
+    .string()
+    .nullable()
+    .describe(
+      "The currency of `cost`: the Currency setting's, which the model's prices are taken to be in; null when costs are hidden or the Currency group is disabled. The test is recorded as a call of kind connection_test (GET /v1/ai/dashboard/ `connection_tests`)",
+    ),
   attempts: z.number().int().describe('Provider calls made, retries included'),
   breaker: z.enum(['closed', 'open', 'half_open']).describe("State of the model's circuit breaker"),
 });
@@ -52,6 +58,8 @@ export function llmModelRoutes(
   models: LlmModels,
   tester: ConnectionTester,
   maySeeCosts: (role: Role) => boolean = () => true,
+  /** Whether a currency is named beside costs (the Currency group's ENABLED). */
+  currencyNamed: () => boolean = () => true,
 ) {
   /** Prices follow the Charges Settings wherever costs do: from them, costs can be recomputed. */
   const pricesFor = (view: LlmModelView, role: Role): LlmModelView =>
@@ -60,7 +68,7 @@ export function llmModelRoutes(
     route({
       method: 'post',
       path: `${LLM_MODELS_PATH}test_connection/:id/`,
-      summary: `Test an LLM Model (spec endpoint 2): sends a short prompt and passes only when text comes back. The body overrides stored fields for this test only (a masked secret keeps the stored one); nothing is stored. The provider is asked even while the model's circuit breaker is open, and a passing test of the model as stored closes it. Up to ${PROVIDER_ATTEMPTS} provider calls, each within the model's timeout: a 5xx, 429 or network error is tried again after at most ${PROVIDER_BACKOFF_MAX_MS / 1000} s, a timeout is not; the API gateway waits as long as that takes`,
+      summary: `Test an LLM Model (spec endpoint 2): sends a short prompt and passes only when text comes back. Every test, passed or failed, is recorded as a call of kind connection_test with its tokens, cost and currency (providers bill it like any call), shown apart from generations in the AI Integration dashboard. The body overrides stored fields for this test only (a masked secret keeps the stored one); the model itself is not changed. The provider is asked even while the model's circuit breaker is open, and a passing test of the model as stored closes it. Up to ${PROVIDER_ATTEMPTS} provider calls, each within the model's timeout: a 5xx, 429 or network error is tried again after at most ${PROVIDER_BACKOFF_MAX_MS / 1000} s, a timeout is not; the API gateway waits as long as that takes`,
       access: ['admin'],
       params: idParams,
       body: llmModelPatchSchema,
@@ -73,7 +81,9 @@ export function llmModelRoutes(
       handler: async ({ principal, params, body, log }) => {
         const { model, asStored } = await models.testTarget(params.id, withoutReadOnlyFields(body));
         const tested = await tester.test(model, asStored);
-        const result = maySeeCosts(principal.role) ? tested : { ...tested, cost: null };
+        const result = maySeeCosts(principal.role)
+          ? { ...tested, currency: currencyNamed() ? tested.currency : null }
+          : { ...tested, cost: null, currency: null };
         log.info(
           { model_id: params.id, provider: model.provider, latency_ms: result.latency_ms },
           'llm connection test passed',

@@ -1,6 +1,13 @@
 import type { EventData, events } from '@pack/contracts';
 
 export type GenerateRequest = EventData<typeof events.llmGenerateRequested>;
+
+/**
+ * What a call was made for: a generate request (processors, pipelines) or an admin's connection
+ * test (endpoint 2), which the provider bills like any other call. The dashboard keeps them apart.
+ */
+export const CALL_KINDS = ['generation', 'connection_test'] as const;
+export type CallKind = (typeof CALL_KINDS)[number];
 export type GenerateResult = EventData<typeof events.llmGenerateCompleted>;
 
 /**
@@ -24,6 +31,8 @@ export interface CallClaim {
 
 export interface FinishedCall {
   state: 'finished';
+  /** Absent in records written before kinds were recorded: those are all generations. */
+  kind?: 'generation';
   finished_at: Date;
   provider: string | null;
   model_name: string | null;
@@ -38,6 +47,11 @@ export interface FinishedCall {
   output_price_per_1m_tokens: string | null;
   cost: string | null;
   unpriced: boolean;
+  /**
+   * The Currency setting's code when the call was made: prices are taken to be in it, so it is
+   * the currency of `cost`, whatever the setting says later (amounts are never converted).
+   */
+  currency?: string;
   latency_ms: number;
   mode: GenerateResult['mode'];
   attempts: number;
@@ -67,10 +81,40 @@ export type FallbackCall = Omit<FinishedCall, 'result' | 'takeovers'> & { model_
 /** The key of the call record of a request's n-th fallback (n from 1). */
 export const fallbackCallId = (requestId: string, n: number) => `${requestId}#fallback-${n}`;
 
+/**
+ * The record of one connection test that reached the provider (passed or failed), keyed by
+ * `connectionTestCallId`: its model as tested, prices, tokens, cost and currency.
+ */
+export interface ConnectionTestCall {
+  _id: string;
+  kind: 'connection_test';
+  state: 'finished';
+  model_id: number;
+  finished_at: Date;
+  provider: string;
+  model_name: string;
+  /** 'ok' or the error kind. */
+  outcome: string;
+  input_tokens: number;
+  output_tokens: number;
+  raw_usage_json: string | null;
+  input_price_per_1m_tokens: string | null;
+  output_price_per_1m_tokens: string | null;
+  cost: string | null;
+  unpriced: boolean;
+  currency: string;
+  latency_ms: number;
+  attempts: number;
+}
+
+/** A connection test's record key: its own prefix, so it never meets a generate request id. */
+export const connectionTestCallId = (uuid: string) => `connection-test:${uuid}`;
+
 export type CallRecord = CallClaim | (Omit<CallClaim, 'state' | 'lease_until'> & FinishedCall);
 
-/** One call's contribution to the rollup of its model, processor and UTC hour. */
+/** One call's contribution to the rollup of its kind, model, processor, currency and UTC hour. */
 export interface RollupDelta {
+  kind: CallKind;
   model_id: number;
   processor_id: number | null;
   hour: Date;
@@ -78,15 +122,21 @@ export interface RollupDelta {
   input_tokens: number;
   output_tokens: number;
   unpriced: boolean;
-  /** Cost in 1e-12 currency units (rollup-math.ts). */
+  /** Cost in 1e-12 units of `currency` (rollup-math.ts). */
   cost_units: bigint;
+  /** The currency of the call's prices and cost (the Currency setting when it was made). */
+  currency: string;
   latency_bucket: number;
   /** The call was a fallback's: counted in the model's `fallbacks`. */
   fallback?: boolean;
 }
 
-/** Sums of the calls of one model, processor and hour: a rollup document, or calls to add to one. */
+/**
+ * Sums of the calls of one kind, model, processor, currency and hour: a rollup document, or calls
+ * to add to one.
+ */
 export interface Rollup {
+  kind: CallKind;
   model_id: number;
   processor_id: number | null;
   hour: Date;
@@ -96,6 +146,8 @@ export interface Rollup {
   output_tokens: number;
   unpriced_calls: number;
   cost_units: bigint;
+  /** The currency of `cost_units`; null in rollups written before currencies were recorded. */
+  currency: string | null;
   /** Calls made as a fallback of another model. */
   fallbacks: number;
   /** Calls per latency bucket. */

@@ -1,9 +1,10 @@
 import { maySeeCosts, shownCurrency, type GeneralSettings, type Principal } from '@pack/contracts';
 import { ValidationError } from '@pack/errors';
-import type { Rollup } from './calls';
+import type { CallKind, Rollup } from './calls';
 import type { RollupStore } from './store';
 import type { OwnedProcessors } from '../models/store';
-import { hourOf, latencyPercentile, unitsToDecimal } from './rollup-math';
+import { hourOf } from './rollup-math';
+import { Sums, type CostView, type DashboardStats } from './dashboard-sums';
 
 export const GROUP_BY = ['model', 'day', 'processor'] as const;
 export type GroupBy = (typeof GROUP_BY)[number];
@@ -13,76 +14,50 @@ export const MAX_RANGE_DAYS = 366;
 const DAY_MS = 86_400_000;
 const HOUR_MS = 3_600_000;
 
-export interface DashboardStats {
-  calls: number;
-  errors: number;
-  /** errors / calls, 0 without calls. */
-  error_rate: number;
-  input_tokens: number;
-  output_tokens: number;
-  /** Exact sum of the priced calls; null when the caller may not see costs. */
-  cost: string | null;
-  unpriced_calls: number;
-  /** Calls answered or tried as a fallback of another model; counted in `calls` too. */
-  fallbacks: number;
-  /** What `cost` sums: `priced_calls_only` when some call was unpriced (unknown, not 0); null when hidden. */
-  cost_covers: 'all_calls' | 'priced_calls_only' | null;
-  p50_latency_ms: number | null;
-  p95_latency_ms: number | null;
-}
+export type { CurrencyCost, DashboardStats } from './dashboard-sums';
 
 export interface DashboardGroup extends DashboardStats {
   /** The model id, the UTC day (YYYY-MM-DD), or the processor id (null: calls without a processor). */
   key: number | string | null;
 }
 
-export interface DashboardView {
-  from: string;
-  to: string;
-  group_by: GroupBy;
-  /** The Currency setting's currency; null when costs are hidden from the caller or Currency is disabled. */
-  currency: string | null;
-  costs_hidden: boolean;
+/** The calls of one kind: totals and one entry per group. */
+export interface DashboardKind {
   totals: DashboardStats;
   groups: DashboardGroup[];
 }
 
-/** Sums being built for one group. */
-class Sums {
-  calls = 0;
-  errors = 0;
-  input_tokens = 0;
-  output_tokens = 0;
-  unpriced_calls = 0;
-  cost_units = 0n;
-  fallbacks = 0;
-  readonly latency = new Map<number, number>();
+export interface DashboardView extends DashboardKind {
+  from: string;
+  to: string;
+  group_by: GroupBy;
+  /**
+   * The Currency setting's currency, that of calls made now; null when costs are hidden from the
+   * caller or Currency is disabled. Each cost figure names its own.
+   */
+  currency: string | null;
+  costs_hidden: boolean;
+  /** Connection tests (endpoint 2), a kind of their own: never in `totals` or `groups`. */
+  connection_tests: DashboardKind;
+}
 
-  add(rollup: Rollup): void {
-    this.calls += rollup.calls;
-    this.errors += rollup.errors;
-    this.input_tokens += rollup.input_tokens;
-    this.output_tokens += rollup.output_tokens;
-    this.unpriced_calls += rollup.unpriced_calls;
-    this.cost_units += rollup.cost_units;
-    this.fallbacks += rollup.fallbacks;
-    for (const [bucket, count] of rollup.latency)
-      this.latency.set(bucket, (this.latency.get(bucket) ?? 0) + count);
+/** The groups of one kind being summed. */
+class KindSums {
+  readonly totals = new Sums();
+  readonly groups = new Map<number | string | null, Sums>();
+
+  add(key: number | string | null, rollup: Rollup, currency: string): void {
+    this.totals.add(rollup, currency);
+    let sums = this.groups.get(key);
+    if (!sums) this.groups.set(key, (sums = new Sums()));
+    sums.add(rollup, currency);
   }
 
-  stats(showCost: boolean): DashboardStats {
+  view(costs: CostView): DashboardKind {
+    const ordered = [...this.groups.entries()].sort(([a], [b]) => compareKeys(a, b));
     return {
-      calls: this.calls,
-      errors: this.errors,
-      error_rate: this.calls === 0 ? 0 : this.errors / this.calls,
-      input_tokens: this.input_tokens,
-      output_tokens: this.output_tokens,
-      cost: showCost ? unitsToDecimal(this.cost_units) : null,
-      unpriced_calls: this.unpriced_calls,
-      fallbacks: this.fallbacks,
-      cost_covers: showCost ? (this.unpriced_calls > 0 ? 'priced_calls_only' : 'all_calls') : null,
-      p50_latency_ms: latencyPercentile(this.latency, 0.5),
-      p95_latency_ms: latencyPercentile(this.latency, 0.95),
+      totals: this.totals.stats(costs),
+      groups: ordered.map(([key, sums]) => ({ key, ...sums.stats(costs) })),
     };
   }
 }
@@ -126,26 +101,28 @@ export class Dashboard {
     const end = hourOf(new Date(to.getTime() + HOUR_MS - 1));
     const settings = this.settings();
     const showCost = maySeeCosts(role, settings.charges);
-    const totals = new Sums();
-    const groups = new Map<number | string | null, Sums>();
+    const costs: CostView = {
+      show: showCost,
+      // Rollups that name no currency were written when every cost was taken to be in the setting's.
+      current: settings.currency.currency,
+      // Disabled, no currency is named (shownCurrency), but amounts in each are still kept apart.
+      named: (code) => (settings.currency.ENABLED ? code : null),
+    };
+    const kinds: Record<CallKind, KindSums> = { generation: new KindSums(), connection_test: new KindSums() };
     const mine = role === 'admin' ? undefined : new Set(await this.owned.processorsOwnedBy(principal.id));
     for (const rollup of await this.rollups.between(start, end)) {
+      // Connection tests have no processor: an admin's, never shown to a service owner.
       if (mine && (rollup.processor_id === null || !mine.has(rollup.processor_id))) continue;
-      totals.add(rollup);
-      const key = keyOf(rollup, groupBy);
-      let sums = groups.get(key);
-      if (!sums) groups.set(key, (sums = new Sums()));
-      sums.add(rollup);
+      kinds[rollup.kind].add(keyOf(rollup, groupBy), rollup, rollup.currency ?? costs.current);
     }
-    const ordered = [...groups.entries()].sort(([a], [b]) => compareKeys(a, b));
     return {
       from: start.toISOString(),
       to: end.toISOString(),
       group_by: groupBy,
       currency: showCost ? shownCurrency(settings.currency) : null,
       costs_hidden: !showCost,
-      totals: totals.stats(showCost),
-      groups: ordered.map(([key, sums]) => ({ key, ...sums.stats(showCost) })),
+      ...kinds.generation.view(costs),
+      connection_tests: kinds.connection_test.view(costs),
     };
   }
 }

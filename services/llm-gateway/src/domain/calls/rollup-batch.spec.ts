@@ -1,9 +1,10 @@
 import type { Rollup, RollupDelta } from './calls';
-import { RollupBatcher } from './rollup-batch';
+import { RollupBatcher, rollupKey, sumDeltas } from './rollup-batch';
 
 const HOUR = new Date('2026-11-23T10:00:00Z');
 
 const delta = (over: Partial<RollupDelta> = {}): RollupDelta => ({
+  kind: 'generation',
   model_id: 1,
   processor_id: null,
   hour: HOUR,
@@ -12,6 +13,7 @@ const delta = (over: Partial<RollupDelta> = {}): RollupDelta => ({
   output_tokens: 5,
   unpriced: false,
   cost_units: 1_000n,
+  currency: 'USD',
   latency_bucket: 3,
   ...over,
 });
@@ -59,9 +61,11 @@ describe('rollup group commit', () => {
     expect(laterSettled).toBe(false);
     expect(writer.writes[1]!.sums).toEqual([
       {
+        kind: 'generation',
         model_id: 1,
         processor_id: null,
         hour: HOUR,
+        currency: 'USD',
         calls: 2,
         errors: 1,
         input_tokens: 11,
@@ -78,6 +82,21 @@ describe('rollup group commit', () => {
     ]);
     writer.writes[1]!.finish();
     await Promise.all(later);
+  });
+
+  it('keeps kinds and currencies apart: a connection test, or a cost in EUR, is never added to a generation in USD', () => {
+    const sums = sumDeltas([
+      delta(),
+      delta({ kind: 'connection_test', cost_units: 7n }),
+      delta({ currency: 'EUR', cost_units: 5n }),
+      delta({ cost_units: 2n }),
+    ]);
+    expect(sums.map((sum) => [sum.kind, sum.currency, sum.calls, sum.cost_units])).toEqual([
+      ['generation', 'USD', 2, 1_002n],
+      ['connection_test', 'USD', 1, 7n],
+      ['generation', 'EUR', 1, 5n],
+    ]);
+    expect(new Set(sums.map(rollupKey)).size).toBe(3);
   });
 
   it('fails every call of a failed write, and writes the next calls anew', async () => {

@@ -3,15 +3,17 @@ import type { RollupStore } from './store';
 import { GroupCommit } from '@pack/reliability';
 
 /**
- * The calls' deltas summed per model, processor and hour, in the order each key first appears.
+ * The calls' deltas summed per kind, model, processor, currency and hour, in the order each key
+ * first appears: costs in different currencies are never added together.
  */
 export function sumDeltas(deltas: readonly RollupDelta[]): Rollup[] {
   const sums = new Map<string, Rollup>();
   for (const delta of deltas) {
-    const key = `${delta.model_id}:${delta.processor_id ?? '-'}:${delta.hour.getTime()}`;
+    const key = rollupKey(delta);
     let sum = sums.get(key);
     if (!sum) {
       sum = {
+        kind: delta.kind,
         model_id: delta.model_id,
         processor_id: delta.processor_id,
         hour: delta.hour,
@@ -21,6 +23,7 @@ export function sumDeltas(deltas: readonly RollupDelta[]): Rollup[] {
         output_tokens: 0,
         unpriced_calls: 0,
         cost_units: 0n,
+        currency: delta.currency,
         fallbacks: 0,
         latency: new Map(),
       };
@@ -36,6 +39,13 @@ export function sumDeltas(deltas: readonly RollupDelta[]): Rollup[] {
     sum.latency.set(delta.latency_bucket, (sum.latency.get(delta.latency_bucket) ?? 0) + 1);
   }
   return [...sums.values()];
+}
+
+/** What one rollup document sums, as text: also the document's `_id` after its period. */
+export function rollupKey(
+  of: Pick<Rollup, 'kind' | 'model_id' | 'processor_id' | 'currency' | 'hour'>,
+): string {
+  return `${of.kind}:${of.model_id}:${of.processor_id ?? '-'}:${of.currency ?? '-'}:${of.hour.toISOString()}`;
 }
 
 /**

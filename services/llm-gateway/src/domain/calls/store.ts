@@ -1,4 +1,4 @@
-import type { CallClaim, CallRecord, FallbackCall, FinishedCall, Rollup } from './calls';
+import type { CallClaim, CallRecord, ConnectionTestCall, FallbackCall, FinishedCall, Rollup } from './calls';
 
 /** Everything the generation needs of claims and call records; data/call-repository.ts implements it. */
 export interface CallStore {
@@ -15,6 +15,8 @@ export interface CallStore {
    * the request id was finished already (by a replica that took over).
    */
   finish(claim: CallClaim, finished: FinishedCall, fallbacks?: readonly FallbackCall[]): Promise<boolean>;
+  /** Records a connection test's call (with the finishes' inserts); false when its id is recorded already. */
+  recordTest(call: ConnectionTestCall): Promise<boolean>;
 }
 
 /** The hourly and daily sums of calls the dashboard reads; data/rollup-repository.ts implements it. */

@@ -5,7 +5,13 @@ import type { CallOutcome } from './generate-call';
 import type { EffectiveModel } from '../models/llm-models';
 
 /** What one model's call is recorded as (spec 2.2): its own model, prices, tokens and cost. */
-function callFields(model: EffectiveModel | null, outcome: CallOutcome, attempts: number, latencyMs: number) {
+function callFields(
+  model: EffectiveModel | null,
+  outcome: CallOutcome,
+  attempts: number,
+  latencyMs: number,
+  currency: string,
+) {
   const usage = outcome.usage;
   const cost: Cost | null = usage && model ? costOf(usage, model) : null;
   const unpriced = cost !== null && isUnpriced(cost);
@@ -13,6 +19,7 @@ function callFields(model: EffectiveModel | null, outcome: CallOutcome, attempts
     cost,
     fields: {
       state: 'finished' as const,
+      kind: 'generation' as const,
       finished_at: new Date(),
       provider: model?.provider ?? null,
       model_name: model?.model_name ?? null,
@@ -24,6 +31,7 @@ function callFields(model: EffectiveModel | null, outcome: CallOutcome, attempts
       output_price_per_1m_tokens: model?.output_price_per_1m_tokens ?? null,
       cost: cost === null || isUnpriced(cost) ? null : cost,
       unpriced,
+      currency,
       latency_ms: latencyMs,
       mode: outcome.mode,
       attempts,
@@ -57,6 +65,7 @@ function totalUsage(usages: readonly Usage[]): Usage | null {
  * of every priced call (each priced with the prices of the model that made it), `unpriced` when
  * any call that was answered had no prices; `answered_model_id` names the model whose reply is
  * the output, `fallback_from` the asked model when a fallback answered (docs/decisions/0045).
+ * `currency`: the Currency setting's code, the currency of every price and cost recorded.
  */
 export function finishedCalls(
   request: GenerateRequest,
@@ -65,6 +74,7 @@ export function finishedCalls(
   outcome: CallOutcome,
   latencyMs: number,
   takeovers: number,
+  currency: string,
 ): { finished: FinishedCall; fallbacks: FallbackCall[] } {
   const answered = outcome.error === null ? (tries.at(-1)?.model.id ?? null) : null;
   const fallbackFrom = answered !== null && answered !== request.llm_model_id ? request.llm_model_id : null;
@@ -73,7 +83,7 @@ export function finishedCalls(
     answered_model_id: answered,
   };
   const calls = tries.map((tried) =>
-    callFields(tried.model, tried.outcome, tried.adapter.attempts, tried.latencyMs),
+    callFields(tried.model, tried.outcome, tried.adapter.attempts, tried.latencyMs, currency),
   );
   const costs = calls.flatMap((call) => (call.cost === null ? [] : [call.cost]));
   const { total, unpriced_calls } = sumCosts(costs);
@@ -106,7 +116,7 @@ export function finishedCalls(
     answered_model_id: answered,
     fallback_from: fallbackFrom,
   };
-  const first = calls[0]?.fields ?? callFields(asked, outcome, 0, latencyMs).fields;
+  const first = calls[0]?.fields ?? callFields(asked, outcome, 0, latencyMs, currency).fields;
   const finished: FinishedCall = {
     ...first,
     // The asked model's own record keeps the request's attempts, takeovers included.

@@ -26,6 +26,8 @@ export interface GenerationDeps {
   /** Publishes the result and resolves once the broker confirmed it. */
   publish(result: GenerateResult): Promise<void>;
   observer: GenerationObserver;
+  /** The Currency setting's code now: the currency the calls' prices and costs are in. */
+  currency(): string;
   /** How long a claim lasts unrenewed; renewed every third of it while the call runs. */
   leaseMs: number;
   /** This replica's name in the claims it takes. */
@@ -107,6 +109,7 @@ export class Generation {
       takeovers = (existing.takeovers ?? 0) + 1;
     }
 
+    const currency = this.deps.currency();
     const { tries, outcome, finished, fallbacks } = await inCallSpan(request, model, takeovers, async () => {
       const tries = model
         ? await this.leased(request.request_id, () => callChain(this.chain, model, request))
@@ -116,7 +119,11 @@ export class Generation {
       for (const tried of tries)
         if (tried.outcome.cause !== undefined) this.deps.unexpected(request.request_id, tried.outcome.cause);
       const latencyMs = Math.round(performance.now() - began);
-      return { tries, outcome, ...finishedCalls(request, model, tries, outcome, latencyMs, takeovers) };
+      return {
+        tries,
+        outcome,
+        ...finishedCalls(request, model, tries, outcome, latencyMs, takeovers, currency),
+      };
     });
     // The result goes out beside the finish update, not after it: the requester waits only for
     // the publish. The message is acknowledged once both are done, so a crash in between leaves
@@ -131,6 +138,7 @@ export class Generation {
     // One delta per model tried, each to its own model's rollup (one group-committed write).
     await this.deps.rollups.add(
       [finished, ...fallbacks].map((call, index) => ({
+        kind: 'generation' as const,
         model_id: index === 0 ? request.llm_model_id : (call as FallbackCall).model_id,
         processor_id: request.processor_id,
         hour: hourOf(call.finished_at),
@@ -139,6 +147,7 @@ export class Generation {
         output_tokens: call.output_tokens,
         unpriced: call.unpriced,
         cost_units: call.cost === null ? 0n : costUnits(call.cost),
+        currency,
         latency_bucket: latencyBucket(call.latency_ms),
         ...(index > 0 && { fallback: true }),
       })),

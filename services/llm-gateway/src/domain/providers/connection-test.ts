@@ -9,6 +9,7 @@ import {
   type Usage,
 } from '@pack/llm-providers';
 import type { EffectiveModel } from '../models/llm-models';
+import type { ConnectionTestCalls } from '../calls/test-calls';
 import { reliableAdapter, type CallObserver, type Dispatchers } from './reliable-adapter';
 import { DEFAULT_RETRY_POLICY, type Breakers, type BreakerState, type RetryPolicy } from './reliability';
 
@@ -23,18 +24,24 @@ export interface ConnectionTestResult {
   reply_excerpt: string;
   usage: { input_tokens: number; output_tokens: number };
   cost: Cost;
+  /** The currency of `cost` and of the model's prices (the Currency setting's code). */
+  currency: string;
   attempts: number;
   breaker: BreakerState;
 }
 
 export type { CallLabels, CallObserver, Dispatchers } from './reliable-adapter';
 
-/** Sends one short prompt to a model (stored fields overridden for the test) through the guard. */
+/**
+ * Sends one short prompt to a model (stored fields overridden for the test) through the guard.
+ * Every test that reaches the provider, passed or failed, is recorded as a call (`calls`).
+ */
 export class ConnectionTester {
   constructor(
     private readonly dispatchers: Dispatchers,
     private readonly breakers: Breakers,
     private readonly observer: CallObserver,
+    private readonly calls: Pick<ConnectionTestCalls, 'record'>,
     private readonly policy: RetryPolicy = DEFAULT_RETRY_POLICY,
   ) {}
 
@@ -49,25 +56,35 @@ export class ConnectionTester {
       { role: 'user' as const, content: TEST_PROMPT },
     ];
     const started = Date.now();
+    const outcome = (usage: Usage | null, error: string | null) => ({
+      usage,
+      error,
+      attempts: adapter.attempts,
+      latencyMs: Date.now() - started,
+    });
+    let result;
     try {
-      const result = await adapter.generate({
+      result = await adapter.generate({
         model: model.model_name,
         messages,
         maxOutputTokens: TEST_MAX_OUTPUT_TOKENS,
       });
-      return {
-        ok: true,
-        latency_ms: Date.now() - started,
-        // A provider may echo what it was sent: the excerpt loses the secrets before it is cut.
-        reply_excerpt: new Redactor(secretsOf(configOf(model))).redact(result.text).slice(0, EXCERPT),
-        usage: plainUsage(result.usage),
-        cost: costOf(result.usage, model),
-        attempts: adapter.attempts,
-        breaker: this.breakers.state(model.id),
-      };
     } catch (error) {
+      await this.calls.record(model, outcome(null, error instanceof ProviderError ? error.kind : 'unknown'));
       throw asHttpError(error, model.timeout, this.breakers.state(model.id));
     }
+    const call = await this.calls.record(model, outcome(result.usage, null));
+    return {
+      ok: true,
+      latency_ms: call.latency_ms,
+      // A provider may echo what it was sent: the excerpt loses the secrets before it is cut.
+      reply_excerpt: new Redactor(secretsOf(configOf(model))).redact(result.text).slice(0, EXCERPT),
+      usage: plainUsage(result.usage),
+      cost: costOf(result.usage, model),
+      currency: call.currency,
+      attempts: adapter.attempts,
+      breaker: this.breakers.state(model.id),
+    };
   }
 }
 
