@@ -150,6 +150,7 @@ export class OidcIdentityProvider implements IdentityProvider {
       state: oidc.randomState(),
       nonce: oidc.randomNonce(),
       codeVerifier: oidc.randomPKCECodeVerifier(),
+      issuer: setup.issuer,
       redirectUri: setup.redirectUri,
     };
     const url = oidc.buildAuthorizationUrl(config, {

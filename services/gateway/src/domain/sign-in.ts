@@ -36,7 +36,8 @@ export interface PendingLogin {
   state: string;
   nonce: string;
   codeVerifier: string;
-  /** The redirect URI the sign-in started with: the code is bound to it, whatever changes meanwhile. */
+  /** The issuer and redirect URI the sign-in started with: the code is bound to them. */
+  issuer: string;
   redirectUri: string;
 }
 
@@ -119,8 +120,12 @@ export class SignIn {
   /** `search`: the callback's query (`?code=...&state=...`), as the provider sent it. */
   async finishIdentityProvider(search: string, pending: PendingLogin): Promise<IssuedToken> {
     const { oauth } = await this.enabledIdentityProvider();
-    const { redirectUri } = pending;
-    const setup = identityProviderSetup(oauth, this.options.identityProviderDefaults, redirectUri);
+    const { issuer, redirectUri } = pending;
+    const setup = identityProviderSetup(
+      { ...oauth, ISSUER_URL: issuer },
+      this.options.identityProviderDefaults,
+      redirectUri,
+    );
     const callbackUrl = new URL(`${redirectUri}${search}`);
     const identity = await this.options.identityProvider.finish(
       { ...setup, redirectUri },

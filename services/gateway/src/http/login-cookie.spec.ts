@@ -4,6 +4,7 @@ const pending = {
   state: 'state-1',
   nonce: 'nonce-1',
   codeVerifier: 'verifier-1',
+  issuer: 'https://idp.example.com/realms/pack',
   redirectUri: 'https://pack.example.com/v1/core/auth/oidc/callback/',
 };
 const SECRET = 'internal-secret-of-at-least-32-characters';

@@ -58,10 +58,17 @@ export class LoginCookie {
       decipher.setAuthTag(raw.subarray(12, 28));
       const plain = Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8');
       const parsed = JSON.parse(plain) as SealedLogin & { exp: number };
-      if (typeof parsed.exp !== 'number' || parsed.exp <= now || typeof parsed.redirectUri !== 'string')
-        return null;
-      const { state, nonce, codeVerifier, redirectUri, returnTo } = parsed;
-      return { state, nonce, codeVerifier, redirectUri, ...(typeof returnTo === 'string' ? { returnTo } : {}) };
+      if (typeof parsed.exp !== 'number' || parsed.exp <= now) return null;
+      if (typeof parsed.issuer !== 'string' || typeof parsed.redirectUri !== 'string') return null;
+      const { state, nonce, codeVerifier, issuer, redirectUri, returnTo } = parsed;
+      return {
+        state,
+        nonce,
+        codeVerifier,
+        issuer,
+        redirectUri,
+        ...(typeof returnTo === 'string' ? { returnTo } : {}),
+      };
     } catch {
       return null; // not ours, or tampered with
     }
