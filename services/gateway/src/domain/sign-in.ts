@@ -82,6 +82,12 @@ export const BAD_CREDENTIALS = 'Unknown user name or wrong password.';
 export class SignIn {
   constructor(private readonly options: SignInOptions) {}
 
+  /** Which ways of signing in are on. */
+  async methods(): Promise<{ password: boolean; identity_provider: boolean }> {
+    const { ldap, oauth } = await this.options.settings();
+    return { password: ldap.ENABLED, identity_provider: oauth.ENABLED };
+  }
+
   async withPassword(username: string, password: string, client: string): Promise<IssuedToken> {
     const { ldap, oauth } = await this.options.settings();
     if (!ldap.ENABLED) {

@@ -18,6 +18,7 @@ import { orToConsole, returnToSchema, toConsole } from './console-return';
 export const LOGIN_PATH = '/v1/core/auth/login/';
 export const LOGOUT_PATH = '/v1/core/auth/logout/';
 export const OIDC_LOGIN_PATH = '/v1/core/auth/oidc/login/';
+export const SIGN_IN_METHODS_PATH = '/v1/core/auth/methods/';
 export { OIDC_CALLBACK_PATH };
 
 const loginBody = z.strictObject({
@@ -38,6 +39,12 @@ const callbackQuery = z.object({
     .describe('The authorization code; a callback carries `code` or `error` (400 with neither)'),
   state: z.string().max(1024).optional().describe('The state the sign-in started with'),
   error: z.string().max(256).optional().describe("The identity provider's error, when it refused"),
+});
+const methods = z.object({
+  password: z.boolean().describe('LDAP is enabled: POST /v1/core/auth/login/ takes a user name and password'),
+  identity_provider: z
+    .boolean()
+    .describe('Identity-provider OAuth is enabled: GET /v1/core/auth/oidc/login/ starts a sign-in'),
 });
 const startQuery = z.object({ return_to: returnToSchema.optional() });
 const SIGN_IN_OFF = 'This way of signing in is off, or the account is in no group that grants a role';
@@ -82,16 +89,22 @@ export function clientAddress(
   return chain[Math.max(0, chain.length - 1 - hops)]!;
 }
 
-export function authRoutes({
-  signIn,
-  authenticator,
-  internalSecret,
-  trustedProxyHops,
-}: AuthRoutesOptions) {
+export function authRoutes({ signIn, authenticator, internalSecret, trustedProxyHops }: AuthRoutesOptions) {
   const cookie = new LoginCookie(internalSecret);
   const secure = (uri: string) => uri.startsWith('https:');
 
   return [
+    route({
+      method: 'get',
+      path: SIGN_IN_METHODS_PATH,
+      summary: 'Which ways of signing in are on (the switches of the general settings), for a sign-in page',
+      access: 'public',
+      responses: {
+        200: { description: 'The ways that are on', schema: methods },
+        503: problemSpec('The general settings cannot be read; try again shortly'),
+      },
+      handler: async () => ({ body: await signIn.methods() }),
+    }),
     route({
       method: 'post',
       path: LOGIN_PATH,

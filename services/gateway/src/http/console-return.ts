@@ -4,15 +4,19 @@ import { AppError } from '@pack/errors';
 import type { Reply } from '@pack/http-kit';
 
 const isConsolePage = (path: string) =>
-  path.startsWith('/') && !path.startsWith('//') && !path.includes('\\') && consolePageOf(path) !== undefined;
+  path === '/' ||
+  (path.startsWith('/') &&
+    !path.startsWith('//') &&
+    !path.includes('\\') &&
+    consolePageOf(path) !== undefined);
 
 /** Only a console page of this origin: never an address someone put in a link. */
 export const returnToSchema = z
   .string()
   .max(2048)
-  .refine(isConsolePage, 'must be a console page path such as /dashboard')
+  .refine(isConsolePage, 'must be / or a console page path such as /dashboard')
   .describe(
-    "A console page (such as /dashboard) to land on, signed in: the callback then redirects to the console's sign-in page with the token in the URL's fragment, and a refusal redirects there too. Without it the callback answers the token as JSON",
+    "The console's home (/) or one of its pages (such as /dashboard) to land on, signed in: the callback then redirects to the console's sign-in page with the token in the URL's fragment, and a refusal redirects there too. Without it the callback answers the token as JSON",
   );
 
 /**
