@@ -54,7 +54,7 @@ export function SignInPage() {
       .then((on) => setProviderOn(on.identity_provider))
       .catch(() => setProviderOn(false));
   }, []);
-  const providerStart = `/v1/core/auth/oidc/login/?${new URLSearchParams({ return_to: pageOrHome(nextOfQuery()) })}`;
+  const providerStart = `/v1/core/auth/oidc/login/?${new URLSearchParams({ return_to: pageOrHome(nextOfQuery()) }).toString()}`;
 
   /** Runs one way of signing in; its error goes to its own form. */
   const attempt = (setError: (error: unknown) => void, run: () => Promise<void>) => async (event: Event) => {

@@ -25,7 +25,7 @@ export const returnToSchema = z
  */
 export function toConsole(returnTo: string, fragment: Record<string, string>, headers = {}): Reply {
   const hash = new URLSearchParams({ ...fragment, next: returnTo });
-  return { status: 302, headers: { ...headers, location: `/sign-in#${hash}` } };
+  return { status: 302, headers: { ...headers, location: `/sign-in#${hash.toString()}` } };
 }
 
 /** `run`'s answer; for a sign-in the console started, a refusal goes back to the console. */
