@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import * as oidc from 'openid-client';
-import type { Dispatcher } from 'undici';
+import { fetch as undiciFetch, type Dispatcher, type RequestInit as UndiciRequestInit } from 'undici';
 import { AppError, BadGatewayError, BadRequestError, ConflictError, ForbiddenError } from '@pack/errors';
 import { TargetRefusedError } from '@pack/net-guard';
 import type { IdentityProvider, PendingLogin, SignedInIdentity } from '../domain/sign-in';
@@ -92,10 +92,23 @@ export class OidcIdentityProvider implements IdentityProvider {
 
   constructor(private readonly options: OidcOptions) {}
 
-  // Node's own fetch, since openid-client checks for its Response; it takes the guard's (newer)
-  // undici dispatcher, whose types differ from the ones Node's fetch is declared with.
-  private readonly guardedFetch: oidc.CustomFetch = (url, init) =>
-    fetch(url, { ...init, dispatcher: this.options.dispatcher } as unknown as RequestInit);
+  /**
+   * undici's fetch, the package the guard's dispatcher comes from, so a refusal keeps its type
+   * (Node's own fetch reports it as a bare Error); its answer handed over as the global Response
+   * openid-client checks for.
+   */
+  private readonly guardedFetch: oidc.CustomFetch = async (url, init) => {
+    const answer = await undiciFetch(url, {
+      ...init,
+      body: init.body as UndiciRequestInit['body'],
+      dispatcher: this.options.dispatcher,
+    });
+    return new Response(answer.body as ReadableStream | null, {
+      status: answer.status,
+      statusText: answer.statusText,
+      headers: [...answer.headers],
+    });
+  };
 
   private async configuration(setup: IdentityProviderSetup): Promise<oidc.Configuration> {
     const now = (this.options.now ?? Date.now)();
