@@ -1821,7 +1821,7 @@ export interface operations {
     getCoreAuthOidcLogin: {
         parameters: {
             query?: {
-                /** @description A console page (such as /dashboard) to land on, signed in: the callback then redirects to the console's sign-in page with the token in the URL's fragment, and a refusal redirects there too. Without it the callback answers the token as JSON */
+                /** @description The console's home (/) or one of its pages (such as /dashboard) to land on, signed in: the callback then redirects to the console's sign-in page with the token in the URL's fragment, and a refusal redirects there too. Without it the callback answers the token as JSON */
                 return_to?: string;
             };
             header?: never;
