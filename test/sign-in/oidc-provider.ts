@@ -67,8 +67,10 @@ export async function browseToCallback(
   account: string,
   /** Where the redirect URI points, when another replica than `gatewayUrl` finishes the sign-in. */
   callbackBase = gatewayUrl,
+  /** The start route's answer, when the test started the sign-in itself. */
+  started?: Response,
 ): Promise<{ callbackUrl: string; gatewayCookie: string }> {
-  const start = await fetch(`${gatewayUrl}/v1/core/auth/oidc/login/`, { redirect: 'manual' });
+  const start = started ?? (await fetch(`${gatewayUrl}/v1/core/auth/oidc/login/`, { redirect: 'manual' }));
   if (start.status !== 302)
     throw new Error(`the start route answered ${start.status}: ${await start.text()}`);
   const gatewayCookie = (start.headers.get('set-cookie') ?? '').split(';')[0]!;

@@ -227,6 +227,42 @@ describe('sign-in through the identity provider (OpenID Connect)', () => {
     expect((await stack.call('GET', '/v1/core/general_settings/')).body.oauth).toEqual(before.body.oauth);
   });
 
+  it('sends a sign-in the console started back to the console: the token in the fragment, a refusal too; only to a console page', async () => {
+    const outside = await stack.call('GET', `${START}?return_to=${encodeURIComponent('//evil.example/x')}`, {
+      token: null,
+    });
+    expect(outside.status).toBe(400);
+    expect(outside.body.errors).toEqual({
+      'query.return_to': ['must be / or a console page path such as /dashboard'],
+    });
+
+    await stack.patchSettings(oauth({ ISSUER_URL: '' }));
+    const gap = await fetch(`${stack.gateway.url}${START}?return_to=%2Fsettings`, { redirect: 'manual' });
+    expect(gap.status).toBe(302);
+    const refused = new URLSearchParams(
+      new URL(gap.headers.get('location')!, stack.gateway.url).hash.slice(1),
+    );
+    expect(Object.fromEntries(refused)).toEqual({
+      error:
+        'Sign-in through the identity provider is enabled but not usable: set oauth.ISSUER_URL in the general settings (Identity-provider OAuth).',
+      next: '/settings',
+    });
+
+    await stack.patchSettings(oauth());
+    const start = await fetch(`${stack.gateway.url}${START}?return_to=%2Fsettings`, { redirect: 'manual' });
+    const gatewayCookie = start.headers.get('set-cookie')!.split(';')[0]!;
+    // The provider's part as a browser does it, from the authorization URL this start answered.
+    const flow = await browseToCallback(stack.gateway.url, 'sub-erin', stack.gateway.url, start);
+    const back = await fetch(flow.callbackUrl, { headers: { cookie: gatewayCookie }, redirect: 'manual' });
+    expect(back.status).toBe(302);
+    const landing = new URL(back.headers.get('location')!, stack.gateway.url);
+    expect(landing.pathname).toBe('/sign-in');
+    const fragment = new URLSearchParams(landing.hash.slice(1));
+    expect(fragment.get('next')).toBe('/settings');
+    const me = await stack.call('GET', '/v1/core/me/', { token: fragment.get('token') });
+    expect(me.body).toMatchObject({ username: 'erin', role: 'admin' });
+  });
+
   it('never writes the client secret to the log', () => {
     expect(stack.log.text).toContain('signed in');
     expect(stack.log.text).not.toContain(CLIENT_SECRET);
