@@ -21,7 +21,7 @@ import {
  * network, so private networks and loopback pass (as model URLs, MODEL_URL_RULE).
  */
 export const IDENTITY_PROVIDER_URL_RULE =
-  'https, or plain http to a provider on the gateway\'s own host (loopback); public, private-network (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7) and loopback addresses are allowed; link-local (169.254/16, fe80::/10), cloud metadata and other special addresses are refused unless PACK_ALLOWED_TARGET_CIDRS of the gateway and settings services names their range. A host name is checked again at every connection';
+  "https, or plain http to a provider on the gateway's own host (loopback); public, private-network (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7) and loopback addresses are allowed; link-local (169.254/16, fe80::/10), cloud metadata and other special addresses are refused unless PACK_ALLOWED_TARGET_CIDRS of the gateway and settings services names their range. A host name is checked again at every connection";
 
 /** The General Settings groups of spec 2.8: each field's type and default, declared once. */
 
