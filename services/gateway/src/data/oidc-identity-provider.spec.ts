@@ -23,7 +23,7 @@ describe('the identity provider behind the address guard', () => {
         "The identity provider's address is refused: 169.254.169.254 is a cloud metadata address; the identity provider may be reached there only if PACK_ALLOWED_TARGET_CIDRS of the gateway and settings services names its range.",
       );
       expect((refused as ConflictError).errors).toEqual({
-        'oauth.ISSUER_URL': ['reaches 169.254.169.254 is a cloud metadata address'],
+        'oauth.ISSUER_URL': ['is refused by the address guard: 169.254.169.254 is a cloud metadata address'],
       });
     } finally {
       await dispatcher.close();

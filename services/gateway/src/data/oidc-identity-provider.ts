@@ -35,7 +35,10 @@ function providerError(issuer: string, error: unknown): AppError {
   if (refused)
     return new ConflictError(
       `The identity provider's address is refused: ${refused.reason}; ${refused.remedy}.`,
-      { errors: { 'oauth.ISSUER_URL': [`reaches ${refused.reason}`] }, cause: error },
+      {
+        errors: { 'oauth.ISSUER_URL': [`is refused by the address guard: ${refused.reason}`] },
+        cause: error,
+      },
     );
   const code = errorField(error, 'code');
   const codes = errorCodes(error);

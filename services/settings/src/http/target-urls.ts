@@ -12,7 +12,7 @@ export function checkTargetUrls(patch: GeneralSettingsPatch, policy: TargetPolic
   if (!issuer) return;
   const checked = validateTargetUrl(issuer, policy);
   if (!checked.ok)
-    throw new ValidationError('the settings would be inconsistent; nothing was changed', {
+    throw new ValidationError('oauth.ISSUER_URL is refused; nothing was changed', {
       errors: { 'oauth.ISSUER_URL': [checked.reason] },
     });
 }
