@@ -14,9 +14,11 @@ import {
   waitFor,
   type FakeProviderServer,
 } from '@pack/testkit';
+import { reservePort, startOidcProvider } from '../sign-in/oidc-provider';
 import { expectAccessible, startConsole, type Harness } from './harness';
 
 const KEY = seededSecret('the console model api_key', { prefix: 'sk-console-', suffix: '1234' });
+const CLIENT_SECRET = seededSecret('the console CLIENT_SECRET', { prefix: 'console-client-secret-' });
 
 describe('the operator console: administration', () => {
   let h: Harness;
@@ -366,6 +368,59 @@ describe('the operator console: administration', () => {
       },
     );
   });
+  it('lets an admin turn on sign-in through the identity provider in General settings (issuer, client, redirect base), then sign in through it and land signed in', async () => {
+    const port = await reservePort();
+    const provider = await startOidcProvider({
+      port,
+      clientId: 'pack-console',
+      clientSecret: CLIENT_SECRET,
+      redirectUri: `${h.stack.gateway}/v1/core/auth/oidc/callback/`,
+      accounts: {
+        'sub-olivia': {
+          preferred_username: 'olivia',
+          email: 'olivia@example.com',
+          email_verified: true,
+          groups: ['admin'],
+        },
+      },
+    });
+    const blank = { ENABLED: false, CLIENT_ID: '', CLIENT_SECRET: '', ISSUER_URL: '', REDIRECT_BASE_URL: '' };
+    try {
+      await h.signInAs(h.stack.adminToken, /\/dashboard/);
+      await h.withSettings({ oauth: blank }, async () => {
+        await h.open('/settings', 'General settings');
+        const group = h.page.locator('fieldset[data-group="oauth"]');
+        await group.getByLabel('Issuer URL', { exact: true }).fill(provider.issuer);
+        await group.getByLabel('Client id', { exact: true }).fill('pack-console');
+        await group.getByLabel('Client secret (write-only)').fill(CLIENT_SECRET);
+        await group.getByLabel('Redirect base (public URL of the platform)').fill(h.stack.gateway);
+        await group
+          .getByText(`Register ${h.stack.gateway}/v1/core/auth/oidc/callback/ as the redirect URI`)
+          .waitFor();
+        await group.getByLabel('Sign-in through the identity provider', { exact: true }).check();
+        await h.page.getByRole('button', { name: 'Save settings' }).click();
+        await h.page.getByText(/^Saved: Identity-provider OAuth/).waitFor();
+        await expectAccessible(h, 'settings-oauth');
+
+        await h.signOut();
+        await h.page.getByRole('link', { name: 'Sign in through the identity provider' }).click();
+        // The provider's own sign-in page, then back through the gateway into the console.
+        await h.page.getByRole('link', { name: 'olivia' }).click();
+        await h.page.getByRole('navigation', { name: 'Main' }).waitFor();
+        await h.page.locator('.who').getByText('olivia').waitFor();
+        expect(await h.page.locator('.who span').first().textContent()).toBe('olivia (admin)');
+        expect(new URL(h.page.url())).toMatchObject({
+          hash: '',
+          pathname: expect.not.stringMatching(/sign-in/),
+        });
+        await h.open('/settings', 'General settings');
+        await h.signOut();
+      });
+    } finally {
+      await provider.stop();
+    }
+  });
+
   it("shows a Service's AI budget and the month's spend on the AI processors page, and lets the admin set it (a bad amount refused next to the field)", async () => {
     await h.signInAs(h.stack.adminToken, /\/dashboard/);
     const created = await h.stack.call('POST', '/v1/catalog/services/', {

@@ -25,7 +25,7 @@ describe('GET /v1/core/general_settings/ through the gateway', () => {
       USER_SEARCH_BASE_DN: '',
       GROUP_SEARCH_QUERY_BASE_DN: '',
     });
-    expect(body.oauth).toEqual({ ENABLED: false, CLIENT_ID: '' });
+    expect(body.oauth).toEqual({ ENABLED: false, CLIENT_ID: '', ISSUER_URL: '', REDIRECT_BASE_URL: '' });
     // The AI switches are on by default (DESIGN section 9), so "show_ai_integration (calculated
     // automatically: true if any AI feature is enabled)" is true on a fresh install.
     expect(body.ai_integration).toMatchObject({

@@ -10,6 +10,7 @@ export const ROUTE_ACCESS: Record<string, 'public' | 'authenticated' | readonly 
   'gateway POST /v1/core/tokens/': ['admin'],
   'gateway GET /v1/core/tokens/': ['admin'],
   'gateway DELETE /v1/core/tokens/:id/': ['admin'],
+  'gateway GET /v1/core/auth/methods/': 'public',
   'gateway POST /v1/core/auth/login/': 'public',
   'gateway POST /v1/core/auth/logout/': 'authenticated',
   'gateway GET /v1/core/auth/oidc/login/': 'public',

@@ -71,7 +71,12 @@ describe('general settings through the gateway', () => {
         EMAIL_HOST: 'smtp.example.com',
         EMAIL_HOST_PASSWORD: admin ? '********T-pw' : '********',
       });
-      expect(body.oauth).toEqual({ ENABLED: false, CLIENT_ID: admin ? '********TEXT' : '********' });
+      expect(body.oauth).toEqual({
+        ENABLED: false,
+        CLIENT_ID: admin ? '********TEXT' : '********',
+        ISSUER_URL: '',
+        REDIRECT_BASE_URL: '',
+      });
       expect(JSON.stringify(body)).not.toContain('PLAINTEXT');
     }
   });

@@ -1,7 +1,8 @@
 // A real OpenID provider (the oidc-provider package) for the sign-in tests, run as a child process
 // because the package is ESM-only. Configured by environment variables; prints "ready" once it
-// listens. The interaction step (the provider's sign-in page) is automated: GET
-// /interaction/<uid>?account=<id> signs that account in and grants the requested scopes.
+// listens. The interaction step (the provider's sign-in page) is a list of the accounts, each a
+// link to GET /interaction/<uid>?account=<id>, which signs that account in and grants the
+// requested scopes (a test that fetches sets the parameter itself).
 const http = require('node:http');
 
 async function main() {
@@ -38,6 +39,17 @@ async function main() {
     (async () => {
       const details = await provider.interactionDetails(req, res);
       const accountId = url.searchParams.get('account');
+      if (!accountId) {
+        const links = Object.entries(accounts).map(
+          ([id, claims]) =>
+            `<li><a href="?account=${encodeURIComponent(id)}">${claims.preferred_username ?? id}</a></li>`,
+        );
+        res.setHeader('content-type', 'text/html; charset=utf-8');
+        res.end(
+          `<!doctype html><title>Test identity provider</title><h1>Sign in as</h1><ul>${links.join('')}</ul>`,
+        );
+        return;
+      }
       const grant = new provider.Grant({ accountId, clientId: details.params.client_id });
       grant.addOIDCScope(String(details.params.scope));
       const grantId = await grant.save();
@@ -53,7 +65,11 @@ async function main() {
     });
   });
   server.listen(port, '127.0.0.1', () => process.stdout.write('ready\n'));
-  process.on('SIGTERM', () => server.close(() => process.exit(0)));
+  process.on('SIGTERM', () => {
+    server.close(() => process.exit(0));
+    // A browser keeps its connections open; they must not hold the provider up.
+    server.closeAllConnections();
+  });
 }
 
 main().catch((error) => {

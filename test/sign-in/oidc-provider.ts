@@ -65,15 +65,19 @@ export async function startOidcProvider(options: ProviderOptions): Promise<OidcP
 export async function browseToCallback(
   gatewayUrl: string,
   account: string,
+  /** Where the redirect URI points, when another replica than `gatewayUrl` finishes the sign-in. */
+  callbackBase = gatewayUrl,
+  /** The start route's answer, when the test started the sign-in itself. */
+  started?: Response,
 ): Promise<{ callbackUrl: string; gatewayCookie: string }> {
-  const start = await fetch(`${gatewayUrl}/v1/core/auth/oidc/login/`, { redirect: 'manual' });
+  const start = started ?? (await fetch(`${gatewayUrl}/v1/core/auth/oidc/login/`, { redirect: 'manual' }));
   if (start.status !== 302)
     throw new Error(`the start route answered ${start.status}: ${await start.text()}`);
   const gatewayCookie = (start.headers.get('set-cookie') ?? '').split(';')[0]!;
   const jar = new Map<string, string>();
   let url = start.headers.get('location')!;
   for (let hop = 0; hop < 10; hop += 1) {
-    if (url.startsWith(gatewayUrl)) return { callbackUrl: url, gatewayCookie };
+    if (url.startsWith(callbackBase)) return { callbackUrl: url, gatewayCookie };
     const target = new URL(url);
     if (target.pathname.startsWith('/interaction/') && !target.searchParams.has('account'))
       target.searchParams.set('account', account);

@@ -120,8 +120,9 @@ export function serviceEnvSchema(defaults: { port: number; database: string; met
      */
     PROCESSED_EVENTS_RETENTION_DAYS: z.coerce.number().int().min(1).max(365).default(7),
     /**
-     * Ranges that outbound calls to user-configured URLs (providers, webhooks) may reach although
-     * they are loopback, private, link-local or metadata addresses; empty refuses them all.
+     * Ranges that outbound calls to user-configured URLs (providers, webhooks, the identity
+     * provider) may reach although they are loopback, private, link-local or metadata addresses;
+     * empty refuses them all.
      */
     PACK_ALLOWED_TARGET_CIDRS: z
       .string()

@@ -2,6 +2,7 @@ import Ajv from 'ajv';
 import { z } from 'zod';
 import { changeInstanceStateSchema } from './events';
 import { JSON_SCHEMA_DRAFT_07 } from './gen-ui';
+import { HTTP_URL_PATTERN, isPlainHttpUrl } from './http-url';
 import { jsonBytes, storedText, storedTextChecks } from './text';
 
 /** The field types the General Settings groups are declared with (settings.ts), and their checks. */
@@ -21,6 +22,27 @@ export const optionalHttpUrl = (description: string) =>
       },
     )
     .check(...storedTextChecks())
+    .describe(description);
+/** Why `value` is not a server's base URL (http(s), no credentials, query or fragment), or null. */
+export function serverUrlProblem(value: string, { originOnly = false } = {}): string | null {
+  if (!new RegExp(`^${HTTP_URL_PATTERN}$`).test(value) || !isPlainHttpUrl(value))
+    return 'must be an http(s) URL without user or password, or empty';
+  const url = new URL(value);
+  if (value.includes('?') || value.includes('#')) return 'must not carry a query (?) or fragment (#)';
+  if (originOnly && url.pathname !== '/')
+    return 'must be scheme, host and port only (such as https://pack.example.com), without a path';
+  return null;
+}
+
+/** A server's base URL (serverUrlProblem), or empty. */
+export const optionalServerUrl = (description: string, options: { originOnly?: boolean } = {}) =>
+  storedText()
+    .max(2048, 'must be at most 2048 characters')
+    .superRefine((value, ctx) => {
+      const problem = value === '' ? null : serverUrlProblem(value, options);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    })
+    .meta({ allOf: [{ pattern: `^$|^${HTTP_URL_PATTERN}$` }] })
     .describe(description);
 export const perMinute = (description: string) =>
   z

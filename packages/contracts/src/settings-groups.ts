@@ -5,6 +5,7 @@ import {
   text,
   secret,
   optionalHttpUrl,
+  optionalServerUrl,
   perMinute,
   LDAP_URIS,
   HOST,
@@ -14,6 +15,13 @@ import {
   catalogSchemaValue,
   catalogSchemaWrite,
 } from './settings-fields';
+
+/**
+ * Where the gateway may reach the identity provider: an administrator's own, often on the company
+ * network, so private networks and loopback pass (as model URLs, MODEL_URL_RULE).
+ */
+export const IDENTITY_PROVIDER_URL_RULE =
+  "https, or plain http to a provider on the gateway's own host (loopback); public, private-network (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7) and loopback addresses are allowed; link-local (169.254/16, fe80::/10), cloud metadata and other special addresses are refused unless PACK_ALLOWED_TARGET_CIDRS of the gateway and settings services names their range. A host name is checked again at every connection";
 
 /** The General Settings groups of spec 2.8: each field's type and default, declared once. */
 
@@ -93,8 +101,15 @@ export const groups = {
       ENABLED: bool('Users may sign in through the identity provider (single sign-on)'),
       CLIENT_ID: secret('OAuth client id'),
       CLIENT_SECRET: secret('OAuth client secret, write-only'),
+      ISSUER_URL: optionalServerUrl(
+        `The identity provider's issuer URL; the gateway reads its OpenID configuration at <issuer>/.well-known/openid-configuration. Empty: the gateway's OIDC_ISSUER_URL. ${IDENTITY_PROVIDER_URL_RULE}`,
+      ),
+      REDIRECT_BASE_URL: optionalServerUrl(
+        "The platform's public address as browsers reach the gateway (scheme, host and port, such as https://pack.example.com); register <it>/v1/core/auth/oidc/callback/ as the redirect URI at the identity provider. Empty: the gateway's PUBLIC_URL, else the address each sign-in request came to",
+        { originOnly: true },
+      ),
     },
-    defaults: { ENABLED: false, CLIENT_ID: '', CLIENT_SECRET: '' },
+    defaults: { ENABLED: false, CLIENT_ID: '', CLIENT_SECRET: '', ISSUER_URL: '', REDIRECT_BASE_URL: '' },
   }),
   currency: defineGroup({
     label: 'Currency',

@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { buildGenUiCatalogSchema, type JsonSchema } from './gen-ui';
 import { groups, type Fields, type GroupDefinition } from './settings-groups';
 
-export { GEN_UI_CATALOG_SCHEMA_MAX_BYTES, jsonSchemaProblems } from './settings-fields';
+export { GEN_UI_CATALOG_SCHEMA_MAX_BYTES, jsonSchemaProblems, serverUrlProblem } from './settings-fields';
+export { IDENTITY_PROVIDER_URL_RULE } from './settings-groups';
 
 /**
  * General Settings (spec 2.8): groups and field names exactly as the spec writes them, under the

@@ -20,3 +20,4 @@ export {
 export { TargetRefusedError } from './errors';
 export { validateTargetUrl, type TargetUrlCheck } from './url';
 export { targetUrlCheck, type TargetGuard } from './target-check';
+export { identityProviderPolicy } from './identity-provider';

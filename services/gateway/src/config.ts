@@ -61,10 +61,15 @@ export const gatewayEnvSchema = serviceEnvSchema({ port: 8080, database: 'pack_g
     .string()
     .regex(/^[A-Za-z][A-Za-z0-9-]*$/, 'must be an attribute name')
     .default('uid'),
-  /** The OpenID provider (its issuer URL); identity-provider sign-in needs it. */
+  /** The OpenID provider's issuer URL when ISSUER_URL of the general settings (Identity-provider OAuth) is empty. */
   OIDC_ISSUER_URL: z.url({ protocol: /^https?$/ }).optional(),
-  /** The gateway's public base URL, for the OpenID redirect URI; unset: taken from each request. */
+  /**
+   * The gateway's public base URL, for the OpenID redirect URI, when REDIRECT_BASE_URL of the
+   * general settings is empty; unset too: taken from each request.
+   */
   PUBLIC_URL: z.url({ protocol: /^https?$/ }).optional(),
+  /** How long the identity provider's discovered configuration is used before it is read again. */
+  OIDC_DISCOVERY_CACHE_MS: z.coerce.number().int().min(0).max(86_400_000).default(300_000),
   /** The sender of notification and test mails. */
   MAIL_FROM: z.string().min(3).default('noreply@pack-platform.invalid'),
   /** How long the LDAP server, the identity provider or the SMTP server may take per step. */

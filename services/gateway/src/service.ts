@@ -3,6 +3,7 @@ import type { AnyRoute } from '@pack/http-kit';
 import { connectMongo, ID_CLAIMS, mapDatabaseError, oncePerEvent } from '@pack/db';
 import type { Logger } from '@pack/logging';
 import { createMetrics } from '@pack/metrics';
+import { createTargetDispatcher, identityProviderPolicy } from '@pack/net-guard';
 import type { ServiceDefinition } from '@pack/runtime';
 import { GENERAL_SETTINGS_PLAINTEXT_PATH, SettingsCache } from '@pack/settings-client';
 import { ServiceUnavailableError } from '@pack/errors';
@@ -87,6 +88,10 @@ export const gatewayService: ServiceDefinition<GatewayConfig> = {
       }
       return settingsCache.get();
     };
+    const identityProviderDispatcher = createTargetDispatcher({
+      ...identityProviderPolicy(config.PACK_ALLOWED_TARGET_CIDRS),
+      connectTimeoutMs: config.INTEGRATION_TIMEOUT_MS,
+    });
     const signIn = new SignIn({
       users: repository,
       authenticator,
@@ -96,9 +101,11 @@ export const gatewayService: ServiceDefinition<GatewayConfig> = {
         logger,
       }),
       identityProvider: new OidcIdentityProvider({
-        issuerUrl: config.OIDC_ISSUER_URL,
         timeoutMs: config.INTEGRATION_TIMEOUT_MS,
+        dispatcher: identityProviderDispatcher,
+        discoveryCacheMs: config.OIDC_DISCOVERY_CACHE_MS,
       }),
+      identityProviderDefaults: { issuerUrl: config.OIDC_ISSUER_URL, publicUrl: config.PUBLIC_URL },
       limiter: new MemoryFailureLimiter(config.SIGNIN_MAX_FAILURES, config.SIGNIN_FAILURE_WINDOW_SECONDS),
       settings: currentSettings,
       roles: {
@@ -151,7 +158,6 @@ export const gatewayService: ServiceDefinition<GatewayConfig> = {
         signIn,
         authenticator,
         internalSecret: config.PACK_INTERNAL_SECRET,
-        publicUrl: config.PUBLIC_URL,
         trustedProxyHops: config.TRUSTED_PROXY_HOPS,
       }),
       ...userRoutes(repository),
@@ -182,6 +188,7 @@ export const gatewayService: ServiceDefinition<GatewayConfig> = {
           settingsCache.stop();
           authenticator.stop();
           await proxy.close();
+          await identityProviderDispatcher.close();
         };
       },
     };

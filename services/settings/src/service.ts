@@ -1,5 +1,6 @@
 import { correlationId, on } from '@pack/broker';
 import { createEnvelope, events, systemPrincipal, type SettingsGroup } from '@pack/contracts';
+import { identityProviderPolicy } from '@pack/net-guard';
 import type { ServiceDefinition } from '@pack/runtime';
 import { fieldSecretCodec, keyRingFromEnv } from '@pack/secrets';
 import { SettingsRepository, SETTINGS_COLLECTION } from './data/settings-repository';
@@ -50,7 +51,7 @@ export const settingsService: ServiceDefinition<SettingsConfig> = {
       return state?.view.currency.currency;
     });
     return {
-      routes: settingsRoutes(settings),
+      routes: settingsRoutes(settings, identityProviderPolicy(config.PACK_ALLOWED_TARGET_CIDRS)),
       consumers: [
         {
           // Every replica hears every change, so its read cache never serves an older version for long.

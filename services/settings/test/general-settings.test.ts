@@ -30,6 +30,8 @@ const written = {
     ENABLED: true,
     CLIENT_ID: seededSecret('CLIENT_ID', { prefix: 'pack-client-id-', suffix: '0001' }),
     CLIENT_SECRET: seededSecret('CLIENT_SECRET', { prefix: 'oauth-client-secret-' }),
+    ISSUER_URL: 'https://idp.example.com/realms/pack',
+    REDIRECT_BASE_URL: 'https://pack.example.com',
   },
   currency: { ENABLED: false, currency: 'GBP' },
   charges: {
@@ -72,7 +74,12 @@ const seen: Record<string, unknown> = {
   ...written,
   ldap: { ...written.ldap, BIND_PASSWORD: '********rd-1' },
   smtp: { ...written.smtp, EMAIL_HOST_PASSWORD: '********1234' },
-  oauth: { ENABLED: true, CLIENT_ID: '********0001' },
+  oauth: {
+    ENABLED: true,
+    CLIENT_ID: '********0001',
+    ISSUER_URL: 'https://idp.example.com/realms/pack',
+    REDIRECT_BASE_URL: 'https://pack.example.com',
+  },
   ai_integration: { ...written.ai_integration, show_ai_integration: true },
 };
 
@@ -95,7 +102,7 @@ const DEFAULTS = {
     EMAIL_USE_TLS: true,
   },
   feedback: { ENABLED: false, feedback_link: '' },
-  oauth: { ENABLED: false, CLIENT_ID: '' },
+  oauth: { ENABLED: false, CLIENT_ID: '', ISSUER_URL: '', REDIRECT_BASE_URL: '' },
   currency: { ENABLED: true, currency: 'USD' },
   charges: {
     ENABLED: false,

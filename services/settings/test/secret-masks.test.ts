@@ -41,7 +41,12 @@ describe('masked secrets per role', () => {
     expect(status).toBe(200);
     expect(body.ldap.BIND_PASSWORD).toBe('********4711');
     expect(body.smtp.EMAIL_HOST_PASSWORD).toBe('********0815');
-    expect(body.oauth).toEqual({ ENABLED: false, CLIENT_ID: '********2342' });
+    expect(body.oauth).toEqual({
+      ENABLED: false,
+      CLIENT_ID: '********2342',
+      ISSUER_URL: '',
+      REDIRECT_BASE_URL: '',
+    });
   });
 
   it.each([
@@ -52,7 +57,12 @@ describe('masked secrets per role', () => {
     expect(status).toBe(200);
     expect(body.ldap.BIND_PASSWORD).toBe('********');
     expect(body.smtp.EMAIL_HOST_PASSWORD).toBe('********');
-    expect(body.oauth).toEqual({ ENABLED: false, CLIENT_ID: '********' });
+    expect(body.oauth).toEqual({
+      ENABLED: false,
+      CLIENT_ID: '********',
+      ISSUER_URL: '',
+      REDIRECT_BASE_URL: '',
+    });
     const text = JSON.stringify(body);
     for (const tail of ['4711', '0815', '2342', '1337']) expect(text).not.toContain(tail);
     // Everything else reads as the admin reads it.

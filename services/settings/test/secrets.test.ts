@@ -81,7 +81,12 @@ describe('secret settings', () => {
     const { body } = await settings.get(admin);
     expect(body.ldap.BIND_PASSWORD).toBe('********4711');
     expect(body.smtp.EMAIL_HOST_PASSWORD).toBe('********word');
-    expect(body.oauth).toEqual({ ENABLED: false, CLIENT_ID: '********T-id' });
+    expect(body.oauth).toEqual({
+      ENABLED: false,
+      CLIENT_ID: '********T-id',
+      ISSUER_URL: '',
+      REDIRECT_BASE_URL: '',
+    });
     expect(JSON.stringify(body)).not.toContain('PLAINTEXT');
     const patched = await settings.patch({
       oauth: {

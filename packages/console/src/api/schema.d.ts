@@ -60,6 +60,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/core/auth/methods/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Which ways of signing in are on (the switches of the general settings), for a sign-in page
+         * @description Which ways of signing in are on (the switches of the general settings), for a sign-in page.
+         *
+         *     Public: no token needed.
+         */
+        get: operations["getCoreAuthMethods"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/core/auth/login/": {
         parameters: {
             query?: never;
@@ -112,8 +134,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Start signing in through the identity provider (OpenID Connect): redirects to its sign-in page
-         * @description Start signing in through the identity provider (OpenID Connect): redirects to its sign-in page.
+         * Start signing in through the identity provider (OpenID Connect): redirects to its sign-in page. The issuer, client and redirect base are those of the general settings (Identity-provider OAuth), a blank one taken from the gateway (OIDC_ISSUER_URL, PUBLIC_URL)
+         * @description Start signing in through the identity provider (OpenID Connect): redirects to its sign-in page. The issuer, client and redirect base are those of the general settings (Identity-provider OAuth), a blank one taken from the gateway (OIDC_ISSUER_URL, PUBLIC_URL).
          *
          *     Public: no token needed.
          */
@@ -1578,6 +1600,58 @@ export interface operations {
             };
         };
     };
+    getCoreAuthMethods: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The ways that are on */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description LDAP is enabled: POST /v1/core/auth/login/ takes a user name and password */
+                        password: boolean;
+                        /** @description Identity-provider OAuth is enabled: GET /v1/core/auth/oidc/login/ starts a sign-in */
+                        identity_provider: boolean;
+                    };
+                };
+            };
+            /** @description The request line and headers together are larger than the server accepts */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error; `error_id` finds it in the logs */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The general settings cannot be read; try again shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     postCoreAuthLogin: {
         parameters: {
             query?: never;
@@ -1746,14 +1820,17 @@ export interface operations {
     };
     getCoreAuthOidcLogin: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The console's home (/) or one of its pages (such as /dashboard) to land on, signed in: the callback then redirects to the console's sign-in page with the token in the URL's fragment, and a refusal redirects there too. Without it the callback answers the token as JSON */
+                return_to?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description To the identity provider's authorization endpoint */
+            /** @description To the identity provider's authorization endpoint; with return_to, a refusal instead redirects to the console's sign-in page, which shows it */
             302: {
                 headers: {
                     /** @description The authorization URL */
@@ -1764,8 +1841,26 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description Invalid request; `errors` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description This way of signing in is off, or the account is in no group that grants a role */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Sign-in through the identity provider is enabled but not usable: `errors` names each setting to set (oauth.ISSUER_URL, oauth.CLIENT_ID, oauth.CLIENT_SECRET), and where */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1841,6 +1936,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description A sign-in started with return_to: to the console's sign-in page, the token (or the refusal) in the URL's fragment, which the browser never sends on */
+            302: {
+                headers: {
+                    /** @description /sign-in#token=...&next=<return_to>, or /sign-in#error=... */
+                    location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description No sign-in in progress (no cookie), or an answer that does not check out */
             400: {
                 headers: {
@@ -1852,6 +1956,15 @@ export interface operations {
             };
             /** @description This way of signing in is off, or the account is in no group that grants a role; or the sign-in cookie is not one this platform set, or is older than 10 minutes */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Sign-in through the identity provider is enabled but not usable: `errors` names each setting to set (oauth.ISSUER_URL, oauth.CLIENT_ID, oauth.CLIENT_SECRET), and where */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4509,6 +4622,16 @@ export interface operations {
                              * @default
                              */
                             CLIENT_ID: string;
+                            /**
+                             * @description The identity provider's issuer URL; the gateway reads its OpenID configuration at <issuer>/.well-known/openid-configuration. Empty: the gateway's OIDC_ISSUER_URL. https, or plain http to a provider on the gateway's own host (loopback); public, private-network (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7) and loopback addresses are allowed; link-local (169.254/16, fe80::/10), cloud metadata and other special addresses are refused unless PACK_ALLOWED_TARGET_CIDRS of the gateway and settings services names their range. A host name is checked again at every connection
+                             * @default
+                             */
+                            ISSUER_URL: string & unknown;
+                            /**
+                             * @description The platform's public address as browsers reach the gateway (scheme, host and port, such as https://pack.example.com); register <it>/v1/core/auth/oidc/callback/ as the redirect URI at the identity provider. Empty: the gateway's PUBLIC_URL, else the address each sign-in request came to
+                             * @default
+                             */
+                            REDIRECT_BASE_URL: string & unknown;
                         };
                         currency: {
                             /**
@@ -4787,6 +4910,10 @@ export interface operations {
                         CLIENT_ID?: string;
                         /** @description OAuth client secret, write-only (secret) */
                         CLIENT_SECRET?: string;
+                        /** @description The identity provider's issuer URL; the gateway reads its OpenID configuration at <issuer>/.well-known/openid-configuration. Empty: the gateway's OIDC_ISSUER_URL. https, or plain http to a provider on the gateway's own host (loopback); public, private-network (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7) and loopback addresses are allowed; link-local (169.254/16, fe80::/10), cloud metadata and other special addresses are refused unless PACK_ALLOWED_TARGET_CIDRS of the gateway and settings services names their range. A host name is checked again at every connection */
+                        ISSUER_URL?: string & unknown;
+                        /** @description The platform's public address as browsers reach the gateway (scheme, host and port, such as https://pack.example.com); register <it>/v1/core/auth/oidc/callback/ as the redirect URI at the identity provider. Empty: the gateway's PUBLIC_URL, else the address each sign-in request came to */
+                        REDIRECT_BASE_URL?: string & unknown;
                     };
                     currency?: {
                         /** @description Show costs in the chosen currency */
@@ -4963,6 +5090,16 @@ export interface operations {
                              * @default
                              */
                             CLIENT_ID: string;
+                            /**
+                             * @description The identity provider's issuer URL; the gateway reads its OpenID configuration at <issuer>/.well-known/openid-configuration. Empty: the gateway's OIDC_ISSUER_URL. https, or plain http to a provider on the gateway's own host (loopback); public, private-network (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7) and loopback addresses are allowed; link-local (169.254/16, fe80::/10), cloud metadata and other special addresses are refused unless PACK_ALLOWED_TARGET_CIDRS of the gateway and settings services names their range. A host name is checked again at every connection
+                             * @default
+                             */
+                            ISSUER_URL: string & unknown;
+                            /**
+                             * @description The platform's public address as browsers reach the gateway (scheme, host and port, such as https://pack.example.com); register <it>/v1/core/auth/oidc/callback/ as the redirect URI at the identity provider. Empty: the gateway's PUBLIC_URL, else the address each sign-in request came to
+                             * @default
+                             */
+                            REDIRECT_BASE_URL: string & unknown;
                         };
                         currency: {
                             /**
@@ -5331,6 +5468,16 @@ export interface operations {
                              * @default
                              */
                             CLIENT_ID: string;
+                            /**
+                             * @description The identity provider's issuer URL; the gateway reads its OpenID configuration at <issuer>/.well-known/openid-configuration. Empty: the gateway's OIDC_ISSUER_URL. https, or plain http to a provider on the gateway's own host (loopback); public, private-network (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7) and loopback addresses are allowed; link-local (169.254/16, fe80::/10), cloud metadata and other special addresses are refused unless PACK_ALLOWED_TARGET_CIDRS of the gateway and settings services names their range. A host name is checked again at every connection
+                             * @default
+                             */
+                            ISSUER_URL: string & unknown;
+                            /**
+                             * @description The platform's public address as browsers reach the gateway (scheme, host and port, such as https://pack.example.com); register <it>/v1/core/auth/oidc/callback/ as the redirect URI at the identity provider. Empty: the gateway's PUBLIC_URL, else the address each sign-in request came to
+                             * @default
+                             */
+                            REDIRECT_BASE_URL: string & unknown;
                         };
                         currency: {
                             /**
@@ -5686,6 +5833,16 @@ export interface operations {
                              * @default
                              */
                             CLIENT_SECRET: string;
+                            /**
+                             * @description The identity provider's issuer URL; the gateway reads its OpenID configuration at <issuer>/.well-known/openid-configuration. Empty: the gateway's OIDC_ISSUER_URL. https, or plain http to a provider on the gateway's own host (loopback); public, private-network (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7) and loopback addresses are allowed; link-local (169.254/16, fe80::/10), cloud metadata and other special addresses are refused unless PACK_ALLOWED_TARGET_CIDRS of the gateway and settings services names their range. A host name is checked again at every connection
+                             * @default
+                             */
+                            ISSUER_URL: string & unknown;
+                            /**
+                             * @description The platform's public address as browsers reach the gateway (scheme, host and port, such as https://pack.example.com); register <it>/v1/core/auth/oidc/callback/ as the redirect URI at the identity provider. Empty: the gateway's PUBLIC_URL, else the address each sign-in request came to
+                             * @default
+                             */
+                            REDIRECT_BASE_URL: string & unknown;
                         };
                         currency: {
                             /**

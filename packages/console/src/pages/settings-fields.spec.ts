@@ -1,4 +1,4 @@
-import { changesOf, type Draft } from './settings-fields';
+import { changesOf, SETTINGS_HINTS, type Draft } from './settings-fields';
 
 const base = (): Draft => ({
   global_banner: { ENABLED: false, message: '' },
@@ -32,5 +32,17 @@ describe('the general settings editor', () => {
     expect(Object.keys(changesOf(base(), after).errors)).toEqual([
       'ai_integration.generative_ui_catalog_schema',
     ]);
+  });
+});
+
+describe('the hints of the sign-in settings', () => {
+  it('shows the redirect URI to register, from the redirect base or else this address', () => {
+    const hint = SETTINGS_HINTS['oauth.REDIRECT_BASE_URL']!;
+    expect(hint('https://pack.example.com/', 'http://localhost:8080')).toMatch(
+      /^Register https:\/\/pack\.example\.com\/v1\/core\/auth\/oidc\/callback\/ as the redirect URI/,
+    );
+    expect(hint('', 'http://localhost:8080')).toMatch(
+      /^Register http:\/\/localhost:8080\/v1\/core\/auth\/oidc\/callback\/ /,
+    );
   });
 });

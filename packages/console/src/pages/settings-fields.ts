@@ -45,6 +45,8 @@ export const SETTINGS_LABELS: Labels = {
       ENABLED: 'Sign-in through the identity provider',
       CLIENT_ID: 'Client id',
       CLIENT_SECRET: 'Client secret (write-only)',
+      ISSUER_URL: 'Issuer URL',
+      REDIRECT_BASE_URL: 'Redirect base (public URL of the platform)',
     },
   },
   currency: {
@@ -108,6 +110,14 @@ export const SETTINGS_LABELS: Labels = {
 };
 
 export const GROUPS = Object.keys(SETTINGS_LABELS) as GroupName[];
+
+/** What a field does where its label cannot say it all (empty values and their defaults). */
+export const SETTINGS_HINTS: Partial<Record<string, (value: FieldValue, origin: string) => string>> = {
+  'oauth.ISSUER_URL': () =>
+    "The gateway reads <issuer>/.well-known/openid-configuration. Empty: the gateway's OIDC_ISSUER_URL. https, or http to a provider on the gateway's own host; company networks are fine, link-local and cloud metadata addresses are refused.",
+  'oauth.REDIRECT_BASE_URL': (value, origin) =>
+    `Register ${typeof value === 'string' && value ? value.replace(/\/$/, '') : origin}/v1/core/auth/oidc/callback/ as the redirect URI at the identity provider. Empty: the gateway's PUBLIC_URL, else the address the browser used.`,
+};
 /** Stored encrypted and answered masked; CLIENT_SECRET is never answered at all. */
 export const SECRET_FIELDS = new Set(['BIND_PASSWORD', 'EMAIL_HOST_PASSWORD', 'CLIENT_ID', 'CLIENT_SECRET']);
 export const WRITE_ONLY = new Set(['CLIENT_SECRET']);

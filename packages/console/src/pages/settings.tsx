@@ -11,6 +11,7 @@ import {
   GROUPS,
   READ_ONLY,
   SECRET_FIELDS,
+  SETTINGS_HINTS,
   SETTINGS_LABELS,
   WRITE_ONLY,
   type Draft,
@@ -153,7 +154,7 @@ function SettingField({ group, field, label, value, stored, error, onChange }: F
     ? 'Write-only: never shown. Type a new one to replace it.'
     : secret
       ? `Stored: ${typeof stored === 'string' && stored ? stored : 'none'}. Leave empty to keep it.`
-      : undefined;
+      : SETTINGS_HINTS[name]?.(value, window.location.origin);
   return (
     <Field label={label} name={name} error={error} hint={hint}>
       {(props) =>

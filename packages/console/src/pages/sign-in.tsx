@@ -1,24 +1,37 @@
-/** Sign-in with an API token, or with a directory (LDAP) user name and password. */
-import { useState } from 'preact/hooks';
+/**
+ * Sign-in with an API token, with a directory (LDAP) user name and password, or through the
+ * identity provider (when it is on), whose sign-in comes back here with the token in the fragment.
+ */
+import { useEffect, useState } from 'preact/hooks';
 import { api, ok } from '../api/client';
 import { ErrorNotice, Field, Notice } from '../components/ui';
 import { navigate } from '../router';
 import { consolePageOf } from '../routes';
 import { session } from '../session';
 
-async function begin(token: string, bySignIn: boolean) {
+/** Only a console page of this origin: never an address someone put in the link. */
+const pageOrHome = (next: string) =>
+  next.startsWith('/') && !next.startsWith('//') && consolePageOf(next) && consolePageOf(next) !== 'sign-in'
+    ? next
+    : '/';
+
+const nextOfQuery = () => new URLSearchParams(window.location.search).get('next') ?? '';
+
+async function begin(token: string, bySignIn: boolean, next = nextOfQuery()) {
   const who = await ok(api.GET('/v1/core/me/', { headers: { authorization: `Token ${token}` } }));
   session.start(token, who, { bySignIn });
-  const next = new URLSearchParams(window.location.search).get('next') ?? '';
-  // Only a console page of this origin: never an address someone put in the link.
-  navigate(
-    next.startsWith('/') && !next.startsWith('//') && consolePageOf(next) && consolePageOf(next) !== 'sign-in'
-      ? next
-      : '/',
-    {
-      replace: true,
-    },
-  );
+  navigate(pageOrHome(next), { replace: true });
+}
+
+/**
+ * What the identity provider's sign-in brought back in the fragment (the gateway's callback put
+ * it there), removed from the address at once so the token stays out of the history.
+ */
+function takeFragment(): URLSearchParams | null {
+  const fragment = new URLSearchParams(window.location.hash.slice(1));
+  if (!fragment.has('token') && !fragment.has('error')) return null;
+  window.history.replaceState(null, '', `${window.location.pathname}${window.location.search}`);
+  return fragment;
 }
 
 export function SignInPage() {
@@ -28,7 +41,20 @@ export function SignInPage() {
   const [tokenError, setTokenError] = useState<unknown>(null);
   const [passwordError, setPasswordError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
+  const [providerError, setProviderError] = useState<unknown>(null);
+  const [providerOn, setProviderOn] = useState(false);
   const ended = session.endedReason();
+
+  useEffect(() => {
+    const fragment = takeFragment();
+    const token = fragment?.get('token');
+    if (token) begin(token, true, fragment?.get('next') ?? '').catch(setProviderError);
+    else if (fragment?.get('error')) setProviderError(new Error(fragment.get('error')!));
+    ok(api.GET('/v1/core/auth/methods/'))
+      .then((on) => setProviderOn(on.identity_provider))
+      .catch(() => setProviderOn(false));
+  }, []);
+  const providerStart = `/v1/core/auth/oidc/login/?${new URLSearchParams({ return_to: pageOrHome(nextOfQuery()) }).toString()}`;
 
   /** Runs one way of signing in; its error goes to its own form. */
   const attempt = (setError: (error: unknown) => void, run: () => Promise<void>) => async (event: Event) => {
@@ -103,6 +129,16 @@ export function SignInPage() {
             Sign in with password
           </button>
         </form>
+        {(providerOn || providerError !== null) && (
+          <section aria-labelledby="provider-heading">
+            <h2 id="provider-heading">With your organisation's sign-in</h2>
+            <p>Signs you in through the identity provider (single sign-on) and brings you back here.</p>
+            <ErrorNotice error={providerError} />
+            <a class="button primary" href={providerStart}>
+              Sign in through the identity provider
+            </a>
+          </section>
+        )}
       </div>
       <p class="muted">The token is kept for this browser session only.</p>
     </main>

@@ -1,23 +1,45 @@
+import { createHash } from 'node:crypto';
 import * as oidc from 'openid-client';
-import type { GeneralSettings } from '@pack/contracts';
-import { AppError, BadGatewayError, BadRequestError, ForbiddenError } from '@pack/errors';
+import { fetch as undiciFetch, type Dispatcher, type RequestInit as UndiciRequestInit } from 'undici';
+import { AppError, BadGatewayError, BadRequestError, ConflictError, ForbiddenError } from '@pack/errors';
+import { TargetRefusedError } from '@pack/net-guard';
 import type { IdentityProvider, PendingLogin, SignedInIdentity } from '../domain/sign-in';
+import { insecureAllowed, type IdentityProviderSetup } from '../domain/identity-provider-setup';
 import { errorCodes, errorField } from '../domain/error-fields';
 
-type OAuthSettings = GeneralSettings['oauth'];
-
 export interface OidcOptions {
-  /** OIDC_ISSUER_URL: where the provider's `.well-known/openid-configuration` is; unset: off. */
-  issuerUrl: string | undefined;
   timeoutMs: number;
+  /** Checks every address the provider's host resolves to, at every connection (net-guard). */
+  dispatcher: Dispatcher;
+  /** How long a provider's discovered configuration is used before it is read again. */
+  discoveryCacheMs: number;
+  now?: () => number;
 }
 
-const isLoopback = (url: URL) => ['127.0.0.1', '[::1]', 'localhost'].includes(url.hostname);
 const NETWORK = ['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ETIMEDOUT', 'ECONNRESET'];
+
+/** The guard's refusal along an error's cause chain (fetch wraps it). */
+function refusal(error: unknown): TargetRefusedError | undefined {
+  let current: unknown = error;
+  for (let i = 0; i < 5 && typeof current === 'object' && current !== null; i += 1) {
+    if (current instanceof TargetRefusedError) return current;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
 
 /** What failed, for the operator (misconfiguration: 502) or the user (a stale or forged callback: 400). */
 function providerError(issuer: string, error: unknown): AppError {
   if (error instanceof AppError) return error;
+  const refused = refusal(error);
+  if (refused)
+    return new ConflictError(
+      `The identity provider's address is refused: ${refused.reason}; ${refused.remedy}.`,
+      {
+        errors: { 'oauth.ISSUER_URL': [`is refused by the address guard: ${refused.reason}`] },
+        cause: error,
+      },
+    );
   const code = errorField(error, 'code');
   const codes = errorCodes(error);
   const message = error instanceof Error ? error.message : String(error);
@@ -64,52 +86,91 @@ const text = (value: unknown) => (typeof value === 'string' && value !== '' ? va
 
 /**
  * The platform as an OpenID Connect relying party (authorization code flow with state, nonce
- * and PKCE S256, openid-client). The client comes from the settings at each step, so a new
- * CLIENT_ID or CLIENT_SECRET applies to the next sign-in; the issuer is discovered each time.
+ * and PKCE S256, openid-client). The settings are read at each step; the client is built again
+ * whenever the issuer, CLIENT_ID or CLIENT_SECRET differ from the last sign-in's, and a
+ * provider's discovered configuration is read again after `discoveryCacheMs`.
  */
 export class OidcIdentityProvider implements IdentityProvider {
+  private readonly clients = new Map<string, { key: string; config: oidc.Configuration; until: number }>();
+
   constructor(private readonly options: OidcOptions) {}
 
-  private async configuration(
-    settings: OAuthSettings,
-  ): Promise<{ config: oidc.Configuration; issuer: string }> {
-    const issuer = this.options.issuerUrl;
-    if (!issuer)
-      throw new BadGatewayError(
-        'Identity-provider OAuth is enabled, but OIDC_ISSUER_URL is not set on the gateway.',
-      );
-    if (!settings.CLIENT_ID)
-      throw new BadGatewayError(
-        'Identity-provider OAuth is enabled, but CLIENT_ID is empty in the general settings.',
-      );
-    const url = new URL(issuer);
+  /**
+   * undici's fetch, the package the guard's dispatcher comes from, so a refusal keeps its type
+   * (Node's own fetch reports it as a bare Error); its answer handed over as the global Response
+   * openid-client checks for.
+   */
+  private readonly guardedFetch: oidc.CustomFetch = async (url, init) => {
+    const answer = await undiciFetch(url, {
+      ...init,
+      body: init.body as UndiciRequestInit['body'],
+      dispatcher: this.options.dispatcher,
+    });
+    return new Response(answer.body as ReadableStream | null, {
+      status: answer.status,
+      statusText: answer.statusText,
+      headers: [...answer.headers],
+    });
+  };
+
+  private async configuration(setup: IdentityProviderSetup): Promise<oidc.Configuration> {
+    const now = (this.options.now ?? Date.now)();
+    const key = createHash('sha256')
+      .update(JSON.stringify([setup.clientId, setup.clientSecret]))
+      .digest('base64url');
+    const cached = this.clients.get(setup.issuer);
+    if (cached && cached.until > now) {
+      if (cached.key === key) return cached.config;
+      // Another client of the same provider: its discovered metadata still holds.
+      const config = this.client(setup, cached.config.serverMetadata());
+      this.clients.set(setup.issuer, { key, config, until: cached.until });
+      return config;
+    }
+    const url = new URL(setup.issuer);
     try {
       const config = await oidc.discovery(
         url,
-        settings.CLIENT_ID,
+        setup.clientId,
         undefined,
-        oidc.ClientSecretBasic(settings.CLIENT_SECRET),
+        oidc.ClientSecretBasic(setup.clientSecret),
         {
           timeout: Math.ceil(this.options.timeoutMs / 1000),
-          // Plain HTTP only to a provider on this machine (development and tests).
-          ...(url.protocol === 'http:' && isLoopback(url) ? { execute: [oidc.allowInsecureRequests] } : {}),
+          [oidc.customFetch]: this.guardedFetch,
+          ...(insecureAllowed(url) ? { execute: [oidc.allowInsecureRequests] } : {}),
         },
       );
-      return { config, issuer };
+      // Failures are not kept: the next sign-in tries again.
+      this.clients.set(setup.issuer, { key, config, until: now + this.options.discoveryCacheMs });
+      return config;
     } catch (error) {
-      throw providerError(issuer, error);
+      throw providerError(setup.issuer, error);
     }
   }
 
-  async start(settings: OAuthSettings, redirectUri: string): Promise<{ url: string; pending: PendingLogin }> {
-    const { config } = await this.configuration(settings);
+  private client(setup: IdentityProviderSetup, server: oidc.ServerMetadata): oidc.Configuration {
+    const config = new oidc.Configuration(
+      server,
+      setup.clientId,
+      undefined,
+      oidc.ClientSecretBasic(setup.clientSecret),
+    );
+    config.timeout = Math.ceil(this.options.timeoutMs / 1000);
+    config[oidc.customFetch] = this.guardedFetch;
+    if (insecureAllowed(new URL(setup.issuer))) oidc.allowInsecureRequests(config);
+    return config;
+  }
+
+  async start(setup: IdentityProviderSetup): Promise<{ url: string; pending: PendingLogin }> {
+    const config = await this.configuration(setup);
     const pending: PendingLogin = {
       state: oidc.randomState(),
       nonce: oidc.randomNonce(),
       codeVerifier: oidc.randomPKCECodeVerifier(),
+      issuer: setup.issuer,
+      redirectUri: setup.redirectUri,
     };
     const url = oidc.buildAuthorizationUrl(config, {
-      redirect_uri: redirectUri,
+      redirect_uri: setup.redirectUri,
       scope: 'openid profile email',
       state: pending.state,
       nonce: pending.nonce,
@@ -120,12 +181,12 @@ export class OidcIdentityProvider implements IdentityProvider {
   }
 
   async finish(
-    settings: OAuthSettings,
-    redirectUri: string,
+    setup: IdentityProviderSetup,
     callbackUrl: URL,
     pending: PendingLogin,
   ): Promise<SignedInIdentity> {
-    const { config, issuer } = await this.configuration(settings);
+    const config = await this.configuration(setup);
+    const { issuer, redirectUri } = setup;
     try {
       const tokens = await oidc.authorizationCodeGrant(
         config,

@@ -2,6 +2,11 @@ import type { GeneralSettings } from '@pack/contracts';
 import { ForbiddenError, TooManyRequestsError, UnauthorizedError } from '@pack/errors';
 import type { Logger } from '@pack/logging';
 import type { Authenticator, IssuedToken } from './authenticator';
+import {
+  identityProviderSetup,
+  type IdentityProviderDefaults,
+  type IdentityProviderSetup,
+} from './identity-provider-setup';
 import { roleFor, type RoleRules } from './role-rules';
 import type { TokenStore, UserOrigin, UserRecord } from './store';
 
@@ -31,21 +36,16 @@ export interface PendingLogin {
   state: string;
   nonce: string;
   codeVerifier: string;
+  /** The issuer and redirect URI the sign-in started with: the code is bound to them. */
+  issuer: string;
+  redirectUri: string;
 }
 
 /** The OpenID provider (data/oidc-identity-provider.ts). */
 export interface IdentityProvider {
-  start(
-    settings: GeneralSettings['oauth'],
-    redirectUri: string,
-  ): Promise<{ url: string; pending: PendingLogin }>;
+  start(setup: IdentityProviderSetup): Promise<{ url: string; pending: PendingLogin }>;
   /** Exchanges the code of `callbackUrl` (state, nonce and PKCE checked) for the account. */
-  finish(
-    settings: GeneralSettings['oauth'],
-    redirectUri: string,
-    callbackUrl: URL,
-    pending: PendingLogin,
-  ): Promise<SignedInIdentity>;
+  finish(setup: IdentityProviderSetup, callbackUrl: URL, pending: PendingLogin): Promise<SignedInIdentity>;
 }
 
 /** Counts failed sign-ins per client address, so repeated guessing is slowed. */
@@ -61,6 +61,8 @@ export interface SignInOptions {
   authenticator: Authenticator;
   directory: Directory;
   identityProvider: IdentityProvider;
+  /** The gateway's environment: what blank identity-provider settings fall back to. */
+  identityProviderDefaults: IdentityProviderDefaults;
   limiter: FailureLimiter;
   /** The current settings, secrets in plaintext (read before every sign-in). */
   settings: () => Promise<GeneralSettings>;
@@ -79,6 +81,12 @@ export const BAD_CREDENTIALS = 'Unknown user name or wrong password.';
  */
 export class SignIn {
   constructor(private readonly options: SignInOptions) {}
+
+  /** Which ways of signing in are on. */
+  async methods(): Promise<{ password: boolean; identity_provider: boolean }> {
+    const { ldap, oauth } = await this.options.settings();
+    return { password: ldap.ENABLED, identity_provider: oauth.ENABLED };
+  }
 
   async withPassword(username: string, password: string, client: string): Promise<IssuedToken> {
     const { ldap, oauth } = await this.options.settings();
@@ -105,19 +113,31 @@ export class SignIn {
     return this.issue('ldap', identity);
   }
 
-  /** The identity provider's authorization URL and what the callback will need to check. */
-  async startIdentityProvider(redirectUri: string): Promise<{ url: string; pending: PendingLogin }> {
+  /**
+   * The identity provider's authorization URL and what the callback will need to check.
+   * `requestBase`: the scheme and host the request came to, the redirect base of last resort.
+   */
+  async startIdentityProvider(requestBase: string): Promise<{ url: string; pending: PendingLogin }> {
     const { oauth } = await this.enabledIdentityProvider();
-    return this.options.identityProvider.start(oauth, redirectUri);
+    const setup = identityProviderSetup(oauth, this.options.identityProviderDefaults, requestBase);
+    return this.options.identityProvider.start(setup);
   }
 
-  async finishIdentityProvider(
-    redirectUri: string,
-    callbackUrl: URL,
-    pending: PendingLogin,
-  ): Promise<IssuedToken> {
+  /** `search`: the callback's query (`?code=...&state=...`), as the provider sent it. */
+  async finishIdentityProvider(search: string, pending: PendingLogin): Promise<IssuedToken> {
     const { oauth } = await this.enabledIdentityProvider();
-    const identity = await this.options.identityProvider.finish(oauth, redirectUri, callbackUrl, pending);
+    const { issuer, redirectUri } = pending;
+    const setup = identityProviderSetup(
+      { ...oauth, ISSUER_URL: issuer },
+      this.options.identityProviderDefaults,
+      redirectUri,
+    );
+    const callbackUrl = new URL(`${redirectUri}${search}`);
+    const identity = await this.options.identityProvider.finish(
+      { ...setup, redirectUri },
+      callbackUrl,
+      pending,
+    );
     return this.issue('oidc', identity);
   }
 

@@ -1,6 +1,12 @@
 import { LOGIN_COOKIE, LoginCookie } from './login-cookie';
 
-const pending = { state: 'state-1', nonce: 'nonce-1', codeVerifier: 'verifier-1' };
+const pending = {
+  state: 'state-1',
+  nonce: 'nonce-1',
+  codeVerifier: 'verifier-1',
+  issuer: 'https://idp.example.com/realms/pack',
+  redirectUri: 'https://pack.example.com/v1/core/auth/oidc/callback/',
+};
 const SECRET = 'internal-secret-of-at-least-32-characters';
 /** The Cookie header a browser sends back for a Set-Cookie value. */
 const sentBack = (setCookie: string) => `other=1; ${setCookie.split(';')[0]}`;

@@ -10,6 +10,9 @@ export const LOGIN_COOKIE = 'pack_oidc_login';
 export const LOGIN_COOKIE_PATH = '/v1/core/auth/oidc/';
 const LIFETIME_S = 600;
 
+/** The pending sign-in, and the console page to land on when the console started it. */
+export type SealedLogin = PendingLogin & { returnTo?: string };
+
 function valueOf(cookieHeader: string | undefined): string | undefined {
   return cookieHeader
     ?.split(';')
@@ -26,7 +29,7 @@ export class LoginCookie {
   }
 
   /** The Set-Cookie value that carries `pending`. */
-  seal(pending: PendingLogin, secure: boolean, now = Date.now()): string {
+  seal(pending: SealedLogin, secure: boolean, now = Date.now()): string {
     const iv = randomBytes(12);
     const cipher = createCipheriv('aes-256-gcm', this.key, iv);
     const plain = JSON.stringify({ ...pending, exp: now + LIFETIME_S * 1000 });
@@ -46,7 +49,7 @@ export class LoginCookie {
   }
 
   /** The pending sign-in of a Cookie header, or null when there is none, or it is forged or stale. */
-  open(cookieHeader: string | undefined, now = Date.now()): PendingLogin | null {
+  open(cookieHeader: string | undefined, now = Date.now()): SealedLogin | null {
     const value = valueOf(cookieHeader);
     if (!value) return null;
     try {
@@ -54,9 +57,18 @@ export class LoginCookie {
       const decipher = createDecipheriv('aes-256-gcm', this.key, raw.subarray(0, 12));
       decipher.setAuthTag(raw.subarray(12, 28));
       const plain = Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8');
-      const parsed = JSON.parse(plain) as PendingLogin & { exp: number };
+      const parsed = JSON.parse(plain) as SealedLogin & { exp: number };
       if (typeof parsed.exp !== 'number' || parsed.exp <= now) return null;
-      return { state: parsed.state, nonce: parsed.nonce, codeVerifier: parsed.codeVerifier };
+      if (typeof parsed.issuer !== 'string' || typeof parsed.redirectUri !== 'string') return null;
+      const { state, nonce, codeVerifier, issuer, redirectUri, returnTo } = parsed;
+      return {
+        state,
+        nonce,
+        codeVerifier,
+        issuer,
+        redirectUri,
+        ...(typeof returnTo === 'string' ? { returnTo } : {}),
+      };
     } catch {
       return null; // not ours, or tampered with
     }

@@ -15,8 +15,10 @@ import {
   route,
   type Reply,
 } from '@pack/http-kit';
+import type { TargetPolicy } from '@pack/net-guard';
 import type { GeneralSettingsUseCases, SettingsState } from '../domain/settings-use-cases';
 import { REQUIRED_WHILE_ENABLED } from '../domain/plan';
+import { checkTargetUrls } from './target-urls';
 
 export const SETTINGS_PATH = '/v1/core/general_settings/';
 /** The version of the settings a response reflects; the settings cache and ETags rely on it. */
@@ -68,7 +70,8 @@ const isSystem = (principal: Principal) => principal.id === 0 && principal.usern
 
 const actorOf = ({ id, username, role }: Principal) => ({ id, username, role });
 
-export function settingsRoutes(settings: GeneralSettingsUseCases) {
+/** `identityProvider`: where the gateway may reach the issuer (oauth.ISSUER_URL). */
+export function settingsRoutes(settings: GeneralSettingsUseCases, identityProvider: TargetPolicy) {
   return [
     route({
       method: 'get',
@@ -112,7 +115,10 @@ export function settingsRoutes(settings: GeneralSettingsUseCases) {
         },
         ...problems(400, 401, 403, 409),
       },
-      handler: async ({ body, principal }) => stateReply(await settings.patch(principal, body)),
+      handler: async ({ body, principal }) => {
+        checkTargetUrls(body, identityProvider);
+        return stateReply(await settings.patch(principal, body));
+      },
     }),
     route({
       method: 'post',
