@@ -93,7 +93,7 @@ describe('model fallbacks, through the gateway', () => {
         const stage = latest.body?.stages?.[0];
         return (stage?.state === 'OK' || stage?.state === 'FAILED') && { pipeline: latest.body, stage };
       },
-      { what: 'the CONFIG stage ended', timeoutMs: 30_000 },
+      { what: 'the CONFIG stage ended' },
     );
   };
   /** The llm-gateway's call records of a stage's request, once there are `count`. */
@@ -253,7 +253,6 @@ describe('model fallbacks, through the gateway', () => {
       (await actors.asOwner('GET', `${PACK}pipelines/latest/service_item/${item}/`)).body;
     await waitFor(async () => (await latest())?.stages?.[1]?.state === 'OK', {
       what: 'VERIFY answered by the fallback',
-      timeoutMs: 30_000,
     });
     const answered = {
       answered_model_id: fallback,
@@ -289,7 +288,6 @@ describe('model fallbacks, through the gateway', () => {
     // Its own answer then names who gave it.
     await waitFor(async () => (await latest()).stages[1].state === 'OK', {
       what: 'the new VERIFY attempt answered',
-      timeoutMs: 30_000,
     });
     expect((await latest()).stages[1]).toMatchObject(answered);
   });

@@ -91,7 +91,7 @@ describe('a stage whose result does not come in time', () => {
         const state = answer.body?.stages?.[0]?.state;
         return (state === 'OK' || state === 'FAILED') && answer;
       },
-      { what: 'CONFIG to end', timeoutMs: 20_000 },
+      { what: 'CONFIG to end' },
     );
     expect(done.body.stages[0]).toMatchObject({ state: 'OK', error: null, cost: '0.000026' });
     expect(done.body.total_cost).toBe('0.000026');
@@ -111,7 +111,7 @@ describe('a stage whose result does not come in time', () => {
         const answer = await latest();
         return answer.body?.stages?.[0]?.state === 'FAILED' && answer;
       },
-      { what: 'CONFIG FAILED by the sweeper', timeoutMs: 20_000 },
+      { what: 'CONFIG FAILED by the sweeper' },
     );
     expect(failed.body.stages[0].error).toMatch(
       /^timeout: no result within 2 attempt\(s\) of the model's 1 s timeout and 1 s backoff plus the 0.3 s margin/,

@@ -43,7 +43,7 @@ export async function startOidcProvider(options: ProviderOptions): Promise<OidcP
       if (exited) throw new Error(`the OpenID provider exited: ${output.slice(-500)}`);
       return output.includes('ready');
     },
-    { timeoutMs: 10_000, what: 'the OpenID provider to listen' },
+    { what: 'the OpenID provider to listen' },
   );
   return {
     issuer: `http://127.0.0.1:${options.port}`,

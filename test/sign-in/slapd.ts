@@ -109,7 +109,7 @@ export async function startSlapd(rootPassword: string): Promise<Slapd> {
         await client.unbind();
         return true;
       },
-      { timeoutMs: 10_000, what: 'slapd to accept binds' },
+      { what: 'slapd to accept binds' },
     );
   } catch (error) {
     child.kill('SIGKILL');

@@ -62,7 +62,6 @@ describe('a service started by the runtime', () => {
       mongoProxy.restore();
       amqpProxy.restore();
       await waitFor(async () => (await readiness(service.url)).status === 'ready', {
-        timeoutMs: 30_000,
         what: 'readiness',
       });
       expect((await readiness(service.url)).checks).toEqual({ database: true, broker: true, started: true });

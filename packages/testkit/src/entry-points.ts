@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import { CEILINGS } from './ceilings';
 import { entryPointCommand, startProcess, type EntryPointResult } from './process';
 import { REPO_ROOT } from './repo';
 
@@ -15,7 +16,7 @@ export function runEntryPoint(file: string, args: string[], env: Record<string, 
     env: { PATH: process.env.PATH, ...env },
     cwd: REPO_ROOT,
     encoding: 'utf8',
-    timeout: 60_000,
+    timeout: CEILINGS.start,
   });
 }
 
@@ -24,14 +25,15 @@ export function spawnCommand(
   command: string,
   args: string[],
   env: Record<string, string | undefined>,
-  { lifetimeMs = 60_000 } = {},
+  { lifetimeMs = CEILINGS.processLifetime } = {},
 ): Promise<EntryPointResult> {
   return startProcess(command, args, env, lifetimeMs).exited;
 }
 
 /**
  * runEntryPoint without blocking: for a process that talks to services running in this test's
- * own process (spawnSync would stall their event loop). Killed after 60 s at the latest.
+ * own process (spawnSync would stall their event loop). Killed after the kit's process lifetime at
+ * the latest.
  */
 export function spawnEntryPoint(
   file: string,
@@ -39,5 +41,5 @@ export function spawnEntryPoint(
   env: Record<string, string | undefined>,
 ): Promise<EntryPointResult> {
   const [command, argv] = entryPointCommand(file, args);
-  return startProcess(command, argv, env, 60_000).exited;
+  return startProcess(command, argv, env).exited;
 }

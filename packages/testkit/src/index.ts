@@ -1,6 +1,7 @@
 export * from './repo';
 export * from './infra';
 export * from './env';
+export * from './ceilings';
 export * from './waiting';
 export * from './metrics';
 export * from './log-capture';

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { REPO_ROOT, repoScript } from './repo';
 import { exported } from './private-ferret';
 import { freePort } from './prometheus';
+import { waitFor } from './waiting';
 
 /**
  * A PostgreSQL + FerretDB pair of its own (scripts/infra.sh db-up in a private PACK_INFRA_DIR),
@@ -38,8 +39,6 @@ function infra(args: string[], env: Record<string, string>): Promise<string> {
     child.stdin?.end();
   });
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Whether the process still exists and is not a zombie (a killed orphan may wait to be reaped). */
 function alive(pid: number): boolean {
@@ -78,7 +77,7 @@ export async function startPrivateDatabasePair(name = 'infra-db-restart'): Promi
     async killFerret() {
       const pid = ferretPid();
       process.kill(pid, 'SIGKILL');
-      while (alive(pid)) await sleep(20);
+      await waitFor(() => !alive(pid), { intervalMs: 20, what: `FerretDB (pid ${pid}) to end` });
     },
     async stopPostgres() {
       await infra(['pg-down'], env);

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { CEILINGS } from './ceilings';
 import { waitFor } from './waiting';
 
 export type PrometheusToolName = 'prometheus' | 'promtool';
@@ -90,7 +91,7 @@ export class PrometheusServer {
           if (child.exitCode !== null) throw new Error(`prometheus exited: ${server.output}`);
           return (await fetch(`${server.url}/-/ready`)).ok;
         },
-        { timeoutMs: 15_000, intervalMs: 100, what: 'prometheus to be ready' },
+        { timeoutMs: CEILINGS.start, intervalMs: 100, what: 'prometheus to be ready' },
       );
     } catch (error) {
       await server.stop();

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { call as request, runEntryPoint, waitFor } from '@pack/testkit';
+import { call as request, CEILINGS, runEntryPoint, waitFor } from '@pack/testkit';
 import { startGatewayPair, type GatewayHarness } from './harness';
 import { verifyPrincipal } from '@pack/http-kit';
 
@@ -23,7 +23,7 @@ async function startUpstream() {
         return;
       }
       if (req.url?.includes('/slow/')) {
-        timers.add(setTimeout(() => res.end('{}'), 2000));
+        timers.add(setTimeout(() => res.end('{}'), CEILINGS.hang));
         return;
       }
       res.writeHead(207, { 'content-type': 'application/json', 'x-upstream': 'yes' });
