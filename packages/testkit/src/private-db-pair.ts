@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { REPO_ROOT, repoScript } from './repo';
+import { isAlive } from './owner';
 import { exported } from './private-ferret';
 import { freePort } from './prometheus';
 import { waitFor } from './waiting';
@@ -40,16 +41,6 @@ function infra(args: string[], env: Record<string, string>): Promise<string> {
   });
 }
 
-/** Whether the process still exists and is not a zombie (a killed orphan may wait to be reaped). */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return false;
-  }
-}
-
 /**
  * Starts the pair in `<repo>/.local/<name>` on two free ports. The folder is kept between runs
  * (the first run runs initdb; later ones start in a few seconds); FerretDB's binary is the shared
@@ -77,7 +68,7 @@ export async function startPrivateDatabasePair(name = 'infra-db-restart'): Promi
     async killFerret() {
       const pid = ferretPid();
       process.kill(pid, 'SIGKILL');
-      await waitFor(() => !alive(pid), { intervalMs: 20, what: `FerretDB (pid ${pid}) to end` });
+      await waitFor(() => !isAlive(pid), { intervalMs: 20, what: `FerretDB (pid ${pid}) to end` });
     },
     async stopPostgres() {
       await infra(['pg-down'], env);

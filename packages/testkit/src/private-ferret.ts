@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import net from 'node:net';
 import { repoScript } from './repo';
 import { CEILINGS } from './ceilings';
+import { recordProcess } from './leftover-files';
 import { freePort } from './prometheus';
 import { waitFor } from './waiting';
 
@@ -100,6 +101,7 @@ export async function startPrivateFerret(
       { stdio: ['ignore', 'ignore', 'pipe'] },
     );
     child = started;
+    recordProcess(started);
     let log = '';
     started.stderr.on('data', (chunk: Buffer) => (log += chunk.toString()));
     const outcome = await waitFor(

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { CEILINGS } from './ceilings';
+import { recordProcess } from './leftover-files';
 import { REPO_ROOT } from './repo';
 
 /** How a process of the repository ended, and everything it wrote. */
@@ -41,6 +42,7 @@ export function startProcess(
     cwd: REPO_ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  recordProcess(child);
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
