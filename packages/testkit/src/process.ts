@@ -47,7 +47,8 @@ export function startProcess(
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-  const timer = setTimeout(() => child.kill('SIGKILL'), lifetimeMs);
+  // A safety net, not a reason to keep a jest worker running.
+  const timer = setTimeout(() => child.kill('SIGKILL'), lifetimeMs).unref();
   const exited = new Promise<EntryPointResult>((resolve) =>
     child.on('close', (status, signal) => {
       clearTimeout(timer);
