@@ -70,7 +70,8 @@ describe('gateway', () => {
         SETTINGS_URL: upstream.url,
         CATALOG_URL: 'http://127.0.0.1:9', // nothing listens there
         PIPELINE_ORCHESTRATOR_URL: upstream.url,
-        UPSTREAM_TIMEOUT_MS: '300',
+        // Room for a loaded machine's answering upstream: only /slow/, which never answers, meets it.
+        UPSTREAM_TIMEOUT_MS: '2000',
         REVOCATION_POLL_MS: '200',
         BODY_LIMIT_BYTES: '4096',
       },
