@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
-import { waitFor } from '@pack/testkit';
+import { recordProcess, waitFor } from '@pack/testkit';
 import { freePort } from './slapd';
 
 export interface OidcProvider {
@@ -33,6 +33,7 @@ export async function startOidcProvider(options: ProviderOptions): Promise<OidcP
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  recordProcess(child);
   let output = '';
   let exited = false;
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
