@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { connectAny } from '@pack/broker';
 import mongoose from 'mongoose';
+import { CEILINGS } from './ceilings';
 import { processRecordsDir, removeLeftoverDirs, removeStrayProcesses } from './leftover-files';
 import { isAlive, isLeftover, nameOrigin } from './owner';
 
@@ -35,7 +36,7 @@ const leftover = (now: number, alive: (pid: number) => boolean) => (name: string
 
 async function removeDatabases(mongoUrl: string, isOurs: (name: string) => boolean): Promise<string[]> {
   const connection = await mongoose
-    .createConnection(mongoUrl, { serverSelectionTimeoutMS: 10_000 })
+    .createConnection(mongoUrl, { serverSelectionTimeoutMS: CEILINGS.wait })
     .asPromise();
   try {
     const { databases } = await connection.db!.admin().listDatabases({ nameOnly: true });
@@ -58,6 +59,7 @@ export async function brokerNames(amqpUrl: string): Promise<{ exchanges: string[
     const auth = Buffer.from(`${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`);
     const answer = await fetch(`http://${url.hostname}:15672/api/${kind}/%2F?columns=name`, {
       headers: { authorization: `Basic ${auth.toString('base64')}` },
+      // A probe: where nothing listens there it fails at once, elsewhere within this.
       signal: AbortSignal.timeout(5000),
     });
     if (!answer.ok) throw new Error(`management API: ${answer.status}`);
@@ -73,7 +75,7 @@ export async function brokerNames(amqpUrl: string): Promise<{ exchanges: string[
     if (!local) return [];
     const listed = spawnSync('rabbitmqctl', ['-q', '--no-table-headers', `list_${kind}`, 'name'], {
       encoding: 'utf8',
-      timeout: 60_000,
+      timeout: CEILINGS.wait,
     });
     return listed.status === 0 ? listed.stdout.split('\n').map((line) => line.trim()) : [];
   };
