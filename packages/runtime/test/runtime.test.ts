@@ -154,8 +154,8 @@ describe('a service started by the runtime', () => {
     }
   });
 
-  it('refuses to start with a bad variable, naming it', () => {
-    const result = runEntryPoint('services/gateway/src/main.ts', [], {
+  it('refuses to start with a bad variable, naming it', async () => {
+    const result = await runEntryPoint('services/gateway/src/main.ts', [], {
       PACK_INTERNAL_SECRET: 'short',
       MONGO_URL: 'http://nope',
     });

@@ -270,7 +270,7 @@ describe('gateway', () => {
         const record = (event: mongo.CommandStartedEvent) => {
           const poll =
             event.commandName === 'find' && JSON.stringify(event.command).includes('revocation_seq');
-          if (!poll) sent.push(event.commandName);
+          if (!poll) sent.push(`${event.commandName} ${JSON.stringify(event.command[event.commandName])}`);
         };
         client.on('commandStarted', record);
         try {
@@ -287,17 +287,21 @@ describe('gateway', () => {
   });
 
   it('issues tokens from the command line, for a first admin without PACK_ADMIN_TOKEN', async () => {
-    const result = runEntryPoint('services/gateway/src/cli.ts', ['create-token', 'cli-admin', 'admin'], {
-      MONGO_URL: env.MONGO_URL,
-      MONGO_DB: env.MONGO_DB,
-      PACK_INTERNAL_SECRET: env.PACK_INTERNAL_SECRET,
-    });
+    const result = await runEntryPoint(
+      'services/gateway/src/cli.ts',
+      ['create-token', 'cli-admin', 'admin'],
+      {
+        MONGO_URL: env.MONGO_URL,
+        MONGO_DB: env.MONGO_DB,
+        PACK_INTERNAL_SECRET: env.PACK_INTERNAL_SECRET,
+      },
+    );
     expect(result.status).toBe(0);
     const token = result.stdout.trim();
     expect(token).toMatch(/^pack_/);
     const list = await call(a, 'GET', '/v1/core/tokens/', token);
     expect(list.status).toBe(200);
-    const usage = runEntryPoint('services/gateway/src/cli.ts', ['create-token', 'x', 'emperor'], {});
+    const usage = await runEntryPoint('services/gateway/src/cli.ts', ['create-token', 'x', 'emperor'], {});
     expect(usage.status).toBe(64);
     expect(usage.stderr).toContain('usage: cli create-token');
   });
