@@ -17,8 +17,11 @@ module.exports = {
   globalSetup: '<rootDir>/packages/testkit/src/global-setup.ts',
   globalTeardown: '<rootDir>/packages/testkit/src/global-teardown.ts',
   // Records every response test code receives for the suite-wide leak scan (testkit suite-scan.ts).
-  setupFilesAfterEnv: ['<rootDir>/packages/testkit/src/capture-responses.ts'],
-  testTimeout: 60000,
+  setupFilesAfterEnv: [
+    '<rootDir>/packages/testkit/src/capture-responses.ts',
+    // Every test's time-out: the test kit's ceiling (ceilings.ts), scaled by PACK_TEST_TIME_SCALE.
+    '<rootDir>/packages/testkit/src/ceiling-setup.ts',
+  ],
   maxWorkers: 2,
   reporters: ['default', '<rootDir>/scripts/jest-summary-reporter.js'],
 };

@@ -105,17 +105,18 @@ export async function latestStages(stack: Stack, item: number): Promise<StageVie
 }
 
 /**
- * A model on the fake provider at `providerUrl` that gives up after 1 s, priced 1 and 2 per
- * million tokens (input, output), once the orchestrator knows it: its id.
+ * A model on the fake provider at `providerUrl` that gives up after `timeoutSeconds`, priced 1
+ * and 2 per million tokens (input, output), once the orchestrator knows it: its id.
  */
 export async function slowPricedModel(
   stack: Stack,
   name: string,
   providerUrl: string,
   apiKey: string,
+  timeoutSeconds = 1,
 ): Promise<number> {
   const model = await modelOnFakeProvider(stack, name, providerUrl, apiKey, {
-    timeout: 1,
+    timeout: timeoutSeconds,
     input_price_per_1m_tokens: '1',
     output_price_per_1m_tokens: '2',
   });

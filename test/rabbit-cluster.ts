@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { connectAny } from '@pack/broker';
-import { exported, REPO_ROOT } from '@pack/testkit';
+import { CEILINGS, exported, REPO_ROOT } from '@pack/testkit';
 
 export type NodeId = 'a' | 'b' | 'c';
 export const NODE_IDS: readonly NodeId[] = ['a', 'b', 'c'];
@@ -23,7 +23,7 @@ export class RabbitCluster {
     return execFileSync('bash', [path.join(REPO_ROOT, 'scripts/rabbit-cluster.sh'), ...args], {
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'inherit'],
-      timeout: 240_000,
+      timeout: CEILINGS.longWait,
       env: { ...process.env, PACK_CLUSTER_DIR: this.dir, PACK_CLUSTER_PORT: String(this.basePort) },
     });
   }

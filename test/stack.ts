@@ -3,6 +3,7 @@ import type { Role } from '@pack/contracts';
 import type { RunningService } from '@pack/runtime';
 import { isDeepStrictEqual } from 'node:util';
 import {
+  CEILINGS,
   call,
   flushSpans,
   LeakScan,
@@ -155,7 +156,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
         };
         return !document['x-missing-services']?.length && new OpenApiCheck(document);
       },
-      { timeoutMs: 120_000, intervalMs: 1000, what: 'an OpenAPI document of every service' },
+      { timeoutMs: CEILINGS.longWait, intervalMs: 1000, what: 'an OpenAPI document of every service' },
     ));
 
   const stack: Stack = {

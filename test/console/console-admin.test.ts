@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { events } from '@pack/contracts';
 import {
+  CEILINGS,
   publishEvent,
   Receiver,
   seededSecret,
@@ -34,7 +35,7 @@ describe('the operator console: administration', () => {
     receiver.fallback = { status: 200, body: 'thanks' };
     await h.showAiIntegration();
     baseline = (await h.stack.call('GET', '/v1/core/general_settings/')).body;
-  }, 120_000);
+  });
   afterAll(async () => {
     await h?.close();
     await fake?.close();
@@ -198,7 +199,7 @@ describe('the operator console: administration', () => {
     await h.page.getByRole('link', { name: 'Open the webhook' }).click();
     await h.page.getByRole('button', { name: 'Trigger now' }).click();
     const row = h.page.getByTestId('webhook-responses').locator('tbody tr').first();
-    await row.getByText('OK', { exact: true }).waitFor({ timeout: 20_000 });
+    await row.getByText('OK', { exact: true }).waitFor({ timeout: CEILINGS.wait });
     expect(await row.locator('td').nth(1).textContent()).toBe('200');
     expect(await row.locator('td').nth(2).textContent()).toBe('thanks');
     expect(await h.page.getByText('Bearer console-receiver').count()).toBe(0);
@@ -206,12 +207,12 @@ describe('the operator console: administration', () => {
     await h.page.getByRole('button', { name: 'Resend response 1', exact: true }).click();
     await h.page.getByText('Response 1 resent as response 2.').waitFor();
     await row.getByText('manual (resend of #1)').waitFor();
-    await row.getByText('OK', { exact: true }).waitFor({ timeout: 20_000 });
+    await row.getByText('OK', { exact: true }).waitFor({ timeout: CEILINGS.wait });
     receiver.next({ status: 400, body: 'not now' });
     await h.page.getByRole('button', { name: 'Trigger now' }).click();
-    await row.getByText('FAILED', { exact: true }).waitFor({ timeout: 20_000 });
+    await row.getByText('FAILED', { exact: true }).waitFor({ timeout: CEILINGS.wait });
     await h.page.getByRole('button', { name: 'Recover since', exact: true }).click();
-    await h.page.getByText('Recovery done: 1 of 1 resent').waitFor({ timeout: 20_000 });
+    await h.page.getByText('Recovery done: 1 of 1 resent').waitFor({ timeout: CEILINGS.wait });
     await row.getByText('manual (resend of #3)').waitFor();
     await expectAccessible(h, 'webhook');
     await h.screenshot('webhook');

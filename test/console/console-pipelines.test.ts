@@ -6,7 +6,7 @@
  */
 import { copyFileSync } from 'node:fs';
 import path from 'node:path';
-import { seededSecret, startFakeOpenAi, waitFor, type FakeProviderServer } from '@pack/testkit';
+import { CEILINGS, seededSecret, startFakeOpenAi, waitFor, type FakeProviderServer } from '@pack/testkit';
 import { pipelineActors } from '../pipeline-actors';
 import { modelKnownToOrchestrator } from '../stack';
 import { expectAccessible, SCREENSHOTS, startConsole, type Harness } from './harness';
@@ -72,7 +72,7 @@ describe('the operator console: pipelines, dashboard, Change Instances, roles', 
     ]);
     await h.showAiIntegration();
     baseline = (await h.stack.call('GET', '/v1/core/general_settings/')).body;
-  }, 120_000);
+  });
   afterAll(async () => {
     await h?.close();
     await fake?.close();
@@ -108,7 +108,7 @@ describe('the operator console: pipelines, dashboard, Change Instances, roles', 
         const answer = await actors.asOwner('GET', `${PACK}pipelines/latest/service_item/${item}/`);
         return answer.body?.stages?.[0]?.state === 'OK' && answer.body;
       },
-      { what: 'CONFIG OK', timeoutMs: 30_000 },
+      { what: 'CONFIG OK' },
     );
   }
   /** Whether the orchestrator shows costs to owners (the charges settings it has read). */
@@ -123,13 +123,11 @@ describe('the operator console: pipelines, dashboard, Change Instances, roles', 
     const { item } = await actors.approved(optimized, { namespace: 'notes' });
     await waitFor(async () => (await actors.asOwner('GET', notes)).body?.count === 1, {
       what: 'the first note',
-      timeoutMs: 30_000,
     });
     fake.scriptReplies('{"vm":"n2"}', 'Run 2: two VMs worked.');
     expect((await actors.asOwner('POST', `${PACK}retrigger/service_item/${item}/`)).status).toBe(202);
     await waitFor(async () => (await actors.asOwner('GET', notes)).body?.count === 2, {
       what: 'the second note',
-      timeoutMs: 30_000,
     });
     await h.signInAs(ownerToken, /\/(dashboard|models)/);
     await h.open('/processors', 'AI processors');
@@ -173,7 +171,7 @@ describe('the operator console: pipelines, dashboard, Change Instances, roles', 
       checked: true,
     });
     expect(pushed.status).toBe(201);
-    await h.page.locator('[data-stage="VERIFY"] .state-ok').waitFor({ timeout: 20_000 });
+    await h.page.locator('[data-stage="VERIFY"] .state-ok').waitFor({ timeout: CEILINGS.wait });
     await h.page.locator('[data-stage="VERIFY"]').getByText('pushed from outside').waitFor();
     expect(await h.pageStayed()).toBe(true);
   });
@@ -189,7 +187,7 @@ describe('the operator console: pipelines, dashboard, Change Instances, roles', 
         const answer = await actors.asOwner('GET', `${PACK}pipelines/latest/service_item/${item}/`);
         return answer.body?.stages?.[1]?.state === 'FAILED';
       },
-      { what: 'VERIFY FAILED', timeoutMs: 30_000 },
+      { what: 'VERIFY FAILED' },
     );
     await h.signInAs(ownerToken, /\/(dashboard|models)/);
     await h.open('/pipelines', 'Pipelines');
@@ -241,7 +239,7 @@ describe('the operator console: pipelines, dashboard, Change Instances, roles', 
         const answer = await actors.asOwner('GET', `${PACK}pipelines/latest/service_item/${item}/`);
         return answer.body?.id !== first.id && answer.body?.stages?.[0]?.state === 'OK' && answer.body;
       },
-      { what: 'run 2 CONFIG OK', timeoutMs: 30_000 },
+      { what: 'run 2 CONFIG OK' },
     );
     expect(restarted.run).toBe(first.run + 1);
     const pushedInto = await actors.asOwner('GET', `${PACK}pipelines/${first.id}/`);
@@ -266,7 +264,7 @@ describe('the operator console: pipelines, dashboard, Change Instances, roles', 
         const answer = await actors.asOwner('GET', `${PACK}pipelines/latest/service_item/${item}/`);
         return answer.body?.id !== first.id && answer.body?.stages?.[0]?.state === 'OK';
       },
-      { what: 'run 2 CONFIG OK', timeoutMs: 30_000 },
+      { what: 'run 2 CONFIG OK' },
     );
     await h.signInAs(ownerToken, /\/(dashboard|models)/);
     await h.open(`/pipelines/${item}`, itemHeading(item));
@@ -409,7 +407,7 @@ describe('the operator console: pipelines, dashboard, Change Instances, roles', 
     const id = submitted.body.change_instance.id;
     const validation = await waitFor(
       async () => (await actors.asOwner('GET', `/v1/catalog/change_instances/${id}/`)).body?.validation,
-      { what: 'the validation recorded', timeoutMs: 30_000 },
+      { what: 'the validation recorded' },
     );
     const gui_table = { ENABLED: true, default_filter_states_for_serviceowners: ['PENDING'] };
     await h.withSettings({ gui_table }, async () => {
@@ -445,7 +443,7 @@ describe('the operator console: pipelines, dashboard, Change Instances, roles', 
       const id = submitted.body.change_instance.id;
       await h.page
         .locator(`[data-testid="change-instances"] tr[data-id="${id}"]`)
-        .waitFor({ timeout: 20_000 });
+        .waitFor({ timeout: CEILINGS.wait });
       expect(await h.pageStayed()).toBe(true);
       await expectAccessible(h, 'change-instances');
       await h.screenshot('change-instances');

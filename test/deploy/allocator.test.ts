@@ -16,6 +16,7 @@ import path from 'node:path';
 import { bundlePath } from '../../scripts/build-services';
 import { PRODUCTION_ENV, PRODUCTION_NODE_FLAGS, prepareRuntime } from '../../bench/crash-scenario/runtime';
 import { REPO } from './load';
+import { CEILINGS } from '@pack/testkit';
 
 /** Replaces process.exit: prints RSS and the brk heap's resident size (MB), then exits. */
 const MEASURE = `
@@ -34,7 +35,7 @@ function loaded(service: string): { rss: number; brk: number } {
   const run = spawnSync(process.execPath, [...PRODUCTION_NODE_FLAGS, '-e', MEASURE, bundlePath(service)], {
     env: { PATH: process.env.PATH, ...PRODUCTION_ENV },
     encoding: 'utf8',
-    timeout: 60_000,
+    timeout: CEILINGS.start,
   });
   const line = run.stdout.split('\n').find((l) => l.startsWith('memory '));
   if (!line) throw new Error(`${service} printed no figures: ${run.stderr.slice(0, 500)}`);

@@ -11,7 +11,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { freePort } from '@pack/testkit';
+import { CEILINGS, freePort } from '@pack/testkit';
 import { k8sObjects, ofKind, REPO, type Deployment } from './load';
 import { externalTool, run } from './tools';
 
@@ -98,7 +98,7 @@ async function runHealthcheck(port: number): Promise<number> {
   try {
     await promisify(execFile)(file === 'node' ? process.execPath : file!, args, {
       env: { PATH: process.env.PATH, PORT: String(port) },
-      timeout: 20_000,
+      timeout: CEILINGS.wait,
     });
     return 0;
   } catch (error) {
@@ -193,7 +193,7 @@ describe('Dockerfile', () => {
       await new Promise((resolve) => server.close(resolve));
     }
     expect(await runHealthcheck(await freePort())).not.toBe(0); // nobody listening: unhealthy
-  }, 60_000);
+  });
 
   it('passes hadolint', () => {
     const result = run(externalTool('hadolint'), ['--no-color', 'Dockerfile'], { cwd: REPO });

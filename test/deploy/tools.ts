@@ -1,5 +1,6 @@
 /** Command-line tools the deployment checks run (scripts/deps.sh installs them). */
 import { spawnSync } from 'node:child_process';
+import { CEILINGS } from '@pack/testkit';
 
 /** The path of the first of `names` found on PATH, or undefined. */
 export function onPath(...names: string[]): string | undefined {
@@ -27,6 +28,6 @@ export function run(
   args: string[],
   options: { cwd?: string; env?: NodeJS.ProcessEnv } = {},
 ): { status: number | null; stdout: string; stderr: string } {
-  const result = spawnSync(file, args, { ...options, encoding: 'utf8', timeout: 60_000 });
+  const result = spawnSync(file, args, { ...options, encoding: 'utf8', timeout: CEILINGS.start });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }

@@ -63,7 +63,7 @@ describe('AI budgets per Service, through the gateway', () => {
       output_price_per_1m_tokens: '2',
     });
     await modelKnownToOrchestrator(stack, model);
-  }, 120_000);
+  });
   afterAll(async () => {
     for (const replica of replicas) await replica.stop();
     await fake?.close();
@@ -125,7 +125,7 @@ describe('AI budgets per Service, through the gateway', () => {
     expect((await asOwner('GET', budgetPath(service))).body.monthly_limit).toBe('25.00');
     const removed = await stack.call('PUT', budgetPath(service), { body: { monthly_limit: null } });
     expect(removed.body.monthly_limit).toBeNull();
-  }, 120_000);
+  });
 
   it('"At the limit no new AI work starts for that Service": parallel stages across two orchestrators and two llm-gateways stop at the limit, every call counted once; triggers and retriggers answer 409 naming the budget; raising the limit resumes', async () => {
     const service = await actors().serviceWith('Budgeted', model, ['config', 'verify']);
@@ -145,7 +145,6 @@ describe('AI budgets per Service, through the gateway', () => {
     };
     await waitFor(async () => (await Promise.all(items.map(ended))).every(Boolean), {
       what: 'every pipeline ended',
-      timeoutMs: 60_000,
     });
     fake.always({});
     const made = calls() - before;
@@ -209,7 +208,7 @@ describe('AI budgets per Service, through the gateway', () => {
     await waitFor(
       async () =>
         ((await storedDocuments(orchestrator)).pipelines ?? []).every((run) => run.watched === false),
-      { what: 'the sweeper done with the ended runs', timeoutMs: 20_000 },
+      { what: 'the sweeper done with the ended runs' },
     );
     const trigger = await expectRefused(
       orchestrator,
@@ -252,12 +251,11 @@ describe('AI budgets per Service, through the gateway', () => {
     for (const each of items.slice(0, 4))
       await waitFor(async () => (await latestStages(stack, each))[1]?.state === 'OK', {
         what: `item ${each} through VERIFY`,
-        timeoutMs: 30_000,
       });
     const after = await asOwner('GET', budgetPath(service));
     expect(after.body).toMatchObject({
       spent_this_month: micros((calls() - before) * CALL_MICROS),
       exhausted: false,
     });
-  }, 180_000);
+  });
 });

@@ -186,7 +186,7 @@ describe('the AI switches through the gateway', () => {
         const answer = await latest(autoItem);
         return answer.body.stages[2].pack_data?.delivered === true && answer.body;
       },
-      { what: 'VERIFY and EXECUTION run', timeoutMs: 30_000 },
+      { what: 'VERIFY and EXECUTION run' },
     );
     expect(done.stages).toMatchObject([
       { state: 'OK', origin: 'pushed' },
@@ -210,7 +210,7 @@ describe('the AI switches through the gateway', () => {
         const body = await instance(decided.id);
         return body.state === 'APPROVED' && body;
       },
-      { what: 'the validator approval', timeoutMs: 30_000 },
+      { what: 'the validator approval' },
     );
     expect(approved.history.at(-1)).toMatchObject({ to: 'APPROVED', by: { kind: 'validator' } });
   });
@@ -230,7 +230,7 @@ describe('the AI switches through the gateway', () => {
         const answer = await latest(item);
         return answer.body.stages[0].state === 'OK' && answer.body;
       },
-      { what: 'CONFIG to finish', timeoutMs: 30_000 },
+      { what: 'CONFIG to finish' },
     );
     expect(ended.stages).toMatchObject([
       { stage: 'CONFIG', state: 'OK', pack_data: { vm: 'held' }, cost: '0.000006' },

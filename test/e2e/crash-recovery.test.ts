@@ -3,6 +3,7 @@ import { loadConfig } from '@pack/config';
 import { llmGatewayEnvSchema, llmGatewayService } from '@pack/llm-gateway';
 import { startService, type RunningService } from '@pack/runtime';
 import {
+  CEILINGS,
   metricSample,
   metricsText,
   spawnService,
@@ -18,8 +19,8 @@ const KEY = 'sk-e2e-crash-0000';
 const KINDS = ['config', 'verify', 'execution'];
 const LLM_GATEWAY = 'llm-gateway';
 const ORCHESTRATOR = 'pipeline-orchestrator';
-/** Set-up and each test are bounded, with room for a loaded machine. */
-const BOUND_MS = 180_000;
+/** Set-up and each test: the long ceiling (they drive volume and restarts). */
+const BOUND_MS = CEILINGS.longTest;
 /** The model's timeout: the sweeper would fail a stage after 6 x (30 s + 5 s) + 60 s = 270 s. */
 const MODEL_TIMEOUT_S = 30;
 
@@ -31,11 +32,7 @@ type Stage = StageView;
  * 60 s default ran out on a loaded machine before the test had set up its pipelines).
  */
 const startProcess = (name: string, env: Record<string, string>) =>
-  spawnService(
-    name,
-    { ...env, PORT: '0', METRICS_PORT: '0' },
-    { readyTimeoutMs: 120_000, lifetimeMs: 2 * BOUND_MS },
-  );
+  spawnService(name, { ...env, PORT: '0', METRICS_PORT: '0' });
 
 async function kill(process: ServiceProcess) {
   // Alive until now: the kill below is what the test makes of it.
@@ -115,7 +112,7 @@ describe('a replica killed with -9 while it holds pipeline work', () => {
           stages[2]?.state === 'OK' || stages.some((stage) => stage.state === 'FAILED');
         return all.every(ended) && all;
       },
-      { what: `${items.length} pipelines ended`, timeoutMs: 90_000 },
+      { what: `${items.length} pipelines ended`, timeoutMs: CEILINGS.longWait },
     );
 
   /** The longest stage, scheduled to ended, in seconds. */
@@ -168,7 +165,7 @@ describe('a replica killed with -9 while it holds pipeline work', () => {
             if (atProvider.has(await claimKey(claim as never))) owners.add(claim.owner);
           return owners.size === 2;
         },
-        { what: 'calls of both llm-gateway replicas at the provider', timeoutMs: 60_000 },
+        { what: 'calls of both llm-gateway replicas at the provider' },
       ).then(() => kill(gateway));
       const [items] = await Promise.all([
         approvedItems(stack, consumers, service, 8, { together: true }),
@@ -269,7 +266,7 @@ describe('a replica killed with -9 while it holds pipeline work', () => {
             }
             return (await configResent()) > resentBefore;
           },
-          { what: `the CONFIG request of Service Item ${item} dropped and sent again`, timeoutMs: 60_000 },
+          { what: `the CONFIG request of Service Item ${item} dropped and sent again` },
         ).catch(async (error: Error) => {
           // What the sweeper saw: the item's pipeline as stored, for the failure's reader.
           const pipelines = await stack

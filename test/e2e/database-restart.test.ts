@@ -1,4 +1,5 @@
 import {
+  CEILINGS,
   call,
   Receiver,
   startFakeOpenAi,
@@ -10,6 +11,9 @@ import {
 } from '@pack/testkit';
 import { callKey, latestStages, pipelineActors, type StageView } from '../pipeline-actors';
 import { modelOnFakeProvider, startStack, type Stack } from '../stack';
+
+// Tests that drive volume: the long ceiling for every test of the file.
+jest.setTimeout(CEILINGS.longTest);
 
 const KEY = 'sk-e2e-dbrestart-0000';
 const KINDS = ['config', 'verify', 'execution'];
@@ -48,13 +52,13 @@ describe('the database restarting under load (FerretDB kill -9, then PostgreSQL 
       startFakeOpenAi({ apiKey: KEY }),
       new Receiver().start(),
     ]);
-  }, 300_000);
+  });
   afterAll(async () => {
     await receiver?.stop();
     await fake?.close();
     await stack?.stop();
     await pair?.stop();
-  }, 120_000);
+  });
 
   it('writes are answered 503 with Retry-After (never 500) meanwhile; every service goes not-ready and back by itself; every pipeline ends OK and every webhook arrives exactly once', async () => {
     fake.always({ latencyMs: 300 });
@@ -153,12 +157,11 @@ describe('the database restarting under load (FerretDB kill -9, then PostgreSQL 
         if (failed) throw new Error(`a pipeline failed: ${JSON.stringify(failed)}`);
         return stages.every(ok) && stages;
       },
-      { what: `${items.length} pipelines OK`, timeoutMs: 60_000 },
+      { what: `${items.length} pipelines OK` },
     );
     expect(all).toHaveLength(BEFORE + DURING);
     await waitFor(() => receiver.countsById().size >= items.length, {
       what: `${items.length} webhooks`,
-      timeoutMs: 30_000,
     });
     await sleep(1000);
     // A 503 meant "not done": the catalog holds one Change Instance per accepted submission.
@@ -187,5 +190,5 @@ describe('the database restarting under load (FerretDB kill -9, then PostgreSQL 
         `${receiver.requests.length} webhooks for ${hooks.length} approvals; ${repeated.length} of ${perCall.size} ` +
         `stages called more than once (${repeated.reduce((sum, n) => sum + n - 1, 0)} extra calls)\n`,
     );
-  }, 150_000);
+  });
 });

@@ -89,7 +89,7 @@ describe('numbers kept exactly as sent, text for text, through the gateway', () 
         const answer = await actors.asOwner('GET', `${PACK}pipelines/latest/service_item/${item}/`);
         return answer.body?.stages?.[1]?.state === 'OK' && answer;
       },
-      { what: 'VERIFY OK', timeoutMs: 30_000 },
+      { what: 'VERIFY OK' },
     );
 
   it("keeps a declaration's numbers in the catalog's reads and in the pipeline's prompt", async () => {
@@ -142,7 +142,7 @@ describe('numbers kept exactly as sent, text for text, through the gateway', () 
         const answer = await actors.asOwner('GET', `${PACK}pipelines/latest/service_item/${item}/`);
         return answer.body?.stages?.[1]?.state === 'OK' && answer.body;
       },
-      { what: 'VERIFY OK', timeoutMs: 30_000 },
+      { what: 'VERIFY OK' },
     );
     const asked = prompts().length;
 

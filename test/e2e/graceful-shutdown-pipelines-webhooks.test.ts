@@ -169,7 +169,6 @@ describe('SIGTERM to the pipeline orchestrator while approvals flow in', () => {
       for (let from = 1; from <= TOTAL; from += 20) await approvals(from, Math.min(from + 20, TOTAL + 1));
     })();
     await waitFor(async () => (await tap.drain()).length >= 30, {
-      timeoutMs: 30_000,
       what: 'stages to be requested',
     });
     first.kill('SIGTERM');
@@ -184,7 +183,6 @@ describe('SIGTERM to the pipeline orchestrator while approvals flow in', () => {
     const second = await start();
     try {
       await waitFor(async () => new Set((await requested()).map((r) => r.item)).size >= TOTAL, {
-        timeoutMs: 60_000,
         what: 'a stage requested for every approval',
       });
       await waitFor(
@@ -205,7 +203,7 @@ describe('SIGTERM to the pipeline orchestrator while approvals flow in', () => {
     expect([...byId.values()].sort((a, b) => a - b)).toEqual(Array.from({ length: TOTAL }, (_, i) => i + 1));
     for (const copy of published) expect(copy.item).toBe(byId.get(copy.id));
     expect((await channel.checkQueue(`${ns}.pipeline-orchestrator.pipelines.dlq`)).messageCount).toBe(0);
-  }, 180_000);
+  });
 });
 
 describe('SIGTERM to the webhook dispatcher while fires flow to a receiver', () => {
@@ -285,7 +283,6 @@ describe('SIGTERM to the webhook dispatcher while fires flow to a receiver', () 
       for (let from = 1; from <= TOTAL; from += 10) await submissions(from, Math.min(from + 10, TOTAL + 1));
     })();
     await waitFor(() => receiver.requests.length >= 30 && receiver.holding > 0, {
-      timeoutMs: 30_000,
       what: 'deliveries to flow, with some held by the receiver',
     });
     const heldAtSignal = receiver.holding;
@@ -305,11 +302,9 @@ describe('SIGTERM to the webhook dispatcher while fires flow to a receiver', () 
     const second = await start();
     try {
       await waitFor(() => receiver.countsById().size >= TOTAL, {
-        timeoutMs: 60_000,
         what: 'a delivery for every submission',
       });
       await waitFor(async () => (await unfinished()) === 0, {
-        timeoutMs: 30_000,
         what: 'every fire finished (a leased one after its lease)',
       });
     } finally {
@@ -323,5 +318,5 @@ describe('SIGTERM to the webhook dispatcher while fires flow to a receiver', () 
     const bodies = receiver.requests.map((r) => (JSON.parse(r.body) as { state: string }).state);
     expect(new Set(bodies)).toEqual(new Set(['PENDING']));
     expect((await channel.checkQueue(`${ns}.webhook-dispatcher.change-instances.dlq`)).messageCount).toBe(0);
-  }, 180_000);
+  });
 });

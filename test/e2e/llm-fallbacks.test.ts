@@ -6,6 +6,7 @@
  * per answering model on the dashboard and on /metrics.
  */
 import {
+  CEILINGS,
   metricSample,
   metricsText,
   startFakeOpenAi,
@@ -64,8 +65,12 @@ describe('model fallbacks, through the gateway', () => {
     fakes.push(fake);
     return fake;
   };
-  /** The asked model (timeout 1 s) on one fake provider, its priced fallback on another. */
-  const chain = async (fallbackFields: Record<string, unknown> = {}) => {
+  /**
+   * The asked model on one fake provider, its priced fallback on another. The asked model's
+   * timeout is one only a hang meets unless a test asks for a timeout to pass (a failure that
+   * answers at once must not turn into a timeout on a loaded machine).
+   */
+  const chain = async (fallbackFields: Record<string, unknown> = {}, askedTimeoutSeconds = 60) => {
     counter += 1;
     const [asking, answering] = [await fakeProvider(), await fakeProvider()];
     const fallback = await modelOnFakeProvider(stack, `fallback ${counter}`, answering.url, KEY, {
@@ -74,7 +79,7 @@ describe('model fallbacks, through the gateway', () => {
       ...fallbackFields,
     });
     const model = await modelOnFakeProvider(stack, `asked ${counter}`, asking.url, KEY, {
-      timeout: 1,
+      timeout: askedTimeoutSeconds,
       fallback_models: [fallback],
     });
     await modelKnownToOrchestrator(stack, model);
@@ -93,7 +98,7 @@ describe('model fallbacks, through the gateway', () => {
         const stage = latest.body?.stages?.[0];
         return (stage?.state === 'OK' || stage?.state === 'FAILED') && { pipeline: latest.body, stage };
       },
-      { what: 'the CONFIG stage ended', timeoutMs: 30_000 },
+      { what: 'the CONFIG stage ended' },
     );
   };
   /** The llm-gateway's call records of a stage's request, once there are `count`. */
@@ -195,10 +200,11 @@ describe('model fallbacks, through the gateway', () => {
   );
 
   it('"a hang past the timeout": the fallback answers, and "The stuck-stage deadline covers the whole chain"', async () => {
-    // The asked model gives up after 1 s; the fallback (6 s timeout) answers after 5 s: the chain
-    // takes about 6 s, past the asked model's own deadline of 3 x (1 s + 0.5 s) + 0.3 s = 4.8 s.
-    const { asking, answering, model, fallback } = await chain({ timeout: 6 });
-    asking.always({ latencyMs: 3000 });
+    // The asked model gives up after 1 s (its provider never answers); the fallback (10 s timeout)
+    // answers after 5 s: the chain takes about 6 s, past the asked model's own deadline of
+    // 3 x (1 s + 0.5 s) + 0.3 s = 4.8 s.
+    const { asking, answering, model, fallback } = await chain({ timeout: 10 }, 1);
+    asking.always({ latencyMs: CEILINGS.hang });
     answering.always({ latencyMs: 5000 });
     const { pipeline, stage } = await configStage(model);
     expect(stage).toMatchObject({ state: 'OK', answered_model_id: fallback, fallback_from: model });
@@ -253,7 +259,6 @@ describe('model fallbacks, through the gateway', () => {
       (await actors.asOwner('GET', `${PACK}pipelines/latest/service_item/${item}/`)).body;
     await waitFor(async () => (await latest())?.stages?.[1]?.state === 'OK', {
       what: 'VERIFY answered by the fallback',
-      timeoutMs: 30_000,
     });
     const answered = {
       answered_model_id: fallback,
@@ -263,8 +268,9 @@ describe('model fallbacks, through the gateway', () => {
     const before = await latest();
     expect(before.stages[0]).toMatchObject(answered);
     expect(before.stages[1]).toMatchObject(answered);
-    // The new VERIFY attempt the push starts is answered after a while: it is seen running.
-    answering.always({ latencyMs: 4000 });
+    // The new VERIFY attempt the push starts is answered once the test has seen it running.
+    let release!: () => void;
+    answering.always({ until: new Promise<void>((resolve) => (release = resolve)) });
     const pushed = await actors.asOwner('POST', `${PACK}data/service_item/${item}/config/`, { vm: 'large' });
     expect(pushed.status).toBe(201);
     const cleared = {
@@ -286,10 +292,10 @@ describe('model fallbacks, through the gateway', () => {
     expect(running.stages[0]).toMatchObject({ origin: 'pushed', ...cleared });
     expect(running.stages[1]).toMatchObject(cleared);
     expect(['SCHEDULED', 'WAITING_FOR_RESPONSE']).toContain(running.stages[1].state);
+    release();
     // Its own answer then names who gave it.
     await waitFor(async () => (await latest()).stages[1].state === 'OK', {
       what: 'the new VERIFY attempt answered',
-      timeoutMs: 30_000,
     });
     expect((await latest()).stages[1]).toMatchObject(answered);
   });

@@ -48,7 +48,6 @@ describe('LLM Model bodies through the gateway', () => {
     await actors.approved(service, { size: 'small' });
     return waitFor(() => fake.requestsTo(path)[before]?.body as Record<string, unknown> | undefined, {
       what: `the ${name} provider call`,
-      timeoutMs: 30_000,
     });
   }
 

@@ -4,6 +4,7 @@
  * the server refuses the parameter; genai's token request is form-encoded as OAuth2 servers take it.
  */
 import {
+  CEILINGS,
   FAKE_ASSISTANT_MODEL,
   seededSecret,
   startFakeAssistants,
@@ -100,7 +101,7 @@ describe('LLM Model provider settings through the gateway', () => {
         const config = (latest.body?.stages as (StageView & { pack_data?: unknown })[] | undefined)?.[0];
         return config && (config.state === 'OK' || config.state === 'FAILED') ? config : undefined;
       },
-      { what: `the ${name} CONFIG stage to end`, timeoutMs: 60_000 },
+      { what: `the ${name} CONFIG stage to end` },
     );
     return { stage, requests: fake.requestsTo(path).slice(before) };
   }
@@ -161,7 +162,7 @@ describe('LLM Model provider settings through the gateway', () => {
           : undefined;
       },
       // The gateway's profile cache follows the change event: a stage right after may still see the old one.
-      { what: 'a stage sent with instructions only', timeoutMs: 90_000 },
+      { what: 'a stage sent with instructions only', timeoutMs: CEILINGS.longWait },
     ).then(({ stage, requests }) => {
       expect(stage.state).toBe('OK');
       expect(lastUser(requests[0]!)).toContain(INSTRUCTIONS);

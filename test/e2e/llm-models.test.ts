@@ -154,5 +154,5 @@ describe('LLM models through the gateway', () => {
     } finally {
       await slow.close();
     }
-  }, 60_000);
+  });
 });

@@ -15,6 +15,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import {
+  CEILINGS,
   call,
   Receiver,
   spawnEntryPoint,
@@ -29,7 +30,8 @@ import { startRuntime } from '../../scripts/lib/service-process';
 
 const BUDGET_MB = 120;
 const DECLARATIONS = 15;
-const BOUND_MS = 400_000;
+/** Set-up and each test: the long ceiling (they drive volume and restarts). */
+const BOUND_MS = CEILINGS.longTest;
 
 describe('memory: every service as its own process, as deployed', () => {
   let fleet: Fleet;
@@ -98,7 +100,7 @@ describe('memory: every service as its own process, as deployed', () => {
       );
       try {
         await waitFor(() => fake.requestsTo('/chat/completions').length >= DECLARATIONS * KINDS.length, {
-          timeoutMs: BOUND_MS / 2,
+          timeoutMs: CEILINGS.longWait,
           what: `every stage of every pipeline to call the provider (${DECLARATIONS * KINDS.length})`,
         });
       } finally {
@@ -184,7 +186,7 @@ describe('memory: pnpm start, after pnpm demo and at rest', () => {
         PACK_METRICS_URLS: SERVICES.map(
           (name) => `${name}=${fleet.metricsUrl(name).replace(/\/metrics$/, '')}`,
         ).join(','),
-        PACK_DEMO_TIMEOUT_SECONDS: '45',
+        PACK_DEMO_TIMEOUT_SECONDS: String(Math.ceil(CEILINGS.wait / 1000)),
       });
       expect({ status: demo.status, stderr: demo.stderr }).toEqual({ status: 0, stderr: '' });
       expect(demo.stdout).toContain('demo OK');

@@ -72,7 +72,7 @@ describe('pipeline costs and concurrent retriggers, through the gateway', () => 
         const body = await latest(item);
         return body?.stages?.[index]?.state === state && body;
       },
-      { what: `stage ${index} ${state}`, timeoutMs: 20_000 },
+      { what: `stage ${index} ${state}` },
     );
   /** Provider calls whose processor prompt is that of `kind` (pipelineActors: `Do <kind>.`). */
   const callsOf = (kind: string) =>
@@ -112,7 +112,7 @@ describe('pipeline costs and concurrent retriggers, through the gateway', () => 
         const body = await latest(item);
         return body.total_cost === total && body;
       },
-      { what: `the total ${total} (CONFIG, VERIFY twice)`, timeoutMs: 15_000 },
+      { what: `the total ${total} (CONFIG, VERIFY twice)` },
     );
     expect(counted).toMatchObject({ total_cost_covers: 'all_calls', unpriced_calls: 0 });
     expect(counted.stages[1]).toMatchObject({ state: 'OK', error: null, cost: '0.000026' });
@@ -167,7 +167,7 @@ describe('pipeline costs and concurrent retriggers, through the gateway', () => 
           );
           return settled && runs;
         },
-        { what: `round ${round}: every new run of the item settled`, timeoutMs: 30_000 },
+        { what: `round ${round}: every new run of the item settled` },
       );
       const live = fresh.filter((run) => run.superseded_by === undefined);
       expect(live).toHaveLength(1);

@@ -48,7 +48,7 @@ describe('pipelines through the gateway with the real llm-gateway', () => {
         const answer = await latest(item);
         return answer.body?.stages?.[2]?.state === 'OK' && answer;
       },
-      { what: 'EXECUTION OK', timeoutMs: 30_000 },
+      { what: 'EXECUTION OK' },
     );
     // 12 input and 7 output tokens per call at 0.15 / 0.6 per 1M: 0.000006 each, three calls.
     expect(done.body).toMatchObject({

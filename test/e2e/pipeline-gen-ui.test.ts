@@ -51,7 +51,7 @@ describe('generative UI of pipeline stages through the gateway', () => {
         const answer = await actors.asOwner('GET', `${PACK}pipelines/latest/service_item/${item}/`);
         return answer.body?.id !== before && answer.body?.stages?.[1]?.state === 'OK' && answer.body;
       },
-      { what: 'VERIFY OK', timeoutMs: 30_000 },
+      { what: 'VERIFY OK' },
     );
 
   it('keeps a supported UI as valid, an unsupported one as not, and stores the data half of a combined reply', async () => {

@@ -119,7 +119,7 @@ describe('pipelines healing themselves, through the gateway', () => {
     );
     fake.scriptReplies('{"vm":"c2"}', '{"checked":true}', '{"delivered":true}');
     const { instance, item } = await approved(service, { size: 'large' });
-    await waitFor(async () => (await stateOf(item, 2)) === 'OK', { what: 'EXECUTION OK', timeoutMs: 30_000 });
+    await waitFor(async () => (await stateOf(item, 2)) === 'OK', { what: 'EXECUTION OK' });
     await completedWithWebhook(service, instance);
   });
 
@@ -133,7 +133,6 @@ describe('pipelines healing themselves, through the gateway', () => {
     const { instance, item } = await approved(service, { size: 'huge' });
     await waitFor(async () => (await stateOf(item, 0)) === 'FAILED', {
       what: 'CONFIG FAILED',
-      timeoutMs: 30_000,
     });
     const failed = (await latest(item)).body.stages[0].error as string;
     expect(failed).toBe(
@@ -150,7 +149,6 @@ describe('pipelines healing themselves, through the gateway', () => {
     expect(again.body).toMatchObject({ service_item: item, run: 2 });
     await waitFor(async () => (await stateOf(item, 1)) === 'OK', {
       what: 'run 2 VERIFY OK',
-      timeoutMs: 30_000,
     });
     const config = prompts()[before]!;
     expect(config).toContain('Feedback on run 1: Shorten the configuration; one VM is enough.');
@@ -175,7 +173,7 @@ describe('pipelines healing themselves, through the gateway', () => {
     const service = await serviceWith('Pushed', ['config', 'verify', 'execution']);
     fake.scriptReplies('{"vm":"c1"}', '{"checked":true}', '{"delivered":true}');
     const { item } = await approved(service, { size: 'medium' });
-    await waitFor(async () => (await stateOf(item, 2)) === 'OK', { what: 'run 1 done', timeoutMs: 30_000 });
+    await waitFor(async () => (await stateOf(item, 2)) === 'OK', { what: 'run 1 done' });
 
     expect(
       (await asOwner('POST', `${PACK}data/service_item/${item}/verify/`, ['not', 'an object'])).status,
@@ -193,7 +191,6 @@ describe('pipelines healing themselves, through the gateway', () => {
     });
     await waitFor(async () => (await latest(item)).body.stages[2].pack_data?.delivered === 'again', {
       what: 'EXECUTION run on the pushed VERIFY data',
-      timeoutMs: 30_000,
     });
     expect(prompts()[before]).toContain(
       'PackData of the VERIFY stage:\\n{\\"verdict\\":\\"approved by QA\\"}',
@@ -212,7 +209,6 @@ describe('pipelines healing themselves, through the gateway', () => {
     // The new run goes on to the end (and uses up the scripted replies).
     await waitFor(async () => (await latest(item)).body.stages[2].pack_data?.delivered === 'fixed', {
       what: 'run 2 done',
-      timeoutMs: 30_000,
     });
   });
 
@@ -252,7 +248,7 @@ describe('pipelines healing themselves, through the gateway', () => {
         const body = (await latest(item)).body;
         return body?.run === run && body.stages[0].state === 'OK' && body.stages[0].pack_data;
       },
-      { what: `run ${run} CONFIG OK`, timeoutMs: 30_000 },
+      { what: `run ${run} CONFIG OK` },
     );
 
   /** The outside simulation passes run 2's configuration (pushed into VERIFY): EXECUTION runs, the instance completes. */
@@ -263,7 +259,6 @@ describe('pipelines healing themselves, through the gateway', () => {
     expect(passed.status).toBe(201);
     await waitFor(async () => (await stateOf(item, 2)) === 'OK', {
       what: 'run 2 EXECUTION OK',
-      timeoutMs: 30_000,
     });
     await completedWithWebhook(service, instance);
   };
@@ -417,7 +412,7 @@ describe('pipelines healing themselves, through the gateway', () => {
         const body = (await asOwner('GET', `/v1/catalog/change_instances/${approvedOne}/`)).body;
         return body.state === 'APPROVED' && body;
       },
-      { what: 'the validator approval', timeoutMs: 30_000 },
+      { what: 'the validator approval' },
     );
     expect(approval.reasons).toEqual(['small enough']);
     expect(approval.validation).toMatchObject({ decision: 'approve', reason: null });
@@ -434,7 +429,7 @@ describe('pipelines healing themselves, through the gateway', () => {
         const body = (await asOwner('GET', `/v1/catalog/change_instances/${rejectedOne}/`)).body;
         return body.state === 'REJECTED' && body;
       },
-      { what: 'the validator rejection', timeoutMs: 30_000 },
+      { what: 'the validator rejection' },
     );
     expect(rejection.reasons).toEqual(['no capacity for XXL']);
     const asked = prompts().filter((prompt) => prompt.includes('Approve or reject this declaration'));
@@ -451,7 +446,6 @@ describe('pipelines healing themselves, through the gateway', () => {
     const { item } = await approved(service, { size: 'optimized' });
     await waitFor(async () => (await notesOf()).body?.count === 1, {
       what: 'the first run ends and the optimizer writes',
-      timeoutMs: 30_000,
     });
     fake.scriptReplies('{"vm":"o2"}', 'Run 2: two VMs worked.');
     expect((await asOwner('POST', `${PACK}retrigger/service_item/${item}/`)).status).toBe(202);
@@ -460,7 +454,7 @@ describe('pipelines healing themselves, through the gateway', () => {
         const read = await notesOf();
         return read.body?.count === 2 && read.body;
       },
-      { what: 'the second note', timeoutMs: 30_000 },
+      { what: 'the second note' },
     );
     const run2 = (await latest(item)).body.id as number;
     expect(page.results).toMatchObject([
@@ -509,7 +503,7 @@ describe('pipelines healing themselves, through the gateway', () => {
         const body = (await asOwner('GET', `/v1/catalog/change_instances/${id}/`)).body;
         return body.validation && body;
       },
-      { what: 'the validation recorded on the Change Instance', timeoutMs: 30_000 },
+      { what: 'the validation recorded on the Change Instance' },
     );
     expect(recorded.state).toBe('PENDING');
     expect(recorded.validation).toMatchObject({ decision: null });

@@ -87,7 +87,7 @@ describe('pipeline orchestrator input through the gateway', () => {
         (await storedDocuments(orchestrator())).pipelines?.some(
           ({ _id, watched }) => _id === pipeline && watched === false,
         ),
-      { what: `the sweeper to let pipeline ${pipeline} go`, timeoutMs: 30_000 },
+      { what: `the sweeper to let pipeline ${pipeline} go` },
     );
   });
   afterAll(async () => {

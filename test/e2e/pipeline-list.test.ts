@@ -61,7 +61,7 @@ describe('the latest pipeline of each Service Item, listed through the gateway',
 
     fake.scriptReplies('{"vm":"c2"}', '{"checked":true}', '{"delivered":true}');
     done = (await actors.approved(service, { n: 1 })).item;
-    await waitFor(async () => (await stateOf(done, 2)) === 'OK', { what: 'EXECUTION OK', timeoutMs: 30_000 });
+    await waitFor(async () => (await stateOf(done, 2)) === 'OK', { what: 'EXECUTION OK' });
     // A second run of the same item: only it is listed.
     fake.scriptReplies('{"vm":"c3"}', '{"checked":true}', '{"delivered":true}');
     expect((await actors.asOwner('POST', `${PACK}trigger/service_item/${done}/config/`)).status).toBe(202);
@@ -70,7 +70,7 @@ describe('the latest pipeline of each Service Item, listed through the gateway',
         const latest = await actors.asOwner('GET', `${PACK}pipelines/latest/service_item/${done}/`);
         return latest.body.run === 2 && latest.body.stages[2].state === 'OK';
       },
-      { what: 'run 2 EXECUTION OK', timeoutMs: 30_000 },
+      { what: 'run 2 EXECUTION OK' },
     );
 
     fake.scriptReplies('{"vm":"c4"}');
@@ -80,9 +80,8 @@ describe('the latest pipeline of each Service Item, listed through the gateway',
     failed = (await pipelineActors(stack, ownerToken, otherConsumerToken).approved(service, { n: 2 })).item;
     await waitFor(async () => (await stateOf(failed, 1)) === 'FAILED', {
       what: 'VERIFY FAILED',
-      timeoutMs: 30_000,
     });
-  }, 120_000);
+  });
   afterAll(async () => {
     await fake?.close();
     await stack?.stop();
@@ -155,7 +154,7 @@ describe('the latest pipeline of each Service Item, listed through the gateway',
       async () =>
         (await stack.call('GET', `/v1/catalog/change_instances/${instance}/`, { token: owner })).body
           ?.state === 'COMPLETED',
-      { what: 'the Change Instance COMPLETED', timeoutMs: 30_000 },
+      { what: 'the Change Instance COMPLETED' },
     );
     const rows = await list('', owner);
     expect(rows.results.map((row) => [row.service_item, row.status])).toEqual([[item, 'done']]);

@@ -75,7 +75,7 @@ describe('the JSON of a model reply stored by a pipeline stage, through the gate
         const stage = answer.body?.stages?.[0];
         return (stage?.state === 'OK' || stage?.state === 'FAILED') && stage;
       },
-      { what: 'CONFIG done', timeoutMs: 30_000 },
+      { what: 'CONFIG done' },
     );
   }
 

@@ -49,7 +49,7 @@ describe('the end of a pipeline run, through the gateway', () => {
         const body = await latest(item);
         return body?.stages?.[index]?.state === state && body;
       },
-      { what: `stage ${index} ${state}`, timeoutMs: 30_000 },
+      { what: `stage ${index} ${state}` },
     );
   const instanceIn = (id: number, state: string) =>
     waitFor(async () => (await instance(id)).state === state, { what: `Change Instance ${id} ${state}` });

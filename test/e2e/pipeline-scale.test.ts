@@ -2,6 +2,7 @@ import { loadConfig } from '@pack/config';
 import { llmGatewayEnvSchema, llmGatewayService } from '@pack/llm-gateway';
 import { startService, type RunningService } from '@pack/runtime';
 import {
+  CEILINGS,
   metricValue,
   spawnService,
   startFakeOpenAi,
@@ -14,15 +15,15 @@ import { modelKnownToOrchestrator, pipelineMessagesHandled, startStack, type Sta
 
 const KEY = 'sk-e2e-scale-0000';
 const KINDS = ['config', 'verify', 'execution'];
-/** Set-up and each test are bounded, with room for a loaded machine running the whole suite. */
-const BOUND_MS = 180_000;
+/** Set-up and each test: the long ceiling (they drive volume and restarts). */
+const BOUND_MS = CEILINGS.longTest;
 
 /** The orchestrator as its own process, on free ports; it lives as long as the file may (the test kills it). */
 const startOrchestrator = (env: Record<string, string>) =>
   spawnService(
     'pipeline-orchestrator',
     { ...env, PORT: '0', METRICS_PORT: '0' },
-    { readyTimeoutMs: 60_000, lifetimeMs: 3 * BOUND_MS, what: 'the second orchestrator ready' },
+    { what: 'the second orchestrator ready' },
   );
 
 describe('two orchestrators and two llm-gateways', () => {
@@ -110,7 +111,7 @@ describe('two orchestrators and two llm-gateways', () => {
         const all = await Promise.all(items.map(stagesOf));
         return all.every((stages) => stages[2]?.state === 'OK') && all;
       },
-      { what: `${items.length} pipelines through EXECUTION`, timeoutMs: 120_000 },
+      { what: `${items.length} pipelines through EXECUTION`, timeoutMs: CEILINGS.longWait },
     );
 
   it(
@@ -145,7 +146,7 @@ describe('two orchestrators and two llm-gateways', () => {
           const stages = await stagesOf(stuck!);
           return stages[0]?.state === 'FAILED' && stages;
         },
-        { what: 'the stuck CONFIG failed by a sweeper', timeoutMs: 60_000 },
+        { what: 'the stuck CONFIG failed by a sweeper' },
       );
       expect(failed[0]!.error).toMatch(/^timeout: /);
       expect(failed[1]!.state).toBeNull();

@@ -50,7 +50,7 @@ describe('pipeline rules of the spec, through the gateway', () => {
         const body = await latest(item);
         return body?.id !== not && body?.stages?.[index]?.state === state && body;
       },
-      { what: `stage ${index} ${state}`, timeoutMs: 30_000 },
+      { what: `stage ${index} ${state}` },
     );
   /** The orchestrator has heard of the item's (latest) approval. */
   const itemKnown = (item: number, instance?: number) =>
@@ -224,7 +224,7 @@ describe('pipeline rules of the spec, through the gateway', () => {
         const body = await pipeline(first.id);
         return body.stages[0].state === 'OK' && body;
       },
-      { what: 'the slow CONFIG result of run 1', timeoutMs: 30_000 },
+      { what: 'the slow CONFIG result of run 1' },
     );
     expect(old).toMatchObject({ superseded_by: second.id, total_cost: '0.000006' });
     expect(old.stages[0]).toMatchObject({ superseded: true, pack_data: { vm: 'fast' }, cost: '0.000006' });
@@ -339,7 +339,7 @@ describe('pipeline rules of the spec, through the gateway', () => {
     expect(catalog.body).toMatchObject({ change_instance: d1.id, declaration: { v: 1 } });
     /** The declaration in the provider call made after the first `calls` calls. */
     const sent = async (calls: number) => {
-      await waitFor(async () => chats().length > calls, { what: 'the provider call', timeoutMs: 30_000 });
+      await waitFor(async () => chats().length > calls, { what: 'the provider call' });
       return JSON.stringify(chats()[calls]!.body);
     };
 

@@ -25,7 +25,8 @@ describe('a stage whose result does not come in time', () => {
           'pipeline-orchestrator': {
             PIPELINE_SWEEP_INTERVAL_MS: '100',
             PIPELINE_STAGE_TIMEOUT_MARGIN_MS: '300',
-            // A stage may take 2 attempts x (the model's 1 s + 1 s backoff) + 0.3 s = 4.3 s.
+            // A stage may take 2 attempts x (the model's timeout + 1 s backoff) + 0.3 s: 4.3 s for a
+            // 1 s model, 10.3 s for a 4 s one.
             PIPELINE_STAGE_CALL_ATTEMPTS: '2',
             PIPELINE_STAGE_BACKOFF_MS: '1000',
           },
@@ -42,9 +43,9 @@ describe('a stage whose result does not come in time', () => {
     await stack?.stop();
   });
 
-  /** A 1 s model priced 1 and 2 per million tokens, and a Service with the given active processors. */
-  async function slowService(name: string, kinds: string[]) {
-    const model = await slowPricedModel(stack, `${name} model`, fake.url, KEY);
+  /** A model of `timeoutSeconds` priced 1 and 2 per million tokens, and a Service with the given active processors. */
+  async function slowService(name: string, kinds: string[], timeoutSeconds = 1) {
+    const model = await slowPricedModel(stack, `${name} model`, fake.url, KEY, timeoutSeconds);
     const service = await stack.call('POST', '/v1/catalog/services/', { body: { name } });
     for (const kind of kinds) {
       const body = {
@@ -80,10 +81,11 @@ describe('a stage whose result does not come in time', () => {
   const latestOf = (item: number) => stack.call('GET', `${PACK}pipelines/latest/service_item/${item}/`);
 
   it('the stuck-stage timeout covers every attempt a call may make: a retried call past the model timeout ends OK', async () => {
-    const service = await slowService('Retried service', ['config']);
-    // The provider asks to come back in 2 s, then answers: 2 s is past the model's 1 s timeout
-    // plus the 0.3 s margin (the old rule failed the stage), within its two attempts' 4.3 s.
-    fake.next({ fault: { kind: 'status', status: 429, retryAfter: '2' } }).scriptReplies('{"vm":"retried"}');
+    const service = await slowService('Retried service', ['config'], 4);
+    // The provider asks to come back in 5 s, then answers: 5 s is past the model's 4 s timeout
+    // plus the 0.3 s margin (a deadline of one attempt would fail the stage), and well within its
+    // two attempts' 10.3 s: the 5 s left are for passing the events on, however loaded the machine.
+    fake.next({ fault: { kind: 'status', status: 429, retryAfter: '5' } }).scriptReplies('{"vm":"retried"}');
     const instance = await approved(service);
     const done = await waitFor(
       async () => {
@@ -91,7 +93,7 @@ describe('a stage whose result does not come in time', () => {
         const state = answer.body?.stages?.[0]?.state;
         return (state === 'OK' || state === 'FAILED') && answer;
       },
-      { what: 'CONFIG to end', timeoutMs: 20_000 },
+      { what: 'CONFIG to end' },
     );
     expect(done.body.stages[0]).toMatchObject({ state: 'OK', error: null, cost: '0.000026' });
     expect(done.body.total_cost).toBe('0.000026');
@@ -111,7 +113,7 @@ describe('a stage whose result does not come in time', () => {
         const answer = await latest();
         return answer.body?.stages?.[0]?.state === 'FAILED' && answer;
       },
-      { what: 'CONFIG FAILED by the sweeper', timeoutMs: 20_000 },
+      { what: 'CONFIG FAILED by the sweeper' },
     );
     expect(failed.body.stages[0].error).toMatch(
       /^timeout: no result within 2 attempt\(s\) of the model's 1 s timeout and 1 s backoff plus the 0.3 s margin/,

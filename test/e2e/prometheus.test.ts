@@ -109,7 +109,7 @@ describe('the stack under Prometheus', () => {
           const active = await prometheus.activeTargets();
           return active.length === targets && active.every((t) => t.health === 'up') && active;
         },
-        { timeoutMs: 15_000, intervalMs: 250, what: 'every target to be up' },
+        { intervalMs: 250, what: 'every target to be up' },
       );
       expect(up.map((target) => target.labels.service).sort()).toEqual(
         stack.services.map((service) => service.definition.name).sort(),
@@ -127,7 +127,7 @@ describe('the stack under Prometheus', () => {
           const [sample] = await prometheus.query(expression);
           return sample && Number(sample.value[1]) === 4 && sample; // one in beforeAll, three here
         },
-        { timeoutMs: 10_000, intervalMs: 250, what: `${expression} to reach 4` },
+        { intervalMs: 250, what: `${expression} to reach 4` },
       );
       expect(Number(seen.value[1])).toBe(4);
 
@@ -139,7 +139,7 @@ describe('the stack under Prometheus', () => {
             const [found] = await prometheus.query(expression);
             return found && Number(found.value[1]) === expected && found;
           },
-          { timeoutMs: 10_000, intervalMs: 250, what: `${expression} to reach ${expected}` },
+          { intervalMs: 250, what: `${expression} to reach ${expected}` },
         );
         expect(Number(sample.value[1])).toBe(expected);
       };
@@ -153,7 +153,7 @@ describe('the stack under Prometheus', () => {
           const rules = loaded.flatMap((group) => group.rules);
           return rules.length > 0 && rules.every((rule) => rule.health === 'ok') && loaded;
         },
-        { timeoutMs: 10_000, intervalMs: 250, what: 'the alert rules to be evaluated' },
+        { intervalMs: 250, what: 'the alert rules to be evaluated' },
       );
       expect(groups.length).toBeGreaterThan(0);
       // A healthy stack wakes nobody: nothing fires.
@@ -169,5 +169,5 @@ describe('the stack under Prometheus', () => {
     } finally {
       await prometheus.stop();
     }
-  }, 90_000);
+  });
 });

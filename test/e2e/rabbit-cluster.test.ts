@@ -1,5 +1,6 @@
 import path from 'node:path';
 import {
+  CEILINGS,
   LeakScan,
   metricsText,
   Receiver,
@@ -25,9 +26,8 @@ const SERVICES = [
 /** Pipelines before the kill and while the services fail over. */
 const BEFORE = 6;
 const DURING = 6;
-const BOUND_MS = 150_000;
-/** Three nodes started and clustered, then the stack: 30-90 s on a loaded 2-core machine. */
-const START_BOUND_MS = 240_000;
+/** The start (three nodes clustered, then the stack) and each test: the long ceiling. */
+const BOUND_MS = CEILINGS.longTest;
 
 /**
  * "Losing a node loses nothing". A three-node RabbitMQ cluster of its own
@@ -48,7 +48,7 @@ describe('a RabbitMQ cluster losing a node', () => {
     [fake, receiver] = await Promise.all([startFakeOpenAi({ apiKey: KEY }), new Receiver().start()]);
     const env = Object.fromEntries(SERVICES.map((name) => [name, { AMQP_URL: url }]));
     stack = await startStack({ env, leaks });
-  }, START_BOUND_MS);
+  }, BOUND_MS);
   afterAll(async () => {
     await fake?.close();
     await receiver?.stop();
@@ -59,7 +59,7 @@ describe('a RabbitMQ cluster losing a node', () => {
     } finally {
       cluster.down();
     }
-  }, 120_000);
+  });
 
   async function setUp() {
     const model = await stack!.call('POST', '/v1/ai/llm_models/', {
@@ -130,7 +130,6 @@ describe('a RabbitMQ cluster losing a node', () => {
       // A loaded machine (the whole suite in parallel) may take a while to get there.
       await waitFor(async () => fake.requestsTo('/chat/completions').length >= 4, {
         what: 'pipelines under way',
-        timeoutMs: 60_000,
       });
       const { most, counts } = cluster.leaders();
       const live = most === 'a' ? 'b' : 'a';
@@ -139,11 +138,10 @@ describe('a RabbitMQ cluster losing a node', () => {
       cluster.kill(most);
       killed = most;
       // Disconnected (the socket reset at once), then connected again: seconds since the kill.
-      const ready = waitFor(() => brokers.some((broker) => !broker.isReady()), { timeoutMs: 5000 })
+      const ready = waitFor(() => brokers.some((broker) => !broker.isReady()))
         .then(() =>
           waitFor(() => brokers.every((broker) => broker.isReady()), {
             what: 'every service connected again',
-            timeoutMs: 60_000,
           }),
         )
         .then(() => (Date.now() - killedAt) / 1000);
@@ -160,7 +158,7 @@ describe('a RabbitMQ cluster losing a node', () => {
           return all.every(ended) && all;
         },
         // Room for the orchestrator's resend of a stage request (30 s), the designed last resort.
-        { what: `${items.length} pipelines ended`, timeoutMs: 90_000 },
+        { what: `${items.length} pipelines ended`, timeoutMs: CEILINGS.longWait },
       ).catch(async (error: Error) => {
         // For the reader of a failure: where each pipeline stands, and the services' warnings.
         const all = await Promise.all(items.map((item) => latestStages(stack!, item)));

@@ -63,7 +63,7 @@ describe('deleting a Service, through the gateway', () => {
     await waitFor(
       async () =>
         (await asOwner('GET', `/v1/catalog/change_instances/${instance}/`)).body.state === 'COMPLETED',
-      { what: 'the run COMPLETED', timeoutMs: 30_000 },
+      { what: 'the run COMPLETED' },
     );
     await waitFor(() => received.length === 1, { what: 'the APPROVED webhook' });
     const processors = (await asOwner('GET', `/v1/ai/processors/?service=${service}`)).body.results;

@@ -65,7 +65,7 @@ export async function oneStageAndOneDelivery(stack: Stack): Promise<void> {
         );
         return latest.body?.stages?.[0]?.state === 'OK';
       },
-      { what: 'CONFIG OK', timeoutMs: 30_000 },
+      { what: 'CONFIG OK' },
     );
     // Delivered once the dispatcher recorded the target's answer (not only once the target got it).
     await waitFor(

@@ -10,7 +10,7 @@ import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { spawnEntryPoint } from '@pack/testkit';
+import { spawnEntryPoint, waitFor } from '@pack/testkit';
 import { traceLines } from '../../scripts/demo/trace';
 import { tracing } from '../../scripts/tracing';
 import { exportsOf, privateViewer, viewer } from './trace-viewer/viewer';
@@ -66,12 +66,14 @@ describe('the local trace viewer (scripts/trace-viewer.sh)', () => {
     expect({ status: emitted.status, stderr: emitted.stderr }).toEqual({ status: 0, stderr: '' });
 
     // Zipkin's collector stores asynchronously: the trace shows within a moment.
-    let spans: ZipkinSpan[] = [];
-    for (let i = 0; i < 40 && spans.length < 2; i++) {
-      const answer = await fetch(`${base}/api/v2/trace/${traceId}`);
-      if (answer.status === 200) spans = (await answer.json()) as ZipkinSpan[];
-      else await new Promise((resolve) => setTimeout(resolve, 250));
-    }
+    const spans = await waitFor(
+      async () => {
+        const answer = await fetch(`${base}/api/v2/trace/${traceId}`);
+        const found = answer.status === 200 ? ((await answer.json()) as ZipkinSpan[]) : [];
+        return found.length >= 2 && found;
+      },
+      { intervalMs: 250, what: `both spans of trace ${traceId} in Zipkin` },
+    );
     const declaration = spans.find((s) => s.name === 'declaration');
     const stage = spans.find((s) => s.name === 'stage');
     expect(declaration).toMatchObject({
@@ -91,7 +93,7 @@ describe('the local trace viewer (scripts/trace-viewer.sh)', () => {
     const page = await fetch(`${base}/zipkin/traces/${traceId}`);
     expect(page.status).toBe(200);
     expect(await page.text()).toMatch(/<title>Zipkin<\/title>/i);
-  }, 60_000);
+  });
 
   it('`PACK_TRACING=1 pnpm start` points every service at it unless the operator chose an exporter; without PACK_TRACING nothing changes', () => {
     const base = `http://127.0.0.1:${env.PACK_TRACE_VIEWER_PORT}`;
@@ -122,7 +124,7 @@ describe('the local trace viewer (scripts/trace-viewer.sh)', () => {
     expect(() => tracing({ ...env, PACK_TRACING: 'yes' }, never)).toThrow(
       'PACK_TRACING must be 1 (run the local trace viewer) or 0, not "yes"',
     );
-  }, 60_000);
+  });
 
   it('down stops the server it started', async () => {
     const base = `http://127.0.0.1:${env.PACK_TRACE_VIEWER_PORT}`;
@@ -136,7 +138,7 @@ describe('the local trace viewer (scripts/trace-viewer.sh)', () => {
     expect(await traceLines({ PACK_TRACE_VIEWER_URL: `${base}/` }, 'a'.repeat(32))).toEqual([
       `  the trace               id ${'a'.repeat(32)}: no trace viewer answers at ${base} (\`PACK_TRACING=1 pnpm start\` runs one)`,
     ]);
-  }, 30_000);
+  });
 
   it('refuses a port held by something that is not Zipkin, naming the setting to change', async () => {
     const other = http.createServer((_request, response) => {
@@ -155,7 +157,7 @@ describe('the local trace viewer (scripts/trace-viewer.sh)', () => {
     } finally {
       other.close();
     }
-  }, 20_000);
+  });
 
   it('refuses a downloaded jar whose SHA-256 is not the pinned one and keeps nothing of it', async () => {
     // A Maven repository that serves the right path with the wrong bytes.
@@ -183,5 +185,5 @@ describe('the local trace viewer (scripts/trace-viewer.sh)', () => {
       repo.close();
       rmSync(cache, { recursive: true, force: true });
     }
-  }, 20_000);
+  });
 });

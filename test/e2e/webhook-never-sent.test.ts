@@ -66,7 +66,7 @@ describe('a webhook fire that was never sent, through the gateway', () => {
         const reply = await stack.call('GET', `${HOOKS}${hook.id}/responses/`, { token: owner });
         return reply.body.results?.[0]?.state === 'FAILED' ? reply.body.results[0] : undefined;
       },
-      { what: 'the fire FAILED', timeoutMs: 20_000 },
+      { what: 'the fire FAILED' },
     );
     expect(failed).toMatchObject({
       status_code: null,

@@ -1,9 +1,10 @@
-import { Receiver, spawnService, waitFor } from '@pack/testkit';
+import { CEILINGS, Receiver, spawnService, waitFor } from '@pack/testkit';
 import { startStack, type Stack } from '../stack';
 
 const HOOKS = '/v1/external/serviceowner/webhooks/';
 const FIRES = 1000;
-const BOUND_MS = 400_000;
+/** Set-up and each test: the long ceiling (they drive volume and restarts). */
+const BOUND_MS = CEILINGS.longTest;
 
 /**
  * "kill -9 of the dispatcher during a recovery of 1,000 responses ends with
@@ -55,7 +56,7 @@ describe('a dispatcher killed with -9 during a recovery', () => {
         METRICS_PORT: '0',
         LOG_LEVEL: 'warn',
       },
-      { readyTimeoutMs: 120_000, lifetimeMs: BOUND_MS, what: 'the dispatcher replica ready' },
+      { what: 'the dispatcher replica ready' },
     );
 
   it(
@@ -82,7 +83,7 @@ describe('a dispatcher killed with -9 during a recovery', () => {
           const reply = await stack.call('GET', `${HOOKS}${hook.id}/responses/?state=FAILED&limit=1`);
           return reply.body.count === FIRES || undefined;
         },
-        { what: `${FIRES} FAILED fires`, timeoutMs: 120_000, intervalMs: 500 },
+        { what: `${FIRES} FAILED fires`, timeoutMs: CEILINGS.longWait, intervalMs: 500 },
       );
       const originals = new Set(receiver.requests.map((r) => String(r.headers['webhook-id'])));
       expect(originals.size).toBe(FIRES);
@@ -101,7 +102,6 @@ describe('a dispatcher killed with -9 during a recovery', () => {
       await waitFor(async () => ((await progress()).resent >= 100 ? true : undefined), {
         what: 'the recovery under way',
         intervalMs: 20,
-        timeoutMs: 60_000,
       });
       first.kill('SIGKILL');
       expect((await first.exited).signal).toBe('SIGKILL');
@@ -116,7 +116,7 @@ describe('a dispatcher killed with -9 during a recovery', () => {
             const now = await progress();
             return now.state === 'DONE' ? now : undefined;
           },
-          { what: 'the recovery DONE', timeoutMs: 120_000, intervalMs: 250 },
+          { what: 'the recovery DONE', timeoutMs: CEILINGS.longWait, intervalMs: 250 },
         );
         expect(done.resent).toBe(FIRES);
         await waitFor(
@@ -127,7 +127,7 @@ describe('a dispatcher killed with -9 during a recovery', () => {
             );
             return reply.body.count === FIRES || undefined;
           },
-          { what: `${FIRES} resends OK`, timeoutMs: 120_000, intervalMs: 500 },
+          { what: `${FIRES} resends OK`, timeoutMs: CEILINGS.longWait, intervalMs: 500 },
         );
         const responses = stack
           .service('webhook-dispatcher')

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
-import { waitFor } from '@pack/testkit';
+import { recordProcess, waitFor } from '@pack/testkit';
 import { freePort } from './slapd';
 
 export interface OidcProvider {
@@ -33,6 +33,7 @@ export async function startOidcProvider(options: ProviderOptions): Promise<OidcP
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  recordProcess(child);
   let output = '';
   let exited = false;
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -43,7 +44,7 @@ export async function startOidcProvider(options: ProviderOptions): Promise<OidcP
       if (exited) throw new Error(`the OpenID provider exited: ${output.slice(-500)}`);
       return output.includes('ready');
     },
-    { timeoutMs: 10_000, what: 'the OpenID provider to listen' },
+    { what: 'the OpenID provider to listen' },
   );
   return {
     issuer: `http://127.0.0.1:${options.port}`,

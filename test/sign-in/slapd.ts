@@ -1,10 +1,9 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm, writeFile, mkdir } from 'node:fs/promises';
+import { rm, writeFile, mkdir } from 'node:fs/promises';
 import net from 'node:net';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client } from 'ldapts';
-import { waitFor } from '@pack/testkit';
+import { ownedTempDir, recordProcess, waitFor } from '@pack/testkit';
 
 /** Where Debian's slapd package puts the server, its modules and its schemas. */
 const SLAPD = process.env.SLAPD_BIN ?? '/usr/sbin/slapd';
@@ -38,7 +37,7 @@ export interface Slapd {
  * clear (a test directory); authenticated users may read, anonymous ones may only bind.
  */
 export async function startSlapd(rootPassword: string): Promise<Slapd> {
-  const dir = await mkdtemp(path.join(tmpdir(), 'pack-slapd-'));
+  const dir = ownedTempDir('slapd');
   await mkdir(path.join(dir, 'data'));
   const port = await freePort();
   const uri = `ldap://127.0.0.1:${port}`;
@@ -91,6 +90,7 @@ export async function startSlapd(rootPassword: string): Promise<Slapd> {
       stdio: ['ignore', 'ignore', 'pipe'],
     },
   );
+  recordProcess(child);
   let output = '';
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   let exited = false;
@@ -109,7 +109,7 @@ export async function startSlapd(rootPassword: string): Promise<Slapd> {
         await client.unbind();
         return true;
       },
-      { timeoutMs: 10_000, what: 'slapd to accept binds' },
+      { what: 'slapd to accept binds' },
     );
   } catch (error) {
     child.kill('SIGKILL');

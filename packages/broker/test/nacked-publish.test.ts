@@ -1,9 +1,8 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import amqp from 'amqplib';
 import { createEnvelope, events } from '@pack/contracts';
 import { createLogger } from '@pack/logging';
 import { createMetrics } from '@pack/metrics';
-import { deleteQueues, LogCapture, uniqueName, waitFor } from '@pack/testkit';
+import { CEILINGS, deleteQueues, LogCapture, uniqueName, waitFor } from '@pack/testkit';
 import { Broker, PublishNackedError, topologyNames, type BrokerOptions } from '../src';
 
 const amqpUrl = () => process.env.AMQP_URL!;
@@ -89,8 +88,10 @@ describe('a publish the broker nacks', () => {
   it('is published again on a fresh channel after a short backoff, and is confirmed once the queue takes it, instead of failing at once', async () => {
     const queue = await fullQueue();
     const logs = new LogCapture();
+    // Kept trying for as long as only a hang would take: the queue making room ends the nacks.
     const broker = await startBroker({
       logger: createLogger({ service: 'test', version: '0', level: 'warn', destination: logs }),
+      nackRetryMs: CEILINGS.wait,
     });
     const published = event();
     let outcome = 'pending';
@@ -98,8 +99,9 @@ describe('a publish the broker nacks', () => {
       () => (outcome = 'confirmed'),
       (error: Error) => (outcome = `failed: ${error.message}`),
     );
-    // Nacked at once, and again on each fresh channel: still trying half a second later.
-    await sleep(500);
+    // Nacked at once, and again on a fresh channel: still trying after the second nack.
+    const nacks = () => logs.records().filter((record) => /nacked a publish/.test(String(record.msg))).length;
+    await waitFor(() => nacks() >= 2, { what: 'the publish nacked twice' });
     expect(outcome).toBe('pending');
     // The queue makes room: the next try, on a fresh channel, is stored and confirmed.
     const blocker = await withChannel((channel) => channel.get(queue, { noAck: true }));
@@ -108,7 +110,6 @@ describe('a publish the broker nacks', () => {
     expect(outcome).toBe('confirmed');
     const stored = await withChannel((channel) => channel.get(queue, { noAck: true }));
     expect(stored && stored.properties.messageId).toBe(published.id);
-    expect(logs.records().some((record) => /nacked a publish/.test(String(record.msg)))).toBe(true);
   });
 
   it('fails with PublishNackedError once the broker kept refusing it for nackRetryMs', async () => {
@@ -117,7 +118,7 @@ describe('a publish the broker nacks', () => {
     const started = Date.now();
     await expect(broker.publish(event())).rejects.toBeInstanceOf(PublishNackedError);
     const waited = Date.now() - started;
+    // Not at the first nack: it kept trying for most of nackRetryMs (a retry forever meets the test's ceiling).
     expect(waited).toBeGreaterThanOrEqual(200);
-    expect(waited).toBeLessThan(3000);
   });
 });

@@ -47,7 +47,7 @@ describe('key columns of our FerretDB build', () => {
     table = ferret
       .sql(`SELECT tablename FROM pg_tables WHERE schemaname = 'keys' AND tablename LIKE 'items%'`)
       .trim();
-  }, 120_000);
+  });
 
   afterAll(async () => {
     await connection?.close();

@@ -1,6 +1,9 @@
 import { mongo } from 'mongoose';
-import { startPrivateFerret, type PrivateFerret } from '@pack/testkit';
+import { CEILINGS, startPrivateFerret, type PrivateFerret } from '@pack/testkit';
 import { findPage } from '../src';
+
+// Tests that drive volume: the long ceiling for every test of the file.
+jest.setTimeout(CEILINGS.longTest);
 
 /**
  * A find answers its first 101 documents and keeps a cursor for the rest; our FerretDB (v1) holds
@@ -33,12 +36,12 @@ describe('bounded reads leave no cursor open on our FerretDB', () => {
       .db(database)
       .collection<Doc>('items')
       .insertMany(Array.from({ length: SIZE }, (_, i) => ({ _id: i + 1, group: i % 2 })));
-  }, 300_000);
+  });
 
   afterAll(async () => {
     await client?.close(true);
     await ferret?.stop();
-  }, 60_000);
+  });
 
   const items = () => client.db(database).collection<Doc>('items');
 

@@ -210,5 +210,5 @@ describe('processed-events housekeeping on a real MongoDB-wire server', () => {
     process.stdout.write(
       `200,000 markers: inserted in ${inserted} ms, swept in ${swept} ms (${commands.length} commands)\n`,
     );
-  }, 120_000);
+  });
 });

@@ -28,23 +28,32 @@ describe('GroupCommit', () => {
     await expect(Promise.all(later)).resolves.toEqual(['wrote 2', 'wrote 3']);
   });
 
-  it('with lingerMs, the first item waits for the others of that time: one write for all', async () => {
-    const { batches, write } = heldWrite();
-    const commits = new GroupCommit(write, { lingerMs: 40 });
-    const results = [commits.run(1)];
-    await new Promise((resolve) => setTimeout(resolve, 10));
-    results.push(commits.run(2), commits.run(3));
-    expect(batches).toHaveLength(0);
-    await new Promise((resolve) => setTimeout(resolve, 60));
-    expect(batches.map((batch) => batch.items)).toEqual([[1, 2, 3]]);
-    batches[0]!.finish();
-    await expect(Promise.all(results)).resolves.toEqual(['wrote 1', 'wrote 2', 'wrote 3']);
-    // Idle again: the next item lingers anew.
-    const next = commits.run(4);
-    expect(batches).toHaveLength(1);
-    await new Promise((resolve) => setTimeout(resolve, 60));
-    batches[1]!.finish();
-    await expect(next).resolves.toBe('wrote 4');
+  describe('with lingerMs', () => {
+    // The linger on the test's clock: how late a loaded machine runs a timer cannot merge or split writes.
+    beforeEach(() => jest.useFakeTimers());
+    afterEach(() => jest.useRealTimers());
+
+    it('the first item waits for the others of that time: one write for all', async () => {
+      const { batches, write } = heldWrite();
+      const commits = new GroupCommit(write, { lingerMs: 40 });
+      const results = [commits.run(1)];
+      await jest.advanceTimersByTimeAsync(10);
+      results.push(commits.run(2), commits.run(3));
+      await jest.advanceTimersByTimeAsync(29);
+      expect(batches).toHaveLength(0);
+      await jest.advanceTimersByTimeAsync(1);
+      expect(batches.map((batch) => batch.items)).toEqual([[1, 2, 3]]);
+      batches[0]!.finish();
+      await expect(Promise.all(results)).resolves.toEqual(['wrote 1', 'wrote 2', 'wrote 3']);
+      // Idle again: the next item lingers anew.
+      const next = commits.run(4);
+      await jest.advanceTimersByTimeAsync(39);
+      expect(batches).toHaveLength(1);
+      await jest.advanceTimersByTimeAsync(1);
+      expect(batches.map((batch) => batch.items)).toEqual([[1, 2, 3], [4]]);
+      batches[1]!.finish();
+      await expect(next).resolves.toBe('wrote 4');
+    });
   });
 
   it('fails every item of a failed write; the next items get a write of their own', async () => {

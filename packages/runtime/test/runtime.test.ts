@@ -62,7 +62,6 @@ describe('a service started by the runtime', () => {
       mongoProxy.restore();
       amqpProxy.restore();
       await waitFor(async () => (await readiness(service.url)).status === 'ready', {
-        timeoutMs: 30_000,
         what: 'readiness',
       });
       expect((await readiness(service.url)).checks).toEqual({ database: true, broker: true, started: true });
@@ -155,8 +154,8 @@ describe('a service started by the runtime', () => {
     }
   });
 
-  it('refuses to start with a bad variable, naming it', () => {
-    const result = runEntryPoint('services/gateway/src/main.ts', [], {
+  it('refuses to start with a bad variable, naming it', async () => {
+    const result = await runEntryPoint('services/gateway/src/main.ts', [], {
       PACK_INTERNAL_SECRET: 'short',
       MONGO_URL: 'http://nope',
     });

@@ -1,10 +1,11 @@
 import { connectAny } from '@pack/broker';
 import mongoose from 'mongoose';
+import { CEILINGS } from './ceilings';
 
 /** Removes what a test created, so repeated runs leave nothing behind. */
 export async function dropDatabase(mongoUrl: string, dbName: string): Promise<void> {
   const connection = await mongoose
-    .createConnection(mongoUrl, { dbName, serverSelectionTimeoutMS: 5000 })
+    .createConnection(mongoUrl, { dbName, serverSelectionTimeoutMS: CEILINGS.wait })
     .asPromise();
   try {
     await connection.dropDatabase();

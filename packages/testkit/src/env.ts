@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { ownerTag } from './owner';
 
 export const TEST_INTERNAL_SECRET = 'test-internal-secret-0123456789abcdef';
 /** A fixed encryption key (32 bytes, base64) for tests only; deployments bring their own. */
@@ -6,10 +7,11 @@ export const TEST_ENCRYPTION_KEY = Buffer.from('pack-test-only-encryption-key-32
 
 /**
  * A name no other test (or earlier run) uses: databases, broker namespaces, usernames; hex after the
- * prefix, which no seeded secret's window reads as (suite-scan.ts).
+ * prefix, which no seeded secret's window reads as (suite-scan.ts): the time, the owner's pid
+ * (owner.ts: a later run removes what a dead owner left) and random digits.
  */
-export function uniqueName(prefix: string): string {
-  return `${prefix}_${Date.now().toString(16)}${randomBytes(3).toString('hex')}`.toLowerCase();
+export function uniqueName(prefix: string, owner = process.pid): string {
+  return `${prefix}_${Date.now().toString(16)}${ownerTag(owner)}${randomBytes(3).toString('hex')}`.toLowerCase();
 }
 
 /** Environment for a service under test: its own database and broker namespace, port 0. */

@@ -1,15 +1,15 @@
-import { mkdtempSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { LOG_COPY_DIR_ENV } from '@pack/logging';
 import { ensureTools, resolveInfra } from './infra';
+import { ownedTempDir } from './leftover-files';
+import { removeLeftovers } from './leftovers';
 import { LEAK_SCAN_DIR_ENV } from './suite-scan';
 
 /**
  * jest globalSetup: the system tools first (installed when root, else the run stops with the
- * command to run), then the servers; workers inherit the URLs through the environment. Then the
- * directory of the suite-wide leak scan (suite-scan.ts): workers and the services they start,
- * in-process or as child processes, inherit it too.
+ * command to run), then the servers; workers inherit the URLs through the environment. What
+ * killed runs left there and on this machine goes first (leftovers.ts). Then the directory of
+ * the suite-wide leak scan (suite-scan.ts): workers and the services they start, in-process or
+ * as child processes, inherit it too.
  */
 export default async function globalSetup(): Promise<void> {
   ensureTools();
@@ -17,8 +17,14 @@ export default async function globalSetup(): Promise<void> {
   process.env.MONGO_URL = infra.mongoUrl;
   process.env.AMQP_URL = infra.amqpUrl;
   (globalThis as { __packInfraStop?: () => Promise<void> }).__packInfraStop = infra.stop;
+  const removed = await removeLeftovers({ mongoUrl: infra.mongoUrl, amqpUrl: infra.amqpUrl });
+  const counts = (Object.entries(removed) as [string, unknown[]][]).filter(([, found]) => found.length > 0);
+  if (counts.length > 0)
+    process.stderr.write(
+      `\nleftovers of earlier runs removed: ${counts.map(([kind, found]) => `${found.length} ${kind}`).join(', ')}\n`,
+    );
   if (process.env.PACK_LEAK_SCAN === 'off') return; // to measure what the scan costs
-  const scanDir = mkdtempSync(path.join(os.tmpdir(), 'pack-leak-scan-'));
+  const scanDir = ownedTempDir('leak-scan');
   process.env[LEAK_SCAN_DIR_ENV] = scanDir;
   process.env[LOG_COPY_DIR_ENV] = scanDir;
 }

@@ -1,4 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
+import { waitFor } from './waiting';
 
 /** The value of a service's Prometheus metric (the first series of that name; 0 while it has none). */
 export async function metricValue(baseUrl: string, name: string): Promise<number> {
@@ -33,24 +34,25 @@ export type MetricsAdded = (name: string, labels?: Record<string, string>) => nu
 
 /**
  * Reads what a service's metrics added since `before` (a /metrics page read earlier) until
- * `read(added)` equals `expected` or `timeoutMs` passes, and returns the last reading for the test
- * to assert. A service raises a counter once its write has come back, and a reader can see the
- * write a moment before that, so the first reading after the write may still be short.
+ * `read(added)` equals `expected` (or the wait's ceiling passes), and returns the last reading for
+ * the test to assert. A service raises a counter once its write has come back, and a reader can
+ * see the write a moment before that, so the first reading after the write may still be short.
  */
 export async function metricsAddedSince<T>(
   baseUrl: string,
   before: string,
   read: (added: MetricsAdded) => T,
   expected: T,
-  { timeoutMs = 5_000, intervalMs = 50 } = {},
 ): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
+  let reading: T | undefined;
+  const take = async () => {
     const after = await metricsText(baseUrl);
-    const reading = read(
+    reading = read(
       (name, labels = {}) => metricSample(after, name, labels) - metricSample(before, name, labels),
     );
-    if (isDeepStrictEqual(reading, expected) || Date.now() > deadline) return reading;
-    await new Promise((resolve) => setTimeout(resolve, intervalMs));
-  }
+    return isDeepStrictEqual(reading, expected);
+  };
+  // Past the ceiling the last reading is the answer: the test's assertion shows how it differs.
+  await waitFor(take, { what: 'the metrics to add what was expected' }).catch(() => undefined);
+  return reading ?? read(() => 0);
 }

@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { CEILINGS } from './ceilings';
 import { recordForScan } from './scan-record';
 import { waitFor } from './waiting';
 
@@ -144,7 +145,7 @@ export class OtlpReceiver {
     traceId: string,
     complete: (spans: ReceivedSpan[]) => boolean,
     what: string,
-    timeoutMs = 30_000,
+    timeoutMs = CEILINGS.wait,
   ): Promise<ReceivedSpan[]> {
     return waitFor(() => (complete(this.trace(traceId)) ? this.trace(traceId) : undefined), {
       what,

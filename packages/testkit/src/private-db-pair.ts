@@ -2,8 +2,10 @@ import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { REPO_ROOT, repoScript } from './repo';
+import { isAlive } from './owner';
 import { exported } from './private-ferret';
 import { freePort } from './prometheus';
+import { waitFor } from './waiting';
 
 /**
  * A PostgreSQL + FerretDB pair of its own (scripts/infra.sh db-up in a private PACK_INFRA_DIR),
@@ -39,18 +41,6 @@ function infra(args: string[], env: Record<string, string>): Promise<string> {
   });
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Whether the process still exists and is not a zombie (a killed orphan may wait to be reaped). */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return false;
-  }
-}
-
 /**
  * Starts the pair in `<repo>/.local/<name>` on two free ports. The folder is kept between runs
  * (the first run runs initdb; later ones start in a few seconds); FerretDB's binary is the shared
@@ -78,7 +68,7 @@ export async function startPrivateDatabasePair(name = 'infra-db-restart'): Promi
     async killFerret() {
       const pid = ferretPid();
       process.kill(pid, 'SIGKILL');
-      while (alive(pid)) await sleep(20);
+      await waitFor(() => !isAlive(pid), { intervalMs: 20, what: `FerretDB (pid ${pid}) to end` });
     },
     async stopPostgres() {
       await infra(['pg-down'], env);

@@ -2,7 +2,10 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import net from 'node:net';
 import { repoScript } from './repo';
+import { CEILINGS } from './ceilings';
+import { recordProcess } from './leftover-files';
 import { freePort } from './prometheus';
+import { waitFor } from './waiting';
 
 /**
  * Runs `scripts/infra.sh <args>` (progress to this process's stderr; `input` on its stdin) and
@@ -98,13 +101,15 @@ export async function startPrivateFerret(
       { stdio: ['ignore', 'ignore', 'pipe'] },
     );
     child = started;
+    recordProcess(started);
     let log = '';
     started.stderr.on('data', (chunk: Buffer) => (log += chunk.toString()));
-    for (let i = 0; !(await answers(port)); i += 1) {
-      if (started.exitCode !== null || i > 300)
-        throw new Error(`FerretDB (${variant}) did not start on port ${port}:\n${log}`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    const outcome = await waitFor(
+      async () => (started.exitCode !== null ? 'exited' : (await answers(port)) && 'listening'),
+      { timeoutMs: CEILINGS.start, intervalMs: 100, what: `FerretDB (${variant}) on port ${port}` },
+    ).catch(() => 'silent');
+    if (outcome !== 'listening')
+      throw new Error(`FerretDB (${variant}) did not start on port ${port}:\n${log}`);
   };
   const stop = async () => {
     if (child) await exit(child);

@@ -1,5 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
+import { CEILINGS } from './ceilings';
+import { recordProcess } from './leftover-files';
 import { REPO_ROOT } from './repo';
 
 /** How a process of the repository ended, and everything it wrote. */
@@ -24,26 +26,29 @@ export function entryPointCommand(file: string, args: string[]): [string, string
 
 /**
  * Any command as its own process with exactly the given environment (plus PATH and the log copy
- * folder), from the repository's root, without waiting: SIGKILLed after `lifetimeMs` at the
- * latest. Not exported by the kit's index: tests start services with spawnService (the harness's
- * process variant) and CLIs with runEntryPoint/spawnEntryPoint.
+ * folder), from the repository's root, without waiting: SIGKILLed after `lifetimeMs` (the kit's
+ * process lifetime unless given) at the latest. Not exported by the kit's index: tests start
+ * services with spawnService (the harness's process variant) and CLIs with runEntryPoint or
+ * spawnEntryPoint.
  */
 export function startProcess(
   command: string,
   args: string[],
   env: Record<string, string | undefined>,
-  lifetimeMs: number,
+  lifetimeMs: number = CEILINGS.processLifetime,
 ): StartedProcess {
   const child = spawn(command, args, {
     env: { PATH: process.env.PATH, PACK_LOG_COPY_DIR: process.env.PACK_LOG_COPY_DIR, ...env },
     cwd: REPO_ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  recordProcess(child);
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-  const timer = setTimeout(() => child.kill('SIGKILL'), lifetimeMs);
+  // A safety net, not a reason to keep a jest worker running.
+  const timer = setTimeout(() => child.kill('SIGKILL'), lifetimeMs).unref();
   const exited = new Promise<EntryPointResult>((resolve) =>
     child.on('close', (status, signal) => {
       clearTimeout(timer);

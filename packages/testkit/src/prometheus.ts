@@ -1,8 +1,9 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
+import { CEILINGS } from './ceilings';
+import { ownedTempDir, recordProcess } from './leftover-files';
 import { waitFor } from './waiting';
 
 export type PrometheusToolName = 'prometheus' | 'promtool';
@@ -69,7 +70,7 @@ export class PrometheusServer {
   /** Starts `prometheus` with this configuration (YAML text) and waits until it is ready. */
   static async start(config: string): Promise<PrometheusServer> {
     const binary = prometheusTool('prometheus');
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'pack-prometheus-'));
+    const dir = ownedTempDir('prometheus');
     const configFile = path.join(dir, 'prometheus.yml');
     writeFileSync(configFile, config);
     const port = await freePort();
@@ -83,6 +84,7 @@ export class PrometheusServer {
       ],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
+    recordProcess(child);
     const server = new PrometheusServer(`http://127.0.0.1:${port}`, child, dir);
     try {
       await waitFor(
@@ -90,7 +92,7 @@ export class PrometheusServer {
           if (child.exitCode !== null) throw new Error(`prometheus exited: ${server.output}`);
           return (await fetch(`${server.url}/-/ready`)).ok;
         },
-        { timeoutMs: 15_000, intervalMs: 100, what: 'prometheus to be ready' },
+        { timeoutMs: CEILINGS.start, intervalMs: 100, what: 'prometheus to be ready' },
       );
     } catch (error) {
       await server.stop();

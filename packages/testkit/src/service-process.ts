@@ -1,4 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
+import { CEILINGS } from './ceilings';
 import { entryPointCommand, startProcess, type EntryPointResult } from './process';
 import { freePort } from './prometheus';
 import { waitFor } from './waiting';
@@ -25,12 +26,9 @@ export interface ServiceProcess {
 }
 
 export interface ServiceProcessOptions {
-  /** How long it may take to answer /readyz with 200 (a loaded machine compiles it slowly): 30 s. */
+  /** How long it may take to answer /readyz with 200: the kit's start ceiling unless given. */
   readyTimeoutMs?: number;
-  /**
-   * SIGKILLed after this at the latest, should the test not end it (60 s): longer for a process
-   * that lives through a long test or several.
-   */
+  /** SIGKILLed after this at the latest, should the test not end it: the kit's process lifetime. */
   lifetimeMs?: number;
   /** What the wait for it is called in a failure: `<name> to be ready`. */
   what?: string;
@@ -46,7 +44,11 @@ export interface ServiceProcessOptions {
 export async function spawnService(
   name: string,
   env: Record<string, string>,
-  { readyTimeoutMs = 30_000, lifetimeMs = 60_000, what = `${name} to be ready` }: ServiceProcessOptions = {},
+  {
+    readyTimeoutMs = CEILINGS.start,
+    lifetimeMs = CEILINGS.processLifetime,
+    what = `${name} to be ready`,
+  }: ServiceProcessOptions = {},
 ): Promise<ServiceProcess> {
   const port = await portOf(env.PORT);
   const metricsPort = await portOf(env.METRICS_PORT);

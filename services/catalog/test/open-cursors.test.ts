@@ -1,9 +1,12 @@
 import mongoose, { type Connection, type mongo } from 'mongoose';
-import { startPrivateFerret, type PrivateFerret } from '@pack/testkit';
+import { CEILINGS, startPrivateFerret, type PrivateFerret } from '@pack/testkit';
 import { CatalogRepository } from '../src/data/catalog-repository';
 import { TRANSITIONS } from '../src/data/models';
 import { itemPointers } from '../src/domain/change-instances/item-pointers';
 import type { TransitionRecord } from '../src/domain/model';
+
+// Tests that drive volume: the long ceiling for every test of the file.
+jest.setTimeout(CEILINGS.longTest);
 
 /**
  * The 30-minute soak's stall (docs/decisions/0051, amendment): our FerretDB (v1) holds one of its
@@ -59,12 +62,12 @@ describe('the Service Item list on a busy FerretDB', () => {
       }),
     );
     await connections[0]!.collection<TransitionRecord>(TRANSITIONS).insertMany(records);
-  }, 300_000);
+  });
 
   afterAll(async () => {
     await Promise.all(connections.map((connection) => connection.close(true)));
     await ferret?.stop();
-  }, 60_000);
+  });
 
   it(`${CONNECTIONS} connections of 2, ${READS_PER_CONNECTION} concurrent reads of a page's pointers each, on a FerretDB pool of 4: every read answers, one command per find`, async () => {
     commands.length = 0;
@@ -74,7 +77,7 @@ describe('the Service Item list on a busy FerretDB', () => {
     });
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<'stuck'>((resolve) => {
-      timer = setTimeout(() => resolve('stuck'), 10_000);
+      timer = setTimeout(() => resolve('stuck'), CEILINGS.wait);
     });
     const outcome = await Promise.race([Promise.all(reads), deadline]);
     clearTimeout(timer);
@@ -85,7 +88,7 @@ describe('the Service Item list on a busy FerretDB', () => {
       latest_approved_change_instance_id: latest(item),
     }));
     const answered = outcome === 'stuck' ? [] : outcome;
-    expect(outcome === 'stuck' ? 'no answer in 10 s' : `${answered.length} answered`).toBe(
+    expect(outcome === 'stuck' ? `no answer in ${CEILINGS.wait} ms` : `${answered.length} answered`).toBe(
       `${CONNECTIONS * READS_PER_CONNECTION} answered`,
     );
     for (const pointers of answered)
@@ -94,5 +97,5 @@ describe('the Service Item list on a busy FerretDB', () => {
       );
     expect(commands.filter((name) => name !== 'find')).toEqual([]);
     expect(commands).toHaveLength(CONNECTIONS * READS_PER_CONNECTION * 2);
-  }, 30_000);
+  });
 });

@@ -1,8 +1,11 @@
 import mongoose, { type Connection } from 'mongoose';
-import { dropDatabase, uniqueName } from '@pack/testkit';
+import { CEILINGS, dropDatabase, uniqueName } from '@pack/testkit';
 import { gatewayModels } from '../src/data/models';
 import { TokenRepository } from '../src/data/token-repository';
 import type { TokenRecord } from '../src/domain/store';
+
+// Tests that drive volume: the long ceiling for every test of the file.
+jest.setTimeout(CEILINGS.longTest);
 
 /** Tokens a long life leaves behind, of which REVOKED were revoked (revocation_seq 1..REVOKED). */
 const TOKENS = 20_000;
@@ -51,7 +54,7 @@ describe('"`DELETE /v1/core/tokens/<id>/` revokes": the revocation poll among 20
     await connection
       .collection<{ _id: string; seq: number }>('counters')
       .insertOne({ _id: 'revocations', seq: REVOKED });
-  }, 300_000);
+  });
 
   afterAll(async () => {
     await connection.close();

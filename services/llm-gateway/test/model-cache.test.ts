@@ -1,4 +1,4 @@
-import { startFakeOpenAi, type FakeProviderServer } from '@pack/testkit';
+import { startFakeOpenAi, waitFor, type FakeProviderServer } from '@pack/testkit';
 import { startLlmGateway, type LlmGatewayHarness } from './harness';
 import { KEY, LOOPBACK, Requester, vendor1Model } from './generate-helpers';
 
@@ -62,10 +62,11 @@ describe('the model profile cache on two replicas, misses included', () => {
     await a.service.context.broker.stopConsuming();
     const id = await nextModelId();
     expect(await generate(id)).toEqual(missing(id)); // B caches the miss
+    const filledBy = Date.now();
 
     expect(await vendor1Model(a, fake)).toBe(id);
-    // B's entry was filled before the create, so it has expired once the bound has passed.
-    await new Promise((resolve) => setTimeout(resolve, BOUND_MS));
+    // B's entry was filled before the create, so it has expired once the bound has passed on B's clock.
+    await waitFor(() => Date.now() > filledBy + BOUND_MS, { what: 'LLM_MODEL_CACHE_MS to pass' });
     expect(await generate(id)).toEqual(created);
   });
 });

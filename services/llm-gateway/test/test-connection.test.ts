@@ -1,4 +1,5 @@
 import {
+  CEILINGS,
   LogCapture,
   startFakeAnthropic,
   startFakeAssistants,
@@ -145,14 +146,14 @@ describe('POST /v1/ai/llm_models/test_connection/<id>/', () => {
     expect((errorBody.body as { detail: string }).detail).toMatch(/model overloaded/);
   });
 
-  it('answers 504 within about the model timeout', async () => {
+  it('answers 504 once the model timeout has passed', async () => {
     const fake = await started(startFakeOpenAi({ apiKey: KEY }));
     const id = await vendor1Model(fake, { timeout: 1 });
-    fake.always({ latencyMs: 10_000 });
-    const began = Date.now();
+    // The provider never answers while the test runs: the model's own timeout ends the test.
+    fake.always({ latencyMs: CEILINGS.hang });
     const res = await testOf(id);
     expect(res.status).toBe(504);
-    expect(Date.now() - began).toBeLessThan(2_500);
+    expect((res.body as { detail: string }).detail).toMatch(/within the model timeout of 1 s/);
   });
 
   it('retries a 429 after its Retry-After, and never a 400', async () => {

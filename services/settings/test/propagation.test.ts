@@ -115,7 +115,6 @@ describe('a change while the broker is unreachable', () => {
       proxy.restore();
       await waitFor(() => subscriber.cache.get().currency.currency === 'EUR', {
         what: 'the cache to see EUR',
-        timeoutMs: 30_000,
       });
       await waitFor(async () => !(await settings.versionDocuments())[0]!._outbox_pending, {
         what: 'the outbox to drain',

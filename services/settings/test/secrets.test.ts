@@ -233,7 +233,7 @@ describe('encryption keys', () => {
     }
   });
 
-  it('a bad key stops the service at start, naming the variable and not echoing the key', () => {
+  it('a bad key stops the service at start, naming the variable and not echoing the key', async () => {
     const short = randomBytes(16).toString('base64');
     const problems = (overrides: Record<string, string>) => {
       try {
@@ -255,7 +255,7 @@ describe('encryption keys', () => {
       PACK_ENCRYPTION_KEYS: `k:${short}`,
     };
     delete env.PACK_ENCRYPTION_KEY_ID;
-    const run = runEntryPoint('services/settings/src/main.ts', [], env);
+    const run = await runEntryPoint('services/settings/src/main.ts', [], env);
     expect(run.status).toBe(78);
     expect(run.stderr).toContain('PACK_ENCRYPTION_KEYS');
     expect(run.stderr).not.toContain(short);

@@ -1,7 +1,10 @@
 import mongoose, { type Connection } from 'mongoose';
-import { dropDatabase, uniqueName } from '@pack/testkit';
+import { CEILINGS, dropDatabase, uniqueName } from '@pack/testkit';
 import { RESPONSES, ResponseRepository } from '../src/data/response-repository';
 import type { ResponseRecord } from '../src/domain/model';
+
+// Tests that drive volume: the long ceiling for every test of the file.
+jest.setTimeout(CEILINGS.longTest);
 
 /** Fires a long life leaves behind: SCHEDULED ones due later (retries, rate-limited) and ones being sent. */
 const NOT_DUE = 20_000;
@@ -71,7 +74,7 @@ describe('"SCHEDULED: Request queued, waiting to be sent": claims among 20,000 f
         lease_token: 'alive',
       }),
     );
-  }, 300_000);
+  });
 
   afterAll(async () => {
     await connection.close();

@@ -200,7 +200,7 @@ describe('webhook lookup cache across replicas', () => {
     await waitFor(() => !b.service.context.broker.isReady(), { what: 'B to lose the broker' });
     const webhook = await create(service); // announced while B has no queue to hear it
     proxy.restore();
-    await waitFor(() => b.service.context.broker.isReady(), { what: 'B back', timeoutMs: 30_000 });
+    await waitFor(() => b.service.context.broker.isReady(), { what: 'B back' });
     await handled(service);
     expect(await firesOf(webhook.id)).toBe(1);
     await receiver.received(1);

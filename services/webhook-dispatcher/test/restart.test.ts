@@ -50,7 +50,7 @@ describe('no lost fire when the dispatcher dies mid-flight', () => {
             .toArray();
           return all.length === 2 && all.every((r) => r.state === 'OK') ? all : undefined;
         },
-        { what: 'both fires delivered', timeoutMs: 30_000 },
+        { what: 'both fires delivered' },
       );
       expect(records.map((r) => r.mode).sort()).toEqual(['manual', 'submission']);
       const manual = records.find((r) => r.mode === 'manual')!;

@@ -76,7 +76,7 @@ describe('wait windows, cooling, rate limits and retention across two instances'
           ? records
           : undefined;
       },
-      { what: `${count} settled fires of webhook ${id}`, timeoutMs: 30_000 },
+      { what: `${count} settled fires of webhook ${id}` },
     );
 
   it('merges triggers inside the wait window into one request with the latest state', async () => {

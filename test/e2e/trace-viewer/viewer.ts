@@ -2,13 +2,13 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { freePort, REPO_ROOT, spawnCommand } from '@pack/testkit';
+import { CEILINGS, freePort, REPO_ROOT, spawnCommand } from '@pack/testkit';
 
 const SCRIPT = path.join(REPO_ROOT, 'scripts/trace-viewer.sh');
 
 /** One command of the script, without blocking this process (its servers keep answering). */
 export const viewer = (command: string, env: Record<string, string>) =>
-  spawnCommand('bash', [SCRIPT, command], { ...process.env, ...env }, { lifetimeMs: 120_000 });
+  spawnCommand('bash', [SCRIPT, command], { ...process.env, ...env }, { lifetimeMs: CEILINGS.start });
 
 export const exportsOf = (stdout: string) =>
   Object.fromEntries([...stdout.matchAll(/^export (\w+)='([^']*)'$/gm)].map((m) => [m[1]!, m[2]!]));

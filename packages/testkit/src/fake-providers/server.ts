@@ -121,7 +121,7 @@ export class FakeProviderServer {
       const timer = setTimeout(() => {
         this.delays.delete(timer);
         resolve();
-      }, ms);
+      }, ms).unref();
       this.delays.add(timer);
     });
   }
