@@ -16,7 +16,8 @@ const git = (...args: string[]) =>
 function baseOf(requested: string | undefined): string {
   for (const candidate of requested ? [requested] : ['main', 'origin/main']) {
     const found = spawnSync('git', ['rev-parse', '--verify', '--quiet', candidate], { cwd: REPO });
-    if (found.status === 0) return git('merge-base', candidate, 'HEAD')[0];
+    const [base] = found.status === 0 ? git('merge-base', candidate, 'HEAD') : [];
+    if (base) return base;
   }
   throw new Error(`no ${requested ?? 'main or origin/main'} to compare with: name a branch or commit`);
 }
