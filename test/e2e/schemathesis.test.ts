@@ -303,7 +303,11 @@ describe('the OpenAPI document, fuzzed by schemathesis with --checks all', () =>
   it('sent requests to every operation of the document and had them answered, in the coverage and the fuzzing phase', async () => {
     // After the two runs above (jest runs a file's tests in order): between them, every operation.
     expect(reports).toHaveLength(2);
-    const operations = (await stack.openApi()).operations().sort();
+    // Schemathesis reads the document from GET /v1/openapi.json and leaves that operation out.
+    const operations = (await stack.openApi())
+      .operations()
+      .filter((operation) => operation !== 'GET /v1/openapi.json')
+      .sort();
     const reached = new Map<string, Set<string>>();
     for (const report of reports)
       for (const [phase, labels] of exercisedOperations(report))
