@@ -16,6 +16,7 @@ import {
 import { SETTINGS_DERIVED_FIELDS, type SettingsGroup } from '@pack/contracts';
 import { modelKnownToOrchestrator, startStack, type Stack } from '../stack';
 import { loopbackOnly } from './loopback-only';
+import { exercisedOperations } from './schemathesis/exercised';
 
 /**
  * The public API fuzzed by schemathesis (PyPI, pinned below, installed by the shared install
@@ -57,6 +58,8 @@ interface Run {
 }
 
 const workDir = mkdtempSync(path.join(tmpdir(), 'pack-schemathesis-'));
+/** Each run's NDJSON report (every case, its request and answer), read for the operations it reached. */
+const reports: string[] = [];
 
 function schemathesis(args: string[], env: Record<string, string> = {}): Promise<Run> {
   const started = process.hrtime.bigint();
@@ -212,6 +215,8 @@ describe('the OpenAPI document, fuzzed by schemathesis with --checks all', () =>
   });
 
   const run = async (token: string, filter: string[]) => {
+    const report = path.join(workDir, `run-${reports.length + 1}.ndjson`);
+    reports.push(report);
     const result = await schemathesis(
       [
         '--config-file',
@@ -230,6 +235,10 @@ describe('the OpenAPI document, fuzzed by schemathesis with --checks all', () =>
         // with "AST constructor recursion depth mismatch" (a Python bug, no finding of the API).
         '--workers',
         '1',
+        '--report',
+        'ndjson',
+        '--report-ndjson-path',
+        report,
         ...filter,
       ],
       env,
@@ -290,4 +299,24 @@ describe('the OpenAPI document, fuzzed by schemathesis with --checks all', () =>
     },
     RUN_TIMEOUT_MS,
   );
+
+  it('sent requests to every operation of the document and had them answered, in the coverage and the fuzzing phase', async () => {
+    // After the two runs above (jest runs a file's tests in order): between them, every operation.
+    expect(reports).toHaveLength(2);
+    // Schemathesis reads the document from GET /v1/openapi.json and leaves that operation out.
+    const operations = (await stack.openApi())
+      .operations()
+      .filter((operation) => operation !== 'GET /v1/openapi.json')
+      .sort();
+    const reached = new Map<string, Set<string>>();
+    for (const report of reports)
+      for (const [phase, labels] of exercisedOperations(report))
+        reached.set(phase, new Set([...(reached.get(phase) ?? []), ...labels]));
+    const missed = (phase: string) => operations.filter((operation) => !reached.get(phase)?.has(operation));
+    expect({ coverage: missed('coverage'), fuzzing: missed('fuzzing') }).toEqual({
+      coverage: [],
+      fuzzing: [],
+    });
+    expect(operations.length).toBeGreaterThanOrEqual(70);
+  });
 });

@@ -10,6 +10,8 @@ import { storedTextChecks } from './text';
 const LINE_BREAK = /[\r\n]/;
 const LINE_BREAK_OR_NUL = /[\r\n\u0000]/;
 const NOT_A_HEADER_CHARACTER = /[^\t\u0020-\u007e\u0080-\u00ff]/;
+/** The same rule as a pattern, for the OpenAPI document: it leaves CR, LF and NUL out too. */
+const HEADER_TEXT = /^[\t\u0020-\u007e\u0080-\u00ff]*$/;
 
 export const HEADER_LINE_BREAK_MESSAGE = 'must not contain CR, LF or NUL: it is sent as an HTTP header value';
 export const HEADER_CHARACTER_MESSAGE =
@@ -28,4 +30,8 @@ export const headerValueChecks = () =>
   ] as const;
 
 /** A string sent as an HTTP header value and kept as a database string. */
-export const headerValueText = () => z.string().check(...headerValueChecks());
+export const headerValueText = () =>
+  z
+    .string()
+    .check(...headerValueChecks())
+    .meta({ pattern: HEADER_TEXT.source });
