@@ -7,9 +7,11 @@ import {
   type Principal,
 } from '@pack/contracts';
 import {
+  type ListKey,
   listQuerySchema,
   NotFoundError,
   pageOf,
+  pageRequest,
   pageSchema,
   problemTable,
   route,
@@ -68,6 +70,8 @@ const isSystem = (principal: Principal) => principal.id === 0 && principal.usern
 
 const actorOf = ({ id, username, role }: Principal) => ({ id, username, role });
 
+/** The history is newest version first: a version number is its entry's key. */
+const versionKey: ListKey<{ version: number }> = { shape: ['int'], of: (entry) => [entry.version] };
 export function settingsRoutes(settings: GeneralSettingsUseCases) {
   return [
     route({
@@ -172,7 +176,8 @@ export function settingsRoutes(settings: GeneralSettingsUseCases) {
         ...problems(400, 401, 403),
       },
       handler: async ({ query, req }) => {
-        const { count, items } = await settings.audit(query.limit, query.offset);
+        const paging = pageRequest(query);
+        const { count, items } = await settings.audit(paging.limit, paging.start);
         const results = items.map((entry) => ({
           version: entry.version,
           at: entry.at.toISOString(),
@@ -181,7 +186,7 @@ export function settingsRoutes(settings: GeneralSettingsUseCases) {
           groups: entry.changedGroups,
           changes: entry.changes,
         }));
-        return { body: pageOf(req, query, count, results) };
+        return { body: pageOf(req, query, count, results, versionKey) };
       },
     }),
   ];
