@@ -21,8 +21,10 @@ export function encodeKey(shape: KeyShape, parts: readonly KeyPart[]): string {
     .map((kind, i) => {
       const part = parts[i];
       if (kind === 'date' && part instanceof Date) return String(part.getTime());
-      if (kind === 'string' && typeof part === 'string') return Buffer.from(part, 'utf8').toString('base64url');
-      if (kind === 'int' && typeof part === 'number' && Number.isSafeInteger(part) && part >= 0) return String(part);
+      if (kind === 'string' && typeof part === 'string' && part !== '')
+        return Buffer.from(part, 'utf8').toString('base64url');
+      if (kind === 'int' && typeof part === 'number' && Number.isSafeInteger(part) && part >= 0)
+        return String(part);
       throw new Error(`key part ${i} is not a ${kind}`);
     })
     .join('.');
