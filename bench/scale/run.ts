@@ -120,13 +120,13 @@ const ms = (t: { p50: number; p99: number }) => `${t.p50.toFixed(1)}/${t.p99.toF
 
 function report(rows: Row[]): string {
   const lines = [
-    `${'list'.padEnd(36)}${'filter'.padEnd(19)}${'size'.padStart(7)}${'count'.padStart(7)}` +
+    `${'list'.padEnd(36)}${'filter'.padEnd(19)}${'size'.padStart(9)}${'count'.padStart(9)}` +
       `${'first p50/p99'.padStart(14)}${'middle'.padStart(14)}${'last'.padStart(14)}` +
       `${'after middle'.padStart(14)}${'after last'.padStart(14)}${'point read'.padStart(14)}`,
   ];
   for (const row of rows) {
     lines.push(
-      `${row.list.padEnd(36)}${row.filter.padEnd(19)}${String(row.size).padStart(7)}${String(row.count).padStart(7)} ` +
+      `${row.list.padEnd(36)}${row.filter.padEnd(19)}${String(row.size).padStart(9)}${String(row.count).padStart(9)} ` +
         `${ms(row.first)} ${ms(row.middle)} ${ms(row.last)} ${ms(row.afterMiddle)} ${ms(row.afterLast)} ${ms(row.point)}`,
     );
   }
