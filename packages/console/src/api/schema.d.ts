@@ -1313,8 +1313,10 @@ export interface operations {
             query?: {
                 /** @description How many results a page holds */
                 limit?: number;
-                /** @description How many results to skip */
+                /** @description How many results to skip. Kept for compatibility: the database walks past every skipped result, so a page costs its depth; follow `next` (or pass `after`) instead. Not with `after`. */
                 offset?: number;
+                /** @description Start right after the item with this key: the key of the last item seen, in the list order (the `next` link carries it). A page by key costs the same at any depth, and items added or removed meanwhile shift nothing. The item need not exist any more. */
+                after?: string;
             };
             header?: never;
             path?: never;
@@ -1329,8 +1331,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description Every match of the list, not only this page */
                         count: number;
+                        /** @description The next page: a relative link with `after` set to the key of this page’s last item; null at the end */
                         next: string | null;
+                        /** @description The page before, for a page read by `offset`; null for the first page and for pages read by key */
                         previous: string | null;
                         results: {
                             id: number;
@@ -2449,8 +2454,10 @@ export interface operations {
             query?: {
                 /** @description How many results a page holds */
                 limit?: number;
-                /** @description How many results to skip */
+                /** @description How many results to skip. Kept for compatibility: the database walks past every skipped result, so a page costs its depth; follow `next` (or pass `after`) instead. Not with `after`. */
                 offset?: number;
+                /** @description Start right after the item with this key: the key of the last item seen, in the list order (the `next` link carries it). A page by key costs the same at any depth, and items added or removed meanwhile shift nothing. The item need not exist any more. */
+                after?: string;
             };
             header?: never;
             path?: never;
@@ -2465,8 +2472,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description Every match of the list, not only this page */
                         count: number;
+                        /** @description The next page: a relative link with `after` set to the key of this page’s last item; null at the end */
                         next: string | null;
+                        /** @description The page before, for a page read by `offset`; null for the first page and for pages read by key */
                         previous: string | null;
                         results: {
                             id: number;
@@ -3279,8 +3289,10 @@ export interface operations {
             query?: {
                 /** @description How many results a page holds */
                 limit?: number;
-                /** @description How many results to skip */
+                /** @description How many results to skip. Kept for compatibility: the database walks past every skipped result, so a page costs its depth; follow `next` (or pass `after`) instead. Not with `after`. */
                 offset?: number;
+                /** @description Start right after the item with this key: the key of the last item seen, in the list order (the `next` link carries it). A page by key costs the same at any depth, and items added or removed meanwhile shift nothing. The item need not exist any more. */
+                after?: string;
                 /** @description Only Service Items of this Service */
                 service?: number;
             };
@@ -3297,8 +3309,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description Every match of the list, not only this page */
                         count: number;
+                        /** @description The next page: a relative link with `after` set to the key of this page’s last item; null at the end */
                         next: string | null;
+                        /** @description The page before, for a page read by `offset`; null for the first page and for pages read by key */
                         previous: string | null;
                         results: {
                             id: number;
@@ -3603,8 +3618,10 @@ export interface operations {
             query?: {
                 /** @description How many results a page holds */
                 limit?: number;
-                /** @description How many results to skip */
+                /** @description How many results to skip. Kept for compatibility: the database walks past every skipped result, so a page costs its depth; follow `next` (or pass `after`) instead. Not with `after`. */
                 offset?: number;
+                /** @description Start right after the item with this key: the key of the last item seen, in the list order (the `next` link carries it). A page by key costs the same at any depth, and items added or removed meanwhile shift nothing. The item need not exist any more. */
+                after?: string;
                 /** @description States to list, repeated or comma-separated (PENDING, APPROVED, REJECTED, IN_PROGRESS, COMPLETED, FAILED, CANCELLED), or ALL, in any letter case; at least one; without the parameter the GUI Table Settings default of the caller role applies */
                 state?: ("PENDING" | "APPROVED" | "REJECTED" | "IN_PROGRESS" | "COMPLETED" | "FAILED" | "CANCELLED" | "ALL") | ("PENDING" | "APPROVED" | "REJECTED" | "IN_PROGRESS" | "COMPLETED" | "FAILED" | "CANCELLED" | "ALL")[];
                 /** @description Only change instances of this Service */
@@ -3627,8 +3644,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description Every match of the list, not only this page */
                         count: number;
+                        /** @description The next page: a relative link with `after` set to the key of this page’s last item; null at the end */
                         next: string | null;
+                        /** @description The page before, for a page read by `offset`; null for the first page and for pages read by key */
                         previous: string | null;
                         results: {
                             id: number;
@@ -4062,8 +4082,10 @@ export interface operations {
             query?: {
                 /** @description How many results a page holds */
                 limit?: number;
-                /** @description How many results to skip */
+                /** @description How many results to skip. Kept for compatibility: the database walks past every skipped result, so a page costs its depth; follow `next` (or pass `after`) instead. Not with `after`. */
                 offset?: number;
+                /** @description Start right after the item with this key: the key of the last item seen, in the list order (the `next` link carries it). A page by key costs the same at any depth, and items added or removed meanwhile shift nothing. The item need not exist any more. */
+                after?: string;
             };
             header?: never;
             path?: never;
@@ -4078,8 +4100,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description Every match of the list, not only this page */
                         count: number;
+                        /** @description The next page: a relative link with `after` set to the key of this page’s last item; null at the end */
                         next: string | null;
+                        /** @description The page before, for a page read by `offset`; null for the first page and for pages read by key */
                         previous: string | null;
                         results: {
                             id: number;
@@ -5927,8 +5952,10 @@ export interface operations {
             query?: {
                 /** @description How many results a page holds */
                 limit?: number;
-                /** @description How many results to skip */
+                /** @description How many results to skip. Kept for compatibility: the database walks past every skipped result, so a page costs its depth; follow `next` (or pass `after`) instead. Not with `after`. */
                 offset?: number;
+                /** @description Start right after the item with this key: the key of the last item seen, in the list order (the `next` link carries it). A page by key costs the same at any depth, and items added or removed meanwhile shift nothing. The item need not exist any more. */
+                after?: string;
             };
             header?: never;
             path?: never;
@@ -5943,8 +5970,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description Every match of the list, not only this page */
                         count: number;
+                        /** @description The next page: a relative link with `after` set to the key of this page’s last item; null at the end */
                         next: string | null;
+                        /** @description The page before, for a page read by `offset`; null for the first page and for pages read by key */
                         previous: string | null;
                         results: {
                             version: number;
@@ -6440,8 +6470,10 @@ export interface operations {
             query?: {
                 /** @description How many results a page holds */
                 limit?: number;
-                /** @description How many results to skip */
+                /** @description How many results to skip. Kept for compatibility: the database walks past every skipped result, so a page costs its depth; follow `next` (or pass `after`) instead. Not with `after`. */
                 offset?: number;
+                /** @description Start right after the item with this key: the key of the last item seen, in the list order (the `next` link carries it). A page by key costs the same at any depth, and items added or removed meanwhile shift nothing. The item need not exist any more. */
+                after?: string;
             };
             header?: never;
             path?: never;
@@ -6456,8 +6488,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description Every match of the list, not only this page */
                         count: number;
+                        /** @description The next page: a relative link with `after` set to the key of this page’s last item; null at the end */
                         next: string | null;
+                        /** @description The page before, for a page read by `offset`; null for the first page and for pages read by key */
                         previous: string | null;
                         results: {
                             id: number;
@@ -7732,8 +7767,10 @@ export interface operations {
             query?: {
                 /** @description How many results a page holds */
                 limit?: number;
-                /** @description How many results to skip */
+                /** @description How many results to skip. Kept for compatibility: the database walks past every skipped result, so a page costs its depth; follow `next` (or pass `after`) instead. Not with `after`. */
                 offset?: number;
+                /** @description Start right after the item with this key: the key of the last item seen, in the list order (the `next` link carries it). A page by key costs the same at any depth, and items added or removed meanwhile shift nothing. The item need not exist any more. */
+                after?: string;
                 /** @description Only processors of this Service */
                 service?: number;
                 /** @description Only processors of this kind */
@@ -7752,8 +7789,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description Every match of the list, not only this page */
                         count: number;
+                        /** @description The next page: a relative link with `after` set to the key of this page’s last item; null at the end */
                         next: string | null;
+                        /** @description The page before, for a page read by `offset`; null for the first page and for pages read by key */
                         previous: string | null;
                         results: {
                             id: number;
@@ -8413,8 +8453,10 @@ export interface operations {
             query?: {
                 /** @description How many results a page holds */
                 limit?: number;
-                /** @description How many results to skip */
+                /** @description How many results to skip. Kept for compatibility: the database walks past every skipped result, so a page costs its depth; follow `next` (or pass `after`) instead. Not with `after`. */
                 offset?: number;
+                /** @description Start right after the item with this key: the key of the last item seen, in the list order (the `next` link carries it). A page by key costs the same at any depth, and items added or removed meanwhile shift nothing. The item need not exist any more. */
+                after?: string;
                 /** @description Where the pipeline is. A run that ended: done (it ended OK, at whichever stage: EXECUTION OK, or CONFIG or VERIFY OK with no later active processor) or failed (it ended FAILED). Otherwise by the stage that moved last: running (SCHEDULED or WAITING_FOR_RESPONSE), failed (it FAILED) or waiting (CONFIG or VERIFY OK, a later stage waiting for PackData from outside or a trigger) */
                 status?: "running" | "failed" | "waiting" | "done";
             };
@@ -8431,8 +8473,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description Every match of the list, not only this page */
                         count: number;
+                        /** @description The next page: a relative link with `after` set to the key of this page’s last item; null at the end */
                         next: string | null;
+                        /** @description The page before, for a page read by `offset`; null for the first page and for pages read by key */
                         previous: string | null;
                         results: {
                             id: number;
@@ -9889,8 +9934,10 @@ export interface operations {
             query?: {
                 /** @description How many results a page holds */
                 limit?: number;
-                /** @description How many results to skip */
+                /** @description How many results to skip. Kept for compatibility: the database walks past every skipped result, so a page costs its depth; follow `next` (or pass `after`) instead. Not with `after`. */
                 offset?: number;
+                /** @description Start right after the item with this key: the key of the last item seen, in the list order (the `next` link carries it). A page by key costs the same at any depth, and items added or removed meanwhile shift nothing. The item need not exist any more. */
+                after?: string;
                 /** @description Only the notes this pack_optimizer processor wrote */
                 processor?: number;
                 /** @description Only the notes on this Service Item's runs */
@@ -9912,8 +9959,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description Every match of the list, not only this page */
                         count: number;
+                        /** @description The next page: a relative link with `after` set to the key of this page’s last item; null at the end */
                         next: string | null;
+                        /** @description The page before, for a page read by `offset`; null for the first page and for pages read by key */
                         previous: string | null;
                         results: {
                             /** @description The note: one per run end the optimizer was asked about */
@@ -10024,8 +10074,10 @@ export interface operations {
             query?: {
                 /** @description How many results a page holds */
                 limit?: number;
-                /** @description How many results to skip */
+                /** @description How many results to skip. Kept for compatibility: the database walks past every skipped result, so a page costs its depth; follow `next` (or pass `after`) instead. Not with `after`. */
                 offset?: number;
+                /** @description Start right after the item with this key: the key of the last item seen, in the list order (the `next` link carries it). A page by key costs the same at any depth, and items added or removed meanwhile shift nothing. The item need not exist any more. */
+                after?: string;
             };
             header?: never;
             path?: never;
@@ -10040,8 +10092,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description Every match of the list, not only this page */
                         count: number;
+                        /** @description The next page: a relative link with `after` set to the key of this page’s last item; null at the end */
                         next: string | null;
+                        /** @description The page before, for a page read by `offset`; null for the first page and for pages read by key */
                         previous: string | null;
                         results: {
                             id: number;
@@ -11010,8 +11065,10 @@ export interface operations {
             query?: {
                 /** @description How many results a page holds */
                 limit?: number;
-                /** @description How many results to skip */
+                /** @description How many results to skip. Kept for compatibility: the database walks past every skipped result, so a page costs its depth; follow `next` (or pass `after`) instead. Not with `after`. */
                 offset?: number;
+                /** @description Start right after the item with this key: the key of the last item seen, in the list order (the `next` link carries it). A page by key costs the same at any depth, and items added or removed meanwhile shift nothing. The item need not exist any more. */
+                after?: string;
                 /** @description Only responses in this state */
                 state?: "SCHEDULED" | "WAITING_FOR_RESPONSE" | "OK" | "FAILED";
                 /** @description true: only resends; false: only first fires */
@@ -11032,8 +11089,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description Every match of the list, not only this page */
                         count: number;
+                        /** @description The next page: a relative link with `after` set to the key of this page’s last item; null at the end */
                         next: string | null;
+                        /** @description The page before, for a page read by `offset`; null for the first page and for pages read by key */
                         previous: string | null;
                         results: {
                             /** @description Numbered per webhook, increasing */
@@ -11343,8 +11403,10 @@ export interface operations {
             query?: {
                 /** @description How many results a page holds */
                 limit?: number;
-                /** @description How many results to skip */
+                /** @description How many results to skip. Kept for compatibility: the database walks past every skipped result, so a page costs its depth; follow `next` (or pass `after`) instead. Not with `after`. */
                 offset?: number;
+                /** @description Start right after the item with this key: the key of the last item seen, in the list order (the `next` link carries it). A page by key costs the same at any depth, and items added or removed meanwhile shift nothing. The item need not exist any more. */
+                after?: string;
                 /** @description Only responses in this state */
                 state?: "SCHEDULED" | "WAITING_FOR_RESPONSE" | "OK" | "FAILED";
                 /** @description true: only resends; false: only first fires */
@@ -11365,8 +11427,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description Every match of the list, not only this page */
                         count: number;
+                        /** @description The next page: a relative link with `after` set to the key of this page’s last item; null at the end */
                         next: string | null;
+                        /** @description The page before, for a page read by `offset`; null for the first page and for pages read by key */
                         previous: string | null;
                         results: {
                             /** @description Numbered per webhook, increasing */
