@@ -11,6 +11,6 @@ export type KeyPart = number | string | Date;
 /**
  * Where a page starts: right after the item whose sort values are `after` (in the list's sort
  * order, `_id` last; the item need not exist any more), or after skipping `offset` matches, which
- * costs the database the skipped ones.
+ * costs the database the skipped ones; with both, `offset` matches after the key.
  */
-export type PageStart = { after: readonly KeyPart[] } | { offset: number };
+export type PageStart = { after?: readonly KeyPart[]; offset: number };

@@ -10,7 +10,7 @@ export interface PageOptions {
   limit: number;
   /** Matches to skip (the database walks past each of them); without `after`, 0 by default. */
   offset?: number;
-  /** The sort values of the item the page comes after, one per sort field (see keyFilter). */
+  /** The sort values of the item the page comes after, one per sort field (keyFilter); `offset` then skips from there. */
   after?: readonly KeyPart[];
   projection?: mongo.Document;
   /**
@@ -88,7 +88,7 @@ export async function findPage<T extends mongo.Document>(
     const where = withKey(filter, keyFilter(sort, after));
     const [count, items] = await Promise.all([
       collection.countDocuments(filter),
-      read(sort, 0, limit, where),
+      read(sort, offset, limit, where),
     ]);
     return { count, items };
   }

@@ -6,14 +6,25 @@ import type { KeyPart } from '@pack/contracts';
  * a list sorted by a time or a string and then its id joins the parts with `.`: a time as its
  * milliseconds since 1970, a string in base64url, an integer in decimal digits.
  *
- * Decoding accepts only what encoding writes (one spelling per key: no sign, leading zero,
- * padding or other base64 alphabet), so a key is checked, not guessed at.
+ * A key is a position in the list's order, not a reference: its item need not exist. So every
+ * text of the documented pattern (keyPattern) is a key, and nothing else is: decimal digits
+ * without sign or leading zero, base64url without padding. A base64url text whose bytes are not
+ * UTF-8 reads as the string with replacement characters, which is a position like any other.
  */
 export type KeyShape = readonly ('int' | 'date' | 'string')[];
 
-const DECIMAL = /^(0|[1-9][0-9]{0,15})$/;
-const BASE64URL = /^[A-Za-z0-9_-]{1,344}$/; // up to 256 bytes
-const MAX_DATE_MS = 8.64e15;
+/** Up to 16 digits: every safe integer (ids never pass it, so Number() of a larger one only rounds a position). */
+const INT = '(0|[1-9][0-9]{0,15})';
+/** Up to 15 digits: every such millisecond count is a valid date (the last one is 8.64e15). */
+const DATE = '(0|[1-9][0-9]{0,14})';
+/** Up to 256 bytes. */
+const STRING = '[A-Za-z0-9_-]{1,344}';
+const PART = { int: INT, date: DATE, string: STRING } as const;
+
+/** The text of every key of a shape, as the OpenAPI document states it. */
+export function keyPattern(shape: KeyShape): string {
+  return `^${shape.map((kind) => PART[kind]).join('\\.')}$`;
+}
 
 export function encodeKey(shape: KeyShape, parts: readonly KeyPart[]): string {
   if (parts.length !== shape.length) throw new Error(`a key of ${shape.length} parts, not ${parts.length}`);
@@ -30,29 +41,13 @@ export function encodeKey(shape: KeyShape, parts: readonly KeyPart[]): string {
     .join('.');
 }
 
-function decodePart(kind: KeyShape[number], text: string): KeyPart | undefined {
-  if (kind === 'string') {
-    if (!BASE64URL.test(text)) return undefined;
-    const decoded = Buffer.from(text, 'base64url').toString('utf8');
-    // base64url's last digit can carry unused bits, and bytes may not be UTF-8: both re-encode differently
-    return Buffer.from(decoded, 'utf8').toString('base64url') === text ? decoded : undefined;
-  }
-  if (!DECIMAL.test(text)) return undefined;
-  const n = Number(text);
-  if (!Number.isSafeInteger(n)) return undefined;
-  if (kind === 'int') return n;
-  return n <= MAX_DATE_MS ? new Date(n) : undefined;
-}
-
 /** The parts of a key of this shape, or undefined when `text` is not one. */
 export function decodeKey(shape: KeyShape, text: string): KeyPart[] | undefined {
+  if (!new RegExp(keyPattern(shape)).test(text)) return undefined;
   const texts = text.split('.');
-  if (texts.length !== shape.length) return undefined;
-  const parts: KeyPart[] = [];
-  for (const [i, kind] of shape.entries()) {
-    const part = decodePart(kind, texts[i]!);
-    if (part === undefined) return undefined;
-    parts.push(part);
-  }
-  return parts;
+  return shape.map((kind, i): KeyPart => {
+    const part = texts[i]!;
+    if (kind === 'string') return Buffer.from(part, 'base64url').toString('utf8');
+    return kind === 'int' ? Number(part) : new Date(Number(part));
+  });
 }

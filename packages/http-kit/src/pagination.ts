@@ -1,9 +1,8 @@
 import type { Request } from 'express';
 import { z } from 'zod';
 import type { KeyPart, PageStart } from '@pack/contracts';
-import { ValidationError } from '@pack/errors';
-import { decodeKey, encodeKey, type KeyShape } from './page-key';
-import { decimalInteger } from './params';
+import { decodeKey, encodeKey, keyPattern, type KeyShape } from './page-key';
+import { decimalInteger, documentInput } from './params';
 
 /** How a list's items are keyed: the shape of its key and an item's sort values, `_id` last. */
 export interface ListKey<T> {
@@ -17,20 +16,21 @@ export const idKey: ListKey<{ id: number }> = { shape: ['int'], of: (item) => [i
 const AFTER_HELP =
   'Start right after the item with this key: the key of the last item seen, in the list order ' +
   '(the `next` link carries it). A page by key costs the same at any depth, and items added or ' +
-  'removed meanwhile shift nothing. The item need not exist any more.';
+  'removed meanwhile shift nothing. The item need not exist any more. With `offset`, the page ' +
+  'starts that many items further on.';
 
 /** `?limit=&offset=&after=` of a list keyed by `key` (by default, its items' ids). */
 export function listQuery(key: Pick<ListKey<never>, 'shape'> = idKey) {
+  const text = z.string();
+  documentInput(text, { type: 'string', pattern: keyPattern(key.shape), maxLength: 400 });
   return z.object({
     limit: decimalInteger({ min: 1, max: 500 }).default(50).describe('How many results a page holds'),
     offset: decimalInteger()
       .default(0)
       .describe(
-        'How many results to skip. Kept for compatibility: the database walks past every skipped result, so a page costs its depth; follow `next` (or pass `after`) instead. Not with `after`.',
+        'How many results to skip (after the key, with `after`). Kept for compatibility: the database walks past every skipped result, so a page costs its depth; follow `next` (or pass `after`) instead.',
       ),
-    after: z
-      .string()
-      .max(1000)
+    after: text
       .transform((text, ctx) => {
         const parts = decodeKey(key.shape, text);
         if (parts) return parts;
@@ -52,15 +52,12 @@ export interface ListQuery {
 
 /**
  * What a store is asked for: one item more than the page holds (the extra one tells whether a
- * next page exists without a second query), from the key or the offset. A key with a non-zero
- * offset is refused: the two name different starts.
+ * next page exists without a second query), from the key (then `offset` items further) or from
+ * the offset.
  */
 export function pageRequest(query: ListQuery): { limit: number; start: PageStart } {
-  if (query.after && query.offset > 0)
-    throw new ValidationError('after and offset cannot be combined', {
-      errors: { 'query.after': ['cannot be combined with a non-zero offset: pass one of them'] },
-    });
-  return { limit: query.limit + 1, start: query.after ? { after: query.after } : { offset: query.offset } };
+  const { after, offset } = query;
+  return { limit: query.limit + 1, start: after ? { after, offset } : { offset } };
 }
 
 export function pageSchema<T extends z.ZodType>(item: T) {

@@ -1313,9 +1313,9 @@ export interface operations {
             query?: {
                 /** @description How many results a page holds */
                 limit?: number;
-                /** @description How many results to skip. Kept for compatibility: the database walks past every skipped result, so a page costs its depth; follow `next` (or pass `after`) instead. Not with `after`. */
+                /** @description How many results to skip (after the key, with `after`). Kept for compatibility: the database walks past every skipped result, so a page costs its depth; follow `next` (or pass `after`) instead. */
                 offset?: number;
-                /** @description Start right after the item with this key: the key of the last item seen, in the list order (the `next` link carries it). A page by key costs the same at any depth, and items added or removed meanwhile shift nothing. The item need not exist any more. */
+                /** @description Start right after the item with this key: the key of the last item seen, in the list order (the `next` link carries it). A page by key costs the same at any depth, and items added or removed meanwhile shift nothing. The item need not exist any more. With `offset`, the page starts that many items further on. */
                 after?: string;
             };
             header?: never;
@@ -2454,9 +2454,9 @@ export interface operations {
             query?: {
                 /** @description How many results a page holds */
                 limit?: number;
-                /** @description How many results to skip. Kept for compatibility: the database walks past every skipped result, so a page costs its depth; follow `next` (or pass `after`) instead. Not with `after`. */
+                /** @description How many results to skip (after the key, with `after`). Kept for compatibility: the database walks past every skipped result, so a page costs its depth; follow `next` (or pass `after`) instead. */
                 offset?: number;
-                /** @description Start right after the item with this key: the key of the last item seen, in the list order (the `next` link carries it). A page by key costs the same at any depth, and items added or removed meanwhile shift nothing. The item need not exist any more. */
+                /** @description Start right after the item with this key: the key of the last item seen, in the list order (the `next` link carries it). A page by key costs the same at any depth, and items added or removed meanwhile shift nothing. The item need not exist any more. With `offset`, the page starts that many items further on. */
                 after?: string;
             };
             header?: never;
@@ -3289,9 +3289,9 @@ export interface operations {
             query?: {
                 /** @description How many results a page holds */
                 limit?: number;
-                /** @description How many results to skip. Kept for compatibility: the database walks past every skipped result, so a page costs its depth; follow `next` (or pass `after`) instead. Not with `after`. */
+                /** @description How many results to skip (after the key, with `after`). Kept for compatibility: the database walks past every skipped result, so a page costs its depth; follow `next` (or pass `after`) instead. */
                 offset?: number;
-                /** @description Start right after the item with this key: the key of the last item seen, in the list order (the `next` link carries it). A page by key costs the same at any depth, and items added or removed meanwhile shift nothing. The item need not exist any more. */
+                /** @description Start right after the item with this key: the key of the last item seen, in the list order (the `next` link carries it). A page by key costs the same at any depth, and items added or removed meanwhile shift nothing. The item need not exist any more. With `offset`, the page starts that many items further on. */
                 after?: string;
                 /** @description Only Service Items of this Service */
                 service?: number;
@@ -3618,9 +3618,9 @@ export interface operations {
             query?: {
                 /** @description How many results a page holds */
                 limit?: number;
-                /** @description How many results to skip. Kept for compatibility: the database walks past every skipped result, so a page costs its depth; follow `next` (or pass `after`) instead. Not with `after`. */
+                /** @description How many results to skip (after the key, with `after`). Kept for compatibility: the database walks past every skipped result, so a page costs its depth; follow `next` (or pass `after`) instead. */
                 offset?: number;
-                /** @description Start right after the item with this key: the key of the last item seen, in the list order (the `next` link carries it). A page by key costs the same at any depth, and items added or removed meanwhile shift nothing. The item need not exist any more. */
+                /** @description Start right after the item with this key: the key of the last item seen, in the list order (the `next` link carries it). A page by key costs the same at any depth, and items added or removed meanwhile shift nothing. The item need not exist any more. With `offset`, the page starts that many items further on. */
                 after?: string;
                 /** @description States to list, repeated or comma-separated (PENDING, APPROVED, REJECTED, IN_PROGRESS, COMPLETED, FAILED, CANCELLED), or ALL, in any letter case; at least one; without the parameter the GUI Table Settings default of the caller role applies */
                 state?: ("PENDING" | "APPROVED" | "REJECTED" | "IN_PROGRESS" | "COMPLETED" | "FAILED" | "CANCELLED" | "ALL") | ("PENDING" | "APPROVED" | "REJECTED" | "IN_PROGRESS" | "COMPLETED" | "FAILED" | "CANCELLED" | "ALL")[];
@@ -4082,9 +4082,9 @@ export interface operations {
             query?: {
                 /** @description How many results a page holds */
                 limit?: number;
-                /** @description How many results to skip. Kept for compatibility: the database walks past every skipped result, so a page costs its depth; follow `next` (or pass `after`) instead. Not with `after`. */
+                /** @description How many results to skip (after the key, with `after`). Kept for compatibility: the database walks past every skipped result, so a page costs its depth; follow `next` (or pass `after`) instead. */
                 offset?: number;
-                /** @description Start right after the item with this key: the key of the last item seen, in the list order (the `next` link carries it). A page by key costs the same at any depth, and items added or removed meanwhile shift nothing. The item need not exist any more. */
+                /** @description Start right after the item with this key: the key of the last item seen, in the list order (the `next` link carries it). A page by key costs the same at any depth, and items added or removed meanwhile shift nothing. The item need not exist any more. With `offset`, the page starts that many items further on. */
                 after?: string;
             };
             header?: never;
@@ -5952,9 +5952,9 @@ export interface operations {
             query?: {
                 /** @description How many results a page holds */
                 limit?: number;
-                /** @description How many results to skip. Kept for compatibility: the database walks past every skipped result, so a page costs its depth; follow `next` (or pass `after`) instead. Not with `after`. */
+                /** @description How many results to skip (after the key, with `after`). Kept for compatibility: the database walks past every skipped result, so a page costs its depth; follow `next` (or pass `after`) instead. */
                 offset?: number;
-                /** @description Start right after the item with this key: the key of the last item seen, in the list order (the `next` link carries it). A page by key costs the same at any depth, and items added or removed meanwhile shift nothing. The item need not exist any more. */
+                /** @description Start right after the item with this key: the key of the last item seen, in the list order (the `next` link carries it). A page by key costs the same at any depth, and items added or removed meanwhile shift nothing. The item need not exist any more. With `offset`, the page starts that many items further on. */
                 after?: string;
             };
             header?: never;
@@ -6470,9 +6470,9 @@ export interface operations {
             query?: {
                 /** @description How many results a page holds */
                 limit?: number;
-                /** @description How many results to skip. Kept for compatibility: the database walks past every skipped result, so a page costs its depth; follow `next` (or pass `after`) instead. Not with `after`. */
+                /** @description How many results to skip (after the key, with `after`). Kept for compatibility: the database walks past every skipped result, so a page costs its depth; follow `next` (or pass `after`) instead. */
                 offset?: number;
-                /** @description Start right after the item with this key: the key of the last item seen, in the list order (the `next` link carries it). A page by key costs the same at any depth, and items added or removed meanwhile shift nothing. The item need not exist any more. */
+                /** @description Start right after the item with this key: the key of the last item seen, in the list order (the `next` link carries it). A page by key costs the same at any depth, and items added or removed meanwhile shift nothing. The item need not exist any more. With `offset`, the page starts that many items further on. */
                 after?: string;
             };
             header?: never;
@@ -7767,9 +7767,9 @@ export interface operations {
             query?: {
                 /** @description How many results a page holds */
                 limit?: number;
-                /** @description How many results to skip. Kept for compatibility: the database walks past every skipped result, so a page costs its depth; follow `next` (or pass `after`) instead. Not with `after`. */
+                /** @description How many results to skip (after the key, with `after`). Kept for compatibility: the database walks past every skipped result, so a page costs its depth; follow `next` (or pass `after`) instead. */
                 offset?: number;
-                /** @description Start right after the item with this key: the key of the last item seen, in the list order (the `next` link carries it). A page by key costs the same at any depth, and items added or removed meanwhile shift nothing. The item need not exist any more. */
+                /** @description Start right after the item with this key: the key of the last item seen, in the list order (the `next` link carries it). A page by key costs the same at any depth, and items added or removed meanwhile shift nothing. The item need not exist any more. With `offset`, the page starts that many items further on. */
                 after?: string;
                 /** @description Only processors of this Service */
                 service?: number;
@@ -8453,9 +8453,9 @@ export interface operations {
             query?: {
                 /** @description How many results a page holds */
                 limit?: number;
-                /** @description How many results to skip. Kept for compatibility: the database walks past every skipped result, so a page costs its depth; follow `next` (or pass `after`) instead. Not with `after`. */
+                /** @description How many results to skip (after the key, with `after`). Kept for compatibility: the database walks past every skipped result, so a page costs its depth; follow `next` (or pass `after`) instead. */
                 offset?: number;
-                /** @description Start right after the item with this key: the key of the last item seen, in the list order (the `next` link carries it). A page by key costs the same at any depth, and items added or removed meanwhile shift nothing. The item need not exist any more. */
+                /** @description Start right after the item with this key: the key of the last item seen, in the list order (the `next` link carries it). A page by key costs the same at any depth, and items added or removed meanwhile shift nothing. The item need not exist any more. With `offset`, the page starts that many items further on. */
                 after?: string;
                 /** @description Where the pipeline is. A run that ended: done (it ended OK, at whichever stage: EXECUTION OK, or CONFIG or VERIFY OK with no later active processor) or failed (it ended FAILED). Otherwise by the stage that moved last: running (SCHEDULED or WAITING_FOR_RESPONSE), failed (it FAILED) or waiting (CONFIG or VERIFY OK, a later stage waiting for PackData from outside or a trigger) */
                 status?: "running" | "failed" | "waiting" | "done";
@@ -9934,9 +9934,9 @@ export interface operations {
             query?: {
                 /** @description How many results a page holds */
                 limit?: number;
-                /** @description How many results to skip. Kept for compatibility: the database walks past every skipped result, so a page costs its depth; follow `next` (or pass `after`) instead. Not with `after`. */
+                /** @description How many results to skip (after the key, with `after`). Kept for compatibility: the database walks past every skipped result, so a page costs its depth; follow `next` (or pass `after`) instead. */
                 offset?: number;
-                /** @description Start right after the item with this key: the key of the last item seen, in the list order (the `next` link carries it). A page by key costs the same at any depth, and items added or removed meanwhile shift nothing. The item need not exist any more. */
+                /** @description Start right after the item with this key: the key of the last item seen, in the list order (the `next` link carries it). A page by key costs the same at any depth, and items added or removed meanwhile shift nothing. The item need not exist any more. With `offset`, the page starts that many items further on. */
                 after?: string;
                 /** @description Only the notes this pack_optimizer processor wrote */
                 processor?: number;
@@ -10074,9 +10074,9 @@ export interface operations {
             query?: {
                 /** @description How many results a page holds */
                 limit?: number;
-                /** @description How many results to skip. Kept for compatibility: the database walks past every skipped result, so a page costs its depth; follow `next` (or pass `after`) instead. Not with `after`. */
+                /** @description How many results to skip (after the key, with `after`). Kept for compatibility: the database walks past every skipped result, so a page costs its depth; follow `next` (or pass `after`) instead. */
                 offset?: number;
-                /** @description Start right after the item with this key: the key of the last item seen, in the list order (the `next` link carries it). A page by key costs the same at any depth, and items added or removed meanwhile shift nothing. The item need not exist any more. */
+                /** @description Start right after the item with this key: the key of the last item seen, in the list order (the `next` link carries it). A page by key costs the same at any depth, and items added or removed meanwhile shift nothing. The item need not exist any more. With `offset`, the page starts that many items further on. */
                 after?: string;
             };
             header?: never;
@@ -11065,9 +11065,9 @@ export interface operations {
             query?: {
                 /** @description How many results a page holds */
                 limit?: number;
-                /** @description How many results to skip. Kept for compatibility: the database walks past every skipped result, so a page costs its depth; follow `next` (or pass `after`) instead. Not with `after`. */
+                /** @description How many results to skip (after the key, with `after`). Kept for compatibility: the database walks past every skipped result, so a page costs its depth; follow `next` (or pass `after`) instead. */
                 offset?: number;
-                /** @description Start right after the item with this key: the key of the last item seen, in the list order (the `next` link carries it). A page by key costs the same at any depth, and items added or removed meanwhile shift nothing. The item need not exist any more. */
+                /** @description Start right after the item with this key: the key of the last item seen, in the list order (the `next` link carries it). A page by key costs the same at any depth, and items added or removed meanwhile shift nothing. The item need not exist any more. With `offset`, the page starts that many items further on. */
                 after?: string;
                 /** @description Only responses in this state */
                 state?: "SCHEDULED" | "WAITING_FOR_RESPONSE" | "OK" | "FAILED";
@@ -11403,9 +11403,9 @@ export interface operations {
             query?: {
                 /** @description How many results a page holds */
                 limit?: number;
-                /** @description How many results to skip. Kept for compatibility: the database walks past every skipped result, so a page costs its depth; follow `next` (or pass `after`) instead. Not with `after`. */
+                /** @description How many results to skip (after the key, with `after`). Kept for compatibility: the database walks past every skipped result, so a page costs its depth; follow `next` (or pass `after`) instead. */
                 offset?: number;
-                /** @description Start right after the item with this key: the key of the last item seen, in the list order (the `next` link carries it). A page by key costs the same at any depth, and items added or removed meanwhile shift nothing. The item need not exist any more. */
+                /** @description Start right after the item with this key: the key of the last item seen, in the list order (the `next` link carries it). A page by key costs the same at any depth, and items added or removed meanwhile shift nothing. The item need not exist any more. With `offset`, the page starts that many items further on. */
                 after?: string;
                 /** @description Only responses in this state */
                 state?: "SCHEDULED" | "WAITING_FOR_RESPONSE" | "OK" | "FAILED";
