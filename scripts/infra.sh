@@ -34,8 +34,9 @@
 #   - FerretDB v1.24.2 (MongoDB wire protocol on 127.0.0.1:$PACK_MONGO_PORT), built from tools/ferretdb
 #     with our patches (tools/ferretdb/patches: atomic single-document updates; indexed `_id`
 #     reads, sorts, skips, limits and counts in PostgreSQL; counts of broad filters kept in
-#     memory; indexes on stored key columns, so skipped pages read an index alone; it must run
-#     as ONE process per PostgreSQL database, see tools/ferretdb/README.md).
+#     memory; indexes on stored key columns, so skipped pages read an index alone; ranges and
+#     `$or` in PostgreSQL, so pages by key read from the key on; it must run as ONE process per
+#     PostgreSQL database, see tools/ferretdb/README.md).
 #   - RabbitMQ (the Debian package), 127.0.0.1:$PACK_AMQP_PORT, guest/guest.
 # If MONGO_URL is already set, PostgreSQL and FerretDB are left alone (you bring your own MongoDB);
 # likewise AMQP_URL and RabbitMQ.

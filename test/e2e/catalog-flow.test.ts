@@ -186,6 +186,127 @@ describe('catalog through the gateway', () => {
     );
   });
 
+  /** Follows a list's `next` links from `path` to the end: every page's ids and every link. */
+  const walk = async (who: keyof typeof tokens | 'admin', path: string) => {
+    const seen: number[] = [];
+    const links: string[] = [];
+    let next: string | null = path;
+    while (next !== null && links.length < 100) {
+      const page: Awaited<ReturnType<Stack['call']>> =
+        who === 'admin' ? await stack.call('GET', next) : await as(who, 'GET', next);
+      expect(page.status).toBe(200);
+      seen.push(
+        ...page.body.results.map((item: { id?: number; version?: number }) => item.id ?? item.version),
+      );
+      next = page.body.next;
+      if (next !== null) links.push(next);
+    }
+    return { seen, links };
+  };
+
+  it('walks a list by its next links to the end: every record once, in order, while records are added (lists flat at any depth)', async () => {
+    const service = await as('oscar', 'POST', '/v1/catalog/services/', { name: 'Paged by key' });
+    const submit = async (n: number) =>
+      (
+        await as('conrad', 'POST', `/v1/catalog/services/${service.body.id}/declarations/`, {
+          declaration: { n },
+        })
+      ).body.change_instance.id as number;
+    const before: number[] = [];
+    for (let n = 0; n < 7; n += 1) before.push(await submit(n));
+    const listPath = `/v1/catalog/change_instances/?state=ALL&service=${service.body.id}&limit=2`;
+
+    const first = await as('oscar', 'GET', listPath);
+    expect(first.body.count).toBe(7);
+    // two more arrive while the walk is under way: newer ones, listed before the walk's position
+    const added = [await submit(7), await submit(8)];
+    const rest = await walk('oscar', first.body.next);
+    const seen = [...first.body.results.map((ci: { id: number }) => ci.id), ...rest.seen];
+    expect(seen).toEqual([...before].reverse());
+    expect(rest.links.every((link) => /[?&]after=\d+/.test(link) && !/[?&]offset=/.test(link))).toBe(true);
+    expect(rest.links.every((link) => link.includes(`service=${service.body.id}`))).toBe(true);
+
+    // a filtered list by key: only the approved ones, newest first, across pages of one
+    for (const id of [before[1]!, before[4]!, added[0]!])
+      await as('oscar', 'PATCH', `/v1/catalog/change_instances/${id}/`, { state: 'APPROVED' });
+    const approved = await walk(
+      'oscar',
+      `/v1/catalog/change_instances/?state=APPROVED&service=${service.body.id}&limit=1`,
+    );
+    expect(approved.seen).toEqual([added[0], before[4], before[1]]);
+    // the offset kept for compatibility: the page from an offset, its next link by key
+    const byOffset = await as('oscar', 'GET', `${listPath}&offset=4`);
+    expect(byOffset.body.results.map((ci: { id: number }) => ci.id)).toEqual([before[4], before[3]]);
+    expect(byOffset.body.next).toMatch(new RegExp(`after=${before[3]}(&|$)`));
+    // both: the offset counts from the key
+    const both = await as('oscar', 'GET', `${listPath}&after=${before[6]}&offset=1`);
+    expect(both.body.results.map((ci: { id: number }) => ci.id)).toEqual([before[4], before[3]]);
+    expect(both.body.next).toMatch(new RegExp(`after=${before[3]}(&|$)`));
+    expect(both.body.next).not.toContain('offset=');
+  });
+
+  it('pages every catalog and token list by key, the same records as one long page', async () => {
+    for (const path of [
+      '/v1/catalog/services/',
+      '/v1/catalog/service_items/',
+      '/v1/catalog/change_instances/?state=ALL',
+      '/v1/catalog/service_owners/',
+      '/v1/core/tokens/',
+    ]) {
+      const whole = await stack.call('GET', `${path}${path.includes('?') ? '&' : '?'}limit=500`);
+      const ids = whole.body.results.map(
+        (item: { id?: number; version?: number }) => item.id ?? item.version,
+      );
+      expect(ids.length).toBeGreaterThan(1);
+      const paged = await walk('admin', `${path}${path.includes('?') ? '&' : '?'}limit=1`);
+      expect({ path, seen: paged.seen }).toEqual({ path, seen: ids });
+      expect(paged.links.length).toBe(ids.length - 1);
+    }
+  });
+
+  it("refuses a bad after with 400 naming it, and someone else's key shows nothing of theirs", async () => {
+    for (const after of [
+      '+5',
+      '-1',
+      '05',
+      '1.5',
+      '1e3',
+      'garbage',
+      '__proto__',
+      'constructor',
+      '',
+      '99999999999999999',
+    ]) {
+      const refused = await as(
+        'oscar',
+        'GET',
+        `/v1/catalog/change_instances/?after=${encodeURIComponent(after)}`,
+      );
+      expect({ after, status: refused.status }).toEqual({ after, status: 400 });
+      expect(refused.headers.get('content-type')).toContain('application/problem+json');
+      expect(Object.keys(refused.body.errors)).toEqual(['query.after']);
+    }
+
+    const theirs = await as('olivia', 'POST', '/v1/catalog/services/', { name: 'Not for oscar' });
+    const theirCi = (
+      await as('carla', 'POST', `/v1/catalog/services/${theirs.body.id}/declarations/`, {
+        declaration: { x: 1 },
+      })
+    ).body.change_instance.id as number;
+    const own = await as('oscar', 'GET', '/v1/catalog/change_instances/?state=ALL&limit=500');
+    const fromTheirKey = await as(
+      'oscar',
+      'GET',
+      `/v1/catalog/change_instances/?state=ALL&after=${theirCi + 1}`,
+    );
+    expect(fromTheirKey.status).toBe(200);
+    expect(fromTheirKey.body.count).toBe(own.body.count);
+    expect(fromTheirKey.body.results.map((ci: { id: number }) => ci.id)).toEqual(
+      own.body.results.map((ci: { id: number }) => ci.id).filter((id: number) => id < theirCi + 1),
+    );
+    expect(fromTheirKey.body.results.some((ci: { id: number }) => ci.id === theirCi)).toBe(false);
+  });
+
   it('answers bad input as the issue asks, storing nothing', async () => {
     const before = (await stack.call('GET', '/v1/catalog/change_instances/?state=ALL')).body.count;
     expect(

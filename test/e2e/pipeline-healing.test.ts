@@ -471,11 +471,17 @@ describe('pipelines healing themselves, through the gateway', () => {
     const second = await notesOf('?limit=1&offset=1');
     expect(second.body).toMatchObject({ count: 2, results: [{ run: 1 }] });
     expect(second.body.previous).toContain('offset=0');
+    const orchestrator = stack.service('pipeline-orchestrator');
+    // by key: newest first, then by id; the first page's next link carries the key of its note
+    const first = await notesOf('?limit=1');
+    expect(first.body.next).toMatch(/[?&]after=\d+\.[A-Za-z0-9_-]+/);
+    const byKey = await notesOf(`?${first.body.next.split('?')[1]}`);
+    expect(byKey.body).toMatchObject({ count: 2, next: null, previous: null, results: [{ run: 1 }] });
+    await expectRefused(orchestrator, () => notesOf('?after=17'), 400, ['query.after']);
     const processor = page.results[0].processor as number;
     expect((await notesOf(`?processor=${processor}&service_item=${item}`)).body.count).toBe(2);
     expect((await notesOf(`?processor=${processor + 1000}`)).body.count).toBe(0);
 
-    const orchestrator = stack.service('pipeline-orchestrator');
     await expectRefused(orchestrator, () => notesOf('?limit=0'), 400, ['query.limit']);
     expect((await notesOf('', null)).status).toBe(401);
     await expectRefused(orchestrator, () => notesOf('', consumerToken), 403);

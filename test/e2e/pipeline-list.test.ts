@@ -40,7 +40,7 @@ describe('the latest pipeline of each Service Item, listed through the gateway',
   const list = async (query = '', token = ownerToken) => {
     const answer = await stack.call('GET', `${LIST}${query}`, { token });
     expect(answer.status).toBe(200);
-    return answer.body as { count: number; results: Row[] };
+    return answer.body as { count: number; next: string | null; results: Row[] };
   };
   const stateOf = async (item: number, stage: number) =>
     (await actors.asOwner('GET', `${PACK}pipelines/latest/service_item/${item}/`)).body?.stages?.[stage]
@@ -118,6 +118,13 @@ describe('the latest pipeline of each Service Item, listed through the gateway',
     expect(await list('?status=waiting&limit=1')).toMatchObject({ count: 0, results: [] });
     const paged = await list('?limit=1&offset=1');
     expect(paged).toMatchObject({ count: 2, results: [{ service_item: done }] });
+    const first = await list('?limit=1');
+    expect(first.next).toMatch(/[?&]after=\d+(&|$)/);
+    expect(await list(`?${first.next!.split('?')[1]}`)).toMatchObject({
+      count: 2,
+      next: null,
+      results: [{ service_item: done }],
+    });
   });
 
   it("shows an owner only their Services' items, and an admin every item", async () => {

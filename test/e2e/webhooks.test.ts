@@ -309,6 +309,54 @@ describe('webhooks through the gateway', () => {
     }
   });
 
+  it("walks a webhook's responses, the responses across webhooks and the webhooks by their next links: the same records as one long page (lists flat at any depth)", async () => {
+    const HOOKS = '/v1/external/serviceowner/webhooks/';
+    const service = await stack.call('POST', '/v1/catalog/services/', {
+      token: owner,
+      body: { name: 'Paged responses', description: '' },
+    });
+    const hook = await waitFor(async () => {
+      const reply = await stack.call('POST', HOOKS, {
+        token: owner,
+        body: { name: 'Paged', service: service.body.id, target_url: target },
+      });
+      return reply.status === 201 ? (reply.body as { id: number }) : undefined;
+    });
+    for (let n = 0; n < 5; n += 1)
+      expect(
+        (await stack.call('POST', `${HOOKS}${hook.id}/trigger/`, { token: owner, body: {} })).status,
+      ).toBe(202);
+    const get = async (path: string) => {
+      const reply = await stack.call('GET', path, { token: owner });
+      expect(reply.status).toBe(200);
+      return reply.body as {
+        count: number;
+        next: string | null;
+        results: { id: number; message_id?: string }[];
+      };
+    };
+    const across = `/v1/external/serviceowner/webhook_responses/?webhook=${hook.id}`;
+    await waitFor(async () => (await get(`${across}&state=OK`)).count === 5, {
+      what: '5 delivered fires',
+      intervalMs: 300,
+    });
+    for (const path of [`${HOOKS}${hook.id}/responses/?state=OK`, `${across}&state=OK`, HOOKS]) {
+      const whole = (await get(`${path}${path.includes('?') ? '&' : '?'}limit=100`)).results.map((r) => r.id);
+      const seen: number[] = [];
+      let next: string | null = `${path}${path.includes('?') ? '&' : '?'}limit=2`;
+      while (next !== null && seen.length <= whole.length) {
+        const page = await get(next);
+        seen.push(...page.results.map((r) => r.id));
+        next = page.next;
+        if (next !== null) expect(next).toMatch(/[?&]after=/);
+      }
+      expect({ path, seen }).toEqual({ path, seen: whole });
+    }
+    const refused = await stack.call('GET', `${across}&after=5`, { token: owner });
+    expect(refused.status).toBe(400);
+    expect(Object.keys(refused.body.errors)).toEqual(['query.after']);
+  });
+
   it('a dispatcher restarted while the settings service is down is not ready and acts on nothing until it has read the settings', async () => {
     const lowered = await stack.call('PATCH', '/v1/core/general_settings/', {
       body: { external_api: { webhook_response_retention: 200 } },

@@ -1,5 +1,6 @@
 import mongoose, { type Connection, type mongo } from 'mongoose';
 import { dropDatabase, uniqueName } from '@pack/testkit';
+import type { KeyPart } from '@pack/contracts';
 import { findPage } from '../src';
 
 interface Item {
@@ -60,5 +61,45 @@ describe('findPage', () => {
     expect(await page({ group: 1 }, { rank: 1 }, 6, true)).toEqual({ count: 8, ids: [5, 2] });
     expect(await page({ group: 1 }, { rank: -1 }, 6, true)).toEqual({ count: 8, ids: [20, 23] });
     expect(await page({ group: 1 }, { rank: 1 }, 8, true)).toEqual({ count: 8, ids: [] });
+  });
+
+  /** Every page by key (`after` = the sort values of the last item seen), walked to the end. */
+  const walk = async (filter: mongo.Filter<Item>, sort: Record<string, 1 | -1>) => {
+    const seen: number[] = [];
+    let after: KeyPart[] | undefined;
+    for (let pages = 0; pages < 30; pages += 1) {
+      const { count, items: found } = await findPage(items, filter, { sort, limit: 4, after });
+      expect(count).toBe(await items.countDocuments(filter));
+      seen.push(...found.map((item) => item._id));
+      const last = found.at(-1);
+      if (found.length < 4 || !last) return seen;
+      after = Object.keys(sort).map((field) => last[field as keyof Item] as KeyPart);
+    }
+    throw new Error('the walk did not end');
+  };
+
+  it('walks every list by key in the order of its offset pages, filtered or not, ties included', async () => {
+    const cases: [mongo.Filter<Item>, Record<string, 1 | -1>][] = [
+      [{}, { _id: -1 }],
+      [{}, { _id: 1 }],
+      [{ odd: true }, { _id: 1 }],
+      [{ group: { $in: [0, 2] } }, { _id: -1 }],
+      [{}, { group: -1, _id: 1 }], // group has ties: the key's _id breaks them
+      [{}, { group: 1, _id: -1 }],
+      [{ odd: false }, { group: 1, _id: 1 }],
+      [{ group: 1 }, { rank: 1 }], // unique without _id
+    ];
+    for (const [filter, sort] of cases) {
+      const all = await items.find(filter, { sort }).toArray();
+      expect(await walk(filter, sort)).toEqual(all.map((item) => item._id));
+    }
+  });
+
+  it('starts after a key whose item does not exist, and past the end gives nothing', async () => {
+    const after = await findPage(items, {}, { sort: { _id: -1 }, limit: 3, after: [10.5] });
+    expect(after.items.map((item) => item._id)).toEqual([10, 9, 8]);
+    expect((await findPage(items, {}, { sort: { _id: -1 }, limit: 3, after: [1] })).items).toEqual([]);
+    const ties = await findPage(items, {}, { sort: { group: 1, _id: 1 }, limit: 2, after: [1, 2] });
+    expect(ties.items.map((item) => item._id)).toEqual([5, 8]);
   });
 });

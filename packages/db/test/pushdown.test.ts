@@ -151,6 +151,24 @@ describe('finds and counts answered in PostgreSQL equal the in-memory answers', 
     { _id: 17 },
     { _id: 17.0, int: 2 },
     { state: 'A', int: { $in: [0, 4] } },
+    // ranges and `$or` (patch 0007): the pages by key of the lists
+    { int: { $gt: 3 } },
+    { int: { $gte: 3, $lt: 9 } },
+    { _id: { $lt: 30 } },
+    { _id: { $gt: 30.5 } },
+    { at: { $lte: day(5) } },
+    { text: { $gte: 'a' } },
+    { word: { $lt: 'w5' }, state: 'C' },
+    { num: { $gt: 2 } },
+    { sparse: { $gte: 2 } },
+    { nullable: { $lt: 4 } },
+    { mixed: { $gt: 3 } },
+    { flag: { $gt: false } },
+    { oid: { $gt: oid(20) } },
+    { state: 'B', $or: [{ int: 3 }, { int: { $gt: 10 } }] },
+    { at: { $lte: day(5) }, $or: [{ at: { $lt: day(5) } }, { _id: { $lt: 30 } }] },
+    { text: { $lte: 'a' }, $or: [{ text: { $lt: 'a' } }, { _id: { $gt: 20 } }] },
+    { $or: [{ nullable: 3 }, { mixed: 8 }] },
   ];
 
   it.each(sorts.map((sort) => [JSON.stringify(sort), sort] as const))(
@@ -179,6 +197,11 @@ describe('finds and counts answered in PostgreSQL equal the in-memory answers', 
     expect(ids(await same(typed, {}, { sort: { sparse: 1, _id: 1 }, limit: 3 }))).toEqual([1, 6, 11]);
     expect(ids(await same(typed, {}, { sort: { nullable: -1, _id: 1 }, skip: 50, limit: 10 }))).toEqual([
       49, 1, 8, 15, 22, 29, 36, 43, 50, 57,
+    ]);
+    // the page after a key, on a time and then _id (each `at` is shared by several documents)
+    const afterKey = { at: { $lte: day(5) }, $or: [{ at: { $lt: day(5) } }, { _id: { $lt: 49 } }] };
+    expect(ids(await same(typed, afterKey, { sort: { at: -1, _id: -1 }, limit: 4 }))).toEqual([
+      36, 19, 2, 46,
     ]);
     expect(await typed.countDocuments({ state: { $in: ['A', 'C'] } })).toBe(40);
     expect(await typed.countDocuments({ sparse: { $ne: 2 } })).toBe(52);

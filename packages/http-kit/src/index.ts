@@ -7,6 +7,7 @@ export * from './app';
 export * from './ops';
 export * from './error-response';
 export * from './pagination';
+export * from './page-key';
 export * from './openapi';
 export * from './params';
 export * from './json-body';

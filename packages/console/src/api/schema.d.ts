@@ -1335,8 +1335,10 @@ export interface operations {
             query?: {
                 /** @description How many results a page holds */
                 limit?: number;
-                /** @description How many results to skip */
+                /** @description How many results to skip (after the key, with `after`). Kept for compatibility: the database walks past every skipped result, so a page costs its depth; follow `next` (or pass `after`) instead. */
                 offset?: number;
+                /** @description Start right after the item with this key: the key of the last item seen, in the list order (the `next` link carries it). A page by key costs the same at any depth, and items added or removed meanwhile shift nothing. The item need not exist any more. With `offset`, the page starts that many items further on. */
+                after?: string;
             };
             header?: never;
             path?: never;
@@ -1351,8 +1353,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description Every match of the list, not only this page */
                         count: number;
+                        /** @description The next page: a relative link with `after` set to the key of this page’s last item; null at the end */
                         next: string | null;
+                        /** @description The page before, for a page read by `offset`; null for the first page and for pages read by key */
                         previous: string | null;
                         results: {
                             id: number;
@@ -2562,8 +2567,10 @@ export interface operations {
             query?: {
                 /** @description How many results a page holds */
                 limit?: number;
-                /** @description How many results to skip */
+                /** @description How many results to skip (after the key, with `after`). Kept for compatibility: the database walks past every skipped result, so a page costs its depth; follow `next` (or pass `after`) instead. */
                 offset?: number;
+                /** @description Start right after the item with this key: the key of the last item seen, in the list order (the `next` link carries it). A page by key costs the same at any depth, and items added or removed meanwhile shift nothing. The item need not exist any more. With `offset`, the page starts that many items further on. */
+                after?: string;
             };
             header?: never;
             path?: never;
@@ -2578,8 +2585,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description Every match of the list, not only this page */
                         count: number;
+                        /** @description The next page: a relative link with `after` set to the key of this page’s last item; null at the end */
                         next: string | null;
+                        /** @description The page before, for a page read by `offset`; null for the first page and for pages read by key */
                         previous: string | null;
                         results: {
                             id: number;
@@ -3392,8 +3402,10 @@ export interface operations {
             query?: {
                 /** @description How many results a page holds */
                 limit?: number;
-                /** @description How many results to skip */
+                /** @description How many results to skip (after the key, with `after`). Kept for compatibility: the database walks past every skipped result, so a page costs its depth; follow `next` (or pass `after`) instead. */
                 offset?: number;
+                /** @description Start right after the item with this key: the key of the last item seen, in the list order (the `next` link carries it). A page by key costs the same at any depth, and items added or removed meanwhile shift nothing. The item need not exist any more. With `offset`, the page starts that many items further on. */
+                after?: string;
                 /** @description Only Service Items of this Service */
                 service?: number;
             };
@@ -3410,8 +3422,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description Every match of the list, not only this page */
                         count: number;
+                        /** @description The next page: a relative link with `after` set to the key of this page’s last item; null at the end */
                         next: string | null;
+                        /** @description The page before, for a page read by `offset`; null for the first page and for pages read by key */
                         previous: string | null;
                         results: {
                             id: number;
@@ -3716,8 +3731,10 @@ export interface operations {
             query?: {
                 /** @description How many results a page holds */
                 limit?: number;
-                /** @description How many results to skip */
+                /** @description How many results to skip (after the key, with `after`). Kept for compatibility: the database walks past every skipped result, so a page costs its depth; follow `next` (or pass `after`) instead. */
                 offset?: number;
+                /** @description Start right after the item with this key: the key of the last item seen, in the list order (the `next` link carries it). A page by key costs the same at any depth, and items added or removed meanwhile shift nothing. The item need not exist any more. With `offset`, the page starts that many items further on. */
+                after?: string;
                 /** @description States to list, repeated or comma-separated (PENDING, APPROVED, REJECTED, IN_PROGRESS, COMPLETED, FAILED, CANCELLED), or ALL, in any letter case; at least one; without the parameter the GUI Table Settings default of the caller role applies */
                 state?: ("PENDING" | "APPROVED" | "REJECTED" | "IN_PROGRESS" | "COMPLETED" | "FAILED" | "CANCELLED" | "ALL") | ("PENDING" | "APPROVED" | "REJECTED" | "IN_PROGRESS" | "COMPLETED" | "FAILED" | "CANCELLED" | "ALL")[];
                 /** @description Only change instances of this Service */
@@ -3740,8 +3757,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description Every match of the list, not only this page */
                         count: number;
+                        /** @description The next page: a relative link with `after` set to the key of this page’s last item; null at the end */
                         next: string | null;
+                        /** @description The page before, for a page read by `offset`; null for the first page and for pages read by key */
                         previous: string | null;
                         results: {
                             id: number;
@@ -4175,8 +4195,10 @@ export interface operations {
             query?: {
                 /** @description How many results a page holds */
                 limit?: number;
-                /** @description How many results to skip */
+                /** @description How many results to skip (after the key, with `after`). Kept for compatibility: the database walks past every skipped result, so a page costs its depth; follow `next` (or pass `after`) instead. */
                 offset?: number;
+                /** @description Start right after the item with this key: the key of the last item seen, in the list order (the `next` link carries it). A page by key costs the same at any depth, and items added or removed meanwhile shift nothing. The item need not exist any more. With `offset`, the page starts that many items further on. */
+                after?: string;
             };
             header?: never;
             path?: never;
@@ -4191,8 +4213,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description Every match of the list, not only this page */
                         count: number;
+                        /** @description The next page: a relative link with `after` set to the key of this page’s last item; null at the end */
                         next: string | null;
+                        /** @description The page before, for a page read by `offset`; null for the first page and for pages read by key */
                         previous: string | null;
                         results: {
                             id: number;
@@ -6084,8 +6109,10 @@ export interface operations {
             query?: {
                 /** @description How many results a page holds */
                 limit?: number;
-                /** @description How many results to skip */
+                /** @description How many results to skip (after the key, with `after`). Kept for compatibility: the database walks past every skipped result, so a page costs its depth; follow `next` (or pass `after`) instead. */
                 offset?: number;
+                /** @description Start right after the item with this key: the key of the last item seen, in the list order (the `next` link carries it). A page by key costs the same at any depth, and items added or removed meanwhile shift nothing. The item need not exist any more. With `offset`, the page starts that many items further on. */
+                after?: string;
             };
             header?: never;
             path?: never;
@@ -6100,8 +6127,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description Every match of the list, not only this page */
                         count: number;
+                        /** @description The next page: a relative link with `after` set to the key of this page’s last item; null at the end */
                         next: string | null;
+                        /** @description The page before, for a page read by `offset`; null for the first page and for pages read by key */
                         previous: string | null;
                         results: {
                             version: number;
@@ -6599,8 +6629,10 @@ export interface operations {
             query?: {
                 /** @description How many results a page holds */
                 limit?: number;
-                /** @description How many results to skip */
+                /** @description How many results to skip (after the key, with `after`). Kept for compatibility: the database walks past every skipped result, so a page costs its depth; follow `next` (or pass `after`) instead. */
                 offset?: number;
+                /** @description Start right after the item with this key: the key of the last item seen, in the list order (the `next` link carries it). A page by key costs the same at any depth, and items added or removed meanwhile shift nothing. The item need not exist any more. With `offset`, the page starts that many items further on. */
+                after?: string;
             };
             header?: never;
             path?: never;
@@ -6615,8 +6647,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description Every match of the list, not only this page */
                         count: number;
+                        /** @description The next page: a relative link with `after` set to the key of this page’s last item; null at the end */
                         next: string | null;
+                        /** @description The page before, for a page read by `offset`; null for the first page and for pages read by key */
                         previous: string | null;
                         results: {
                             id: number;
@@ -7974,8 +8009,10 @@ export interface operations {
             query?: {
                 /** @description How many results a page holds */
                 limit?: number;
-                /** @description How many results to skip */
+                /** @description How many results to skip (after the key, with `after`). Kept for compatibility: the database walks past every skipped result, so a page costs its depth; follow `next` (or pass `after`) instead. */
                 offset?: number;
+                /** @description Start right after the item with this key: the key of the last item seen, in the list order (the `next` link carries it). A page by key costs the same at any depth, and items added or removed meanwhile shift nothing. The item need not exist any more. With `offset`, the page starts that many items further on. */
+                after?: string;
                 /** @description Only processors of this Service */
                 service?: number;
                 /** @description Only processors of this kind */
@@ -7994,8 +8031,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description Every match of the list, not only this page */
                         count: number;
+                        /** @description The next page: a relative link with `after` set to the key of this page’s last item; null at the end */
                         next: string | null;
+                        /** @description The page before, for a page read by `offset`; null for the first page and for pages read by key */
                         previous: string | null;
                         results: {
                             id: number;
@@ -8655,8 +8695,10 @@ export interface operations {
             query?: {
                 /** @description How many results a page holds */
                 limit?: number;
-                /** @description How many results to skip */
+                /** @description How many results to skip (after the key, with `after`). Kept for compatibility: the database walks past every skipped result, so a page costs its depth; follow `next` (or pass `after`) instead. */
                 offset?: number;
+                /** @description Start right after the item with this key: the key of the last item seen, in the list order (the `next` link carries it). A page by key costs the same at any depth, and items added or removed meanwhile shift nothing. The item need not exist any more. With `offset`, the page starts that many items further on. */
+                after?: string;
                 /** @description Where the pipeline is. A run that ended: done (it ended OK, at whichever stage: EXECUTION OK, or CONFIG or VERIFY OK with no later active processor) or failed (it ended FAILED). Otherwise by the stage that moved last: running (SCHEDULED or WAITING_FOR_RESPONSE), failed (it FAILED) or waiting (CONFIG or VERIFY OK, a later stage waiting for PackData from outside or a trigger) */
                 status?: "running" | "failed" | "waiting" | "done";
             };
@@ -8673,8 +8715,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description Every match of the list, not only this page */
                         count: number;
+                        /** @description The next page: a relative link with `after` set to the key of this page’s last item; null at the end */
                         next: string | null;
+                        /** @description The page before, for a page read by `offset`; null for the first page and for pages read by key */
                         previous: string | null;
                         results: {
                             id: number;
@@ -10131,8 +10176,10 @@ export interface operations {
             query?: {
                 /** @description How many results a page holds */
                 limit?: number;
-                /** @description How many results to skip */
+                /** @description How many results to skip (after the key, with `after`). Kept for compatibility: the database walks past every skipped result, so a page costs its depth; follow `next` (or pass `after`) instead. */
                 offset?: number;
+                /** @description Start right after the item with this key: the key of the last item seen, in the list order (the `next` link carries it). A page by key costs the same at any depth, and items added or removed meanwhile shift nothing. The item need not exist any more. With `offset`, the page starts that many items further on. */
+                after?: string;
                 /** @description Only the notes this pack_optimizer processor wrote */
                 processor?: number;
                 /** @description Only the notes on this Service Item's runs */
@@ -10154,8 +10201,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description Every match of the list, not only this page */
                         count: number;
+                        /** @description The next page: a relative link with `after` set to the key of this page’s last item; null at the end */
                         next: string | null;
+                        /** @description The page before, for a page read by `offset`; null for the first page and for pages read by key */
                         previous: string | null;
                         results: {
                             /** @description The note: one per run end the optimizer was asked about */
@@ -10266,8 +10316,10 @@ export interface operations {
             query?: {
                 /** @description How many results a page holds */
                 limit?: number;
-                /** @description How many results to skip */
+                /** @description How many results to skip (after the key, with `after`). Kept for compatibility: the database walks past every skipped result, so a page costs its depth; follow `next` (or pass `after`) instead. */
                 offset?: number;
+                /** @description Start right after the item with this key: the key of the last item seen, in the list order (the `next` link carries it). A page by key costs the same at any depth, and items added or removed meanwhile shift nothing. The item need not exist any more. With `offset`, the page starts that many items further on. */
+                after?: string;
             };
             header?: never;
             path?: never;
@@ -10282,8 +10334,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description Every match of the list, not only this page */
                         count: number;
+                        /** @description The next page: a relative link with `after` set to the key of this page’s last item; null at the end */
                         next: string | null;
+                        /** @description The page before, for a page read by `offset`; null for the first page and for pages read by key */
                         previous: string | null;
                         results: {
                             id: number;
@@ -11252,8 +11307,10 @@ export interface operations {
             query?: {
                 /** @description How many results a page holds */
                 limit?: number;
-                /** @description How many results to skip */
+                /** @description How many results to skip (after the key, with `after`). Kept for compatibility: the database walks past every skipped result, so a page costs its depth; follow `next` (or pass `after`) instead. */
                 offset?: number;
+                /** @description Start right after the item with this key: the key of the last item seen, in the list order (the `next` link carries it). A page by key costs the same at any depth, and items added or removed meanwhile shift nothing. The item need not exist any more. With `offset`, the page starts that many items further on. */
+                after?: string;
                 /** @description Only responses in this state */
                 state?: "SCHEDULED" | "WAITING_FOR_RESPONSE" | "OK" | "FAILED";
                 /** @description true: only resends; false: only first fires */
@@ -11274,8 +11331,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description Every match of the list, not only this page */
                         count: number;
+                        /** @description The next page: a relative link with `after` set to the key of this page’s last item; null at the end */
                         next: string | null;
+                        /** @description The page before, for a page read by `offset`; null for the first page and for pages read by key */
                         previous: string | null;
                         results: {
                             /** @description Numbered per webhook, increasing */
@@ -11585,8 +11645,10 @@ export interface operations {
             query?: {
                 /** @description How many results a page holds */
                 limit?: number;
-                /** @description How many results to skip */
+                /** @description How many results to skip (after the key, with `after`). Kept for compatibility: the database walks past every skipped result, so a page costs its depth; follow `next` (or pass `after`) instead. */
                 offset?: number;
+                /** @description Start right after the item with this key: the key of the last item seen, in the list order (the `next` link carries it). A page by key costs the same at any depth, and items added or removed meanwhile shift nothing. The item need not exist any more. With `offset`, the page starts that many items further on. */
+                after?: string;
                 /** @description Only responses in this state */
                 state?: "SCHEDULED" | "WAITING_FOR_RESPONSE" | "OK" | "FAILED";
                 /** @description true: only resends; false: only first fires */
@@ -11607,8 +11669,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description Every match of the list, not only this page */
                         count: number;
+                        /** @description The next page: a relative link with `after` set to the key of this page’s last item; null at the end */
                         next: string | null;
+                        /** @description The page before, for a page read by `offset`; null for the first page and for pages read by key */
                         previous: string | null;
                         results: {
                             /** @description Numbered per webhook, increasing */

@@ -4,6 +4,7 @@ import { useId } from 'preact/hooks';
 import type { ApiError } from '../api/problem';
 import { followLink } from '../router';
 import { asText } from '../text';
+import type { PageKeys } from './use-load';
 
 export function Link({ href, children, ...rest }: AnchorHTMLAttributes & { href: string }) {
   return (
@@ -129,31 +130,31 @@ export function Check({
   );
 }
 
+/** Previous and Next along a list's `next` links (usePageKeys), with where the page is in the list. */
 export function Pager({
-  offset,
-  limit,
+  keys,
   count,
-  onPage,
+  next,
   label,
 }: {
-  offset: number;
-  limit: number;
+  keys: PageKeys;
   count: number;
-  onPage: (offset: number) => void;
+  next: string | null;
   label: string;
 }) {
-  if (count <= limit && offset === 0)
+  if (count <= keys.limit && keys.index === 0)
     return <p class="muted">{count === 1 ? '1 entry' : `${count} entries`}</p>;
-  const last = Math.min(offset + limit, count);
+  const first = keys.index * keys.limit;
+  const last = Math.min(first + keys.limit, count);
   return (
     <nav class="pager" aria-label={`${label} pages`}>
-      <button type="button" disabled={offset === 0} onClick={() => onPage(Math.max(0, offset - limit))}>
+      <button type="button" disabled={keys.index === 0} onClick={keys.back}>
         Previous
       </button>
       <span>
-        {count === 0 ? 0 : offset + 1}–{last} of {count}
+        {count === 0 ? 0 : Math.min(first + 1, count)}–{last} of {count}
       </span>
-      <button type="button" disabled={last >= count} onClick={() => onPage(offset + limit)}>
+      <button type="button" disabled={next === null} onClick={() => keys.forward(next)}>
         Next
       </button>
     </nav>

@@ -47,12 +47,42 @@ export function useInterval(tick: () => void, seconds: number | null): void {
   }, [seconds]);
 }
 
-/** A paged list: `load` gets the page's limit and offset (as the API's query takes them). */
+/** The key a `next` link carries (its `after`), if any. */
+export function afterOf(next: string | null | undefined): string | undefined {
+  if (!next) return undefined;
+  return new URL(next, 'http://relative.invalid').searchParams.get('after') ?? undefined;
+}
+
+/**
+ * Where a list was walked to by its `next` links: the key (`after`) of every page after the
+ * first. A page by key costs the server the same at any depth, where one by offset costs its
+ * depth; Previous goes back along the keys walked. Another `deps` (a filter) starts again.
+ */
+export function usePageKeys(limit: number, deps: readonly unknown[] = []) {
+  const depsKey = JSON.stringify(deps);
+  const [walk, setWalk] = useState({ deps: depsKey, keys: [] as string[] });
+  const keys = walk.deps === depsKey ? walk.keys : [];
+  const after = keys.at(-1);
+  return {
+    limit,
+    index: keys.length,
+    after,
+    query: after === undefined ? { limit } : { limit, after },
+    forward: (next: string | null | undefined) => {
+      const key = afterOf(next);
+      if (key !== undefined) setWalk({ deps: depsKey, keys: [...keys, key] });
+    },
+    back: () => setWalk({ deps: depsKey, keys: keys.slice(0, -1) }),
+  };
+}
+export type PageKeys = ReturnType<typeof usePageKeys>;
+
+/** A paged list: `load` gets the page's limit and the key it starts after (as the API's query takes them). */
 export function usePaged<T>(
-  load: (page: { limit: number; offset: number }) => Promise<T>,
+  load: (page: { limit: number; after?: string }) => Promise<T>,
   { limit, deps = [] }: { limit: number; deps?: readonly unknown[] },
-): Loaded<T> & { offset: number; limit: number; setOffset: (offset: number) => void } {
-  const [offset, setOffset] = useState(0);
-  const loaded = useLoad(() => load({ limit, offset }), [offset, ...deps]);
-  return { ...loaded, offset, limit, setOffset };
+): Loaded<T> & { keys: PageKeys } {
+  const keys = usePageKeys(limit, deps);
+  const loaded = useLoad(() => load(keys.query), [keys.after, ...deps]);
+  return { ...loaded, keys };
 }

@@ -7,7 +7,7 @@ import { api, okWithHeaders, PAGE_SIZE } from '../api/client';
 import { CHANGE_INSTANCE_STATES, type ChangeInstance, type ChangeInstanceState } from '../api/types';
 import { Check, ErrorNotice, Link, Loading, Pager, dateTime } from '../components/ui';
 import { itemName } from '../components/names';
-import { useInterval, useLoad } from '../components/use-load';
+import { useInterval, useLoad, usePageKeys } from '../components/use-load';
 import { session } from '../session';
 import { useSettings } from '../settings-store';
 
@@ -15,13 +15,13 @@ export function ChangeInstancesPage() {
   const { settings } = useSettings();
   // null: not chosen yet, so the API applies the role's default filter and says which it was.
   const [states, setStates] = useState<ChangeInstanceState[] | null>(null);
-  const [offset, setOffset] = useState(0);
+  const keys = usePageKeys(PAGE_SIZE, [JSON.stringify(states)]);
   const [refreshedAt, setRefreshedAt] = useState<Date | null>(null);
   const list = useLoad(async () => {
     const state = states === null ? undefined : states.length === 0 ? ('ALL' as const) : states;
     const answer = await okWithHeaders(
       api.GET('/v1/catalog/change_instances/', {
-        params: { query: { limit: PAGE_SIZE, offset, ...(state ? { state } : {}) } },
+        params: { query: { ...keys.query, ...(state ? { state } : {}) } },
       }),
     );
     setRefreshedAt(new Date());
@@ -30,14 +30,13 @@ export function ChangeInstancesPage() {
       page: answer.data,
       applied: applied === 'ALL' || !applied ? [] : (applied.split(',') as ChangeInstanceState[]),
     };
-  }, [JSON.stringify(states), offset]);
+  }, [JSON.stringify(states), keys.after]);
   const table = settings?.gui_table;
   const interval = table?.ENABLED ? table.table_refresh_interval : null;
   useInterval(() => void list.reload(), interval);
 
   const shown = states ?? list.data?.applied ?? [];
   const toggle = (state: ChangeInstanceState, on: boolean) => {
-    setOffset(0);
     setStates(on ? [...shown, state] : shown.filter((entry) => entry !== state));
   };
   const owner = session.me()?.role !== 'consumer';
@@ -105,10 +104,9 @@ export function ChangeInstancesPage() {
           {list.data.page.results.length === 0 && <p class="muted">No Change Instances in these states.</p>}
           <Pager
             label="Change Instances"
-            offset={offset}
-            limit={PAGE_SIZE}
+            keys={keys}
             count={list.data.page.count}
-            onPage={setOffset}
+            next={list.data.page.next}
           />
         </>
       )}

@@ -67,13 +67,7 @@ function ModelList() {
               </tbody>
             </table>
           </div>
-          <Pager
-            label="Models"
-            offset={models.offset}
-            limit={PAGE_SIZE}
-            count={models.data.count}
-            onPage={models.setOffset}
-          />
+          <Pager label="Models" keys={models.keys} count={models.data.count} next={models.data.next} />
         </>
       )}
     </section>

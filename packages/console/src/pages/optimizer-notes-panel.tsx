@@ -36,13 +36,7 @@ export function OptimizerNotesPanel({ service }: { service: number }) {
         </article>
       ))}
       {notes.data && notes.data.count > 0 && (
-        <Pager
-          label="Optimizer notes"
-          offset={notes.offset}
-          limit={PAGE}
-          count={notes.data.count}
-          onPage={notes.setOffset}
-        />
+        <Pager label="Optimizer notes" keys={notes.keys} count={notes.data.count} next={notes.data.next} />
       )}
     </section>
   );

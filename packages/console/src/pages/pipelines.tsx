@@ -55,7 +55,6 @@ function ItemList() {
           <select
             value={status}
             onChange={(event) => {
-              items.setOffset(0);
               setStatus((event.target as HTMLSelectElement).value as Status | '');
             }}
           >
@@ -108,13 +107,7 @@ function ItemList() {
             </table>
           </div>
           {items.data.results.length === 0 && <p class="muted">No pipelines with this status.</p>}
-          <Pager
-            label="pipelines"
-            offset={items.offset}
-            limit={PAGE_SIZE}
-            count={items.data.count}
-            onPage={items.setOffset}
-          />
+          <Pager label="pipelines" keys={items.keys} count={items.data.count} next={items.data.next} />
         </>
       )}
     </section>

@@ -2,7 +2,7 @@
 import { useState } from 'preact/hooks';
 import { api, ok } from '../api/client';
 import { ErrorNotice, Link, Loading, Notice, Pager, dateTime } from '../components/ui';
-import { useInterval, useLoad } from '../components/use-load';
+import { useInterval, useLoad, usePageKeys } from '../components/use-load';
 import { WebhookRecoveryForm } from './webhook-recovery';
 
 const PAGE = 10;
@@ -13,15 +13,15 @@ export function WebhookDetail({ id }: { id: number }) {
     () => ok(api.GET('/v1/external/serviceowner/webhooks/{id}/', { params: { path } })),
     [id],
   );
-  const [offset, setOffset] = useState(0);
+  const keys = usePageKeys(PAGE, [id]);
   const responses = useLoad(
     () =>
       ok(
         api.GET('/v1/external/serviceowner/webhooks/{id}/responses/', {
-          params: { path, query: { limit: PAGE, offset } },
+          params: { path, query: keys.query },
         }),
       ),
-    [id, offset],
+    [id, keys.after],
   );
   const [triggered, setTriggered] = useState('');
   const [error, setError] = useState<unknown>(null);
@@ -157,13 +157,7 @@ export function WebhookDetail({ id }: { id: number }) {
               </tbody>
             </table>
           </div>
-          <Pager
-            label="Responses"
-            offset={offset}
-            limit={PAGE}
-            count={responses.data.count}
-            onPage={setOffset}
-          />
+          <Pager label="Responses" keys={keys} count={responses.data.count} next={responses.data.next} />
         </>
       )}
     </section>

@@ -72,13 +72,7 @@ function WebhookList() {
               </tbody>
             </table>
           </div>
-          <Pager
-            label="Webhooks"
-            offset={hooks.offset}
-            limit={PAGE_SIZE}
-            count={hooks.data.count}
-            onPage={hooks.setOffset}
-          />
+          <Pager label="Webhooks" keys={hooks.keys} count={hooks.data.count} next={hooks.data.next} />
         </>
       )}
     </section>

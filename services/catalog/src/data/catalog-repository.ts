@@ -1,6 +1,6 @@
 import type { Connection } from 'mongoose';
 import { ServiceRepository } from './service-repository';
-import type { ChangeInstanceState, Envelope } from '@pack/contracts';
+import type { ChangeInstanceState, Envelope, PageStart } from '@pack/contracts';
 import {
   findPage,
   isDuplicateKey,
@@ -100,8 +100,8 @@ export class CatalogRepository extends ServiceRepository implements CatalogStore
     return record;
   }
 
-  listServiceOwners(limit: number, offset: number): Promise<Page<ServiceOwnerRecord>> {
-    return findPage(this.owners, {}, { sort: { _id: 1 }, limit, offset });
+  listServiceOwners(limit: number, start: PageStart): Promise<Page<ServiceOwnerRecord>> {
+    return findPage(this.owners, {}, { sort: { _id: 1 }, limit, ...start });
   }
 
   // --- Service Items ------------------------------------------------------------------------
@@ -149,10 +149,10 @@ export class CatalogRepository extends ServiceRepository implements CatalogStore
     return true;
   }
 
-  listServiceItems(filter: ScopeFilter, limit: number, offset: number): Promise<Page<ServiceItemRecord>> {
+  listServiceItems(filter: ScopeFilter, limit: number, start: PageStart): Promise<Page<ServiceItemRecord>> {
     const query = scopeQuery(filter);
     if (!query) return Promise.resolve({ count: 0, items: [] });
-    return findPage(this.items, query, { sort: { _id: -1 }, limit, offset });
+    return findPage(this.items, query, { sort: { _id: -1 }, limit, ...start });
   }
 
   /**
@@ -250,14 +250,14 @@ export class CatalogRepository extends ServiceRepository implements CatalogStore
   listChangeInstances(
     filter: ChangeInstanceFilter,
     limit: number,
-    offset: number,
+    start: PageStart,
   ): Promise<Page<ChangeInstanceRecord>> {
     const { states, service_item_id, ...scope } = filter;
     const query = scopeQuery(scope);
     if (!query) return Promise.resolve({ count: 0, items: [] });
     if (service_item_id !== undefined) query.service_item_id = service_item_id;
     if (states) query.state = states.length === 1 ? states[0] : { $in: [...states] };
-    return findPage(this.views, query, { sort: { _id: -1 }, limit, offset });
+    return findPage(this.views, query, { sort: { _id: -1 }, limit, ...start });
   }
 
   /** True when inserted; false when a document with that key exists (someone was first). */

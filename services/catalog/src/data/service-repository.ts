@@ -1,5 +1,5 @@
 import type { Connection } from 'mongoose';
-import type { Envelope } from '@pack/contracts';
+import type { Envelope, PageStart } from '@pack/contracts';
 import {
   findPage,
   isDuplicateKey,
@@ -51,9 +51,9 @@ export class ServiceRepository {
     return rows.map((row) => row._id);
   }
 
-  listServices(filter: { owner_id?: number }, limit: number, offset: number): Promise<Page<ServiceRecord>> {
+  listServices(filter: { owner_id?: number }, limit: number, start: PageStart): Promise<Page<ServiceRecord>> {
     const query = filter.owner_id === undefined ? {} : { owner_id: filter.owner_id };
-    return findPage(this.services, query, { sort: { _id: 1 }, limit, offset });
+    return findPage(this.services, query, { sort: { _id: 1 }, limit, ...start });
   }
 
   /** Last writer wins between two concurrent edits of one Service (as for any PATCH of a resource). */

@@ -1,4 +1,4 @@
-import type { ChangeInstanceState, Envelope } from '@pack/contracts';
+import type { ChangeInstanceState, Envelope, PageStart } from '@pack/contracts';
 import type {
   ChangeInstanceFilter,
   ChangeInstanceRecord,
@@ -51,7 +51,7 @@ export interface CatalogStore {
   findService(id: number): Promise<ServiceRecord | null>;
   findServices(ids: readonly number[]): Promise<Map<number, ServiceRecord>>;
   serviceIdsOwnedBy(ownerId: number): Promise<number[]>;
-  listServices(filter: { owner_id?: number }, limit: number, offset: number): Promise<Page<ServiceRecord>>;
+  listServices(filter: { owner_id?: number }, limit: number, start: PageStart): Promise<Page<ServiceRecord>>;
   /**
    * Applies `set` and records `event` in the same write, only while the Service is still at
    * `version` (absent counts as 0). The Service after the change; null when it is gone or another
@@ -77,7 +77,7 @@ export interface CatalogStore {
   /** The owner's record, created with `defaultAllow` the first time the catalog meets them. */
   ensureServiceOwner(id: number, username: string, defaultAllow: boolean): Promise<ServiceOwnerRecord>;
   putServiceOwner(id: number, username: string, allow: boolean): Promise<ServiceOwnerRecord>;
-  listServiceOwners(limit: number, offset: number): Promise<Page<ServiceOwnerRecord>>;
+  listServiceOwners(limit: number, start: PageStart): Promise<Page<ServiceOwnerRecord>>;
 
   findServiceItem(id: number): Promise<ServiceItemRecord | null>;
   /** The consumer's item for a Service, created if missing (`created` tells which). */
@@ -90,7 +90,7 @@ export interface CatalogStore {
    * True when it was removed and put back because a concurrent submission used it meanwhile.
    */
   removeUnusedServiceItem(item: ServiceItemRecord): Promise<boolean>;
-  listServiceItems(filter: ScopeFilter, limit: number, offset: number): Promise<Page<ServiceItemRecord>>;
+  listServiceItems(filter: ScopeFilter, limit: number, start: PageStart): Promise<Page<ServiceItemRecord>>;
   /** The submissions (version-1 records) and approvals of these Service Items (their history). */
   itemTransitions(itemIds: readonly number[]): Promise<ItemTransitions>;
   /**
@@ -119,6 +119,6 @@ export interface CatalogStore {
   listChangeInstances(
     filter: ChangeInstanceFilter,
     limit: number,
-    offset: number,
+    start: PageStart,
   ): Promise<Page<ChangeInstanceRecord>>;
 }

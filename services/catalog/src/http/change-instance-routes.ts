@@ -5,7 +5,15 @@ import {
   storedText,
   type GeneralSettings,
 } from '@pack/contracts';
-import { documentInput, listQuerySchema, pageOf, pageSchema, route } from '@pack/http-kit';
+import {
+  documentInput,
+  idKey,
+  listQuerySchema,
+  pageOf,
+  pageRequest,
+  pageSchema,
+  route,
+} from '@pack/http-kit';
 import type { ChangeInstanceQueries } from '../domain/change-instances/change-instance-queries';
 import type { ChangeInstanceMoves } from '../domain/change-instances/move-change-instance';
 import {
@@ -87,11 +95,12 @@ export function changeInstanceRoutes(
       },
       handler: async ({ principal, query, req }) => {
         const filter = resolveStateFilter(query.state, principal.role, settings().gui_table);
+        const paging = pageRequest(query);
         const page = await queries.list(
           principal,
           { states: filter.states, service_id: query.service, service_item_id: query.service_item },
-          query.limit,
-          query.offset,
+          paging.limit,
+          paging.start,
         );
         return {
           body: pageOf(
@@ -99,6 +108,7 @@ export function changeInstanceRoutes(
             query,
             page.count,
             page.items.map((ci) => toChangeInstanceView(ci, page.services.get(ci.service_id))),
+            idKey,
           ),
           headers: { [STATE_FILTER_HEADER]: filter.states ? filter.states.join(',') : ALL_STATES_KEYWORD },
         };

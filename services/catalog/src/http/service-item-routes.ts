@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { listQuerySchema, pageOf, pageSchema, route } from '@pack/http-kit';
+import { idKey, listQuerySchema, pageOf, pageRequest, pageSchema, route } from '@pack/http-kit';
 import type { ChangeInstanceQueries } from '../domain/change-instances/change-instance-queries';
 import { idParams, optionalId, pick } from './common';
 import { declarationValue, serviceItemView, toServiceItemView } from './views';
@@ -27,16 +27,17 @@ export function serviceItemRoutes(queries: ChangeInstanceQueries) {
         ...pick(400, 401),
       },
       handler: async ({ principal, query, req }) => {
+        const paging = pageRequest(query);
         const page = await queries.listItems(
           principal,
           { service_id: query.service },
-          query.limit,
-          query.offset,
+          paging.limit,
+          paging.start,
         );
         const results = page.items.map((item) =>
           toServiceItemView(item, page.services.get(item.service_id), page.pointers.get(item._id)),
         );
-        return { body: pageOf(req, query, page.count, results) };
+        return { body: pageOf(req, query, page.count, results, idKey) };
       },
     }),
     route({

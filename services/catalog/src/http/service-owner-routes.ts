@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { storedText, type GeneralSettings } from '@pack/contracts';
-import { listQuerySchema, pageOf, pageSchema, route } from '@pack/http-kit';
+import { idKey, listQuerySchema, pageOf, pageRequest, pageSchema, route } from '@pack/http-kit';
 import type { ServiceOwners } from '../domain/services/service-owners';
 import { idParams, pick } from './common';
 import { serviceOwnerView, toServiceOwnerListView, toServiceOwnerView } from './views';
@@ -24,7 +24,8 @@ export function serviceOwnerRoutes(owners: ServiceOwners, settings: () => Genera
         ...pick(400, 401, 403),
       },
       handler: async ({ query, req }) => {
-        const page = await owners.list(query.limit, query.offset);
+        const paging = pageRequest(query);
+        const page = await owners.list(paging.limit, paging.start);
         const globalSwitch = settings().service_creator.allow_service_creation;
         return {
           body: pageOf(
@@ -32,6 +33,7 @@ export function serviceOwnerRoutes(owners: ServiceOwners, settings: () => Genera
             query,
             page.count,
             page.items.map((record) => toServiceOwnerListView(record, globalSwitch)),
+            idKey,
           ),
         };
       },

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { storedText } from '@pack/contracts';
-import { listQuerySchema, pageOf, pageSchema, route } from '@pack/http-kit';
+import { idKey, listQuerySchema, pageOf, pageRequest, pageSchema, route } from '@pack/http-kit';
 import type { ServiceCatalog } from '../domain/services/services';
 import { idParams, pick } from './common';
 import { serviceView, toServiceView } from './views';
@@ -58,8 +58,9 @@ export function serviceRoutes(services: ServiceCatalog) {
         ...pick(400, 401),
       },
       handler: async ({ principal, query, req }) => {
-        const page = await services.list(principal, query.limit, query.offset);
-        return { body: pageOf(req, query, page.count, page.items.map(toServiceView)) };
+        const paging = pageRequest(query);
+        const page = await services.list(principal, paging.limit, paging.start);
+        return { body: pageOf(req, query, page.count, page.items.map(toServiceView), idKey) };
       },
     }),
     route({

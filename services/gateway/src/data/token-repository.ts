@@ -1,5 +1,5 @@
 import type { Connection } from 'mongoose';
-import type { Principal, Role } from '@pack/contracts';
+import type { Principal, Role, PageStart } from '@pack/contracts';
 import { findPage, isDuplicateKey, nextId, oneBatch } from '@pack/db';
 import type { TokenListItem, TokenRecord, TokenStore, UserOrigin, UserRecord } from '../domain/store';
 import type { GatewayModels } from './models';
@@ -91,11 +91,11 @@ export class TokenRepository implements TokenStore {
     }
   }
 
-  async list(limit: number, offset: number): Promise<{ count: number; items: TokenListItem[] }> {
+  async list(limit: number, start: PageStart): Promise<{ count: number; items: TokenListItem[] }> {
     const { count, items: tokens } = await findPage(
       this.connection.collection<TokenRecord>(this.models.tokens.collection.collectionName),
       {},
-      { sort: { _id: 1 }, limit, offset, projection: { token_hash: 0 } },
+      { sort: { _id: 1 }, limit, ...start, projection: { token_hash: 0 } },
     );
     const userIds = [...new Set(tokens.map((t) => t.user_id))];
     const users = await this.models.users

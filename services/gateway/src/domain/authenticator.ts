@@ -1,4 +1,4 @@
-import type { Principal, Role } from '@pack/contracts';
+import type { Principal, Role, PageStart } from '@pack/contracts';
 import type { Logger } from '@pack/logging';
 import { ConflictError } from '@pack/errors';
 import { generateToken, hashToken, tokenPrefix } from './token';
@@ -68,8 +68,8 @@ export class Authenticator {
     };
   }
 
-  list(limit: number, offset: number): Promise<{ count: number; items: TokenListItem[] }> {
-    return this.repository.list(limit, offset);
+  list(limit: number, start: PageStart): Promise<{ count: number; items: TokenListItem[] }> {
+    return this.repository.list(limit, start);
   }
 
   async revoke(id: number): Promise<boolean> {

@@ -1,4 +1,4 @@
-import type { Principal, Role } from '@pack/contracts';
+import type { Principal, Role, PageStart } from '@pack/contracts';
 
 /** How a user signs in: tokens issued by an admin, the LDAP directory, or the identity provider. */
 export type UserOrigin = 'local' | 'ldap' | 'oidc';
@@ -55,7 +55,7 @@ export interface TokenStore {
     prefix: string,
     expiresAt?: Date | null,
   ): Promise<TokenRecord | null>;
-  list(limit: number, offset: number): Promise<{ count: number; items: TokenListItem[] }>;
+  list(limit: number, start: PageStart): Promise<{ count: number; items: TokenListItem[] }>;
   /** The id of the token with this hash, or null. */
   tokenIdForHash(hash: string): Promise<number | null>;
   /** Marks a token revoked once; its hash, or found: false when there is no such token. */

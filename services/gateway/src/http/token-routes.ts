@@ -1,10 +1,12 @@
 import { z } from 'zod';
 import { roleSchema } from '@pack/contracts';
 import {
+  idKey,
   idParams,
   listQuerySchema,
   NotFoundError,
   pageOf,
+  pageRequest,
   pageSchema,
   problemTable,
   route,
@@ -67,7 +69,8 @@ export function tokenRoutes(authenticator: Authenticator) {
         ...problems(400, 401, 403),
       },
       handler: async ({ query, req }) => {
-        const { count, items } = await authenticator.list(query.limit, query.offset);
+        const paging = pageRequest(query);
+        const { count, items } = await authenticator.list(paging.limit, paging.start);
         const results = items.map(({ token, user }) => ({
           id: token._id,
           prefix: token.prefix,
@@ -76,7 +79,7 @@ export function tokenRoutes(authenticator: Authenticator) {
           revoked_at: token.revoked_at?.toISOString() ?? null,
           expires_at: token.expires_at?.toISOString() ?? null,
         }));
-        return { body: pageOf(req, query, count, results) };
+        return { body: pageOf(req, query, count, results, idKey) };
       },
     }),
     route({

@@ -1,5 +1,5 @@
 import type { Connection } from 'mongoose';
-import type { Envelope } from '@pack/contracts';
+import type { Envelope, PageStart } from '@pack/contracts';
 import {
   deleteInSlices,
   findPage,
@@ -60,8 +60,8 @@ export class LlmModelRepository implements LlmModelStore {
     return this.models.findOne({ _id: id, ...LIVE }, { projection: HIDDEN });
   }
 
-  list(limit: number, offset: number): Promise<Page<LlmModelRecord>> {
-    return findPage(this.models, LIVE, { sort: { _id: 1 }, limit, offset, projection: HIDDEN });
+  list(limit: number, start: PageStart): Promise<Page<LlmModelRecord>> {
+    return findPage(this.models, LIVE, { sort: { _id: 1 }, limit, ...start, projection: HIDDEN });
   }
 
   async update(

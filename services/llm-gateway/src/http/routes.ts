@@ -10,9 +10,11 @@ import {
   type Role,
 } from '@pack/contracts';
 import {
+  idKey,
   idParams,
   listQuerySchema,
   pageOf,
+  pageRequest,
   pageSchema,
   problemSpec,
   problemTable,
@@ -119,9 +121,10 @@ export function llmModelRoutes(
         ...problems(400, 401, 403),
       },
       handler: async ({ principal, query, req }) => {
-        const page = await models.list(principal.role, query.limit, query.offset);
+        const paging = pageRequest(query);
+        const page = await models.list(principal.role, paging.limit, paging.start);
         const items = page.items.map((view) => pricesFor(view, principal.role));
-        return { body: pageOf(req, query, page.count, items) };
+        return { body: pageOf(req, query, page.count, items, idKey) };
       },
     }),
     route({

@@ -1,5 +1,5 @@
 import type { Connection } from 'mongoose';
-import type { Page } from '@pack/contracts';
+import type { Page, PageStart } from '@pack/contracts';
 import { findPage, isDuplicateKey, oneBatch, OUTBOX_FIELD, OUTBOX_PENDING_FIELD } from '@pack/db';
 import type { ExecutionContextStore, ExecutionNote } from '../domain/pipelines/store';
 import type { PipelineRecord } from '../domain/records/pipeline-records';
@@ -30,11 +30,11 @@ export class ExecutionContextRepository implements ExecutionContextStore, Optimi
     );
   }
 
-  optimizerNotes(filter: OptimizerNoteFilter, limit: number, offset: number): Promise<Page<ExecutionNote>> {
+  optimizerNotes(filter: OptimizerNoteFilter, limit: number, start: PageStart): Promise<Page<ExecutionNote>> {
     const query: Record<string, unknown> = { service_id: filter.service_id, kind: 'optimizer' };
     if (filter.processor_id !== undefined) query.processor_id = filter.processor_id;
     if (filter.service_item_id !== undefined) query.service_item_id = filter.service_item_id;
-    return findPage(this.notesCollection, query, { sort: { created_at: -1, _id: -1 }, limit, offset });
+    return findPage(this.notesCollection, query, { sort: { created_at: -1, _id: -1 }, limit, ...start });
   }
 
   async addNote(note: ExecutionNote): Promise<void> {

@@ -1,5 +1,5 @@
 import type { Connection } from 'mongoose';
-import type { Envelope, Page, Stage } from '@pack/contracts';
+import type { Envelope, Page, Stage, PageStart } from '@pack/contracts';
 import { STAGES } from '@pack/contracts';
 import {
   findPage,
@@ -303,11 +303,11 @@ export class PipelineRepository implements PipelineStore {
     await this.packDataRecords.run(data);
   }
 
-  listLatest(filter: LatestFilter, limit: number, offset: number): Promise<Page<PipelineRecord>> {
+  listLatest(filter: LatestFilter, limit: number, start: PageStart): Promise<Page<PipelineRecord>> {
     const query: Record<string, unknown> = { latest: true };
     if (filter.service_ids !== undefined) query.service_id = { $in: [...filter.service_ids] };
     if (filter.status !== undefined) query.status = filter.status;
-    return findPage(this.pipelines, query, { sort: { _id: -1 }, limit, offset, projection: SUMMARY });
+    return findPage(this.pipelines, query, { sort: { _id: -1 }, limit, ...start, projection: SUMMARY });
   }
 
   countRunning(): Promise<number> {

@@ -1,5 +1,5 @@
 import type { Connection } from 'mongoose';
-import type { Envelope, ProcessorKind } from '@pack/contracts';
+import type { Envelope, ProcessorKind, PageStart } from '@pack/contracts';
 import {
   dropReplacedIndex,
   findPage,
@@ -69,7 +69,7 @@ export class ProcessorRepository implements ProcessorStore, ActiveProcessors {
     return this.processors.findOne({ _id: id }, { projection: WITHOUT_OUTBOX });
   }
 
-  list(filter: ProcessorFilter, limit: number, offset: number): Promise<Page<ProcessorRecord>> {
+  list(filter: ProcessorFilter, limit: number, start: PageStart): Promise<Page<ProcessorRecord>> {
     const query: Record<string, unknown> = { deleted: false };
     const ids =
       filter.service_ids === undefined
@@ -83,7 +83,7 @@ export class ProcessorRepository implements ProcessorStore, ActiveProcessors {
     return findPage(this.processors, query, {
       sort: { _id: 1 },
       limit,
-      offset,
+      ...start,
       projection: WITHOUT_OUTBOX,
     });
   }

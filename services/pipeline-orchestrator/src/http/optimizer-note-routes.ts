@@ -1,9 +1,11 @@
 import { z } from 'zod';
-import { optimizerNoteSchema } from '@pack/contracts';
+import { optimizerNoteSchema, type OptimizerNoteView } from '@pack/contracts';
 import {
   idSchema,
-  listQuerySchema,
+  listQuery,
   pageOf,
+  pageRequest,
+  type ListKey,
   pageSchema,
   problemSpec as problem,
   problemTable,
@@ -14,7 +16,12 @@ import type { OptimizerNotes } from '../domain/side-processors/optimizer-notes';
 export const OPTIMIZER_NOTES_PATH = '/v1/ai/services/:id/optimizer_notes/';
 
 const params = z.object({ id: idSchema.describe("The Service's id (catalog)") });
-const query = listQuerySchema.extend({
+/** Notes are listed newest first, then by id: both make the key. */
+const noteKey: ListKey<OptimizerNoteView> = {
+  shape: ['date', 'string'],
+  of: (note) => [new Date(note.created_at), note.id],
+};
+const query = listQuery(noteKey).extend({
   processor: idSchema.optional().describe('Only the notes this pack_optimizer processor wrote'),
   service_item: idSchema.optional().describe("Only the notes on this Service Item's runs"),
 });
@@ -45,8 +52,9 @@ export function optimizerNoteRoutes(notes: OptimizerNotes) {
           ...(query.processor !== undefined && { processor_id: query.processor }),
           ...(query.service_item !== undefined && { service_item_id: query.service_item }),
         };
-        const page = await notes.list(principal, filter, query.limit, query.offset);
-        return { body: pageOf(req, query, page.count, page.items) };
+        const paging = pageRequest(query);
+        const page = await notes.list(principal, filter, paging.limit, paging.start);
+        return { body: pageOf(req, query, page.count, page.items, noteKey) };
       },
     }),
   ];

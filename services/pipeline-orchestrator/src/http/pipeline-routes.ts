@@ -10,10 +10,12 @@ import {
 } from '@pack/contracts';
 import { NotFoundError } from '@pack/errors';
 import {
+  idKey,
   idParams,
   idSchema,
   listQuerySchema,
   pageOf,
+  pageRequest,
   pageSchema,
   problemSpec,
   problemTable,
@@ -66,8 +68,9 @@ export function pipelineRoutes(pipelines: Pipelines, reads: PipelineReads, conte
       },
       handler: async ({ principal, query, req }) => {
         const filter = query.status === undefined ? {} : { status: query.status };
-        const page = await reads.latest(principal, filter, query.limit, query.offset);
-        return { body: pageOf(req, query, page.count, page.items) };
+        const paging = pageRequest(query);
+        const page = await reads.latest(principal, filter, paging.limit, paging.start);
+        return { body: pageOf(req, query, page.count, page.items, idKey) };
       },
     }),
     route({

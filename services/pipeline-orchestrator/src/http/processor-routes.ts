@@ -5,10 +5,12 @@ import {
   processorViewSchema,
 } from '@pack/contracts';
 import {
+  idKey,
   idParams,
   idSchema,
   listQuerySchema,
   pageOf,
+  pageRequest,
   pageSchema,
   problemSpec,
   problemTable,
@@ -65,8 +67,9 @@ export function processorRoutes(processors: Processors) {
         ...problems(400, 401, 403),
       },
       handler: async ({ principal, query, req }) => {
-        const page = await processors.list(principal, query, query.limit, query.offset);
-        return { body: pageOf(req, query, page.count, page.items) };
+        const paging = pageRequest(query);
+        const page = await processors.list(principal, query, paging.limit, paging.start);
+        return { body: pageOf(req, query, page.count, page.items, idKey) };
       },
     }),
     route({

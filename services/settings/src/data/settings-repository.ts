@@ -1,5 +1,5 @@
 import { mongo, type Connection } from 'mongoose';
-import type { Envelope, Principal, SettingsGroup } from '@pack/contracts';
+import type { Envelope, Principal, SettingsGroup, PageStart } from '@pack/contracts';
 import { findPage, OUTBOX_PENDING_FIELD, outboxFields } from '@pack/db';
 import type {
   AuditEntry,
@@ -73,11 +73,16 @@ export class SettingsRepository implements SettingsStore {
     }
   }
 
-  async history(limit: number, offset: number): Promise<{ count: number; items: AuditEntry[] }> {
+  async history(limit: number, start: PageStart): Promise<{ count: number; items: AuditEntry[] }> {
     const { count, items: documents } = await findPage(
       this.versions,
       {},
-      { sort: { _id: -1 }, limit, offset, projection: { groups: 0, _outbox: 0, [OUTBOX_PENDING_FIELD]: 0 } },
+      {
+        sort: { _id: -1 },
+        limit,
+        ...start,
+        projection: { groups: 0, _outbox: 0, [OUTBOX_PENDING_FIELD]: 0 },
+      },
     );
     return {
       count,

@@ -8,6 +8,7 @@ import {
   type GeneralSettingsPatch,
   type GeneralSettingsView,
   type Principal,
+  type PageStart,
 } from '@pack/contracts';
 import { ConflictError } from '@pack/errors';
 import { jittered, LOST_RACE, retryOnConflict } from '@pack/reliability';
@@ -120,8 +121,8 @@ export class GeneralSettingsUseCases {
     return this.change(actor, 'reencrypt', (current) => planReencryption(current, this.options.codec));
   }
 
-  audit(limit: number, offset: number): Promise<{ count: number; items: AuditEntry[] }> {
-    return this.options.store.history(limit, offset);
+  audit(limit: number, start: PageStart): Promise<{ count: number; items: AuditEntry[] }> {
+    return this.options.store.history(limit, start);
   }
 
   private decode(version: SettingsVersion): DecodedSettings {

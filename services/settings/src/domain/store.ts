@@ -1,3 +1,4 @@
+import type { PageStart } from '@pack/contracts';
 import type { AuditEntry, SettingsVersion, VersionRecord } from './model';
 
 /** Where versions are kept; data/settings-repository.ts implements it. */
@@ -6,5 +7,5 @@ export interface SettingsStore {
   latest(): Promise<SettingsVersion>;
   /** Stores a version unless that version number exists already (another writer won); true when stored. */
   append(record: VersionRecord): Promise<boolean>;
-  history(limit: number, offset: number): Promise<{ count: number; items: AuditEntry[] }>;
+  history(limit: number, start: PageStart): Promise<{ count: number; items: AuditEntry[] }>;
 }

@@ -7,9 +7,11 @@ import {
   type Principal,
 } from '@pack/contracts';
 import {
+  type ListKey,
   listQuerySchema,
   NotFoundError,
   pageOf,
+  pageRequest,
   pageSchema,
   problemTable,
   route,
@@ -69,6 +71,9 @@ function stateReply(state: SettingsState): Reply {
 const isSystem = (principal: Principal) => principal.id === 0 && principal.username.startsWith('system:');
 
 const actorOf = ({ id, username, role }: Principal) => ({ id, username, role });
+
+/** The history is newest version first: a version number is its entry's key. */
+const versionKey: ListKey<{ version: number }> = { shape: ['int'], of: (entry) => [entry.version] };
 
 /** `identityProvider`: where the gateway may reach the issuer (oauth.ISSUER_URL). */
 export function settingsRoutes(settings: GeneralSettingsUseCases, identityProvider: TargetPolicy) {
@@ -178,7 +183,8 @@ export function settingsRoutes(settings: GeneralSettingsUseCases, identityProvid
         ...problems(400, 401, 403),
       },
       handler: async ({ query, req }) => {
-        const { count, items } = await settings.audit(query.limit, query.offset);
+        const paging = pageRequest(query);
+        const { count, items } = await settings.audit(paging.limit, paging.start);
         const results = items.map((entry) => ({
           version: entry.version,
           at: entry.at.toISOString(),
@@ -187,7 +193,7 @@ export function settingsRoutes(settings: GeneralSettingsUseCases, identityProvid
           groups: entry.changedGroups,
           changes: entry.changes,
         }));
-        return { body: pageOf(req, query, count, results) };
+        return { body: pageOf(req, query, count, results, versionKey) };
       },
     }),
   ];

@@ -1,3 +1,4 @@
+import type { PageStart } from '@pack/contracts';
 import type { Connection } from 'mongoose';
 import {
   deleteInSlices,
@@ -158,21 +159,21 @@ export class ResponseRepository implements ResponseStore, ScheduleStore, WindowC
   list(
     webhookId: number,
     limit: number,
-    offset: number,
+    start: PageStart,
     filter: Omit<ResponseFilter, 'webhookIds'> = {},
   ): Promise<Page<ResponseRecord>> {
     // seq is distinct per webhook (its counter): a total order, so a late page reads from the end
     return findPage(
       this.responses,
       { webhook_id: webhookId, ...filterOf(filter) },
-      { sort: { seq: -1 }, limit, offset, unique: true },
+      { sort: { seq: -1 }, limit, ...start, unique: true },
     );
   }
 
-  listAcross(filter: ResponseFilter, limit: number, offset: number): Promise<Page<ResponseRecord>> {
+  listAcross(filter: ResponseFilter, limit: number, start: PageStart): Promise<Page<ResponseRecord>> {
     const query: Record<string, unknown> = filterOf(filter);
     if (filter.webhookIds) query.webhook_id = { $in: filter.webhookIds };
-    return findPage(this.responses, query, { sort: { created_at: -1, _id: -1 }, limit, offset });
+    return findPage(this.responses, query, { sort: { created_at: -1, _id: -1 }, limit, ...start });
   }
 
   countFailed(window: FailedWindow): Promise<number> {

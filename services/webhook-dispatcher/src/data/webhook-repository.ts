@@ -1,5 +1,5 @@
 import type { Connection } from 'mongoose';
-import { serviceProjectionOf, type ServiceSnapshot } from '@pack/contracts';
+import { serviceProjectionOf, type ServiceSnapshot, type PageStart } from '@pack/contracts';
 import { applyVersionedSnapshot, deleteInSlices, findPage, LARGE_BATCH, nextId } from '@pack/db';
 import { emptySchedule } from '../domain/firing/firing-rules';
 import type { Page, ScheduleRecord, ServiceRecord, WebhookRecord } from '../domain/model';
@@ -39,11 +39,11 @@ export class WebhookRepository implements WebhookStore {
     return this.webhooks.findOne({ _id: id });
   }
 
-  list(ownerId: number | null, limit: number, offset: number): Promise<Page<WebhookRecord>> {
+  list(ownerId: number | null, limit: number, start: PageStart): Promise<Page<WebhookRecord>> {
     return findPage(this.webhooks, ownerId === null ? {} : { owner_id: ownerId }, {
       sort: { _id: 1 },
       limit,
-      offset,
+      ...start,
     });
   }
 

@@ -6,20 +6,25 @@ import {
   webhookCreateSchema,
   webhookPatchSchema,
   webhookResponseViewSchema,
+  type WebhookResponseView,
   webhookTriggerResultSchema,
   webhookTriggerSchema,
   webhookListItemSchema,
   webhookViewSchema,
 } from '@pack/contracts';
 import {
+  idKey,
   idParams,
   idSchema,
+  listQuery,
   listQuerySchema,
   pageOf,
+  pageRequest,
   pageSchema,
   problemSpec,
   problemTable,
   route,
+  type ListKey,
 } from '@pack/http-kit';
 import type { Responses } from '../domain/responses/responses';
 import type { Triggers } from '../domain/firing/triggers';
@@ -45,7 +50,13 @@ const messageParams = z.object({
     .describe('The message_id of the response: its webhook-id header'),
 });
 const responsesQuery = listQuerySchema.extend(webhookResponseFilterSchema.shape);
-const acrossQuery = responsesQuery.extend({
+/** Responses across webhooks are listed newest first, then by message id: both make the key. */
+const responseAcrossKey: ListKey<WebhookResponseView> = {
+  shape: ['date', 'string'],
+  of: (item) => [new Date(item.created_at), item.message_id],
+};
+const acrossQuery = listQuery(responseAcrossKey).extend({
+  ...webhookResponseFilterSchema.shape,
   webhook: idSchema.optional().describe("Only this webhook's responses"),
 });
 
@@ -88,8 +99,9 @@ export function webhookRoutes(
         ...problems(400, 401, 403),
       },
       handler: async ({ principal, query, req }) => {
-        const page = await listing.list(principal, query.limit, query.offset);
-        return { body: pageOf(req, query, page.count, page.items) };
+        const paging = pageRequest(query);
+        const page = await listing.list(principal, paging.limit, paging.start);
+        return { body: pageOf(req, query, page.count, page.items, idKey) };
       },
     }),
     route({
@@ -184,11 +196,12 @@ export function webhookRoutes(
       },
       handler: async ({ principal, params, query, req }) => {
         const { state, resend, ...paging } = query;
-        const page = await responses.list(principal, params.id, paging.limit, paging.offset, {
+        const { limit, start } = pageRequest(paging);
+        const page = await responses.list(principal, params.id, limit, start, {
           state,
           resend,
         });
-        return { body: pageOf(req, paging, page.count, page.items) };
+        return { body: pageOf(req, paging, page.count, page.items, idKey) };
       },
     }),
     route({
@@ -221,8 +234,9 @@ export function webhookRoutes(
       handler: async ({ principal, query, req }) => {
         const { webhook, state, resend, ...paging } = query;
         const filter = { webhook, state, resend };
-        const page = await responses.listAcross(principal, filter, paging.limit, paging.offset);
-        return { body: pageOf(req, paging, page.count, page.items) };
+        const { limit, start } = pageRequest(paging);
+        const page = await responses.listAcross(principal, filter, limit, start);
+        return { body: pageOf(req, paging, page.count, page.items, responseAcrossKey) };
       },
     }),
     route({

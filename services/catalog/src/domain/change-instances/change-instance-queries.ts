@@ -1,4 +1,4 @@
-import type { Principal } from '@pack/contracts';
+import type { Principal, PageStart } from '@pack/contracts';
 import { NotFoundError } from '@pack/errors';
 import { inItemScope } from '../access';
 import { currentInstance, historyOf, type HistoryEntry } from './change-records';
@@ -73,12 +73,12 @@ export class ChangeInstanceQueries {
     principal: Principal,
     filter: ChangeInstanceFilter,
     limit: number,
-    offset: number,
+    start: PageStart,
   ): Promise<ListedChangeInstances> {
     const page = await this.store.listChangeInstances(
       { ...filter, ...(await this.scope(principal)) },
       limit,
-      offset,
+      start,
     );
     return { ...page, services: await this.store.findServices(page.items.map((ci) => ci.service_id)) };
   }
@@ -102,12 +102,12 @@ export class ChangeInstanceQueries {
     principal: Principal,
     filter: { service_id?: number },
     limit: number,
-    offset: number,
+    start: PageStart,
   ): Promise<ListedItems> {
     const page = await this.store.listServiceItems(
       { ...filter, ...(await this.scope(principal)) },
       limit,
-      offset,
+      start,
     );
     // The pointers are on the items (decision 0005, amendment): no read of their history.
     const services = await this.store.findServices(page.items.map((item) => item.service_id));

@@ -1,4 +1,4 @@
-import type { GeneralSettings, Principal } from '@pack/contracts';
+import type { GeneralSettings, Principal, PageStart } from '@pack/contracts';
 import { ForbiddenError, NotFoundError } from '@pack/errors';
 import type { Page, ServiceOwnerRecord } from '../model';
 import type { CatalogStore } from '../store';
@@ -46,8 +46,8 @@ export class ServiceOwners {
     };
   }
 
-  list(limit: number, offset: number): Promise<Page<ServiceOwnerRecord>> {
-    return this.store.listServiceOwners(limit, offset);
+  list(limit: number, start: PageStart): Promise<Page<ServiceOwnerRecord>> {
+    return this.store.listServiceOwners(limit, start);
   }
 
   /**

@@ -1,4 +1,4 @@
-import type { Principal } from '@pack/contracts';
+import type { Principal, PageStart } from '@pack/contracts';
 import { ConflictError, ForbiddenError, NotFoundError } from '@pack/errors';
 import { canChangeService, canSeeService } from '../access';
 import { serviceChangedEvent } from '../events';
@@ -56,11 +56,11 @@ export class ServiceCatalog {
     return record;
   }
 
-  list(principal: Principal, limit: number, offset: number): Promise<Page<ServiceRecord>> {
+  list(principal: Principal, limit: number, start: PageStart): Promise<Page<ServiceRecord>> {
     return this.store.listServices(
       principal.role === 'service_owner' ? { owner_id: principal.id } : {},
       limit,
-      offset,
+      start,
     );
   }
 

@@ -7,6 +7,7 @@ import {
   type LlmModelView,
   type LlmProvider,
   type Role,
+  type PageStart,
 } from '@pack/contracts';
 import { ConflictError, NotFoundError, ValidationError, type FieldErrors } from '@pack/errors';
 import { isMaskedSecret } from '@pack/secrets';
@@ -74,8 +75,8 @@ export class LlmModels {
     return this.view(record, role);
   }
 
-  async list(role: Role, limit: number, offset: number): Promise<Page<LlmModelView>> {
-    const page = await this.store.list(limit, offset);
+  async list(role: Role, limit: number, start: PageStart): Promise<Page<LlmModelView>> {
+    const page = await this.store.list(limit, start);
     return { count: page.count, items: page.items.map((record) => this.view(record, role)) };
   }
 

@@ -43,7 +43,7 @@ export function forgettingStore(store: LlmModelStore, profiles: ModelProfiles): 
       }
     },
     find: (id) => store.find(id),
-    list: (limit, offset) => store.list(limit, offset),
+    list: (limit, start) => store.list(limit, start),
     fallbackOf: (id, limit) => store.fallbackOf(id, limit),
     async update(id, version, set, event) {
       profiles.forget(id);

@@ -1,4 +1,4 @@
-import type { Envelope, ProcessorSnapshot, ServiceSnapshot } from '@pack/contracts';
+import type { Envelope, ProcessorSnapshot, ServiceSnapshot, PageStart } from '@pack/contracts';
 import type { LlmModelRecord, Page, WriteOutcome } from './model';
 
 /**
@@ -14,7 +14,7 @@ export interface LlmModelStore {
   insert(record: LlmModelRecord, event: Envelope): Promise<void>;
   /** Deleted models are not found. */
   find(id: number): Promise<LlmModelRecord | null>;
-  list(limit: number, offset: number): Promise<Page<LlmModelRecord>>;
+  list(limit: number, start: PageStart): Promise<Page<LlmModelRecord>>;
   /** The model after the change (version + 1); ConflictError when the new name is taken. */
   update(
     id: number,

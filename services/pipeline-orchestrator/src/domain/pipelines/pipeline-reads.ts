@@ -5,6 +5,7 @@ import {
   type PipelineSummary,
   type PipelineView,
   type Principal,
+  type PageStart,
 } from '@pack/contracts';
 import type { DirectoryStore } from '../records/store';
 import type { PipelineRecord } from '../records/pipeline-records';
@@ -52,11 +53,11 @@ export class PipelineReads {
     principal: Principal,
     filter: { status?: PipelineStatus },
     limit: number,
-    offset: number,
+    start: PageStart,
   ): Promise<Page<PipelineSummary>> {
     const service_ids =
       principal.role === 'admin' ? undefined : await this.deps.directory.serviceIdsOwnedBy(principal.id);
-    const page = await this.deps.store.listLatest({ ...filter, service_ids }, limit, offset);
+    const page = await this.deps.store.listLatest({ ...filter, service_ids }, limit, start);
     const [names, services] = await Promise.all([
       this.deps.names.stages(processorsOf(page.items)),
       this.deps.names.services([...new Set(page.items.map((pipeline) => pipeline.service_id))]),

@@ -8,6 +8,7 @@ import {
   type ProcessorKind,
   type ProcessorPatch,
   type ProcessorView,
+  type PageStart,
 } from '@pack/contracts';
 import { ConflictError, NotFoundError, ValidationError, type FieldErrors } from '@pack/errors';
 import { LOST_RACE, retryOnConflict } from '@pack/reliability';
@@ -76,14 +77,14 @@ export class Processors {
     principal: Principal,
     filter: ListFilter,
     limit: number,
-    offset: number,
+    start: PageStart,
   ): Promise<Page<ProcessorView>> {
     const service_ids =
       principal.role === 'admin' ? undefined : await this.directory.serviceIdsOwnedBy(principal.id);
     const page = await this.store.list(
       { service_ids, service_id: filter.service, kind: filter.kind },
       limit,
-      offset,
+      start,
     );
     return { count: page.count, items: page.items.map(view) };
   }
@@ -156,7 +157,7 @@ export class Processors {
    * pipelines starts again; admins can still read them. Repeating it changes nothing.
    */
   async retireService(serviceId: number): Promise<number> {
-    const page = await this.store.list({ service_id: serviceId }, 1000, 0);
+    const page = await this.store.list({ service_id: serviceId }, 1000, { offset: 0 });
     const active = page.items.filter((processor) => processor.active && !processor.deleted);
     for (const processor of active)
       await this.update(systemPrincipal('pipeline-orchestrator'), processor._id, { active: false });

@@ -1,4 +1,4 @@
-import type { LlmModelSnapshot, ServiceSnapshot } from '@pack/contracts';
+import type { LlmModelSnapshot, ServiceSnapshot, PageStart } from '@pack/contracts';
 import type { Envelope, Page } from '@pack/contracts';
 import type { ProcessorFilter, ProcessorRecord, SlotHolder } from '../records/processor-records';
 
@@ -11,7 +11,7 @@ export interface ProcessorStore {
   find(id: number): Promise<ProcessorRecord | null>;
   /** Any processor, deleted ones included (a stale activation slot names one). */
   findAny(id: number): Promise<ProcessorRecord | null>;
-  list(filter: ProcessorFilter, limit: number, offset: number): Promise<Page<ProcessorRecord>>;
+  list(filter: ProcessorFilter, limit: number, start: PageStart): Promise<Page<ProcessorRecord>>;
   /**
    * Applies `set` and records `event` in the same write, only while the processor is not deleted
    * and still at `version`. The processor after the change, or null when another change came first.

@@ -1,4 +1,4 @@
-import type { Envelope, Page, Stage } from '@pack/contracts';
+import type { Envelope, Page, Stage, PageStart } from '@pack/contracts';
 import type {
   LatestFilter,
   PackDataRecord,
@@ -110,7 +110,7 @@ export interface PipelineStore {
   /** Pipelines with a stage SCHEDULED or WAITING_FOR_RESPONSE. */
   countRunning(): Promise<number>;
   /** A page of the latest pipeline of each Service Item, newest first, without PackData or generative UI. */
-  listLatest(filter: LatestFilter, limit: number, offset: number): Promise<Page<PipelineRecord>>;
+  listLatest(filter: LatestFilter, limit: number, start: PageStart): Promise<Page<PipelineRecord>>;
 }
 
 export interface ServiceItemStore {

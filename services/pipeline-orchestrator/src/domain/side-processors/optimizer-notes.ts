@@ -1,4 +1,4 @@
-import type { OptimizerNoteView, Page, Principal } from '@pack/contracts';
+import type { OptimizerNoteView, Page, Principal, PageStart } from '@pack/contracts';
 import { NotFoundError } from '@pack/errors';
 import type { PipelineNameStore } from '../pipelines/store';
 import type { DirectoryStore } from '../records/store';
@@ -22,13 +22,13 @@ export class OptimizerNotes {
     principal: Principal,
     filter: OptimizerNoteFilter,
     limit: number,
-    offset: number,
+    start: PageStart,
   ): Promise<Page<OptimizerNoteView>> {
     const service = await this.deps.directory.service(filter.service_id);
     // Someone else's Service is as unknown as a missing one (the processors' and pipelines' rule).
     if (!service || (principal.role !== 'admin' && service.owner_id !== principal.id))
       throw new NotFoundError(`No Service ${filter.service_id} among your Services`);
-    const page = await this.deps.store.optimizerNotes(filter, limit, offset);
+    const page = await this.deps.store.optimizerNotes(filter, limit, start);
     const processorIds = page.items.flatMap((note) => (note.processor_id ? [note.processor_id] : []));
     const names = await this.deps.names.stages([...new Set(processorIds)]);
     return {

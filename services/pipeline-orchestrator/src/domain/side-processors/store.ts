@@ -1,4 +1,4 @@
-import type { Envelope, EventData, events, Page } from '@pack/contracts';
+import type { Envelope, EventData, events, Page, PageStart } from '@pack/contracts';
 import type { ExecutionNote } from '../pipelines/store';
 
 type Decision = EventData<typeof events.changeInstanceValidationDecided>;
@@ -33,5 +33,5 @@ export interface OptimizerNoteFilter {
 
 export interface OptimizerNoteStore {
   /** A page of the optimizer's notes matching `filter`, newest first. */
-  optimizerNotes(filter: OptimizerNoteFilter, limit: number, offset: number): Promise<Page<ExecutionNote>>;
+  optimizerNotes(filter: OptimizerNoteFilter, limit: number, start: PageStart): Promise<Page<ExecutionNote>>;
 }

@@ -1,4 +1,4 @@
-import type { Principal, WebhookResponseState, WebhookResponseView } from '@pack/contracts';
+import type { Principal, WebhookResponseState, WebhookResponseView, PageStart } from '@pack/contracts';
 import { NotFoundError, TooManyRequestsError } from '@pack/errors';
 import type { Page, ResponseRecord } from '../model';
 import type { ResponseStore, WindowCounter } from './store';
@@ -21,12 +21,12 @@ export class Responses {
     principal: Principal,
     webhookId: number,
     limit: number,
-    offset: number,
+    start: PageStart,
     filter: { state?: WebhookResponseState; resend?: boolean } = {},
   ): Promise<Page<WebhookResponseView>> {
     await this.admit(principal);
     await this.access.visible(principal, webhookId);
-    const page = await this.responses.list(webhookId, limit, offset, filter);
+    const page = await this.responses.list(webhookId, limit, start, filter);
     return { count: page.count, items: page.items.map(toResponseView) };
   }
 
@@ -43,7 +43,7 @@ export class Responses {
     principal: Principal,
     filter: { webhook?: number; state?: WebhookResponseState; resend?: boolean },
     limit: number,
-    offset: number,
+    start: PageStart,
   ): Promise<Page<WebhookResponseView>> {
     await this.admit(principal);
     let webhookIds: number[] | null = null;
@@ -52,7 +52,7 @@ export class Responses {
       webhookIds = [filter.webhook];
     } else if (principal.role !== 'admin') webhookIds = await this.webhooks.idsOwnedBy(principal.id);
     const { state, resend } = filter;
-    const page = await this.responses.listAcross({ webhookIds, state, resend }, limit, offset);
+    const page = await this.responses.listAcross({ webhookIds, state, resend }, limit, start);
     return { count: page.count, items: page.items.map(toResponseView) };
   }
 

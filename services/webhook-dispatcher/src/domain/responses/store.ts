@@ -1,4 +1,4 @@
-import type { WebhookResponseState } from '@pack/contracts';
+import type { WebhookResponseState, PageStart } from '@pack/contracts';
 import type { AttemptRecord, Page, ResponseRecord, Trigger } from '../model';
 
 export interface ResponseFilter {
@@ -32,7 +32,7 @@ export interface ResponseStore {
   list(
     webhookId: number,
     limit: number,
-    offset: number,
+    start: PageStart,
     filter?: Omit<ResponseFilter, 'webhookIds'>,
   ): Promise<Page<ResponseRecord>>;
   /** How many FAILED first fires (not resends) are in the window. */
@@ -40,7 +40,7 @@ export interface ResponseStore {
   /** The next FAILED first fires in the window after `afterSeq`, oldest (lowest seq) first. */
   failedAfter(window: FailedWindow, afterSeq: number, limit: number): Promise<ResponseRecord[]>;
   /** Newest first across webhooks (all of them for null). */
-  listAcross(filter: ResponseFilter, limit: number, offset: number): Promise<Page<ResponseRecord>>;
+  listAcross(filter: ResponseFilter, limit: number, start: PageStart): Promise<Page<ResponseRecord>>;
   /** Takes one due SCHEDULED fire, or one whose lease expired mid-delivery, under a new lease. */
   claim(now: Date, leaseUntil: Date, token: string): Promise<ResponseRecord | null>;
   /** Records an attempt and the final state; false when the lease was lost meanwhile. */

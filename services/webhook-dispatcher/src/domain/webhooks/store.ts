@@ -1,4 +1,4 @@
-import type { WebhookHealth } from '@pack/contracts';
+import type { WebhookHealth, PageStart } from '@pack/contracts';
 import type { Page, ServiceRecord, WebhookRecord } from '../model';
 
 /** The webhooks and the Services they belong to, as the use cases need them; data/webhook-repository.ts implements it. */
@@ -7,7 +7,7 @@ export interface WebhookStore {
   /** Inserts the webhook and its empty schedule. */
   insert(record: WebhookRecord): Promise<void>;
   find(id: number): Promise<WebhookRecord | null>;
-  list(ownerId: number | null, limit: number, offset: number): Promise<Page<WebhookRecord>>;
+  list(ownerId: number | null, limit: number, start: PageStart): Promise<Page<WebhookRecord>>;
   /** The webhook after the change (its version increased); null when it is gone. */
   update(id: number, set: Partial<WebhookRecord>): Promise<WebhookRecord | null>;
   /** The same, only if the stored version is still `version`; null otherwise (or when it is gone). */

@@ -1,4 +1,4 @@
-import type { Principal, WebhookListItem } from '@pack/contracts';
+import type { Principal, WebhookListItem, PageStart } from '@pack/contracts';
 import type { Page } from '../model';
 import type { HealthStore, ServiceStore } from './store';
 import type { Webhooks } from './webhooks';
@@ -14,8 +14,8 @@ export class WebhookList {
     private readonly health: HealthStore,
   ) {}
 
-  async list(principal: Principal, limit: number, offset: number): Promise<Page<WebhookListItem>> {
-    const page = await this.webhooks.list(principal, limit, offset);
+  async list(principal: Principal, limit: number, start: PageStart): Promise<Page<WebhookListItem>> {
+    const page = await this.webhooks.list(principal, limit, start);
     const [names, health] = await Promise.all([
       this.services.names([...new Set(page.items.map((hook) => hook.service))]),
       this.health.healthOf(page.items.map((hook) => hook.id)),

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Principal, WebhookCreate, WebhookPatch, WebhookView } from '@pack/contracts';
+import type { Principal, WebhookCreate, WebhookPatch, WebhookView, PageStart } from '@pack/contracts';
 import { ConflictError, NotFoundError, ValidationError } from '@pack/errors';
 import { isMaskedSecret, maskSecret } from '@pack/secrets';
 import type { Page, WebhookRecord } from '../model';
@@ -77,8 +77,8 @@ export class Webhooks {
     return this.view(record, secret);
   }
 
-  async list(principal: Principal, limit: number, offset: number): Promise<Page<WebhookView>> {
-    const page = await this.store.list(principal.role === 'admin' ? null : principal.id, limit, offset);
+  async list(principal: Principal, limit: number, start: PageStart): Promise<Page<WebhookView>> {
+    const page = await this.store.list(principal.role === 'admin' ? null : principal.id, limit, start);
     return { count: page.count, items: page.items.map((record) => this.view(record)) };
   }
 
