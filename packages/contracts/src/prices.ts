@@ -34,11 +34,18 @@ export function canonicalDecimal(text: string): string | null {
  */
 export const MAX_PRICE_DECIMALS = 6;
 
+/**
+ * The highest price per million tokens: far above any model's (hundreds at most), so a larger one
+ * is a typo, and with it one token costs at most one currency unit, which keeps the rollups' sums
+ * of 1e-12 units far inside their 64-bit range.
+ */
+export const MAX_PRICE = 1_000_000;
+
 /** A price per million tokens: a JSON number or decimal string in, a canonical decimal string out. */
 export const priceSchema = z
   .union([
     // The transform checks these; the metadata puts them in the OpenAPI document.
-    z.number().meta({ minimum: 0 }),
+    z.number().meta({ minimum: 0, maximum: MAX_PRICE }),
     z.string().max(MAX_DECIMAL_LENGTH).meta({ pattern: DECIMAL.source }),
   ])
   .transform((value, ctx) => {
@@ -51,9 +58,13 @@ export const priceSchema = z
       ctx.addIssue({ code: 'custom', message: `must have at most ${MAX_PRICE_DECIMALS} decimals` });
       return z.NEVER;
     }
+    if (Number(canonical) > MAX_PRICE) {
+      ctx.addIssue({ code: 'custom', message: `must be at most ${MAX_PRICE}` });
+      return z.NEVER;
+    }
     return canonical;
   })
   .nullable()
   .describe(
-    `Price per 1,000,000 tokens as a non-negative decimal string with at most ${MAX_PRICE_DECIMALS} decimals and ${MAX_DECIMAL_LENGTH} characters once written out without exponent (a JSON number is accepted); null: unpriced`,
+    `Price per 1,000,000 tokens as a non-negative decimal string at most ${MAX_PRICE}, with at most ${MAX_PRICE_DECIMALS} decimals and ${MAX_DECIMAL_LENGTH} characters once written out without exponent (a JSON number is accepted); null: unpriced`,
   );

@@ -118,6 +118,55 @@ describe('the AI Integration dashboard', () => {
     ]);
   });
 
+  it('sums calls at the highest price exactly, beyond what one 64-bit counter holds, and refuses a higher price', async () => {
+    const fake = await startFakeOpenAi({ apiKey: KEY });
+    fakes.push(fake);
+    const refused = await llm.create(
+      {
+        name: 'priced above the ceiling',
+        provider: 'vendor1',
+        model_name: 'gpt-4o-mini',
+        timeout: 5,
+        input_price_per_1m_tokens: '1000000.000001',
+        output_price_per_1m_tokens: '0.6',
+        extra_data: { api_key: KEY, base_url: `${fake.url}/v1` },
+      },
+      admin,
+    );
+    expect(refused.status).toBe(400);
+    expect(JSON.stringify(refused.body)).toContain('input_price_per_1m_tokens');
+
+    // 1,000,000 tokens at 1,000,000 per million: 10^18 units of 1e-12 each; twelve of them are
+    // more than 2^63 - 1 (about 9.2 x 10^18).
+    const model = await vendor1Model(llm, fake, {
+      input_price_per_1m_tokens: '1000000',
+      output_price_per_1m_tokens: '0',
+    });
+    const CALLS = 12;
+    const requests = [];
+    for (let i = 0; i < CALLS; i++) {
+      fake.scriptReplies({
+        text: 'ok',
+        usage: { prompt_tokens: 1_000_000, completion_tokens: 0, total_tokens: 1_000_000 },
+      });
+      requests.push(requester.request(model));
+    }
+    for (const request of requests) await requester.publish(request);
+    await requester.results(requests.map((r) => r.request_id));
+    const group = await waitFor(
+      async () => {
+        const read = await dashboard('from=2026-03-14T11:00:00Z&to=2026-03-14T13:00:00Z&group_by=model');
+        const mine = (read.body.groups ?? []).find((g: { key: number }) => g.key === model);
+        return mine?.calls === CALLS && mine;
+      },
+      { what: 'the calls at the highest price in the dashboard' },
+    );
+    expect(group).toMatchObject({ cost: '12000000', currency: 'USD' });
+    const wholeDay = await dashboard('from=2026-03-14&to=2026-03-15&group_by=model');
+    expect(wholeDay.status).toBe(200);
+    expect(wholeDay.body.groups.find((g: { key: number }) => g.key === model)).toMatchObject({ cost: '12000000' });
+  });
+
   it('counts errors and unpriced calls, and shows nothing outside the range', async () => {
     const fake = await startFakeOpenAi({ apiKey: KEY });
     fakes.push(fake);

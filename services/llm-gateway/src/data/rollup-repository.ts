@@ -35,6 +35,8 @@ interface RollupDocument {
   output_tokens: mongo.Long;
   unpriced_calls: mongo.Long;
   cost_units: mongo.Long;
+  /** The cost's units above the low 32 bits (costParts); absent while they are none. */
+  cost_units_high?: mongo.Long;
   /** The currency of `cost_units`; absent in rollups written before currencies were kept. */
   currency?: string;
   /** Calls made as a fallback of another model; absent in rollups written before. */
@@ -44,6 +46,23 @@ interface RollupDocument {
 }
 
 const long = (value: number | bigint) => mongo.Long.fromBigInt(BigInt(value));
+
+/**
+ * A cost sum kept in two 64-bit counters, `cost_units` the low 32 bits of each call's units and
+ * `cost_units_high` the rest, so that no sum of realistic calls can wrap around: `$inc` carries
+ * nothing between fields, and the sum of the parts is the same whichever way they were added.
+ * Rollups written with `cost_units` alone read the same.
+ */
+const COST_LOW_BITS = 32n;
+const COST_LOW_MASK = (1n << COST_LOW_BITS) - 1n;
+
+function costParts(units: bigint): { cost_units: mongo.Long; cost_units_high?: mongo.Long } {
+  const high = units >> COST_LOW_BITS;
+  return { cost_units: long(units & COST_LOW_MASK), ...(high > 0n && { cost_units_high: long(high) }) };
+}
+
+const costOf = (doc: Pick<RollupDocument, 'cost_units' | 'cost_units_high'>) =>
+  BigInt(doc.cost_units.toString()) + (BigInt(doc.cost_units_high?.toString() ?? '0') << COST_LOW_BITS);
 const num = (value: number | mongo.Long | undefined) =>
   value === undefined ? 0 : typeof value === 'number' ? value : value.toNumber();
 const dayOf = (time: number) => Math.floor(time / DAY_MS) * DAY_MS;
@@ -94,7 +113,7 @@ export class RollupRepository implements RollupStore {
             input_tokens: long(sum.input_tokens),
             output_tokens: long(sum.output_tokens),
             unpriced_calls: long(sum.unpriced_calls),
-            cost_units: long(sum.cost_units),
+            ...costParts(sum.cost_units),
             ...(sum.fallbacks > 0 && { fallbacks: long(sum.fallbacks) }),
             ...Object.fromEntries(
               [...sum.latency].map(([bucket, count]) => [`latency.b${bucket}`, long(count)]),
@@ -155,7 +174,7 @@ export class RollupRepository implements RollupStore {
       input_tokens: num(doc.input_tokens),
       output_tokens: num(doc.output_tokens),
       unpriced_calls: num(doc.unpriced_calls),
-      cost_units: BigInt(doc.cost_units.toString()),
+      cost_units: costOf(doc),
       currency: doc.currency ?? null,
       fallbacks: num(doc.fallbacks),
       latency: new Map(
