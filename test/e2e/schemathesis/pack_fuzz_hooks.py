@@ -11,7 +11,8 @@ every check still runs on every operation. Nothing here drops a case or a failur
 - `service` and `llm_model` in a processor or webhook body name a Service the caller owns and an LLM model that
   exists: they become the ids the test seeded.
 - The dashboard's `from` must not be after `to`, nor more than 366 days before it.
-- A price has at most 6 decimals and 40 characters once written out: others become "0.15".
+- A price has at most 6 decimals and 40 characters once written out, and is at most 1,000,000:
+  others become "0.15".
 - An LLM model's `fallback_models` name other models that exist, none twice, without a cycle
   (docs/decisions/0045): positive bodies send `[]`.
 - An LLM model's extra_data is the document's own (per provider, partial without `provider`):
@@ -27,7 +28,10 @@ every check still runs on every operation. Nothing here drops a case or a failur
   PATCHes (whose stored kind may be one), send null.
 - A settings group left enabled needs its required fields, the stored values counting: positive
   settings changes leave the groups that have such fields disabled (which also keeps the
-  gateway from reaching for generated LDAP, SMTP or identity-provider hosts).
+  gateway from reaching for generated LDAP, SMTP or identity-provider hosts). The sign-in
+  issuer is an address the guard allows (the sink) and the redirect base an origin without a
+  path (the sink's).
+- A sign-in's `return_to` is the console's home or one of its pages: positive cases send `/`.
 
 One hook changes how the document is read, not what it says: a URL field's two patterns
 (`allOf` of "no NUL" and the URL rule) become the URL rule alone, a pattern of its own. The URL
@@ -56,8 +60,11 @@ MODELS = json.loads(os.environ["PACK_FUZZ_MODELS"])
 NATIVE = {"vendor1", "vendor3", "genai"}
 MODEL_FIXTURES = {"api_key", "VENDOR1_API_KEY", "credentials", "VENDOR1_ASSISTANT_ID"}
 URL_FIELDS = {"base_url", "token_url", "request_url", "target_url"}
+TARGET_ORIGIN = re.match(r"^[a-z]+://[^/?#]+", TARGET_URL).group(0)
+OIDC_LOGIN_PATH = "/v1/core/auth/oidc/login/"
 REFERENCES = {"service": "service", "llm_model": "llm_model"}
 REFERENCING_PATHS = ("/v1/ai/processors/", "/v1/external/serviceowner/webhooks/")
+MAX_PRICE = 1_000_000
 PRICE_FIELDS = {"input_price_per_1m_tokens", "output_price_per_1m_tokens"}
 DECIMAL = re.compile(r"^([0-9]+)(?:\.([0-9]*))?(?:[eE]([+-]?[0-9]+))?$", re.ASCII)
 MODEL_PATHS = ("/v1/ai/llm_models/", "/v1/ai/llm_models/{id}/", "/v1/ai/llm_models/test_connection/{id}/")
@@ -105,7 +112,7 @@ def _price_ok(value) -> bool:
     exponent = number.normalize().as_tuple().exponent
     decimals = max(0, -exponent)
     whole = len(str(int(number)))
-    return decimals <= 6 and whole + (decimals + 1 if decimals else 0) <= 40
+    return decimals <= 6 and whole + (decimals + 1 if decimals else 0) <= 40 and number <= MAX_PRICE
 
 
 def _model_fields(body: dict, path: str) -> None:
@@ -156,6 +163,13 @@ def _settings_fields(body: dict) -> None:
     for group in GROUPS_WITH_REQUIRED_FIELDS:
         if isinstance(body.get(group), dict):
             body[group]["ENABLED"] = False
+    oauth = body.get("oauth")
+    if isinstance(oauth, dict):
+        # The issuer is an address the gateway reaches; the redirect base an origin, no path.
+        if isinstance(oauth.get("ISSUER_URL"), str) and oauth["ISSUER_URL"]:
+            oauth["ISSUER_URL"] = TARGET_URL
+        if isinstance(oauth.get("REDIRECT_BASE_URL"), str) and oauth["REDIRECT_BASE_URL"]:
+            oauth["REDIRECT_BASE_URL"] = TARGET_ORIGIN
 
 
 def _instant(text):
@@ -250,6 +264,8 @@ def map_case(context, case):
         _settings_fields(case.body)
     if path == "/v1/ai/dashboard/" and isinstance(case.query, dict):
         _within_range(case.query)
+    if path == OIDC_LOGIN_PATH and isinstance(case.query, dict) and "return_to" in case.query:
+        case.query["return_to"] = "/"
     if path.endswith("/recover/") and isinstance(case.body, dict):
         _ordered_window(case.body)
     return case
