@@ -6255,9 +6255,9 @@ export interface operations {
                     timeout?: number;
                     /** @description Most tokens one reply may generate (1..1000000, default 4096), sent in each protocol's own field: max_completion_tokens (vendor1, vendor1_assistant), max_tokens (vendor2, genai), generationConfig.maxOutputTokens (vendor3) */
                     max_output_tokens?: number;
-                    /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
+                    /** @description Price per 1,000,000 tokens as a non-negative decimal string at most 1000000, with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
                     input_price_per_1m_tokens?: (number | string) | null;
-                    /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
+                    /** @description Price per 1,000,000 tokens as a non-negative decimal string at most 1000000, with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
                     output_price_per_1m_tokens?: (number | string) | null;
                     /** @description Ordered ids of up to 3 other LLM models that answer a call this model cannot (breaker open, HTTP 429, 5xx, a timeout or a connection failure; not a 4xx any model would return for the same body), each with its own retries. No model twice, not the model itself, no cycle (A->B->A); every id must exist. A model that is another model's fallback cannot be deleted (409) */
                     fallback_models?: number[];
@@ -6288,9 +6288,9 @@ export interface operations {
                     timeout?: number;
                     /** @description Most tokens one reply may generate (1..1000000, default 4096), sent in each protocol's own field: max_completion_tokens (vendor1, vendor1_assistant), max_tokens (vendor2, genai), generationConfig.maxOutputTokens (vendor3) */
                     max_output_tokens?: number;
-                    /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
+                    /** @description Price per 1,000,000 tokens as a non-negative decimal string at most 1000000, with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
                     input_price_per_1m_tokens?: (number | string) | null;
-                    /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
+                    /** @description Price per 1,000,000 tokens as a non-negative decimal string at most 1000000, with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
                     output_price_per_1m_tokens?: (number | string) | null;
                     /** @description Ordered ids of up to 3 other LLM models that answer a call this model cannot (breaker open, HTTP 429, 5xx, a timeout or a connection failure; not a 4xx any model would return for the same body), each with its own retries. No model twice, not the model itself, no cycle (A->B->A); every id must exist. A model that is another model's fallback cannot be deleted (409) */
                     fallback_models?: number[];
@@ -6322,9 +6322,9 @@ export interface operations {
                     timeout?: number;
                     /** @description Most tokens one reply may generate (1..1000000, default 4096), sent in each protocol's own field: max_completion_tokens (vendor1, vendor1_assistant), max_tokens (vendor2, genai), generationConfig.maxOutputTokens (vendor3) */
                     max_output_tokens?: number;
-                    /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
+                    /** @description Price per 1,000,000 tokens as a non-negative decimal string at most 1000000, with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
                     input_price_per_1m_tokens?: (number | string) | null;
-                    /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
+                    /** @description Price per 1,000,000 tokens as a non-negative decimal string at most 1000000, with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
                     output_price_per_1m_tokens?: (number | string) | null;
                     /** @description Ordered ids of up to 3 other LLM models that answer a call this model cannot (breaker open, HTTP 429, 5xx, a timeout or a connection failure; not a 4xx any model would return for the same body), each with its own retries. No model twice, not the model itself, no cycle (A->B->A); every id must exist. A model that is another model's fallback cannot be deleted (409) */
                     fallback_models?: number[];
@@ -6355,9 +6355,9 @@ export interface operations {
                     timeout?: number;
                     /** @description Most tokens one reply may generate (1..1000000, default 4096), sent in each protocol's own field: max_completion_tokens (vendor1, vendor1_assistant), max_tokens (vendor2, genai), generationConfig.maxOutputTokens (vendor3) */
                     max_output_tokens?: number;
-                    /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
+                    /** @description Price per 1,000,000 tokens as a non-negative decimal string at most 1000000, with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
                     input_price_per_1m_tokens?: (number | string) | null;
-                    /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
+                    /** @description Price per 1,000,000 tokens as a non-negative decimal string at most 1000000, with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
                     output_price_per_1m_tokens?: (number | string) | null;
                     /** @description Ordered ids of up to 3 other LLM models that answer a call this model cannot (breaker open, HTTP 429, 5xx, a timeout or a connection failure; not a 4xx any model would return for the same body), each with its own retries. No model twice, not the model itself, no cycle (A->B->A); every id must exist. A model that is another model's fallback cannot be deleted (409) */
                     fallback_models?: number[];
@@ -6388,9 +6388,9 @@ export interface operations {
                     timeout?: number;
                     /** @description Most tokens one reply may generate (1..1000000, default 4096), sent in each protocol's own field: max_completion_tokens (vendor1, vendor1_assistant), max_tokens (vendor2, genai), generationConfig.maxOutputTokens (vendor3) */
                     max_output_tokens?: number;
-                    /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
+                    /** @description Price per 1,000,000 tokens as a non-negative decimal string at most 1000000, with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
                     input_price_per_1m_tokens?: (number | string) | null;
-                    /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
+                    /** @description Price per 1,000,000 tokens as a non-negative decimal string at most 1000000, with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
                     output_price_per_1m_tokens?: (number | string) | null;
                     /** @description Ordered ids of up to 3 other LLM models that answer a call this model cannot (breaker open, HTTP 429, 5xx, a timeout or a connection failure; not a 4xx any model would return for the same body), each with its own retries. No model twice, not the model itself, no cycle (A->B->A); every id must exist. A model that is another model's fallback cannot be deleted (409) */
                     fallback_models?: number[];
@@ -6433,9 +6433,9 @@ export interface operations {
                     timeout?: number;
                     /** @description Most tokens one reply may generate (1..1000000, default 4096), sent in each protocol's own field: max_completion_tokens (vendor1, vendor1_assistant), max_tokens (vendor2, genai), generationConfig.maxOutputTokens (vendor3) */
                     max_output_tokens?: number;
-                    /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
+                    /** @description Price per 1,000,000 tokens as a non-negative decimal string at most 1000000, with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
                     input_price_per_1m_tokens?: (number | string) | null;
-                    /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
+                    /** @description Price per 1,000,000 tokens as a non-negative decimal string at most 1000000, with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
                     output_price_per_1m_tokens?: (number | string) | null;
                     /** @description Ordered ids of up to 3 other LLM models that answer a call this model cannot (breaker open, HTTP 429, 5xx, a timeout or a connection failure; not a 4xx any model would return for the same body), each with its own retries. No model twice, not the model itself, no cycle (A->B->A); every id must exist. A model that is another model's fallback cannot be deleted (409) */
                     fallback_models?: number[];
@@ -6784,9 +6784,9 @@ export interface operations {
                      * @default 4096
                      */
                     max_output_tokens?: number;
-                    /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
+                    /** @description Price per 1,000,000 tokens as a non-negative decimal string at most 1000000, with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
                     input_price_per_1m_tokens?: (number | string) | null;
-                    /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
+                    /** @description Price per 1,000,000 tokens as a non-negative decimal string at most 1000000, with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
                     output_price_per_1m_tokens?: (number | string) | null;
                     /**
                      * @description Ordered ids of up to 3 other LLM models that answer a call this model cannot (breaker open, HTTP 429, 5xx, a timeout or a connection failure; not a 4xx any model would return for the same body), each with its own retries. No model twice, not the model itself, no cycle (A->B->A); every id must exist. A model that is another model's fallback cannot be deleted (409)
@@ -6828,9 +6828,9 @@ export interface operations {
                      * @default 4096
                      */
                     max_output_tokens?: number;
-                    /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
+                    /** @description Price per 1,000,000 tokens as a non-negative decimal string at most 1000000, with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
                     input_price_per_1m_tokens?: (number | string) | null;
-                    /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
+                    /** @description Price per 1,000,000 tokens as a non-negative decimal string at most 1000000, with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
                     output_price_per_1m_tokens?: (number | string) | null;
                     /**
                      * @description Ordered ids of up to 3 other LLM models that answer a call this model cannot (breaker open, HTTP 429, 5xx, a timeout or a connection failure; not a 4xx any model would return for the same body), each with its own retries. No model twice, not the model itself, no cycle (A->B->A); every id must exist. A model that is another model's fallback cannot be deleted (409)
@@ -6873,9 +6873,9 @@ export interface operations {
                      * @default 4096
                      */
                     max_output_tokens?: number;
-                    /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
+                    /** @description Price per 1,000,000 tokens as a non-negative decimal string at most 1000000, with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
                     input_price_per_1m_tokens?: (number | string) | null;
-                    /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
+                    /** @description Price per 1,000,000 tokens as a non-negative decimal string at most 1000000, with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
                     output_price_per_1m_tokens?: (number | string) | null;
                     /**
                      * @description Ordered ids of up to 3 other LLM models that answer a call this model cannot (breaker open, HTTP 429, 5xx, a timeout or a connection failure; not a 4xx any model would return for the same body), each with its own retries. No model twice, not the model itself, no cycle (A->B->A); every id must exist. A model that is another model's fallback cannot be deleted (409)
@@ -6917,9 +6917,9 @@ export interface operations {
                      * @default 4096
                      */
                     max_output_tokens?: number;
-                    /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
+                    /** @description Price per 1,000,000 tokens as a non-negative decimal string at most 1000000, with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
                     input_price_per_1m_tokens?: (number | string) | null;
-                    /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
+                    /** @description Price per 1,000,000 tokens as a non-negative decimal string at most 1000000, with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
                     output_price_per_1m_tokens?: (number | string) | null;
                     /**
                      * @description Ordered ids of up to 3 other LLM models that answer a call this model cannot (breaker open, HTTP 429, 5xx, a timeout or a connection failure; not a 4xx any model would return for the same body), each with its own retries. No model twice, not the model itself, no cycle (A->B->A); every id must exist. A model that is another model's fallback cannot be deleted (409)
@@ -6961,9 +6961,9 @@ export interface operations {
                      * @default 4096
                      */
                     max_output_tokens?: number;
-                    /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
+                    /** @description Price per 1,000,000 tokens as a non-negative decimal string at most 1000000, with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
                     input_price_per_1m_tokens?: (number | string) | null;
-                    /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
+                    /** @description Price per 1,000,000 tokens as a non-negative decimal string at most 1000000, with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
                     output_price_per_1m_tokens?: (number | string) | null;
                     /**
                      * @description Ordered ids of up to 3 other LLM models that answer a call this model cannot (breaker open, HTTP 429, 5xx, a timeout or a connection failure; not a 4xx any model would return for the same body), each with its own retries. No model twice, not the model itself, no cycle (A->B->A); every id must exist. A model that is another model's fallback cannot be deleted (409)
@@ -7394,9 +7394,9 @@ export interface operations {
                     timeout?: number;
                     /** @description Most tokens one reply may generate (1..1000000, default 4096), sent in each protocol's own field: max_completion_tokens (vendor1, vendor1_assistant), max_tokens (vendor2, genai), generationConfig.maxOutputTokens (vendor3) */
                     max_output_tokens?: number;
-                    /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
+                    /** @description Price per 1,000,000 tokens as a non-negative decimal string at most 1000000, with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
                     input_price_per_1m_tokens?: (number | string) | null;
-                    /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
+                    /** @description Price per 1,000,000 tokens as a non-negative decimal string at most 1000000, with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
                     output_price_per_1m_tokens?: (number | string) | null;
                     /** @description Ordered ids of up to 3 other LLM models that answer a call this model cannot (breaker open, HTTP 429, 5xx, a timeout or a connection failure; not a 4xx any model would return for the same body), each with its own retries. No model twice, not the model itself, no cycle (A->B->A); every id must exist. A model that is another model's fallback cannot be deleted (409) */
                     fallback_models?: number[];
@@ -7427,9 +7427,9 @@ export interface operations {
                     timeout?: number;
                     /** @description Most tokens one reply may generate (1..1000000, default 4096), sent in each protocol's own field: max_completion_tokens (vendor1, vendor1_assistant), max_tokens (vendor2, genai), generationConfig.maxOutputTokens (vendor3) */
                     max_output_tokens?: number;
-                    /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
+                    /** @description Price per 1,000,000 tokens as a non-negative decimal string at most 1000000, with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
                     input_price_per_1m_tokens?: (number | string) | null;
-                    /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
+                    /** @description Price per 1,000,000 tokens as a non-negative decimal string at most 1000000, with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
                     output_price_per_1m_tokens?: (number | string) | null;
                     /** @description Ordered ids of up to 3 other LLM models that answer a call this model cannot (breaker open, HTTP 429, 5xx, a timeout or a connection failure; not a 4xx any model would return for the same body), each with its own retries. No model twice, not the model itself, no cycle (A->B->A); every id must exist. A model that is another model's fallback cannot be deleted (409) */
                     fallback_models?: number[];
@@ -7461,9 +7461,9 @@ export interface operations {
                     timeout?: number;
                     /** @description Most tokens one reply may generate (1..1000000, default 4096), sent in each protocol's own field: max_completion_tokens (vendor1, vendor1_assistant), max_tokens (vendor2, genai), generationConfig.maxOutputTokens (vendor3) */
                     max_output_tokens?: number;
-                    /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
+                    /** @description Price per 1,000,000 tokens as a non-negative decimal string at most 1000000, with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
                     input_price_per_1m_tokens?: (number | string) | null;
-                    /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
+                    /** @description Price per 1,000,000 tokens as a non-negative decimal string at most 1000000, with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
                     output_price_per_1m_tokens?: (number | string) | null;
                     /** @description Ordered ids of up to 3 other LLM models that answer a call this model cannot (breaker open, HTTP 429, 5xx, a timeout or a connection failure; not a 4xx any model would return for the same body), each with its own retries. No model twice, not the model itself, no cycle (A->B->A); every id must exist. A model that is another model's fallback cannot be deleted (409) */
                     fallback_models?: number[];
@@ -7494,9 +7494,9 @@ export interface operations {
                     timeout?: number;
                     /** @description Most tokens one reply may generate (1..1000000, default 4096), sent in each protocol's own field: max_completion_tokens (vendor1, vendor1_assistant), max_tokens (vendor2, genai), generationConfig.maxOutputTokens (vendor3) */
                     max_output_tokens?: number;
-                    /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
+                    /** @description Price per 1,000,000 tokens as a non-negative decimal string at most 1000000, with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
                     input_price_per_1m_tokens?: (number | string) | null;
-                    /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
+                    /** @description Price per 1,000,000 tokens as a non-negative decimal string at most 1000000, with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
                     output_price_per_1m_tokens?: (number | string) | null;
                     /** @description Ordered ids of up to 3 other LLM models that answer a call this model cannot (breaker open, HTTP 429, 5xx, a timeout or a connection failure; not a 4xx any model would return for the same body), each with its own retries. No model twice, not the model itself, no cycle (A->B->A); every id must exist. A model that is another model's fallback cannot be deleted (409) */
                     fallback_models?: number[];
@@ -7527,9 +7527,9 @@ export interface operations {
                     timeout?: number;
                     /** @description Most tokens one reply may generate (1..1000000, default 4096), sent in each protocol's own field: max_completion_tokens (vendor1, vendor1_assistant), max_tokens (vendor2, genai), generationConfig.maxOutputTokens (vendor3) */
                     max_output_tokens?: number;
-                    /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
+                    /** @description Price per 1,000,000 tokens as a non-negative decimal string at most 1000000, with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
                     input_price_per_1m_tokens?: (number | string) | null;
-                    /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
+                    /** @description Price per 1,000,000 tokens as a non-negative decimal string at most 1000000, with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
                     output_price_per_1m_tokens?: (number | string) | null;
                     /** @description Ordered ids of up to 3 other LLM models that answer a call this model cannot (breaker open, HTTP 429, 5xx, a timeout or a connection failure; not a 4xx any model would return for the same body), each with its own retries. No model twice, not the model itself, no cycle (A->B->A); every id must exist. A model that is another model's fallback cannot be deleted (409) */
                     fallback_models?: number[];
@@ -7572,9 +7572,9 @@ export interface operations {
                     timeout?: number;
                     /** @description Most tokens one reply may generate (1..1000000, default 4096), sent in each protocol's own field: max_completion_tokens (vendor1, vendor1_assistant), max_tokens (vendor2, genai), generationConfig.maxOutputTokens (vendor3) */
                     max_output_tokens?: number;
-                    /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
+                    /** @description Price per 1,000,000 tokens as a non-negative decimal string at most 1000000, with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
                     input_price_per_1m_tokens?: (number | string) | null;
-                    /** @description Price per 1,000,000 tokens as a non-negative decimal string with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
+                    /** @description Price per 1,000,000 tokens as a non-negative decimal string at most 1000000, with at most 6 decimals and 40 characters once written out without exponent (a JSON number is accepted); null: unpriced */
                     output_price_per_1m_tokens?: (number | string) | null;
                     /** @description Ordered ids of up to 3 other LLM models that answer a call this model cannot (breaker open, HTTP 429, 5xx, a timeout or a connection failure; not a 4xx any model would return for the same body), each with its own retries. No model twice, not the model itself, no cycle (A->B->A); every id must exist. A model that is another model's fallback cannot be deleted (409) */
                     fallback_models?: number[];
