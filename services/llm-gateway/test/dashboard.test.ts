@@ -164,7 +164,9 @@ describe('the AI Integration dashboard', () => {
     expect(group).toMatchObject({ cost: '12000000', currency: 'USD' });
     const wholeDay = await dashboard('from=2026-03-14&to=2026-03-15&group_by=model');
     expect(wholeDay.status).toBe(200);
-    expect(wholeDay.body.groups.find((g: { key: number }) => g.key === model)).toMatchObject({ cost: '12000000' });
+    expect(wholeDay.body.groups.find((g: { key: number }) => g.key === model)).toMatchObject({
+      cost: '12000000',
+    });
   });
 
   it('counts errors and unpriced calls, and shows nothing outside the range', async () => {
