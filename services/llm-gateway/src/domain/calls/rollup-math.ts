@@ -8,6 +8,8 @@
  * Latency: fixed log-spaced buckets, each 10% wider than the one before, so a percentile read
  * from the counts is the upper edge of its bucket: at most 10% above the true value, never below.
  */
+import type { RollupDelta } from './calls';
+
 export const COST_DECIMALS = 12;
 const UNIT = 10n ** BigInt(COST_DECIMALS);
 
@@ -70,4 +72,28 @@ export function hourOf(date: Date): Date {
   const hour = new Date(date);
   hour.setUTCMinutes(0, 0, 0);
   return hour;
+}
+
+/** What a finished call of any kind adds to its rollup, beside the rollup's key. */
+export function callMeasures(call: {
+  finished_at: Date;
+  outcome: string;
+  input_tokens: number;
+  output_tokens: number;
+  unpriced: boolean;
+  cost: string | null;
+  latency_ms: number;
+}): Pick<
+  RollupDelta,
+  'hour' | 'error' | 'input_tokens' | 'output_tokens' | 'unpriced' | 'cost_units' | 'latency_bucket'
+> {
+  return {
+    hour: hourOf(call.finished_at),
+    error: call.outcome !== 'ok',
+    input_tokens: call.input_tokens,
+    output_tokens: call.output_tokens,
+    unpriced: call.unpriced,
+    cost_units: call.cost === null ? 0n : costUnits(call.cost),
+    latency_bucket: latencyBucket(call.latency_ms),
+  };
 }

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { costOf, isUnpriced, type Usage } from '@pack/llm-providers';
 import { connectionTestCallId, type ConnectionTestCall } from './calls';
 import type { RollupBatcher } from './rollup-batch';
-import { costUnits, hourOf, latencyBucket } from './rollup-math';
+import { callMeasures } from './rollup-math';
 import type { CallStore } from './store';
 import type { EffectiveModel } from '../models/llm-models';
 
@@ -60,14 +60,8 @@ export class ConnectionTestCalls {
         kind: 'connection_test',
         model_id: call.model_id,
         processor_id: null,
-        hour: hourOf(call.finished_at),
-        error: call.outcome !== 'ok',
-        input_tokens: call.input_tokens,
-        output_tokens: call.output_tokens,
-        unpriced: call.unpriced,
-        cost_units: call.cost === null ? 0n : costUnits(call.cost),
+        ...callMeasures(call),
         currency: call.currency,
-        latency_bucket: latencyBucket(call.latency_ms),
       });
     return call;
   }

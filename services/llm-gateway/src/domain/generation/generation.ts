@@ -8,7 +8,7 @@ import type { EffectiveModel } from '../models/llm-models';
 import type { ModelProfiles } from '../models/model-profiles';
 import type { RollupBatcher } from '../calls/rollup-batch';
 import type { CallLabels, ReliableAdapter } from '../providers/reliable-adapter';
-import { costUnits, hourOf, latencyBucket } from '../calls/rollup-math';
+import { callMeasures } from '../calls/rollup-math';
 
 export interface GenerationObserver {
   /** One result published for the first time; `overheadMs`: handling time not spent in provider calls. */
@@ -141,14 +141,8 @@ export class Generation {
         kind: 'generation' as const,
         model_id: index === 0 ? request.llm_model_id : (call as FallbackCall).model_id,
         processor_id: request.processor_id,
-        hour: hourOf(call.finished_at),
-        error: call.outcome !== 'ok',
-        input_tokens: call.input_tokens,
-        output_tokens: call.output_tokens,
-        unpriced: call.unpriced,
-        cost_units: call.cost === null ? 0n : costUnits(call.cost),
+        ...callMeasures(call),
         currency,
-        latency_bucket: latencyBucket(call.latency_ms),
         ...(index > 0 && { fallback: true }),
       })),
     );
