@@ -42,8 +42,9 @@ describe('general settings schemas', () => {
   });
 
   it('view schema never carries CLIENT_SECRET', () => {
-    const view = { ...defaultGeneralSettings(), oauth: { ENABLED: false, CLIENT_ID: '' } };
-    expect(generalSettingsViewSchema.parse(view).oauth).toEqual({ ENABLED: false, CLIENT_ID: '' });
+    const oauth = { ENABLED: false, CLIENT_ID: '', ISSUER_URL: '', REDIRECT_BASE_URL: '' };
+    const view = { ...defaultGeneralSettings(), oauth };
+    expect(generalSettingsViewSchema.parse(view).oauth).toEqual(oauth);
     expect(generalSettingsViewSchema.safeParse(defaultGeneralSettings()).success).toBe(false);
   });
 

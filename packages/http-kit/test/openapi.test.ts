@@ -194,8 +194,15 @@ describe('the OpenAPI document of declared routes', () => {
         name: 'offset',
         in: 'query',
         required: false,
-        description: 'How many results to skip',
+        description: expect.stringContaining('a page costs its depth'),
         schema: { type: 'integer', minimum: 0, maximum: 9007199254740991 },
+      },
+      {
+        name: 'after',
+        in: 'query',
+        required: false,
+        description: expect.stringContaining('the key of the last item seen'),
+        schema: { type: 'string', pattern: '^(0|[1-9][0-9]{0,15})$', maxLength: 400 },
       },
     ]);
   });
