@@ -187,10 +187,10 @@ describe('LLM Model bodies through the gateway', () => {
         'input_price_per_1m_tokens',
       ]);
     }
-    const exact = await send('Exact as a string', '"9007199254740993"');
+    const exact = await send('Exact as a string', '"999999.999999"');
     expect(exact.status).toBe(201);
     expect(((await exact.json()) as { input_price_per_1m_tokens: string }).input_price_per_1m_tokens).toBe(
-      '9007199254740993',
+      '999999.999999',
     );
     const listed = await stack.call('GET', `${MODELS}?limit=100`);
     expect(listed.body.results.map((model: { name: string }) => model.name)).not.toContain(
