@@ -29,13 +29,9 @@ export interface CallClaim {
   pipeline_id: number | null;
 }
 
-export interface FinishedCall {
-  state: 'finished';
-  /** Absent in records written before kinds were recorded: those are all generations. */
-  kind?: 'generation';
+/** What every finished call of any kind measured: its outcome, tokens, prices and cost. */
+export interface CallMeasured {
   finished_at: Date;
-  provider: string | null;
-  model_name: string | null;
   /** 'ok' or the error kind. */
   outcome: string;
   input_tokens: number;
@@ -47,14 +43,22 @@ export interface FinishedCall {
   output_price_per_1m_tokens: string | null;
   cost: string | null;
   unpriced: boolean;
+  latency_ms: number;
+  attempts: number;
+}
+
+export interface FinishedCall extends CallMeasured {
+  state: 'finished';
+  /** Absent in records written before kinds were recorded: those are all generations. */
+  kind?: 'generation';
+  provider: string | null;
+  model_name: string | null;
   /**
    * The Currency setting's code when the call was made: prices are taken to be in it, so it is
    * the currency of `cost`, whatever the setting says later (amounts are never converted).
    */
   currency?: string;
-  latency_ms: number;
   mode: GenerateResult['mode'];
-  attempts: number;
   /** Earlier holders of the request whose lease ran out; their attempts are counted in `attempts`. */
   takeovers?: number;
   /**
@@ -85,26 +89,14 @@ export const fallbackCallId = (requestId: string, n: number) => `${requestId}#fa
  * The record of one connection test that reached the provider (passed or failed), keyed by
  * `connectionTestCallId`: its model as tested, prices, tokens, cost and currency.
  */
-export interface ConnectionTestCall {
+export interface ConnectionTestCall extends CallMeasured {
   _id: string;
   kind: 'connection_test';
   state: 'finished';
   model_id: number;
-  finished_at: Date;
   provider: string;
   model_name: string;
-  /** 'ok' or the error kind. */
-  outcome: string;
-  input_tokens: number;
-  output_tokens: number;
-  raw_usage_json: string | null;
-  input_price_per_1m_tokens: string | null;
-  output_price_per_1m_tokens: string | null;
-  cost: string | null;
-  unpriced: boolean;
   currency: string;
-  latency_ms: number;
-  attempts: number;
 }
 
 /** A connection test's record key: its own prefix, so it never meets a generate request id. */

@@ -8,7 +8,7 @@
  * Latency: fixed log-spaced buckets, each 10% wider than the one before, so a percentile read
  * from the counts is the upper edge of its bucket: at most 10% above the true value, never below.
  */
-import type { RollupDelta } from './calls';
+import type { CallMeasured, RollupDelta } from './calls';
 
 export const COST_DECIMALS = 12;
 const UNIT = 10n ** BigInt(COST_DECIMALS);
@@ -75,15 +75,9 @@ export function hourOf(date: Date): Date {
 }
 
 /** What a finished call of any kind adds to its rollup, beside the rollup's key. */
-export function callMeasures(call: {
-  finished_at: Date;
-  outcome: string;
-  input_tokens: number;
-  output_tokens: number;
-  unpriced: boolean;
-  cost: string | null;
-  latency_ms: number;
-}): Pick<
+export function callMeasures(
+  call: CallMeasured,
+): Pick<
   RollupDelta,
   'hour' | 'error' | 'input_tokens' | 'output_tokens' | 'unpriced' | 'cost_units' | 'latency_bucket'
 > {
