@@ -20,6 +20,8 @@ import { processorEvent, type ProcessorChange } from './processor-events';
 
 /** How often a change re-reads a processor that another change moved on meanwhile. */
 const CHANGE_ATTEMPTS = 5;
+/** Processors read per page when a deleted Service retires them. */
+const RETIRE_PAGE = 500;
 
 export interface ListFilter {
   service?: number;
@@ -157,11 +159,20 @@ export class Processors {
    * pipelines starts again; admins can still read them. Repeating it changes nothing.
    */
   async retireService(serviceId: number): Promise<number> {
-    const page = await this.store.list({ service_id: serviceId }, 1000, { offset: 0 });
-    const active = page.items.filter((processor) => processor.active && !processor.deleted);
-    for (const processor of active)
-      await this.update(systemPrincipal('pipeline-orchestrator'), processor._id, { active: false });
-    return active.length;
+    let retired = 0;
+    // Walks every page by key: a Service may hold more inactive processors than one page.
+    for (let after: number | undefined; ; ) {
+      const page = await this.store.list({ service_id: serviceId }, RETIRE_PAGE, {
+        offset: 0,
+        ...(after === undefined ? {} : { after: [after] }),
+      });
+      const active = page.items.filter((processor) => processor.active && !processor.deleted);
+      for (const processor of active)
+        await this.update(systemPrincipal('pipeline-orchestrator'), processor._id, { active: false });
+      retired += active.length;
+      if (page.items.length < RETIRE_PAGE) return retired;
+      after = page.items[page.items.length - 1]._id;
+    }
   }
 
   /** Leaves a tombstone whose `deleted` event tells the llm-gateway the model is free. */
