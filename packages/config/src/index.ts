@@ -121,8 +121,9 @@ export function serviceEnvSchema(defaults: { port: number; database: string; met
     PROCESSED_EVENTS_RETENTION_DAYS: z.coerce.number().int().min(1).max(365).default(7),
     /**
      * Ranges that outbound calls to user-configured URLs (providers, webhooks, the identity
-     * provider) may reach although they are loopback, private, link-local or metadata addresses;
-     * empty refuses them all.
+     * provider) may reach although the address guard refuses them by default. Empty keeps the
+     * defaults: webhooks reach public addresses only; models and the identity provider also
+     * reach loopback and private networks; link-local and metadata addresses need a range here.
      */
     PACK_ALLOWED_TARGET_CIDRS: z
       .string()
