@@ -249,12 +249,13 @@ describe('the operator console: pipelines, dashboard, Change Instances, roles', 
     });
   });
 
-  it("shows the item's run history as the next CONFIG is given it: each run's PackData, the feedback, and what changed between two configurations", async () => {
+  it("shows the item's run history as the next CONFIG is given it: each run's PackData as written, the feedback, and what changed between two configurations", async () => {
     const own = await actors.serviceWith('Console history', model, ['config']);
-    fake.scriptReplies('{"disk":500,"vm":"c2"}');
+    // Numbers as users write them: a double would show 3.1 and 1234567890123456800.
+    fake.scriptReplies('{"disk":500,"vm":"c2","ratio":3.10,"serial":1234567890123456789}');
     const { item } = await actors.approved(own, { namespace: 'team-history' });
     const first = await configDone(item);
-    fake.scriptReplies('{"disk":250,"vm":"c2"}');
+    fake.scriptReplies('{"disk":250,"vm":"c2","ratio":3.20,"serial":1234567890123456789}');
     const again = await actors.asOwner('POST', `${PACK}retrigger/service_item/${item}/`, {
       feedback: 'halve the disk',
     });
@@ -274,13 +275,13 @@ describe('the operator console: pipelines, dashboard, Change Instances, roles', 
     expect(await history.getByTestId('context-budget').textContent()).toMatch(
       /^What the next CONFIG is given: \d+ of 48000 characters, the budget of gpt-4o-mini \(128000 tokens; newest run first\)\.$/,
     );
-    expect(JSON.parse((await run(1).locator('[data-history-stage="CONFIG"] pre').textContent())!)).toEqual({
-      disk: 500,
-      vm: 'c2',
-    });
+    expect(await run(1).locator('[data-history-stage="CONFIG"] pre').textContent()).toBe(
+      '{\n  "disk": 500,\n  "vm": "c2",\n  "ratio": 3.10,\n  "serial": 1234567890123456789\n}',
+    );
     expect(await run(1).getByTestId('feedback').textContent()).toBe('Feedback: halve the disk');
     expect(await run(2).getByTestId('config-changes').locator('li').allTextContents()).toEqual([
       'disk: 500 → 250',
+      'ratio: 3.10 → 3.20',
     ]);
     expect(await run(1).getByTestId('config-changes').count()).toBe(0);
     // The exact text the next CONFIG receives, as the API answers it.

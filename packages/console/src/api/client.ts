@@ -5,10 +5,11 @@
  */
 import createClient from 'openapi-fetch';
 import { session } from '../session';
+import { exactFetch } from './exact-json';
 import { ApiError } from './problem';
 import type { paths } from './schema';
 
-export const api = createClient<paths>({ baseUrl: window.location.origin });
+export const api = createClient<paths>({ baseUrl: window.location.origin, fetch: exactFetch });
 
 api.use({
   onRequest({ request }) {

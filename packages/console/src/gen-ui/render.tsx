@@ -6,6 +6,7 @@
  */
 import type { JSX } from 'preact';
 import { JsonView } from '../components/ui';
+import { approximate } from '../api/exact-json';
 import { checkGenUi, type GenUiComponent } from './check';
 import './gen-ui.css';
 
@@ -166,7 +167,8 @@ function draw(component: GenUiComponent, key: number): JSX.Element {
 
 /** A stage's gen_ui: components when the reply is one the registry supports, else the data. */
 export function GenUi({ value, valid, label }: { value: unknown; valid: boolean | null; label: string }) {
-  const verdict = checkGenUi(value, valid);
+  // Components compute with the numbers; the fallback shows the data as written.
+  const verdict = checkGenUi(approximate(value), valid);
   if (verdict.ok)
     return (
       <div class="gen-ui" data-gen-ui="components" aria-label={label} role="group">

@@ -1,3 +1,5 @@
+import { isKeptNumber } from '../api/exact-json';
+
 /**
  * What changed between two consecutive configurations (CONFIG PackData of two runs), one line a
  * leaf: `path: before → after`, `path: added value`, `path: removed`. Objects are walked key by
@@ -18,6 +20,6 @@ export function configChanges(before: unknown, after: unknown, at = ''): string[
 }
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
+  typeof value === 'object' && value !== null && !Array.isArray(value) && !isKeptNumber(value);
 
 const show = (value: unknown) => JSON.stringify(value);

@@ -1,6 +1,7 @@
 /** The general settings editor (admins): every group, secrets masked, the Generate Schema action. */
 import { useEffect, useState } from 'preact/hooks';
 import { api, ok } from '../api/client';
+import { approximate } from '../api/exact-json';
 import { ApiError } from '../api/problem';
 import { CHANGE_INSTANCE_STATES, type Settings } from '../api/types';
 import { Check, ErrorNotice, Field, Loading, Notice, TypedInput } from '../components/ui';
@@ -28,7 +29,8 @@ export function SettingsPage() {
   const [error, setError] = useState<unknown>(null);
   const [saved, setSaved] = useState('');
   const load = async () => {
-    const settings = await ok(api.GET('/v1/core/general_settings/'));
+    // The form edits numbers as numbers: kept number texts are read as their values.
+    const settings = approximate(await ok(api.GET('/v1/core/general_settings/')));
     setStored(settings);
     setDraft(draftOf(settings));
   };
