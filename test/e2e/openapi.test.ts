@@ -112,6 +112,29 @@ describe('the API reference', () => {
     }
   });
 
+  it('takes the same text as the server: a name or owner name of white space only refused by both, spaces not counted in the length', async () => {
+    const document = await stack.openApi();
+    const me = (await stack.call('GET', '/v1/core/me/')).body as { id: number };
+    const verdicts = async (body: Record<string, unknown>) => {
+      const answer = await stack.call('POST', '/v1/catalog/services/', { body });
+      return {
+        body,
+        document: document.takesBody('POST /v1/catalog/services/', body),
+        server: answer.status === 201,
+      };
+    };
+    const cases: [Record<string, unknown>, boolean][] = [
+      [{ name: '  Agreed  ', owner: { id: me.id, name: ' Admin ' } }, true],
+      [{ name: 'Agreed', owner: { id: me.id, name: '   ' } }, false],
+      [{ name: 'Agreed', owner: { id: me.id, name: '\u3000\t' } }, false],
+      [{ name: ' \u00a0 ' }, false],
+      // 199 characters and two spaces: over the documented 200 as sent.
+      [{ name: ` ${'x'.repeat(199)} ` }, false],
+    ];
+    for (const [body, taken] of cases)
+      expect(await verdicts(body)).toEqual({ body, document: taken, server: taken });
+  });
+
   it('serves a reference page at /v1/docs/ that loads only files of its own origin', async () => {
     const page = await stack.call('GET', '/v1/docs/', { token: null });
     expect(page.status).toBe(200);

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { plainHttpUrl } from './http-url';
 import { priceSchema } from './prices';
-import { storedText } from './text';
+import { nonBlankText, storedText } from './text';
 
 export { isPlainHttpUrl, plainHttpUrl, HTTP_URL_PATTERN } from './http-url';
 export { canonicalDecimal, MAX_PRICE_DECIMALS, priceSchema } from './prices';
@@ -55,7 +55,7 @@ export const llmExtraDataSchemas = {
   vendor1: apiKeyAndUrl,
   vendor1_assistant: z.strictObject({
     VENDOR1_API_KEY: secret('API key'),
-    VENDOR1_ASSISTANT_ID: storedText().trim().min(1).max(200),
+    VENDOR1_ASSISTANT_ID: nonBlankText(200),
     base_url: baseUrl.optional(),
   }),
   vendor2: apiKeyAndUrl,
@@ -79,8 +79,8 @@ export const llmExtraDataSchemas = {
 } satisfies Record<LlmProvider, z.ZodType>;
 export type LlmExtraData = { [P in LlmProvider]: z.infer<(typeof llmExtraDataSchemas)[P]> };
 
-const name = storedText().trim().min(1).max(200);
-const modelName = storedText().trim().min(1).max(200);
+const name = nonBlankText(200);
+const modelName = nonBlankText(200);
 const prompt = storedText().max(100_000);
 /** The longest a model's timeout may be, in seconds. */
 export const LLM_TIMEOUT_MAX_SECONDS = 600;
