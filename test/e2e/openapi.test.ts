@@ -135,6 +135,31 @@ describe('the API reference', () => {
       expect(await verdicts(body)).toEqual({ body, document: taken, server: taken });
   });
 
+  it('takes the same new model as the server: a masked secret (nothing stored to keep) refused by both', async () => {
+    const document = await stack.openApi();
+    const verdicts = async (apiKey: string) => {
+      const body = {
+        name: `Agreed ${apiKey}`,
+        provider: 'vendor1',
+        model_name: 'm',
+        extra_data: { api_key: apiKey, base_url: null },
+      };
+      const answer = await stack.call('POST', '/v1/ai/llm_models/', { body });
+      return {
+        apiKey,
+        document: document.takesBody('POST /v1/ai/llm_models/', body),
+        server: answer.status === 201,
+      };
+    };
+    for (const [apiKey, taken] of [
+      ['sk-agreed-0000000000', true],
+      ['********', false],
+      ['********9876', false],
+      ['*********9876', true],
+    ] as const)
+      expect(await verdicts(apiKey)).toEqual({ apiKey, document: taken, server: taken });
+  });
+
   it('serves a reference page at /v1/docs/ that loads only files of its own origin', async () => {
     const page = await stack.call('GET', '/v1/docs/', { token: null });
     expect(page.status).toBe(200);
