@@ -23,5 +23,7 @@ module.exports = {
     '<rootDir>/packages/testkit/src/ceiling-setup.ts',
   ],
   maxWorkers: 2,
+  // Known-heavy files first when jest has no timings of an earlier run (a fresh clone, CI).
+  testSequencer: '<rootDir>/scripts/jest-sequencer.js',
   reporters: ['default', '<rootDir>/scripts/jest-summary-reporter.js'],
 };

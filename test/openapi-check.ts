@@ -65,6 +65,20 @@ export class OpenApiCheck {
     return validate;
   }
 
+  /**
+   * Whether the document calls `body` a valid request body of the operation (`POST
+   * /v1/catalog/services/`, as operations() names it): what a client generated from it would send.
+   */
+  takesBody(operation: string, body: unknown): boolean {
+    const [method, template] = operation.split(' ') as [string, string];
+    const schema =
+      this.document.paths[template]?.[method.toLowerCase() as 'post']?.requestBody?.content[
+        'application/json'
+      ]?.schema;
+    if (!schema) throw new Error(`${operation} takes no JSON body in the OpenAPI document`);
+    return this.validator(schema)(body);
+  }
+
   /** Compiles every schema of the document: a schema ajv refuses is a broken document. */
   compileAll(): number {
     let count = 0;

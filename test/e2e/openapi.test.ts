@@ -112,6 +112,54 @@ describe('the API reference', () => {
     }
   });
 
+  it('takes the same text as the server: a name or owner name of white space only refused by both, spaces not counted in the length', async () => {
+    const document = await stack.openApi();
+    const me = (await stack.call('GET', '/v1/core/me/')).body as { id: number };
+    const verdicts = async (body: Record<string, unknown>) => {
+      const answer = await stack.call('POST', '/v1/catalog/services/', { body });
+      return {
+        body,
+        document: document.takesBody('POST /v1/catalog/services/', body),
+        server: answer.status === 201,
+      };
+    };
+    const cases: [Record<string, unknown>, boolean][] = [
+      [{ name: '  Agreed  ', owner: { id: me.id, name: ' Admin ' } }, true],
+      [{ name: 'Agreed', owner: { id: me.id, name: '   ' } }, false],
+      [{ name: 'Agreed', owner: { id: me.id, name: '\u3000\t' } }, false],
+      [{ name: ' \u00a0 ' }, false],
+      // 199 characters and two spaces: over the documented 200 as sent.
+      [{ name: ` ${'x'.repeat(199)} ` }, false],
+    ];
+    for (const [body, taken] of cases)
+      expect(await verdicts(body)).toEqual({ body, document: taken, server: taken });
+  });
+
+  it('takes the same new model as the server: a masked secret (nothing stored to keep) refused by both', async () => {
+    const document = await stack.openApi();
+    const verdicts = async (apiKey: string) => {
+      const body = {
+        name: `Agreed ${apiKey}`,
+        provider: 'vendor1',
+        model_name: 'm',
+        extra_data: { api_key: apiKey, base_url: null },
+      };
+      const answer = await stack.call('POST', '/v1/ai/llm_models/', { body });
+      return {
+        apiKey,
+        document: document.takesBody('POST /v1/ai/llm_models/', body),
+        server: answer.status === 201,
+      };
+    };
+    for (const [apiKey, taken] of [
+      ['sk-agreed-0000000000', true],
+      ['********', false],
+      ['********9876', false],
+      ['*********9876', true],
+    ] as const)
+      expect(await verdicts(apiKey)).toEqual({ apiKey, document: taken, server: taken });
+  });
+
   it('serves a reference page at /v1/docs/ that loads only files of its own origin', async () => {
     const page = await stack.call('GET', '/v1/docs/', { token: null });
     expect(page.status).toBe(200);

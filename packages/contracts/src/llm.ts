@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { plainHttpUrl } from './http-url';
 import { priceSchema } from './prices';
-import { storedText } from './text';
+import { nonBlankText, storedText } from './text';
 
 export { isPlainHttpUrl, plainHttpUrl, HTTP_URL_PATTERN } from './http-url';
 export { canonicalDecimal, MAX_PRICE_DECIMALS, priceSchema } from './prices';
@@ -44,43 +44,64 @@ const headerValue = () =>
   );
 const secret = (description: string) =>
   headerValue().min(1).max(4096).describe(`${description} (secret: masked in responses)`);
+/** A masked value as a read shows it: eight `*` and at most four more characters (@pack/secrets). */
+const MASK_SHAPE = '^\\*{8}[\\s\\S]{0,4}$';
+/**
+ * A new model's secret: a masked value sent back keeps the stored secret, and a new model has
+ * none, so the server refuses one; the document says so (`not` the mask's shape).
+ */
+const newSecret = (description: string) =>
+  headerValue()
+    .min(1)
+    .max(4096)
+    .refine(
+      (value) => !new RegExp(MASK_SHAPE, 'u').test(value),
+      'a masked value keeps a stored secret only; a new model needs the secret itself',
+    )
+    .meta({ not: { pattern: MASK_SHAPE }, description: `${description} (secret: masked in responses)` });
 /** Spec endpoint 2: "with extra_data.base_url possibly null": null is the provider's default endpoint. */
 const baseUrl = httpUrl.nullable().describe("http(s) URL; null: the provider's default endpoint");
-const apiKeyAndUrl = z.strictObject({ api_key: secret('API key'), base_url: baseUrl });
 
 /** genai's token request body: OAuth2's form encoding (the default) or JSON. */
 export const TOKEN_REQUEST_FORMATS = ['form', 'json'] as const;
 
-export const llmExtraDataSchemas = {
-  vendor1: apiKeyAndUrl,
-  vendor1_assistant: z.strictObject({
-    VENDOR1_API_KEY: secret('API key'),
-    VENDOR1_ASSISTANT_ID: storedText().trim().min(1).max(200),
-    base_url: baseUrl.optional(),
-  }),
-  vendor2: apiKeyAndUrl,
-  vendor3: z.strictObject({
-    api_key: secret('API key'),
-    base_url: baseUrl,
-  }),
-  genai: z.strictObject({
-    token_url: httpUrl,
-    request_url: httpUrl,
-    credentials: secret('The Authorization header value sent to token_url'),
-    verify_ssl: z.boolean(),
-    request_payload: z.record(z.string(), z.unknown()).describe('Merged into every request body'),
-    token_request_format: z
-      .enum(TOKEN_REQUEST_FORMATS)
-      .optional()
-      .describe(
-        'How the token request body (grant_type=client_credentials) is encoded: `form` (application/x-www-form-urlencoded, OAuth2 RFC 6749 section 4.4; the default when absent) or `json` for token servers that want JSON',
-      ),
-  }),
-} satisfies Record<LlmProvider, z.ZodType>;
+/** extra_data per provider, with `secret` the type of its secrets. */
+const extraDataSchemas = (secret: (description: string) => z.ZodString) => {
+  const apiKeyAndUrl = z.strictObject({ api_key: secret('API key'), base_url: baseUrl });
+  return {
+    vendor1: apiKeyAndUrl,
+    vendor1_assistant: z.strictObject({
+      VENDOR1_API_KEY: secret('API key'),
+      VENDOR1_ASSISTANT_ID: nonBlankText(200),
+      base_url: baseUrl.optional(),
+    }),
+    vendor2: apiKeyAndUrl,
+    vendor3: z.strictObject({
+      api_key: secret('API key'),
+      base_url: baseUrl,
+    }),
+    genai: z.strictObject({
+      token_url: httpUrl,
+      request_url: httpUrl,
+      credentials: secret('The Authorization header value sent to token_url'),
+      verify_ssl: z.boolean(),
+      request_payload: z.record(z.string(), z.unknown()).describe('Merged into every request body'),
+      token_request_format: z
+        .enum(TOKEN_REQUEST_FORMATS)
+        .optional()
+        .describe(
+          'How the token request body (grant_type=client_credentials) is encoded: `form` (application/x-www-form-urlencoded, OAuth2 RFC 6749 section 4.4; the default when absent) or `json` for token servers that want JSON',
+        ),
+    }),
+  } satisfies Record<LlmProvider, z.ZodType>;
+};
+export const llmExtraDataSchemas = extraDataSchemas(secret);
+/** A new model's extra_data: as llmExtraDataSchemas, with no masked value for a secret. */
+const newModelExtraDataSchemas = extraDataSchemas(newSecret);
 export type LlmExtraData = { [P in LlmProvider]: z.infer<(typeof llmExtraDataSchemas)[P]> };
 
-const name = storedText().trim().min(1).max(200);
-const modelName = storedText().trim().min(1).max(200);
+const name = nonBlankText(200);
+const modelName = nonBlankText(200);
 const prompt = storedText().max(100_000);
 /** The longest a model's timeout may be, in seconds. */
 export const LLM_TIMEOUT_MAX_SECONDS = 600;
@@ -187,7 +208,7 @@ export const llmModelCreateSchema = z.discriminatedUnion(
       ...readOnlyFields,
       ...createFields,
       provider: z.literal(provider),
-      extra_data: llmExtraDataSchemas[provider],
+      extra_data: newModelExtraDataSchemas[provider],
       structured_output: structuredOutputOf(provider).default(defaultStructuredOutput(provider)),
     }),
   ) as unknown as [z.ZodObject, ...z.ZodObject[]],

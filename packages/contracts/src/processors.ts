@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { processorKindSchema, type ProcessorKind } from './snapshots';
 import { jsonSchemaProblems } from './settings';
-import { jsonBytes, storedText } from './text';
+import { jsonBytes, nonBlankText, storedText } from './text';
 
 /** AI Processors (spec 2.3, 2.4; DESIGN section 7): the API of `/v1/ai/processors/`. */
 
@@ -52,7 +52,7 @@ const responseSchema = z
   })
   .describe('A draft-07 JSON Schema of the output, or null');
 
-const name = storedText().trim().min(1).max(200);
+const name = nonBlankText(200);
 const prompt = storedText().max(100_000);
 const id = z.number().int().positive();
 

@@ -7,6 +7,7 @@ import {
   jsonSchemaProblems,
   SETTINGS_GROUPS,
 } from './settings';
+import { z } from 'zod';
 import { jsonBytes } from './text';
 
 const errorsOf = (body: unknown) => {
@@ -179,6 +180,47 @@ describe('general settings schemas', () => {
     // A stored value that fails its field type reads as the default (decodeSettings), so the
     // read schema may be as strict as the write schema.
     expect(generalSettingsSchema.shape.global_banner.safeParse({ message: 'a\u0000' }).success).toBe(false);
+  });
+
+  it('documents each patterned text field with one pattern, which leaves NUL out as the server does', () => {
+    const document = z.toJSONSchema(generalSettingsPatchSchema, { io: 'input' }) as {
+      properties: Record<string, { properties: Record<string, Record<string, unknown>> }>;
+    };
+    const fields = {
+      ldap: ['SERVER_URI', 'BIND_DN', 'USER_SEARCH_BASE_DN', 'GROUP_SEARCH_QUERY_BASE_DN'],
+      smtp: ['EMAIL_HOST'],
+      oauth: ['ISSUER_URL', 'REDIRECT_BASE_URL'],
+    };
+    const valid: Record<string, string> = {
+      SERVER_URI: 'ldap://ldap.example.com/',
+      BIND_DN: 'cn=a,dc=b',
+      USER_SEARCH_BASE_DN: 'ou=people,dc=b',
+      GROUP_SEARCH_QUERY_BASE_DN: 'ou=groups,dc=b',
+      EMAIL_HOST: 'smtp.example.com',
+      ISSUER_URL: 'https://id.example.com/realm',
+      REDIRECT_BASE_URL: 'https://pack.example.com',
+    };
+    for (const [group, names] of Object.entries(fields))
+      for (const field of names) {
+        const schema = document.properties[group]!.properties[field]!;
+        expect({ field, allOf: schema.allOf }).toEqual({ field, allOf: undefined });
+        const pattern = new RegExp(schema.pattern as string, 'u');
+        expect({ field, empty: pattern.test(''), valid: pattern.test(valid[field]!) }).toEqual({
+          field,
+          empty: true,
+          valid: true,
+        });
+        for (const withNul of [
+          `${valid[field]}\u0000`,
+          `\u0000${valid[field]}`,
+          `${valid[field]!.slice(0, 4)}\u0000x`,
+        ])
+          expect({ field, withNul, documented: pattern.test(withNul) }).toEqual({
+            field,
+            withNul,
+            documented: false,
+          });
+      }
   });
 
   it('jsonSchemaProblems says what is wrong', () => {

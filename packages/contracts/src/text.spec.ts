@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { processorCreateSchema, processorPatchSchema } from './processors';
-import { jsonBytes, storedText, storedTextChecks } from './text';
+import { jsonBytes, nonBlankText, storedText, storedTextChecks } from './text';
 
 const NUL = 'must not contain the NUL character (\\u0000)';
 const SURROGATE = 'must be well-formed Unicode: no unpaired surrogate such as \\ud800';
@@ -71,5 +71,36 @@ describe('jsonBytes', () => {
     expect(jsonBytes('🚀')).toBe(6);
     expect(jsonBytes({ a: '\u0000' })).toBe('{"a":"\\u0000"}'.length);
     expect(jsonBytes('\ud800')).toBe('"\\ud800"'.length);
+  });
+});
+
+describe('nonBlankText: the document and the server take the same text', () => {
+  const name = nonBlankText(5);
+  const documented = z.toJSONSchema(name, { io: 'input' }) as { maxLength: number; pattern: string };
+  const documentTakes = (value: string) =>
+    value.length <= documented.maxLength && new RegExp(documented.pattern, 'u').test(value);
+
+  it.each([
+    ['', false],
+    [' ', false],
+    ['\t\n\r\v\f', false],
+    ['\u00a0\u2002\u3000\ufeff\u2028', false],
+    ['a', true],
+    ['  abc', true],
+    ['\u001c', true],
+    ['a\u0000', false],
+    ['abcdef', false],
+    ['  abcd', false],
+  ])('%j: taken by both or refused by both', (value, taken) => {
+    expect({ document: documentTakes(value), server: name.safeParse(value).success }).toEqual({
+      document: taken,
+      server: taken,
+    });
+  });
+
+  it('stores the text without surrounding white space, and names what is wrong', () => {
+    expect(name.parse(' a b ')).toBe('a b');
+    expect(messages(name, '   ')).toEqual(['must not be empty or only white space']);
+    expect(messages(name, ' a\u0000')).toEqual([NUL]);
   });
 });

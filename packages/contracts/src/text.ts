@@ -28,3 +28,27 @@ const utf8 = new TextEncoder();
 export function jsonBytes(value: unknown): number {
   return utf8.encode(JSON.stringify(value)).length;
 }
+
+/**
+ * The characters `String.prototype.trim` removes (ECMAScript WhiteSpace and LineTerminator),
+ * listed one by one: `\s` differs between regex engines (Python's takes U+001C..U+001F too), and
+ * the OpenAPI document's pattern must mean the same to every client.
+ */
+const TRIMMED = '\\t\\n\\v\\f\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff';
+const SAYS_SOMETHING = new RegExp(`[^${TRIMMED}]`);
+
+/**
+ * A name or other text that must say something: at most `max` characters as sent, one of them at
+ * least not white space; stored without surrounding white space. The document states exactly
+ * that (maxLength, and one pattern that also keeps NUL out), so a client that follows it sends
+ * only text the server takes: `"   "` is refused by both, and so is a value whose length is over
+ * `max` only with its spaces.
+ */
+export const nonBlankText = (max: number) =>
+  z
+    .string()
+    .max(max)
+    .check(...storedTextChecks())
+    .check(z.refine<string>((value) => SAYS_SOMETHING.test(value), 'must not be empty or only white space'))
+    .trim()
+    .meta({ pattern: `^[^\\u0000]*[^\\u0000${TRIMMED}][^\\u0000]*$` });

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { changeInstanceStateSchema } from './events';
 import { headerValueText } from './header-value';
 import { plainHttpUrl } from './http-url';
-import { storedText } from './text';
+import { nonBlankText, storedText } from './text';
 
 /** Webhooks (spec 2.6, 2.7, 3.2, 4.1; DESIGN section 8). */
 export const WEBHOOKS_PATH = '/v1/external/serviceowner/webhooks/';
@@ -34,7 +34,7 @@ const authorization = headerValueText()
 
 /** Fields of the full form of spec 2.6. */
 const webhookFields = {
-  name: storedText().trim().min(1).max(200),
+  name: nonBlankText(200),
   description: storedText().max(2000),
   service: z.number().int().positive().describe('Id of a Service the caller owns'),
   target_url: targetUrl,

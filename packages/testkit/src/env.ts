@@ -11,8 +11,15 @@ export const TEST_ENCRYPTION_KEY = Buffer.from('pack-test-only-encryption-key-32
  * (owner.ts: a later run removes what a dead owner left) and random digits.
  */
 export function uniqueName(prefix: string, owner = process.pid): string {
-  return `${prefix}_${Date.now().toString(16)}${ownerTag(owner)}${randomBytes(3).toString('hex')}`.toLowerCase();
+  return `${prefix}_${wallClock().toString(16)}${ownerTag(owner)}${randomBytes(3).toString('hex')}`.toLowerCase();
 }
+
+/**
+ * The machine's time even while a test fakes Date (fakeDate, jest's fake timers): a name stamped
+ * with a test's clock (a day in March) would look days old, and another run's start on the same
+ * servers would remove its database and queues as leftovers while the test still uses them.
+ */
+const wallClock = Date.now.bind(Date);
 
 /** Environment for a service under test: its own database and broker namespace, port 0. */
 export function testEnv(service: string, overrides: Record<string, string> = {}): Record<string, string> {

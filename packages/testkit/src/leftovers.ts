@@ -94,12 +94,20 @@ async function removeBrokerNames(
   const exchanges = listed.exchanges.filter((name) => isOurs(namespaceOf(name)));
   if (queues.length + exchanges.length === 0) return { exchanges, queues };
   const connection = await connectAny(amqpUrl);
+  // A refusal (RESOURCE_LOCKED: an exclusive queue some live connection holds) closes the channel
+  // with an 'error' event; unheard, amqplib raises it again on the connection and the run dies.
+  connection.on('error', () => undefined);
+  const openChannel = async () => {
+    const opened = await connection.createChannel();
+    opened.on('error', () => undefined);
+    return opened;
+  };
   try {
-    let channel = await connection.createChannel();
+    let channel = await openChannel();
     const each = async (names: string[], remove: (name: string) => Promise<unknown>) => {
       for (const name of names)
         // A failed operation closes the channel: the next name gets a fresh one.
-        await remove(name).catch(async () => (channel = await connection.createChannel()));
+        await remove(name).catch(async () => (channel = await openChannel()));
     };
     await each(queues, (name) => channel.deleteQueue(name));
     await each(exchanges, (name) => channel.deleteExchange(name));

@@ -7,7 +7,10 @@ import mongoose from 'mongoose';
 import {
   brokerNames,
   dropDatabase,
+  fakeDate,
   isAlive,
+  isLeftover,
+  nameOrigin,
   ownedTempDir,
   recordProcess,
   removeLeftovers,
@@ -112,5 +115,35 @@ describe('leftovers of killed runs, removed when a run starts', () => {
     expect(await databaseNames(mongo)).toEqual(expect.arrayContaining([recent, foreign]));
     await dropDatabase(mongoUrl, recent);
     await dropDatabase(mongoUrl, foreign);
+  });
+
+  it("stamps a name with the machine's time while a test fakes the date, so no other run takes it for a day-old leftover", () => {
+    fakeDate(new Date('2026-03-14T12:00:05Z'));
+    let name: string;
+    try {
+      name = uniqueName('t');
+    } finally {
+      jest.useRealTimers();
+    }
+    const origin = nameOrigin(name)!;
+    expect(Math.abs(origin.createdAt - Date.now())).toBeLessThan(60_000);
+    expect(isLeftover(origin)).toBe(false);
+  });
+
+  it('goes on past a queue that a live connection holds exclusively, and leaves it', async () => {
+    const gone = await deadPid();
+    const ns = uniqueName('t', gone);
+    const holder = await broker.createChannel();
+    await holder.assertQueue(`${ns}.settings-cache`, { exclusive: true });
+    await holder.assertQueue(`${ns}.catalog`, { durable: true });
+    const listable = (await brokerNames(amqpUrl)).queues.includes(`${ns}.catalog`);
+
+    const removed = await removeLeftovers({ mongoUrl, amqpUrl, tmp, now: Date.now() + 10 * 60_000 });
+
+    if (listable) {
+      expect(removed.queues).toEqual(expect.arrayContaining([`${ns}.catalog`, `${ns}.settings-cache`]));
+      expect((await brokerNames(amqpUrl)).queues).toContain(`${ns}.settings-cache`);
+    }
+    await holder.close();
   });
 });

@@ -4570,12 +4570,12 @@ export interface operations {
                              * @description Connection string: ldap:// or ldaps:// URIs separated by spaces
                              * @default
                              */
-                            SERVER_URI: string & unknown;
+                            SERVER_URI: string;
                             /**
                              * @description DN the service binds as
                              * @default
                              */
-                            BIND_DN: string & unknown;
+                            BIND_DN: string;
                             /**
                              * @description Password of BIND_DN (secret)
                              * @default
@@ -4585,12 +4585,12 @@ export interface operations {
                              * @description Base DN of the user search
                              * @default
                              */
-                            USER_SEARCH_BASE_DN: string & unknown;
+                            USER_SEARCH_BASE_DN: string;
                             /**
                              * @description Base DN of the group search
                              * @default
                              */
-                            GROUP_SEARCH_QUERY_BASE_DN: string & unknown;
+                            GROUP_SEARCH_QUERY_BASE_DN: string;
                         };
                         smtp: {
                             /**
@@ -4602,7 +4602,7 @@ export interface operations {
                              * @description SMTP server host
                              * @default
                              */
-                            EMAIL_HOST: string & unknown;
+                            EMAIL_HOST: string;
                             /**
                              * @description SMTP server port
                              * @default 587
@@ -4651,12 +4651,12 @@ export interface operations {
                              * @description The identity provider's issuer URL; the gateway reads its OpenID configuration at <issuer>/.well-known/openid-configuration. Empty: the gateway's OIDC_ISSUER_URL. https, or plain http to a provider on the gateway's own host (loopback); public, private-network (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7) and loopback addresses are allowed; link-local (169.254/16, fe80::/10), cloud metadata and other special addresses are refused unless PACK_ALLOWED_TARGET_CIDRS of the gateway and settings services names their range. A host name is checked again at every connection
                              * @default
                              */
-                            ISSUER_URL: string & unknown;
+                            ISSUER_URL: string;
                             /**
                              * @description The platform's public address as browsers reach the gateway (scheme, host and port, such as https://pack.example.com); register <it>/v1/core/auth/oidc/callback/ as the redirect URI at the identity provider. Empty: the gateway's PUBLIC_URL, else the address each sign-in request came to
                              * @default
                              */
-                            REDIRECT_BASE_URL: string & unknown;
+                            REDIRECT_BASE_URL: string;
                         };
                         currency: {
                             /**
@@ -4898,21 +4898,21 @@ export interface operations {
                         /** @description Users may sign in with LDAP */
                         ENABLED?: boolean;
                         /** @description Connection string: ldap:// or ldaps:// URIs separated by spaces */
-                        SERVER_URI?: string & unknown;
+                        SERVER_URI?: string;
                         /** @description DN the service binds as */
-                        BIND_DN?: string & unknown;
+                        BIND_DN?: string;
                         /** @description Password of BIND_DN (secret) */
                         BIND_PASSWORD?: string;
                         /** @description Base DN of the user search */
-                        USER_SEARCH_BASE_DN?: string & unknown;
+                        USER_SEARCH_BASE_DN?: string;
                         /** @description Base DN of the group search */
-                        GROUP_SEARCH_QUERY_BASE_DN?: string & unknown;
+                        GROUP_SEARCH_QUERY_BASE_DN?: string;
                     };
                     smtp?: {
                         /** @description Mail is sent through SMTP */
                         ENABLED?: boolean;
                         /** @description SMTP server host */
-                        EMAIL_HOST?: string & unknown;
+                        EMAIL_HOST?: string;
                         /** @description SMTP server port */
                         EMAIL_PORT?: number;
                         /** @description SMTP user name */
@@ -4936,9 +4936,9 @@ export interface operations {
                         /** @description OAuth client secret, write-only (secret) */
                         CLIENT_SECRET?: string;
                         /** @description The identity provider's issuer URL; the gateway reads its OpenID configuration at <issuer>/.well-known/openid-configuration. Empty: the gateway's OIDC_ISSUER_URL. https, or plain http to a provider on the gateway's own host (loopback); public, private-network (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7) and loopback addresses are allowed; link-local (169.254/16, fe80::/10), cloud metadata and other special addresses are refused unless PACK_ALLOWED_TARGET_CIDRS of the gateway and settings services names their range. A host name is checked again at every connection */
-                        ISSUER_URL?: string & unknown;
+                        ISSUER_URL?: string;
                         /** @description The platform's public address as browsers reach the gateway (scheme, host and port, such as https://pack.example.com); register <it>/v1/core/auth/oidc/callback/ as the redirect URI at the identity provider. Empty: the gateway's PUBLIC_URL, else the address each sign-in request came to */
-                        REDIRECT_BASE_URL?: string & unknown;
+                        REDIRECT_BASE_URL?: string;
                     };
                     currency?: {
                         /** @description Show costs in the chosen currency */
@@ -5038,12 +5038,12 @@ export interface operations {
                              * @description Connection string: ldap:// or ldaps:// URIs separated by spaces
                              * @default
                              */
-                            SERVER_URI: string & unknown;
+                            SERVER_URI: string;
                             /**
                              * @description DN the service binds as
                              * @default
                              */
-                            BIND_DN: string & unknown;
+                            BIND_DN: string;
                             /**
                              * @description Password of BIND_DN (secret)
                              * @default
@@ -5053,12 +5053,12 @@ export interface operations {
                              * @description Base DN of the user search
                              * @default
                              */
-                            USER_SEARCH_BASE_DN: string & unknown;
+                            USER_SEARCH_BASE_DN: string;
                             /**
                              * @description Base DN of the group search
                              * @default
                              */
-                            GROUP_SEARCH_QUERY_BASE_DN: string & unknown;
+                            GROUP_SEARCH_QUERY_BASE_DN: string;
                         };
                         smtp: {
                             /**
@@ -5070,7 +5070,7 @@ export interface operations {
                              * @description SMTP server host
                              * @default
                              */
-                            EMAIL_HOST: string & unknown;
+                            EMAIL_HOST: string;
                             /**
                              * @description SMTP server port
                              * @default 587
@@ -5119,12 +5119,12 @@ export interface operations {
                              * @description The identity provider's issuer URL; the gateway reads its OpenID configuration at <issuer>/.well-known/openid-configuration. Empty: the gateway's OIDC_ISSUER_URL. https, or plain http to a provider on the gateway's own host (loopback); public, private-network (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7) and loopback addresses are allowed; link-local (169.254/16, fe80::/10), cloud metadata and other special addresses are refused unless PACK_ALLOWED_TARGET_CIDRS of the gateway and settings services names their range. A host name is checked again at every connection
                              * @default
                              */
-                            ISSUER_URL: string & unknown;
+                            ISSUER_URL: string;
                             /**
                              * @description The platform's public address as browsers reach the gateway (scheme, host and port, such as https://pack.example.com); register <it>/v1/core/auth/oidc/callback/ as the redirect URI at the identity provider. Empty: the gateway's PUBLIC_URL, else the address each sign-in request came to
                              * @default
                              */
-                            REDIRECT_BASE_URL: string & unknown;
+                            REDIRECT_BASE_URL: string;
                         };
                         currency: {
                             /**
@@ -5416,12 +5416,12 @@ export interface operations {
                              * @description Connection string: ldap:// or ldaps:// URIs separated by spaces
                              * @default
                              */
-                            SERVER_URI: string & unknown;
+                            SERVER_URI: string;
                             /**
                              * @description DN the service binds as
                              * @default
                              */
-                            BIND_DN: string & unknown;
+                            BIND_DN: string;
                             /**
                              * @description Password of BIND_DN (secret)
                              * @default
@@ -5431,12 +5431,12 @@ export interface operations {
                              * @description Base DN of the user search
                              * @default
                              */
-                            USER_SEARCH_BASE_DN: string & unknown;
+                            USER_SEARCH_BASE_DN: string;
                             /**
                              * @description Base DN of the group search
                              * @default
                              */
-                            GROUP_SEARCH_QUERY_BASE_DN: string & unknown;
+                            GROUP_SEARCH_QUERY_BASE_DN: string;
                         };
                         smtp: {
                             /**
@@ -5448,7 +5448,7 @@ export interface operations {
                              * @description SMTP server host
                              * @default
                              */
-                            EMAIL_HOST: string & unknown;
+                            EMAIL_HOST: string;
                             /**
                              * @description SMTP server port
                              * @default 587
@@ -5497,12 +5497,12 @@ export interface operations {
                              * @description The identity provider's issuer URL; the gateway reads its OpenID configuration at <issuer>/.well-known/openid-configuration. Empty: the gateway's OIDC_ISSUER_URL. https, or plain http to a provider on the gateway's own host (loopback); public, private-network (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7) and loopback addresses are allowed; link-local (169.254/16, fe80::/10), cloud metadata and other special addresses are refused unless PACK_ALLOWED_TARGET_CIDRS of the gateway and settings services names their range. A host name is checked again at every connection
                              * @default
                              */
-                            ISSUER_URL: string & unknown;
+                            ISSUER_URL: string;
                             /**
                              * @description The platform's public address as browsers reach the gateway (scheme, host and port, such as https://pack.example.com); register <it>/v1/core/auth/oidc/callback/ as the redirect URI at the identity provider. Empty: the gateway's PUBLIC_URL, else the address each sign-in request came to
                              * @default
                              */
-                            REDIRECT_BASE_URL: string & unknown;
+                            REDIRECT_BASE_URL: string;
                         };
                         currency: {
                             /**
@@ -5776,12 +5776,12 @@ export interface operations {
                              * @description Connection string: ldap:// or ldaps:// URIs separated by spaces
                              * @default
                              */
-                            SERVER_URI: string & unknown;
+                            SERVER_URI: string;
                             /**
                              * @description DN the service binds as
                              * @default
                              */
-                            BIND_DN: string & unknown;
+                            BIND_DN: string;
                             /**
                              * @description Password of BIND_DN (secret)
                              * @default
@@ -5791,12 +5791,12 @@ export interface operations {
                              * @description Base DN of the user search
                              * @default
                              */
-                            USER_SEARCH_BASE_DN: string & unknown;
+                            USER_SEARCH_BASE_DN: string;
                             /**
                              * @description Base DN of the group search
                              * @default
                              */
-                            GROUP_SEARCH_QUERY_BASE_DN: string & unknown;
+                            GROUP_SEARCH_QUERY_BASE_DN: string;
                         };
                         smtp: {
                             /**
@@ -5808,7 +5808,7 @@ export interface operations {
                              * @description SMTP server host
                              * @default
                              */
-                            EMAIL_HOST: string & unknown;
+                            EMAIL_HOST: string;
                             /**
                              * @description SMTP server port
                              * @default 587
@@ -5862,12 +5862,12 @@ export interface operations {
                              * @description The identity provider's issuer URL; the gateway reads its OpenID configuration at <issuer>/.well-known/openid-configuration. Empty: the gateway's OIDC_ISSUER_URL. https, or plain http to a provider on the gateway's own host (loopback); public, private-network (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7) and loopback addresses are allowed; link-local (169.254/16, fe80::/10), cloud metadata and other special addresses are refused unless PACK_ALLOWED_TARGET_CIDRS of the gateway and settings services names their range. A host name is checked again at every connection
                              * @default
                              */
-                            ISSUER_URL: string & unknown;
+                            ISSUER_URL: string;
                             /**
                              * @description The platform's public address as browsers reach the gateway (scheme, host and port, such as https://pack.example.com); register <it>/v1/core/auth/oidc/callback/ as the redirect URI at the identity provider. Empty: the gateway's PUBLIC_URL, else the address each sign-in request came to
                              * @default
                              */
-                            REDIRECT_BASE_URL: string & unknown;
+                            REDIRECT_BASE_URL: string;
                         };
                         currency: {
                             /**

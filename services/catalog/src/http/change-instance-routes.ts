@@ -2,7 +2,7 @@ import { z } from 'zod';
 import {
   CHANGE_INSTANCE_STATES,
   changeInstanceStateSchema,
-  storedText,
+  nonBlankText,
   type GeneralSettings,
 } from '@pack/contracts';
 import {
@@ -66,7 +66,7 @@ const listQuery = listQuerySchema.extend({
 const patchBody = z.strictObject({
   state: changeInstanceStateSchema,
   /** Why, e.g. a rejection's reasons; kept with the instance and sent with the event. */
-  reasons: z.array(storedText().trim().min(1).max(2000)).max(50).default([]),
+  reasons: z.array(nonBlankText(2000)).max(50).default([]),
 });
 
 /** Header naming the state filter a list applied, so a caller can tell a default filter from an empty result. */

@@ -1,12 +1,12 @@
 import { z } from 'zod';
-import { storedText, type GeneralSettings } from '@pack/contracts';
+import { nonBlankText, type GeneralSettings } from '@pack/contracts';
 import { idKey, listQuerySchema, pageOf, pageRequest, pageSchema, route } from '@pack/http-kit';
 import type { ServiceOwners } from '../domain/services/service-owners';
 import { idParams, pick } from './common';
 import { serviceOwnerView, toServiceOwnerListView, toServiceOwnerView } from './views';
 
 const putBody = z.strictObject({
-  username: storedText().trim().min(1).max(150),
+  username: nonBlankText(150),
   allow_service_creation: z.boolean(),
 });
 

@@ -1,15 +1,15 @@
 import { z } from 'zod';
-import { storedText } from '@pack/contracts';
+import { nonBlankText, storedText } from '@pack/contracts';
 import { idKey, listQuerySchema, pageOf, pageRequest, pageSchema, route } from '@pack/http-kit';
 import type { ServiceCatalog } from '../domain/services/services';
 import { idParams, pick } from './common';
 import { serviceView, toServiceView } from './views';
 
-const name = storedText().trim().min(1).max(200);
+const name = nonBlankText(200);
 const description = storedText().max(5000);
 const owner = z.strictObject({
   id: z.number().int().positive(),
-  name: storedText().trim().min(1).max(150),
+  name: nonBlankText(150),
 });
 
 /** Whether consumers may submit through the submission builder; null: the settings default decides. */
