@@ -13,21 +13,45 @@
  *
  *   pnpm bench:llm-gateway     (DURATION=seconds per measurement, default 8; LITELLM=0 skips it; DASHBOARD=0 the dashboard;
  *                               GATEWAY_NODE_ARGS="--cpu-prof ..." passes node flags to the gateway;
- *                               FALLBACK=1 adds calls answered by their first fallback after a 500)
+ *                               FALLBACK=1 adds calls answered by their first fallback after a 500;
+ *                               LLM_GATEWAY_FROM=DIR runs DIR's compiled llm-gateway, e.g. a checkout of
+ *                               another revision, to compare in alternated runs)
+ *   pnpm bench:llm-gateway --profile   also profiles the llm-gateway (node --cpu-prof) and prints
+ *                               the functions with the most self time
+ *
+ * Each measurement also prints the CPU ms per call of every process (the llm-gateway, this
+ * process, FerretDB, PostgreSQL, RabbitMQ) and the llm-gateway's database commands per call by name.
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import mongoose from 'mongoose';
 import { principalHeaders } from '@pack/http-kit';
-import { deleteQueues, dropDatabase, resolveInfra, startFakeOpenAi, waitFor } from '@pack/testkit';
+import {
+  deleteQueues,
+  dropDatabase,
+  FakeSettings,
+  resolveInfra,
+  startFakeOpenAi,
+  waitFor,
+} from '@pack/testkit';
 import { GatewayDriver } from './gateway-driver';
 import { startLiteLlm, LITELLM_VERSION, type LiteLlm } from './litellm';
 import { chatCaller, cpuMs, dbCommands, drive, rssMb, type Figures } from './measure';
 import { report, type Side } from './report';
 import { dashboardOver100kCalls } from './dashboard-load';
 import { fallbackFigures, fallbackReport } from './fallback-load';
-import { prepareRuntime, runtimeEnv, runtimeFromEnv, serviceCommand } from '../crash-scenario/runtime';
+import { commandsByName } from '../pipeline/figures';
+import { CpuShares, sharesLine, topSelfTime } from './processes';
+import {
+  PRODUCTION_NODE_FLAGS,
+  prepareRuntime,
+  runtimeEnv,
+  runtimeFromEnv,
+  serviceCommand,
+} from '../crash-scenario/runtime';
 
 const root = path.resolve(__dirname, '../..');
 const duration = Number(process.env.DURATION ?? 8);
@@ -35,10 +59,24 @@ const KEY = 'sk-bench-0123456789';
 const CONCURRENCY = [1, 10] as const;
 const RUNTIME = runtimeFromEnv();
 /** More node flags (GATEWAY_NODE_ARGS); the compiled runtime adds the production ones itself. */
+const PROFILE_DIR = process.argv.includes('--profile')
+  ? mkdtempSync(path.join(tmpdir(), 'llm-gw-prof-'))
+  : undefined;
 const GATEWAY_NODE_FLAGS = [
   ...(RUNTIME === 'source' ? ['--max-semi-space-size=2', '--optimize-for-size'] : []),
   ...(process.env.GATEWAY_NODE_ARGS?.split(' ').filter(Boolean) ?? []),
+  ...(PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : []),
 ];
+/** Another checkout's compiled llm-gateway (LLM_GATEWAY_FROM), or this one's as RUNTIME says. */
+function gatewayCommand(): string[] {
+  const from = process.env.LLM_GATEWAY_FROM;
+  if (!from) return serviceCommand('llm-gateway', RUNTIME, GATEWAY_NODE_FLAGS);
+  return [
+    ...PRODUCTION_NODE_FLAGS,
+    ...GATEWAY_NODE_FLAGS,
+    path.join(from, 'services/llm-gateway/dist/main.js'),
+  ];
+}
 
 const ready = (url: string) =>
   waitFor(async () => (await fetch(`${url}/readyz`)).status === 200, {
@@ -57,13 +95,15 @@ async function main(): Promise<void> {
   const namespace = `bench_llm_${suffix}`;
   await prepareRuntime(RUNTIME);
   const fake = await startFakeOpenAi({ apiKey: KEY });
+  // Services act on no settings they have not read: the defaults, served as the settings service would.
+  const settings = await new FakeSettings().start();
   // The fake keeps every request it saw; the bench only needs it to answer.
   fake.requests.push = () => 0;
   const gatewayUrl = 'http://127.0.0.1:18083';
-  const gateway = spawn(process.execPath, serviceCommand('llm-gateway', RUNTIME, GATEWAY_NODE_FLAGS), {
+  const gateway = spawn(process.execPath, gatewayCommand(), {
     env: {
       ...process.env,
-      ...runtimeEnv(RUNTIME),
+      ...runtimeEnv(process.env.LLM_GATEWAY_FROM ? 'compiled' : RUNTIME),
       MONGO_URL,
       AMQP_URL,
       MONGO_DB: database,
@@ -72,7 +112,7 @@ async function main(): Promise<void> {
       PACK_INTERNAL_SECRET: secret,
       PACK_ENCRYPTION_KEYS: `bench:${randomBytes(32).toString('base64')}`,
       PACK_ALLOWED_TARGET_CIDRS: '127.0.0.0/8',
-      SETTINGS_URL: 'http://127.0.0.1:1',
+      SETTINGS_URL: settings.url,
       LOG_LEVEL: 'warn',
       NODE_ENV: 'production',
     },
@@ -125,10 +165,24 @@ async function main(): Promise<void> {
       const provider = chatCaller(fake.url, '/v1/chat/completions', concurrency, KEY);
       const providerFigures = await drive(provider.call, concurrency, duration);
       const before = await dbCommands(gatewayUrl);
+      const byNameBefore = await commandsByName(gatewayUrl);
       const cpuBefore = cpuMs(gateway.pid);
+      const shares = new CpuShares(gateway.pid);
       const gatewayFigures = await drive(() => driver!.call(), concurrency, duration);
       const gatewayCpu = (cpuMs(gateway.pid) - cpuBefore) / (gatewayFigures.calls + 50);
+      process.stdout.write(
+        `CPU ms per call at ${concurrency}: ${sharesLine(shares.perCall(gatewayFigures.calls + 50))}\n`,
+      );
       const after = await dbCommands(gatewayUrl);
+      const byName = [...(await commandsByName(gatewayUrl))]
+        .map(
+          ([name, n]) => [name, (n - (byNameBefore.get(name) ?? 0)) / (gatewayFigures.calls + 50)] as const,
+        )
+        .filter(([, perCall]) => perCall > 0)
+        .map(([name, perCall]) => `${name} ${perCall.toFixed(2)}`);
+      process.stdout.write(
+        `llm-gateway database commands per call at ${concurrency}: ${byName.join(', ')}\n`,
+      );
       const gatewayCommands = (after.all - before.all) / (gatewayFigures.calls + 50);
       const gatewayWrites = (after.writes - before.writes) / (gatewayFigures.calls + 50);
       const commandsBefore = baselineCommands;
@@ -232,8 +286,11 @@ async function main(): Promise<void> {
     await dropDatabase(MONGO_URL, database).catch(() => undefined);
     await deleteQueues(AMQP_URL, GatewayDriver.queues(namespace)).catch(() => undefined);
     await fake.close();
+    await settings.stop();
     await infra.stop?.();
   }
+  // The profile is written when the gateway exits.
+  if (PROFILE_DIR) process.stdout.write(topSelfTime(PROFILE_DIR));
 }
 
 main().catch((error: unknown) => {

@@ -182,7 +182,7 @@ describe('a replica killed with -9 while it holds pipeline work', () => {
       const repeated = [...perCall.values()].filter((count) => count > 1);
       expect(repeated.length).toBeGreaterThanOrEqual(1);
       expect(repeated.every((count) => count === 2)).toBe(true);
-      // A call's record is written beside its result, not before it (generation.ts): wait for it.
+      // The records of the calls taken over (each stored before its result was published).
       const takenOver = await waitFor(
         async () => {
           const records = await calls.find({ takeovers: 1 }).toArray();

@@ -18,11 +18,16 @@ export const llmGatewayEnvSchema = withEncryptionEnv(
    */
   LLM_CALL_LEASE_MS: z.coerce.number().int().min(300).max(600_000).default(15_000),
   /**
-   * How long a finished call's records (the call record, the rollups) wait for other calls' to
-   * share one write; the result is published before, the request acknowledged after (0052). 0:
-   * at once, or with the others that came during a write.
+   * How long a finished call's record waits for others' records to share one insert; its result
+   * is published once it is stored, so an idle gateway's results wait this long (0052). 0: at
+   * once, or with any others that came during that write.
    */
   RECORD_LINGER_MS: z.coerce.number().int().min(0).max(1000).default(0),
+  /**
+   * How long a finished call's rollup waits for others' to share one update; it goes beside
+   * the result, and the request is acknowledged once it is stored.
+   */
+  ROLLUP_LINGER_MS: z.coerce.number().int().min(0).max(1000).default(20),
   /** Generate requests one replica works on at once. */
   LLM_GENERATE_PREFETCH: z.coerce.number().int().min(1).max(1000).default(32),
   /**

@@ -83,7 +83,7 @@ export const llmGatewayService: ServiceDefinition<LlmGatewayConfig> = {
       targetUrlCheck(targets),
       () => outbox.kick(),
     );
-    const rollupBatcher = new RollupBatcher(rollups, config.RECORD_LINGER_MS);
+    const rollupBatcher = new RollupBatcher(rollups, config.ROLLUP_LINGER_MS);
     // The currency the calls' prices and costs are in, recorded with each call.
     const currency = () => settings.confirmed().currency.currency;
     const generation = new Generation({

@@ -28,18 +28,14 @@ describe('generation through the broker', () => {
   };
 
   /**
-   * The stored call records, once those of `requests` are there: the llm-gateway publishes a
-   * result beside writing its record, not after it (src/domain/generation/generation.ts), so a record may
-   * land a moment after its result.
+   * The stored call records, which hold those of `requests` once their results arrived: the
+   * llm-gateway stores a call's record before it publishes its result.
    */
-  const callRecords = (requests: { request_id: string }[]) =>
-    waitFor(
-      async () => {
-        const records = (await storedDocuments(llm.service)).llm_calls ?? [];
-        return requests.every((request) => records.some((r) => r._id === request.request_id)) && records;
-      },
-      { what: 'the call records of the requests answered' },
-    );
+  const callRecords = async (requests: { request_id: string }[]) => {
+    const records = (await storedDocuments(llm.service)).llm_calls ?? [];
+    for (const request of requests) expect(records.map((r) => r._id)).toContain(request.request_id);
+    return records;
+  };
 
   beforeAll(async () => {
     llm = await startLlmGateway({ env: LOOPBACK });
@@ -322,5 +318,37 @@ describe('generation through the broker', () => {
       message: 'the provider refused the credentials, HTTP 401 (provider error code invalid_api_key)',
     });
     fake.always({});
+  });
+});
+
+describe('a call record lingering for others (RECORD_LINGER_MS)', () => {
+  let llm: LlmGatewayHarness;
+  let requester: Requester;
+  let fake: FakeProviderServer;
+
+  beforeAll(async () => {
+    // The longest linger: the record's insert waits a second for other records to join it.
+    llm = await startLlmGateway({ env: { ...LOOPBACK, RECORD_LINGER_MS: '1000' } });
+    requester = await Requester.start(llm);
+    fake = await startFakeOpenAi({ apiKey: KEY });
+  });
+  afterAll(async () => {
+    await requester.stop();
+    await fake.close();
+    await llm.stop();
+  });
+
+  it('"every call\'s record durable before its result is published": the record is stored when the result arrives', async () => {
+    const model = await vendor1Model(llm, fake);
+    const request = requester.request(model, { processor_id: 5 });
+    await requester.publish(request);
+    const result = await requester.resultOf(request);
+    const records = (await storedDocuments(llm.service)).llm_calls ?? [];
+    expect(records.find((record) => record._id === request.request_id)).toMatchObject({
+      state: 'finished',
+      outcome: 'ok',
+      cost: result.cost,
+      result: { request_id: request.request_id, output: result.output },
+    });
   });
 });

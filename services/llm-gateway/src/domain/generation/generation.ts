@@ -48,7 +48,8 @@ export type Handled = 'answered' | 'republished' | 'held' | 'lost';
  * id across replicas and redeliveries: the claim is a unique insert keyed by the request id, and
  * a finished record answers repeats from what it stored. At most three database commands per
  * request on the normal path, all group-committed with other requests' under load: the claim
- * insert, the call record insert, the rollup upsert (docs/decisions/0018).
+ * insert, the call record insert (before the result is published), the rollup upsert
+ * (docs/decisions/0018).
  */
 export class Generation {
   /**
@@ -125,27 +126,30 @@ export class Generation {
         ...finishedCalls(request, model, tries, outcome, latencyMs, takeovers, currency),
       };
     });
-    // The result goes out beside the finish update, not after it: the requester waits only for
-    // the publish. The message is acknowledged once both are done, so a crash in between leaves
-    // a claimed record whose redelivery waits for the lease, as a crash during the provider call
-    // does; a result published twice carries one envelope id and consumers keep the first.
-    const [, recorded] = await Promise.all([
-      this.deps.publish(finished.result),
-      calls.finish(claim, finished, fallbacks),
-    ]);
-    // Our lease ran out and the replica that took over finished first: it counts the call.
+    // The record is stored before the result goes out: whatever the requester acts on is in the
+    // call records, and a crash after the insert leaves a finished record whose redelivery only
+    // republishes it, never calls the provider again. The insert is group-committed with other
+    // requests' finishes, so under load it costs a fraction of a command.
+    const recorded = await calls.finish(claim, finished, fallbacks);
+    // Our lease ran out and the replica that took over finished first: it publishes and counts.
     if (!recorded) return 'lost';
-    // One delta per model tried, each to its own model's rollup (one group-committed write).
-    await this.deps.rollups.add(
-      [finished, ...fallbacks].map((call, index) => ({
-        kind: 'generation' as const,
-        model_id: index === 0 ? request.llm_model_id : (call as FallbackCall).model_id,
-        processor_id: request.processor_id,
-        ...callMeasures(call),
-        currency,
-        ...(index > 0 && { fallback: true }),
-      })),
-    );
+    // The rollup beside the publish: the message is acknowledged once both are done, so a crash
+    // before the rollup is stored leaves the call counted in the records and not in the rollup,
+    // as one write per call would (rollup-batch.ts).
+    await Promise.all([
+      this.deps.publish(finished.result),
+      // One delta per model tried, each to its own model's rollup (one group-committed write).
+      this.deps.rollups.add(
+        [finished, ...fallbacks].map((call, index) => ({
+          kind: 'generation' as const,
+          model_id: index === 0 ? request.llm_model_id : (call as FallbackCall).model_id,
+          processor_id: request.processor_id,
+          ...callMeasures(call),
+          currency,
+          ...(index > 0 && { fallback: true }),
+        })),
+      ),
+    ]);
     const labels = { provider: model?.provider ?? 'unknown', model_id: request.llm_model_id };
     const providerMs = tries.reduce((sum, tried) => sum + tried.adapter.providerMs, 0);
     this.deps.observer.answered(labels, outcome.error === null, performance.now() - began - providerMs);
