@@ -170,8 +170,9 @@ export class Processors {
       for (const processor of active)
         await this.update(systemPrincipal('pipeline-orchestrator'), processor._id, { active: false });
       retired += active.length;
-      if (page.items.length < RETIRE_PAGE) return retired;
-      after = page.items[page.items.length - 1]._id;
+      const last = page.items.at(-1);
+      if (last === undefined || page.items.length < RETIRE_PAGE) return retired;
+      after = last._id;
     }
   }
 
