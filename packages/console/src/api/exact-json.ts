@@ -28,7 +28,7 @@ export function isKeptNumber(value: unknown): boolean {
 
 export function parseExact(text: string): unknown {
   if (rawJson === undefined) return JSON.parse(text);
-  return JSON.parse(text, keepText as (key: string, value: unknown) => unknown);
+  return JSON.parse(text, keepText);
 }
 
 /**

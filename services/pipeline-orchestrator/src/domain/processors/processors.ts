@@ -161,7 +161,7 @@ export class Processors {
   async retireService(serviceId: number): Promise<number> {
     let retired = 0;
     // Walks every page by key: a Service may hold more inactive processors than one page.
-    for (let after: number | undefined; ; ) {
+    for (let after: number | undefined; ;) {
       const page = await this.store.list({ service_id: serviceId }, RETIRE_PAGE, {
         offset: 0,
         ...(after === undefined ? {} : { after: [after] }),
