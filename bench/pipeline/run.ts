@@ -15,21 +15,28 @@
  * db_commands_total, background work included), where a stage's time goes, and the targets.
  *
  *   pnpm bench:pipeline     (DURATION=seconds per measurement, default 10)
+ *   pnpm bench:pipeline --profile    (and the top functions by self time of both services while
+ *                                     measured, from V8's sampling profiler; bench/pipeline/profile.ts)
  *
  * Also: CONCURRENCY=1 or 20 (that one alone), BREAKDOWN=1 (where a stage's time goes: the driver
  * then watches the generate requests and results too), SHOW_STAGES=1 (medians per stage), SHOW_SLOWEST=1,
  * SHOW_COMMANDS=1 (commands per stage by name), IDLE=seconds (the services' cost doing nothing),
- * KEEP_DATABASES=1 (left for a look). The local servers' CPU per stage (FerretDB, PostgreSQL,
+ * KEEP_DATABASES=1 (left for a look), KEEP_PROFILES=1 (with --profile: the .cpuprofile files
+ * kept, for a flame graph in Chrome's DevTools or speedscope). The local servers' CPU per stage (FerretDB, PostgreSQL,
  * RabbitMQ, from /proc) and this process's own (the driver: approvals out, requests, results and
  * progress events in) are printed with each measurement: on 2 cores every process's CPU is time
  * the stage path waits for.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import mongoose from 'mongoose';
 import { topologyNames } from '@pack/broker';
-import { deleteQueues, dropDatabase, resolveInfra, startFakeOpenAi, waitFor } from '@pack/testkit';
+import { deleteQueues, dropDatabase, FakeSettings, resolveInfra, startFakeOpenAi, waitFor } from '@pack/testkit';
 import { chatCaller, cpuMs, dbCommands, drive, type Figures } from '../llm-gateway/measure';
 import { PipelineDriver, type StageTiming } from './driver';
 import { commandsByName, idleFigures, infraCpuMs, infraPerStage, stageMedians } from './figures';
+import { profileSummary } from './profile';
 import { report, type Row } from './report';
 import { BenchServices } from './services';
 import { rssMb } from '../crash-scenario/runtime';
@@ -46,7 +53,12 @@ async function main(): Promise<void> {
   const AMQP_URL = infra.amqpUrl;
   const fake = await startFakeOpenAi({ apiKey: KEY });
   fake.requests.push = () => 0;
-  const services = new BenchServices(MONGO_URL, AMQP_URL);
+  const settings = await new FakeSettings().start();
+  const profileRoot = process.argv.includes('--profile')
+    ? mkdtempSync(path.join(os.tmpdir(), 'bench-pipeline-profile-'))
+    : undefined;
+  const services = new BenchServices(MONGO_URL, AMQP_URL, settings.url, profileRoot);
+  let measuredFrom: number | undefined;
   const baselineDb = await mongoose
     .createConnection(MONGO_URL, {
       dbName: `bench_pipeline_baseline_${services.suffix}`,
@@ -111,6 +123,7 @@ async function main(): Promise<void> {
       const cpuBefore = services.started.map((service) => cpuMs(service.process.pid));
       const infraBefore = infraCpuMs();
       const selfBefore = process.cpuUsage();
+      measuredFrom ??= performance.now();
       const pipeline = await drive(
         async () => void timings.push(...(await driver!.run())),
         concurrency,
@@ -198,6 +211,14 @@ async function main(): Promise<void> {
   } finally {
     await driver?.stop();
     await services.stop();
+    if (profileRoot) {
+      for (const service of services.started)
+        process.stdout.write(
+          profileSummary(service.name, service.profileDir!, (measuredFrom ?? 0) - service.spawnedAt),
+        );
+      if (process.env.KEEP_PROFILES) process.stdout.write(`profiles kept in ${profileRoot}\n`);
+      else rmSync(profileRoot, { recursive: true, force: true });
+    }
     await orchestratorDb?.close();
     await baselineDb.dropDatabase().catch(() => undefined);
     await baselineDb.close();
@@ -205,6 +226,7 @@ async function main(): Promise<void> {
       if (!process.env.KEEP_DATABASES) await dropDatabase(MONGO_URL, service.database).catch(() => undefined);
     await deleteQueues(AMQP_URL, queuesOf(services.namespace)).catch(() => undefined);
     await fake.close();
+    await settings.stop();
     await infra.stop?.();
   }
 }
