@@ -109,7 +109,7 @@ export class Pipelines {
     };
     const [applied, processor] = await Promise.all([
       this.deps.items.applyApproved(item),
-      this.deps.processors.active(item.service_id, 'config'),
+      this.deps.approvalProcessors.active(item.service_id, 'config'),
     ]);
     if (!processor) return;
     // An approval a later one has overtaken (events out of order) starts no run of its outdated

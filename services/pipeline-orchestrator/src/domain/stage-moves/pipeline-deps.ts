@@ -21,6 +21,8 @@ export interface PipelineDeps {
   processors: ActiveProcessors;
   /** Where a result looks up what comes next: this replica's remembered lookups (processor-cache.ts). */
   nextProcessors: ActiveProcessors;
+  /** An approval's first stage: a remembered active processor, else the database (ProcessorCache.activeOrRead). */
+  approvalProcessors: ActiveProcessors;
   /** A processor by id, also an inactive or deleted one (a generative UI fallback checks its data schema). */
   findProcessor(id: number): Promise<ProcessorRecord | null>;
   catalogSchema(): JsonSchema;
