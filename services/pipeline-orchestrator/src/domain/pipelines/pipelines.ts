@@ -231,10 +231,12 @@ export class Pipelines {
       store.nextId(),
       numbered,
       at === 'CONFIG'
-        ? this.deps.context.render(itemId, numbered, {
-            modelId: processor.llm_model_id,
-            declarationId: item.declaration_id,
-          })
+        ? this.deps.context.render(
+            itemId,
+            numbered,
+            { modelId: processor.llm_model_id, declarationId: item.declaration_id },
+            origin.startsWith('approval:'),
+          )
         : null,
     ]);
     // Earlier runs are marked before the insert below, so a repeat must be known first. Only an

@@ -29,7 +29,12 @@ export interface PipelineDeps {
   observer: PipelineObserver;
   /** The item's execution context for a new run's CONFIG prompt (execution-context.ts); null when it has none. */
   context: {
-    render(serviceItemId: number, run?: Promise<number>, target?: ContextTarget): Promise<string | null>;
+    render(
+      serviceItemId: number,
+      run?: Promise<number>,
+      target?: ContextTarget,
+      approval?: boolean,
+    ): Promise<string | null>;
   };
   /**
    * Events written with the move that ends a run (an OK with no later active processor, or a FAILED): its Change
