@@ -1,5 +1,5 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { SourceMap } from 'node:module';
+import { SourceMap, type SourceMapPayload } from 'node:module';
 import path from 'node:path';
 
 /**
@@ -48,7 +48,8 @@ export function profileSummary(name: string, dir: string, fromMs: number, count 
   }
   const top = [...selfMs].sort((a, b) => b[1] - a[1]).slice(0, count);
   const lines = top.map(
-    ([key, ms]) => `  ${((100 * ms) / total).toFixed(1).padStart(5)} %  ${ms.toFixed(0).padStart(6)} ms  ${key}`,
+    ([key, ms]) =>
+      `  ${((100 * ms) / total).toFixed(1).padStart(5)} %  ${ms.toFixed(0).padStart(6)} ms  ${key}`,
   );
   return `profile of ${name}: ${total.toFixed(0)} ms sampled while measured, top ${count} by self time\n${lines.join('\n')}\n`;
 }
@@ -60,9 +61,8 @@ function where(frame: ProfileNode['callFrame'], maps: Map<string, SourceMap | nu
   const file = frame.url.startsWith('file://') ? new URL(frame.url).pathname : frame.url;
   if (!maps.has(file)) maps.set(file, loadMap(file));
   const map = maps.get(file);
-  const entry = map?.findEntry(frame.lineNumber, frame.columnNumber) as
-    | { originalSource?: string; originalLine?: number }
-    | undefined;
+  const found = map?.findEntry(frame.lineNumber, frame.columnNumber);
+  const entry = found && 'originalSource' in found ? found : undefined;
   if (entry?.originalSource)
     return `${name} (${shortPath(entry.originalSource)}:${(entry.originalLine ?? 0) + 1})`;
   return `${name} (${shortPath(file)}:${frame.lineNumber + 1})`;
@@ -70,7 +70,9 @@ function where(frame: ProfileNode['callFrame'], maps: Map<string, SourceMap | nu
 
 function loadMap(file: string): SourceMap | null {
   try {
-    return existsSync(`${file}.map`) ? new SourceMap(JSON.parse(readFileSync(`${file}.map`, 'utf8'))) : null;
+    return existsSync(`${file}.map`)
+      ? new SourceMap(JSON.parse(readFileSync(`${file}.map`, 'utf8')) as SourceMapPayload)
+      : null;
   } catch {
     return null;
   }

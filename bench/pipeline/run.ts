@@ -21,7 +21,9 @@
  * Also: CONCURRENCY=1 or 20 (that one alone), BREAKDOWN=1 (where a stage's time goes: the driver
  * then watches the generate requests and results too), SHOW_STAGES=1 (medians per stage), SHOW_SLOWEST=1,
  * SHOW_COMMANDS=1 (commands per stage by name), IDLE=seconds (the services' cost doing nothing),
- * KEEP_DATABASES=1 (left for a look), KEEP_PROFILES=1 (with --profile: the .cpuprofile files
+ * KEEP_DATABASES=1 (left for a look), PRIVATE_FERRET=1 (a FerretDB of
+ * its own on the local PostgreSQL, whose CPU alone is counted, with its database's backends:
+ * the shared servers' other work left out), KEEP_PROFILES=1 (with --profile: the .cpuprofile files
  * kept, for a flame graph in Chrome's DevTools or speedscope). The local servers' CPU per stage (FerretDB, PostgreSQL,
  * RabbitMQ, from /proc) and this process's own (the driver: approvals out, requests, results and
  * progress events in) are printed with each measurement: on 2 cores every process's CPU is time
@@ -32,10 +34,25 @@ import os from 'node:os';
 import path from 'node:path';
 import mongoose from 'mongoose';
 import { topologyNames } from '@pack/broker';
-import { deleteQueues, dropDatabase, FakeSettings, resolveInfra, startFakeOpenAi, waitFor } from '@pack/testkit';
+import {
+  deleteQueues,
+  dropDatabase,
+  FakeSettings,
+  resolveInfra,
+  startFakeOpenAi,
+  startPrivateFerret,
+  waitFor,
+} from '@pack/testkit';
 import { chatCaller, cpuMs, dbCommands, drive, type Figures } from '../llm-gateway/measure';
 import { PipelineDriver, type StageTiming } from './driver';
-import { commandsByName, idleFigures, infraCpuMs, infraPerStage, stageMedians } from './figures';
+import {
+  commandsByName,
+  idleFigures,
+  infraCpuMs,
+  infraPerStage,
+  privateDatabaseProcesses,
+  stageMedians,
+} from './figures';
 import { profileSummary } from './profile';
 import { report, type Row } from './report';
 import { BenchServices } from './services';
@@ -49,7 +66,12 @@ const KINDS = ['config', 'verify', 'execution'];
 async function main(): Promise<void> {
   // MONGO_URL / AMQP_URL when set, else what the tests and `pnpm start` use (scripts/infra.sh).
   const infra = await resolveInfra();
-  const MONGO_URL = infra.mongoUrl;
+  // PRIVATE_FERRET=1: a FerretDB of the bench's own, so the database's CPU counted is this run's.
+  const ferret = process.env.PRIVATE_FERRET
+    ? await startPrivateFerret('patched', 'bench_pipeline')
+    : undefined;
+  const database = ferret && privateDatabaseProcesses(ferret.url, (statements) => ferret.sql(statements));
+  const MONGO_URL = ferret?.url ?? infra.mongoUrl;
   const AMQP_URL = infra.amqpUrl;
   const fake = await startFakeOpenAi({ apiKey: KEY });
   fake.requests.push = () => 0;
@@ -79,7 +101,8 @@ async function main(): Promise<void> {
       model_name: 'gpt-4o-mini',
       extra_data: { api_key: KEY, base_url: `${fake.url}/v1` },
     });
-    if (model.status !== 201) throw new Error(`creating the bench model answered ${model.status}`);
+    if (model.status !== 201)
+      throw new Error(`creating the bench model answered ${model.status}: ${JSON.stringify(model.body)}`);
     for (const kind of KINDS) {
       const body = {
         name: kind,
@@ -121,7 +144,7 @@ async function main(): Promise<void> {
       const before = await commands();
       const namedBefore = await Promise.all([llm.url, orchestrator.url].map(commandsByName));
       const cpuBefore = services.started.map((service) => cpuMs(service.process.pid));
-      const infraBefore = infraCpuMs();
+      const infraBefore = infraCpuMs(database);
       const selfBefore = process.cpuUsage();
       measuredFrom ??= performance.now();
       const pipeline = await drive(
@@ -153,7 +176,7 @@ async function main(): Promise<void> {
         });
       }
       process.stdout.write(
-        `local servers' CPU ms per stage at ${concurrency}: ${infraPerStage(infraBefore, infraCpuMs(), timings.length)}\n`,
+        `local servers' CPU ms per stage at ${concurrency}: ${infraPerStage(infraBefore, infraCpuMs(database), timings.length)}\n`,
       );
       const cpuPerStage = services.started.map(
         (service, i) => (cpuMs(service.process.pid) - cpuBefore[i]!) / timings.length,
@@ -227,6 +250,7 @@ async function main(): Promise<void> {
     await deleteQueues(AMQP_URL, queuesOf(services.namespace)).catch(() => undefined);
     await fake.close();
     await settings.stop();
+    await ferret?.stop();
     await infra.stop?.();
   }
 }

@@ -68,7 +68,14 @@ export class BenchServices {
       },
       stdio: ['ignore', 'ignore', 'inherit'],
     });
-    const service = { name, url: `http://127.0.0.1:${port}`, database, process: child, spawnedAt, profileDir };
+    const service = {
+      name,
+      url: `http://127.0.0.1:${port}`,
+      database,
+      process: child,
+      spawnedAt,
+      profileDir,
+    };
     this.started.push(service);
     await waitFor(async () => (await fetch(`${service.url}/readyz`).catch(() => null))?.status === 200, {
       timeoutMs: 60_000,
