@@ -5,8 +5,44 @@ import type { BenchService } from './services';
 
 /** The bench's optional figures: where the CPU goes, idle costs, per-stage medians (`pnpm bench:pipeline`). */
 
+/**
+ * Which processes' CPU is the database's: by default every FerretDB and PostgreSQL process on the
+ * machine (shared with whatever else runs); with `PRIVATE_FERRET=1` the bench's own FerretDB
+ * process and the PostgreSQL backends serving its database, so other work on the shared servers
+ * is not counted (RabbitMQ stays the shared one).
+ */
+export interface DatabaseProcesses {
+  /** The pids of the bench's FerretDB and of the PostgreSQL backends of its database, now. */
+  pids(): Set<number>;
+}
+
+/** A private FerretDB's processes: its own (found by its port) and its database's PostgreSQL backends. */
+export function privateDatabaseProcesses(
+  url: string,
+  sql: (statements: string) => string,
+): DatabaseProcesses {
+  const port = new URL(url).port;
+  return {
+    pids() {
+      const pids = new Set<number>();
+      for (const pid of readdirSync('/proc').filter((entry) => /^\d+$/.test(entry))) {
+        try {
+          const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+          if (args.includes(`-listen-addr=127.0.0.1:${port}`)) pids.add(Number(pid));
+        } catch {
+          continue;
+        }
+      }
+      const rows = sql('SELECT pid FROM pg_stat_activity WHERE datname = current_database();');
+      for (const row of rows.split('\n')) if (/^\s*\d+\s*$/.test(row)) pids.add(Number(row));
+      return pids;
+    },
+  };
+}
+
 /** CPU ms used so far by each process of the local servers (FerretDB, PostgreSQL, RabbitMQ), by pid. */
-export function infraCpuMs(): Map<number, { name: string; ms: number }> {
+export function infraCpuMs(database?: DatabaseProcesses): Map<number, { name: string; ms: number }> {
+  const own = database?.pids();
   const names: Record<string, string> = {
     ferretdb: 'FerretDB',
     postgres: 'PostgreSQL',
@@ -21,7 +57,8 @@ export function infraCpuMs(): Map<number, { name: string; ms: number }> {
       continue;
     }
     const name = names[comm];
-    if (name) used.set(Number(pid), { name, ms: cpuMs(Number(pid)) });
+    if (!name || (own && name !== 'RabbitMQ' && !own.has(Number(pid)))) continue;
+    used.set(Number(pid), { name, ms: cpuMs(Number(pid)) });
   }
   return used;
 }

@@ -15,21 +15,45 @@
  * db_commands_total, background work included), where a stage's time goes, and the targets.
  *
  *   pnpm bench:pipeline     (DURATION=seconds per measurement, default 10)
+ *   pnpm bench:pipeline --profile    (and the top functions by self time of both services while
+ *                                     measured, from V8's sampling profiler; bench/pipeline/profile.ts)
  *
  * Also: CONCURRENCY=1 or 20 (that one alone), BREAKDOWN=1 (where a stage's time goes: the driver
  * then watches the generate requests and results too), SHOW_STAGES=1 (medians per stage), SHOW_SLOWEST=1,
  * SHOW_COMMANDS=1 (commands per stage by name), IDLE=seconds (the services' cost doing nothing),
- * KEEP_DATABASES=1 (left for a look). The local servers' CPU per stage (FerretDB, PostgreSQL,
+ * KEEP_DATABASES=1 (left for a look), PRIVATE_FERRET=1 (a FerretDB of
+ * its own on the local PostgreSQL, whose CPU alone is counted, with its database's backends:
+ * the shared servers' other work left out), KEEP_PROFILES=1 (with --profile: the .cpuprofile files
+ * kept, for a flame graph in Chrome's DevTools or speedscope). The local servers' CPU per stage (FerretDB, PostgreSQL,
  * RabbitMQ, from /proc) and this process's own (the driver: approvals out, requests, results and
  * progress events in) are printed with each measurement: on 2 cores every process's CPU is time
  * the stage path waits for.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import mongoose from 'mongoose';
 import { topologyNames } from '@pack/broker';
-import { deleteQueues, dropDatabase, resolveInfra, startFakeOpenAi, waitFor } from '@pack/testkit';
+import {
+  deleteQueues,
+  dropDatabase,
+  FakeSettings,
+  resolveInfra,
+  startFakeOpenAi,
+  startPrivateFerret,
+  waitFor,
+} from '@pack/testkit';
 import { chatCaller, cpuMs, dbCommands, drive, type Figures } from '../llm-gateway/measure';
 import { PipelineDriver, type StageTiming } from './driver';
-import { commandsByName, idleFigures, infraCpuMs, infraPerStage, stageMedians } from './figures';
+import {
+  commandsByName,
+  idleFigures,
+  infraCpuMs,
+  infraPerStage,
+  privateDatabaseProcesses,
+  stageMedians,
+} from './figures';
+import { profileSummary } from './profile';
 import { report, type Row } from './report';
 import { BenchServices } from './services';
 import { rssMb } from '../crash-scenario/runtime';
@@ -42,11 +66,21 @@ const KINDS = ['config', 'verify', 'execution'];
 async function main(): Promise<void> {
   // MONGO_URL / AMQP_URL when set, else what the tests and `pnpm start` use (scripts/infra.sh).
   const infra = await resolveInfra();
-  const MONGO_URL = infra.mongoUrl;
+  // PRIVATE_FERRET=1: a FerretDB of the bench's own, so the database's CPU counted is this run's.
+  const ferret = process.env.PRIVATE_FERRET
+    ? await startPrivateFerret('patched', 'bench_pipeline')
+    : undefined;
+  const database = ferret && privateDatabaseProcesses(ferret.url, (statements) => ferret.sql(statements));
+  const MONGO_URL = ferret?.url ?? infra.mongoUrl;
   const AMQP_URL = infra.amqpUrl;
   const fake = await startFakeOpenAi({ apiKey: KEY });
   fake.requests.push = () => 0;
-  const services = new BenchServices(MONGO_URL, AMQP_URL);
+  const settings = await new FakeSettings().start();
+  const profileRoot = process.argv.includes('--profile')
+    ? mkdtempSync(path.join(os.tmpdir(), 'bench-pipeline-profile-'))
+    : undefined;
+  const services = new BenchServices(MONGO_URL, AMQP_URL, settings.url, profileRoot);
+  let measuredFrom: number | undefined;
   const baselineDb = await mongoose
     .createConnection(MONGO_URL, {
       dbName: `bench_pipeline_baseline_${services.suffix}`,
@@ -67,7 +101,8 @@ async function main(): Promise<void> {
       model_name: 'gpt-4o-mini',
       extra_data: { api_key: KEY, base_url: `${fake.url}/v1` },
     });
-    if (model.status !== 201) throw new Error(`creating the bench model answered ${model.status}`);
+    if (model.status !== 201)
+      throw new Error(`creating the bench model answered ${model.status}: ${JSON.stringify(model.body)}`);
     for (const kind of KINDS) {
       const body = {
         name: kind,
@@ -109,8 +144,9 @@ async function main(): Promise<void> {
       const before = await commands();
       const namedBefore = await Promise.all([llm.url, orchestrator.url].map(commandsByName));
       const cpuBefore = services.started.map((service) => cpuMs(service.process.pid));
-      const infraBefore = infraCpuMs();
+      const infraBefore = infraCpuMs(database);
       const selfBefore = process.cpuUsage();
+      measuredFrom ??= performance.now();
       const pipeline = await drive(
         async () => void timings.push(...(await driver!.run())),
         concurrency,
@@ -140,7 +176,7 @@ async function main(): Promise<void> {
         });
       }
       process.stdout.write(
-        `local servers' CPU ms per stage at ${concurrency}: ${infraPerStage(infraBefore, infraCpuMs(), timings.length)}\n`,
+        `local servers' CPU ms per stage at ${concurrency}: ${infraPerStage(infraBefore, infraCpuMs(database), timings.length)}\n`,
       );
       const cpuPerStage = services.started.map(
         (service, i) => (cpuMs(service.process.pid) - cpuBefore[i]!) / timings.length,
@@ -198,6 +234,14 @@ async function main(): Promise<void> {
   } finally {
     await driver?.stop();
     await services.stop();
+    if (profileRoot) {
+      for (const service of services.started)
+        process.stdout.write(
+          profileSummary(service.name, service.profileDir!, (measuredFrom ?? 0) - service.spawnedAt),
+        );
+      if (process.env.KEEP_PROFILES) process.stdout.write(`profiles kept in ${profileRoot}\n`);
+      else rmSync(profileRoot, { recursive: true, force: true });
+    }
     await orchestratorDb?.close();
     await baselineDb.dropDatabase().catch(() => undefined);
     await baselineDb.close();
@@ -205,6 +249,8 @@ async function main(): Promise<void> {
       if (!process.env.KEEP_DATABASES) await dropDatabase(MONGO_URL, service.database).catch(() => undefined);
     await deleteQueues(AMQP_URL, queuesOf(services.namespace)).catch(() => undefined);
     await fake.close();
+    await settings.stop();
+    await ferret?.stop();
     await infra.stop?.();
   }
 }

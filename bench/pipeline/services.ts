@@ -1,8 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import path from 'node:path';
 import { events } from '@pack/contracts';
 import { principalHeaders } from '@pack/http-kit';
 import { publishEvent, waitFor } from '@pack/testkit';
+import { profileFlags } from './profile';
 import { prepareRuntime, runtimeEnv, runtimeFromEnv, serviceCommand } from '../crash-scenario/runtime';
 
 const ADMIN = { id: 1, username: 'bench', role: 'admin' as const };
@@ -12,6 +14,10 @@ export interface BenchService {
   url: string;
   database: string;
   process: ChildProcess;
+  /** performance.now() when it was spawned (a profile's samples count from about then). */
+  spawnedAt: number;
+  /** Where its CPU profile goes (`--profile`), else undefined. */
+  profileDir?: string;
 }
 
 /** The llm-gateway and the pipeline orchestrator as their own processes (production mode), one namespace. */
@@ -26,6 +32,10 @@ export class BenchServices {
   constructor(
     private readonly mongoUrl: string,
     private readonly amqpUrl: string,
+    /** The services act on nothing until they have read their settings (a fake settings service). */
+    private readonly settingsUrl: string,
+    /** With `--profile`: each service's CPU profile goes into a folder of its name here. */
+    private readonly profileRoot?: string,
   ) {}
 
   async start(name: string, port: number, env: Record<string, string> = {}) {
@@ -34,7 +44,10 @@ export class BenchServices {
     const nodeArgs = (process.env[`NODE_ARGS_${name.toUpperCase().replace(/-/g, '_')}`] ?? '')
       .split(' ')
       .filter(Boolean);
+    const profileDir = this.profileRoot && path.join(this.profileRoot, name);
+    if (profileDir) nodeArgs.push(...profileFlags(profileDir));
     await prepareRuntime(this.runtime);
+    const spawnedAt = performance.now();
     const child = spawn(process.execPath, serviceCommand(name, this.runtime, nodeArgs), {
       env: {
         ...process.env,
@@ -48,14 +61,21 @@ export class BenchServices {
         PACK_INTERNAL_SECRET: this.secret,
         PACK_ENCRYPTION_KEYS: `bench:${randomBytes(32).toString('base64')}`,
         PACK_ALLOWED_TARGET_CIDRS: '127.0.0.0/8',
-        SETTINGS_URL: 'http://127.0.0.1:1',
+        SETTINGS_URL: this.settingsUrl,
         LOG_LEVEL: 'warn',
         NODE_ENV: 'production',
         ...env,
       },
       stdio: ['ignore', 'ignore', 'inherit'],
     });
-    const service = { name, url: `http://127.0.0.1:${port}`, database, process: child };
+    const service = {
+      name,
+      url: `http://127.0.0.1:${port}`,
+      database,
+      process: child,
+      spawnedAt,
+      profileDir,
+    };
     this.started.push(service);
     await waitFor(async () => (await fetch(`${service.url}/readyz`).catch(() => null))?.status === 200, {
       timeoutMs: 60_000,

@@ -37,7 +37,11 @@ export const orchestratorEnvSchema = serviceEnvSchema({
    * after them (docs/decisions/0052). 0: at once, or with the others that came during a write.
    */
   RECORD_LINGER_MS: z.coerce.number().int().min(0).max(1000).default(0),
-  /** How long a replica may remember a Service's active processor for the next stage (0: never). */
+  /**
+   * How long a replica may remember a Service's active processor for the next stage and an
+   * approval's first (an approval trusts only a remembered processor, never a remembered
+   * "none"), and a model's name for a new run's context (0: never).
+   */
   PIPELINE_PROCESSOR_CACHE_MS: z.coerce.number().int().min(0).max(600_000).default(5000),
 });
 export type OrchestratorConfig = z.infer<typeof orchestratorEnvSchema>;

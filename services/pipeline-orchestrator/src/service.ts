@@ -110,7 +110,10 @@ export const orchestratorService: ServiceDefinition<OrchestratorConfig> = {
       currency: () => settings.confirmed().currency.currency,
     });
     budgetMetrics(metrics, () => budgets.ratios());
-    const contextRepository = new ExecutionContextRepository(mongo.connection);
+    const contextRepository = new ExecutionContextRepository(
+      mongo.connection,
+      config.PIPELINE_PROCESSOR_CACHE_MS,
+    );
     const observer = pipelineMetrics(metrics, () => pipelineRepository.countRunning());
     const optimizer = new PackOptimizer({
       processors: processorsRepository,
@@ -149,6 +152,7 @@ export const orchestratorService: ServiceDefinition<OrchestratorConfig> = {
       directory,
       processors: stages,
       nextProcessors,
+      approvalProcessors: { active: (serviceId, kind) => nextProcessors.activeOrRead(serviceId, kind) },
       findProcessor: (id) => processorsRepository.findAny(id),
       catalogSchema: () => catalogSchema(settings.confirmed()),
       observer,
@@ -207,7 +211,17 @@ export const orchestratorService: ServiceDefinition<OrchestratorConfig> = {
         ...optimizerNoteRoutes(new OptimizerNotes({ store: contextRepository, directory, names })),
       ],
       consumers: [
-        projectionConsumer(directory, (serviceId) => processors.retireService(serviceId)),
+        projectionConsumer(
+          {
+            applyService: (snapshot) => directory.applyService(snapshot),
+            applyModel: async (snapshot) => {
+              const applied = await directory.applyModel(snapshot);
+              contextRepository.forgetModel(snapshot.llm_model_id);
+              return applied;
+            },
+          },
+          (serviceId) => processors.retireService(serviceId),
+        ),
         pipelineConsumer(pipelines, pipelines.results, budgets, (envelope) => broker.publish(envelope)),
         sideProcessorConsumer(validator, optimizer, budgets),
         settings.consumer(),

@@ -58,6 +58,7 @@ describe('a pipeline remembered by a replica that another replica changed', () =
       directory: { service: async () => null } as never,
       processors: { active: async (_service, kind) => PROCESSORS[kind] ?? null },
       nextProcessors: { active: async (_service, kind) => PROCESSORS[kind] ?? null },
+      approvalProcessors: { active: async (_service, kind) => PROCESSORS[kind] ?? null },
       findProcessor: async () => null,
       catalogSchema: () => ({}),
       observer: { transition: () => undefined, finished: () => undefined },

@@ -1,4 +1,5 @@
 import type { Connection } from 'mongoose';
+import { TimedCache } from '@pack/cache';
 import type { Page, PageStart } from '@pack/contracts';
 import { findPage, isDuplicateKey, oneBatch, OUTBOX_FIELD, OUTBOX_PENDING_FIELD } from '@pack/db';
 import type { ExecutionContextStore, ExecutionNote } from '../domain/pipelines/store';
@@ -14,8 +15,15 @@ export class ExecutionContextRepository implements ExecutionContextStore, Optimi
   private readonly notesCollection;
   private readonly pipelines;
   private readonly models;
+  /**
+   * Model names as the projection holds them, kept `modelNameTtlMs` (a new run's context budget
+   * reads one per run): forgotten when this replica applies the model's snapshot; another
+   * replica's copy follows within the time kept. A model the projection lacks is not kept.
+   */
+  private readonly modelNames: TimedCache<number, string | null>;
 
-  constructor(connection: Connection) {
+  constructor(connection: Connection, modelNameTtlMs = 0) {
+    this.modelNames = new TimedCache(modelNameTtlMs);
     this.notesCollection = connection.collection<ExecutionNote>(EXECUTION_NOTES_COLLECTION);
     this.pipelines = connection.collection<PipelineRecord>(PIPELINES_COLLECTION);
     this.models = connection.collection<{ _id: number; model_name?: string }>(MODELS_COLLECTION);
@@ -65,7 +73,16 @@ export class ExecutionContextRepository implements ExecutionContextStore, Optimi
   }
 
   async modelName(modelId: number): Promise<string | null> {
-    const found = await this.models.findOne({ _id: modelId }, { projection: { model_name: 1 } });
-    return found?.model_name ?? null;
+    const name = await this.modelNames.get(modelId, async () => {
+      const found = await this.models.findOne({ _id: modelId }, { projection: { model_name: 1 } });
+      return found?.model_name ?? null;
+    });
+    if (name === null) this.modelNames.forget(modelId);
+    return name;
+  }
+
+  /** The projection changed the model: its name is read again. */
+  forgetModel(modelId: number): void {
+    this.modelNames.forget(modelId);
   }
 }

@@ -36,27 +36,33 @@ export class ExecutionContext {
 
   /**
    * `run`, the new run's number as it is being taken: run 1 has no earlier run (run numbers start
-   * at 1), so its runs are not read; notes are (feedback given before any run is kept as run 0).
+   * at 1), so its runs are not read; notes are (feedback given before any run is kept as run 0),
+   * except with `approval`: an approval's run 1 reads none either. Only a retrigger writes a
+   * note before an item's first run, and it takes its own run's number after writing it: that
+   * run, numbered after the approval's and replacing it, tells the feedback.
    */
   async render(
     serviceItemId: number,
     run?: Promise<number>,
     target: ContextTarget = { modelId: null, declarationId: null },
+    approval = false,
   ): Promise<string | null> {
-    return (await this.snapshot(serviceItemId, target, run)).text;
+    return (await this.snapshot(serviceItemId, target, run, approval)).text;
   }
 
   async snapshot(
     serviceItemId: number,
     target: ContextTarget,
     run?: Promise<number>,
+    approval = false,
   ): Promise<ContextSnapshot> {
     const { store } = this;
+    const notesRead = () => store.notes(serviceItemId, CONTEXT_READ_LIMITS.notes);
     const [runs, notes, modelName] = await Promise.all([
       (run ?? Promise.resolve(null)).then((number) =>
         number === 1 ? [] : store.recentRuns(serviceItemId, CONTEXT_READ_LIMITS.runs),
       ),
-      store.notes(serviceItemId, CONTEXT_READ_LIMITS.notes),
+      approval && run ? run.then((number) => (number === 1 ? [] : notesRead())) : notesRead(),
       target.modelId === null ? null : store.modelName(target.modelId),
     ]);
     const budget = contextBudget(modelName);

@@ -109,7 +109,7 @@ export class Pipelines {
     };
     const [applied, processor] = await Promise.all([
       this.deps.items.applyApproved(item),
-      this.deps.processors.active(item.service_id, 'config'),
+      this.deps.approvalProcessors.active(item.service_id, 'config'),
     ]);
     if (!processor) return;
     // An approval a later one has overtaken (events out of order) starts no run of its outdated
@@ -231,10 +231,12 @@ export class Pipelines {
       store.nextId(),
       numbered,
       at === 'CONFIG'
-        ? this.deps.context.render(itemId, numbered, {
-            modelId: processor.llm_model_id,
-            declarationId: item.declaration_id,
-          })
+        ? this.deps.context.render(
+            itemId,
+            numbered,
+            { modelId: processor.llm_model_id, declarationId: item.declaration_id },
+            origin.startsWith('approval:'),
+          )
         : null,
     ]);
     // Earlier runs are marked before the insert below, so a repeat must be known first. Only an

@@ -69,4 +69,16 @@ describe('the remembered active processors', () => {
     await uncached.active(1, 'verify');
     expect(reads).toEqual(['x', 'x']);
   });
+
+  it("for an approval, keeps a remembered processor but reads again over a remembered 'none'", async () => {
+    await cache.active(1, 'verify');
+    current.set('1:verify', record(11, 1, 'verify'));
+    expect((await cache.activeOrRead(1, 'verify'))?._id).toBe(10);
+    expect(await cache.active(3, 'config')).toBeNull();
+    current.set('3:config', record(30, 3, 'config'));
+    expect((await cache.activeOrRead(3, 'config'))?._id).toBe(30);
+    expect((await cache.active(3, 'config'))?._id).toBe(30);
+    expect(await cache.activeOrRead(4, 'config')).toBeNull();
+    expect(reads).toEqual(['1:verify', '3:config', '3:config', '4:config']);
+  });
 });

@@ -27,6 +27,24 @@ export class ProcessorCache implements ActiveProcessors {
     return this.cache.get(`${serviceId}:${kind}`, () => this.source.active(serviceId, kind));
   }
 
+  /**
+   * For an approval's first stage: a remembered active processor, else the database's answer
+   * (read again, and kept). A remembered "none" is not trusted here: a processor activated on
+   * another replica moments ago must not leave an approval without its run while that
+   * replica's event is on its way; a remembered processor is at most as old as rule 1's.
+   */
+  async activeOrRead(serviceId: number, kind: ProcessorKind): Promise<ProcessorRecord | null> {
+    const key = `${serviceId}:${kind}`;
+    let read = false;
+    const known = await this.cache.get(key, () => {
+      read = true;
+      return this.source.active(serviceId, kind);
+    });
+    if (known || read) return known;
+    this.cache.forget(key);
+    return this.active(serviceId, kind);
+  }
+
   /** Every kind of the Service. */
   forget(serviceId: number): void {
     this.cache.forgetWhere((key) => key.startsWith(`${serviceId}:`));

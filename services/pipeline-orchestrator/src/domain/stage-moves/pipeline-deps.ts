@@ -21,13 +21,20 @@ export interface PipelineDeps {
   processors: ActiveProcessors;
   /** Where a result looks up what comes next: this replica's remembered lookups (processor-cache.ts). */
   nextProcessors: ActiveProcessors;
+  /** An approval's first stage: a remembered active processor, else the database (ProcessorCache.activeOrRead). */
+  approvalProcessors: ActiveProcessors;
   /** A processor by id, also an inactive or deleted one (a generative UI fallback checks its data schema). */
   findProcessor(id: number): Promise<ProcessorRecord | null>;
   catalogSchema(): JsonSchema;
   observer: PipelineObserver;
   /** The item's execution context for a new run's CONFIG prompt (execution-context.ts); null when it has none. */
   context: {
-    render(serviceItemId: number, run?: Promise<number>, target?: ContextTarget): Promise<string | null>;
+    render(
+      serviceItemId: number,
+      run?: Promise<number>,
+      target?: ContextTarget,
+      approval?: boolean,
+    ): Promise<string | null>;
   };
   /**
    * Events written with the move that ends a run (an OK with no later active processor, or a FAILED): its Change
