@@ -49,6 +49,7 @@ export class BenchDispatcher {
       MONGO_DB: `bench_webhooks_${this.suffix}`,
       BROKER_NAMESPACE: `bench_${this.suffix}`,
       PORT: String(this.port),
+      METRICS_PORT: '0',
       HOST: '127.0.0.1',
       PACK_INTERNAL_SECRET: options.secret,
       PACK_ENCRYPTION_KEYS: `bench:${randomBytes(32).toString('base64')}`,

@@ -14,15 +14,19 @@ const ROOT = path.resolve(__dirname, '../..');
 
 export interface Reference {
   tree: string;
+  /** The commit the tree holds, short. */
+  commit: string;
   remove(): void;
 }
 
 export function prepareReference(rev: string): Reference {
   const run = (cwd: string, command: string, args: string[]) =>
     execFileSync(command, args, { cwd, stdio: ['ignore', 'ignore', 'inherit'] });
+  const commitOf = (tree: string) =>
+    execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: tree, encoding: 'utf8' }).trim();
   if (existsSync(rev)) {
     run(rev, 'pnpm', ['build']);
-    return { tree: path.resolve(rev), remove: () => undefined };
+    return { tree: path.resolve(rev), commit: commitOf(rev), remove: () => undefined };
   }
   const work = mkdtempSync(path.join(tmpdir(), 'bench-webhooks-'));
   const tree = path.join(work, 'tree');
@@ -42,5 +46,5 @@ export function prepareReference(rev: string): Reference {
     remove();
     throw error;
   }
-  return { tree, remove };
+  return { tree, commit: commitOf(tree), remove };
 }

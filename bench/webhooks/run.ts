@@ -150,7 +150,7 @@ async function main(): Promise<void> {
       dispatchers.push(
         await new BenchDispatcher({
           ...common,
-          label: `ref ${against!.slice(0, 7)}`,
+          label: `ref ${reference.commit}`,
           tree: reference.tree,
           nodeArgs: NODE_ARGS,
         }).start(receiver),
