@@ -24,7 +24,8 @@
  *
  *   pnpm bench:webhooks [--profile] [--against REV]
  *     FIRES=n per round (2000), CONCURRENCY=n (20), ROUNDS=n (2, or 3 pairs with --against),
- *     RECOVER=n (10000), DISPATCHER_NODE_ARGS="..." (node flags for the dispatcher).
+ *     RECOVER=n (10000), DISPATCHER_NODE_ARGS="..." (node flags for the dispatcher), REFERENCE_NODE_ARGS
+ *     (the reference's, DISPATCHER_NODE_ARGS unless set: `--against .` then compares two flag sets).
  *     --profile: the dispatcher runs with --cpu-prof; after the rounds it is stopped (no recovery)
  *     and its profile's top self-time functions and packages are printed.
  */
@@ -54,6 +55,7 @@ const concurrency = Number(process.env.CONCURRENCY ?? 20);
 const rounds = Number(process.env.ROUNDS ?? (against ? 3 : 2));
 const recoverCount = profiling ? 0 : Number(process.env.RECOVER ?? 10_000);
 const NODE_ARGS = process.env.DISPATCHER_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+const REFERENCE_NODE_ARGS = process.env.REFERENCE_NODE_ARGS?.split(' ').filter(Boolean) ?? NODE_ARGS;
 const IDLE_SECONDS = 3;
 
 /** The least a delivery needs: insert a record, POST, update the record. */
