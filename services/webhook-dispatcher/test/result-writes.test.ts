@@ -56,7 +56,12 @@ describe('"WAITING_FOR_RESPONSE: Request sent and awaiting a response": results 
     // Fire 7's lease ran out and another replica claimed it: this replica's result must not land.
     records[7]!.lease_token = 'theirs';
     await connection.collection<ResponseRecord>(RESPONSES).insertMany(records);
-    const attempt = (i: number) => ({ at: new Date(), status_code: 200 + (i % 3), error: null, duration_ms: i });
+    const attempt = (i: number) => ({
+      at: new Date(),
+      status_code: 200 + (i % 3),
+      error: null,
+      duration_ms: i,
+    });
 
     const kept = await Promise.all(
       records.map((record, i) =>
