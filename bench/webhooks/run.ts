@@ -154,7 +154,7 @@ async function main(): Promise<void> {
           ...common,
           label: `ref ${reference.commit}`,
           tree: reference.tree,
-          nodeArgs: NODE_ARGS,
+          nodeArgs: REFERENCE_NODE_ARGS,
         }).start(receiver),
       );
     const baselineCommands = new Map<string, number>();
