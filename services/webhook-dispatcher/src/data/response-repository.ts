@@ -1,20 +1,13 @@
 import type { PageStart } from '@pack/contracts';
 import type { Connection } from 'mongoose';
-import {
-  deleteInSlices,
-  dropReplacedIndex,
-  findPage,
-  isDuplicateKey,
-  oneBatch,
-  whileUnavailable,
-} from '@pack/db';
+import { deleteInSlices, dropReplacedIndex, findPage, isDuplicateKey, oneBatch } from '@pack/db';
 import { retryOnConflict } from '@pack/reliability';
 import type { FirePlan } from '../domain/firing/firing-rules';
 import type { AttemptRecord, Page, ResponseRecord, ScheduleRecord, Trigger } from '../domain/model';
 import type { FailedWindow, ResponseFilter, ResponseStore, WindowCounter } from '../domain/responses/store';
 import type { ScheduleStore } from '../domain/firing/store';
 import { claimDue } from './response-claim';
-import { WriteGate } from './write-gate';
+import { ResultWrites } from './result-writes';
 
 export const RESPONSES = 'webhook_responses';
 export const SCHEDULES = 'webhook_schedules';
@@ -39,8 +32,8 @@ function failedIn(window: FailedWindow): Record<string, unknown> {
   };
 }
 
-/** Result writes in flight at most: of the pool's 20 connections, 8 stay for the rest. */
-const RESULT_WRITES = 12;
+/** Result-write commands in flight at most (each carries many results under load; result-writes.ts). */
+const RESULT_WRITES = 4;
 
 /**
  * Fires (Webhook Responses) and the per-webhook schedule. Every decision here is one
@@ -50,12 +43,13 @@ export class ResponseRepository implements ResponseStore, ScheduleStore, WindowC
   private readonly responses;
   private readonly schedules;
   private readonly counters;
-  private readonly resultWrites = new WriteGate(RESULT_WRITES);
+  private readonly resultWrites;
 
   constructor(connection: Connection) {
     this.responses = connection.collection<ResponseRecord>(RESPONSES);
     this.schedules = connection.collection<ScheduleRecord>(SCHEDULES);
     this.counters = connection.collection<{ _id: string; count: number; expires_at: Date }>(WINDOW_COUNTERS);
+    this.resultWrites = new ResultWrites(this.responses, RESULT_WRITES);
   }
 
   async ensureIndexes(): Promise<void> {
@@ -191,7 +185,7 @@ export class ResponseRepository implements ResponseStore, ScheduleStore, WindowC
     return claimDue(this.responses, now, leaseUntil, token);
   }
 
-  async finish(
+  finish(
     id: string,
     token: string,
     set: Partial<ResponseRecord>,
@@ -205,14 +199,7 @@ export class ResponseRepository implements ResponseStore, ScheduleStore, WindowC
       update.$push = { attempts: attempt };
       update.$inc = { attempt_count: 1 };
     }
-    // The request was sent: its result is written once the database is back (a restart of
-    // FerretDB or PostgreSQL), not left to the lease's expiry, which would send it again.
-    const write = async () =>
-      (await this.responses.updateOne({ _id: id, lease_token: token }, update)).matchedCount === 1;
-    const applied = async () =>
-      (await this.responses.countDocuments({ _id: id, lease_token: null, updated_at: now }, { limit: 1 })) ===
-      1;
-    return this.resultWrites.run(() => whileUnavailable(write, true, { applied }));
+    return this.resultWrites.write({ id, token, update, now });
   }
 
   reschedule(id: string, token: string, due: Date, attempt: AttemptRecord | null): Promise<boolean> {

@@ -1,3 +1,5 @@
+import { BoundedCache } from '@pack/cache';
+
 /** The shortest piece of a secret removed from what the target answered. */
 export const SCRUB_FRAGMENT = 6;
 export const REDACTED = '[redacted]';
@@ -23,10 +25,9 @@ export function scrubSecrets(text: string, secrets: readonly string[]): string {
   let any = false;
   for (const secret of secrets) {
     const wanted = secret.toLowerCase();
-    if (wanted === '') continue;
     const size = Math.min(SCRUB_FRAGMENT, wanted.length);
-    const pieces = new Set<string>();
-    for (let at = 0; at + size <= wanted.length; at += 1) pieces.add(wanted.slice(at, at + size));
+    if (size === 0 || lower.length < size) continue;
+    const pieces = piecesOf(wanted, size);
     for (let at = 0; at + size <= lower.length; at += 1)
       if (pieces.has(lower.slice(at, at + size))) {
         hidden.fill(1, at, at + size);
@@ -39,4 +40,19 @@ export function scrubSecrets(text: string, secrets: readonly string[]): string {
     if (!hidden[at]) out += text[at];
     else if (at === 0 || !hidden[at - 1]) out += REDACTED;
   return out;
+}
+
+/**
+ * A secret's pieces of `size` characters, made once per secret: every delivery of a webhook scrubs
+ * its answer with the same secrets. At most 10,000 secrets, the least recently used dropped first.
+ */
+const pieceSets = new BoundedCache<string, Set<string>>({ maxEntries: 10_000, ttlMs: Infinity });
+
+function piecesOf(wanted: string, size: number): Set<string> {
+  let pieces = pieceSets.get(wanted);
+  if (pieces) return pieces;
+  pieces = new Set<string>();
+  for (let at = 0; at + size <= wanted.length; at += 1) pieces.add(wanted.slice(at, at + size));
+  pieceSets.set(wanted, pieces);
+  return pieces;
 }
