@@ -201,6 +201,23 @@ export class PartitionNet {
     return { ...started, url: `http://${host.address}:${port}`, metricsUrl };
   }
 
+  /**
+   * `port` on `host`'s own loopback forwarded to the same port on the root's loopback (through the
+   * services' address): for addresses a service reads from its database, such as a model's
+   * provider URL on 127.0.0.1. Resolves once it listens.
+   */
+  async loopback(host: Host, port: number): Promise<void> {
+    await this.relay(this.servicesAddress, port);
+    const script =
+      `const net = require('net'); net.createServer((c) => { const u = net.connect(${port}, '${this.servicesAddress}');` +
+      ` c.pipe(u).pipe(c); c.on('error', () => u.destroy()); u.on('error', () => c.destroy()); })` +
+      `.listen(${port}, '127.0.0.1', () => console.log('listening'));`;
+    const started = this.exec(host, process.execPath, ['-e', script], {});
+    await waitFor(() => started.output().includes('listening'), {
+      what: `the loopback forward in ${host.name}`,
+    });
+  }
+
   /** Nemesis: `host` loses its link; every packet to and from it vanishes. */
   isolate(host: Host): void {
     ip('link', 'set', host.veth, 'down');
@@ -278,7 +295,12 @@ export class PartitionNet {
 
   /** Removes everything: the processes in the hosts, the namespaces, the links, the relays. */
   async destroy(): Promise<void> {
-    for (const host of this.hosts.values()) removeNamespace(host.namespace);
+    for (const host of this.hosts.values()) {
+      removeNamespace(host.namespace);
+      // A namespace lives on unnamed while its orphaned sockets retransmit (to a host cut off,
+      // for minutes): its link goes at once, both ends with this one.
+      removeLink(host.veth);
+    }
     this.hosts.clear();
     removeLink(bridgeName());
     removeLink(sinkName());
