@@ -21,6 +21,8 @@ export interface CheckRow {
   /** Acknowledged writes not found: PackData of an OK stage, a call record of an answered call, a webhook of an approval, its response record. */
   lostWrites: number;
   durationS: number;
+  /** A pipeline's mean time, its first stage's start to its last stage's end (OK ones). */
+  meanPipelineS: number;
   /** What each non-zero count is made of, for the reader of a failure. */
   details: string[];
 }
@@ -95,8 +97,20 @@ export async function check(input: CheckInput): Promise<CheckRow> {
     queuesNonEmpty,
     lostWrites,
     durationS: Math.round(durationS * 10) / 10,
+    meanPipelineS: meanPipeline(
+      all.filter((stages) => ended(stages, count) && !stages.some((s) => s.state === 'FAILED')),
+    ),
     details,
   };
+}
+
+function meanPipeline(okPipelines: StageView[][]): number {
+  if (okPipelines.length === 0) return 0;
+  const seconds = okPipelines.map(
+    (stages) =>
+      (Date.parse(stages[stages.length - 1]!.finished_at) - Date.parse(stages[0]!.started_at)) / 1000,
+  );
+  return Math.round((seconds.reduce((a, b) => a + b, 0) / seconds.length) * 10) / 10;
 }
 
 /** Provider calls per (Service Item, stage) of these items beyond one. */
@@ -141,29 +155,47 @@ async function countWebhooks({ receiver, start }: CheckInput, expected: number, 
   return { duplicates, lostWebhooks };
 }
 
-/** The stack's queues and their messages (ready and unacknowledged), as the local node's rabbitmqctl lists them. */
-export function queueDepths(namespace: string): Map<string, number> {
-  const listed = spawnSync('rabbitmqctl', ['-q', '--no-table-headers', 'list_queues', 'name', 'messages'], {
+/** A queue's messages: ready, held unacknowledged by a consumer, and its consumers. */
+export interface QueueDepth {
+  messages: number;
+  ready: number;
+  unacknowledged: number;
+  consumers: number;
+}
+
+/** The stack's queues, as the local node's rabbitmqctl lists them. */
+export function queueDepths(namespace: string): Map<string, QueueDepth> {
+  const columns = ['name', 'messages', 'messages_ready', 'messages_unacknowledged', 'consumers'];
+  const listed = spawnSync('rabbitmqctl', ['-q', '--no-table-headers', 'list_queues', ...columns], {
     encoding: 'utf8',
     timeout: CEILINGS.wait,
   });
   if (listed.status !== 0) throw new Error(`rabbitmqctl list_queues failed: ${listed.stderr}`);
-  const depths = new Map<string, number>();
+  const depths = new Map<string, QueueDepth>();
   for (const line of listed.stdout.split('\n')) {
-    const [name, messages] = line.trim().split(/\s+/);
-    if (name?.startsWith(`${namespace}.`)) depths.set(name, Number(messages));
+    const [name, messages, ready, unacknowledged, consumers] = line.trim().split(/\s+/);
+    if (name?.startsWith(`${namespace}.`))
+      depths.set(name, {
+        messages: Number(messages),
+        ready: Number(ready),
+        unacknowledged: Number(unacknowledged),
+        consumers: Number(consumers),
+      });
   }
   return depths;
 }
 
 /** Queues of the stack still holding messages once the last pipeline ended (a few seconds to drain). */
 async function countNonEmptyQueues(namespace: string, details: string[]): Promise<number> {
-  const nonEmpty = () => [...queueDepths(namespace)].filter(([, messages]) => messages > 0);
+  const nonEmpty = () => [...queueDepths(namespace)].filter(([, depth]) => depth.messages > 0);
   await waitFor(() => nonEmpty().length === 0, { what: 'every queue empty', timeoutMs: CEILINGS.wait }).catch(
     () => undefined,
   );
   const left = nonEmpty();
-  if (left.length) details.push(`queues not empty: ${left.map(([name, n]) => `${name} ${n}`).join(', ')}`);
+  if (left.length)
+    details.push(
+      `queues not empty: ${left.map(([name, d]) => `${name} (${d.ready} ready, ${d.unacknowledged} unacknowledged, ${d.consumers} consumers)`).join(', ')}`,
+    );
   return left.length;
 }
 
@@ -218,6 +250,7 @@ const COLUMNS: [keyof CheckRow, string][] = [
   ['queuesNonEmpty', 'queues non-empty'],
   ['lostWrites', 'lost writes'],
   ['durationS', 'duration (s)'],
+  ['meanPipelineS', 'mean pipeline (s)'],
 ];
 
 /** The rows as a Markdown table. */

@@ -32,9 +32,10 @@ describe('network partitions', () => {
 
   const expectClean = (row: CheckRow) => {
     rows.push(row);
-    expect({ ...row, durationS: 0 }).toEqual({
+    expect({ ...row, durationS: 0, meanPipelineS: 0 }).toEqual({
       ...row,
       durationS: 0,
+      meanPipelineS: 0,
       ok: row.submitted,
       failed: 0,
       stuck: 0,
@@ -64,11 +65,13 @@ describe('network partitions', () => {
         what: 'the replica to handle pipeline messages',
       });
       net.cut(host, net.brokerAddress);
+      const cutAt = Date.now();
       // A silent broker is noticed by the heartbeat: the replica says it is not ready.
       await waitFor(async () => (await readiness(replica)).broker === false, {
         what: 'the cut replica to notice the silent broker',
       });
       const handledWhenNoticed = await handledBy(replica);
+      const noticedS = (Date.now() - cutAt) / 1000;
       // The twin carries on: what is declared during the cut ends without the replica.
       const during = await declare(world!, DURING, BEFORE);
       const row = await counted(world!, 'orchestrator replica cut from the broker', start, [
@@ -83,6 +86,35 @@ describe('network partitions', () => {
       expectClean(row);
       replica.child.kill('SIGTERM');
       await replica.exited;
+    },
+    CEILINGS.longTest,
+  );
+
+  it(
+    '"a 200 ms/10 % lossy link between the services and the broker for the whole run (everything completes, the figures say how much slower)"',
+    async () => {
+      const { net, stack, fake } = world!;
+      fake.always({ latencyMs: 300 });
+      // The same load on a clean link first: what the lossy run is compared with.
+      const cleanStart = checkStart(fake, world!.receiver);
+      rows.push(
+        await counted(world!, 'clean link (for comparison)', cleanStart, await declare(world!, BEFORE, 100)),
+      );
+      const host = net.addHost('lossy');
+      await net.loopback(host, Number(new URL(fake.url).port));
+      const replicas = [
+        await net.spawnService(host, 'pipeline-orchestrator', stack.envs['pipeline-orchestrator']!),
+        await net.spawnService(host, 'llm-gateway', stack.envs['llm-gateway']!),
+      ];
+      net.lose(host, 10);
+      net.slowBroker(200, 50);
+      const start = checkStart(fake, world!.receiver);
+      const items = await declare(world!, BEFORE + DURING, 200);
+      const row = await counted(world!, '200 ms ± 50 ms, 10 % loss to the broker', start, items);
+      net.heal();
+      expectClean(row);
+      for (const replica of replicas) replica.child.kill('SIGTERM');
+      await Promise.all(replicas.map((replica) => replica.exited));
     },
     CEILINGS.longTest,
   );

@@ -33,6 +33,11 @@ export class Relay {
     return this;
   }
 
+  /** The port it listens on (the one given, or the one the system chose for 0). */
+  boundPort(): number {
+    return (this.server!.address() as net.AddressInfo).port;
+  }
+
   /** Adds latency to every byte relayed from now on, both ways (undefined: none). */
   slow(delay: Delay | undefined): void {
     this.delay = delay;
@@ -53,21 +58,38 @@ export class Relay {
     this.pipe(upstream, client);
   }
 
-  /** Copies `from` to `to`, each chunk after the current delay, never before an earlier chunk. */
+  /**
+   * Copies `from` to `to`, each chunk after the current delay and never before an earlier one:
+   * one queue per direction drained by one timer (timers of different lengths may fire out of
+   * order, which would reorder the stream).
+   */
   private pipe(from: net.Socket, to: net.Socket): void {
-    let last = 0;
+    const queue: { at: number; chunk: Buffer }[] = [];
+    let timer: NodeJS.Timeout | undefined;
+    let ended = false;
+    const drain = () => {
+      timer = undefined;
+      while (queue.length > 0 && queue[0]!.at <= Date.now()) {
+        const { chunk } = queue.shift()!;
+        if (to.writable) to.write(chunk);
+      }
+      if (queue.length > 0) timer = setTimeout(drain, queue[0]!.at - Date.now());
+      else if (ended) to.end();
+    };
     from.on('data', (chunk: Buffer) => {
       const delay = this.delay;
-      if (!delay && last <= Date.now()) {
+      if (!delay && queue.length === 0) {
         to.write(chunk);
         return;
       }
       const wait = delay ? delay.ms + (Math.random() * 2 - 1) * delay.jitterMs : 0;
-      const at = Math.max(last, Date.now() + wait);
-      last = at;
-      setTimeout(() => to.writable && to.write(chunk), at - Date.now());
+      queue.push({ at: Math.max(queue.at(-1)?.at ?? 0, Date.now() + wait), chunk });
+      timer ??= setTimeout(drain, Math.max(0, queue[0]!.at - Date.now()));
     });
-    from.on('end', () => setTimeout(() => to.end(), Math.max(0, last - Date.now())));
+    from.on('end', () => {
+      ended = true;
+      if (queue.length === 0) to.end();
+    });
   }
 
   async stop(): Promise<void> {
