@@ -1,4 +1,5 @@
-import { spawnSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { CEILINGS, waitFor, type FakeProviderServer, type Receiver } from '@pack/testkit';
 import { callKey, latestStages, type StageView } from '../pipeline-actors';
 import type { Stack } from '../stack';
@@ -163,14 +164,21 @@ export interface QueueDepth {
   consumers: number;
 }
 
-/** The stack's queues, as the local node's rabbitmqctl lists them. */
-export function queueDepths(namespace: string): Map<string, QueueDepth> {
+/**
+ * The stack's queues, as the local node's rabbitmqctl lists them. Run asynchronously: the stack's
+ * services and the partition relays share this process, and a synchronous child would stop them
+ * for the seconds rabbitmqctl takes (publishes then miss their confirms).
+ */
+export async function queueDepths(namespace: string): Promise<Map<string, QueueDepth>> {
   const columns = ['name', 'messages', 'messages_ready', 'messages_unacknowledged', 'consumers'];
-  const listed = spawnSync('rabbitmqctl', ['-q', '--no-table-headers', 'list_queues', ...columns], {
-    encoding: 'utf8',
-    timeout: CEILINGS.wait,
-  });
-  if (listed.status !== 0) throw new Error(`rabbitmqctl list_queues failed: ${listed.stderr}`);
+  const listed = await promisify(execFile)(
+    'rabbitmqctl',
+    ['-q', '--no-table-headers', 'list_queues', ...columns],
+    {
+      encoding: 'utf8',
+      timeout: CEILINGS.wait,
+    },
+  );
   const depths = new Map<string, QueueDepth>();
   for (const line of listed.stdout.split('\n')) {
     const [name, messages, ready, unacknowledged, consumers] = line.trim().split(/\s+/);
@@ -187,11 +195,12 @@ export function queueDepths(namespace: string): Map<string, QueueDepth> {
 
 /** Queues of the stack still holding messages once the last pipeline ended (a few seconds to drain). */
 async function countNonEmptyQueues(namespace: string, details: string[]): Promise<number> {
-  const nonEmpty = () => [...queueDepths(namespace)].filter(([, depth]) => depth.messages > 0);
-  await waitFor(() => nonEmpty().length === 0, { what: 'every queue empty', timeoutMs: CEILINGS.wait }).catch(
-    () => undefined,
-  );
-  const left = nonEmpty();
+  const nonEmpty = async () => [...(await queueDepths(namespace))].filter(([, depth]) => depth.messages > 0);
+  await waitFor(async () => (await nonEmpty()).length === 0, {
+    what: 'every queue empty',
+    timeoutMs: CEILINGS.wait,
+  }).catch(() => undefined);
+  const left = await nonEmpty();
   if (left.length)
     details.push(
       `queues not empty: ${left.map(([name, d]) => `${name} (${d.ready} ready, ${d.unacknowledged} unacknowledged, ${d.consumers} consumers)`).join(', ')}`,
