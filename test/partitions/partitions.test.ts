@@ -7,6 +7,11 @@ import { checkStart, counted, declare, readiness, startWorld, stopWorld, type Wo
 const BEFORE = 5;
 const DURING = 5;
 
+/** How long a partition held on a schedule lasts (Jepsen's are 10-30 s). */
+const PARTITION_MS = 15_000;
+/** The nemesis's schedule: the fault holds this long whatever happens meanwhile. */
+const partition = () => new Promise((resolve) => setTimeout(resolve, PARTITION_MS));
+
 const handledBy = async (replica: HostedService) =>
   (await pipelineMessagesHandled(replica.metricsUrl)) +
   (await sideProcessorMessagesHandled(replica.metricsUrl));
@@ -115,6 +120,43 @@ describe('network partitions', () => {
       expectClean(row);
       for (const replica of replicas) replica.child.kill('SIGTERM');
       await Promise.all(replicas.map((replica) => replica.exited));
+    },
+    CEILINGS.longTest,
+  );
+
+  it(
+    '"one llm-gateway cut from the database after its provider call (the result is written once the link heals, not lost, not repeated)"',
+    async () => {
+      const { net, stack, fake } = world!;
+      const host = net.addHost('llm');
+      const fakePort = Number(new URL(fake.url).port);
+      await net.loopback(host, fakePort);
+      const replica = await net.spawnService(host, 'llm-gateway', stack.envs['llm-gateway']!);
+      const toProvider = await net.relay(net.servicesAddress, fakePort);
+      // Every provider call is held open until the replica has one of them.
+      let release!: () => void;
+      fake.always({ until: new Promise<void>((resolve) => (release = resolve)) });
+      const start = checkStart(fake, world!.receiver);
+      const items = await declare(world!, BEFORE + DURING, 300);
+      await waitFor(() => (toProvider.accepted.get(host.address) ?? 0) > 0, {
+        what: 'the replica to call the provider',
+      });
+      net.cut(host, net.databaseAddress);
+      const cutAt = Date.now();
+      fake.always({ latencyMs: 300 });
+      release();
+      await waitFor(async () => (await readiness(replica)).database === false, {
+        what: 'the cut replica to notice the silent database',
+      });
+      process.stdout.write(
+        `cut llm-gateway: noticed the silent database after ${(Date.now() - cutAt) / 1000} s\n`,
+      );
+      await partition();
+      net.heal();
+      const row = await counted(world!, 'llm-gateway cut from the database', start, items);
+      expectClean(row);
+      replica.child.kill('SIGTERM');
+      await replica.exited;
     },
     CEILINGS.longTest,
   );

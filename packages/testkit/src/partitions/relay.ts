@@ -16,6 +16,8 @@ export class Relay {
   private server?: net.Server;
   private readonly sockets = new Set<net.Socket>();
   private delay: Delay | undefined;
+  /** Connections accepted, by the address they came from (which host called through it). */
+  readonly accepted = new Map<string, number>();
 
   constructor(
     readonly address: string,
@@ -44,6 +46,8 @@ export class Relay {
   }
 
   private join(client: net.Socket): void {
+    const from = client.remoteAddress ?? '';
+    this.accepted.set(from, (this.accepted.get(from) ?? 0) + 1);
     const upstream = net.connect(this.targetPort, this.targetHost);
     this.sockets.add(client).add(upstream);
     const drop = () => {
