@@ -1,11 +1,14 @@
+import { writeFileSync } from 'node:fs';
 import { CEILINGS, waitFor, type HostedService } from '@pack/testkit';
 import { pipelineMessagesHandled, sideProcessorMessagesHandled } from '../stack';
 import { table, type CheckRow } from './checker';
 import { checkStart, counted, declare, readiness, startWorld, stopWorld, type World } from './scenario-kit';
 
+/** The load: 1 in the suite; bench/partitions runs more (PACK_PARTITION_SCALE). */
+const SCALE = Number(process.env.PACK_PARTITION_SCALE ?? 1);
 /** Pipelines per scenario: before the nemesis, and while it holds. */
-const BEFORE = 5;
-const DURING = 5;
+const BEFORE = 5 * SCALE;
+const DURING = 5 * SCALE;
 
 /** How long a partition held on a schedule lasts (Jepsen's are 10-30 s). */
 const PARTITION_MS = 15_000;
@@ -32,6 +35,9 @@ describe('network partitions', () => {
   }, CEILINGS.longTest);
   afterAll(async () => {
     if (rows.length) process.stdout.write(`\n${table(rows)}\n`);
+    // bench/partitions prints it after the run.
+    if (rows.length && process.env.PACK_PARTITION_TABLE)
+      writeFileSync(process.env.PACK_PARTITION_TABLE, table(rows));
     await stopWorld(world);
   });
 
@@ -84,10 +90,16 @@ describe('network partitions', () => {
         ...during,
       ]);
       expect(await handledBy(replica)).toBe(handledWhenNoticed);
+      const cutS = (Date.now() - cutAt) / 1000;
       net.heal();
+      const healedAt = Date.now();
       await waitFor(async () => (await readiness(replica)).broker === true, {
         what: 'the replica to rejoin',
       });
+      process.stdout.write(
+        `cut orchestrator: noticed the silent broker after ${noticedS} s, cut for ${cutS} s, ` +
+          `rejoined ${(Date.now() - healedAt) / 1000} s after the heal\n`,
+      );
       expectClean(row);
       replica.child.kill('SIGTERM');
       await replica.exited;

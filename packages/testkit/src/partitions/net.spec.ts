@@ -7,6 +7,19 @@ const CLIENT = (address: string) =>
   `const s = require('net').connect(7000, '${address}'); s.setTimeout(1500, () => { console.log('silent'); process.exit(); });` +
   `s.on('data', () => { console.log('answered'); process.exit(); }); s.on('error', (e) => { console.log(e.code); process.exit(); });`;
 
+describe('the partition harness where namespaces cannot be made', () => {
+  it('fails and says why and how to run it, never skips', () => {
+    const uid = jest.spyOn(process, 'getuid').mockReturnValue(1000);
+    try {
+      expect(() => PartitionNet.create()).toThrow(
+        /cannot run here: this process is not root .*sudo -E npx jest/,
+      );
+    } finally {
+      uid.mockRestore();
+    }
+  });
+});
+
 describe('the partition harness', () => {
   let net: PartitionNet;
   let a: Host;
