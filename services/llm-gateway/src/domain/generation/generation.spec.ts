@@ -21,10 +21,11 @@ describe('a claim whose answer came after its lease ran out', () => {
     const adapterFor = jest.fn(() => {
       throw new Error('the provider was called');
     });
+    const renew = jest.fn(async () => renewed);
     const calls = {
       // The insert's answer arrives one and a half leases late.
       insertClaim: () => new Promise<boolean>((resolve) => setTimeout(() => resolve(true), LEASE_MS * 1.5)),
-      renew: jest.fn(async () => renewed),
+      renew,
     } as unknown as CallStore;
     const deps = {
       calls,
@@ -35,7 +36,7 @@ describe('a claim whose answer came after its lease ran out', () => {
       currency: () => 'USD',
       unexpected: () => undefined,
     } as unknown as GenerationDeps;
-    return { generation: new Generation(deps), adapterFor, renew: calls.renew as jest.Mock };
+    return { generation: new Generation(deps), adapterFor, renew };
   }
 
   it('is confirmed before the provider is called, and taken over meanwhile, it calls nothing', async () => {
