@@ -2,6 +2,7 @@ import { LOG_COPY_DIR_ENV } from '@pack/logging';
 import { ensureTools, resolveInfra } from './infra';
 import { ownedTempDir } from './leftover-files';
 import { removeLeftovers } from './leftovers';
+import { removeLeftoverNetworks } from './partitions';
 import { LEAK_SCAN_DIR_ENV } from './suite-scan';
 
 /**
@@ -17,7 +18,10 @@ export default async function globalSetup(): Promise<void> {
   process.env.MONGO_URL = infra.mongoUrl;
   process.env.AMQP_URL = infra.amqpUrl;
   (globalThis as { __packInfraStop?: () => Promise<void> }).__packInfraStop = infra.stop;
-  const removed = await removeLeftovers({ mongoUrl: infra.mongoUrl, amqpUrl: infra.amqpUrl });
+  const removed = {
+    ...(await removeLeftovers({ mongoUrl: infra.mongoUrl, amqpUrl: infra.amqpUrl })),
+    ...removeLeftoverNetworks(),
+  };
   const counts = (Object.entries(removed) as [string, unknown[]][]).filter(([, found]) => found.length > 0);
   if (counts.length > 0)
     process.stderr.write(

@@ -30,3 +30,4 @@ export * from './private-ferret';
 export * from './private-db-pair';
 export * from './otlp-receiver';
 export * from './traces';
+export * from './partitions';

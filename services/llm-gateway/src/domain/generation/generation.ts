@@ -109,6 +109,7 @@ export class Generation {
       // The holder before us stopped renewing (a crash): its call may have reached the provider.
       takeovers = (existing.takeovers ?? 0) + 1;
     }
+    if (!(await this.stillOurs(request.request_id, now))) return 'held';
 
     const currency = this.deps.currency();
     const { tries, outcome, finished, fallbacks } = await inCallSpan(request, model, takeovers, async () => {
@@ -154,6 +155,18 @@ export class Generation {
     const providerMs = tries.reduce((sum, tried) => sum + tried.adapter.providerMs, 0);
     this.deps.observer.answered(labels, outcome.error === null, performance.now() - began - providerMs);
     return 'answered';
+  }
+
+  /**
+   * Whether a claim taken at `claimedAt` is still ours. Its answer may come after the lease ran
+   * out (the database's reply held up by a partition), and another replica may have taken the
+   * request over and called the provider meanwhile: a claim older than a renewal period is
+   * renewed first, which fails once another replica owns it or finished it.
+   */
+  private async stillOurs(requestId: string, claimedAt: Date): Promise<boolean> {
+    const { calls, owner, leaseMs } = this.deps;
+    if (Date.now() - claimedAt.getTime() < leaseMs / 3) return true;
+    return calls.renew(requestId, owner, new Date(Date.now() + leaseMs));
   }
 
   /**

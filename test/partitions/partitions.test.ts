@@ -1,0 +1,175 @@
+import { writeFileSync } from 'node:fs';
+import { CEILINGS, waitFor, type HostedService } from '@pack/testkit';
+import { pipelineMessagesHandled, sideProcessorMessagesHandled } from '../stack';
+import { table, type CheckRow } from './checker';
+import { checkStart, counted, declare, readiness, startWorld, stopWorld, type World } from './scenario-kit';
+
+/** The load: 1 in the suite; bench/partitions runs more (PACK_PARTITION_SCALE). */
+const SCALE = Number(process.env.PACK_PARTITION_SCALE ?? 1);
+/** Pipelines per scenario: before the nemesis, and while it holds. */
+const BEFORE = 5 * SCALE;
+const DURING = 5 * SCALE;
+
+/** How long a partition held on a schedule lasts (Jepsen's are 10-30 s). */
+const PARTITION_MS = 15_000;
+/** The nemesis's schedule: the fault holds this long whatever happens meanwhile. */
+const partition = () => new Promise((resolve) => setTimeout(resolve, PARTITION_MS));
+
+const handledBy = async (replica: HostedService) =>
+  (await pipelineMessagesHandled(replica.metricsUrl)) +
+  (await sideProcessorMessagesHandled(replica.metricsUrl));
+
+/**
+ * Network partitions, tested the way RabbitMQ tests itself: service replicas on hosts of their
+ * own (network namespaces on a private bridge, packages/testkit/src/partitions), links cut and
+ * slowed while pipelines with webhooks run, and a checker (checker.ts) that counts every
+ * declaration, provider call, webhook, queued message and acknowledged write. Needs root, as CI
+ * has: elsewhere the set-up fails and says so.
+ */
+describe('network partitions', () => {
+  let world: World | undefined;
+  const rows: CheckRow[] = [];
+
+  beforeAll(async () => {
+    world = await startWorld();
+  }, CEILINGS.longTest);
+  afterAll(async () => {
+    if (rows.length) process.stdout.write(`\n${table(rows)}\n`);
+    // bench/partitions prints it after the run.
+    if (rows.length && process.env.PACK_PARTITION_TABLE)
+      writeFileSync(process.env.PACK_PARTITION_TABLE, table(rows));
+    await stopWorld(world);
+  });
+
+  const expectClean = (row: CheckRow) => {
+    rows.push(row);
+    expect({ ...row, durationS: 0, meanPipelineS: 0 }).toEqual({
+      ...row,
+      durationS: 0,
+      meanPipelineS: 0,
+      ok: row.submitted,
+      failed: 0,
+      stuck: 0,
+      extraProviderCalls: 0,
+      webhookDuplicates: 0,
+      queuesNonEmpty: 0,
+      lostWrites: 0,
+      details: [],
+    });
+  };
+
+  it(
+    '"one orchestrator replica cut from the broker (the other replica carries on; the cut one stops acting, then rejoins without a second call)"',
+    async () => {
+      const { net, stack, fake } = world!;
+      const host = net.addHost('orchestrator');
+      const replica = await net.spawnService(
+        host,
+        'pipeline-orchestrator',
+        stack.envs['pipeline-orchestrator']!,
+      );
+      fake.always({ latencyMs: 300 });
+      const start = checkStart(fake, world!.receiver);
+      const before = declare(world!, BEFORE);
+      // The replica takes its share before the cut.
+      await waitFor(async () => (await handledBy(replica)) > 0, {
+        what: 'the replica to handle pipeline messages',
+      });
+      net.cut(host, net.brokerAddress);
+      const cutAt = Date.now();
+      // A silent broker is noticed by the heartbeat: the replica says it is not ready.
+      await waitFor(async () => (await readiness(replica)).broker === false, {
+        what: 'the cut replica to notice the silent broker',
+      });
+      const handledWhenNoticed = await handledBy(replica);
+      const noticedS = (Date.now() - cutAt) / 1000;
+      // The twin carries on: what is declared during the cut ends without the replica.
+      const during = await declare(world!, DURING, BEFORE);
+      const row = await counted(world!, 'orchestrator replica cut from the broker', start, [
+        ...(await before),
+        ...during,
+      ]);
+      expect(await handledBy(replica)).toBe(handledWhenNoticed);
+      const cutS = (Date.now() - cutAt) / 1000;
+      net.heal();
+      const healedAt = Date.now();
+      await waitFor(async () => (await readiness(replica)).broker === true, {
+        what: 'the replica to rejoin',
+      });
+      process.stdout.write(
+        `cut orchestrator: noticed the silent broker after ${noticedS} s, cut for ${cutS} s, ` +
+          `rejoined ${(Date.now() - healedAt) / 1000} s after the heal\n`,
+      );
+      expectClean(row);
+      replica.child.kill('SIGTERM');
+      await replica.exited;
+    },
+    CEILINGS.longTest,
+  );
+
+  it(
+    '"a 200 ms/10 % lossy link between the services and the broker for the whole run (everything completes, the figures say how much slower)"',
+    async () => {
+      const { net, stack, fake } = world!;
+      fake.always({ latencyMs: 300 });
+      // The same load on a clean link first: what the lossy run is compared with.
+      const cleanStart = checkStart(fake, world!.receiver);
+      rows.push(
+        await counted(world!, 'clean link (for comparison)', cleanStart, await declare(world!, BEFORE, 100)),
+      );
+      const host = net.addHost('lossy');
+      await net.loopback(host, Number(new URL(fake.url).port));
+      const replicas = [
+        await net.spawnService(host, 'pipeline-orchestrator', stack.envs['pipeline-orchestrator']!),
+        await net.spawnService(host, 'llm-gateway', stack.envs['llm-gateway']!),
+      ];
+      net.lose(host, 10);
+      net.slowBroker(200, 50);
+      const start = checkStart(fake, world!.receiver);
+      const items = await declare(world!, BEFORE + DURING, 200);
+      const row = await counted(world!, '200 ms ± 50 ms, 10 % loss to the broker', start, items);
+      net.heal();
+      expectClean(row);
+      for (const replica of replicas) replica.child.kill('SIGTERM');
+      await Promise.all(replicas.map((replica) => replica.exited));
+    },
+    CEILINGS.longTest,
+  );
+
+  it(
+    '"one llm-gateway cut from the database after its provider call (the result is written once the link heals, not lost, not repeated)"',
+    async () => {
+      const { net, stack, fake } = world!;
+      const host = net.addHost('llm');
+      const fakePort = Number(new URL(fake.url).port);
+      await net.loopback(host, fakePort);
+      const replica = await net.spawnService(host, 'llm-gateway', stack.envs['llm-gateway']!);
+      const toProvider = await net.relay(net.servicesAddress, fakePort);
+      // Every provider call is held open until the replica has one of them.
+      let release!: () => void;
+      fake.always({ until: new Promise<void>((resolve) => (release = resolve)) });
+      const start = checkStart(fake, world!.receiver);
+      const items = await declare(world!, BEFORE + DURING, 300);
+      await waitFor(() => (toProvider.accepted.get(host.address) ?? 0) > 0, {
+        what: 'the replica to call the provider',
+      });
+      net.cut(host, net.databaseAddress);
+      const cutAt = Date.now();
+      fake.always({ latencyMs: 300 });
+      release();
+      await waitFor(async () => (await readiness(replica)).database === false, {
+        what: 'the cut replica to notice the silent database',
+      });
+      process.stdout.write(
+        `cut llm-gateway: noticed the silent database after ${(Date.now() - cutAt) / 1000} s\n`,
+      );
+      await partition();
+      net.heal();
+      const row = await counted(world!, 'llm-gateway cut from the database', start, items);
+      expectClean(row);
+      replica.child.kill('SIGTERM');
+      await replica.exited;
+    },
+    CEILINGS.longTest,
+  );
+});
