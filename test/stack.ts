@@ -230,6 +230,31 @@ export async function modelKnownToOrchestrator(stack: Stack, modelId: number): P
   );
 }
 
+/**
+ * Gives a Service an active processor of each kind on one model (the three stages by default),
+ * each retried until the orchestrator knows the Service from the catalog's event.
+ */
+export async function activeProcessors(
+  stack: Stack,
+  serviceId: number,
+  llmModel: number,
+  kinds: readonly string[] = ['config', 'verify', 'execution'],
+): Promise<void> {
+  for (const kind of kinds) {
+    const body = {
+      name: kind,
+      service: serviceId,
+      kind,
+      llm_model: llmModel,
+      prompt: `Do ${kind}.`,
+      active: true,
+    };
+    await waitFor(async () => (await stack.call('POST', '/v1/ai/processors/', { body })).status === 201, {
+      what: `the ${kind} processor`,
+    });
+  }
+}
+
 /** Messages an orchestrator's pipeline consumer acknowledged (approvals and generate results). */
 export function pipelineMessagesHandled(metricsUrl: string): Promise<number> {
   return orchestratorMessagesHandled(metricsUrl, 'pipelines');

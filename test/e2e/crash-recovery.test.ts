@@ -13,7 +13,7 @@ import {
   type ServiceProcess,
 } from '@pack/testkit';
 import { approvedItems, callKey, latestStages, type StageView } from '../pipeline-actors';
-import { modelKnownToOrchestrator, startStack, type Stack } from '../stack';
+import { activeProcessors, modelKnownToOrchestrator, startStack, type Stack } from '../stack';
 
 const KEY = 'sk-e2e-crash-0000';
 const KINDS = ['config', 'verify', 'execution'];
@@ -83,19 +83,7 @@ describe('a replica killed with -9 while it holds pipeline work', () => {
     expect(model.status).toBe(201);
     await modelKnownToOrchestrator(stack, model.body.id);
     const service = await stack.call('POST', '/v1/catalog/services/', { body: { name } });
-    for (const kind of KINDS) {
-      const body = {
-        name: kind,
-        service: service.body.id,
-        kind,
-        llm_model: model.body.id,
-        prompt: `Do ${kind}.`,
-        active: true,
-      };
-      await waitFor(async () => (await stack.call('POST', '/v1/ai/processors/', { body })).status === 201, {
-        what: `the ${kind} processor`,
-      });
-    }
+    await activeProcessors(stack, service.body.id, model.body.id, KINDS);
     return service.body.id as number;
   }
 

@@ -11,7 +11,13 @@ import {
   type ServiceProcess,
 } from '@pack/testkit';
 import { approvedItems, callKey, latestStages } from '../pipeline-actors';
-import { modelKnownToOrchestrator, pipelineMessagesHandled, startStack, type Stack } from '../stack';
+import {
+  activeProcessors,
+  modelKnownToOrchestrator,
+  pipelineMessagesHandled,
+  startStack,
+  type Stack,
+} from '../stack';
 
 const KEY = 'sk-e2e-scale-0000';
 const KINDS = ['config', 'verify', 'execution'];
@@ -85,19 +91,7 @@ describe('two orchestrators and two llm-gateways', () => {
 
   async function serviceOn(name: string, llmModel: number): Promise<number> {
     const service = await stack.call('POST', '/v1/catalog/services/', { body: { name } });
-    for (const kind of KINDS) {
-      const body = {
-        name: kind,
-        service: service.body.id,
-        kind,
-        llm_model: llmModel,
-        prompt: `Do ${kind}.`,
-        active: true,
-      };
-      await waitFor(async () => (await stack.call('POST', '/v1/ai/processors/', { body })).status === 201, {
-        what: `the ${kind} processor`,
-      });
-    }
+    await activeProcessors(stack, service.body.id, llmModel, KINDS);
     return service.body.id as number;
   }
 

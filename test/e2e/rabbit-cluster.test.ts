@@ -11,7 +11,7 @@ import {
 } from '@pack/testkit';
 import { callKey, latestStages, type StageView } from '../pipeline-actors';
 import { consumersPerQueue, RabbitCluster, type NodeId } from '../rabbit-cluster';
-import { modelKnownToOrchestrator, startStack, type Stack } from '../stack';
+import { activeProcessors, modelKnownToOrchestrator, startStack, type Stack } from '../stack';
 
 const KEY = 'sk-e2e-cluster-0000';
 const KINDS = ['config', 'verify', 'execution'];
@@ -77,16 +77,7 @@ describe('a RabbitMQ cluster losing a node', () => {
     const service = await stack!.call('POST', '/v1/catalog/services/', {
       body: { name: 'Cluster', auto_approval: true },
     });
-    for (const kind of KINDS) {
-      const body = { name: kind, service: service.body.id, kind, llm_model: model.body.id };
-      const processor = { ...body, prompt: `Do ${kind}.`, active: true };
-      await waitFor(
-        async () => (await stack!.call('POST', '/v1/ai/processors/', { body: processor })).status === 201,
-        {
-          what: `the ${kind} processor`,
-        },
-      );
-    }
+    await activeProcessors(stack!, service.body.id, model.body.id, KINDS);
     const hook = await stack!.call('POST', '/v1/external/serviceowner/webhooks/', {
       body: {
         name: 'On approval',

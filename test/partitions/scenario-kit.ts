@@ -3,11 +3,10 @@ import {
   PartitionNet,
   Receiver,
   startFakeOpenAi,
-  waitFor,
   type FakeProviderServer,
   type HostedService,
 } from '@pack/testkit';
-import { modelKnownToOrchestrator, startStack, type Stack } from '../stack';
+import { activeProcessors, modelKnownToOrchestrator, startStack, type Stack } from '../stack';
 import { check, checkStart, type CheckRow } from './checker';
 
 export const KEY = 'sk-e2e-partitions-0000';
@@ -80,19 +79,7 @@ async function serviceWithWebhook({ stack, fake, receiver }: World): Promise<num
   const service = await stack.call('POST', '/v1/catalog/services/', {
     body: { name: 'Partitioned', auto_approval: true },
   });
-  for (const kind of KINDS) {
-    const body = {
-      name: kind,
-      service: service.body.id,
-      kind,
-      llm_model: model.body.id,
-      prompt: `Do ${kind}.`,
-      active: true,
-    };
-    await waitFor(async () => (await stack.call('POST', '/v1/ai/processors/', { body })).status === 201, {
-      what: `the ${kind} processor`,
-    });
-  }
+  await activeProcessors(stack, service.body.id, model.body.id, KINDS);
   const hook = await stack.call('POST', '/v1/external/serviceowner/webhooks/', {
     body: {
       name: 'On approval',

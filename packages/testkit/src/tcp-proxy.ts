@@ -38,16 +38,7 @@ export class TcpProxy {
         client.destroy();
         return;
       }
-      const upstream = net.connect(this.targetPort, this.targetHost);
-      this.sockets.add(client).add(upstream);
-      const drop = () => {
-        client.destroy();
-        upstream.destroy();
-        this.sockets.delete(client);
-        this.sockets.delete(upstream);
-      };
-      client.on('error', drop).on('close', drop);
-      upstream.on('error', drop).on('close', drop);
+      const upstream = connectUpstream(client, this.targetHost, this.targetPort, this.sockets);
       client.pipe(upstream).pipe(client);
     });
     await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
@@ -70,4 +61,27 @@ export class TcpProxy {
     this.cut();
     await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
   }
+}
+
+/**
+ * Opens the upstream connection of an accepted client; both are kept in `open` while they live,
+ * and either one ending or failing ends the other.
+ */
+export function connectUpstream(
+  client: net.Socket,
+  host: string,
+  port: number,
+  open: Set<net.Socket>,
+): net.Socket {
+  const upstream = net.connect(port, host);
+  open.add(client).add(upstream);
+  const drop = () => {
+    client.destroy();
+    upstream.destroy();
+    open.delete(client);
+    open.delete(upstream);
+  };
+  client.on('error', drop).on('close', drop);
+  upstream.on('error', drop).on('close', drop);
+  return upstream;
 }

@@ -1,4 +1,5 @@
 import net from 'node:net';
+import { connectUpstream } from '../tcp-proxy';
 
 /** A slow link's added latency: each chunk waits `ms` ± `jitterMs` (uniformly), order kept. */
 export interface Delay {
@@ -48,16 +49,7 @@ export class Relay {
   private join(client: net.Socket): void {
     const from = client.remoteAddress ?? '';
     this.accepted.set(from, (this.accepted.get(from) ?? 0) + 1);
-    const upstream = net.connect(this.targetPort, this.targetHost);
-    this.sockets.add(client).add(upstream);
-    const drop = () => {
-      client.destroy();
-      upstream.destroy();
-      this.sockets.delete(client);
-      this.sockets.delete(upstream);
-    };
-    client.on('error', drop).on('close', drop);
-    upstream.on('error', drop).on('close', drop);
+    const upstream = connectUpstream(client, this.targetHost, this.targetPort, this.sockets);
     this.pipe(client, upstream);
     this.pipe(upstream, client);
   }
