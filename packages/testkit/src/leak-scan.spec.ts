@@ -94,3 +94,24 @@ it('looks for no piece of a readable secret that could be a word, when seeded fr
   expect(scan.scan('log', 'GET /v1/core/general_settings/plaintext/ smtp-settings')).toEqual([]);
   expect(scan.scan('log', 'pw e2e-smtp').map((leak) => leak.secret)).toEqual(['password of PATCH /settings']);
 });
+
+describe("a secret's hex-only piece inside a hex id (a trace or envelope id)", () => {
+  // Base64url, like an API token, with one all-hex piece: "3f9a0c".
+  const token = 'Vq_3f9a0cXrT-9LmZw';
+  const scanOf = (secret: string) => new LeakScan().seed('the token', secret);
+
+  it('is chance, not a leak, when the secret has other characters', () => {
+    const line = '{"trace_id":"0d41e7b2c3f9a0c58e21d4b6a7f90e3c","msg":"request done"}';
+    expect(scanOf(token).scan('log', line)).toEqual([]);
+  });
+
+  it('is a leak when it stands apart from any id, and the whole token always is', () => {
+    expect(scanOf(token).scan('log', 'key part 3f9a0c here')).toHaveLength(1);
+    expect(scanOf(token).scan('log', `{"trace_id":"0d41e7b2c3f9a0c58e","key":"${token}"}`)).toHaveLength(1);
+  });
+
+  it('is a leak when the secret itself is hex', () => {
+    const hexSecret = 'c3f9a0c58e21d4b6';
+    expect(scanOf(hexSecret).scan('log', '{"trace_id":"0d41e7b2c3f9a0c58e21d4b6a7f90e3c"}')).toHaveLength(1);
+  });
+});

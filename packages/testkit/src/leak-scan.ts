@@ -23,6 +23,8 @@ export interface Leak {
 export class LeakScan {
   private readonly seeded = new Map<string, string>();
   private readonly windows = new Map<string, string>();
+  /** Labels of secrets with a character no hex id has: their hex-only pieces inside ids are chance. */
+  private readonly notHex = new Set<string>();
   readonly leaks: Leak[] = [];
   /** Log lines scanned so far, by every destination of this scan, with where they were written. */
   private readonly logged: [where: string, line: string][] = [];
@@ -40,6 +42,7 @@ export class LeakScan {
         `secret ${label} is shorter than ${this.fragment} characters: it cannot be scanned for`,
       );
     this.seeded.set(label, secret);
+    if (!/^[0-9a-f]*$/i.test(secret)) this.notHex.add(label);
     for (let at = 0; at + this.fragment <= secret.length; at += 1) {
       const piece = secret.slice(at, at + this.fragment);
       if (only(piece)) this.windows.set(piece.toLowerCase(), label);
@@ -84,8 +87,9 @@ export class LeakScan {
     for (const form of readings(text)) {
       const lower = form.toLowerCase();
       for (const [window, label] of this.windows) {
-        const at = lower.indexOf(window);
-        if (at < 0 || seen.has(label)) continue;
+        if (seen.has(label)) continue;
+        const at = this.firstLeak(lower, window, label);
+        if (at < 0) continue;
         seen.add(label);
         const context = `${form.slice(Math.max(0, at - 30), at)}[${'*'.repeat(window.length)}]`;
         found.push({ where, secret: label, context: `at ${at}: ${context}` });
@@ -93,6 +97,20 @@ export class LeakScan {
     }
     this.leaks.push(...found);
     return found;
+  }
+
+  /**
+   * Where `window` first occurs in `lower` as a leak, or -1. Log lines carry long hex ids (trace,
+   * span and envelope ids), in which about one in six hundred windows of a random base64 secret
+   * (the all-hex ones) would turn up by chance now and then: such a window inside a hex run longer
+   * than itself is no leak of a secret that has other characters, since that secret, leaked,
+   * shows them too.
+   */
+  private firstLeak(lower: string, window: string, label: string): number {
+    const chanceInIds = this.notHex.has(label) && HEX_ONLY.test(window);
+    for (let at = lower.indexOf(window); at >= 0; at = lower.indexOf(window, at + 1))
+      if (!chanceInIds || hexRunAround(lower, at, window.length) <= window.length) return at;
+    return -1;
   }
 
   /** A pino destination: every line written to it is scanned (and kept, for a failure message). */
@@ -144,6 +162,18 @@ export class LeakScan {
 }
 
 /** A piece with a digit and a letter, or with both letter cases: no word of a route or message. */
+const HEX_ONLY = /^[0-9a-f]+$/;
+const isHex = (char: string | undefined) => char !== undefined && /[0-9a-f]/.test(char);
+
+/** The length of the run of hex characters that holds text[at, at + length). */
+function hexRunAround(text: string, at: number, length: number): number {
+  let start = at;
+  let end = at + length;
+  while (isHex(text[start - 1])) start -= 1;
+  while (isHex(text[end])) end += 1;
+  return end - start;
+}
+
 const wordless = (piece: string) =>
   (/\d/.test(piece) && /[a-z]/i.test(piece)) || (/[a-z]/.test(piece) && /[A-Z]/.test(piece));
 
