@@ -33,3 +33,17 @@ export function namespacesUnavailable(): string | undefined {
   }
   return undefined;
 }
+
+/**
+ * `dev` (in the namespace `prefix` names, or the root's) drops `percent` of the packets it sends:
+ * a random classic-BPF match redirects them to `sink`, a link that is never up. This machine's
+ * kernel has no netem, which would do it in one rule.
+ */
+export function loseOnLink(prefix: string[], dev: string, sink: string, percent: number): void {
+  const threshold = Math.min(2 ** 32 - 1, Math.floor((percent / 100) * 2 ** 32));
+  // ld rand; A >= threshold: pass (0), else: match (the redirect to a link that is down drops it).
+  const bytecode = `4,32 0 0 4294963256,53 1 0 ${threshold},6 0 0 4294967295,6 0 0 0`;
+  tc(...prefix, 'qdisc', 'replace', 'dev', dev, 'root', 'handle', '1:', 'htb');
+  const redirect = ['action', 'mirred', 'egress', 'redirect', 'dev', sink];
+  tc(...prefix, 'filter', 'add', 'dev', dev, 'parent', '1:', 'bpf', 'bytecode', bytecode, ...redirect);
+}

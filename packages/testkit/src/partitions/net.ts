@@ -2,7 +2,7 @@ import { CEILINGS } from '../ceilings';
 import { entryPointCommand, startProcess, type StartedProcess } from '../process';
 import { freePort } from '../prometheus';
 import { waitFor } from '../waiting';
-import { ip, ipQuiet, namespacesUnavailable, run, tc } from './commands';
+import { ip, ipQuiet, loseOnLink, namespacesUnavailable, run } from './commands';
 import { removeLink, removeNamespace } from './leftover-networks';
 import { bridgeName, namespaceName, peerName, sinkName, sinkPeerName, vethName } from './names';
 import { Relay } from './relay';
@@ -245,32 +245,8 @@ export class PartitionNet {
 
   /** Nemesis: `host`'s link loses `percent` of its packets, each way (tc, a random classic-BPF match). */
   lose(host: Host, percent: number): void {
-    const threshold = Math.min(2 ** 32 - 1, Math.floor((percent / 100) * 2 ** 32));
-    // ld rand; A >= threshold: pass (0), else: match (the redirect to a link that is down drops it).
-    const bytecode = `4,32 0 0 4294963256,53 1 0 ${threshold},6 0 0 4294967295,6 0 0 0`;
-    const on = (prefix: string[], dev: string, sink: string) => {
-      tc(...prefix, 'qdisc', 'replace', 'dev', dev, 'root', 'handle', '1:', 'htb');
-      tc(
-        ...prefix,
-        'filter',
-        'add',
-        'dev',
-        dev,
-        'parent',
-        '1:',
-        'bpf',
-        'bytecode',
-        bytecode,
-        'action',
-        'mirred',
-        'egress',
-        'redirect',
-        'dev',
-        sink,
-      );
-    };
-    on([], host.veth, sinkName());
-    on(['-n', host.namespace], 'eth0', 'sink0');
+    loseOnLink([], host.veth, sinkName(), percent);
+    loseOnLink(['-n', host.namespace], 'eth0', 'sink0', percent);
     this.lossy.add(host);
   }
 
