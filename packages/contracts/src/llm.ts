@@ -1,10 +1,12 @@
 import { z } from 'zod';
 import { plainHttpUrl } from './http-url';
 import { priceSchema } from './prices';
+import { FALLBACK_NOTE, fallbackModelsSchema, timeoutSchema as timeout } from './provider-calls';
 import { nonBlankText, storedText } from './text';
 
 export { isPlainHttpUrl, plainHttpUrl, HTTP_URL_PATTERN } from './http-url';
 export { canonicalDecimal, MAX_PRICE_DECIMALS, priceSchema } from './prices';
+export * from './provider-calls';
 
 /** LLM Model profiles (spec 2.1, DESIGN section 6). */
 export const LLM_PROVIDERS = ['vendor1', 'vendor1_assistant', 'vendor2', 'vendor3', 'genai'] as const;
@@ -103,36 +105,6 @@ export type LlmExtraData = { [P in LlmProvider]: z.infer<(typeof llmExtraDataSch
 const name = nonBlankText(200);
 const modelName = nonBlankText(200);
 const prompt = storedText().max(100_000);
-/** The longest a model's timeout may be, in seconds. */
-export const LLM_TIMEOUT_MAX_SECONDS = 600;
-/** Provider calls of one request (the first and its retries after a 5xx, 429 or network error). */
-export const PROVIDER_ATTEMPTS = 3;
-/** The longest wait between two attempts (a Retry-After above it is cut to it). */
-export const PROVIDER_BACKOFF_MAX_MS = 5_000;
-/**
- * The longest a connection test may take: every attempt spending the model's whole timeout (a
- * timeout itself is not retried, so this bounds the worst case), plus the waits between them.
- * The gateway waits this long on that route, so it never answers 504 before the model would.
- */
-export const connectionTestMaxMs = (timeoutSeconds = LLM_TIMEOUT_MAX_SECONDS): number =>
-  PROVIDER_ATTEMPTS * timeoutSeconds * 1000 + (PROVIDER_ATTEMPTS - 1) * PROVIDER_BACKOFF_MAX_MS;
-const timeout = z
-  .number()
-  .min(1)
-  .max(LLM_TIMEOUT_MAX_SECONDS)
-  .describe(
-    `Seconds each provider request may take (1..${LLM_TIMEOUT_MAX_SECONDS}); no hop in front, the API gateway included, answers before it`,
-  );
-
-/** At most this many fallbacks per model (docs/decisions/0045). */
-export const MAX_FALLBACK_MODELS = 3;
-const FALLBACK_NOTE =
-  "Ordered ids of up to 3 other LLM models that answer a call this model cannot (breaker open, HTTP 429, 5xx, a timeout or a connection failure; not a 4xx any model would return for the same body), each with its own retries. No model twice, not the model itself, no cycle (A->B->A); every id must exist. A model that is another model's fallback cannot be deleted (409)";
-export const fallbackModelsSchema = z
-  .array(z.number().int().positive())
-  .max(MAX_FALLBACK_MODELS)
-  .refine((ids) => new Set(ids).size === ids.length, 'must not name a model twice')
-  .describe(FALLBACK_NOTE);
 
 /** The output budget of a model without its own setting: long enough for a stage's configuration. */
 export const DEFAULT_MAX_OUTPUT_TOKENS = 4096;
