@@ -4,6 +4,7 @@ import { context, contextOf, inSpan, trace } from '@pack/tracing';
 import type { Envelope } from '@pack/contracts';
 import type { Gauge } from '@pack/metrics';
 import { waitFor } from '@pack/reliability';
+import { coalesceWrites } from './coalesce-writes';
 import { BrokerUnavailableError, withinMs } from './confirm';
 import { deliver, eventTypes, type ConsumerSpec } from './consumer';
 import { redactUrl, UrlRotation, withHeartbeat } from './failover';
@@ -196,6 +197,7 @@ export class Broker {
         timeout: 10_000, // a node that does not answer at all: the next URL
         clientProperties: { connection_name: `${this.options.service}-${randomUUID().slice(0, 8)}` },
       });
+      coalesceWrites(connection);
       if (this.closing) {
         // close() ran while we were connecting: nobody will close this connection but us.
         await withinMs(connection.close(), 2000);

@@ -1,3 +1,4 @@
+import type { Socket } from 'node:net';
 import amqp from 'amqplib';
 import { createEnvelope, events, type Envelope, type EventData } from '@pack/contracts';
 import { createLogger, currentContext } from '@pack/logging';
@@ -414,6 +415,26 @@ describe('Broker on a real RabbitMQ', () => {
       routing_key: 'settings.general_settings.changed.v1',
       event_id: event.id,
     });
+  });
+
+  it('sends the frames of one event-loop turn (twenty publishes) in one socket write, every event delivered', async () => {
+    const received = new Set<number>();
+    const receiving = makeBroker();
+    receiving.consume(consumer('turn', async (data) => void received.add(data.version)));
+    receiving.start();
+    const broker = makeBroker();
+    broker.start();
+    await waitFor(() => broker.isReady() && receiving.isReady());
+    const socket = (broker as unknown as { connection: { connection: { stream: Socket } } }).connection
+      .connection.stream;
+    let writes = 0;
+    const write = socket._write.bind(socket);
+    const writev = socket._writev!.bind(socket);
+    socket._write = (...args) => ((writes += 1), write(...args));
+    socket._writev = (...args) => ((writes += 1), writev(...args));
+    await Promise.all(Array.from({ length: 20 }, (_, index) => broker.publish(settingsChanged(index))));
+    expect(writes).toBe(1);
+    await waitFor(() => received.size === 20, { what: 'twenty deliveries' });
   });
 });
 

@@ -54,6 +54,25 @@ describe('GroupCommit', () => {
       batches[1]!.finish();
       await expect(next).resolves.toBe('wrote 4');
     });
+    it('flush writes what lingers at once and settles once every item handed in is written', async () => {
+      const { batches, write } = heldWrite();
+      const commits = new GroupCommit(write, { lingerMs: 1000 });
+      const results = [commits.run(1), commits.run(2)];
+      let flushed = false;
+      const flushing = commits.flush().then(() => (flushed = true));
+      await jest.advanceTimersByTimeAsync(0);
+      expect(batches.map((batch) => batch.items)).toEqual([[1, 2]]);
+      results.push(commits.run(3));
+      batches[0]!.finish();
+      await jest.advanceTimersByTimeAsync(0);
+      expect(flushed).toBe(false);
+      expect(batches.map((batch) => batch.items)).toEqual([[1, 2], [3]]);
+      batches[1]!.finish();
+      await flushing;
+      await expect(Promise.all(results)).resolves.toEqual(['wrote 1', 'wrote 2', 'wrote 3']);
+      // Nothing waits: a flush settles at once.
+      await expect(commits.flush()).resolves.toBeUndefined();
+    });
   });
 
   it('fails every item of a failed write; the next items get a write of their own', async () => {

@@ -26,6 +26,10 @@ export interface GroupCommitOptions {
 export class GroupCommit<I, R> {
   private queue: Waiting<I, R>[] = [];
   private writing = false;
+  /** The linger of an idle group's first item, while it runs. */
+  private lingering?: NodeJS.Timeout;
+  /** The writes under way (settles when the queue is empty). */
+  private draining: Promise<void> = Promise.resolve();
   private readonly maxItems: number;
   private readonly lingerMs: number;
 
@@ -41,10 +45,25 @@ export class GroupCommit<I, R> {
     const result = new Promise<R>((resolve, reject) => this.queue.push({ item, resolve, reject }));
     if (!this.writing) {
       this.writing = true;
-      if (this.lingerMs > 0) setTimeout(() => void this.drain(), this.lingerMs);
-      else void this.drain();
+      if (this.lingerMs > 0) this.lingering = setTimeout(() => this.startDrain(), this.lingerMs);
+      else this.startDrain();
     }
     return result;
+  }
+
+  /**
+   * Writes what waits now, without the rest of its linger, and settles once every item handed in
+   * so far is written or failed: a stopping process calls it for writes nobody awaits.
+   */
+  async flush(): Promise<void> {
+    if (this.lingering) this.startDrain();
+    await this.draining;
+  }
+
+  private startDrain(): void {
+    clearTimeout(this.lingering);
+    this.lingering = undefined;
+    this.draining = this.drain();
   }
 
   private async drain(): Promise<void> {

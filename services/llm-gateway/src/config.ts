@@ -24,10 +24,10 @@ export const llmGatewayEnvSchema = withEncryptionEnv(
    */
   RECORD_LINGER_MS: z.coerce.number().int().min(0).max(1000).default(0),
   /**
-   * How long a finished call's rollup waits for others' to share one update; it goes beside
-   * the result, and the request is acknowledged once it is stored.
+   * How long a finished call's rollup waits for others' to share one update; it goes after the
+   * result, and the request is acknowledged without waiting for it (docs/decisions/0063).
    */
-  ROLLUP_LINGER_MS: z.coerce.number().int().min(0).max(1000).default(20),
+  ROLLUP_LINGER_MS: z.coerce.number().int().min(0).max(1000).default(250),
   /** Generate requests one replica works on at once. */
   LLM_GENERATE_PREFETCH: z.coerce.number().int().min(1).max(1000).default(32),
   /**

@@ -84,6 +84,8 @@ export const llmGatewayService: ServiceDefinition<LlmGatewayConfig> = {
       () => outbox.kick(),
     );
     const rollupBatcher = new RollupBatcher(rollups, config.ROLLUP_LINGER_MS);
+    // Connection tests answer once their share is stored: no linger for an admin's answer.
+    const testRollups = new RollupBatcher(rollups);
     // The currency the calls' prices and costs are in, recorded with each call.
     const currency = () => settings.confirmed().currency.currency;
     const generation = new Generation({
@@ -98,8 +100,13 @@ export const llmGatewayService: ServiceDefinition<LlmGatewayConfig> = {
       observer: generationObserver,
       unexpected: (requestId, error) =>
         logger.error({ err: error, request_id: requestId }, 'generate request failed unexpectedly'),
+      rollupLost: (requestId, error) =>
+        logger.error(
+          { err: error, request_id: requestId },
+          'rollup not stored: the call is in the records only',
+        ),
     });
-    const testCalls = new ConnectionTestCalls({ calls, rollups: rollupBatcher, currency });
+    const testCalls = new ConnectionTestCalls({ calls, rollups: testRollups, currency });
     const tester = new ConnectionTester(dispatchers, breakers, observer, testCalls);
     const costsFor = (role: Role) => maySeeCosts(role, settings.confirmed().charges);
     // Which processors a service owner's dashboard shows: `usage`.
@@ -127,6 +134,8 @@ export const llmGatewayService: ServiceDefinition<LlmGatewayConfig> = {
         const sweeper = setInterval(() => void sweep(), TOMBSTONE_SWEEP_MS).unref();
         return async () => {
           clearInterval(sweeper);
+          // The consumers have stopped: the rollups of the calls they answered go now.
+          await rollupBatcher.flush();
           settings.stop();
           breakers.shutdown();
           await Promise.all([dispatchers.dispatcher.close(), dispatchers.insecureDispatcher.close()]);

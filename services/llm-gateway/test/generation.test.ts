@@ -1,3 +1,4 @@
+import mongoose from 'mongoose';
 import {
   metricsAddedSince,
   metricsText,
@@ -350,5 +351,63 @@ describe('a call record lingering for others (RECORD_LINGER_MS)', () => {
       cost: result.cost,
       result: { request_id: request.request_id, output: result.output },
     });
+  });
+});
+
+describe('rollups written behind the answers (ROLLUP_LINGER_MS)', () => {
+  let llm: LlmGatewayHarness;
+  let requester: Requester;
+  let fake: FakeProviderServer;
+
+  beforeAll(async () => {
+    // One request at a time per replica: the next is delivered once the last is acknowledged.
+    llm = await startLlmGateway({
+      env: { ...LOOPBACK, ROLLUP_LINGER_MS: '1000', LLM_GENERATE_PREFETCH: '1' },
+    });
+    requester = await Requester.start(llm);
+    fake = await startFakeOpenAi({ apiKey: KEY });
+  });
+  afterAll(async () => {
+    await requester.stop();
+    await fake.close();
+    await llm.stop();
+  });
+
+  it('a request is acknowledged once its result is out, not after its rollup: calls one after another share rollup writes', async () => {
+    const model = await vendor1Model(llm, fake, { name: 'rollup linger' });
+    const requests = Array.from({ length: 5 }, () => requester.request(model, { processor_id: 9 }));
+    let rollupWrites = 0;
+    llm.service.context.mongo.connection.getClient().on('commandStarted', (event) => {
+      if (event.commandName === 'update' && event.command.update === 'llm_call_rollups') rollupWrites += 1;
+    });
+    for (const request of requests) await requester.publish(request);
+    await requester.results(requests.map((request) => request.request_id));
+    const rolledUp = async () =>
+      ((await storedDocuments(llm.service)).llm_call_rollups ?? [])
+        .filter((doc) => doc.model_id === model && doc.period === 'hour')
+        .reduce((sum, doc) => sum + Number(doc.calls), 0);
+    await waitFor(async () => (await rolledUp()) === 5, { what: 'the five calls in the rollups' });
+    // Waiting for its rollup before the next request came, each call had a write of its own.
+    expect(rollupWrites).toBeLessThan(requests.length);
+  });
+
+  it('a stopping replica writes the rollups of the calls it answered without waiting out the linger', async () => {
+    const model = await vendor1Model(llm, fake, { name: 'rollup flush' });
+    const request = requester.request(model);
+    await requester.publish(request);
+    await requester.resultOf(request);
+    await llm.stop({ keepData: true });
+    const database = await mongoose
+      .createConnection(process.env.MONGO_URL!, { dbName: llm.env.MONGO_DB! })
+      .asPromise();
+    try {
+      const rollups = await database.collection('llm_call_rollups').find({ model_id: model }).toArray();
+      expect(rollups.map((doc) => [doc.period, Number(doc.calls)]).sort()).toEqual([
+        ['day', 1],
+        ['hour', 1],
+      ]);
+    } finally {
+      await database.close();
+    }
   });
 });

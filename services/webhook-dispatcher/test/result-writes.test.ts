@@ -42,7 +42,9 @@ describe('"WAITING_FOR_RESPONSE: Request sent and awaiting a response": results 
 
   beforeAll(async () => {
     dbName = uniqueName('t_result_writes');
-    connection = await mongoose.createConnection(process.env.MONGO_URL!, { dbName }).asPromise();
+    connection = await mongoose
+      .createConnection(process.env.MONGO_URL!, { dbName, monitorCommands: true })
+      .asPromise();
     responses = new ResponseRepository(connection);
   });
 
@@ -89,5 +91,25 @@ describe('"WAITING_FOR_RESPONSE: Request sent and awaiting a response": results 
         attempts: [{ status_code: 200 + (i % 3), duration_ms: i }],
       });
     });
+  });
+
+  it('results that come while writes are under way share commands: sixty results in three updates', async () => {
+    const records = Array.from({ length: FIRES }, (_, i) => sending(`shared-${i}`, 1000 + i, `token-${i}`));
+    await connection.collection<ResponseRecord>(RESPONSES).insertMany(records);
+    let updates = 0;
+    const count = (event: { commandName: string }) => void (event.commandName === 'update' && (updates += 1));
+    connection.getClient().on('commandStarted', count);
+    try {
+      const kept = await Promise.all(
+        records.map((record, i) =>
+          responses.finish(record._id, `token-${i}`, { state: 'OK', status_code: 200 }, null),
+        ),
+      );
+      expect(kept.every(Boolean)).toBe(true);
+    } finally {
+      connection.getClient().off('commandStarted', count);
+    }
+    // The first two go at once, each alone; the fifty-eight that came meanwhile go in one.
+    expect(updates).toBe(3);
   });
 });

@@ -32,8 +32,12 @@ function failedIn(window: FailedWindow): Record<string, unknown> {
   };
 }
 
-/** Result-write commands in flight at most (each carries many results under load; result-writes.ts). */
-const RESULT_WRITES = 4;
+/**
+ * Result-write commands in flight at most (each carries many results under load; result-writes.ts).
+ * Two: one command is written while the next fills; at concurrency 20 four in flight carried 2-3
+ * results each, and each command costs the dispatcher and FerretDB far more than a statement.
+ */
+const RESULT_WRITES = 2;
 
 /**
  * Fires (Webhook Responses) and the per-webhook schedule. Every decision here is one

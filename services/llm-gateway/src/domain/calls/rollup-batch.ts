@@ -53,10 +53,11 @@ export function rollupKey(
  * (its model's hour and day), and updates of one document run one at a time, so one write per
  * call made those documents the gateway's bottleneck. Calls that finish while a write is under
  * way are summed and written together by the next one, one command for all of them; an idle
- * gateway's first call waits `lingerMs` for others (0052). A call's promise settles when the
- * write holding it did, so the request is still acknowledged only once its share is stored: what
- * a crash can lose is what one write per call would lose (calls finished but not yet rolled up), and a failed
- * write fails all its calls, whose redelivery finds them finished and only republishes.
+ * gateway's first call waits `lingerMs` for others (0052, 0063). A call's promise settles when
+ * the write holding it did. Generation does not wait for it (0063): a crash loses the calls
+ * finished but not yet rolled up, a failed write all of its calls; their records stay exact, and
+ * a redelivered request finds its record finished and only republishes, so nothing is counted
+ * twice. Connection tests wait for it: their answer follows their share.
  */
 export class RollupBatcher {
   private readonly commits;
@@ -70,6 +71,11 @@ export class RollupBatcher {
       },
       { maxItems: 1000, lingerMs },
     );
+  }
+
+  /** Writes the deltas that wait, without the rest of their linger (a stopping replica). */
+  flush(): Promise<void> {
+    return this.commits.flush();
   }
 
   /** One call's delta, or a request's calls (the asked model's and its fallbacks') in one write. */

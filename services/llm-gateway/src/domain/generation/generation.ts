@@ -21,6 +21,8 @@ export interface GenerationDeps {
   calls: CallStore;
   /** Adds a request's finished calls to the rollups; settles once their share is stored. */
   rollups: Pick<RollupBatcher, 'add'>;
+  /** A rollup write failed: its calls are in the records and missing from the rollups. */
+  rollupLost(requestId: string, error: unknown): void;
   profiles: ModelProfiles;
   adapterFor(model: EffectiveModel): ReliableAdapter;
   /** Publishes the result and resolves once the broker confirmed it. */
@@ -48,8 +50,8 @@ export type Handled = 'answered' | 'republished' | 'held' | 'lost';
  * id across replicas and redeliveries: the claim is a unique insert keyed by the request id, and
  * a finished record answers repeats from what it stored. At most three database commands per
  * request on the normal path, all group-committed with other requests' under load: the claim
- * insert, the call record insert (before the result is published), the rollup upsert
- * (docs/decisions/0018).
+ * insert, the call record insert (before the result is published), the rollup upsert (after it,
+ * shared by the calls of up to ROLLUP_LINGER_MS) (docs/decisions/0018, 0063).
  */
 export class Generation {
   /**
@@ -134,13 +136,15 @@ export class Generation {
     const recorded = await calls.finish(claim, finished, fallbacks);
     // Our lease ran out and the replica that took over finished first: it publishes and counts.
     if (!recorded) return 'lost';
-    // The rollup beside the publish: the message is acknowledged once both are done, so a crash
-    // before the rollup is stored leaves the call counted in the records and not in the rollup,
-    // as one write per call would (rollup-batch.ts).
-    await Promise.all([
-      this.deps.publish(finished.result),
-      // One delta per model tried, each to its own model's rollup (one group-committed write).
-      this.deps.rollups.add(
+    await this.deps.publish(finished.result);
+    // The rollup behind the answer: the request is acknowledged once its result is published,
+    // while its share waits (ROLLUP_LINGER_MS) to go with other calls' in one update. Holding the
+    // acknowledgement for it would save nothing: a redelivered request finds its record finished
+    // and only republishes, so a crash or a failed write before the rollup is stored leaves the
+    // call in the records and out of the rollups either way (docs/decisions/0063).
+    this.deps.rollups
+      .add(
+        // One delta per model tried, each to its own model's rollup (one group-committed write).
         [finished, ...fallbacks].map((call, index) => ({
           kind: 'generation' as const,
           model_id: index === 0 ? request.llm_model_id : (call as FallbackCall).model_id,
@@ -149,8 +153,8 @@ export class Generation {
           currency,
           ...(index > 0 && { fallback: true }),
         })),
-      ),
-    ]);
+      )
+      .catch((error: unknown) => this.deps.rollupLost(request.request_id, error));
     const labels = { provider: model?.provider ?? 'unknown', model_id: request.llm_model_id };
     const providerMs = tries.reduce((sum, tried) => sum + tried.adapter.providerMs, 0);
     this.deps.observer.answered(labels, outcome.error === null, performance.now() - began - providerMs);
