@@ -155,7 +155,8 @@ describe('a dispatcher killed with -9 during a recovery', () => {
           },
           { what: `${FIRES} resends OK`, timeoutMs: CEILINGS.longWait, intervalMs: 500 },
         );
-        const resends = await responses()
+        const resends = await dispatcherDb()
+          .collection('webhook_responses')
           .find({ webhook_id: hook.id, resend_of: { $ne: null } }, { projection: { resend_of: 1, state: 1 } })
           .toArray();
         const perOriginal = new Map<number, number>();
