@@ -153,6 +153,7 @@ describe('the operator console: pipelines, dashboard, Change Instances, roles', 
     const { item } = await actors.approved(service, { namespace: 'team-a' });
     await configDone(item);
     await h.signInAs(ownerToken, /\/(dashboard|models)/);
+    const clock = await h.pageClock();
     await h.open(`/pipelines/${item}`, itemHeading(item));
     const ui = h.page.locator('[data-stage="CONFIG"] [data-gen-ui="components"]');
     await ui.waitFor();
@@ -171,6 +172,14 @@ describe('the operator console: pipelines, dashboard, Change Instances, roles', 
       checked: true,
     });
     expect(pushed.status).toBe(201);
+    await waitFor(
+      async () =>
+        (await actors.asOwner('GET', `${PACK}pipelines/latest/service_item/${item}/`)).body?.stages?.[1]
+          ?.state === 'OK',
+      { what: 'VERIFY OK in the API' },
+    );
+    // The page's next refresh of a run that does not run (every 10 s), without waiting it out.
+    await clock.fastForward(10_000);
     await h.page.locator('[data-stage="VERIFY"] .state-ok').waitFor({ timeout: CEILINGS.wait });
     await h.page.locator('[data-stage="VERIFY"]').getByText('pushed from outside').waitFor();
     expect(await h.pageStayed()).toBe(true);
@@ -428,6 +437,7 @@ describe('the operator console: pipelines, dashboard, Change Instances, roles', 
     };
     await h.withSettings({ gui_table }, async () => {
       await h.signInAs(ownerToken, /\/(dashboard|models)/);
+      const clock = await h.pageClock();
       await h.open('/change-instances', 'Change Instances');
       await h.page.getByTestId('refresh-status').getByText('Refreshes every 5 s.').waitFor();
       // The settings and the first page load side by side: the boxes show the role's default filter
@@ -442,6 +452,8 @@ describe('the operator console: pipelines, dashboard, Change Instances, roles', 
       });
       expect(submitted.status).toBe(201);
       const id = submitted.body.change_instance.id;
+      // The table's next refresh (every 5 s), without waiting it out.
+      await clock.fastForward(5_000);
       await h.page
         .locator(`[data-testid="change-instances"] tr[data-id="${id}"]`)
         .waitFor({ timeout: CEILINGS.wait });

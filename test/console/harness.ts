@@ -6,7 +6,7 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { chromium, type BrowserContext, type Clock, type Page } from 'playwright-core';
 import { CONSOLE_PAGES, ensureConsoleBuilt } from '@pack/console';
 import { currentTest, isStaticAsset, recordForScan } from '@pack/testkit';
 import { startStack, type Stack, type StackOptions } from '../stack';
@@ -54,6 +54,12 @@ export interface Harness {
   /** Marks the loaded page, so pageStayed() tells whether it was reloaded or left since. */
   markPage(): Promise<void>;
   pageStayed(): Promise<boolean>;
+  /**
+   * The browser's clock, faked from the first call on (Playwright's clock: time goes on as it
+   * does, and a test moves it to a page's next refresh instead of waiting the refresh out). Take
+   * it before opening the page whose timers it moves.
+   */
+  pageClock(): Promise<Clock>;
   close(): Promise<void>;
 }
 
@@ -110,6 +116,7 @@ export async function startConsole(options: StackOptions = {}): Promise<Harness>
       .catch(() => undefined);
   });
   const url = (pathname: string) => `${stack.gateway}${pathname}`;
+  let clockInstalled = false;
 
   const harness: Harness = {
     stack,
@@ -200,6 +207,11 @@ export async function startConsole(options: StackOptions = {}): Promise<Harness>
     },
     async pageStayed() {
       return page.evaluate(() => (globalThis as any).consoleTestMark === true);
+    },
+    async pageClock() {
+      if (!clockInstalled) await context.clock.install();
+      clockInstalled = true;
+      return context.clock;
     },
     async close() {
       await context.close().catch(() => undefined);

@@ -25,16 +25,37 @@ import {
 } from '@pack/testkit';
 import { Fleet, SERVICES, type ServiceName } from '../../bench/crash-scenario/fleet';
 import { prepareRuntime, rssMb, runtimeFromEnv } from '../../bench/crash-scenario/runtime';
-import { KEY, KINDS, listReads, setUp } from '../../bench/crash-scenario/scenario';
-import { startRuntime } from '../../scripts/lib/service-process';
+import { ended, KEY, KINDS, listReads, setUp, stagesOf } from '../../bench/crash-scenario/scenario';
 
 const BUDGET_MB = 120;
 const DECLARATIONS = 15;
 /** Set-up and each test: the long ceiling (they drive volume and restarts). */
 const BOUND_MS = CEILINGS.longTest;
 
+/**
+ * One fleet for both tests: the load first, then `pnpm demo` and the rest window on the same
+ * processes, which then hold everything the load left behind as well. Both run the compiled
+ * bundles, the runtime `pnpm start` picks (PACK_RUNTIME=source: the sources through tsx, to
+ * compare), each service at its default log level and with its periodic tasks at the rest
+ * window's intervals (REST_INTERVALS, below) from start.
+ */
+let fleet: Fleet;
+
+beforeAll(async () => {
+  fleet = new Fleet(
+    { MONGO_URL: process.env.MONGO_URL!, AMQP_URL: process.env.AMQP_URL! },
+    path.join(os.tmpdir(), `e2e-memory-${Date.now()}`),
+    runtimeFromEnv(),
+  );
+  await prepareRuntime(fleet.runtime);
+  await fleet.start(REST_INTERVALS);
+}, BOUND_MS);
+
+afterAll(async () => {
+  await fleet?.stop();
+}, BOUND_MS);
+
 describe('memory: every service as its own process, as deployed', () => {
-  let fleet: Fleet;
   let fake: FakeProviderServer;
   let receiver: Receiver;
   let set: Awaited<ReturnType<typeof setUp>>;
@@ -44,15 +65,8 @@ describe('memory: every service as its own process, as deployed', () => {
   let sampler: NodeJS.Timeout | undefined;
 
   beforeAll(async () => {
-    fleet = new Fleet(
-      { MONGO_URL: process.env.MONGO_URL!, AMQP_URL: process.env.AMQP_URL! },
-      path.join(os.tmpdir(), `e2e-memory-${Date.now()}`),
-      runtimeFromEnv(),
-    );
-    await prepareRuntime(fleet.runtime);
     [fake, receiver] = await Promise.all([startFakeOpenAi({ apiKey: KEY }), new Receiver().start()]);
     fake.always({ latencyMs: 150 });
-    await fleet.start(Object.fromEntries(SERVICES.map((name) => [name, { LOG_LEVEL: 'warn' }])));
     sampler = setInterval(() => {
       for (const name of SERVICES) {
         const rss = rssMb(fleet.pid(name));
@@ -66,7 +80,7 @@ describe('memory: every service as its own process, as deployed', () => {
 
   afterAll(async () => {
     clearInterval(sampler);
-    await Promise.all([fake?.close(), receiver?.stop(), fleet?.stop()]);
+    await Promise.all([fake?.close(), receiver?.stop()]);
   }, BOUND_MS);
 
   it(
@@ -76,12 +90,14 @@ describe('memory: every service as its own process, as deployed', () => {
       const gw = fleet.url('gateway');
       const reads = listReads(set.service, set.hook);
       let readsDone = 0;
+      const items: number[] = [];
       const declare = async (n: number) => {
         const answer = await call(gw, 'POST', `/v1/catalog/services/${set.service}/declarations/`, {
           token: set.consumers[n % set.consumers.length]!,
           body: { declaration: { n } },
         });
         expect(answer.status).toBe(201);
+        items.push(answer.body.change_instance.service_item as number);
         const read = reads[n % reads.length]!;
         const list = await call(gw, 'GET', read.route, {
           token: read.as === 'owner' ? set.owner : fleet.adminToken,
@@ -107,7 +123,11 @@ describe('memory: every service as its own process, as deployed', () => {
         clearInterval(progress);
       }
       await receiver.received(DECLARATIONS);
-      await new Promise((resolve) => setTimeout(resolve, 2000));
+      // The load ends with the last stage's answer taken in: every pipeline ended (sampled till then).
+      await waitFor(
+        async () => (await Promise.all(items.map((item) => stagesOf(fleet, set.owner, item)))).every(ended),
+        { timeoutMs: CEILINGS.longWait, what: `every pipeline (${DECLARATIONS}) to end` },
+      );
 
       expect(readsDone).toBe(DECLARATIONS);
       expect(receiver.countsById().size).toBe(DECLARATIONS);
@@ -128,9 +148,9 @@ describe('memory: every service as its own process, as deployed', () => {
 
 /**
  * Every service within 120 MB after `pnpm demo` and after an hour at rest, run as `pnpm start`
- * runs it: the runtime start.ts picks (startRuntime: the compiled bundles), each process spawned
- * by the function start.ts spawns with (spawnService: production's node flags and allocator
- * settings), on the bench fleet's own ports, databases and broker namespace.
+ * runs it: the compiled bundles (the runtime start.ts picks), each process spawned by the function
+ * start.ts spawns with (spawnService: production's node flags and allocator settings), on the
+ * bench fleet's own ports, databases and broker namespace: the fleet of the load above.
  *
  * An hour at rest cannot be waited for here. At rest a service does nothing but its periodic
  * work, so the test makes that work come faster: the periodic tasks that have a setting run at
@@ -158,22 +178,6 @@ const REST_INTERVALS: Partial<Record<ServiceName, Record<string, string>>> = {
 };
 
 describe('memory: pnpm start, after pnpm demo and at rest', () => {
-  let fleet: Fleet;
-
-  beforeAll(async () => {
-    fleet = new Fleet(
-      { MONGO_URL: process.env.MONGO_URL!, AMQP_URL: process.env.AMQP_URL! },
-      path.join(os.tmpdir(), `e2e-memory-start-${Date.now()}`),
-      startRuntime([]),
-    );
-    await prepareRuntime(fleet.runtime);
-    await fleet.start(REST_INTERVALS);
-  }, BOUND_MS);
-
-  afterAll(async () => {
-    await fleet?.stop();
-  }, BOUND_MS);
-
   const rssOfAll = () => new Map(SERVICES.map((name) => [name, rssMb(fleet.pid(name)) ?? NaN]));
 
   it(
