@@ -95,10 +95,10 @@ describe('pipeline flows: retrigger and PackData push', () => {
   it('keeps every replaced PackData in the history, each once, and a result that replaces none writes none', async () => {
     const history = async () =>
       (
-        await orchestrator
-          .collection<{ _id: string; data_json: string }>(PACK_DATA_COLLECTION)
+        (await orchestrator
+          .collection(PACK_DATA_COLLECTION)
           .find({ service_item_id: 206 })
-          .toArray()
+          .toArray()) as unknown as { _id: string; data_json: string }[]
       )
         .map((entry) => `${entry._id} ${entry.data_json}`)
         .sort();
