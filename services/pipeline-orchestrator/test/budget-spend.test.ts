@@ -190,15 +190,13 @@ describe('AI budget spend, counted once per request id', () => {
     });
     // Counted and settled there: the month holds its add, no mark.
     await older.insertOne(entry('older-applied', true) as never);
-    await connection
-      .collection(BUDGET_SPEND_COLLECTION)
-      .insertOne({
-        _id: `16:${MONTH}`,
-        service_id: 16,
-        month: MONTH,
-        units: mongo.Long.fromBigInt(toUnits('2')),
-        unpriced_calls: 0,
-      } as never);
+    await connection.collection(BUDGET_SPEND_COLLECTION).insertOne({
+      _id: `16:${MONTH}`,
+      service_id: 16,
+      month: MONTH,
+      units: mongo.Long.fromBigInt(toUnits('2')),
+      unpriced_calls: 0,
+    } as never);
     // Its entry written there, then a crash: not added yet.
     await older.insertOne(entry('older-unapplied', false) as never);
     const store = new BudgetRepository(connection);
