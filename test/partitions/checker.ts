@@ -220,13 +220,17 @@ async function countLostRecords(
 ) {
   const db = (name: string) => stack.service(name).context.mongo.connection.db!;
   let lost = 0;
-  // Grouped here: FerretDB has no $addToSet in $group.
+  // A stage keeps its latest PackData (the history `pack_data` only replaced ones): read from
+  // the items' runs, grouped here (FerretDB has no $addToSet in $group).
   const stagesOf = new Map<number, Set<string>>();
-  const packData = db('pipeline-orchestrator')
-    .collection<{ service_item_id: number; stage: string }>('pack_data')
-    .find({ service_item_id: { $in: okItems } }, { projection: { service_item_id: 1, stage: 1 } });
-  for await (const { service_item_id: item, stage } of packData)
-    stagesOf.set(item, (stagesOf.get(item) ?? new Set()).add(stage));
+  const runs = db('pipeline-orchestrator')
+    .collection<{ service_item_id: number; stages: Record<string, { pack_data_json: string | null }> }>(
+      'pipelines',
+    )
+    .find({ service_item_id: { $in: okItems } }, { projection: { service_item_id: 1, stages: 1 } });
+  for await (const { service_item_id: item, stages: byName } of runs)
+    for (const [stage, { pack_data_json: data }] of Object.entries(byName))
+      if (data !== null) stagesOf.set(item, (stagesOf.get(item) ?? new Set()).add(stage));
   const withAll = okItems.filter((item) => (stagesOf.get(item)?.size ?? 0) >= stages).length;
   if (withAll < okItems.length) details.push(`PackData missing for ${okItems.length - withAll} OK pipelines`);
   lost += okItems.length - withAll;

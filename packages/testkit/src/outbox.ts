@@ -55,10 +55,11 @@ export async function budgetsSettled(service: {
   const db = service.context.mongo.connection;
   await waitFor(
     async () => {
-      if ((await db.collection('ai_budget_calls').countDocuments({ applied: false })) > 0) return false;
+      // The ledger entries (`applied`) and the months (`adding`) share the collection.
+      if ((await db.collection('ai_budget_spend').countDocuments({ applied: false })) > 0) return false;
       const months = await db
         .collection('ai_budget_spend')
-        .find({}, { projection: { adding: 1 } })
+        .find({ applied: { $exists: false } }, { projection: { adding: 1 } })
         .toArray();
       return months.every((month) => Object.keys((month.adding as object | undefined) ?? {}).length === 0);
     },

@@ -80,7 +80,7 @@ export const orchestratorService: ServiceDefinition<OrchestratorConfig> = {
       service: SERVICE,
     });
     const directory = new DirectoryRepository(mongo.connection, owners);
-    const pipelineRepository = new PipelineRepository(mongo.connection, config.RECORD_LINGER_MS);
+    const pipelineRepository = new PipelineRepository(mongo.connection);
     const slots = new ActiveSlots(new ActiveSlotRepository(mongo.connection), processorsRepository);
     const stages = stageProcessors(processorsRepository);
     const nextProcessors = new ProcessorCache(stages, config.PIPELINE_PROCESSOR_CACHE_MS);

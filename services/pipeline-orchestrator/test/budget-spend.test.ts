@@ -80,7 +80,7 @@ describe('AI budget spend, counted once per request id', () => {
     expect(await replicas[0]!.spend(9, MONTH)).toEqual({ units: toUnits('30'), unpriced_calls: 0 });
   });
 
-  it('"the calls of one group commit share the insert and the $inc" (0052): five results within the linger, two commands, each counted once', async () => {
+  it('"the calls of one group commit share the insert and the $inc" (0052): five results within the linger, one command with their ledger entries, each counted once', async () => {
     const monitored = await mongoose
       .createConnection(process.env.MONGO_URL!, { dbName: connection.name, monitorCommands: true })
       .asPromise();
@@ -92,15 +92,16 @@ describe('AI budget spend, counted once per request id', () => {
           commands.push(`${event.commandName} ${String(target)}`);
       });
       const store = new BudgetRepository(monitored, 40);
-      // The month's document exists once its first call is counted (alone: it creates it).
+      // A call alone, the month's first: its ledger entry, the add and the month's document, one command.
       expect(await store.count({ ...call('linger-0-CONFIG-1', '1'), service_id: 14 })).toBe(true);
+      expect(commands).toEqual([`update ${BUDGET_SPEND_COLLECTION}`]);
       commands.length = 0;
       const counting = [1, 2, 3, 4, 5].map(async (i) => {
         await new Promise((resolve) => setTimeout(resolve, i * 4));
         return store.count({ ...call(`linger-${i}-CONFIG-1`, '0.25', i === 5), service_id: 14 });
       });
       expect(await Promise.all(counting)).toEqual([true, true, true, true, true]);
-      expect(commands).toEqual([`insert ${BUDGET_CALLS_COLLECTION}`, `update ${BUDGET_SPEND_COLLECTION}`]);
+      expect(commands).toEqual([`update ${BUDGET_SPEND_COLLECTION}`]);
       // A redelivery of one of them counts nothing; after settling, nothing is left marked.
       expect(await store.count({ ...call('linger-3-CONFIG-1', '0.25'), service_id: 14 })).toBe(false);
       await store.flush();
@@ -110,11 +111,11 @@ describe('AI budget spend, counted once per request id', () => {
     }
   });
 
-  it("a group's $inc that meets a repeat's mark adds nothing: each of its calls is then added one by one, once", async () => {
+  it("a group's command that meets a call counted elsewhere stops and adds nothing: each of its calls is then counted once", async () => {
     await new BudgetRepository(connection).count({ ...call('group-0-CONFIG-1', '1'), service_id: 15 });
     const groupAdd = paused();
     const group = new BudgetRepository(
-      slowed(connection, BUDGET_SPEND_COLLECTION, 'updateOne', groupAdd),
+      slowed(connection, BUDGET_SPEND_COLLECTION, 'bulkWrite', groupAdd),
       30,
     );
     const [x, y] = ['group-1-CONFIG-1', 'group-2-CONFIG-1'].map((id) => ({
@@ -122,7 +123,7 @@ describe('AI budget spend, counted once per request id', () => {
       service_id: 15,
     }));
     const counting = Promise.all([group.count(x!), group.count(y!)]);
-    await groupAdd.reached; // both ledger entries are in; the month's $inc waits
+    await groupAdd.reached; // the group's command waits
     expect(await new BudgetRepository(connection).count(x!)).toBe(true); // a redelivery elsewhere adds x
     groupAdd.open();
     expect(await counting).toEqual([false, true]);
@@ -132,12 +133,13 @@ describe('AI budget spend, counted once per request id', () => {
 
   it("a repeat whose add came before the first counter's keeps its count when the first counter settles before the repeat looks", async () => {
     const the = { ...call('first-is-slow-CONFIG-1', '0.75'), service_id: 12 };
-    // The first counter stops between its ledger insert and its month add.
+    // The first counter's command stops between its ledger entry and its month add (the server
+    // runs a command's statements one by one: another count may come in between).
     const firstAdd = paused();
-    const first = new BudgetRepository(slowed(connection, BUDGET_SPEND_COLLECTION, 'updateOne', firstAdd));
+    const first = new BudgetRepository(splitCommand(connection, firstAdd));
     // The repeat stops after its add, before it reads whether the call was settled meanwhile.
     const repeatLook = paused((options) => Boolean(options?.projection?.applied));
-    const repeat = new BudgetRepository(slowed(connection, BUDGET_CALLS_COLLECTION, 'findOne', repeatLook));
+    const repeat = new BudgetRepository(slowed(connection, BUDGET_SPEND_COLLECTION, 'findOne', repeatLook));
     const counting = first.count(the);
     await firstAdd.reached;
     const repeating = repeat.count(the);
@@ -154,7 +156,7 @@ describe('AI budget spend, counted once per request id', () => {
 
   it('a repeat after a crash between the ledger entry and the month add adds once; one after the add, none', async () => {
     const store = new BudgetRepository(connection);
-    const ledger = connection.collection(BUDGET_CALLS_COLLECTION);
+    const ledger = connection.collection(BUDGET_SPEND_COLLECTION);
     const entry = (id: string) => ({
       _id: id,
       service_id: 8,
@@ -175,10 +177,43 @@ describe('AI budget spend, counted once per request id', () => {
     expect(await other.spend(8, MONTH)).toEqual({ units: toUnits('3.75'), unpriced_calls: 0 });
   });
 
+  it('entries in the collection the ledger had of its own still refuse their repeats, applied or not; swept, they are no longer read', async () => {
+    const older = connection.collection(BUDGET_CALLS_COLLECTION);
+    const entry = (id: string, applied: boolean) => ({
+      _id: id,
+      service_id: 16,
+      month: MONTH,
+      units: mongo.Long.fromBigInt(toUnits('2')),
+      unpriced: false,
+      applied,
+      at: new Date(Date.now() - 10 * 86_400_000),
+    });
+    // Counted and settled there: the month holds its add, no mark.
+    await older.insertOne(entry('older-applied', true) as never);
+    await connection.collection(BUDGET_SPEND_COLLECTION).insertOne({
+      _id: `16:${MONTH}`,
+      service_id: 16,
+      month: MONTH,
+      units: mongo.Long.fromBigInt(toUnits('2')),
+      unpriced_calls: 0,
+    } as never);
+    // Its entry written there, then a crash: not added yet.
+    await older.insertOne(entry('older-unapplied', false) as never);
+    const store = new BudgetRepository(connection);
+    expect(await store.count({ ...call('older-applied', '2'), service_id: 16 })).toBe(false);
+    expect(await store.count({ ...call('older-unapplied', '2'), service_id: 16 })).toBe(true);
+    expect(await store.count({ ...call('older-unapplied', '2'), service_id: 16 })).toBe(false);
+    expect(await store.count({ ...call('newer', '2'), service_id: 16 })).toBe(true);
+    await store.flush();
+    expect(await store.spend(16, MONTH)).toEqual({ units: toUnits('6'), unpriced_calls: 0 });
+    await store.sweepLedger(new Date(Date.now() - 7 * 86_400_000));
+    expect(await older.countDocuments({ service_id: 16 })).toBe(0);
+  });
+
   it('the ledger is swept after the retention: every entry written before the cutoff goes, in slices; newer ones still refuse a repeat', async () => {
     const store = new BudgetRepository(connection);
     await store.ensureIndexes();
-    const ledger = connection.collection(BUDGET_CALLS_COLLECTION);
+    const ledger = connection.collection(BUDGET_SPEND_COLLECTION);
     const old = new Date(Date.now() - 10 * 86_400_000);
     await ledger.insertMany(
       Array.from({ length: 2_500 }, (_, i) => ({
@@ -197,7 +232,7 @@ describe('AI budget spend, counted once per request id', () => {
 
     const cutoff = new Date(Date.now() - 7 * 86_400_000);
     expect(await store.sweepLedger(cutoff, 1_000)).toBe(2_500);
-    expect(await ledger.countDocuments({ service_id: 11 })).toBe(3);
+    expect(await ledger.countDocuments({ service_id: 11, at: { $exists: true } })).toBe(3);
     expect(await store.sweepLedger(cutoff, 1_000)).toBe(0);
     // What is kept still makes counting idempotent, and the spend is what was counted.
     expect(await store.count({ ...call(recent[0]!, '0.5'), service_id: 11 })).toBe(false);
@@ -249,6 +284,40 @@ function slowed(
             return async (...args: unknown[]) => {
               await pause.wait(args[1] as never);
               return call(...args);
+            };
+          },
+        });
+      };
+    },
+  });
+}
+
+/**
+ * The connection as a replica sees it whose count command runs its ledger entries' statements,
+ * then waits at the pause, then its month's statement: as the server may run another count
+ * between a command's statements. The first bulk write of the months' collection only.
+ */
+function splitCommand(
+  connection: mongoose.Connection,
+  pause: ReturnType<typeof paused>,
+): mongoose.Connection {
+  let done = false;
+  return new Proxy(connection, {
+    get(target, property, receiver) {
+      if (property !== 'collection') return Reflect.get(target, property, receiver);
+      return (collectionName: string) => {
+        const collection = target.collection(collectionName);
+        if (collectionName !== BUDGET_SPEND_COLLECTION) return collection;
+        return new Proxy(collection, {
+          get(inner, key) {
+            const value = Reflect.get(inner, key) as unknown;
+            if (typeof value !== 'function') return value;
+            if (key !== 'bulkWrite' || done) return (value as (...a: unknown[]) => unknown).bind(inner);
+            return async (operations: mongo.AnyBulkWriteOperation[], options: mongo.BulkWriteOptions) => {
+              done = true;
+              await inner.bulkWrite(operations.slice(0, -1), options);
+              await pause.wait(undefined);
+              return inner.bulkWrite(operations.slice(-1), options);
             };
           },
         });

@@ -88,7 +88,46 @@ describe('pipeline flows: retrigger and PackData push', () => {
       pack_data: { vm: 'from-script' },
     });
     expect(await stageOf(200, 'VERIFY')).toMatchObject({ origin: 'generated', pack_data: { checked: true } });
-    expect((await stored(200)).packData).toBe(2);
+    // The history keeps the pushed PackData; VERIFY's generated one is on its stage alone.
+    expect((await stored(200)).packData).toBe(1);
+  });
+
+  it('keeps every replaced PackData in the history, each once, and a result that replaces none writes none', async () => {
+    const history = async () =>
+      (
+        (await orchestrator
+          .collection(PACK_DATA_COLLECTION)
+          .find({ service_item_id: 206 })
+          .toArray()) as unknown as { _id: string; data_json: string }[]
+      )
+        .map((entry) => `${entry._id} ${entry.data_json}`)
+        .sort();
+    await driver.approve(206, 2060, { n: 6 });
+    const { id } = await run(206);
+    await driver.answer(await driver.request(id, 'CONFIG'), { output: '{"vm":1}' });
+    await driver.answer(await driver.request(id, 'VERIFY'), { output: '{"checked":1}' });
+    await driver.answer(await driver.request(id, 'EXECUTION'), { output: '{"done":1}' });
+    await waitFor(async () => (await stageOf(206, 'EXECUTION'))?.state === 'OK', { what: 'EXECUTION OK' });
+    expect(await history()).toEqual([]);
+
+    // VERIFY run again (a trigger) replaces its PackData, and its OK starts EXECUTION again (rule 1).
+    const triggered = await orchestrator.as(owner, 'POST', `${PACK}trigger/service_item/206/verify/`);
+    expect(triggered.status).toBe(202);
+    await driver.answer(await driver.request(id, 'VERIFY', 2), { output: '{"checked":2}' });
+    await driver.request(id, 'EXECUTION', 2);
+    // A push replaces CONFIG's generated PackData and starts VERIFY again (rule 2).
+    expect((await push(206, 'config', { vm: 'pushed' })).status).toBe(201);
+    await driver.request(id, 'VERIFY', 3);
+    expect(await history()).toEqual(
+      [
+        `pipeline-${id}-CONFIG-1 {"vm":1}`,
+        `pipeline-${id}-CONFIG-2-pushed {"vm":"pushed"}`,
+        `pipeline-${id}-EXECUTION-1 {"done":1}`,
+        `pipeline-${id}-VERIFY-1 {"checked":1}`,
+        `pipeline-${id}-VERIFY-2 {"checked":2}`,
+      ].sort(),
+    );
+    expect(await stageOf(206, 'CONFIG')).toMatchObject({ origin: 'pushed', pack_data: { vm: 'pushed' } });
   });
 
   it('refuses bad pushes and stores nothing: not an object 400, unknown stage or item 404', async () => {

@@ -4,7 +4,9 @@ import type { MonthSpend } from '../domain/budgets/store';
 // The documents of the AI budgets (docs/decisions/0046) and the names and values they use.
 
 export const BUDGETS_COLLECTION = 'ai_budgets';
+/** The months' spend and the ledger of counted calls, side by side: a count is one command (0046). */
 export const BUDGET_SPEND_COLLECTION = 'ai_budget_spend';
+/** Ledger entries of the earlier layout, in a collection apart (docs/decisions/0046): their repeats are refused. */
 export const BUDGET_CALLS_COLLECTION = 'ai_budget_calls';
 
 export interface BudgetDocument {
@@ -34,6 +36,8 @@ export interface CallDocument {
   applied: boolean;
   /** Set when a repeat's `$inc` was the call's one (it came before the first counter's): its token. */
   added_by?: string;
+  /** The token of the count that inserted the entry: after a failed count command, is it ours? */
+  counter?: string;
   at: Date;
 }
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import type { Connection } from 'mongoose';
-import { deleteInSlices, insertAll, isDuplicateKey } from '@pack/db';
-import { GroupCommit, LOST_RACE, retryOnConflict } from '@pack/reliability';
+import type { Connection, mongo } from 'mongoose';
+import { deleteInSlices } from '@pack/db';
+import { GroupCommit } from '@pack/reliability';
 import type { CountedCall } from '../domain/budgets/store';
 import {
   BUDGET_CALLS_COLLECTION,
@@ -13,43 +13,45 @@ import {
   type CallDocument,
   type SpendDocument,
 } from './budget-documents';
-
-/**
- * How long added calls wait to be settled together (`settle`): 2 commands per batch, so at a few
- * results a second a longer wait saves commands per result; the marks meanwhile only refuse repeats.
- */
-const SETTLE_MS = 1_000;
+import { addAlone, countCommand } from './budget-count-command';
+import { LedgerSettling } from './budget-settling';
 
 /**
  * The spend in `ai_budget_spend` (one document per Service and UTC month, `$inc` on an Int64:
- * exact), counted once per request id through the ledger `ai_budget_calls` (docs/decisions/0046):
- * the call's ledger entry is inserted, the month's `$inc` is conditional on the call's mark being
- * absent and sets it in the same single-document write, then, for the calls of a second together,
- * the entries are marked applied and the marks removed. The calls of one group commit share the
- * insert and the `$inc` (0052). A crash anywhere leaves a state a redelivery completes without
- * counting twice; one before the settling leaves marks behind (harmless: they refuse only a
- * repeat of their call).
+ * exact), counted once per request id through the ledger entries beside it (docs/decisions/0046):
+ * in one ordered command the call's ledger entry is inserted and the month's `$inc`, conditional
+ * on the call's mark being absent, sets it in the same single-document write
+ * (budget-count-command.ts); then, for the calls of a second together, the entries are marked
+ * applied and the marks removed. The calls of one group commit share the command (0052). A crash
+ * anywhere leaves a state a redelivery completes without counting twice; one before the settling
+ * leaves marks behind (harmless: they refuse only a repeat of their call). Entries in
+ * `ai_budget_calls` (the earlier layout's ledger, apart) still refuse their repeats, read
+ * while it holds any.
  */
 export class BudgetLedger {
   private readonly spends;
+  /** The ledger entries: in the months' collection. */
   private readonly calls;
-  /** Calls to settle by month document: request id -> the repeat's token whose `$inc` counted, if one did. */
-  private unsettled = new Map<string, Map<string, string | undefined>>();
-  private flushing: NodeJS.Timeout | undefined;
-  /** The settling under way: one at a time. */
-  private settling: Promise<void> = Promise.resolve();
+  /** The earlier layout's ledger entries (`ai_budget_calls`), until swept. */
+  private readonly older;
+  /** Whether `older` holds entries: read once, and again after each sweep. */
+  private olderState: 'unknown' | 'empty' | 'holding' = 'unknown';
+  private readonly settling;
   /** First counts of calls, group-committed: those of `lingerMs` share their writes (0052). */
   private readonly counts;
 
   constructor(connection: Connection, lingerMs = 0) {
     this.counts = new GroupCommit<CountedCall, boolean>((calls) => this.countAll(calls), { lingerMs });
     this.spends = connection.collection<SpendDocument>(BUDGET_SPEND_COLLECTION);
-    this.calls = connection.collection<CallDocument>(BUDGET_CALLS_COLLECTION);
+    this.calls = connection.collection<CallDocument>(BUDGET_SPEND_COLLECTION);
+    this.older = connection.collection<CallDocument>(BUDGET_CALLS_COLLECTION);
+    this.settling = new LedgerSettling(this.spends as unknown as mongo.Collection<{ _id: string }>);
   }
 
   /** The ledger's `at` index: the retention sweep deletes in slices by it. */
   async ensureIndexes(): Promise<void> {
     await this.calls.createIndex({ at: 1 }, { name: 'at' });
+    await this.older.createIndex({ at: 1 }, { name: 'at' });
   }
 
   /**
@@ -59,8 +61,18 @@ export class BudgetLedger {
    * come (the processed-events retention); a mark an unapplied entry left in its month document
    * still refuses that call's repeat, and an entry without one was never added.
    */
-  sweepLedger(cutoff: Date, size?: number): Promise<number> {
-    return deleteInSlices(this.calls, { match: {}, key: 'at', upTo: { $lt: cutoff }, size });
+  async sweepLedger(cutoff: Date, size?: number): Promise<number> {
+    const upTo = { $lt: cutoff };
+    // Months' documents have no `at`.
+    const swept = await deleteInSlices(this.calls, {
+      match: { at: { $exists: true } },
+      key: 'at',
+      upTo,
+      size,
+    });
+    const older = await deleteInSlices(this.older, { match: {}, key: 'at', upTo, size });
+    this.olderState = 'unknown';
+    return swept + older;
   }
 
   count(call: CountedCall): Promise<boolean> {
@@ -68,11 +80,9 @@ export class BudgetLedger {
   }
 
   /**
-   * The first count of calls (a group of them, 0052): their ledger entries in one unordered
-   * insert, then per month one `$inc` of their sum that sets every call's mark, matched only
-   * while none of the marks is there (a repeat's mark, rare). What that cannot settle (a month
-   * without its document yet, a mark there) goes the one-call way; a repeat (its entry was there)
-   * goes on as `repeat`.
+   * The first count of calls (a group of them, 0052): per month one command inserts their ledger
+   * entries and adds their sum (budget-count-command.ts). A call whose entry is there already is a
+   * repeat (`repeat`), as is a second copy of one call in the group.
    */
   private async countAll(calls: CountedCall[]): Promise<boolean[]> {
     const entries: CallDocument[] = calls.map((call) => ({
@@ -84,55 +94,82 @@ export class BudgetLedger {
       applied: false,
       at: new Date(),
     }));
-    const inserted = await insertAll(this.calls, entries);
-    const fresh = entries.filter((_, index) => inserted[index]);
     const counted = new Map<string, boolean>();
-    for (const month of groupBy(fresh, (entry) => spendKey(entry.service_id, entry.month)).values())
-      for (const [id, result] of await this.addMonth(month)) counted.set(id, result);
+    const older = await this.inOlder(entries);
+    const firsts = new Map(
+      entries.filter((entry) => !older.has(entry._id)).map((entry) => [entry._id, entry]),
+    );
+    for (const month of groupBy([...firsts.values()], (entry) =>
+      spendKey(entry.service_id, entry.month),
+    ).values())
+      for (const [id, result] of await this.countMonth(month)) counted.set(id, result);
     return Promise.all(
-      entries.map(async (entry, index) =>
-        inserted[index] ? counted.get(entry._id)! : this.countRepeat(entry._id),
-      ),
+      entries.map(async (entry) => {
+        if (older.has(entry._id)) return this.countRepeat(entry._id, this.older);
+        // A second copy of a call in the group is its repeat.
+        if (firsts.get(entry._id) !== entry) return this.countRepeat(entry._id, this.calls);
+        return counted.get(entry._id)!;
+      }),
     );
   }
 
-  /** Fresh entries of one month: one `$inc` for all when no mark is there, else one by one. */
-  private async addMonth(entries: CallDocument[]): Promise<Map<string, boolean>> {
+  /**
+   * Fresh entries of one month: one command for all. Stopped (an entry there already, a mark in
+   * the month, its document created meanwhile), nothing was added: the entries read tell which
+   * went in (this command's token: added one by one), which were there (repeats) and which were
+   * not reached (counted again).
+   */
+  private async countMonth(entries: CallDocument[]): Promise<Map<string, boolean>> {
     const counted = new Map<string, boolean>();
-    if (entries.length > 1) {
-      const token = randomUUID();
-      const marks = entries.map((entry) => markOf(entry._id));
-      const updated = await this.spends.updateOne(
-        { _id: spendKey(entries[0]!.service_id, entries[0]!.month), ...absent(marks) },
-        {
-          $inc: {
-            units: long(entries.reduce((sum, entry) => sum + BigInt(entry.units.toString()), 0n)),
-            unpriced_calls: entries.filter((entry) => entry.unpriced).length,
-          },
-          $set: Object.fromEntries(marks.map((mark) => [mark, token])),
-        },
-      );
-      if (updated.modifiedCount === 1) {
-        for (const entry of entries) {
-          this.settle(entry, undefined);
-          counted.set(entry._id, true);
-        }
-        return counted;
+    const token = randomUUID();
+    if (
+      (await countCommand(this.calls as unknown as mongo.Collection<{ _id: string }>, entries, token)) ===
+      'added'
+    ) {
+      for (const entry of entries) {
+        this.settle(entry, undefined);
+        counted.set(entry._id, true);
       }
+      return counted;
     }
-    for (const entry of entries) {
-      const added = await this.add(entry, randomUUID());
-      if (added !== 'applied') this.settle(entry, added === 'added' ? undefined : added.by);
-      counted.set(entry._id, added === 'added');
+    const found = await Promise.all(
+      entries.map((entry) => this.calls.findOne({ _id: entry._id }, { promoteLongs: false })),
+    );
+    const unreached: CallDocument[] = [];
+    for (const [index, entry] of entries.entries()) {
+      const there = found[index];
+      if (!there) unreached.push(entry);
+      else if (there.counter === token) counted.set(entry._id, await this.addAlone(entry));
+      else counted.set(entry._id, !there.applied && (await this.repeat(there, this.calls)));
     }
+    if (unreached.length > 0)
+      for (const [id, result] of await this.countMonth(unreached)) counted.set(id, result);
     return counted;
   }
 
+  /** A first count whose entry is in, added alone: the `$inc` unless a mark is there. */
+  private async addAlone(entry: CallDocument): Promise<boolean> {
+    const added = await this.add(entry, randomUUID(), this.calls);
+    if (added !== 'applied') this.settle(entry, added === 'added' ? undefined : added.by);
+    return added === 'added';
+  }
+
+  /** The calls whose entries are in `older`: read only while it holds any. */
+  private async inOlder(entries: CallDocument[]): Promise<Set<string>> {
+    if (this.olderState === 'unknown')
+      this.olderState = (await this.older.findOne({}, { projection: { _id: 1 } })) ? 'holding' : 'empty';
+    if (this.olderState === 'empty') return new Set();
+    const found = await Promise.all(
+      entries.map((entry) => this.older.findOne({ _id: entry._id }, { projection: { _id: 1 } })),
+    );
+    return new Set(found.flatMap((entry) => (entry ? [entry._id] : [])));
+  }
+
   /** A repeat (a redelivery, another replica): only an entry not marked applied may need the `$inc`. */
-  private async countRepeat(requestId: string): Promise<boolean> {
-    const found = await this.calls.findOne({ _id: requestId }, { promoteLongs: false });
+  private async countRepeat(requestId: string, ledger: Ledger): Promise<boolean> {
+    const found = await ledger.findOne({ _id: requestId }, { promoteLongs: false });
     if (!found || found.applied) return false;
-    return this.repeat(found); // counted in the month first written, with the amount first written
+    return this.repeat(found, ledger); // counted in the month first written, with the amount first written
   }
 
   /**
@@ -143,10 +180,10 @@ export class BudgetLedger {
    * A repeat never settles: only the first counter does, after its own `$inc` was tried, so no
    * mark is removed before that `$inc` could see it.
    */
-  private async repeat(entry: CallDocument): Promise<boolean> {
+  private async repeat(entry: CallDocument, ledger: Ledger): Promise<boolean> {
     const token = randomUUID();
-    if ((await this.add(entry, token)) !== 'added') return false;
-    const settled = await this.settled(entry._id);
+    if ((await this.add(entry, token, ledger)) !== 'added') return false;
+    const settled = await this.settled(entry._id, ledger);
     if (settled?.applied !== true || settled.added_by === token) return true;
     await this.spends.updateOne(
       { _id: spendKey(entry.service_id, entry.month) },
@@ -158,136 +195,31 @@ export class BudgetLedger {
     return false;
   }
 
-  private async applied(requestId: string): Promise<boolean> {
-    return (await this.settled(requestId))?.applied === true;
+  private async applied(requestId: string, ledger: Ledger): Promise<boolean> {
+    return (await this.settled(requestId, ledger))?.applied === true;
   }
 
-  private settled(requestId: string) {
-    return this.calls.findOne({ _id: requestId }, { projection: { applied: 1, added_by: 1 } });
+  private settled(requestId: string, ledger: Ledger) {
+    return ledger.findOne({ _id: requestId }, { projection: { applied: 1, added_by: 1 } });
   }
 
-  /**
-   * After the `$inc`: the ledger entry is marked applied, then the month's mark removed, for every
-   * call of the last second together (one `update` of the ledger and one per month document, not
-   * two per call). Until then the mark keeps a repeat from adding again; a crash before leaves
-   * marks behind, which only ever refuse a repeat of their own call.
-   */
+  /** After the `$inc`: settled with the calls of the same second (budget-settling.ts). */
   private settle(entry: CallDocument, addedBy: string | undefined): void {
-    const key = spendKey(entry.service_id, entry.month);
-    const marks = this.unsettled.get(key) ?? new Map<string, string | undefined>();
-    marks.set(entry._id, addedBy);
-    this.unsettled.set(key, marks);
-    this.schedule();
+    this.settling.add(entry, addedBy);
   }
 
-  /** Settles what `settle` collected (also at stop), after any settling under way. */
+  /** Settles the calls counted and not settled yet (also at stop). */
   flush(): Promise<void> {
-    const next = this.settling.then(() => this.settleBatch());
-    this.settling = next.catch(() => undefined);
-    return next;
+    return this.settling.flush();
   }
 
-  private async settleBatch(): Promise<void> {
-    const batch = this.unsettled;
-    this.unsettled = new Map();
-    if (this.flushing) clearTimeout(this.flushing);
-    this.flushing = undefined;
-    if (batch.size === 0) return;
-    try {
-      // One command, each entry pinned to its `_id`: an `_id: {$in}` filter is a scan of the
-      // whole ledger on FerretDB v1 (item-runs.ts), which holds 7 days of calls. When a repeat's
-      // `$inc` came first (rare), the entry names it, so that repeat keeps its count.
-      const calls = [...batch.values()].flatMap((marks) => [...marks]);
-      await this.calls.bulkWrite(
-        calls.map(([id, by]) => ({
-          updateOne: {
-            filter: { _id: id },
-            update: { $set: by === undefined ? { applied: true } : { applied: true, added_by: by } },
-          },
-        })),
-        { ordered: false },
-      );
-      for (const [key, marks] of batch)
-        await this.spends.updateOne(
-          { _id: key },
-          { $unset: Object.fromEntries([...marks.keys()].map((id) => [markOf(id), ''])) },
-        );
-    } catch (error) {
-      // Kept for the next flush: marks stay meanwhile (a repeat is still refused by them).
-      for (const [key, marks] of batch) {
-        const kept = this.unsettled.get(key) ?? new Map<string, string | undefined>();
-        for (const [id, by] of marks) kept.set(id, by);
-        this.unsettled.set(key, kept);
-      }
-      this.schedule();
-      throw error;
-    }
-  }
-
-  private schedule(): void {
-    this.flushing ??= setTimeout(() => void this.flush().catch(() => undefined), SETTLE_MS);
-    this.flushing.unref?.();
-  }
-
-  /**
-   * The `$inc` of the call's month with its mark set to `token`, unless a mark is there: then the
-   * token of the count whose `$inc` holds it; 'applied' when the call is settled already.
-   */
-  private async add(entry: CallDocument, token: string): Promise<Added> {
-    const key = spendKey(entry.service_id, entry.month);
-    const mark = markOf(entry._id);
-    const field = mark.slice('adding.'.length);
-    const unpriced = entry.unpriced ? 1 : 0;
-    // Each round ends, or sees the month document created by another call (the next round's
-    // update then matches): at most two rounds unless the mark came and went, which only happens
-    // once the entry is applied, when there is nothing to add.
-    return retryOnConflict<Added>(
-      async () => {
-        const updated = await this.spends.updateOne(
-          { _id: key, [mark]: { $exists: false } },
-          { $inc: { units: entry.units, unpriced_calls: unpriced }, $set: { [mark]: token } },
-        );
-        if (updated.modifiedCount === 1) return 'added';
-        // Not matched: the month has no document yet, or the mark is there (done).
-        try {
-          await this.spends.insertOne({
-            _id: key,
-            service_id: entry.service_id,
-            month: entry.month,
-            units: entry.units,
-            unpriced_calls: unpriced,
-            adding: { [field]: token },
-          });
-          return 'added';
-        } catch (error) {
-          if (!isDuplicateKey(error)) throw error;
-          // It exists: either with the mark (done), or another call created it a moment ago.
-          const marked = await this.spends.findOne(
-            { _id: key, [mark]: { $exists: true } },
-            { projection: { [mark]: 1 } },
-          );
-          if (marked) {
-            const by = marked.adding?.[field];
-            return { by: typeof by === 'string' ? by : undefined };
-          }
-          // No mark: removed by the settling or by a repeat taking its second add back, both only
-          // once the entry is applied; or the document is new and the next round adds.
-          if (await this.applied(entry._id)) return 'applied';
-        }
-        return LOST_RACE;
-      },
-      {
-        tries: 3,
-        keptChanging: () => new Error(`could not add call ${entry._id} to the spend of ${key}`),
-      },
-    );
+  private add(entry: CallDocument, token: string, ledger: Ledger): Promise<Added> {
+    return addAlone(this.spends, entry, token, () => this.applied(entry._id, ledger));
   }
 }
 
-/** A filter requiring none of `marks` (field paths) to be there. */
-function absent(marks: string[]): Record<string, { $exists: false }> {
-  return Object.fromEntries(marks.map((mark) => [mark, { $exists: false as const }]));
-}
+/** Where a call's ledger entry is: beside the months, or in the earlier layout's collection. */
+type Ledger = mongo.Collection<CallDocument>;
 
 function groupBy<T>(items: T[], key: (item: T) => string): Map<string, T[]> {
   const groups = new Map<string, T[]>();

@@ -11,7 +11,6 @@ import {
   outboxFields,
   withOutbox,
 } from '@pack/db';
-import { GroupCommit } from '@pack/reliability';
 import {
   RUNNING_STATES,
   statusAfter,
@@ -47,19 +46,9 @@ export class PipelineRepository implements PipelineStore {
   /** The marks of runs whose Change Instance was cancelled (cancelled-runs.ts). */
   private readonly cancelledRuns;
 
-  /** Stage results' PackData, one unordered insert for those of `lingerMs` (a repeat is ignored). */
-  private readonly packDataRecords;
-
-  constructor(
-    private readonly connection: Connection,
-    lingerMs = 0,
-  ) {
+  constructor(private readonly connection: Connection) {
     this.pipelines = connection.collection<PipelineRecord>(PIPELINES_COLLECTION);
     this.packData = connection.collection<PackDataRecord>(PACK_DATA_COLLECTION);
-    this.packDataRecords = new GroupCommit<PackDataRecord, boolean>(
-      (records) => insertAll(this.packData, records),
-      { lingerMs },
-    );
     this.itemRuns = new ItemRuns(this.pipelines);
     this.cancelledRuns = new CancelledRuns(this.pipelines);
   }
@@ -180,6 +169,8 @@ export class PipelineRepository implements PipelineStore {
     if (expect.current)
       Object.assign(filter, { superseded_by: { $exists: false }, cancelled: { $exists: false } });
     if (expect.no_late_result) filter[`stages.${stage}.late_result`] = null;
+    for (const [other, attempt] of Object.entries(expect.others ?? {}))
+      filter[`stages.${other}.attempt`] = attempt;
     const fields: Record<string, unknown> = { updated_at: new Date() };
     for (const [name, changes] of Object.entries(set))
       for (const [field, value] of Object.entries(changes)) fields[`stages.${name}.${field}`] = value;
@@ -297,10 +288,6 @@ export class PipelineRepository implements PipelineStore {
 
   async savePackData(data: PackDataRecord): Promise<void> {
     await insertAll(this.packData, [data]);
-  }
-
-  async recordPackData(data: PackDataRecord): Promise<void> {
-    await this.packDataRecords.run(data);
   }
 
   listLatest(filter: LatestFilter, limit: number, start: PageStart): Promise<Page<PipelineRecord>> {

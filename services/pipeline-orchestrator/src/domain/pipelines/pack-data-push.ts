@@ -19,6 +19,7 @@ import type { BudgetGate } from '../budgets/budgets';
 import type { PipelineObserver } from '../stage-moves/pipeline-deps';
 import type { Pipelines } from './pipelines';
 import { withStages } from '../stage-moves/progress';
+import { replacedPackData } from '../stage-moves/replaced-data';
 import { draftPipeline } from '../stage-requests/stage-request';
 import { cancelledConflict } from './cancellation';
 import { pushedFields } from './pushed-stage';
@@ -115,6 +116,9 @@ export class PackDataPush {
         const bounded = config !== null && (!aiOn || spent !== null || retriggers >= MAX_PUSH_RETRIGGERS);
         // Conditional on the attempt read: a concurrent trigger, result or push makes us re-read.
         const expect = { states: ANY_STATE, attempt: latest.stages[stage].attempt, current: true };
+        // The push replaces the stage's PackData (of the attempt read): it goes into the history first.
+        const replaced = replacedPackData(latest, stage, now);
+        if (replaced) await this.deps.store.savePackData(replaced);
         const note =
           next && nextProcessor && !aiOn && latest.stages[next].state === null
             ? { [next]: { error: AI_PROCESSORS_OFF_NOTE } }

@@ -218,6 +218,8 @@ export interface StageExpectation {
   current?: boolean;
   /** No late result recorded on the stage yet (`late_result` null or absent). */
   no_late_result?: boolean;
+  /** Other stages at these attempts (a move that also starts one of them). */
+  others?: Partial<Record<Stage, number>>;
 }
 
 /** One stored PackData version (history: one per stage attempt). */

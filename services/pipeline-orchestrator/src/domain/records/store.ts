@@ -100,13 +100,8 @@ export interface PipelineStore {
     written: Envelope[],
     cancelled: RunCancellation,
   ): Promise<void>;
-  /** Keeps a PackData version (a repeat of the same attempt is ignored). */
+  /** Keeps a PackData version in the history (a repeat of the same attempt is ignored). */
   savePackData(record: PackDataRecord): Promise<void>;
-  /**
-   * The same for a stage result's PackData, group-committed with other results' (it may wait
-   * RECORD_LINGER_MS for them, docs/decisions/0052): the result's message is acknowledged after.
-   */
-  recordPackData(record: PackDataRecord): Promise<void>;
   /** Pipelines with a stage SCHEDULED or WAITING_FOR_RESPONSE. */
   countRunning(): Promise<number>;
   /** A page of the latest pipeline of each Service Item, newest first, without PackData or generative UI. */

@@ -11,6 +11,7 @@ import type {
   StageState,
 } from '../records/pipeline-records';
 import { progressEvents, withStages } from './progress';
+import { replacedPackData } from './replaced-data';
 
 const STARTABLE: (StageState | null)[] = [null, 'OK', 'FAILED'];
 
@@ -49,11 +50,16 @@ export class StageMoves {
     // next stage goes on within a run that already is.
     const progress =
       on === undefined || on.progress ? progressEvents(withStages(pipeline, set), 'IN_PROGRESS') : [];
+    // The new attempt clears the stage's PackData: it goes into the history first. The move then
+    // expects the stage at the attempt read, whose PackData this is.
+    const replaced = replacedPackData(pipeline, stage, now);
+    if (replaced) await this.deps.store.savePackData(replaced);
+    const attempt = pipeline.stages[stage].attempt;
     const moved = await this.deps.store.move(
       pipeline._id,
       on?.stage ?? stage,
       // A trigger starts no stage in a superseded or cancelled run (`current`).
-      on?.expect ?? { states: STARTABLE, attempt: pipeline.stages[stage].attempt, current: true },
+      on ? { ...on.expect, others: { [stage]: attempt } } : { states: STARTABLE, attempt, current: true },
       set,
       [scheduled.event, ...progress],
       on?.cost ?? null,

@@ -1,10 +1,5 @@
 import type { Stage } from '@pack/contracts';
-import type {
-  GenerateResult,
-  PackDataRecord,
-  PipelineRecord,
-  StageRecord,
-} from '../records/pipeline-records';
+import type { GenerateResult, PipelineRecord, StageRecord } from '../records/pipeline-records';
 import { attemptOf } from '../stage-requests/stage-request';
 import type { ResultParts } from './settling';
 
@@ -31,8 +26,7 @@ export async function ofReplacedAttempt(
 
 /**
  * A result of the stage's current attempt that finds the stage ended. A redelivery of the result
- * that ended it OK: its PackData history entry, written beside that move, may be what failed (an
- * insert keyed by the request id: one entry). A result after the sweeper (timeout) or a newer run
+ * that ended it: nothing to do (its PackData is on the stage). A result after the sweeper (timeout) or a newer run
  * (superseded before its request went out) failed the stage, docs/decisions/0028: the stage stays
  * FAILED, but the call was made and billed, so its cost is the stage's and counts in the
  * pipeline's total, once per stage request (a redelivery finds `late_result` set).
@@ -43,14 +37,9 @@ export async function afterItsEnd(
   stage: Stage,
   current: StageRecord,
   result: GenerateResult,
-  packData: PackDataRecord | null,
   now: Date,
   unpriced: boolean,
 ): Promise<void> {
-  if (packData && current.state === 'OK') {
-    await deps.store.savePackData(packData);
-    return;
-  }
   if (current.state !== 'FAILED' || !endedWithoutResult(current) || current.late_result) return;
   const late = { ok: result.ok, cost: result.cost, unpriced: result.unpriced, received_at: now };
   await deps.store.move(

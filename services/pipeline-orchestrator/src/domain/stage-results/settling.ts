@@ -1,7 +1,6 @@
 import type { Stage } from '@pack/contracts';
 import type {
   GenerateResult,
-  PackDataRecord,
   PipelineRecord,
   StageExpectation,
   StageRecord,
@@ -32,8 +31,6 @@ export interface Settling {
   expect: StageExpectation;
   /** The stage's fields every ending sets: when, the cost, the model that answered, the output. */
   ended: Partial<StageRecord>;
-  /** The PackData history entry of the result's output, when it has one. */
-  packData: PackDataRecord | null;
   /** Why the stage failed (no output, or an output the stage refuses), else null. */
   error: string | null;
   /** The call had no prices: its cost is unknown, not 0 (not 0: nothing billed is not unpriced). */

@@ -81,28 +81,9 @@ export class StageResults {
     const output = result.ok
       ? stageOutput(result, current.schema_mode)
       : await this.fallback(result, current.schema_mode, current.processor_id);
-    const packData = output && {
-      _id: result.request_id,
-      pipeline_id,
-      service_item_id: pipeline.service_item_id,
-      stage,
-      data_json: output.pack_data_json,
-      gen_ui_json: output.gen_ui_json,
-      gen_ui_valid: output.gen_ui_valid,
-      created_at: now,
-    };
     // The result that ended the stage, again, or one after the sweeper failed it (late.ts).
     if (!running)
-      return afterItsEnd(
-        this.parts,
-        pipeline_id,
-        stage,
-        current,
-        result,
-        packData,
-        now,
-        unpricedCall(result),
-      );
+      return afterItsEnd(this.parts, pipeline_id, stage, current, result, now, unpricedCall(result));
     const settling: Settling = {
       result,
       pipeline,
@@ -115,7 +96,6 @@ export class StageResults {
         ...(remembered?.rev !== undefined && { rev: remembered.rev }),
       },
       ended: endedFields(result, output, now),
-      packData,
       error: !output
         ? result.error
           ? `${result.error.kind}: ${result.error.message}`
@@ -123,13 +103,11 @@ export class StageResults {
         : output.failure,
       unpriced: unpricedCall(result),
     };
-    // The PackData history entry is written beside the move (an insert keyed by the request id,
-    // group-committed with other results', 0052).
-    const saved = packData ? settled(deps.store.recordPackData(packData)) : null;
+    // The output's PackData stays on the stage; it goes into the history once replaced (0062).
     let ended: 'OK' | 'FAILED' | null;
     if (pipeline.superseded_by !== undefined) ended = await superseded(this.parts, settling);
     else if (pipeline.cancelled !== undefined) ended = await cancelled(this.parts, settling);
-    else if (settling.error !== null || !packData) ended = await failed(this.parts, settling);
+    else if (settling.error !== null || !output) ended = await failed(this.parts, settling);
     else {
       const lookup =
         early && service_id === pipeline.service_id
@@ -137,7 +115,6 @@ export class StageResults {
           : deps.nextProcessors.active(pipeline.service_id, wanted);
       ended = await ok(this.parts, settling, lookup);
     }
-    await saved;
     if (ended) this.parts.moves.ended(stage, ended, current, now);
     else if (mayAskAgain) return LOST_RACE;
   }
