@@ -51,6 +51,8 @@ export interface CheckInput {
   stages: number;
   /** How long pipelines may take to end after the heal. */
   timeoutMs?: number;
+  /** The stack's queues (the shared local node's unless given: a cluster's of its own). */
+  queueDepths?: (namespace: string) => Promise<Map<string, QueueDepth>>;
 }
 
 const ended = (stages: StageView[], count: number) =>
@@ -85,7 +87,10 @@ export async function check(input: CheckInput): Promise<CheckRow> {
   const okItems = items.filter((_, i) => ended(all[i]!, count) && !all[i]!.some((s) => s.state === 'FAILED'));
   const extraProviderCalls = countExtraCalls(input, details);
   const { duplicates, lostWebhooks } = await countWebhooks(input, okItems.length, details);
-  const queuesNonEmpty = await countNonEmptyQueues(stack.brokerNamespace, details);
+  const queuesNonEmpty = await countNonEmptyQueues(
+    () => (input.queueDepths ?? queueDepths)(stack.brokerNamespace),
+    details,
+  );
   const lostWrites = lostWebhooks + (await countLostRecords(input, okItems, details));
   return {
     scenario: input.scenario,
@@ -194,8 +199,12 @@ export async function queueDepths(namespace: string): Promise<Map<string, QueueD
 }
 
 /** Queues of the stack still holding messages once the last pipeline ended (a few seconds to drain). */
-async function countNonEmptyQueues(namespace: string, details: string[]): Promise<number> {
-  const nonEmpty = async () => [...(await queueDepths(namespace))].filter(([, depth]) => depth.messages > 0);
+async function countNonEmptyQueues(
+  depths: () => Promise<Map<string, QueueDepth>>,
+  details: string[],
+): Promise<number> {
+  // -1: a quorum queue whose leader did not answer.
+  const nonEmpty = async () => [...(await depths())].filter(([, depth]) => depth.messages !== 0);
   await waitFor(async () => (await nonEmpty()).length === 0, {
     what: 'every queue empty',
     timeoutMs: CEILINGS.wait,

@@ -1,5 +1,6 @@
 import { writeFileSync } from 'node:fs';
-import { CEILINGS, waitFor, type HostedService } from '@pack/testkit';
+import { connectAny } from '@pack/broker';
+import { CEILINGS, waitFor, type HostedService, type RabbitNode } from '@pack/testkit';
 import { pipelineMessagesHandled, sideProcessorMessagesHandled } from '../stack';
 import { table, type CheckRow } from './checker';
 import { checkStart, counted, declare, readiness, startWorld, stopWorld, type World } from './scenario-kit';
@@ -19,6 +20,32 @@ const handledBy = async (replica: HostedService) =>
   (await pipelineMessagesHandled(replica.metricsUrl)) +
   (await sideProcessorMessagesHandled(replica.metricsUrl));
 
+const rows: CheckRow[] = [];
+
+const expectClean = (row: CheckRow) => {
+  rows.push(row);
+  expect({ ...row, durationS: 0, meanPipelineS: 0 }).toEqual({
+    ...row,
+    durationS: 0,
+    meanPipelineS: 0,
+    ok: row.submitted,
+    failed: 0,
+    stuck: 0,
+    extraProviderCalls: 0,
+    webhookDuplicates: 0,
+    queuesNonEmpty: 0,
+    lostWrites: 0,
+    details: [],
+  });
+};
+
+afterAll(() => {
+  if (rows.length) process.stdout.write(`\n${table(rows)}\n`);
+  // bench/partitions prints it after the run.
+  if (rows.length && process.env.PACK_PARTITION_TABLE)
+    writeFileSync(process.env.PACK_PARTITION_TABLE, table(rows));
+});
+
 /**
  * Network partitions, tested the way RabbitMQ tests itself: service replicas on hosts of their
  * own (network namespaces on a private bridge, packages/testkit/src/partitions), links cut and
@@ -28,35 +55,13 @@ const handledBy = async (replica: HostedService) =>
  */
 describe('network partitions', () => {
   let world: World | undefined;
-  const rows: CheckRow[] = [];
 
   beforeAll(async () => {
     world = await startWorld();
   }, CEILINGS.longTest);
   afterAll(async () => {
-    if (rows.length) process.stdout.write(`\n${table(rows)}\n`);
-    // bench/partitions prints it after the run.
-    if (rows.length && process.env.PACK_PARTITION_TABLE)
-      writeFileSync(process.env.PACK_PARTITION_TABLE, table(rows));
     await stopWorld(world);
   });
-
-  const expectClean = (row: CheckRow) => {
-    rows.push(row);
-    expect({ ...row, durationS: 0, meanPipelineS: 0 }).toEqual({
-      ...row,
-      durationS: 0,
-      meanPipelineS: 0,
-      ok: row.submitted,
-      failed: 0,
-      stuck: 0,
-      extraProviderCalls: 0,
-      webhookDuplicates: 0,
-      queuesNonEmpty: 0,
-      lostWrites: 0,
-      details: [],
-    });
-  };
 
   it(
     '"one orchestrator replica cut from the broker (the other replica carries on; the cut one stops acting, then rejoins without a second call)"',
@@ -169,6 +174,82 @@ describe('network partitions', () => {
       expectClean(row);
       replica.child.kill('SIGTERM');
       await replica.exited;
+    },
+    CEILINGS.longTest,
+  );
+});
+
+/** How long an isolated node stays cut off (Jepsen's partitions are 10-30 s). */
+const ISOLATION_MS = 20_000;
+
+/**
+ * When a client with a `heartbeatSeconds` heartbeat notices that `node` went silent: a connection
+ * of its own to that node alone, closed by amqplib's heartbeat check (the broker client then
+ * moves on to the next node, decision 0049).
+ */
+async function heartbeatProbe(node: RabbitNode, heartbeatSeconds: number) {
+  const connection = await connectAny(`${node.url}?heartbeat=${heartbeatSeconds}`);
+  connection.on('error', () => undefined);
+  let closedAt: number | undefined;
+  connection.on('close', () => (closedAt = Date.now()));
+  return {
+    noticedAfter: (since: number) => (closedAt === undefined ? undefined : (closedAt - since) / 1000),
+    close: () => connection.close().catch(() => undefined),
+  };
+}
+
+/**
+ * The same checker on a RabbitMQ cluster of three nodes, each in a host of its own (its own
+ * epmd, distribution port and long node name on its address; `pause_minority`), every service
+ * given the three nodes' URLs (decision 0049), while a node is cut off from everyone.
+ */
+describe('network partitions of a RabbitMQ cluster', () => {
+  let world: World | undefined;
+
+  beforeAll(async () => {
+    world = await startWorld({}, { cluster: true });
+  }, CEILINGS.longTest);
+  afterAll(async () => {
+    await stopWorld(world);
+  });
+
+  /** The node leading the most of the stack's queues (and how many each leads), as `via` sees it. */
+  const busiest = async () => {
+    const { cluster, stack } = world!;
+    const counts = await cluster!.leaders(cluster!.nodes[0]!, `${stack.brokerNamespace}.`);
+    const [id] = [...counts].sort(([, a], [, b]) => b - a)[0]!;
+    return { node: cluster!.node(id), counts };
+  };
+
+  it(
+    '"minority node isolated under 20 pipelines with webhooks": the node leading most queues cut off from everyone for 20 s, then healed',
+    async () => {
+      const { net, cluster, fake } = world!;
+      fake.always({ latencyMs: 300 });
+      const { node, counts } = await busiest();
+      const connections = await cluster!.connections(node);
+      const probes = await Promise.all([10, 5].map((seconds) => heartbeatProbe(node, seconds)));
+      const start = checkStart(fake, world!.receiver);
+      const before = await declare(world!, 2 * BEFORE);
+      net.isolate(node.host);
+      const isolatedAt = Date.now();
+      // Declared while the node is away: the services on it must move to the others.
+      const during = await declare(world!, 2 * DURING, 2 * BEFORE);
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, isolatedAt + ISOLATION_MS - Date.now())));
+      const [ten, five] = probes.map((probe) => probe.noticedAfter(isolatedAt));
+      net.heal();
+      const row = await counted(world!, 'cluster: node leading most queues isolated 20 s', start, [
+        ...before,
+        ...during,
+      ]);
+      process.stdout.write(
+        `isolated ${node.name}, leading ${JSON.stringify(Object.fromEntries(counts))} queues, ` +
+          `connections ${JSON.stringify(Object.fromEntries(connections))}; a silent node noticed by a ` +
+          `10 s heartbeat after ${ten ?? '-'} s, by a 5 s one after ${five ?? '-'} s; leaders after the heal ` +
+          `${JSON.stringify(Object.fromEntries((await busiest()).counts))}\n`,
+      );
+      await Promise.all(probes.map((probe) => probe.close()));
+      expectClean(row);
     },
     CEILINGS.longTest,
   );
