@@ -191,7 +191,7 @@ export class Broker {
     const generation = ++this.generation;
     const url = this.urls.take();
     try {
-      const connection = await amqp.connect(withHeartbeat(url, this.options.heartbeatSeconds ?? 10), {
+      const connection = await amqp.connect(withHeartbeat(url, this.options.heartbeatSeconds), {
         ...AMQP_SOCKET_OPTIONS,
         timeout: 10_000, // a node that does not answer at all: the next URL
         clientProperties: { connection_name: `${this.options.service}-${randomUUID().slice(0, 8)}` },
