@@ -10,7 +10,7 @@
  * out for CI's time: the cluster split 1|2, with service replicas on both sides; the table is printed whether or not a scenario failed (the exit status says which). Root only,
  * as the suite (network namespaces).
  *
- *   pnpm bench:partitions     (PACK_PARTITION_SCALE=4)
+ *   pnpm bench:partitions [jest arguments]     (PACK_PARTITION_SCALE=4)
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -21,7 +21,8 @@ import { REPO_ROOT } from '@pack/testkit';
 const scale = process.env.PACK_PARTITION_SCALE ?? '4';
 const dir = mkdtempSync(path.join(os.tmpdir(), 'pack-partitions-'));
 const tableFile = path.join(dir, 'table.md');
-const run = spawnSync('npx', ['jest', 'test/partitions/partitions.test.ts'], {
+// Further arguments go to jest: `pnpm bench:partitions -t cluster` runs the cluster's alone.
+const run = spawnSync('npx', ['jest', 'test/partitions/partitions.test.ts', ...process.argv.slice(2)], {
   cwd: REPO_ROOT,
   stdio: 'inherit',
   env: { ...process.env, PACK_PARTITION_SCALE: scale, PACK_PARTITION_TABLE: tableFile },

@@ -1,7 +1,8 @@
 import { writeFileSync } from 'node:fs';
 import { connectAny } from '@pack/broker';
 import { CEILINGS, waitFor, type HostedService, type RabbitNode } from '@pack/testkit';
-import { pipelineMessagesHandled, sideProcessorMessagesHandled } from '../stack';
+import { latestStages } from '../pipeline-actors';
+import { pipelineMessagesHandled, sideProcessorMessagesHandled, type Stack } from '../stack';
 import { table, type CheckRow } from './checker';
 import { checkStart, counted, declare, readiness, startWorld, stopWorld, type World } from './scenario-kit';
 
@@ -182,6 +183,18 @@ describe('network partitions', () => {
 /** An isolated node is cut off at most this long (Jepsen's partitions are 10-30 s). */
 const ISOLATION_MS = 30_000;
 
+/** The slowest of `items`' pipelines, each stage's start and end in seconds from `since`. */
+async function slowest(stack: Stack, items: number[], since: number): Promise<string> {
+  const all = await Promise.all(items.map(async (item) => ({ item, stages: await latestStages(stack, item) })));
+  const span = ({ stages }: (typeof all)[number]) =>
+    stages.length ? Date.parse(stages.at(-1)!.finished_at) - Date.parse(stages[0]!.started_at) : 0;
+  const worst = all.sort((a, b) => span(b) - span(a))[0];
+  const at = (time: string) => ((Date.parse(time) - since) / 1000).toFixed(1);
+  return worst
+    ? `item ${worst.item}: ${worst.stages.map((s) => `${s.stage} ${at(s.started_at)}..${at(s.finished_at)}`).join(', ')}`
+    : '';
+}
+
 /**
  * When a client with a `heartbeatSeconds` heartbeat notices that `node` went silent: a connection
  * of its own to that node alone, closed by amqplib's heartbeat check (the broker client then
@@ -260,7 +273,8 @@ describe('network partitions of a RabbitMQ cluster', () => {
         `isolated ${node.name} for ${isolatedS} s, leading ${JSON.stringify(Object.fromEntries(counts))} ` +
           `queues, connections ${JSON.stringify(Object.fromEntries(connections))}; the silent node noticed ` +
           `by a 10 s heartbeat after ${ten} s, by a 5 s one after ${five} s; leaders after the heal ` +
-          `${JSON.stringify(Object.fromEntries((await busiest()).counts))}\n`,
+          `${JSON.stringify(Object.fromEntries((await busiest()).counts))}; slowest pipeline (s from the ` +
+          `isolation) ${await slowest(world!.stack, [...before, ...during], isolatedAt)}\n`,
       );
       const falseAlarms = controls.filter((probe) => probe.closed()).map((probe) => probe.node);
       await Promise.all([...probes, ...controls].map((probe) => probe.close()));
@@ -301,6 +315,9 @@ describe('network partitions of a RabbitMQ cluster', () => {
         ...before,
         ...during,
       ]);
+      process.stdout.write(
+        `split: slowest pipeline (s from the split) ${await slowest(stack, [...before, ...during], splitAt)}\n`,
+      );
       expectClean(row);
       for (const replica of replicas) replica.child.kill('SIGTERM');
       await Promise.all(replicas.map((replica) => replica.exited));
