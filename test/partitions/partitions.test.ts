@@ -1,6 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import { connectAny } from '@pack/broker';
-import { CEILINGS, waitFor, type HostedService, type RabbitNode } from '@pack/testkit';
+import { CEILINGS, metricsText, waitFor, type HostedService, type RabbitNode } from '@pack/testkit';
 import { latestStages } from '../pipeline-actors';
 import { pipelineMessagesHandled, sideProcessorMessagesHandled, type Stack } from '../stack';
 import { table, type CheckRow } from './checker';
@@ -195,6 +195,14 @@ async function slowest(stack: Stack, items: number[], since: number): Promise<st
     : '';
 }
 
+/** Stage requests the stack's orchestrator sent again (its sweeper, after 30 s without a result). */
+async function stageResends(stack: Stack): Promise<number> {
+  return (await metricsText(stack.service('pipeline-orchestrator').metricsUrl))
+    .split('\n')
+    .filter((line) => line.startsWith('pipeline_stage_requests_resent_total'))
+    .reduce((sum, line) => sum + Number(line.split(' ').pop()), 0);
+}
+
 /**
  * When a client with a `heartbeatSeconds` heartbeat notices that `node` went silent: a connection
  * of its own to that node alone, closed by amqplib's heartbeat check (the broker client then
@@ -251,6 +259,7 @@ describe('network partitions of a RabbitMQ cluster', () => {
         cluster!.nodes.filter((other) => other !== node).map((other) => heartbeatProbe(other, 5)),
       );
       const start = checkStart(fake, world!.receiver);
+      const resendsBefore = await stageResends(world!.stack);
       const before = await declare(world!, 2 * BEFORE);
       net.isolate(node.host);
       const isolatedAt = Date.now();
@@ -274,7 +283,8 @@ describe('network partitions of a RabbitMQ cluster', () => {
           `queues, connections ${JSON.stringify(Object.fromEntries(connections))}; the silent node noticed ` +
           `by a 10 s heartbeat after ${ten} s, by a 5 s one after ${five} s; leaders after the heal ` +
           `${JSON.stringify(Object.fromEntries((await busiest()).counts))}; slowest pipeline (s from the ` +
-          `isolation) ${await slowest(world!.stack, [...before, ...during], isolatedAt)}\n`,
+          `isolation) ${await slowest(world!.stack, [...before, ...during], isolatedAt)}; stage requests ` +
+          `resent ${(await stageResends(world!.stack)) - resendsBefore}\n`,
       );
       const falseAlarms = controls.filter((probe) => probe.closed()).map((probe) => probe.node);
       await Promise.all([...probes, ...controls].map((probe) => probe.close()));
@@ -311,7 +321,7 @@ describe('network partitions of a RabbitMQ cluster', () => {
       const during = await declare(world!, 2 * DURING, 1000 + 2 * BEFORE);
       await new Promise((resolve) => setTimeout(resolve, Math.max(0, splitAt + 25_000 - Date.now())));
       net.heal();
-      const row = await counted(world!, 'cluster: split 1|2 for 25 s, replicas on both sides', start, [
+      const row = await counted(world!, 'cluster: split 1 against 2 for 25 s, replicas on both sides', start, [
         ...before,
         ...during,
       ]);
