@@ -105,7 +105,9 @@ export async function check(input: CheckInput): Promise<CheckRow> {
     queuesNonEmpty,
     lostWrites,
     durationS: Math.round(durationS * 10) / 10,
-    ...pipelineTimes(all.filter((stages) => ended(stages, count) && !stages.some((s) => s.state === 'FAILED'))),
+    ...pipelineTimes(
+      all.filter((stages) => ended(stages, count) && !stages.some((s) => s.state === 'FAILED')),
+    ),
     details,
   };
 }

@@ -185,7 +185,9 @@ const ISOLATION_MS = 30_000;
 
 /** The slowest of `items`' pipelines, each stage's start and end in seconds from `since`. */
 async function slowest(stack: Stack, items: number[], since: number): Promise<string> {
-  const all = await Promise.all(items.map(async (item) => ({ item, stages: await latestStages(stack, item) })));
+  const all = await Promise.all(
+    items.map(async (item) => ({ item, stages: await latestStages(stack, item) })),
+  );
   const span = ({ stages }: (typeof all)[number]) =>
     stages.length ? Date.parse(stages.at(-1)!.finished_at) - Date.parse(stages[0]!.started_at) : 0;
   const worst = all.sort((a, b) => span(b) - span(a))[0];
@@ -321,10 +323,12 @@ describe('network partitions of a RabbitMQ cluster', () => {
       const during = await declare(world!, 2 * DURING, 1000 + 2 * BEFORE);
       await new Promise((resolve) => setTimeout(resolve, Math.max(0, splitAt + 25_000 - Date.now())));
       net.heal();
-      const row = await counted(world!, 'cluster: split 1 against 2 for 25 s, replicas on both sides', start, [
-        ...before,
-        ...during,
-      ]);
+      const row = await counted(
+        world!,
+        'cluster: split 1 against 2 for 25 s, replicas on both sides',
+        start,
+        [...before, ...during],
+      );
       process.stdout.write(
         `split: slowest pipeline (s from the split) ${await slowest(stack, [...before, ...during], splitAt)}\n`,
       );
