@@ -248,7 +248,7 @@ describe('network partitions of a RabbitMQ cluster', () => {
   };
 
   it(
-    '"minority node isolated under 20 pipelines with webhooks": the node leading most queues cut off from everyone for 20 s, then healed',
+    '"minority node isolated under 20 pipelines with webhooks": the node leading most queues cut off from everyone for 20-30 s, then healed',
     async () => {
       const { net, cluster, fake } = world!;
       fake.always({ latencyMs: 300 });
