@@ -299,7 +299,7 @@ describe('network partitions of a RabbitMQ cluster', () => {
   // The bench's (pnpm bench:partitions): CI's time goes to the isolated node above.
   const benchOnly = SCALE > 1 ? it : it.skip;
   benchOnly(
-    'the cluster split 1|2 for 25 s, an orchestrator and an llm-gateway replica on the minority side',
+    'the cluster split one node against two for 25 s, an orchestrator and an llm-gateway replica on the minority side',
     async () => {
       const { net, cluster, stack, fake } = world!;
       fake.always({ latencyMs: 300 });
