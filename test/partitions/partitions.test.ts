@@ -267,7 +267,7 @@ describe('network partitions of a RabbitMQ cluster', () => {
       const isolatedAt = Date.now();
       // Declared while the node is away: the services on it must move to the others.
       const during = await declare(world!, 2 * DURING, 2 * BEFORE);
-      // The node stays cut off until a client with the services' former 10 s heartbeat notices
+      // The node stays cut off until a client with a 10 s heartbeat notices
       // (20-30 s: two silent intervals, checked once an interval), 30 s at most.
       await waitFor(() => probes.every((probe) => probe.closed()), {
         what: 'the heartbeats to notice the isolated node',
