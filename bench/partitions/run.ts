@@ -3,13 +3,14 @@
  * their own, links cut and slowed while pipelines with webhooks run) with a larger load, and the
  * checker's table of what each one counted: declarations submitted, ended OK, FAILED with a
  * reason, stuck; provider calls beyond one per stage; repeated webhook-ids; queues not empty
- * after the heal; acknowledged writes lost; duration and a pipeline's mean time.
+ * after the heal; acknowledged writes lost; duration, a pipeline's mean and slowest time.
  *
- * The scenarios are the suite's own, run by jest with PACK_PARTITION_SCALE times the pipelines;
- * the table is printed whether or not a scenario failed (the exit status says which). Root only,
+ * The scenarios are the suite's own, run by jest with PACK_PARTITION_SCALE times the pipelines
+ * (among them a node of the RabbitMQ cluster in namespaces isolated), plus one the suite leaves
+ * out for CI's time: the cluster split 1|2, with service replicas on both sides; the table is printed whether or not a scenario failed (the exit status says which). Root only,
  * as the suite (network namespaces).
  *
- *   pnpm bench:partitions     (PACK_PARTITION_SCALE=4)
+ *   pnpm bench:partitions [jest arguments]     (PACK_PARTITION_SCALE=4)
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -20,7 +21,8 @@ import { REPO_ROOT } from '@pack/testkit';
 const scale = process.env.PACK_PARTITION_SCALE ?? '4';
 const dir = mkdtempSync(path.join(os.tmpdir(), 'pack-partitions-'));
 const tableFile = path.join(dir, 'table.md');
-const run = spawnSync('npx', ['jest', 'test/partitions/partitions.test.ts'], {
+// Further arguments go to jest: `pnpm bench:partitions -t cluster` runs the cluster's alone.
+const run = spawnSync('npx', ['jest', 'test/partitions/partitions.test.ts', ...process.argv.slice(2)], {
   cwd: REPO_ROOT,
   stdio: 'inherit',
   env: { ...process.env, PACK_PARTITION_SCALE: scale, PACK_PARTITION_TABLE: tableFile },

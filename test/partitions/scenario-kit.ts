@@ -1,5 +1,6 @@
 import {
   CEILINGS,
+  NamespacedRabbitCluster,
   PartitionNet,
   Receiver,
   startFakeOpenAi,
@@ -7,7 +8,7 @@ import {
   type HostedService,
 } from '@pack/testkit';
 import { activeProcessors, modelKnownToOrchestrator, startStack, type Stack } from '../stack';
-import { check, checkStart, type CheckRow } from './checker';
+import { check, checkStart, type CheckRow, type QueueDepth } from './checker';
 
 export const KEY = 'sk-e2e-partitions-0000';
 export const KINDS = ['config', 'verify', 'execution'];
@@ -32,23 +33,51 @@ export interface World {
   fake: FakeProviderServer;
   receiver: Receiver;
   service: number;
+  /** With `cluster`: the stack's broker, three RabbitMQ nodes each in a host of its own. */
+  cluster?: NamespacedRabbitCluster;
+  queueDepths?: (namespace: string) => Promise<Map<string, QueueDepth>>;
 }
 
-export async function startWorld(env: Record<string, Record<string, string>> = {}): Promise<World> {
+/**
+ * The world; with `cluster`, the stack's broker is a RabbitMQ cluster of three nodes each in a
+ * host of its own (every service given the three URLs) instead of the shared node's relay.
+ */
+export async function startWorld(
+  env: Record<string, Record<string, string>> = {},
+  { cluster: withCluster = false } = {},
+): Promise<World> {
   const net = PartitionNet.create();
+  let cluster: NamespacedRabbitCluster | undefined;
   try {
-    const brokerUrl = await net.moved(process.env.AMQP_URL!, net.brokerAddress);
+    cluster = withCluster ? await NamespacedRabbitCluster.start(net) : undefined;
+    const brokerUrl = cluster?.url ?? (await net.moved(process.env.AMQP_URL!, net.brokerAddress));
     const [fake, receiver] = await Promise.all([startFakeOpenAi({ apiKey: KEY }), new Receiver().start()]);
     const stack = await startStack({
       env: Object.fromEntries(SERVICES.map((name) => [name, { AMQP_URL: brokerUrl, ...env[name] }])),
     });
-    const world = { net, stack, fake, receiver, service: 0 };
+    const world: World = { net, stack, fake, receiver, service: 0, cluster };
+    if (cluster) world.queueDepths = (namespace) => clusterQueueDepths(cluster!, namespace);
     world.service = await serviceWithWebhook(world);
     return world;
   } catch (error) {
+    cluster?.stop();
     await net.destroy();
     throw error;
   }
+}
+
+/** The stack's queues in the cluster, asked of the first node that answers. */
+async function clusterQueueDepths(
+  cluster: NamespacedRabbitCluster,
+  namespace: string,
+): Promise<Map<string, QueueDepth>> {
+  let lastError: unknown;
+  for (const node of cluster.nodes) {
+    const queues = await cluster.queues(node).catch((error: unknown) => (lastError = error));
+    if (queues instanceof Map)
+      return new Map([...queues].filter(([name]) => name.startsWith(`${namespace}.`)));
+  }
+  throw lastError;
 }
 
 export async function stopWorld(world: World | undefined): Promise<void> {
@@ -59,6 +88,7 @@ export async function stopWorld(world: World | undefined): Promise<void> {
     await world.receiver.stop();
     await world.stack.stop();
   } finally {
+    world.cluster?.stop();
     await world.net.destroy();
   }
 }

@@ -192,7 +192,7 @@ export class Broker {
     const generation = ++this.generation;
     const url = this.urls.take();
     try {
-      const connection = await amqp.connect(withHeartbeat(url, this.options.heartbeatSeconds ?? 10), {
+      const connection = await amqp.connect(withHeartbeat(url, this.options.heartbeatSeconds), {
         ...AMQP_SOCKET_OPTIONS,
         timeout: 10_000, // a node that does not answer at all: the next URL
         clientProperties: { connection_name: `${this.options.service}-${randomUUID().slice(0, 8)}` },
@@ -269,7 +269,10 @@ export class Broker {
     const entry: { channel: Channel; consumerTag?: string } = { channel };
     this.consumerChannels.push(entry);
     const queue = await declareConsumerQueue(channel, this.names, spec, {
-      instanceId: this.instanceId,
+      // A broadcast queue is exclusive to its connection: a new name for each one, as the broker
+      // may still hold the previous connection and its queue (a node cut off from the client
+      // lets it go only when its own heartbeat check or the cluster notices, up to a minute).
+      instanceId: `${this.instanceId}-${generation}`,
       deliveryLimit: this.options.deliveryLimit ?? 10,
     });
     await channel.prefetch(spec.prefetch ?? 16);

@@ -21,7 +21,8 @@ describe('broker URLs', () => {
     expect(redactUrl(A)).toBe('amqp://127.0.0.1:5681');
   });
 
-  it('a 10 s heartbeat unless the URL sets its own', () => {
+  it('a 5 s heartbeat unless the URL sets its own: a silent node is given up after 10-15 s, not 20-30 s', () => {
+    expect(withHeartbeat(A)).toBe(`${A}?heartbeat=5`);
     expect(withHeartbeat(A, 10)).toBe(`${A}?heartbeat=10`);
     expect(withHeartbeat(`${A}/pack?frameMax=8192`, 10)).toBe(`${A}/pack?frameMax=8192&heartbeat=10`);
     expect(withHeartbeat(`${A}?heartbeat=30`, 10)).toBe(`${A}?heartbeat=30`);

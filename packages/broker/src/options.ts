@@ -15,7 +15,7 @@ export interface BrokerOptions {
    * channel after a short backoff, before it fails (default 5 s; decision 0049).
    */
   nackRetryMs?: number;
-  /** AMQP heartbeat in seconds, for URLs that do not set `heartbeat` themselves (default 10). */
+  /** AMQP heartbeat in seconds, for URLs that do not set `heartbeat` themselves (default 5). */
   heartbeatSeconds?: number;
   /** Quorum-queue redelivery limit: a message that keeps crashing its consumer is dead-lettered. */
   deliveryLimit?: number;

@@ -64,7 +64,7 @@ export async function declareQueues(
   return queue;
 }
 
-/** A broadcast consumer's queue: this connection's own, gone with it. */
+/** A broadcast consumer's queue: this connection's own (`instanceId` names the connection), gone with it. */
 export async function declareBroadcastQueue(
   channel: Channel,
   names: Names,

@@ -1,4 +1,4 @@
-import type { Socket } from 'node:net';
+import net, { type Socket } from 'node:net';
 import amqp from 'amqplib';
 import { createEnvelope, events, type Envelope, type EventData } from '@pack/contracts';
 import { createLogger, currentContext } from '@pack/logging';
@@ -268,6 +268,56 @@ describe('Broker on a real RabbitMQ', () => {
     expect(broadcast.sort()).toEqual(['r1', 'r2']);
     await brokers[1]!.close();
     expect(brokers[0]!.declaredQueues().some((queue) => queue.includes('cache'))).toBe(false);
+  });
+
+  it('a connection the broker still holds (its node cut off, not yet noticed there) does not stop the reconnect: a broadcast queue is new on every connection', async () => {
+    // A proxy whose client side can be dropped while the broker's side stays open and silent, as
+    // when a node is cut off: the client gives up, the broker keeps the old connection (and its
+    // exclusive queues) until its own heartbeat check, seconds later.
+    const target = new URL(amqpUrl());
+    const pairs: { client: net.Socket; upstream: net.Socket }[] = [];
+    const proxy = net.createServer((client) => {
+      const upstream = net.connect(Number(target.port || 5672), target.hostname);
+      client.on('error', () => undefined);
+      upstream.on('error', () => undefined);
+      client.pipe(upstream).pipe(client);
+      pairs.push({ client, upstream });
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const url = new URL(amqpUrl());
+    url.hostname = '127.0.0.1';
+    url.port = String((proxy.address() as net.AddressInfo).port);
+    try {
+      const received: number[] = [];
+      const broker = makeBroker(url.toString());
+      broker.consume({
+        ...consumer('cache-cut', async (data) => {
+          received.push(data.version);
+        }),
+        broadcast: true,
+      });
+      broker.start();
+      await waitFor(() => broker.isReady());
+      const [old] = pairs.splice(0);
+      let oldClosedByBroker = false;
+      old!.upstream.on('close', () => (oldClosedByBroker = true));
+      old!.client.unpipe(old!.upstream);
+      old!.upstream.unpipe(old!.client);
+      old!.client.destroy();
+      await waitFor(() => !broker.isReady(), { what: 'the client to give the connection up' });
+      await waitFor(() => broker.isReady(), { what: 'the reconnect' });
+      // Connected again while the broker still holds the old connection, not once it let it go.
+      expect(oldClosedByBroker).toBe(false);
+      await broker.publish(settingsChanged(7));
+      await waitFor(() => received.includes(7), { what: 'the broadcast on the new connection' });
+      old!.upstream.destroy();
+    } finally {
+      for (const { client, upstream } of pairs) {
+        client.destroy();
+        upstream.destroy();
+      }
+      proxy.close();
+    }
   });
 
   it('reconnects by itself after the broker connection is lost, and refuses to publish meanwhile', async () => {

@@ -7,3 +7,4 @@ export {
 } from './leftover-networks';
 export { Relay, type Delay } from './relay';
 export { PartitionNet, type Host, type HostedService } from './net';
+export { NamespacedRabbitCluster, type RabbitNode } from './rabbit-cluster';

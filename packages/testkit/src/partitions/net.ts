@@ -25,6 +25,7 @@ export interface HostedService extends StartedProcess {
 /** A MAC address no host has: a neighbour entry pointing at it makes packets vanish unanswered. */
 const NOWHERE = '02:00:00:00:00:01';
 const SUBNET = '10.231';
+const LOOPBACK = ['127.0.0.1', 'localhost', '[::1]'];
 
 /**
  * Network namespaces of the test's own, each with one address on a private bridge, joined by
@@ -121,11 +122,16 @@ export class PartitionNet {
     return [...this.relays.values()].filter((relay) => relay.address === this.brokerAddress);
   }
 
-  /** `url` (one or several, comma-separated) moved to `address`, through relays to where it pointed. */
+  /**
+   * `url` (one or several, comma-separated) moved to `address`, through relays to where it
+   * pointed; URLs of other hosts than the loopback are kept.
+   */
   async moved(url: string, address: string): Promise<string> {
     const urls = await Promise.all(
       url.split(',').map(async (one) => {
         const parsed = new URL(one.trim());
+        // A host of the bridge (a RabbitMQ node of a cluster in namespaces) is reached as it is.
+        if (!LOOPBACK.includes(parsed.hostname)) return one.trim();
         const fallback = parsed.protocol.startsWith('amqp')
           ? 5672
           : parsed.protocol.startsWith('mongo')
