@@ -1,16 +1,8 @@
-import { writeFileSync } from 'node:fs';
-import { connectAny } from '@pack/broker';
-import { CEILINGS, metricsText, waitFor, type HostedService, type RabbitNode } from '@pack/testkit';
-import { latestStages } from '../pipeline-actors';
-import { pipelineMessagesHandled, sideProcessorMessagesHandled, type Stack } from '../stack';
-import { table, type CheckRow } from './checker';
+import { CEILINGS, waitFor, type HostedService } from '@pack/testkit';
+import { pipelineMessagesHandled, sideProcessorMessagesHandled } from '../stack';
+import { BEFORE, busiest, DURING, heartbeatProbe, ISOLATION_MS, slowest, stageResends } from './cluster-kit';
+import { expectClean, recordRow, reportRows } from './rows';
 import { checkStart, counted, declare, readiness, startWorld, stopWorld, type World } from './scenario-kit';
-
-/** The load: 1 in the suite; bench/partitions runs more (PACK_PARTITION_SCALE). */
-const SCALE = Number(process.env.PACK_PARTITION_SCALE ?? 1);
-/** Pipelines per scenario: before the nemesis, and while it holds. */
-const BEFORE = 5 * SCALE;
-const DURING = 5 * SCALE;
 
 /** How long a partition held on a schedule lasts (Jepsen's are 10-30 s). */
 const PARTITION_MS = 15_000;
@@ -21,31 +13,7 @@ const handledBy = async (replica: HostedService) =>
   (await pipelineMessagesHandled(replica.metricsUrl)) +
   (await sideProcessorMessagesHandled(replica.metricsUrl));
 
-const rows: CheckRow[] = [];
-
-const expectClean = (row: CheckRow) => {
-  rows.push(row);
-  const timings = { durationS: 0, meanPipelineS: 0, slowestPipelineS: 0 };
-  expect({ ...row, ...timings }).toEqual({
-    ...row,
-    ...timings,
-    ok: row.submitted,
-    failed: 0,
-    stuck: 0,
-    extraProviderCalls: 0,
-    webhookDuplicates: 0,
-    queuesNonEmpty: 0,
-    lostWrites: 0,
-    details: [],
-  });
-};
-
-afterAll(() => {
-  if (rows.length) process.stdout.write(`\n${table(rows)}\n`);
-  // bench/partitions prints it after the run.
-  if (rows.length && process.env.PACK_PARTITION_TABLE)
-    writeFileSync(process.env.PACK_PARTITION_TABLE, table(rows));
-});
+afterAll(reportRows);
 
 /**
  * Network partitions, tested the way RabbitMQ tests itself: service replicas on hosts of their
@@ -120,7 +88,7 @@ describe('network partitions', () => {
       fake.always({ latencyMs: 300 });
       // The same load on a clean link first: what the lossy run is compared with.
       const cleanStart = checkStart(fake, world!.receiver);
-      rows.push(
+      recordRow(
         await counted(world!, 'clean link (for comparison)', cleanStart, await declare(world!, BEFORE, 100)),
       );
       const host = net.addHost('lossy');
@@ -180,50 +148,6 @@ describe('network partitions', () => {
   );
 });
 
-/** An isolated node is cut off at most this long (Jepsen's partitions are 10-30 s). */
-const ISOLATION_MS = 30_000;
-
-/** The slowest of `items`' pipelines, each stage's start and end in seconds from `since`. */
-async function slowest(stack: Stack, items: number[], since: number): Promise<string> {
-  const all = await Promise.all(
-    items.map(async (item) => ({ item, stages: await latestStages(stack, item) })),
-  );
-  const span = ({ stages }: (typeof all)[number]) =>
-    stages.length ? Date.parse(stages.at(-1)!.finished_at) - Date.parse(stages[0]!.started_at) : 0;
-  const worst = all.sort((a, b) => span(b) - span(a))[0];
-  const at = (time: string) => ((Date.parse(time) - since) / 1000).toFixed(1);
-  return worst
-    ? `item ${worst.item}: ${worst.stages.map((s) => `${s.stage} ${at(s.started_at)}..${at(s.finished_at)}`).join(', ')}`
-    : '';
-}
-
-/** Stage requests the stack's orchestrator sent again (its sweeper, after 30 s without a result). */
-async function stageResends(stack: Stack): Promise<number> {
-  return (await metricsText(stack.service('pipeline-orchestrator').metricsUrl))
-    .split('\n')
-    .filter((line) => line.startsWith('pipeline_stage_requests_resent_total'))
-    .reduce((sum, line) => sum + Number(line.split(' ').pop()), 0);
-}
-
-/**
- * When a client with a `heartbeatSeconds` heartbeat notices that `node` went silent: a connection
- * of its own to that node alone, closed by amqplib's heartbeat check (the broker client then
- * moves on to the next node, decision 0049).
- */
-async function heartbeatProbe(node: RabbitNode, heartbeatSeconds: number) {
-  const connection = await connectAny(`${node.url}?heartbeat=${heartbeatSeconds}`);
-  connection.on('error', () => undefined);
-  let closedAt: number | undefined;
-  connection.on('close', () => (closedAt = Date.now()));
-  return {
-    node: node.id,
-    heartbeatSeconds,
-    closed: () => closedAt !== undefined,
-    noticedAfter: (since: number) => (closedAt === undefined ? '-' : String((closedAt - since) / 1000)),
-    close: () => connection.close().catch(() => undefined),
-  };
-}
-
 /**
  * The same checker on a RabbitMQ cluster of three nodes, each in a host of its own (its own
  * epmd, distribution port and long node name on its address; `pause_minority`), every service
@@ -239,20 +163,12 @@ describe('network partitions of a RabbitMQ cluster', () => {
     await stopWorld(world);
   });
 
-  /** The node leading the most of the stack's queues (and how many each leads), as `via` sees it. */
-  const busiest = async () => {
-    const { cluster, stack } = world!;
-    const counts = await cluster!.leaders(cluster!.nodes[0]!, `${stack.brokerNamespace}.`);
-    const [id] = [...counts].sort(([, a], [, b]) => b - a)[0]!;
-    return { node: cluster!.node(id), counts };
-  };
-
   it(
     '"minority node isolated under 20 pipelines with webhooks": the node leading most queues cut off from everyone for 20-30 s, then healed',
     async () => {
       const { net, cluster, fake } = world!;
       fake.always({ latencyMs: 300 });
-      const { node, counts } = await busiest();
+      const { node, counts } = await busiest(world!);
       const connections = await cluster!.connections(node);
       // A 10 s and a 5 s heartbeat to the node cut off; 5 s ones to the others, which must never
       // fire (a heartbeat that fires on a loaded machine would drop healthy connections).
@@ -284,7 +200,7 @@ describe('network partitions of a RabbitMQ cluster', () => {
         `isolated ${node.name} for ${isolatedS} s, leading ${JSON.stringify(Object.fromEntries(counts))} ` +
           `queues, connections ${JSON.stringify(Object.fromEntries(connections))}; the silent node noticed ` +
           `by a 10 s heartbeat after ${ten} s, by a 5 s one after ${five} s; leaders after the heal ` +
-          `${JSON.stringify(Object.fromEntries((await busiest()).counts))}; slowest pipeline (s from the ` +
+          `${JSON.stringify(Object.fromEntries((await busiest(world!)).counts))}; slowest pipeline (s from the ` +
           `isolation) ${await slowest(world!.stack, [...before, ...during], isolatedAt)}; stage requests ` +
           `resent ${(await stageResends(world!.stack)) - resendsBefore}\n`,
       );
@@ -292,49 +208,6 @@ describe('network partitions of a RabbitMQ cluster', () => {
       await Promise.all([...probes, ...controls].map((probe) => probe.close()));
       expect(falseAlarms).toEqual([]);
       expectClean(row);
-    },
-    CEILINGS.longTest,
-  );
-
-  // The bench's (pnpm bench:partitions): CI's time goes to the isolated node above.
-  const benchOnly = SCALE > 1 ? it : it.skip;
-  benchOnly(
-    'the cluster split one node against two for 25 s, an orchestrator and an llm-gateway replica on the minority side',
-    async () => {
-      const { net, cluster, stack, fake } = world!;
-      fake.always({ latencyMs: 300 });
-      const [minority, ...majority] = cluster!.nodes;
-      const host = net.addHost('minority');
-      await net.loopback(host, Number(new URL(fake.url).port));
-      const replicas = [
-        await net.spawnService(host, 'pipeline-orchestrator', stack.envs['pipeline-orchestrator']!),
-        await net.spawnService(host, 'llm-gateway', stack.envs['llm-gateway']!),
-      ];
-      const start = checkStart(fake, world!.receiver);
-      const before = await declare(world!, 2 * BEFORE, 1000);
-      net.split(
-        [minority!.host, host],
-        majority.map((node) => node.host),
-      );
-      // The stack (the root namespace) is on the majority's side.
-      for (const address of [net.servicesAddress, net.brokerAddress, net.databaseAddress])
-        net.cut(minority!.host, address);
-      const splitAt = Date.now();
-      const during = await declare(world!, 2 * DURING, 1000 + 2 * BEFORE);
-      await new Promise((resolve) => setTimeout(resolve, Math.max(0, splitAt + 25_000 - Date.now())));
-      net.heal();
-      const row = await counted(
-        world!,
-        'cluster: split 1 against 2 for 25 s, replicas on both sides',
-        start,
-        [...before, ...during],
-      );
-      process.stdout.write(
-        `split: slowest pipeline (s from the split) ${await slowest(stack, [...before, ...during], splitAt)}\n`,
-      );
-      expectClean(row);
-      for (const replica of replicas) replica.child.kill('SIGTERM');
-      await Promise.all(replicas.map((replica) => replica.exited));
     },
     CEILINGS.longTest,
   );
