@@ -1,4 +1,10 @@
-import { startFakeOpenAi, waitFor, type CallResult, type FakeProviderServer } from '@pack/testkit';
+import {
+  startFakeOpenAi,
+  storedDocuments,
+  waitFor,
+  type CallResult,
+  type FakeProviderServer,
+} from '@pack/testkit';
 import { pipelineActors } from '../pipeline-actors';
 import {
   expectRefused,
@@ -134,6 +140,9 @@ describe('the AI switches through the gateway', () => {
     expect((await instance(submitted.id)).state).toBe('APPROVED');
 
     const orchestrator = stack.service('pipeline-orchestrator');
+    // No stage runs, so the stage sweeper has nothing to watch: none of its later rounds changes the run.
+    const stored = (await storedDocuments(orchestrator)).pipelines ?? [];
+    expect(stored.find((one) => one.service_item_id === autoItem)).toMatchObject({ watched: false });
     for (const request of [
       () => trigger(autoItem, 'config'),
       () => asOwner('POST', `${PACK}retrigger/service_item/${autoItem}/`, { feedback: 'try again' }),

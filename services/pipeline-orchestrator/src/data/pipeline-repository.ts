@@ -21,6 +21,7 @@ import {
   type RunOutcome,
   type StageExpectation,
   type StageRecord,
+  type StageState,
 } from '../domain/records/pipeline-records';
 import { type PipelineStore } from '../domain/records/store';
 import { CancelledRuns } from './cancelled-runs';
@@ -89,8 +90,10 @@ export class PipelineRepository implements PipelineStore {
     events: Envelope[],
   ): Promise<{ later: PipelineRecord | null } | null> {
     try {
-      // A new pipeline always schedules a stage: the sweeper watches it (0028).
-      const watched: Record<string, boolean> = { [WATCHED_FIELD]: true };
+      // The sweeper watches a pipeline while a stage runs (0028). One whose first stage did not
+      // start (AI processors off) has nothing to watch: watched, the sweeper's next round would
+      // change it later, behind the back of whoever just read it.
+      const watched = { [WATCHED_FIELD]: STAGES.some((stage) => isRunning(pipeline.stages[stage].state)) };
       const listed = { latest: true, status: statusAfter(pipeline.stages) ?? 'running' } as const;
       await this.pipelines.insertOne({
         ...pipeline,
@@ -301,3 +304,5 @@ export class PipelineRepository implements PipelineStore {
     return this.itemRuns.countRunning();
   }
 }
+
+const isRunning = (state: StageState | null) => state !== null && RUNNING_STATES.includes(state);
