@@ -13,6 +13,7 @@ import {
 } from '@pack/db';
 import {
   RUNNING_STATES,
+  runningStages,
   statusAfter,
   type LatestFilter,
   type PackDataRecord,
@@ -21,7 +22,6 @@ import {
   type RunOutcome,
   type StageExpectation,
   type StageRecord,
-  type StageState,
 } from '../domain/records/pipeline-records';
 import { type PipelineStore } from '../domain/records/store';
 import { CancelledRuns } from './cancelled-runs';
@@ -93,7 +93,7 @@ export class PipelineRepository implements PipelineStore {
       // The sweeper watches a pipeline while a stage runs (0028). One whose first stage did not
       // start (AI processors off) has nothing to watch: watched, the sweeper's next round would
       // change it later, behind the back of whoever just read it.
-      const watched = { [WATCHED_FIELD]: STAGES.some((stage) => isRunning(pipeline.stages[stage].state)) };
+      const watched = { [WATCHED_FIELD]: runningStages(pipeline).length > 0 };
       const listed = { latest: true, status: statusAfter(pipeline.stages) ?? 'running' } as const;
       await this.pipelines.insertOne({
         ...pipeline,
@@ -304,5 +304,3 @@ export class PipelineRepository implements PipelineStore {
     return this.itemRuns.countRunning();
   }
 }
-
-const isRunning = (state: StageState | null) => state !== null && RUNNING_STATES.includes(state);

@@ -1,6 +1,6 @@
 import { BoundedCache } from '@pack/cache';
 import { STAGES } from '@pack/contracts';
-import { RUNNING_STATES, type PipelineRecord, type StageState } from '../domain/records/pipeline-records';
+import { runningStages, type PipelineRecord } from '../domain/records/pipeline-records';
 
 /** What a replica may hold of the running pipelines it wrote, in characters of their JSON texts. */
 const BUDGET = 8 * 1024 * 1024;
@@ -44,10 +44,7 @@ export class RememberedPipelines {
 
   keep(pipeline: PipelineRecord): void {
     this.forget(pipeline._id);
-    const running = STAGES.some((stage) =>
-      RUNNING_STATES.includes(pipeline.stages[stage].state as StageState),
-    );
-    if (!running || sizeOf(pipeline) > LARGEST) return;
+    if (runningStages(pipeline).length === 0 || sizeOf(pipeline) > LARGEST) return;
     this.entries.set(pipeline._id, pipeline);
   }
 

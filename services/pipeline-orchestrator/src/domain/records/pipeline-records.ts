@@ -247,3 +247,8 @@ export interface ChangeInstanceNews {
   /** A move to APPROVED: the approval's number (a later approval has a greater one). */
   approval_seq?: number;
 }
+
+/** The stages of `pipeline` that run (SCHEDULED or WAITING_FOR_RESPONSE): the sweeper watches these. */
+export function runningStages(pipeline: Pick<PipelineRecord, 'stages'>): Stage[] {
+  return STAGES.filter((stage) => RUNNING_STATES.includes(pipeline.stages[stage].state as StageState));
+}

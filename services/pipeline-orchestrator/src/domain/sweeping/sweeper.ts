@@ -1,5 +1,5 @@
-import { STAGES, type Stage } from '@pack/contracts';
-import { RUNNING_STATES, type PipelineRecord, type StageState } from '../records/pipeline-records';
+import { type Stage } from '@pack/contracts';
+import { runningStages, type PipelineRecord } from '../records/pipeline-records';
 import type { SweepStore } from './store';
 
 export type { SweepStore } from './store';
@@ -137,8 +137,4 @@ export class StageSweeper {
     this.deps.observer.resent?.(stage);
     return true;
   }
-}
-
-function runningStages(pipeline: PipelineRecord): Stage[] {
-  return STAGES.filter((stage) => RUNNING_STATES.includes(pipeline.stages[stage].state as StageState));
 }
