@@ -27,6 +27,8 @@
 #       starts (or restarts what is down of) that pair, ignoring MONGO_URL; prints its MONGO_URL
 #   ... scripts/infra.sh db-down    stops that pair (FerretDB, then PostgreSQL); RabbitMQ untouched
 #   FerretDB's pid is in $PACK_INFRA_DIR/run/ferretdb.pid (a kill -9 takes it from there).
+#   PACK_MONGO_LISTEN=0.0.0.0 has FerretDB listen on every address, not only the loopback: for a
+#   pair run in a network namespace of its own (the partition tests' database host).
 #
 # Components:
 #   - PostgreSQL 15: a private cluster (data in $PACK_INFRA_DIR/pg), 127.0.0.1:$PACK_PG_PORT,
@@ -42,7 +44,7 @@
 # likewise AMQP_URL and RabbitMQ.
 #
 # Settings (environment): PACK_INFRA_DIR (default <repo>/.local/infra), PACK_PG_PORT (54329),
-# PACK_MONGO_PORT (27017), PACK_AMQP_PORT (5672).
+# PACK_MONGO_PORT (27017), PACK_MONGO_LISTEN (127.0.0.1), PACK_AMQP_PORT (5672).
 #
 # Progress goes to stderr; stdout carries only the `export` lines (from `up` and `env`).
 set -euo pipefail
@@ -55,6 +57,7 @@ source "$SCRIPT_DIR/lib/daemon.sh"
 PACK_INFRA_DIR="${PACK_INFRA_DIR:-$REPO_ROOT/.local/infra}"
 PACK_PG_PORT="${PACK_PG_PORT:-54329}"
 PACK_MONGO_PORT="${PACK_MONGO_PORT:-27017}"
+PACK_MONGO_LISTEN="${PACK_MONGO_LISTEN:-127.0.0.1}"
 PACK_AMQP_PORT="${PACK_AMQP_PORT:-5672}"
 
 # Go is usually in /usr/local/go/bin, which a non-login shell (CI) may not have on PATH.
@@ -352,7 +355,7 @@ ferret_up() {
     log "ferretdb: process $(cat "$FERRET_PID") exists but port does not answer; restarting it"
     ferret_down
   fi
-  log "ferretdb: starting on 127.0.0.1:$PACK_MONGO_PORT (log: $FERRET_LOG)"
+  log "ferretdb: starting on $PACK_MONGO_LISTEN:$PACK_MONGO_PORT (log: $FERRET_LOG)"
   # pool_max_conns: FerretDB's default is 50 PostgreSQL connections, and an open cursor keeps one
   # until the client's getMore or killCursors. A goroutine dump of the shared server hung in a
   # soak showed all 50 held by 48 open cursors while 159 commands (lock holders among them) waited
@@ -362,7 +365,7 @@ ferret_up() {
   # batchSize covers the limit). tools/ferretdb/main.go strips pool_* from the URL for its
   # single-process lock connection, which PostgreSQL would otherwise refuse.
   daemon_start "$FERRET_PID" "$FERRET_LOG" "$FERRET_BIN" \
-    -listen-addr="127.0.0.1:$PACK_MONGO_PORT" \
+    -listen-addr="$PACK_MONGO_LISTEN:$PACK_MONGO_PORT" \
     -postgresql-url="postgres://pack:pack@127.0.0.1:$PACK_PG_PORT/ferretdb?pool_max_conns=200"
   if ! wait_port "$PACK_MONGO_PORT" 60; then
     tail -n 40 "$FERRET_LOG" >&2 || true

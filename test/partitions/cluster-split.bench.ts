@@ -39,7 +39,7 @@ describe('a RabbitMQ cluster split in halves', () => {
         majority.map((node) => node.host),
       );
       // The stack (the root namespace) is on the majority's side.
-      for (const address of [net.servicesAddress, net.brokerAddress, net.databaseAddress])
+      for (const address of [net.servicesAddress, net.brokerAddress, world!.database.host.address])
         net.cut(minority!.host, address);
       const splitAt = Date.now();
       const during = await declare(world!, 2 * DURING, 1000 + 2 * BEFORE);

@@ -127,7 +127,7 @@ describe('network partitions', () => {
       await waitFor(() => (toProvider.accepted.get(host.address) ?? 0) > 0, {
         what: 'the replica to call the provider',
       });
-      net.cut(host, net.databaseAddress);
+      net.cut(host, world!.database.host.address);
       const cutAt = Date.now();
       fake.always({ latencyMs: 300 });
       release();

@@ -1,5 +1,6 @@
 import {
   CEILINGS,
+  NamespacedDatabase,
   NamespacedRabbitCluster,
   PartitionNet,
   Receiver,
@@ -22,13 +23,15 @@ const SERVICES = [
 ];
 
 /**
- * What every partition scenario runs on: the partition network, the stack in the root namespace
- * (its broker link through the bridge's broker relay, so that a slow broker link slows it too),
- * a fake provider, a webhook receiver, and a Service with three processors and a webhook on
- * approval, its declarations approved automatically.
+ * What every partition scenario runs on: the partition network, the database pair in a host of
+ * its own, the stack in the root namespace (its broker link through the bridge's broker relay, so
+ * that a slow broker link slows it too), a fake provider, a webhook receiver, and a Service with
+ * three processors and a webhook on approval, its declarations approved automatically.
  */
 export interface World {
   net: PartitionNet;
+  /** Every service's database server (replicas started in hosts included). */
+  database: NamespacedDatabase;
   stack: Stack;
   fake: FakeProviderServer;
   receiver: Receiver;
@@ -48,19 +51,23 @@ export async function startWorld(
 ): Promise<World> {
   const net = PartitionNet.create();
   let cluster: NamespacedRabbitCluster | undefined;
+  let database: NamespacedDatabase | undefined;
   try {
+    database = await NamespacedDatabase.start(net);
     cluster = withCluster ? await NamespacedRabbitCluster.start(net) : undefined;
     const brokerUrl = cluster?.url ?? (await net.moved(process.env.AMQP_URL!, net.brokerAddress));
     const [fake, receiver] = await Promise.all([startFakeOpenAi({ apiKey: KEY }), new Receiver().start()]);
+    const links = { AMQP_URL: brokerUrl, MONGO_URL: database.url };
     const stack = await startStack({
-      env: Object.fromEntries(SERVICES.map((name) => [name, { AMQP_URL: brokerUrl, ...env[name] }])),
+      env: Object.fromEntries(SERVICES.map((name) => [name, { ...links, ...env[name] }])),
     });
-    const world: World = { net, stack, fake, receiver, service: 0, cluster };
+    const world: World = { net, database, stack, fake, receiver, service: 0, cluster };
     if (cluster) world.queueDepths = (namespace) => clusterQueueDepths(cluster!, namespace);
     world.service = await serviceWithWebhook(world);
     return world;
   } catch (error) {
     cluster?.stop();
+    database?.stop();
     await net.destroy();
     throw error;
   }
@@ -89,6 +96,7 @@ export async function stopWorld(world: World | undefined): Promise<void> {
     await world.stack.stop();
   } finally {
     world.cluster?.stop();
+    world.database.stop();
     await world.net.destroy();
   }
 }

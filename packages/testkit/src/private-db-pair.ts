@@ -42,6 +42,14 @@ function infra(args: string[], env: Record<string, string>): Promise<string> {
 }
 
 /**
+ * The FerretDB build of the shared infrastructure (built by `infra.sh up` before the suite), for a
+ * pair in a folder of its own, which would otherwise build it again (minutes in a fresh clone).
+ */
+export function sharedFerretBinary(): string {
+  return path.join(process.env.PACK_INFRA_DIR ?? path.join(REPO_ROOT, '.local', 'infra'), 'bin', 'ferretdb');
+}
+
+/**
  * Starts the pair in `<repo>/.local/<name>` on two free ports. The folder is kept between runs
  * (the first run runs initdb; later ones start in a few seconds); FerretDB's binary is the shared
  * infrastructure's build.
@@ -52,13 +60,7 @@ export async function startPrivateDatabasePair(name = 'infra-db-restart'): Promi
     PACK_INFRA_DIR: dir,
     PACK_PG_PORT: String(await freePort()),
     PACK_MONGO_PORT: String(await freePort()),
-    // The FerretDB build of the shared infrastructure (built by `infra.sh up` before the suite):
-    // a folder of its own would build it again (minutes in a fresh clone).
-    PACK_FERRETDB_BIN: path.join(
-      process.env.PACK_INFRA_DIR ?? path.join(REPO_ROOT, '.local', 'infra'),
-      'bin',
-      'ferretdb',
-    ),
+    PACK_FERRETDB_BIN: sharedFerretBinary(),
   };
   const url = exported(await infra(['db-up'], env), 'MONGO_URL');
   const ferretPid = () => Number(readFileSync(path.join(dir, 'run', 'ferretdb.pid'), 'utf8').trim());

@@ -8,3 +8,4 @@ export {
 export { Relay, type Delay } from './relay';
 export { PartitionNet, type Host, type HostedService } from './net';
 export { NamespacedRabbitCluster, type RabbitNode } from './rabbit-cluster';
+export { NamespacedDatabase } from './database-host';

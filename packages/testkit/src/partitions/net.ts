@@ -29,11 +29,12 @@ const LOOPBACK = ['127.0.0.1', 'localhost', '[::1]'];
 
 /**
  * Network namespaces of the test's own, each with one address on a private bridge, joined by
- * veth pairs, and the nemeses that cut and slow their links. The root namespace holds the
- * bridge's three addresses: `.1` for the services a host calls (fake providers, settings),
- * `.2` for the broker, `.3` for the database, each a relay to the shared server on loopback, so
- * that a host can be cut from the broker alone or from the database alone. Everything carries
- * the owner's pid in its name: destroy() removes it, and a later run what a killed one left.
+ * veth pairs, and the nemeses that cut and slow their links. The root namespace holds two of the
+ * bridge's addresses: `.1` for the services a host calls (fake providers, settings), `.2` for the
+ * broker, each a relay to the server on the root's loopback, so that a host can be cut from the
+ * broker alone. The database and the nodes of a broker cluster are hosts of their own
+ * (NamespacedDatabase, NamespacedRabbitCluster). Everything carries the owner's pid in its name:
+ * destroy() removes it, and a later run what a killed one left.
  */
 export class PartitionNet {
   readonly hosts = new Map<string, Host>();
@@ -44,7 +45,7 @@ export class PartitionNet {
 
   private constructor(readonly subnet: number) {}
 
-  /** The bridge with its three root addresses on a /24 of 10.231 that no interface here uses. */
+  /** The bridge with its two root addresses on a /24 of 10.231 that no interface here uses. */
   static create(): PartitionNet {
     const why = namespacesUnavailable();
     if (why) throw new Error(`partition tests cannot run here: ${why}`);
@@ -57,7 +58,7 @@ export class PartitionNet {
     const net = new PartitionNet(subnet);
     const bridge = bridgeName();
     ip('link', 'add', bridge, 'type', 'bridge');
-    for (const last of [1, 2, 3]) ip('addr', 'add', `${net.address(last)}/24`, 'dev', bridge);
+    for (const last of [1, 2]) ip('addr', 'add', `${net.address(last)}/24`, 'dev', bridge);
     ip('link', 'set', bridge, 'up');
     // Where a lossy link's dropped packets go: a link that is never up.
     ip('link', 'add', sinkName(), 'type', 'veth', 'peer', 'name', sinkPeerName());
@@ -73,9 +74,6 @@ export class PartitionNet {
   }
   get brokerAddress(): string {
     return this.address(2);
-  }
-  get databaseAddress(): string {
-    return this.address(3);
   }
 
   /** A new namespace `name`, its address .11, .12, ... in the order hosts are added. */
@@ -130,7 +128,7 @@ export class PartitionNet {
     const urls = await Promise.all(
       url.split(',').map(async (one) => {
         const parsed = new URL(one.trim());
-        // A host of the bridge (a RabbitMQ node of a cluster in namespaces) is reached as it is.
+        // A host of the bridge (a RabbitMQ node, the database) is reached as it is.
         if (!LOOPBACK.includes(parsed.hostname)) return one.trim();
         const fallback = parsed.protocol.startsWith('amqp')
           ? 5672
@@ -148,14 +146,13 @@ export class PartitionNet {
   }
 
   /**
-   * A service's environment as a host sees it: AMQP_URL on the broker's address, MONGO_URL on the
-   * database's, every other loopback URL on the services' address (each through a relay).
+   * A service's environment as a host sees it: AMQP_URL on the broker's address, every other
+   * loopback URL on the services' address (each through a relay); URLs of hosts kept.
    */
   async envFor(env: Record<string, string>): Promise<Record<string, string>> {
     const out: Record<string, string> = { ...env };
     for (const [name, value] of Object.entries(env)) {
       if (name === 'AMQP_URL') out[name] = await this.moved(value, this.brokerAddress);
-      else if (name === 'MONGO_URL') out[name] = await this.moved(value, this.databaseAddress);
       else {
         const ports = [...value.matchAll(/(?:127\.0\.0\.1|localhost):(\d+)/g)].map((m) => Number(m[1]));
         for (const port of ports) await this.relay(this.servicesAddress, port);
@@ -231,7 +228,7 @@ export class PartitionNet {
   }
 
   /**
-   * Nemesis: `host` cut from `address` only (another host's, or the broker's or database's):
+   * Nemesis: `host` cut from `address` only (another host's, or the broker's relay):
    * packets between them vanish, unanswered, as on a silent network; every other link works.
    */
   cut(host: Host, address: string): void {
