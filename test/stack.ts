@@ -9,6 +9,8 @@ import {
   LeakScan,
   budgetsSettled,
   outboxDrained,
+  pendingEvents,
+  queueDepths,
   stackCollector,
   startHarness,
   storedDocuments,
@@ -327,4 +329,34 @@ export async function expectRefused(
     after: {},
   });
   return answer;
+}
+
+/** Messages every consumer of the stack has finished with (acknowledged, retried or dead-lettered). */
+async function messagesFinished(stack: Stack): Promise<number> {
+  const texts = await Promise.all(
+    stack.services.map(async (running) => (await fetch(`${running.metricsUrl}/metrics`)).text()),
+  );
+  return texts
+    .flatMap((text) => [...text.matchAll(/^broker_consumed_total\{[^}]*\} (\d+)$/gm)])
+    .reduce((sum, match) => sum + Number(match[1]), 0);
+}
+
+/**
+ * Waits until every event the stack recorded so far has been handled: no service has an event
+ * left to publish, every queue of the stack's namespace is empty with nothing unacknowledged, and
+ * no consumer finished a message while this looked (a consumer acknowledges after its writes, so
+ * an event it recorded meanwhile would show in the next look). A moment when all three hold, not
+ * a quiet window: what a test checks next can no longer be changed by an event in flight.
+ */
+export async function stackAtRest(stack: Stack): Promise<void> {
+  await waitFor(
+    async () => {
+      const finished = await messagesFinished(stack);
+      for (const running of stack.services) if ((await pendingEvents(running)) > 0) return false;
+      const depths = [...(await queueDepths(stack.brokerNamespace)).values()];
+      if (depths.some((queue) => queue.messages > 0 || queue.unacknowledged > 0)) return false;
+      return (await messagesFinished(stack)) === finished;
+    },
+    { what: 'the stack to handle every event recorded so far' },
+  );
 }

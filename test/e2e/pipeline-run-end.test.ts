@@ -5,7 +5,7 @@
  */
 import { Receiver, startFakeOpenAi, waitFor, type FakeProviderServer } from '@pack/testkit';
 import { pipelineActors } from '../pipeline-actors';
-import { modelKnownToOrchestrator, modelOnFakeProvider, startStack, type Stack } from '../stack';
+import { modelKnownToOrchestrator, modelOnFakeProvider, stackAtRest, startStack, type Stack } from '../stack';
 
 const KEY = 'sk-e2e-run-end-0000';
 const PACK = '/v1/external/serviceowner/pack/';
@@ -64,8 +64,8 @@ describe('the end of a pipeline run, through the gateway', () => {
     };
     expect((await asOwner('POST', '/v1/ai/processors/', body)).status).toBe(201);
   };
-  /** No move reaches the catalog within a while (the progress event of a stage end takes milliseconds). */
-  const settled = () => new Promise((resolve) => setTimeout(resolve, 1500));
+  /** Every event so far handled: the progress of a stage end has reached the catalog, or it never will. */
+  const settled = () => stackAtRest(stack);
   const COMPLETED_PATH = ['PENDING', 'APPROVED', 'IN_PROGRESS', 'COMPLETED'];
 
   it('"a run ends when no further stage can start by itself": CONFIG OK with no active VERIFY processor completes the Change Instance and fires its webhook; a later VERIFY trigger still runs', async () => {

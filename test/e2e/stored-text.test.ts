@@ -1,10 +1,10 @@
-import { isDeepStrictEqual } from 'node:util';
 import { GEN_UI_CATALOG_SCHEMA_MAX_BYTES, jsonBytes } from '@pack/contracts';
 import { storedDocuments, waitFor, type CallResult } from '@pack/testkit';
 import {
   expectRefused,
   modelKnownToOrchestrator,
   modelOnFakeProvider,
+  stackAtRest,
   startStack,
   type Stack,
 } from '../stack';
@@ -57,8 +57,6 @@ describe('text kept as database strings, through the gateway', () => {
   let service: number;
   let changeInstance: number;
   let webhook: number;
-
-  const snapshotAll = () => Promise.all(stack.services.map((running) => storedDocuments(running)));
 
   /** Runs `request` and expects a 400 naming exactly `field`, no database and no read changed. */
   async function refused(
@@ -116,15 +114,8 @@ describe('text kept as database strings, through the gateway', () => {
       { what: 'the dispatcher to learn the Service' },
     );
     webhook = hooked.body.id;
-    // Every event of the setup consumed: no database changes while the cases run.
-    await waitFor(
-      async () => {
-        const before = await snapshotAll();
-        await new Promise((resolve) => setTimeout(resolve, 300));
-        return isDeepStrictEqual(await snapshotAll(), before);
-      },
-      { what: 'the stack to settle' },
-    );
+    // Every event of the setup handled: no database changes while the cases run.
+    await stackAtRest(stack);
   });
   afterAll(async () => {
     await stack?.stop();

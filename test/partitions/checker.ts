@@ -1,6 +1,11 @@
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
-import { CEILINGS, waitFor, type FakeProviderServer, type Receiver } from '@pack/testkit';
+import {
+  CEILINGS,
+  queueDepths,
+  waitFor,
+  type FakeProviderServer,
+  type QueueDepth,
+  type Receiver,
+} from '@pack/testkit';
 import { callKey, latestStages, type StageView } from '../pipeline-actors';
 import type { Stack } from '../stack';
 
@@ -165,43 +170,6 @@ async function countWebhooks({ receiver, start }: CheckInput, expected: number, 
     );
   if (lostWebhooks) details.push(`webhooks missing: ${lostWebhooks} of ${expected}`);
   return { duplicates, lostWebhooks };
-}
-
-/** A queue's messages: ready, held unacknowledged by a consumer, and its consumers. */
-export interface QueueDepth {
-  messages: number;
-  ready: number;
-  unacknowledged: number;
-  consumers: number;
-}
-
-/**
- * The stack's queues, as the local node's rabbitmqctl lists them. Run asynchronously: the stack's
- * services and the partition relays share this process, and a synchronous child would stop them
- * for the seconds rabbitmqctl takes (publishes then miss their confirms).
- */
-export async function queueDepths(namespace: string): Promise<Map<string, QueueDepth>> {
-  const columns = ['name', 'messages', 'messages_ready', 'messages_unacknowledged', 'consumers'];
-  const listed = await promisify(execFile)(
-    'rabbitmqctl',
-    ['-q', '--no-table-headers', 'list_queues', ...columns],
-    {
-      encoding: 'utf8',
-      timeout: CEILINGS.wait,
-    },
-  );
-  const depths = new Map<string, QueueDepth>();
-  for (const line of listed.stdout.split('\n')) {
-    const [name, messages, ready, unacknowledged, consumers] = line.trim().split(/\s+/);
-    if (name?.startsWith(`${namespace}.`))
-      depths.set(name, {
-        messages: Number(messages),
-        ready: Number(ready),
-        unacknowledged: Number(unacknowledged),
-        consumers: Number(consumers),
-      });
-  }
-  return depths;
 }
 
 /** Queues of the stack still holding messages once the last pipeline ended (a few seconds to drain). */

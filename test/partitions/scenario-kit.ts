@@ -7,9 +7,10 @@ import {
   startFakeOpenAi,
   type FakeProviderServer,
   type HostedService,
+  type QueueDepth,
 } from '@pack/testkit';
 import { activeProcessors, modelKnownToOrchestrator, startStack, type Stack } from '../stack';
-import { check, checkStart, type CheckRow, type QueueDepth } from './checker';
+import { check, checkStart, type CheckRow } from './checker';
 
 export const KEY = 'sk-e2e-partitions-0000';
 export const KINDS = ['config', 'verify', 'execution'];

@@ -15,6 +15,7 @@ export * from './call';
 export * from './openapi';
 export * from './events';
 export * from './outbox';
+export * from './queue-depths';
 export * from './fake-providers';
 export * from './prometheus';
 export * from './fake-settings';
