@@ -5,6 +5,7 @@ import type { Envelope } from '@pack/contracts';
 import type { Gauge } from '@pack/metrics';
 import { waitFor } from '@pack/reliability';
 import { coalesceWrites } from './coalesce-writes';
+import { resetWhenSilent } from './silent-node';
 import { BrokerUnavailableError, withinMs } from './confirm';
 import { deliver, eventTypes, type ConsumerSpec } from './consumer';
 import { redactUrl, UrlRotation, withHeartbeat } from './failover';
@@ -198,6 +199,7 @@ export class Broker {
         clientProperties: { connection_name: `${this.options.service}-${randomUUID().slice(0, 8)}` },
       });
       coalesceWrites(connection);
+      resetWhenSilent(connection);
       if (this.closing) {
         // close() ran while we were connecting: nobody will close this connection but us.
         await withinMs(connection.close(), 2000);

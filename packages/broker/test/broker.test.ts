@@ -320,6 +320,46 @@ describe('Broker on a real RabbitMQ', () => {
     }
   });
 
+  it('a connection given up for missed heartbeats is reset at once, not left half-closed with the process until TCP gives up', async () => {
+    // A proxy that goes silent, as a node cut off does: bytes go nowhere either way and the proxy
+    // never closes its side, so a client that only ends its socket keeps it open.
+    const target = new URL(amqpUrl());
+    const accepted: { client: net.Socket; upstream: net.Socket; ended: boolean; reset: boolean }[] = [];
+    const proxy = net.createServer({ allowHalfOpen: true }, (client) => {
+      const upstream = net.connect(Number(target.port || 5672), target.hostname);
+      const pair = { client, upstream, ended: false, reset: false };
+      client.on('end', () => (pair.ended = true));
+      client.on('error', (error: NodeJS.ErrnoException) => (pair.reset = error.code === 'ECONNRESET'));
+      upstream.on('error', () => undefined);
+      client.pipe(upstream).pipe(client);
+      accepted.push(pair);
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const url = new URL(amqpUrl());
+    url.hostname = '127.0.0.1';
+    url.port = String((proxy.address() as net.AddressInfo).port);
+    url.searchParams.set('heartbeat', '1');
+    try {
+      const broker = makeBroker(url.toString());
+      broker.start();
+      await waitFor(() => broker.isReady());
+      const silent = accepted[0]!;
+      silent.client.unpipe(silent.upstream);
+      silent.upstream.unpipe(silent.client);
+      silent.client.resume(); // read and dropped: nothing reaches the broker
+      await waitFor(() => silent.reset || silent.ended, {
+        what: 'the client to give the silent connection up',
+      });
+      expect({ reset: silent.reset, ended: silent.ended }).toEqual({ reset: true, ended: false });
+    } finally {
+      for (const { client, upstream } of accepted) {
+        client.destroy();
+        upstream.destroy();
+      }
+      proxy.close();
+    }
+  });
+
   it('reconnects by itself after the broker connection is lost, and refuses to publish meanwhile', async () => {
     const proxy = await TcpProxy.forUrl(amqpUrl()).start();
     try {
