@@ -225,7 +225,7 @@ async function stuckPipelines(stack: Stack, stuck: number[], seen: StageView[][]
       .find({ service_item_id: item })
       .toArray()
       .catch((error: Error) => `(unreadable: ${error.message})`);
-    lines.push(`    stored: ${JSON.stringify(stored).slice(0, 3000)}`);
+    lines.push(`    stored: ${JSON.stringify(stored, withoutPayloads).slice(0, 3000)}`);
     const ids = Array.isArray(stored) ? stored.map((pipeline) => pipeline._id) : [];
     const [claims, calls] = await Promise.all(
       ['llm_call_claims', 'llm_calls'].map((name) =>
@@ -241,6 +241,9 @@ async function stuckPipelines(stack: Stack, stuck: number[], seen: StageView[][]
   }
   return lines.join('\n');
 }
+
+/** The stored pipeline without what a stage produced (its PackData, the declaration): states, ids and times fit. */
+const withoutPayloads = (key: string, value: unknown) => (key.endsWith('_json') ? undefined : value);
 
 /** For a time-out's message: the dispatcher's responses of the Service's webhooks, by state, and what arrived. */
 async function undelivered(stack: Stack, service: number, receiver: Receiver) {
