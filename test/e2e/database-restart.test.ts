@@ -149,19 +149,31 @@ describe('the database restarting under load (FerretDB kill -9, then PostgreSQL 
     expect([...notReady.keys()].sort()).toEqual(stack.services.map((s) => s.definition.name).sort());
 
     // Nothing lost: every pipeline OK, every approval's webhook once.
+    const ok = (s: StageView[]) => s.length === KINDS.length && s.every((stage) => stage.state === 'OK');
+    let seen: StageView[][] = [];
     const all = await waitFor(
       async () => {
-        const stages = await Promise.all(items.map((item) => latestStages(stack, item)));
-        const ok = (s: StageView[]) => s.length === KINDS.length && s.every((stage) => stage.state === 'OK');
-        const failed = stages.find((s) => s.some((stage) => stage.state === 'FAILED'));
+        seen = await Promise.all(items.map((item) => latestStages(stack, item)));
+        const failed = seen.find((s) => s.some((stage) => stage.state === 'FAILED'));
         if (failed) throw new Error(`a pipeline failed: ${JSON.stringify(failed)}`);
-        return stages.every(ok) && stages;
+        return seen.every(ok) && seen;
       },
-      { what: `${items.length} pipelines OK` },
-    );
+      // The ceiling past the product's own recovery with its default periods: a claim cut off
+      // with the database is taken over after its 15 s lease, a request lost with it is sent
+      // again after 30 s (up to 3 times); CEILINGS.wait (60 s) is within that.
+      { what: `${items.length} pipelines OK`, timeoutMs: CEILINGS.longWait },
+    ).catch(async (error: Error) => {
+      const stuck = items.filter((_, i) => !ok(seen[i] ?? []));
+      throw new Error(`${error.message}\n${await stuckPipelines(stack, stuck, seen, items)}`);
+    });
+    const pipelinesOkAfter = (Date.now() - restartedAt) / 1000;
     expect(all).toHaveLength(BEFORE + DURING);
     await waitFor(() => receiver.countsById().size >= items.length, {
       what: `${items.length} webhooks`,
+      // A delivery cut off with the database is leased for 30 s, its retries back off up to 60 s.
+      timeoutMs: CEILINGS.longWait,
+    }).catch(async (error: Error) => {
+      throw new Error(`${error.message}\n${await undelivered(stack, service, receiver)}`);
     });
     await sleep(1000);
     // A 503 meant "not done": the catalog holds one Change Instance per accepted submission.
@@ -186,9 +198,77 @@ describe('the database restarting under load (FerretDB kill -9, then PostgreSQL 
     expect(Math.max(1, ...perCall.values())).toBeLessThanOrEqual(2);
     process.stdout.write(
       `database restart: outage ${((restartedAt - killedAt) / 1000).toFixed(1)} s, all ready ` +
-        `${readyAfter.toFixed(1)} s after; ${refusals.length} writes refused 503; ${items.length} pipelines OK; ` +
+        `${readyAfter.toFixed(1)} s after; ${refusals.length} writes refused 503; ${items.length} pipelines OK ` +
+        `${pipelinesOkAfter.toFixed(1)} s after; ` +
         `${receiver.requests.length} webhooks for ${hooks.length} approvals; ${repeated.length} of ${perCall.size} ` +
         `stages called more than once (${repeated.reduce((sum, n) => sum + n - 1, 0)} extra calls)\n`,
     );
   });
 });
+
+/**
+ * For a time-out's message: each pipeline not OK yet, its stages as the API showed them last and
+ * as the orchestrator stores them, and the llm-gateway's claims and calls of it, so the failure
+ * names where it stopped (a request never answered, a claim still leased, a stage never started).
+ */
+async function stuckPipelines(stack: Stack, stuck: number[], seen: StageView[][], items: number[]) {
+  const orchestrator = stack.service('pipeline-orchestrator').context.mongo.connection;
+  const llm = stack.service('llm-gateway').context.mongo.connection;
+  const lines = [`${stuck.length} of ${items.length} pipelines not OK (Service Items ${stuck.join(', ')}):`];
+  for (const item of stuck) {
+    const stages = seen[items.indexOf(item)] ?? [];
+    lines.push(
+      `  item ${item}: ${stages.map((s) => `${s.stage} ${s.state ?? 'not started'}`).join(', ') || 'no pipeline'}`,
+    );
+    const stored = await orchestrator
+      .collection('pipelines')
+      .find({ service_item_id: item })
+      .toArray()
+      .catch((error: Error) => `(unreadable: ${error.message})`);
+    lines.push(`    stored: ${JSON.stringify(stored, withoutPayloads).slice(0, 3000)}`);
+    const ids = Array.isArray(stored) ? stored.map((pipeline) => pipeline._id) : [];
+    const [claims, calls] = await Promise.all(
+      ['llm_call_claims', 'llm_calls'].map((name) =>
+        llm
+          .collection(name)
+          .find({ pipeline_id: { $in: ids } })
+          .toArray()
+          .catch((error: Error) => `(unreadable: ${error.message})`),
+      ),
+    );
+    lines.push(`    llm_call_claims: ${JSON.stringify(claims).slice(0, 1500)}`);
+    lines.push(`    llm_calls: ${JSON.stringify(calls).slice(0, 1500)}`);
+  }
+  return lines.join('\n');
+}
+
+/** The stored pipeline without what a stage produced (its PackData, the declaration): states, ids and times fit. */
+const withoutPayloads = (key: string, value: unknown) => (key.endsWith('_json') ? undefined : value);
+
+/** For a time-out's message: the dispatcher's responses of the Service's webhooks, by state, and what arrived. */
+async function undelivered(stack: Stack, service: number, receiver: Receiver) {
+  const dispatcher = stack.service('webhook-dispatcher').context.mongo.connection;
+  const responses = await dispatcher
+    .collection('webhook_responses')
+    .find(
+      {},
+      {
+        projection: {
+          _id: 1,
+          webhook_id: 1,
+          seq: 1,
+          state: 1,
+          attempt_count: 1,
+          due_at: 1,
+          lease_until: 1,
+          error: 1,
+        },
+      },
+    )
+    .toArray()
+    .catch((error: Error) => `(unreadable: ${error.message})`);
+  return (
+    `the receiver got ${receiver.requests.length} requests (${receiver.countsById().size} webhook-ids) ` +
+    `for Service ${service}; the dispatcher's responses: ${JSON.stringify(responses).slice(0, 4000)}`
+  );
+}

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { CEILINGS, spawnEntryPoint } from '@pack/testkit';
 import { startStack, type Stack } from '../stack';
 import { writeLocalStack } from '../../scripts/lib/local-stack';
-import { privateViewer, viewer } from './trace-viewer/viewer';
+import { zipkinStandIn } from './trace-viewer/viewer';
 
 const DEMO = 'scripts/demo/main.ts';
 
@@ -25,18 +25,14 @@ const runDemo = (stack: Stack, env: Record<string, string | undefined>) =>
 
 describe('pnpm demo', () => {
   let stack: Stack;
-  let traces: Awaited<ReturnType<typeof privateViewer>>;
+  /** What the demo reads of the local trace viewer (Zipkin's API and UI page). */
+  let traces: Awaited<ReturnType<typeof zipkinStandIn>>;
 
   beforeAll(async () => {
-    // The local trace viewer (scripts/trace-viewer.sh) starts beside the stack.
-    traces = await privateViewer();
-    const viewerUp = viewer('up', traces.env);
-    stack = await startStack();
-    const up = await viewerUp;
-    if (up.status !== 0) throw new Error(`the trace viewer did not start: ${up.stderr}`);
+    [traces, stack] = await Promise.all([zipkinStandIn(), startStack()]);
   });
   afterAll(async () => {
-    await Promise.all([stack?.stop(), traces?.remove()]);
+    await Promise.all([stack?.stop(), traces?.close()]);
   });
 
   const demo = (env: Record<string, string | undefined> = {}) =>
@@ -87,6 +83,8 @@ describe('pnpm demo', () => {
     const traceId = /trace ([0-9a-f]{32}) \(the traceparent sent with the declaration/.exec(out)?.[1];
     expect(traceId).toMatch(/^[0-9a-f]{32}$/);
     expect(out).toContain(`  the trace               ${traces.base}/zipkin/traces/${traceId}\n`);
+    // The demo asked the viewer about its own trace; the address it printed opens the viewer's page.
+    expect(traces.asked).toContain(`/api/v2/trace/${traceId}`);
     expect((await fetch(`${traces.base}/zipkin/traces/${traceId}`)).status).toBe(200);
 
     // What the demo printed is what the API holds.

@@ -1,4 +1,9 @@
-/** The operator CLI (`pnpm packctl`) against a running stack, as an operator runs it: its own process. */
+/**
+ * The operator CLI (`pnpm packctl`) against a running stack. A few command lines run as an
+ * operator runs them, in a process of their own (its exit status, what it wrote); the others run
+ * the same main() in this process, which answers the same status and lines without a process
+ * start each (the suite's cost was mostly those starts).
+ */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -13,6 +18,7 @@ import {
   uniqueName,
   waitFor,
 } from '@pack/testkit';
+import { main } from '../../packages/packctl/src/main';
 import { startStack, type Stack } from '../stack';
 import * as kept from './backup-records';
 
@@ -31,7 +37,19 @@ describe('packctl', () => {
   });
   const serviceArgs = () =>
     stack.services.flatMap((service) => ['--service', `${service.definition.name}=${service.metricsUrl}`]);
-  const packctl = (args: string[], extra?: Record<string, string>) => spawnEntryPoint(CLI, args, env(extra));
+  /** The command line as its own process, as an operator runs it. */
+  const packctlProcess = (args: string[], extra?: Record<string, string>) =>
+    spawnEntryPoint(CLI, args, env(extra));
+  /** The same command line run by main() in this process, with exactly the environment the process would get. */
+  async function packctl(args: string[], extra?: Record<string, string>) {
+    let stdout = '';
+    let stderr = '';
+    const status = await main(args, env(extra), {
+      out: (text) => (stdout += `${text}\n`),
+      err: (text) => (stderr += `${text}\n`),
+    });
+    return { status, stdout, stderr };
+  }
 
   async function withChannel<T>(use: (channel: amqp.ConfirmChannel) => Promise<T>): Promise<T> {
     const connection = await amqp.connect(amqpUrl);
@@ -70,14 +88,14 @@ describe('packctl', () => {
       expect({ command, status: result.status }).toEqual({ command, status: 0 });
       expect(result.stdout).toContain(`packctl ${command.join(' ')}`.trim());
     }
-    expect((await packctl(['frobnicate'])).status).toBe(64);
+    expect((await packctlProcess(['frobnicate'])).status).toBe(64);
     expect((await packctl(['token', 'revoke'])).status).toBe(64);
     expect((await packctl(['health', '--no-such-option'])).status).toBe(64);
   });
 
   it('creates a user and token, lists it, and revokes it: the gateway then refuses the token', async () => {
     const username = uniqueName('ops');
-    const created = await packctl(['token', 'create', username, 'service_owner']);
+    const created = await packctlProcess(['token', 'create', username, 'service_owner']);
     expect(created.status).toBe(0);
     const token = created.stdout.trim();
     expect(token).toMatch(/^pack_/);
@@ -104,7 +122,7 @@ describe('packctl', () => {
   });
 
   it('fails with a message, exit 1, on a refused request or without an admin token', async () => {
-    const badRole = await packctl(['token', 'create', uniqueName('ops'), 'emperor']);
+    const badRole = await packctlProcess(['token', 'create', uniqueName('ops'), 'emperor']);
     expect(badRole.status).toBe(1);
     expect(badRole.stderr).toContain('role');
     const unknown = await packctl(['token', 'revoke', '999999']);
@@ -193,7 +211,7 @@ describe('packctl', () => {
       const before = await kept.readRecords(stack, records);
       expect(Object.values(before).map((read) => read.status)).toEqual([200, 200, 200, 200]);
 
-      const backedUp = await packctl(['backup', '--out', dir, ...kept.databaseArgs(stack)]);
+      const backedUp = await packctlProcess(['backup', '--out', dir, ...kept.databaseArgs(stack)]);
       expect({ status: backedUp.status, stderr: backedUp.stderr }).toMatchObject({ status: 0 });
       const mixed = await packctl(['backup', '--out', dir, ...kept.databaseArgs(stack)]);
       expect({ status: mixed.status, stderr: mixed.stderr }).toEqual({
@@ -209,7 +227,7 @@ describe('packctl', () => {
         kept.SERVICES.map((s) => [s, uniqueName(`t_restored_${s.replace(/-/g, '_')}`)]),
       );
       const restoreArgs = ['restore', '--from', dir, ...kept.databaseArgs(stack, names)];
-      const restoredRun = await packctl(restoreArgs);
+      const restoredRun = await packctlProcess(restoreArgs);
       expect({ status: restoredRun.status, stderr: restoredRun.stderr }).toMatchObject({ status: 0 });
       const again = await packctl(restoreArgs);
       expect(again.status).toBe(1);

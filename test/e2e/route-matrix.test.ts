@@ -83,13 +83,10 @@ describe('every declared route', () => {
 
   const snapshot = () => Promise.all(stack.services.map((running) => storedDocuments(running)));
 
+  type Calls = () => Promise<[what: string, answer: CallResult, statuses: number[], field?: string][]>;
+
   /** Runs the calls of one route and records what went wrong, so one run lists every bad route. */
-  async function check(
-    failures: string[],
-    label: string,
-    calls: () => Promise<[what: string, answer: CallResult, statuses: number[], field?: string][]>,
-  ) {
-    const before = await snapshot();
+  async function checkAnswers(failures: string[], label: string, calls: Calls) {
     for (const [what, answer, statuses, field] of await calls()) {
       const at = `${label} ${what}`;
       if (!statuses.includes(answer.status))
@@ -101,7 +98,26 @@ describe('every declared route', () => {
       else if (field !== undefined && !isDeepStrictEqual(Object.keys(answer.body.errors ?? {}), [field]))
         failures.push(`${at}: errors name ${JSON.stringify(answer.body.errors)}, not ${field}`);
     }
-    if (!isDeepStrictEqual(await snapshot(), before)) failures.push(`${label}: the database changed`);
+  }
+
+  /**
+   * Runs the calls of every route (label, calls) and records what went wrong; no database may
+   * change. One snapshot of every database before all of them and one after (a snapshot around
+   * each route made most of this file's time); only when they differ is each route called again
+   * between snapshots of its own, so the failure names the route that stores.
+   */
+  async function check(failures: string[], routeCalls: [label: string, calls: Calls][]) {
+    const before = await snapshot();
+    for (const [label, calls] of routeCalls) await checkAnswers(failures, label, calls);
+    if (isDeepStrictEqual(await snapshot(), before)) return;
+    const named = failures.length;
+    for (const [label, calls] of routeCalls) {
+      const start = await snapshot();
+      await calls();
+      if (!isDeepStrictEqual(await snapshot(), start)) failures.push(`${label}: the database changed`);
+    }
+    if (failures.length === named)
+      failures.push('the database changed during the calls, and no route changed it again when called alone');
   }
 
   it('are found on every service: the gateway, settings, catalog, llm-gateway, pipeline-orchestrator and webhook-dispatcher', () => {
@@ -119,17 +135,22 @@ describe('every declared route', () => {
 
   it('answer 401 problem+json without a token, at the gateway and at the service itself', async () => {
     const failures: string[] = [];
+    const routeCalls: [string, Calls][] = [];
     for (const { service, route, label } of routes.filter(({ route }) => route.access !== 'public')) {
-      await check(failures, label, async () => {
-        const method = route.method.toUpperCase();
-        const answers: [string, CallResult, number[]][] = [
-          ['through the gateway', await stack.call(method, pathOf(route), { token: null }), [401]],
-        ];
-        if (service.definition.name !== 'gateway')
-          answers.push(['at the service', await call(service.url, method, pathOf(route)), [401]]);
-        return answers;
-      });
+      routeCalls.push([
+        label,
+        async () => {
+          const method = route.method.toUpperCase();
+          const answers: [string, CallResult, number[]][] = [
+            ['through the gateway', await stack.call(method, pathOf(route), { token: null }), [401]],
+          ];
+          if (service.definition.name !== 'gateway')
+            answers.push(['at the service', await call(service.url, method, pathOf(route)), [401]]);
+          return answers;
+        },
+      ]);
     }
+    await check(failures, routeCalls);
     expect(failures).toEqual([]);
   });
 
@@ -140,59 +161,74 @@ describe('every declared route', () => {
 
   it('answer 403 problem+json to every role they do not allow', async () => {
     const failures: string[] = [];
+    const routeCalls: [string, Calls][] = [];
     for (const { route, label } of routes) {
       const refused = ROLES.filter((role) => !allowed(label).includes(role));
       if (refused.length === 0) continue;
-      await check(failures, label, async () => {
-        const answers: [string, CallResult, number[]][] = [];
-        for (const role of refused) {
-          const answer = await stack.call(route.method.toUpperCase(), pathOf(route), {
-            token: tokens[role],
-            ...(route.body ? { body: {} } : {}),
-          });
-          answers.push([`as ${role}`, answer, [403]]);
-        }
-        return answers;
-      });
+      routeCalls.push([
+        label,
+        async () => {
+          const answers: [string, CallResult, number[]][] = [];
+          for (const role of refused) {
+            const answer = await stack.call(route.method.toUpperCase(), pathOf(route), {
+              token: tokens[role],
+              ...(route.body ? { body: {} } : {}),
+            });
+            answers.push([`as ${role}`, answer, [403]]);
+          }
+          return answers;
+        },
+      ]);
     }
+    await check(failures, routeCalls);
     expect(failures).toEqual([]);
   });
 
   it('answer 400 problem+json naming the field to a malformed body, and to {} on PATCH', async () => {
     const failures: string[] = [];
+    const routeCalls: [string, Calls][] = [];
     for (const { route, label } of routes.filter(({ route }) => route.body)) {
       const cases = [...BAD_BODIES];
       if (route.method === 'patch') cases.push(['an empty object', '{}', '(body)']);
-      await check(failures, label, async () => {
-        const answers: [string, CallResult, number[], string][] = [];
-        for (const [what, raw, field] of cases) {
-          const answer = await stack.call(route.method.toUpperCase(), pathOf(route), {
-            token: tokens[caller(label)],
-            raw,
-          });
-          answers.push([what, answer, [400], field]);
-        }
-        return answers;
-      });
+      routeCalls.push([
+        label,
+        async () => {
+          const answers: [string, CallResult, number[], string][] = [];
+          for (const [what, raw, field] of cases) {
+            const answer = await stack.call(route.method.toUpperCase(), pathOf(route), {
+              token: tokens[caller(label)],
+              raw,
+            });
+            answers.push([what, answer, [400], field]);
+          }
+          return answers;
+        },
+      ]);
     }
+    await check(failures, routeCalls);
     expect(failures).toEqual([]);
   });
 
   it('answer 400 or 404 problem+json to ids that are not plain decimal numbers', async () => {
     const failures: string[] = [];
+    const routeCalls: [string, Calls][] = [];
     for (const { route, label } of routes.filter(({ route }) => hasParams(route))) {
-      await check(failures, label, async () => {
-        const answers: [string, CallResult, number[]][] = [];
-        for (const id of BAD_IDS) {
-          const answer = await stack.call(route.method.toUpperCase(), pathOf(route, id), {
-            token: tokens[caller(label)],
-            ...(route.body ? { body: {} } : {}),
-          });
-          answers.push([`with id ${id}`, answer, [400, 404]]);
-        }
-        return answers;
-      });
+      routeCalls.push([
+        label,
+        async () => {
+          const answers: [string, CallResult, number[]][] = [];
+          for (const id of BAD_IDS) {
+            const answer = await stack.call(route.method.toUpperCase(), pathOf(route, id), {
+              token: tokens[caller(label)],
+              ...(route.body ? { body: {} } : {}),
+            });
+            answers.push([`with id ${id}`, answer, [400, 404]]);
+          }
+          return answers;
+        },
+      ]);
     }
+    await check(failures, routeCalls);
     expect(failures).toEqual([]);
   });
 

@@ -54,7 +54,19 @@ export function parse(argv: string[]) {
   return parseArgs({ args: argv, options: GLOBAL_OPTIONS, allowPositionals: true, strict: true });
 }
 
-export function contextFrom(values: ReturnType<typeof parse>['values'], env: NodeJS.ProcessEnv): Context {
+/** Where a command writes its lines: the process's standard output and error, or a caller's own. */
+export type Output = Pick<Context, 'out' | 'err'>;
+
+export const PROCESS_OUTPUT: Output = {
+  out: (text) => process.stdout.write(`${text}\n`),
+  err: (text) => process.stderr.write(`${text}\n`),
+};
+
+export function contextFrom(
+  values: ReturnType<typeof parse>['values'],
+  env: NodeJS.ProcessEnv,
+  output: Output = PROCESS_OUTPUT,
+): Context {
   const limit = Number(values.limit ?? 100);
   if (!Number.isInteger(limit) || limit < 1) throw new UsageError('--limit must be a positive integer');
   return {
@@ -67,8 +79,7 @@ export function contextFrom(values: ReturnType<typeof parse>['values'], env: Nod
     mongoUrl: values.mongo ?? env.MONGO_URL ?? 'mongodb://pack:pack@127.0.0.1:27017/?authMechanism=PLAIN',
     databases: values.db,
     backup: { out: values.out, from: values.from, drop: values.drop ?? false },
-    out: (text) => process.stdout.write(`${text}\n`),
-    err: (text) => process.stderr.write(`${text}\n`),
+    ...output,
   };
 }
 

@@ -9,7 +9,17 @@
  * Every command takes --help; exit 0 on success, 1 on failure, 64 on a usage error.
  */
 import { backupCommand, restoreCommand } from './backup/commands';
-import { CliError, COMMON_HELP, contextFrom, EXIT, parse, UsageError, type Command } from './cli';
+import {
+  CliError,
+  COMMON_HELP,
+  contextFrom,
+  EXIT,
+  parse,
+  PROCESS_OUTPUT,
+  UsageError,
+  type Command,
+  type Output,
+} from './cli';
 import { dlqList, dlqReplay } from './dlq';
 import { health } from './health';
 import { tokenCreate, tokenList, tokenRevoke } from './tokens';
@@ -43,12 +53,20 @@ function help(command: Command): string {
   ].join('\n');
 }
 
-export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+/**
+ * Runs one command line; answers the exit status. `output` takes its lines (the process's
+ * standard output and error unless given: a caller in the same process may read them).
+ */
+export async function main(
+  argv: string[],
+  env: NodeJS.ProcessEnv = process.env,
+  output: Output = PROCESS_OUTPUT,
+): Promise<number> {
   let parsed: ReturnType<typeof parse>;
   try {
     parsed = parse(argv);
   } catch (error) {
-    process.stderr.write(`${(error as Error).message}\n\n${overview()}\n`);
+    output.err(`${(error as Error).message}\n\n${overview()}`);
     return EXIT.usage;
   }
   const words = parsed.positionals;
@@ -58,29 +76,29 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
     const group =
       words[0] && Object.keys(COMMANDS).some((n) => n.startsWith(`${words[0]} `)) ? `${words[0]} ` : '';
     if (parsed.values.help || words[0] === 'help' || words.length === 0) {
-      process.stdout.write(`${overview(group)}\n`);
+      output.out(overview(group));
       return words.length === 0 && !parsed.values.help ? EXIT.usage : EXIT.ok;
     }
-    process.stderr.write(`unknown command: ${words.join(' ')}\n\n${overview(group)}\n`);
+    output.err(`unknown command: ${words.join(' ')}\n\n${overview(group)}`);
     return EXIT.usage;
   }
   if (parsed.values.help) {
-    process.stdout.write(`${help(command)}\n`);
+    output.out(help(command));
     return EXIT.ok;
   }
   const args = words.slice(name!.split(' ').length);
   if (args.length !== command.positionals) {
-    process.stderr.write(`packctl ${command.usage}: expected ${command.positionals} argument(s)\n`);
+    output.err(`packctl ${command.usage}: expected ${command.positionals} argument(s)`);
     return EXIT.usage;
   }
   try {
-    return await command.run(contextFrom(parsed.values, env), args);
+    return await command.run(contextFrom(parsed.values, env, output), args);
   } catch (error) {
     if (error instanceof UsageError) {
-      process.stderr.write(`${error.message}\n`);
+      output.err(error.message);
       return EXIT.usage;
     }
-    process.stderr.write(`packctl: ${error instanceof CliError ? error.message : String(error)}\n`);
+    output.err(`packctl: ${error instanceof CliError ? error.message : String(error)}`);
     return EXIT.failed;
   }
 }
