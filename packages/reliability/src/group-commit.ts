@@ -14,6 +14,15 @@ export interface GroupCommitOptions {
    * they no longer run against the next request's own writes.
    */
   lingerMs?: number;
+  /**
+   * Whether an idle group's first item waits for the end of the event-loop turn it came in
+   * (`setImmediate`) instead of being written at once: the items of one turn go in one write.
+   * Messages and replies that arrive together are handled in one turn (one socket read holds
+   * several deliveries; one poll finds several sockets readable), so without it the first of them
+   * has a write of its own and the rest share the next. Nothing waits on a timer: the write
+   * starts as soon as the turn's callbacks have run.
+   */
+  endOfTurn?: boolean;
 }
 
 /**
@@ -32,6 +41,9 @@ export class GroupCommit<I, R> {
   private draining: Promise<void> = Promise.resolve();
   private readonly maxItems: number;
   private readonly lingerMs: number;
+  private readonly endOfTurn: boolean;
+  /** The end-of-turn wait of an idle group's first item, while it runs. */
+  private turning?: NodeJS.Immediate;
 
   constructor(
     private readonly write: (items: I[]) => Promise<R[]>,
@@ -39,6 +51,7 @@ export class GroupCommit<I, R> {
   ) {
     this.maxItems = options.maxItems ?? 100;
     this.lingerMs = options.lingerMs ?? 0;
+    this.endOfTurn = options.endOfTurn ?? false;
   }
 
   run(item: I): Promise<R> {
@@ -46,6 +59,7 @@ export class GroupCommit<I, R> {
     if (!this.writing) {
       this.writing = true;
       if (this.lingerMs > 0) this.lingering = setTimeout(() => this.startDrain(), this.lingerMs);
+      else if (this.endOfTurn) this.turning = setImmediate(() => this.startDrain());
       else this.startDrain();
     }
     return result;
@@ -56,13 +70,15 @@ export class GroupCommit<I, R> {
    * so far is written or failed: a stopping process calls it for writes nobody awaits.
    */
   async flush(): Promise<void> {
-    if (this.lingering) this.startDrain();
+    if (this.lingering || this.turning) this.startDrain();
     await this.draining;
   }
 
   private startDrain(): void {
     clearTimeout(this.lingering);
+    clearImmediate(this.turning);
     this.lingering = undefined;
+    this.turning = undefined;
     this.draining = this.drain();
   }
 
