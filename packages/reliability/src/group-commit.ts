@@ -1,5 +1,7 @@
 interface Waiting<I, R> {
   item: I;
+  /** When it was handed in (Date.now()): a paced write waits out its linger from then. */
+  since: number;
   resolve(result: R): void;
   reject(error: unknown): void;
 }
@@ -23,6 +25,14 @@ export interface GroupCommitOptions {
    * starts as soon as the turn's callbacks have run.
    */
   endOfTurn?: boolean;
+  /**
+   * Whether every write's first item waits out its `lingerMs` (counted from when it was handed
+   * in), not only an idle group's. Without it, the items that came during a write are written as
+   * soon as it ends, so under load a lingering group writes back to back, once per write's
+   * duration; with it, at most once per `lingerMs` unless a write itself takes longer. For
+   * tallies nobody waits on (rollups behind an answer).
+   */
+  paced?: boolean;
 }
 
 /**
@@ -42,6 +52,7 @@ export class GroupCommit<I, R> {
   private readonly maxItems: number;
   private readonly lingerMs: number;
   private readonly endOfTurn: boolean;
+  private readonly paced: boolean;
   /** The end-of-turn wait of an idle group's first item, while it runs. */
   private turning?: NodeJS.Immediate;
 
@@ -52,10 +63,13 @@ export class GroupCommit<I, R> {
     this.maxItems = options.maxItems ?? 100;
     this.lingerMs = options.lingerMs ?? 0;
     this.endOfTurn = options.endOfTurn ?? false;
+    this.paced = options.paced ?? false;
   }
 
   run(item: I): Promise<R> {
-    const result = new Promise<R>((resolve, reject) => this.queue.push({ item, resolve, reject }));
+    const result = new Promise<R>((resolve, reject) =>
+      this.queue.push({ item, since: Date.now(), resolve, reject }),
+    );
     if (!this.writing) {
       this.writing = true;
       if (this.lingerMs > 0) this.lingering = setTimeout(() => this.startDrain(), this.lingerMs);
@@ -70,8 +84,13 @@ export class GroupCommit<I, R> {
    * so far is written or failed: a stopping process calls it for writes nobody awaits.
    */
   async flush(): Promise<void> {
-    if (this.lingering || this.turning) this.startDrain();
-    await this.draining;
+    for (;;) {
+      if (this.lingering || this.turning) this.startDrain();
+      const current = this.draining;
+      await current;
+      // A paced drain ends by lingering for the items that came during its write: write them too.
+      if (!this.lingering && !this.turning && this.draining === current) return;
+    }
   }
 
   private startDrain(): void {
@@ -90,6 +109,13 @@ export class GroupCommit<I, R> {
         batch.forEach((waiting, index) => waiting.resolve(results[index]!));
       } catch (error) {
         for (const waiting of batch) waiting.reject(error);
+      }
+      const wait =
+        this.paced && this.queue.length > 0 ? this.queue[0]!.since + this.lingerMs - Date.now() : 0;
+      if (wait > 0) {
+        // Still `writing`: what comes meanwhile joins the queue, and this timer writes it all.
+        this.lingering = setTimeout(() => this.startDrain(), wait);
+        return;
       }
     }
     this.writing = false;
