@@ -1,5 +1,7 @@
 interface Waiting<I, R> {
   item: I;
+  /** When it was handed in (Date.now()): a paced write waits out its linger from then. */
+  since: number;
   resolve(result: R): void;
   reject(error: unknown): void;
 }
@@ -14,6 +16,23 @@ export interface GroupCommitOptions {
    * they no longer run against the next request's own writes.
    */
   lingerMs?: number;
+  /**
+   * Whether an idle group's first item waits for the end of the event-loop turn it came in
+   * (`setImmediate`) instead of being written at once: the items of one turn go in one write.
+   * Messages and replies that arrive together are handled in one turn (one socket read holds
+   * several deliveries; one poll finds several sockets readable), so without it the first of them
+   * has a write of its own and the rest share the next. Nothing waits on a timer: the write
+   * starts as soon as the turn's callbacks have run.
+   */
+  endOfTurn?: boolean;
+  /**
+   * Whether every write's first item waits out its `lingerMs` (counted from when it was handed
+   * in), not only an idle group's. Without it, the items that came during a write are written as
+   * soon as it ends, so under load a lingering group writes back to back, once per write's
+   * duration; with it, at most once per `lingerMs` unless a write itself takes longer. For
+   * tallies nobody waits on (rollups behind an answer).
+   */
+  paced?: boolean;
 }
 
 /**
@@ -32,6 +51,10 @@ export class GroupCommit<I, R> {
   private draining: Promise<void> = Promise.resolve();
   private readonly maxItems: number;
   private readonly lingerMs: number;
+  private readonly endOfTurn: boolean;
+  private readonly paced: boolean;
+  /** The end-of-turn wait of an idle group's first item, while it runs. */
+  private turning?: NodeJS.Immediate;
 
   constructor(
     private readonly write: (items: I[]) => Promise<R[]>,
@@ -39,13 +62,18 @@ export class GroupCommit<I, R> {
   ) {
     this.maxItems = options.maxItems ?? 100;
     this.lingerMs = options.lingerMs ?? 0;
+    this.endOfTurn = options.endOfTurn ?? false;
+    this.paced = options.paced ?? false;
   }
 
   run(item: I): Promise<R> {
-    const result = new Promise<R>((resolve, reject) => this.queue.push({ item, resolve, reject }));
+    const result = new Promise<R>((resolve, reject) =>
+      this.queue.push({ item, since: Date.now(), resolve, reject }),
+    );
     if (!this.writing) {
       this.writing = true;
       if (this.lingerMs > 0) this.lingering = setTimeout(() => this.startDrain(), this.lingerMs);
+      else if (this.endOfTurn) this.turning = setImmediate(() => this.startDrain());
       else this.startDrain();
     }
     return result;
@@ -56,13 +84,20 @@ export class GroupCommit<I, R> {
    * so far is written or failed: a stopping process calls it for writes nobody awaits.
    */
   async flush(): Promise<void> {
-    if (this.lingering) this.startDrain();
-    await this.draining;
+    for (;;) {
+      if (this.lingering || this.turning) this.startDrain();
+      const current = this.draining;
+      await current;
+      // A paced drain ends by lingering for the items that came during its write: write them too.
+      if (!this.lingering && !this.turning && this.draining === current) return;
+    }
   }
 
   private startDrain(): void {
     clearTimeout(this.lingering);
+    clearImmediate(this.turning);
     this.lingering = undefined;
+    this.turning = undefined;
     this.draining = this.drain();
   }
 
@@ -74,6 +109,13 @@ export class GroupCommit<I, R> {
         batch.forEach((waiting, index) => waiting.resolve(results[index]!));
       } catch (error) {
         for (const waiting of batch) waiting.reject(error);
+      }
+      const wait =
+        this.paced && this.queue.length > 0 ? this.queue[0]!.since + this.lingerMs - Date.now() : 0;
+      if (wait > 0) {
+        // Still `writing`: what comes meanwhile joins the queue, and this timer writes it all.
+        this.lingering = setTimeout(() => this.startDrain(), wait);
+        return;
       }
     }
     this.writing = false;

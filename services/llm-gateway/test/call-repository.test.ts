@@ -134,6 +134,31 @@ describe('call records written together', () => {
     }
   });
 
+  it('claims and finishes handed in during one event-loop turn share one insert each', async () => {
+    const monitored = await mongoose
+      .createConnection(process.env.MONGO_URL!, { dbName, monitorCommands: true })
+      .asPromise();
+    try {
+      const inserts: Record<string, number[]> = {};
+      monitored.getClient().on('commandStarted', (event) => {
+        if (event.commandName !== 'insert') return;
+        const collection = event.command.insert as string;
+        (inserts[collection] ??= []).push((event.command.documents as unknown[]).length);
+      });
+      // No linger: what shares a write is what arrived in the same turn (deliveries read together).
+      const together = new CallRepository(monitored);
+      const ids = ['t1', 't2', 't3', 't4'];
+
+      const won = await Promise.all(ids.map((id) => together.insertClaim(claim(id))));
+      const done = await Promise.all(ids.map((id) => together.finish(claim(id), finished(id))));
+
+      expect([won, done]).toEqual([ids.map(() => true), ids.map(() => true)]);
+      expect(inserts).toEqual({ [LLM_CALL_CLAIMS_COLLECTION]: [4], [LLM_CALLS_COLLECTION]: [4] });
+    } finally {
+      await monitored.close();
+    }
+  });
+
   it('finds a claim until its call is finished', async () => {
     await calls.insertClaim(claim('pending'));
     expect(await calls.find('pending')).toMatchObject({ state: 'claimed', owner: 'replica-a' });

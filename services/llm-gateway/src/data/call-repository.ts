@@ -32,8 +32,13 @@ type StoredCall = FinishedRecord | FallbackRecord | ConnectionTestCall;
 export class CallRepository implements CallStore {
   private readonly calls;
   private readonly claimsCollection;
-  private readonly claims = new GroupCommit<CallClaim, boolean>((claims) =>
-    insertAll(this.claimsCollection, claims),
+  /**
+   * The requests of one event-loop turn (deliveries read together) claim in one insert, as their
+   * finishes (replies read together) go in one: the first waits for the end of its turn.
+   */
+  private readonly claims = new GroupCommit<CallClaim, boolean>(
+    (claims) => insertAll(this.claimsCollection, claims),
+    { endOfTurn: true },
   );
   /**
    * A request's records go together (the asked model's first): its result is the first's. They
@@ -53,7 +58,7 @@ export class CallRepository implements CallStore {
           return first;
         });
       },
-      { lingerMs },
+      { lingerMs, endOfTurn: true },
     );
     this.calls = connection.collection<StoredCall>(LLM_CALLS_COLLECTION);
     this.claimsCollection = connection.collection<CallClaim>(LLM_CALL_CLAIMS_COLLECTION);

@@ -115,4 +115,29 @@ describe('rollup group commit', () => {
     writer.writes[2]!.finish();
     await expect(third).resolves.toBeUndefined();
   });
+
+  describe('with a linger', () => {
+    // The linger on the test's clock: how late a loaded machine runs a timer cannot merge or split writes.
+    beforeEach(() => jest.useFakeTimers());
+    afterEach(() => jest.useRealTimers());
+
+    it('"ROLLUP_LINGER_MS": a busy gateway writes its rollups once per linger, not once per write', async () => {
+      const writer = heldWriter();
+      const batcher = new RollupBatcher(writer, 250);
+      const added = [batcher.add(delta())];
+      await jest.advanceTimersByTimeAsync(250);
+      expect(writer.writes).toHaveLength(1);
+      // Calls finish every 10 ms while the first write takes 20 ms.
+      for (let ms = 0; ms < 240; ms += 10) {
+        added.push(batcher.add(delta()));
+        if (ms === 20) writer.writes[0]!.finish();
+        await jest.advanceTimersByTimeAsync(10);
+      }
+      expect(writer.writes).toHaveLength(1);
+      await jest.advanceTimersByTimeAsync(10);
+      expect(writer.writes.map((write) => write.sums[0]!.calls)).toEqual([1, 24]);
+      writer.writes[1]!.finish();
+      await expect(Promise.all(added)).resolves.toHaveLength(25);
+    });
+  });
 });

@@ -69,7 +69,9 @@ export class RollupBatcher {
         await store.addAll(sumDeltas(groups.flat()));
         return groups.map(() => undefined);
       },
-      { maxItems: 1000, lingerMs },
+      // Paced: the calls that finish during a write wait out their own linger too, so a busy
+      // gateway writes its rollups once per `lingerMs`, not back to back.
+      { maxItems: 1000, lingerMs, paced: true },
     );
   }
 
