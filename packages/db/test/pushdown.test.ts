@@ -204,7 +204,7 @@ describe('finds and counts answered in PostgreSQL equal the in-memory answers', 
           ...pages.map(([skip, limit]) => typed.find(filter, { sort, skip, limit }).toArray()),
         ]);
         expect(pushed).toEqual(
-          pages.map(([skip, limit]) => whole!.slice(skip, limit === 0 ? undefined : skip + limit)),
+          pages.map(([skip, limit]) => whole.slice(skip, limit === 0 ? undefined : skip + limit)),
         );
       }
     },
