@@ -226,14 +226,16 @@ describe('the AI switches through the gateway', () => {
 
   it('"show_ai_processor" switched off while a stage runs: the stage finishes, the next one does not start and says why', async () => {
     const service = await actors().serviceWith('Running', model, ['config', 'verify']);
-    // The provider holds CONFIG's reply long enough for the switch to reach the orchestrator.
-    fake.next({ latencyMs: 15_000 }).scriptReplies('{"vm":"held"}');
+    // The provider holds CONFIG's reply until the switch has reached the orchestrator.
+    let release!: () => void;
+    fake.next({ until: new Promise<void>((resolve) => (release = resolve)) }).scriptReplies('{"vm":"held"}');
     const before = calls();
     const { item } = await actors().approved(service, { size: 'medium' });
     await waitFor(async () => calls() > before, { what: 'CONFIG sent to the provider' });
     await switchAi({ show_ai_processor: false });
     await orchestratorSees(false);
     expect((await latest(item)).body.stages[0].state).toBe('WAITING_FOR_RESPONSE');
+    release();
     const ended = await waitFor(
       async () => {
         const answer = await latest(item);

@@ -319,6 +319,9 @@ describe('the OpenAPI document, fuzzed by schemathesis with --checks all', () =>
       for (const [phase, labels] of exercisedOperations(report))
         reached.set(phase, new Set([...(reached.get(phase) ?? []), ...labels]));
     const missed = (phase: string) => operations.filter((operation) => !reached.get(phase)?.has(operation));
+    process.stdout.write(
+      `schemathesis answered: ${['coverage', 'fuzzing'].map((phase) => `${operations.length - missed(phase).length} of ${operations.length} operations in the ${phase} phase`).join(', ')}\n`,
+    );
     expect({ coverage: missed('coverage'), fuzzing: missed('fuzzing') }).toEqual({
       coverage: [],
       fuzzing: [],

@@ -166,13 +166,16 @@ describe('processed-events housekeeping on a real MongoDB-wire server', () => {
     expect(await ensureProcessedEventsIndex(mongo.connection, 2 * WEEK)).toBe(serverExpires);
   });
 
-  it('"every sweep and trim works at any size": sweeps 200,000 markers, in slices of 50,000, and keeps the recent ones', async () => {
+  it('"every sweep and trim works at any size": sweeps 100,000 markers, more than one delete may take, in slices of 50,000, and keeps the recent ones', async () => {
     // On our FerretDB one deleteMany of more than 65,535 documents fails ("extended protocol
-    // limited to 65535 parameters"): the sweep deletes in slices (deleteInSlices).
+    // limited to 65535 parameters"): the sweep deletes in slices (deleteInSlices). Two full
+    // slices and the last one: each slice scans what is left on FerretDB, so more slices add
+    // time, not another path.
     await ensureProcessedEventsIndex(mongo.connection, WEEK);
     const now = Date.now();
     const old = now - 30 * DAY;
-    const total = 200_000;
+    const total = 2 * DELETE_SLICE;
+    expect(total).toBeGreaterThan(65_535);
     const inserting = Date.now();
     for (let from = 0; from < total; from += 10_000) {
       await markers().insertMany(
@@ -208,7 +211,7 @@ describe('processed-events housekeeping on a real MongoDB-wire server', () => {
       'c:an-hour',
     ]);
     process.stdout.write(
-      `200,000 markers: inserted in ${inserted} ms, swept in ${swept} ms (${commands.length} commands)\n`,
+      `${total} markers: inserted in ${inserted} ms, swept in ${swept} ms (${commands.length} commands)\n`,
     );
   });
 });
