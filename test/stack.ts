@@ -71,17 +71,21 @@ export interface Stack {
 }
 
 /**
- * The services behind the gateway, in start order, each started by the test kit's harness (on
- * the stack's shared broker namespace, so events flow between them). `env` is the gateway
- * variable that points at the service, and each service also gets the URLs of those started
- * before it (the settings cache needs SETTINGS_URL).
+ * The services behind the gateway, each started by the test kit's harness (on the stack's shared
+ * broker namespace, so events flow between them). `env` is the gateway variable that points at
+ * the service; `needs` are the URLs of the others it calls (its config's), so it starts once
+ * those listen, beside the others that wait for the same.
  */
 const BEHIND_GATEWAY = [
-  { kind: settingsKind, env: 'SETTINGS_URL' },
-  { kind: catalogKind, env: 'CATALOG_URL' },
-  { kind: llmGatewayKind, env: 'LLM_GATEWAY_URL' },
-  { kind: orchestratorKind, env: 'PIPELINE_ORCHESTRATOR_URL' },
-  { kind: webhookDispatcherKind, env: 'WEBHOOK_DISPATCHER_URL' },
+  { kind: settingsKind, env: 'SETTINGS_URL', needs: [] },
+  { kind: catalogKind, env: 'CATALOG_URL', needs: ['SETTINGS_URL'] },
+  { kind: llmGatewayKind, env: 'LLM_GATEWAY_URL', needs: ['SETTINGS_URL'] },
+  {
+    kind: orchestratorKind,
+    env: 'PIPELINE_ORCHESTRATOR_URL',
+    needs: ['SETTINGS_URL', 'CATALOG_URL', 'LLM_GATEWAY_URL'],
+  },
+  { kind: webhookDispatcherKind, env: 'WEBHOOK_DISPATCHER_URL', needs: ['SETTINGS_URL', 'CATALOG_URL'] },
 ] as const;
 
 type Env = Record<string, string>;
@@ -112,25 +116,31 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const logged: Env = { LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'debug' };
   const urls: Record<string, string> = {};
   const envs: Record<string, Env> = {};
-  const harnesses: PlainHarness<never>[] = [];
-  for (const { kind, env } of BEHIND_GATEWAY) {
-    envs[kind.name] = testEnv(kind.name, {
-      ...upstreams,
-      PACK_ALLOWED_TARGET_CIDRS,
-      BROKER_NAMESPACE: namespace,
-      ...options.env?.[kind.name],
-    });
-    // The level only for the stack's own services: a replica a test starts from `envs` logs as usual.
-    const harness = await startHarness(kind as unknown as PlainKind<never>, {
-      env: { ...envs[kind.name]!, ...logged, ...options.env?.[kind.name] },
-      logDestination,
-      databaseServer: envs[kind.name]!.MONGO_URL,
-    });
-    harnesses.push(harness);
-    services.push(harness.service);
-    upstreams[env] = harness.url;
-    urls[kind.name] = harness.url;
+  const listening = new Map<string, Promise<PlainHarness<never>>>();
+  for (const { kind, env, needs } of BEHIND_GATEWAY) {
+    const start = async () => {
+      const called = await Promise.all(needs.map(async (need) => [need, (await listening.get(need)!).url]));
+      envs[kind.name] = testEnv(kind.name, {
+        ...Object.fromEntries(called),
+        PACK_ALLOWED_TARGET_CIDRS,
+        BROKER_NAMESPACE: namespace,
+        ...options.env?.[kind.name],
+      });
+      // The level only for the stack's own services: a replica a test starts from `envs` logs as usual.
+      return startHarness(kind as unknown as PlainKind<never>, {
+        env: { ...envs[kind.name]!, ...logged, ...options.env?.[kind.name] },
+        logDestination,
+        databaseServer: envs[kind.name]!.MONGO_URL,
+      });
+    };
+    listening.set(env, start());
   }
+  const harnesses = await Promise.all([...listening.values()]);
+  BEHIND_GATEWAY.forEach(({ kind, env }, index) => {
+    services.push(harnesses[index]!.service);
+    upstreams[env] = harnesses[index]!.url;
+    urls[kind.name] = harnesses[index]!.url;
+  });
   const gatewayHarness = await startHarness(gatewayKind, {
     env: testEnv('gateway', {
       ...upstreams,
@@ -201,8 +211,11 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     leaks,
     traces,
     async stop() {
-      // Each harness removes its service's database and queues as it stops.
-      for (const harness of harnesses) await harness.stop();
+      // The gateway first, then the rest together: each harness removes its service's database
+      // and queues as it stops.
+      const [front, ...behind] = harnesses;
+      await front!.stop();
+      await Promise.all(behind.map((harness) => harness.stop()));
       leaks.rescanLogs();
       await flushSpans();
       for (const span of traces.spans.slice(spansBefore))
