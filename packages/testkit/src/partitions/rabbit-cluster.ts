@@ -38,19 +38,18 @@ export class NamespacedRabbitCluster {
     readonly nodes: RabbitNode[],
   ) {}
 
-  /** `ids.length` nodes started together; all but the first join the first. */
+  /** `ids.length` nodes started together, clustering as they boot. */
   static async start(net: PartitionNet, ids = ['a', 'b', 'c']): Promise<NamespacedRabbitCluster> {
     const dir = ownedTempDir('rabbit-cluster');
-    prepare(dir);
-    const nodes = ids.map((id) => startNode(net, dir, id));
+    const hosts = ids.map((id) => net.addHost(`rabbit-${id}`));
+    prepare(
+      dir,
+      hosts.map((host) => nodeName(host)),
+    );
+    const nodes = ids.map((id, index) => startNode(net, dir, id, hosts[index]!));
     const cluster = new NamespacedRabbitCluster(dir, nodes);
     try {
       await Promise.all(nodes.map((node) => cluster.awaitStartup(node)));
-      for (const node of nodes.slice(1)) {
-        await cluster.ctl(node, 'stop_app');
-        await cluster.ctl(node, 'join_cluster', nodes[0]!.name);
-        await cluster.ctl(node, 'start_app');
-      }
       const running = await cluster.ctl(nodes[0]!, 'eval', 'length(rabbit_nodes:all_running()).');
       if (Number(running.trim()) !== nodes.length)
         throw new Error(`the cluster has ${running.trim()} running nodes, not ${nodes.length}`);
@@ -177,7 +176,10 @@ const CONNECTIONS_EVAL = `[io:format("~s~n", [node(P)]) || P <- rabbit_networkin
 /** The environment of a node and of the CLI: one Erlang cookie in the cluster's own HOME. */
 const cliEnv = (dir: string) => ({ HOME: path.join(dir, 'home'), RABBITMQ_USE_LONGNAME: 'true' });
 
-function prepare(dir: string): void {
+/** `rabbit@<address>`: a long name on the host's address, which every host resolves alike. */
+const nodeName = (host: Host) => `rabbit@${host.address}`;
+
+function prepare(dir: string, names: string[]): void {
   mkdirSync(path.join(dir, 'home'), { recursive: true });
   writeFileSync(path.join(dir, 'home', '.erlang.cookie'), randomBytes(16).toString('hex'), { mode: 0o400 });
   writeFileSync(path.join(dir, 'rabbitmq-env.conf'), '');
@@ -195,14 +197,17 @@ function prepare(dir: string): void {
       // declarations on reconnect wait for the cut node (decision 0061).
       'net_ticktime = 15',
       `listeners.tcp.default = ${AMQP_PORT}`,
+      // The cluster forms as the nodes boot: a node on fresh data joins the listed ones (peer
+      // discovery, under a lock since RabbitMQ 3.8.18, so the three may start at once).
+      'cluster_formation.peer_discovery_backend = classic_config',
+      ...names.map((name, index) => `cluster_formation.classic_config.nodes.${index + 1} = ${name}`),
       '',
     ].join('\n'),
   );
 }
 
-function startNode(net: PartitionNet, dir: string, id: string): RabbitNode {
-  const host = net.addHost(`rabbit-${id}`);
-  const name = `rabbit@${host.address}`;
+function startNode(net: PartitionNet, dir: string, id: string, host: Host): RabbitNode {
+  const name = nodeName(host);
   const own = path.join(dir, id);
   mkdirSync(path.join(own, 'log'), { recursive: true });
   const env = {
