@@ -7,7 +7,8 @@ import { waitFor } from './waiting';
 
 /**
  * A service run as its own OS process (its bundle, `services/<name>/dist/main.js`, as deployed:
- * service-bundles.ts), for the tests that need one: a SIGKILL (kill -9) or a SIGTERM (graceful shutdown), its exit status, what it wrote.
+ * service-bundles.ts), for the tests that need one: a SIGKILL (kill -9) or a SIGTERM (graceful
+ * shutdown), its exit status, what it wrote.
  */
 export interface ServiceProcess {
   /** Its public listener (http://127.0.0.1:PORT). */
@@ -37,11 +38,11 @@ export interface ServiceProcessOptions {
 
 /**
  * Starts the service `name` as its own process with exactly `env` (plus PATH and the production
- * allocator settings), and waits until
- * its /readyz answers 200. PORT and METRICS_PORT are kept when `env` gives them (a restart on the
- * same address), free ports otherwise (or for '0'). Fails at once, with what it wrote, when the
- * process ends before it is ready. The in-process variant is startHarness; a harness's `spawn()`
- * starts a replica of it this way.
+ * allocator settings), and waits until its /readyz answers 200. PORT and METRICS_PORT are kept
+ * when `env` gives them (a restart on the same address), free ports otherwise (or for '0').
+ * Fails at once, with what it wrote, when the process ends before it is ready; throws before
+ * starting it when its bundle is missing or stale (service-bundles.ts). The in-process variant
+ * is startHarness; a harness's `spawn()` starts a replica of it this way.
  */
 export async function spawnService(
   name: string,

@@ -175,8 +175,8 @@ export class PartitionNet {
   }
 
   /**
-   * The service `name` (its bundle, as spawnService runs it) in `host`, with `env` as the host sees it
-   * (envFor), listening on the host's address; resolves once its /readyz answers 200.
+   * The service `name` (its bundle, as spawnService runs it) in `host`, with `env` as the host
+   * sees it (envFor), listening on the host's address; resolves once its /readyz answers 200.
    */
   async spawnService(host: Host, name: string, env: Record<string, string>): Promise<HostedService> {
     const [port, metricsPort] = [await freePort(), await freePort()];
