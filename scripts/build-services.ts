@@ -12,9 +12,9 @@
  * Each service is built only when services/<name>/dist/.build-hash differs from the hash of what
  * its bundle is made of: its own package and every workspace package it depends on, directly or
  * through another (sources and package.json, tests left out), the lockfile and this script.
- * `pnpm start` and the tests that start services as processes call this before they do: after
- * an edit to one service only that one is built again, and with nothing changed a call costs the
- * hashes.
+ * `pnpm start` and the jest global set-up (for the tests that start services as processes) call
+ * this before they start any: after an edit to one service only that one is built again, and with
+ * nothing changed a call costs the hashes.
  */
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
@@ -156,16 +156,29 @@ async function buildOne(service: string): Promise<void> {
 
 const hashFile = (service: string) => path.join(path.dirname(bundlePath(service)), HASH_FILE);
 
+/**
+ * The services among `services` whose bundle is missing or was not built from their sources as
+ * they are now (every one with `force`), each with the hash of those sources.
+ */
+export function staleServices(
+  services: readonly string[] = SERVICE_NAMES,
+  { force = false } = {},
+): { service: string; hash: string }[] {
+  const packages = workspacePackages();
+  return services
+    .map((service) => ({ service, hash: sourceHash(service, packages) }))
+    .filter(
+      ({ service, hash }) =>
+        force ||
+        !existsSync(bundlePath(service)) ||
+        !existsSync(hashFile(service)) ||
+        readFileSync(hashFile(service), 'utf8').trim() !== hash,
+    );
+}
+
 /** Builds each service whose bundle is missing or stale (every one with `force`); returns those it built. */
 export async function buildServices({ force = false } = {}): Promise<string[]> {
-  const packages = workspacePackages();
-  const stale = SERVICE_NAMES.map((service) => ({ service, hash: sourceHash(service, packages) })).filter(
-    ({ service, hash }) =>
-      force ||
-      !existsSync(bundlePath(service)) ||
-      !existsSync(hashFile(service)) ||
-      readFileSync(hashFile(service), 'utf8').trim() !== hash,
-  );
+  const stale = staleServices(SERVICE_NAMES, { force });
   await Promise.all(stale.map(({ service }) => buildOne(service)));
   for (const { service, hash } of stale) writeFileSync(hashFile(service), `${hash}\n`);
   return stale.map(({ service }) => service);

@@ -27,8 +27,8 @@ const MODEL_TIMEOUT_S = 30;
 type Stage = StageView;
 
 /**
- * A service as its own process on free ports, ready; the test SIGKILLs it (120 s at most to be
- * ready: a loaded machine compiles it slowly). It lives as long as a test may (spawnService's
+ * A service as its own process on free ports, ready; the test SIGKILLs it (the kit's start
+ * ceiling to be ready: a loaded machine starts it slowly). It lives as long as a test may (spawnService's
  * 60 s default ran out on a loaded machine before the test had set up its pipelines).
  */
 const startProcess = (name: string, env: Record<string, string>) =>

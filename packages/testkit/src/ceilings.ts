@@ -20,7 +20,7 @@ const scaled = (ms: number) => Math.round(ms * scale);
 export const CEILINGS = {
   /** A condition the system reaches by itself: an event consumed, a row written (waitFor's). */
   wait: scaled(60_000),
-  /** A process, service or server to be ready (tsx compiles a service on start, slowly when loaded). */
+  /** A process, service or server to be ready (slow on a loaded machine). */
   start: scaled(120_000),
   /** One test or hook: jest's time-out (set in ceiling-setup.ts). */
   test: scaled(180_000),

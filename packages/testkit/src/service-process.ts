@@ -1,12 +1,14 @@
 import type { ChildProcess } from 'node:child_process';
 import { CEILINGS } from './ceilings';
-import { entryPointCommand, startProcess, type EntryPointResult } from './process';
+import { startProcess, type EntryPointResult } from './process';
 import { freePort } from './prometheus';
+import { serviceBundleCommand } from './service-bundles';
 import { waitFor } from './waiting';
 
 /**
- * A service run as its own OS process (`services/<name>/src/main.ts`), for the tests that need
- * one: a SIGKILL (kill -9) or a SIGTERM (graceful shutdown), its exit status, what it wrote.
+ * A service run as its own OS process (its bundle, `services/<name>/dist/main.js`, as deployed:
+ * service-bundles.ts), for the tests that need one: a SIGKILL (kill -9) or a SIGTERM (graceful
+ * shutdown), its exit status, what it wrote.
  */
 export interface ServiceProcess {
   /** Its public listener (http://127.0.0.1:PORT). */
@@ -35,11 +37,12 @@ export interface ServiceProcessOptions {
 }
 
 /**
- * Starts the service `name` as its own process with exactly `env` (plus PATH), and waits until
- * its /readyz answers 200. PORT and METRICS_PORT are kept when `env` gives them (a restart on the
- * same address), free ports otherwise (or for '0'). Fails at once, with what it wrote, when the
- * process ends before it is ready. The in-process variant is startHarness; a harness's `spawn()`
- * starts a replica of it this way.
+ * Starts the service `name` as its own process with exactly `env` (plus PATH and the production
+ * allocator settings), and waits until its /readyz answers 200. PORT and METRICS_PORT are kept
+ * when `env` gives them (a restart on the same address), free ports otherwise (or for '0').
+ * Fails at once, with what it wrote, when the process ends before it is ready; throws before
+ * starting it when its bundle is missing or stale (service-bundles.ts). The in-process variant
+ * is startHarness; a harness's `spawn()` starts a replica of it this way.
  */
 export async function spawnService(
   name: string,
@@ -53,8 +56,13 @@ export async function spawnService(
   const port = await portOf(env.PORT);
   const metricsPort = await portOf(env.METRICS_PORT);
   const ownEnv = { ...env, PORT: String(port), METRICS_PORT: String(metricsPort) };
-  const [command, args] = entryPointCommand(`services/${name}/src/main.ts`, []);
-  const { child, exited, output } = startProcess(command, args, ownEnv, lifetimeMs);
+  const bundle = serviceBundleCommand(name);
+  const { child, exited, output } = startProcess(
+    process.execPath,
+    bundle.args,
+    { ...bundle.env, ...ownEnv },
+    lifetimeMs,
+  );
   const url = `http://127.0.0.1:${port}`;
   let ended: EntryPointResult | undefined;
   void exited.then((result) => (ended = result));

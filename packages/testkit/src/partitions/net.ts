@@ -1,6 +1,7 @@
 import { CEILINGS } from '../ceilings';
-import { entryPointCommand, startProcess, type StartedProcess } from '../process';
+import { startProcess, type StartedProcess } from '../process';
 import { freePort } from '../prometheus';
+import { serviceBundleCommand } from '../service-bundles';
 import { waitFor } from '../waiting';
 import { ip, ipQuiet, loseOnLink, namespacesUnavailable, run } from './commands';
 import { removeLink, removeNamespace } from './leftover-networks';
@@ -174,8 +175,8 @@ export class PartitionNet {
   }
 
   /**
-   * The service `name` (services/<name>/src/main.ts) in `host`, with `env` as the host sees it
-   * (envFor), listening on the host's address; resolves once its /readyz answers 200.
+   * The service `name` (its bundle, as spawnService runs it) in `host`, with `env` as the host
+   * sees it (envFor), listening on the host's address; resolves once its /readyz answers 200.
    */
   async spawnService(host: Host, name: string, env: Record<string, string>): Promise<HostedService> {
     const [port, metricsPort] = [await freePort(), await freePort()];
@@ -185,8 +186,8 @@ export class PartitionNet {
       PORT: String(port),
       METRICS_PORT: String(metricsPort),
     };
-    const [command, args] = entryPointCommand(`services/${name}/src/main.ts`, []);
-    const started = this.exec(host, command, args, own);
+    const bundle = serviceBundleCommand(name);
+    const started = this.exec(host, process.execPath, bundle.args, { ...bundle.env, ...own });
     let ended = false;
     void started.exited.then(() => (ended = true));
     const metricsUrl = `http://${host.address}:${metricsPort}`;
