@@ -281,12 +281,14 @@ export function sideProcessorMessagesHandled(metricsUrl: string): Promise<number
 }
 
 async function orchestratorMessagesHandled(metricsUrl: string, consumer: string): Promise<number> {
+  return messagesConsumed(metricsUrl, `queue="[^"]*pipeline-orchestrator\\.${consumer}"[^}]*outcome="ack"`);
+}
+
+/** The service's `broker_consumed_total`, summed over the series whose labels match `labels`. */
+async function messagesConsumed(metricsUrl: string, labels = ''): Promise<number> {
   const text = await (await fetch(`${metricsUrl}/metrics`)).text();
-  const line = new RegExp(
-    `^broker_consumed_total\\{[^}]*queue="[^"]*pipeline-orchestrator\\.${consumer}"[^}]*outcome="ack"[^}]*\\} (\\d+)$`,
-    'm',
-  );
-  return Number(line.exec(text)?.[1] ?? 0);
+  const series = new RegExp(`^broker_consumed_total\\{[^}]*${labels}[^}]*\\} (\\d+)$`, 'gm');
+  return [...text.matchAll(series)].reduce((sum, match) => sum + Number(match[1]), 0);
 }
 
 /**
@@ -346,12 +348,8 @@ export async function expectRefused(
 
 /** Messages every consumer of the stack has finished with (acknowledged, retried or dead-lettered). */
 async function messagesFinished(stack: Stack): Promise<number> {
-  const texts = await Promise.all(
-    stack.services.map(async (running) => (await fetch(`${running.metricsUrl}/metrics`)).text()),
-  );
-  return texts
-    .flatMap((text) => [...text.matchAll(/^broker_consumed_total\{[^}]*\} (\d+)$/gm)])
-    .reduce((sum, match) => sum + Number(match[1]), 0);
+  const counts = await Promise.all(stack.services.map((running) => messagesConsumed(running.metricsUrl)));
+  return counts.reduce((sum, count) => sum + count, 0);
 }
 
 /**
