@@ -1,6 +1,7 @@
 import { events } from '@pack/contracts';
 import {
   EventTap,
+  fakeDate,
   metricValue,
   publishEvent,
   startFakeOpenAi,
@@ -11,6 +12,8 @@ import { slowPricedModel } from '../pipeline-actors';
 import { pipelineMessagesHandled, startStack, type Stack } from '../stack';
 
 const KEY = 'sk-e2e-timeout-0000';
+/** The model of the stage that times out: long enough that the provider's held answer never meets it. */
+const SLOW_MODEL_SECONDS = 30;
 const PACK = '/v1/external/serviceowner/pack/';
 
 describe('a stage whose result does not come in time', () => {
@@ -29,6 +32,8 @@ describe('a stage whose result does not come in time', () => {
             // 1 s model, 10.3 s for a 4 s one.
             PIPELINE_STAGE_CALL_ATTEMPTS: '2',
             PIPELINE_STAGE_BACKOFF_MS: '1000',
+            // No resend of a stage waiting for its result: the held call is the only one.
+            PIPELINE_STAGE_MAX_RESENDS: '0',
           },
         },
       }),
@@ -78,6 +83,15 @@ describe('a stage whose result does not come in time', () => {
     return instance as { id: number; service_item: number };
   }
 
+  /** Waits until the orchestrator has run `count` more stage sweeps. */
+  async function sweepsRun(count: number) {
+    const orchestrator = stack.service('pipeline-orchestrator').metricsUrl;
+    const before = await metricValue(orchestrator, 'pipeline_sweeps_total');
+    await waitFor(async () => (await metricValue(orchestrator, 'pipeline_sweeps_total')) >= before + count, {
+      what: `${count} stage sweeps`,
+    });
+  }
+
   const latestOf = (item: number) => stack.call('GET', `${PACK}pipelines/latest/service_item/${item}/`);
 
   it('the stuck-stage timeout covers every attempt a call may make: a retried call past the model timeout ends OK', async () => {
@@ -99,72 +113,101 @@ describe('a stage whose result does not come in time', () => {
     expect(done.body.total_cost).toBe('0.000026');
   });
 
-  it('becomes FAILED by the sweeper after every attempt plus the margin; the late result is recorded with its cost', async () => {
-    const service = await slowService('Slow service', ['config', 'verify']);
-    // The provider asks to come back in 5 s, then answers at once: the llm-gateway succeeds,
-    // after the stage's 4.3 s.
-    fake.next({ fault: { kind: 'status', status: 429, retryAfter: '5' } }).scriptReplies('{"vm":"late"}');
+  it('becomes FAILED by the sweeper only after every attempt plus the margin; the late result is recorded with its cost', async () => {
+    // A 30 s model: the stage may take 2 x (30 s + 1 s backoff) + 0.3 s = 62.3 s. The provider holds
+    // its answer until the test has seen the stage FAILED, and the deadline is reached on the
+    // test's clock (Date only: the services' timers stay real), so no margin of the machine's
+    // speed decides which comes first.
+    const service = await slowService('Slow service', ['config', 'verify'], SLOW_MODEL_SECONDS);
+    let release!: () => void;
+    fake.next({ until: new Promise<void>((resolve) => (release = resolve)) }).scriptReplies('{"vm":"late"}');
     const calls = fake.requestsTo('/chat/completions').length;
-    const instance = await approved(service);
+    fakeDate(Date.now());
+    try {
+      const instance = await approved(service);
+      const latest = () => latestOf(instance.service_item);
+      await waitFor(() => fake.requestsTo('/chat/completions').length > calls, { what: 'the held call' });
+      const running = await waitFor(
+        async () => {
+          const answer = await latest();
+          return answer.body?.stages?.[0]?.state === 'WAITING_FOR_RESPONSE' && answer;
+        },
+        { what: 'CONFIG waiting for its result' },
+      );
+      const deadline =
+        Date.parse(running.body.stages[0].started_at) + 2 * (SLOW_MODEL_SECONDS * 1000 + 1000) + 300;
 
-    const latest = () => latestOf(instance.service_item);
-    const failed = await waitFor(
-      async () => {
-        const answer = await latest();
-        return answer.body?.stages?.[0]?.state === 'FAILED' && answer;
-      },
-      { what: 'CONFIG FAILED by the sweeper' },
-    );
-    expect(failed.body.stages[0].error).toMatch(
-      /^timeout: no result within 2 attempt\(s\) of the model's 1 s timeout and 1 s backoff plus the 0.3 s margin/,
-    );
-    expect(failed.body.stages[0].cost).toBeNull();
-    expect(failed.body.stages[1].state).toBeNull();
+      // A second before the deadline, two sweeps later, the stage still waits.
+      jest.setSystemTime(deadline - 1000);
+      await sweepsRun(2);
+      expect((await latest()).body.stages[0].state).toBe('WAITING_FOR_RESPONSE');
 
-    // The llm-gateway's successful result arrives later: the stage stays FAILED, its cost counts.
-    const late = await tap.waitFor(
-      (all) => all.some((event) => event.data.reply_to?.pipeline_id === failed.body.id),
-      'the late generate result',
-    );
-    const lateResult = late.find((event) => event.data.reply_to?.pipeline_id === failed.body.id)!.data;
-    expect(lateResult).toMatchObject({
-      ok: true,
-      cost: '0.000026',
-      reply_to: { pipeline_id: failed.body.id, stage: 'CONFIG', run: failed.body.run },
-    });
-    expect(failed.body.run).toBe(1);
-    const recorded = await waitFor(
-      async () => {
-        const answer = await latest();
-        return answer.body.total_cost === '0.000026' && answer;
-      },
-      { what: 'the late result cost in the total' },
-    );
-    expect(recorded.body.stages[0]).toMatchObject({
-      state: 'FAILED',
-      error: failed.body.stages[0].error,
-      cost: '0.000026',
-    });
-    expect(recorded.body.stages[1].state).toBeNull();
-    expect(fake.requestsTo('/chat/completions')).toHaveLength(calls + 2);
-    const orchestrator = stack.service('pipeline-orchestrator').metricsUrl;
-    // The sweeper raises its counter once its write has come back; a reader can see the write first.
-    await waitFor(async () => (await metricValue(orchestrator, 'pipeline_stages_timed_out_total')) >= 1, {
-      what: 'the timed-out stage counted',
-    });
-    expect(await metricValue(orchestrator, 'pipeline_stages_timed_out_total')).toBe(1);
-    // A redelivered late result adds nothing (the same result republished by the llm-gateway).
-    const handledBefore = await pipelineMessagesHandled(orchestrator);
-    await publishEvent(process.env.AMQP_URL!, stack.brokerNamespace, events.llmGenerateCompleted, lateResult);
-    await waitFor(async () => (await pipelineMessagesHandled(orchestrator)) > handledBefore, {
-      what: 'the repeated late result handled',
-    });
-    expect((await latest()).body.total_cost).toBe('0.000026');
-    // The run ended there, as with a failed result: its Change Instance says so (0026).
-    await waitFor(
-      async () =>
-        (await stack.call('GET', `/v1/catalog/change_instances/${instance.id}/`)).body.state === 'FAILED',
-      { what: 'the Change Instance to be FAILED after the timeout' },
-    );
+      jest.setSystemTime(deadline + 1000);
+      const failed = await waitFor(
+        async () => {
+          const answer = await latest();
+          return answer.body?.stages?.[0]?.state === 'FAILED' && answer;
+        },
+        { what: 'CONFIG FAILED by the sweeper' },
+      );
+      expect(failed.body.stages[0].error).toMatch(
+        /^timeout: no result within 2 attempt\(s\) of the model's 30 s timeout and 1 s backoff plus the 0.3 s margin/,
+      );
+      expect(failed.body.stages[0].cost).toBeNull();
+      expect(failed.body.stages[1].state).toBeNull();
+      release();
+      // The llm-gateway's successful result arrives later: the stage stays FAILED, its cost counts.
+      const late = await tap.waitFor(
+        (all) => all.some((event) => event.data.reply_to?.pipeline_id === failed.body.id),
+        'the late generate result',
+      );
+      const lateResult = late.find((event) => event.data.reply_to?.pipeline_id === failed.body.id)!.data;
+      expect(lateResult).toMatchObject({
+        ok: true,
+        cost: '0.000026',
+        reply_to: { pipeline_id: failed.body.id, stage: 'CONFIG', run: failed.body.run },
+      });
+      expect(failed.body.run).toBe(1);
+      const recorded = await waitFor(
+        async () => {
+          const answer = await latest();
+          return answer.body.total_cost === '0.000026' && answer;
+        },
+        { what: 'the late result cost in the total' },
+      );
+      expect(recorded.body.stages[0]).toMatchObject({
+        state: 'FAILED',
+        error: failed.body.stages[0].error,
+        cost: '0.000026',
+      });
+      expect(recorded.body.stages[1].state).toBeNull();
+      expect(fake.requestsTo('/chat/completions')).toHaveLength(calls + 1);
+      const orchestrator = stack.service('pipeline-orchestrator').metricsUrl;
+      // The sweeper raises its counter once its write has come back; a reader can see the write first.
+      await waitFor(async () => (await metricValue(orchestrator, 'pipeline_stages_timed_out_total')) >= 1, {
+        what: 'the timed-out stage counted',
+      });
+      expect(await metricValue(orchestrator, 'pipeline_stages_timed_out_total')).toBe(1);
+      // A redelivered late result adds nothing (the same result republished by the llm-gateway).
+      const handledBefore = await pipelineMessagesHandled(orchestrator);
+      await publishEvent(
+        process.env.AMQP_URL!,
+        stack.brokerNamespace,
+        events.llmGenerateCompleted,
+        lateResult,
+      );
+      await waitFor(async () => (await pipelineMessagesHandled(orchestrator)) > handledBefore, {
+        what: 'the repeated late result handled',
+      });
+      expect((await latest()).body.total_cost).toBe('0.000026');
+      // The run ended there, as with a failed result: its Change Instance says so (0026).
+      await waitFor(
+        async () =>
+          (await stack.call('GET', `/v1/catalog/change_instances/${instance.id}/`)).body.state === 'FAILED',
+        { what: 'the Change Instance to be FAILED after the timeout' },
+      );
+    } finally {
+      jest.useRealTimers();
+    }
   });
 });
