@@ -119,12 +119,19 @@ describe('a RabbitMQ cluster losing a node', () => {
       await waitFor(async () => fake.requestsTo('/chat/completions').length >= 4, {
         what: 'pipelines under way',
       });
-      // A queue's leader starts on the node its declaring service is connected to, but a loaded
-      // machine's elections can move leaders to a node no service uses: the node killed is the one
-      // leading the most queues among those holding the services' connections, so the kill cuts
-      // both leaders and connections.
+      // A queue's leader starts on the node its declaring service is connected to, and elections
+      // may move it: the node killed is the one leading the most queues among those holding the
+      // services' connections, so the kill cuts both leaders and connections.
       const { counts } = cluster.leaders();
-      const connections = cluster.connectionsPerNode('a');
+      // rabbitmqctl leaves out what a busy node did not report in time: listed again until every
+      // service's connection is there.
+      const connections = await waitFor(
+        () => {
+          const listed = cluster.connectionsPerNode('a');
+          return Object.values(listed).reduce((sum, n) => sum + n, 0) >= brokers.length && listed;
+        },
+        { what: "the services' connections listed by the cluster" },
+      );
       const most = NODE_IDS.filter((node) => (connections[node] ?? 0) > 0).reduce((best, node) =>
         (counts[node] ?? 0) > (counts[best] ?? 0) ? node : best,
       );
