@@ -2,6 +2,7 @@ import { events } from '@pack/contracts';
 import {
   EventTap,
   fakeDate,
+  holdDate,
   metricValue,
   publishEvent,
   startFakeOpenAi,
@@ -14,6 +15,8 @@ import { pipelineMessagesHandled, startStack, type Stack } from '../stack';
 const KEY = 'sk-e2e-timeout-0000';
 /** The model of the stage that times out: long enough that the provider's held answer never meets it. */
 const SLOW_MODEL_SECONDS = 30;
+/** The model of the stage whose call is retried: 2 attempts x (4 s + 1 s backoff) + 0.3 s = 10.3 s. */
+const RETRIED_MODEL_SECONDS = 4;
 const PACK = '/v1/external/serviceowner/pack/';
 
 describe('a stage whose result does not come in time', () => {
@@ -95,22 +98,45 @@ describe('a stage whose result does not come in time', () => {
   const latestOf = (item: number) => stack.call('GET', `${PACK}pipelines/latest/service_item/${item}/`);
 
   it('the stuck-stage timeout covers every attempt a call may make: a retried call past the model timeout ends OK', async () => {
-    const service = await slowService('Retried service', ['config'], 4);
-    // The provider asks to come back in 5 s, then answers: 5 s is past the model's 4 s timeout
-    // plus the 0.3 s margin (a deadline of one attempt would fail the stage), and well within its
-    // two attempts' 10.3 s: the 5 s left are for passing the events on, however loaded the machine.
-    fake.next({ fault: { kind: 'status', status: 429, retryAfter: '5' } }).scriptReplies('{"vm":"retried"}');
-    const instance = await approved(service);
-    const done = await waitFor(
-      async () => {
-        const answer = await latestOf(instance.service_item);
-        const state = answer.body?.stages?.[0]?.state;
-        return (state === 'OK' || state === 'FAILED') && answer;
-      },
-      { what: 'CONFIG to end' },
-    );
-    expect(done.body.stages[0]).toMatchObject({ state: 'OK', error: null, cost: '0.000026' });
-    expect(done.body.total_cost).toBe('0.000026');
+    const service = await slowService('Retried service', ['config'], RETRIED_MODEL_SECONDS);
+    // The first attempt is refused; the second is held until the stage has been swept past the
+    // deadline one attempt would have (the model's 4 s + the 0.3 s margin), then answers.
+    let release!: () => void;
+    fake
+      .next({ fault: { kind: 'status', status: 429, retryAfter: '1' } })
+      .next({ until: new Promise<void>((resolve) => (release = resolve)) })
+      .scriptReplies('{"vm":"retried"}');
+    const calls = fake.requestsTo('/chat/completions').length;
+    // The services' Date stays where the test sets it: the time the machine takes between the
+    // steps below moves no deadline, so a deadline of two attempts (10.3 s) is never reached.
+    holdDate(Date.now());
+    try {
+      const instance = await approved(service);
+      const latest = () => latestOf(instance.service_item);
+      await waitFor(() => fake.requestsTo('/chat/completions').length >= calls + 2, {
+        what: 'the refused attempt and its retry',
+      });
+      const running = await latest();
+      expect(running.body.stages[0].state).toBe('WAITING_FOR_RESPONSE');
+      const oneAttempt = RETRIED_MODEL_SECONDS * 1000 + 300;
+      jest.setSystemTime(Date.parse(running.body.stages[0].started_at) + oneAttempt + 1000);
+      await sweepsRun(2);
+      expect((await latest()).body.stages[0].state).toBe('WAITING_FOR_RESPONSE');
+
+      release();
+      const done = await waitFor(
+        async () => {
+          const answer = await latest();
+          const state = answer.body?.stages?.[0]?.state;
+          return (state === 'OK' || state === 'FAILED') && answer;
+        },
+        { what: 'CONFIG to end' },
+      );
+      expect(done.body.stages[0]).toMatchObject({ state: 'OK', error: null, cost: '0.000026' });
+      expect(done.body.total_cost).toBe('0.000026');
+    } finally {
+      jest.useRealTimers();
+    }
   });
 
   it('becomes FAILED by the sweeper only after every attempt plus the margin; the late result is recorded with its cost', async () => {
