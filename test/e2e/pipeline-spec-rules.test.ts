@@ -210,15 +210,20 @@ describe('pipeline rules of the spec, through the gateway', () => {
   it('spec 3.1 rule 4 "Retrigger restarts the pipeline from CONFIG": the run in progress is superseded, its late result recorded with its cost', async () => {
     const service = await actors.serviceWith('Superseded', priced, ['config', 'verify']);
     fake.reply = { text: '{"vm":"fast"}' };
-    fake.next({ latencyMs: 4000 });
+    // Run 1's CONFIG answer is held until the retrigger was taken, however long that takes.
+    let release!: () => void;
+    fake.next({ until: new Promise<void>((resolve) => (release = resolve)) });
+    const calls = fake.requestsTo('/chat/completions').length;
     const { item } = await actors.approved(service, { size: 'slow' });
     const first = await reached(item, 0, 'WAITING_FOR_RESPONSE');
+    await waitFor(() => fake.requestsTo('/chat/completions').length > calls, { what: "run 1's held call" });
     const again = await asOwner('POST', `${PACK}retrigger/service_item/${item}/`, {
       feedback: 'Try again, faster.',
     });
     expect(again.status).toBe(202);
     const second = await reached(item, 1, 'OK', first.id);
     expect(second.id).toBe(again.body.id);
+    release();
     const old = await waitFor(
       async () => {
         const body = await pipeline(first.id);
