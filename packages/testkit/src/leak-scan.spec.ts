@@ -95,7 +95,7 @@ it('looks for no piece of a readable secret that could be a word, when seeded fr
   expect(scan.scan('log', 'pw e2e-smtp').map((leak) => leak.secret)).toEqual(['password of PATCH /settings']);
 });
 
-describe("a secret's hex-only piece inside a hex id (a trace or envelope id)", () => {
+describe("a secret's id-like piece inside an id (a trace, envelope or correlation id)", () => {
   // Base64url, like an API token, with one all-hex piece: "3f9a0c".
   const token = 'Vq_3f9a0cXrT-9LmZw';
   const scanOf = (secret: string) => new LeakScan().seed('the token', secret);
@@ -108,6 +108,14 @@ describe("a secret's hex-only piece inside a hex id (a trace or envelope id)", (
   it('is a leak when it stands apart from any id, and the whole token always is', () => {
     expect(scanOf(token).scan('log', 'key part 3f9a0c here')).toHaveLength(1);
     expect(scanOf(token).scan('log', `{"trace_id":"0d41e7b2c3f9a0c58e","key":"${token}"}`)).toHaveLength(1);
+  });
+
+  it("is chance, not a leak, when the piece holds a dash and sits in a UUID (a request's correlation id)", () => {
+    // Its piece "a0c-9b" is in the UUID's dashed groups; the whole token would show "Vq_" and "XrT".
+    const dashed = 'Vq_3f9a0c-9bXrT-LmZw';
+    const line = '{"msg":"request done","correlation_id":"ab606221-4a0c-9b1e-91c7-8d2f0a7e5c3b"}';
+    expect(scanOf(dashed).scan('log', line)).toEqual([]);
+    expect(scanOf(dashed).scan('log', 'cut a0c-9b here')).toHaveLength(1);
   });
 
   it('is a leak when the secret itself is hex', () => {

@@ -23,8 +23,8 @@ export interface Leak {
 export class LeakScan {
   private readonly seeded = new Map<string, string>();
   private readonly windows = new Map<string, string>();
-  /** Labels of secrets with a character no hex id has: their hex-only pieces inside ids are chance. */
-  private readonly notHex = new Set<string>();
+  /** Labels of secrets with a character no id has: their id-like pieces inside ids are chance. */
+  private readonly notIdLike = new Set<string>();
   readonly leaks: Leak[] = [];
   /** Log lines scanned so far, by every destination of this scan, with where they were written. */
   private readonly logged: [where: string, line: string][] = [];
@@ -42,7 +42,7 @@ export class LeakScan {
         `secret ${label} is shorter than ${this.fragment} characters: it cannot be scanned for`,
       );
     this.seeded.set(label, secret);
-    if (!/^[0-9a-f]*$/i.test(secret)) this.notHex.add(label);
+    if (!/^[0-9a-f-]*$/i.test(secret)) this.notIdLike.add(label);
     for (let at = 0; at + this.fragment <= secret.length; at += 1) {
       const piece = secret.slice(at, at + this.fragment);
       if (only(piece)) this.windows.set(piece.toLowerCase(), label);
@@ -100,16 +100,17 @@ export class LeakScan {
   }
 
   /**
-   * Where `window` first occurs in `lower` as a leak, or -1. Log lines carry long hex ids (trace,
-   * span and envelope ids), in which about one in six hundred windows of a random base64 secret
-   * (the all-hex ones) would turn up by chance now and then: such a window inside a hex run longer
-   * than itself is no leak of a secret that has other characters, since that secret, leaked,
-   * shows them too.
+   * Where `window` first occurs in `lower` as a leak, or -1. Log lines carry long ids: hex trace,
+   * span and envelope ids, and request and correlation ids that are UUIDs (hex in dashed groups).
+   * A random base64url secret has pieces made of those characters alone (about one in six hundred
+   * windows all hex, more with its dashes), which turn up in such ids by chance now and then: such
+   * a window inside a run of id characters longer than itself is no leak of a secret that has
+   * other characters, since that secret, leaked, shows them too.
    */
   private firstLeak(lower: string, window: string, label: string): number {
-    const chanceInIds = this.notHex.has(label) && HEX_ONLY.test(window);
+    const chanceInIds = this.notIdLike.has(label) && ID_LIKE.test(window);
     for (let at = lower.indexOf(window); at >= 0; at = lower.indexOf(window, at + 1))
-      if (!chanceInIds || hexRunAround(lower, at, window.length) <= window.length) return at;
+      if (!chanceInIds || idRunAround(lower, at, window.length) <= window.length) return at;
     return -1;
   }
 
@@ -161,19 +162,20 @@ export class LeakScan {
   }
 }
 
-/** A piece with a digit and a letter, or with both letter cases: no word of a route or message. */
-const HEX_ONLY = /^[0-9a-f]+$/;
-const isHex = (char: string | undefined) => char !== undefined && /[0-9a-f]/.test(char);
+/** The characters of the ids log lines carry (lower case): hex, and a UUID's dashes. */
+const ID_LIKE = /^[0-9a-f-]+$/;
+const isIdChar = (char: string | undefined) => char !== undefined && /[0-9a-f-]/.test(char);
 
-/** The length of the run of hex characters that holds text[at, at + length). */
-function hexRunAround(text: string, at: number, length: number): number {
+/** The length of the run of id characters that holds text[at, at + length). */
+function idRunAround(text: string, at: number, length: number): number {
   let start = at;
   let end = at + length;
-  while (isHex(text[start - 1])) start -= 1;
-  while (isHex(text[end])) end += 1;
+  while (isIdChar(text[start - 1])) start -= 1;
+  while (isIdChar(text[end])) end += 1;
   return end - start;
 }
 
+/** A piece with a digit and a letter, or with both letter cases: no word of a route or message. */
 const wordless = (piece: string) =>
   (/\d/.test(piece) && /[a-z]/i.test(piece)) || (/[a-z]/.test(piece) && /[A-Z]/.test(piece));
 
