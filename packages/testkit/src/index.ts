@@ -17,6 +17,7 @@ export * from './events';
 export * from './outbox';
 export * from './queue-depths';
 export * from './fake-providers';
+export * from './ports';
 export * from './prometheus';
 export * from './fake-settings';
 export * from './clock';

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { REPO_ROOT, repoScript } from './repo';
 import { isAlive } from './owner';
 import { exported } from './private-ferret';
-import { freePort } from './prometheus';
+import { freePort } from './ports';
 import { waitFor } from './waiting';
 
 /**

@@ -4,7 +4,7 @@ import net from 'node:net';
 import { repoScript } from './repo';
 import { CEILINGS } from './ceilings';
 import { recordProcess } from './leftover-files';
-import { freePort } from './prometheus';
+import { freePort } from './ports';
 import { waitFor } from './waiting';
 
 /**

@@ -1,9 +1,9 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { rmSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { CEILINGS } from './ceilings';
 import { ownedTempDir, recordProcess } from './leftover-files';
+import { freePort } from './ports';
 import { waitFor } from './waiting';
 
 export type PrometheusToolName = 'prometheus' | 'promtool';
@@ -31,15 +31,6 @@ export function promtool(args: string[], input?: string, cwd?: string): ToolResu
   const binary = prometheusTool('promtool');
   const result = spawnSync(binary, args, { input, cwd, encoding: 'utf8', timeout: 20_000 });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
-}
-
-/** A loopback port nobody listens on right now. */
-export async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 export interface PrometheusTarget {

@@ -1,7 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { CEILINGS } from './ceilings';
 import { startProcess, type EntryPointResult } from './process';
-import { freePort } from './prometheus';
+import { freePort } from './ports';
 import { serviceBundleCommand } from './service-bundles';
 import { waitFor } from './waiting';
 

@@ -1,6 +1,6 @@
 import { CEILINGS } from '../ceilings';
 import { startProcess, type StartedProcess } from '../process';
-import { freePort } from '../prometheus';
+import { freePort } from '../ports';
 import { serviceBundleCommand } from '../service-bundles';
 import { waitFor } from '../waiting';
 import { ip, ipQuiet, loseOnLink, namespacesUnavailable, run } from './commands';
