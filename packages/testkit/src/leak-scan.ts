@@ -1,8 +1,8 @@
 import { Writable } from 'node:stream';
 import { isSecretFieldName } from '@pack/contracts';
+import { FragmentIndex, LEAK_FRAGMENT_LENGTH } from './fragment-index';
 
-/** The shortest piece of a secret that counts as a leak ("any 6-character or longer fragment"). */
-export const LEAK_FRAGMENT_LENGTH = 6;
+export { LEAK_FRAGMENT_LENGTH, readings } from './fragment-index';
 
 export interface Leak {
   /** Where the text came from (a route and caller, a log line). */
@@ -22,14 +22,13 @@ export interface Leak {
  */
 export class LeakScan {
   private readonly seeded = new Map<string, string>();
-  private readonly windows = new Map<string, string>();
+  /** The secrets' pieces, each standing for its secret's label. */
+  private readonly pieces = new FragmentIndex<string>();
   /** Labels of secrets with a character no id has: their id-like pieces inside ids are chance. */
   private readonly notIdLike = new Set<string>();
   readonly leaks: Leak[] = [];
   /** Log lines scanned so far, by every destination of this scan, with where they were written. */
   private readonly logged: [where: string, line: string][] = [];
-
-  constructor(private readonly fragment = LEAK_FRAGMENT_LENGTH) {}
 
   /**
    * `only`: which pieces to look for (all by default). seedFrom looks only for pieces that cannot
@@ -37,16 +36,13 @@ export class LeakScan {
    * in a route name or a message (`plaintext settings read`).
    */
   seed(label: string, secret: string, only: (piece: string) => boolean = () => true): this {
-    if (secret.length < this.fragment)
+    if (secret.length < LEAK_FRAGMENT_LENGTH)
       throw new Error(
-        `secret ${label} is shorter than ${this.fragment} characters: it cannot be scanned for`,
+        `secret ${label} is shorter than ${LEAK_FRAGMENT_LENGTH} characters: it cannot be scanned for`,
       );
     this.seeded.set(label, secret);
     if (!/^[0-9a-f-]*$/i.test(secret)) this.notIdLike.add(label);
-    for (let at = 0; at + this.fragment <= secret.length; at += 1) {
-      const piece = secret.slice(at, at + this.fragment);
-      if (only(piece)) this.windows.set(piece.toLowerCase(), label);
-    }
+    this.pieces.add(secret, label, only);
     return this;
   }
 
@@ -65,7 +61,7 @@ export class LeakScan {
         const at = path ? `${path}.${key}` : key;
         if (typeof inner === 'string' && isSecretFieldName(key)) {
           const material = inner.replace(PUBLIC_PREFIX, '');
-          if (material.length < this.fragment || material.startsWith('*')) continue;
+          if (material.length < LEAK_FRAGMENT_LENGTH || material.startsWith('*')) continue;
           if ([...this.seeded.values()].includes(material)) continue;
           this.seed(`${at} of ${source}`, material, wordless);
           added += 1;
@@ -82,36 +78,32 @@ export class LeakScan {
 
   /** The leaks in `text` (also recorded in `leaks`). */
   scan(where: string, text: string): Leak[] {
-    const found: Leak[] = [];
-    const seen = new Set<string>();
-    for (const form of readings(text)) {
-      const lower = form.toLowerCase();
-      for (const [window, label] of this.windows) {
-        if (seen.has(label)) continue;
-        const at = this.firstLeak(lower, window, label);
-        if (at < 0) continue;
-        seen.add(label);
-        const context = `${form.slice(Math.max(0, at - 30), at)}[${'*'.repeat(window.length)}]`;
-        found.push({ where, secret: label, context: `at ${at}: ${context}` });
-      }
-    }
+    const found = this.pieces
+      .find(text, (label, lower, at) => !this.chanceInIds(lower, at, label))
+      .map(({ value, at, form }) => ({
+        where,
+        secret: value,
+        context: `at ${at}: ${form.slice(Math.max(0, at - 30), at)}[${'*'.repeat(LEAK_FRAGMENT_LENGTH)}]`,
+      }));
     this.leaks.push(...found);
     return found;
   }
 
   /**
-   * Where `window` first occurs in `lower` as a leak, or -1. Log lines carry long ids: hex trace,
-   * span and envelope ids, and request and correlation ids that are UUIDs (hex in dashed groups).
-   * A random base64url secret has pieces made of those characters alone (about one in six hundred
+   * Whether the piece at `at` is chance, not a leak. Log lines carry long ids: hex trace, span
+   * and envelope ids, and request and correlation ids that are UUIDs (hex in dashed groups). A
+   * random base64url secret has pieces made of those characters alone (about one in six hundred
    * windows all hex, more with its dashes), which turn up in such ids by chance now and then: such
    * a window inside a run of id characters longer than itself is no leak of a secret that has
    * other characters, since that secret, leaked, shows them too.
    */
-  private firstLeak(lower: string, window: string, label: string): number {
-    const chanceInIds = this.notIdLike.has(label) && ID_LIKE.test(window);
-    for (let at = lower.indexOf(window); at >= 0; at = lower.indexOf(window, at + 1))
-      if (!chanceInIds || idRunAround(lower, at, window.length) <= window.length) return at;
-    return -1;
+  private chanceInIds(lower: string, at: number, label: string): boolean {
+    const size = LEAK_FRAGMENT_LENGTH;
+    return (
+      this.notIdLike.has(label) &&
+      ID_LIKE.test(lower.slice(at, at + size)) &&
+      idRunAround(lower, at, size) > size
+    );
   }
 
   /** A pino destination: every line written to it is scanned (and kept, for a failure message). */
@@ -181,19 +173,3 @@ const wordless = (piece: string) =>
 
 /** What a secret value starts with that is no secret: an auth scheme, a kind marker. */
 const PUBLIC_PREFIX = /^(?:(?:bearer|basic|token)\s+)?(?:whsec_|pack_|sk-)?/i;
-
-/** The text as it reads raw, with percent-escapes decoded and with JSON escapes decoded. */
-export function readings(text: string): string[] {
-  const forms = [text];
-  const percent = text.replace(/%([0-9a-fA-F]{2})/g, (_match, hex: string) =>
-    String.fromCharCode(parseInt(hex, 16)),
-  );
-  if (percent !== text) forms.push(percent);
-  const json = text.replace(/\\(u[0-9a-fA-F]{4}|["\\/bfnrt])/g, (_match, escape: string) =>
-    escape.startsWith('u')
-      ? String.fromCharCode(parseInt(escape.slice(1), 16))
-      : (JSON.parse(`"\\${escape}"`) as string),
-  );
-  if (json !== text) forms.push(json);
-  return forms;
-}

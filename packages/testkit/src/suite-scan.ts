@@ -1,7 +1,7 @@
 import { randomInt } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { LEAK_FRAGMENT_LENGTH, readings } from './leak-scan';
+import { FragmentIndex, LEAK_FRAGMENT_LENGTH, type Fragment } from './fragment-index';
 import { currentTest, recordForScan, type ResponseRecord, type SeededRecord } from './scan-record';
 
 export * from './scan-record';
@@ -72,7 +72,8 @@ export function scanSuite(dir: string): SuiteScan {
     .filter((name) => name.startsWith('secrets-'))
     .flatMap(lines)
     .map((line) => JSON.parse(line) as SeededRecord);
-  const matcher = new FragmentIndex(seeds);
+  const matcher = new FragmentIndex<SeededRecord>();
+  for (const seed of seeds) matcher.add(seed.secret, seed);
   const leaks: string[] = [];
   let responses = 0;
   let logLines = 0;
@@ -117,70 +118,7 @@ function serviceOf(line: string): string {
   }
 }
 
-interface Found {
-  seed: SeededRecord;
-  at: number;
-  form: string;
-}
-
-function describe({ seed, at, form }: Found, where: string): string {
+function describe({ value: seed, at, form }: Fragment<SeededRecord>, where: string): string {
   const before = form.slice(Math.max(0, at - 60), at).replace(/\s+/g, ' ');
   return `a fragment of "${seed.label}" (seeded by ${seed.file}) in ${where}\n    at ${at}: ...${before}[${'*'.repeat(LEAK_FRAGMENT_LENGTH)}]`;
-}
-
-/** Every 6-character piece of every seeded secret, lower-cased, looked up at each position of a text. */
-export class FragmentIndex {
-  private readonly windows = new Map<string, SeededRecord>();
-  /** Which rolling hashes (low 20 bits) a window has: most positions are ruled out by one array read. */
-  private readonly hashes = new Uint8Array(HASH_SLOTS);
-
-  constructor(seeds: SeededRecord[]) {
-    for (const seed of seeds)
-      for (let at = 0; at + LEAK_FRAGMENT_LENGTH <= seed.secret.length; at += 1) {
-        const window = seed.secret.slice(at, at + LEAK_FRAGMENT_LENGTH).toLowerCase();
-        this.windows.set(window, seed);
-        this.hashes[hashOf(window, 0) & (HASH_SLOTS - 1)] = 1;
-      }
-  }
-
-  /** The first place each seeded secret shows in `text` (raw, percent- or JSON-decoded, any case). */
-  find(text: string): Found[] {
-    if (this.windows.size === 0) return [];
-    const found = new Map<SeededRecord, Found>();
-    for (const form of readings(text)) {
-      const lower = form.toLowerCase();
-      if (lower.length < LEAK_FRAGMENT_LENGTH) continue;
-      let hash = hashOf(lower, 0);
-      for (let at = 0; ; at += 1) {
-        if (this.hashes[hash & (HASH_SLOTS - 1)] === 1) {
-          const seed = this.windows.get(lower.slice(at, at + LEAK_FRAGMENT_LENGTH));
-          if (seed && !found.has(seed)) found.set(seed, { seed, at, form });
-        }
-        if (at + LEAK_FRAGMENT_LENGTH >= lower.length) break;
-        hash = roll(hash, lower.charCodeAt(at), lower.charCodeAt(at + LEAK_FRAGMENT_LENGTH));
-      }
-    }
-    return [...found.values()];
-  }
-}
-
-const HASH_SLOTS = 1 << 20;
-
-/** Polynomial hash of the LEAK_FRAGMENT_LENGTH characters from `at`, in 32 bits. */
-const BASE = 131;
-const TOP = Array.from({ length: LEAK_FRAGMENT_LENGTH - 1 }).reduce<number>(
-  (power) => Math.imul(power, BASE),
-  1,
-);
-
-function hashOf(text: string, at: number): number {
-  let hash = 0;
-  for (let i = at; i < at + LEAK_FRAGMENT_LENGTH; i += 1)
-    hash = (Math.imul(hash, BASE) + text.charCodeAt(i)) | 0;
-  return hash;
-}
-
-/** The hash of the window one character further: `out` leaves, `next` comes in. */
-function roll(hash: number, out: number, next: number): number {
-  return (Math.imul((hash - Math.imul(out, TOP)) | 0, BASE) + next) | 0;
 }

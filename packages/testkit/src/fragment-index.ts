@@ -1,0 +1,94 @@
+/** The shortest piece of a secret that counts as a leak ("any 6-character or longer fragment"). */
+export const LEAK_FRAGMENT_LENGTH = 6;
+
+/** Where a secret's piece shows in a text: in which of its readings, and at what position. */
+export interface Fragment<T> {
+  value: T;
+  at: number;
+  /** The reading of the text it is in (raw, percent- or JSON-decoded). */
+  form: string;
+}
+
+/**
+ * Every 6-character piece of the secrets added, lower-cased, looked up at each position of a
+ * text: a scan costs the length of the text, however many secrets were added. A rolling hash
+ * rules most positions out with one array read.
+ */
+export class FragmentIndex<T> {
+  private readonly windows = new Map<string, T>();
+  /** Which rolling hashes (low 20 bits) a window has. */
+  private readonly hashes = new Uint8Array(HASH_SLOTS);
+
+  /** Adds the pieces of `secret` that `only` keeps, each standing for `value`. */
+  add(secret: string, value: T, only: (piece: string) => boolean = () => true): void {
+    for (let at = 0; at + LEAK_FRAGMENT_LENGTH <= secret.length; at += 1) {
+      const piece = secret.slice(at, at + LEAK_FRAGMENT_LENGTH);
+      if (!only(piece)) continue;
+      const window = piece.toLowerCase();
+      this.windows.set(window, value);
+      this.hashes[hashOf(window, 0) & (HASH_SLOTS - 1)] = 1;
+    }
+  }
+
+  /**
+   * The first place each value's pieces show in `text` (raw, percent- or JSON-decoded, any
+   * case) that `accept` takes (a lower-cased reading and the position, for a rule on what is
+   * around it).
+   */
+  find(text: string, accept: (value: T, lower: string, at: number) => boolean = () => true): Fragment<T>[] {
+    if (this.windows.size === 0) return [];
+    const found = new Map<T, Fragment<T>>();
+    for (const form of readings(text)) {
+      const lower = form.toLowerCase();
+      if (lower.length < LEAK_FRAGMENT_LENGTH) continue;
+      let hash = hashOf(lower, 0);
+      for (let at = 0; ; at += 1) {
+        if (this.hashes[hash & (HASH_SLOTS - 1)] === 1) {
+          const value = this.windows.get(lower.slice(at, at + LEAK_FRAGMENT_LENGTH));
+          if (value !== undefined && !found.has(value) && accept(value, lower, at))
+            found.set(value, { value, at, form });
+        }
+        if (at + LEAK_FRAGMENT_LENGTH >= lower.length) break;
+        hash = roll(hash, lower.charCodeAt(at), lower.charCodeAt(at + LEAK_FRAGMENT_LENGTH));
+      }
+    }
+    return [...found.values()];
+  }
+}
+
+/** The text as it reads raw, with percent-escapes decoded and with JSON escapes decoded. */
+export function readings(text: string): string[] {
+  const forms = [text];
+  const percent = text.replace(/%([0-9a-fA-F]{2})/g, (_match, hex: string) =>
+    String.fromCharCode(parseInt(hex, 16)),
+  );
+  if (percent !== text) forms.push(percent);
+  const json = text.replace(/\\(u[0-9a-fA-F]{4}|["\\/bfnrt])/g, (_match, escape: string) =>
+    escape.startsWith('u')
+      ? String.fromCharCode(parseInt(escape.slice(1), 16))
+      : (JSON.parse(`"\\${escape}"`) as string),
+  );
+  if (json !== text) forms.push(json);
+  return forms;
+}
+
+const HASH_SLOTS = 1 << 20;
+
+/** Polynomial hash of the LEAK_FRAGMENT_LENGTH characters from `at`, in 32 bits. */
+const BASE = 131;
+const TOP = Array.from({ length: LEAK_FRAGMENT_LENGTH - 1 }).reduce<number>(
+  (power) => Math.imul(power, BASE),
+  1,
+);
+
+function hashOf(text: string, at: number): number {
+  let hash = 0;
+  for (let i = at; i < at + LEAK_FRAGMENT_LENGTH; i += 1)
+    hash = (Math.imul(hash, BASE) + text.charCodeAt(i)) | 0;
+  return hash;
+}
+
+/** The hash of the window one character further: `out` leaves, `next` comes in. */
+function roll(hash: number, out: number, next: number): number {
+  return (Math.imul((hash - Math.imul(out, TOP)) | 0, BASE) + next) | 0;
+}
