@@ -26,7 +26,7 @@ export class FragmentIndex<T> {
       if (!only(piece)) continue;
       const window = piece.toLowerCase();
       this.windows.set(window, value);
-      this.hashes[hashOf(window, 0) & (HASH_SLOTS - 1)] = 1;
+      this.hashes[hashOf(window, 0) & SLOT_MASK] = 1;
     }
   }
 
@@ -38,18 +38,22 @@ export class FragmentIndex<T> {
   find(text: string, accept: (value: T, lower: string, at: number) => boolean = () => true): Fragment<T>[] {
     if (this.windows.size === 0) return [];
     const found = new Map<T, Fragment<T>>();
+    const hashes = this.hashes;
     for (const form of readings(text)) {
       const lower = form.toLowerCase();
-      if (lower.length < LEAK_FRAGMENT_LENGTH) continue;
+      const last = lower.length - LEAK_FRAGMENT_LENGTH;
+      // The hash rolled in place (no call per character): this loop runs over every character
+      // of every log line, span and response a test run scans.
       let hash = hashOf(lower, 0);
-      for (let at = 0; ; at += 1) {
-        if (this.hashes[hash & (HASH_SLOTS - 1)] === 1) {
+      for (let at = 0; at <= last; at += 1) {
+        if (hashes[hash & SLOT_MASK] === 1) {
           const value = this.windows.get(lower.slice(at, at + LEAK_FRAGMENT_LENGTH));
           if (value !== undefined && !found.has(value) && accept(value, lower, at))
             found.set(value, { value, at, form });
         }
-        if (at + LEAK_FRAGMENT_LENGTH >= lower.length) break;
-        hash = roll(hash, lower.charCodeAt(at), lower.charCodeAt(at + LEAK_FRAGMENT_LENGTH));
+        if (at === last) break;
+        const out = Math.imul(lower.charCodeAt(at), TOP);
+        hash = (Math.imul((hash - out) | 0, BASE) + lower.charCodeAt(at + LEAK_FRAGMENT_LENGTH)) | 0;
       }
     }
     return [...found.values()];
@@ -73,6 +77,7 @@ export function readings(text: string): string[] {
 }
 
 const HASH_SLOTS = 1 << 20;
+const SLOT_MASK = HASH_SLOTS - 1;
 
 /** Polynomial hash of the LEAK_FRAGMENT_LENGTH characters from `at`, in 32 bits. */
 const BASE = 131;
@@ -86,9 +91,4 @@ function hashOf(text: string, at: number): number {
   for (let i = at; i < at + LEAK_FRAGMENT_LENGTH; i += 1)
     hash = (Math.imul(hash, BASE) + text.charCodeAt(i)) | 0;
   return hash;
-}
-
-/** The hash of the window one character further: `out` leaves, `next` comes in. */
-function roll(hash: number, out: number, next: number): number {
-  return (Math.imul((hash - Math.imul(out, TOP)) | 0, BASE) + next) | 0;
 }
