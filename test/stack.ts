@@ -3,22 +3,23 @@ import type { Role } from '@pack/contracts';
 import type { RunningService } from '@pack/runtime';
 import { isDeepStrictEqual } from 'node:util';
 import {
-  CEILINGS,
+  budgetsSettled,
   call,
+  type CallOptions,
+  type CallResult,
+  CEILINGS,
   flushSpans,
   LeakScan,
-  budgetsSettled,
+  type OtlpReceiver,
   outboxDrained,
   pendingEvents,
   queueDepths,
   stackCollector,
   startHarness,
+  storedCollection,
   storedDocuments,
   testEnv,
   uniqueName,
-  type CallOptions,
-  type CallResult,
-  type OtlpReceiver,
   waitFor,
 } from '@pack/testkit';
 import {
@@ -238,8 +239,8 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
 export async function modelKnownToOrchestrator(stack: Stack, modelId: number): Promise<void> {
   await waitFor(
     async () => {
-      const stored = await storedDocuments(stack.service('pipeline-orchestrator'));
-      return (stored.llm_models ?? []).some((model) => model._id === modelId) || undefined;
+      const models = await storedCollection(stack.service('pipeline-orchestrator'), 'llm_models');
+      return models.some((model) => model._id === modelId) || undefined;
     },
     { what: `the orchestrator to learn of LLM model ${modelId}` },
   );

@@ -10,7 +10,7 @@ import { loadConfig } from '@pack/config';
 import { llmGatewayEnvSchema, llmGatewayService } from '@pack/llm-gateway';
 import { orchestratorEnvSchema, orchestratorService } from '@pack/pipeline-orchestrator';
 import { startService, type RunningService } from '@pack/runtime';
-import { startFakeOpenAi, storedDocuments, waitFor, type FakeProviderServer } from '@pack/testkit';
+import { type FakeProviderServer, startFakeOpenAi, storedCollection, waitFor } from '@pack/testkit';
 import { approvedItems, latestStages, pipelineActors } from '../pipeline-actors';
 import {
   expectRefused,
@@ -206,8 +206,7 @@ describe('AI budgets per Service, through the gateway', () => {
     const orchestrator = stack.service('pipeline-orchestrator');
     // Once the sweeper has let go of every ended run (its `watched` flag), only a request changes the database.
     await waitFor(
-      async () =>
-        ((await storedDocuments(orchestrator)).pipelines ?? []).every((run) => run.watched === false),
+      async () => (await storedCollection(orchestrator, 'pipelines')).every((run) => run.watched === false),
       { what: 'the sweeper done with the ended runs' },
     );
     const trigger = await expectRefused(

@@ -1,9 +1,9 @@
 import {
-  startFakeOpenAi,
-  storedDocuments,
-  waitFor,
   type CallResult,
   type FakeProviderServer,
+  startFakeOpenAi,
+  storedCollection,
+  waitFor,
 } from '@pack/testkit';
 import { pipelineActors } from '../pipeline-actors';
 import {
@@ -141,7 +141,7 @@ describe('the AI switches through the gateway', () => {
 
     const orchestrator = stack.service('pipeline-orchestrator');
     // No stage runs, so the stage sweeper has nothing to watch: none of its later rounds changes the run.
-    const stored = (await storedDocuments(orchestrator)).pipelines ?? [];
+    const stored = await storedCollection(orchestrator, 'pipelines');
     expect(stored.find((one) => one.service_item_id === autoItem)).toMatchObject({ watched: false });
     for (const request of [
       () => trigger(autoItem, 'config'),

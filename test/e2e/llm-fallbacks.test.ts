@@ -6,14 +6,14 @@
  * per answering model on the dashboard and on /metrics.
  */
 import {
+  type Behaviour,
   CEILINGS,
+  type FakeProviderServer,
   metricSample,
   metricsText,
   startFakeOpenAi,
-  storedDocuments,
+  storedCollection,
   waitFor,
-  type Behaviour,
-  type FakeProviderServer,
 } from '@pack/testkit';
 import { pipelineActors } from '../pipeline-actors';
 import {
@@ -105,7 +105,7 @@ describe('model fallbacks, through the gateway', () => {
   const callRecords = (pipelineId: number, count: number) =>
     waitFor(
       async () => {
-        const calls = (await storedDocuments(stack.service('llm-gateway'))).llm_calls ?? [];
+        const calls = await storedCollection(stack.service('llm-gateway'), 'llm_calls');
         const mine = calls.filter((call) => String(call._id).startsWith(`pipeline-${pipelineId}-CONFIG-`));
         return mine.length === count && mine.sort((a, b) => String(a._id).localeCompare(String(b._id)));
       },

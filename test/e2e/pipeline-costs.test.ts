@@ -6,11 +6,11 @@
 import { events } from '@pack/contracts';
 import {
   EventTap,
+  type FakeProviderServer,
   publishEvent,
   startFakeOpenAi,
-  storedDocuments,
+  storedCollection,
   waitFor,
-  type FakeProviderServer,
 } from '@pack/testkit';
 import { pipelineActors, slowPricedModel } from '../pipeline-actors';
 import {
@@ -144,7 +144,7 @@ describe('pipeline costs and concurrent retriggers, through the gateway', () => 
       stages: Record<string, { state: string | null; error?: string | null }>;
     };
     const runsOfItem = async () =>
-      ((await storedDocuments(stack.service('pipeline-orchestrator'))).pipelines ?? []).filter(
+      (await storedCollection(stack.service('pipeline-orchestrator'), 'pipelines')).filter(
         (pipeline) => pipeline.service_item_id === item,
       ) as unknown as StoredRun[];
     for (let round = 0; round < rounds; round += 1) {

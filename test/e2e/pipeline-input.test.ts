@@ -1,5 +1,5 @@
 import { gzipSync } from 'node:zlib';
-import { storedDocuments, waitFor, type CallOptions, type CallResult } from '@pack/testkit';
+import { type CallOptions, type CallResult, storedCollection, waitFor } from '@pack/testkit';
 import { pipelineActors } from '../pipeline-actors';
 import {
   expectRefused,
@@ -53,7 +53,7 @@ describe('pipeline orchestrator input through the gateway', () => {
     service = await actors.serviceWith('Input service', model, []);
     item = (await actors.approved(service, { size: 'S' })).item;
     await waitFor(
-      async () => (await storedDocuments(orchestrator())).service_items?.some(({ _id }) => _id === item),
+      async () => (await storedCollection(orchestrator(), 'service_items')).some(({ _id }) => _id === item),
       { what: `the orchestrator to learn Service Item ${item}` },
     );
     const config = await waitFor(
@@ -71,7 +71,7 @@ describe('pipeline orchestrator input through the gateway', () => {
     // request below sees the projection change under it.
     await waitFor(
       async () =>
-        (await storedDocuments(orchestrator())).services?.some(
+        (await storedCollection(orchestrator(), 'services')).some(
           ({ _id, version }) => _id === service && (version as number) > 0,
         ),
       { what: `the catalog's event of Service ${service} in the orchestrator's projection` },
@@ -84,7 +84,7 @@ describe('pipeline orchestrator input through the gateway', () => {
     // no refused request below sees the pipeline change under it.
     await waitFor(
       async () =>
-        (await storedDocuments(orchestrator())).pipelines?.some(
+        (await storedCollection(orchestrator(), 'pipelines')).some(
           ({ _id, watched }) => _id === pipeline && watched === false,
         ),
       { what: `the sweeper to let pipeline ${pipeline} go` },

@@ -4,7 +4,7 @@
  * run in progress, an executor's failed report, unpriced costs, and triggers on the latest
  * approved declaration (docs/decisions/0024, 0026, 0027).
  */
-import { startFakeOpenAi, storedDocuments, waitFor, type FakeProviderServer } from '@pack/testkit';
+import { type FakeProviderServer, startFakeOpenAi, storedCollection, waitFor } from '@pack/testkit';
 import { pipelineActors } from '../pipeline-actors';
 import { modelKnownToOrchestrator, modelOnFakeProvider, startStack, type Stack } from '../stack';
 
@@ -56,8 +56,8 @@ describe('pipeline rules of the spec, through the gateway', () => {
   const itemKnown = (item: number, instance?: number) =>
     waitFor(
       async () => {
-        const stored = await storedDocuments(stack.service('pipeline-orchestrator'));
-        return (stored.service_items ?? []).some(
+        const items = await storedCollection(stack.service('pipeline-orchestrator'), 'service_items');
+        return items.some(
           (known) => known._id === item && (instance === undefined || known.change_instance_id === instance),
         );
       },

@@ -1,5 +1,5 @@
 import { GEN_UI_CATALOG_SCHEMA_MAX_BYTES, jsonBytes } from '@pack/contracts';
-import { storedDocuments, waitFor, type CallResult } from '@pack/testkit';
+import { type CallResult, storedCollection, waitFor } from '@pack/testkit';
 import {
   expectRefused,
   modelKnownToOrchestrator,
@@ -92,7 +92,7 @@ describe('text kept as database strings, through the gateway', () => {
     await modelKnownToOrchestrator(stack, model);
     await waitFor(
       async () =>
-        (await storedDocuments(stack.service('pipeline-orchestrator'))).services?.some(
+        (await storedCollection(stack.service('pipeline-orchestrator'), 'services')).some(
           ({ _id }) => _id === service,
         ),
       { what: `the orchestrator to learn Service ${service}` },

@@ -67,21 +67,34 @@ export async function budgetsSettled(service: {
   );
 }
 
-/**
- * Every document of every collection of a service's database, sorted by id (FerretDB returns
- * rows in no fixed order): compare two of them to show that a request stored nothing.
- */
-export async function storedDocuments(service: {
+/** What the stored-document readers need of a running service. */
+interface StoredOwner {
   context: { mongo: { connection: Connection } };
-}): Promise<Record<string, Record<string, unknown>[]>> {
+}
+
+/** Documents sorted by id (FerretDB returns rows in no fixed order). */
+const byId = (documents: Record<string, unknown>[]) =>
+  documents.sort((a, b) => String(a._id).localeCompare(String(b._id), 'en', { numeric: true }));
+
+/**
+ * Every document of every collection of a service's database, sorted by id: compare two of them
+ * to show that a request stored nothing. A probe that waits for one collection reads that one
+ * (storedCollection): this reads them all, a command each.
+ */
+export async function storedDocuments(
+  service: StoredOwner,
+): Promise<Record<string, Record<string, unknown>[]>> {
   const db = service.context.mongo.connection.db!;
   const dump: Record<string, Record<string, unknown>[]> = {};
   const names = (await db.listCollections({}, { nameOnly: true }).toArray()).map(({ name }) => name).sort();
-  for (const name of names) {
-    const documents = await db.collection(name).find({}).toArray();
-    dump[name] = documents.sort((a, b) =>
-      String(a._id).localeCompare(String(b._id), 'en', { numeric: true }),
-    );
-  }
+  for (const name of names) dump[name] = await storedCollection(service, name);
   return dump;
+}
+
+/** Every document of one collection of a service's database, sorted by id (none when it does not exist). */
+export async function storedCollection(
+  service: StoredOwner,
+  name: string,
+): Promise<Record<string, unknown>[]> {
+  return byId(await service.context.mongo.connection.db!.collection(name).find({}).toArray());
 }

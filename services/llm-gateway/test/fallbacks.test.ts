@@ -4,12 +4,12 @@
  * answered, with each model's own prices and cost.
  */
 import {
+  type FakeProviderServer,
   metricsAddedSince,
   metricsText,
   startFakeOpenAi,
-  storedDocuments,
+  storedCollection,
   waitFor,
-  type FakeProviderServer,
 } from '@pack/testkit';
 import { admin, LlmGatewayHarness, MODELS, startLlmGateway } from './harness';
 import { KEY, LOOPBACK, providerCalls, Requester, vendor1Model } from './generate-helpers';
@@ -41,7 +41,7 @@ describe('model fallbacks', () => {
   const recordsOf = (requestId: string, count: number) =>
     waitFor(
       async () => {
-        const all = (await storedDocuments(llm.service)).llm_calls ?? [];
+        const all = await storedCollection(llm.service, 'llm_calls');
         const mine = all.filter((r) => String(r._id).startsWith(requestId));
         return mine.length === count && mine.sort((a, b) => String(a._id).localeCompare(String(b._id)));
       },

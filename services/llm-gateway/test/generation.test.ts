@@ -1,12 +1,12 @@
 import mongoose from 'mongoose';
 import {
+  type FakeProviderServer,
   metricsAddedSince,
   metricsText,
   startFakeAnthropic,
   startFakeOpenAi,
-  storedDocuments,
+  storedCollection,
   waitFor,
-  type FakeProviderServer,
 } from '@pack/testkit';
 import { admin, LlmGatewayHarness, startLlmGateway } from './harness';
 import { KEY, LOOPBACK, providerCalls, Requester, vendor1Model } from './generate-helpers';
@@ -33,7 +33,7 @@ describe('generation through the broker', () => {
    * llm-gateway stores a call's record before it publishes its result.
    */
   const callRecords = async (requests: { request_id: string }[]) => {
-    const records = (await storedDocuments(llm.service)).llm_calls ?? [];
+    const records = await storedCollection(llm.service, 'llm_calls');
     for (const request of requests) expect(records.map((r) => r._id)).toContain(request.request_id);
     return records;
   };
@@ -344,7 +344,7 @@ describe('a call record lingering for others (RECORD_LINGER_MS)', () => {
     const request = requester.request(model, { processor_id: 5 });
     await requester.publish(request);
     const result = await requester.resultOf(request);
-    const records = (await storedDocuments(llm.service)).llm_calls ?? [];
+    const records = await storedCollection(llm.service, 'llm_calls');
     expect(records.find((record) => record._id === request.request_id)).toMatchObject({
       state: 'finished',
       outcome: 'ok',
@@ -383,7 +383,7 @@ describe('rollups written behind the answers (ROLLUP_LINGER_MS)', () => {
     for (const request of requests) await requester.publish(request);
     await requester.results(requests.map((request) => request.request_id));
     const rolledUp = async () =>
-      ((await storedDocuments(llm.service)).llm_call_rollups ?? [])
+      (await storedCollection(llm.service, 'llm_call_rollups'))
         .filter((doc) => doc.model_id === model && doc.period === 'hour')
         .reduce((sum, doc) => sum + Number(doc.calls), 0);
     await waitFor(async () => (await rolledUp()) === 5, { what: 'the five calls in the rollups' });

@@ -1,4 +1,4 @@
-import { outboxDrained, storedDocuments } from '@pack/testkit';
+import { outboxDrained, storedCollection } from '@pack/testkit';
 import {
   OrchestratorHarness,
   startOrchestrator,
@@ -133,7 +133,7 @@ describe('AI processors: create, list, read, update, delete', () => {
   });
 
   describe('bad input: 400 naming the field, nothing stored', () => {
-    const stored = async () => (await storedDocuments(orchestrator.service)).ai_processors ?? [];
+    const stored = async () => await storedCollection(orchestrator.service, 'ai_processors');
 
     const refused = async (body: unknown, field: string, principal = owner) => {
       await outboxDrained(orchestrator.service);
