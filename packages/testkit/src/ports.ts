@@ -4,10 +4,12 @@ import net from 'node:net';
 /**
  * Ports handed to servers a test starts as other processes are taken below the kernel's
  * ephemeral range (net.ipv4.ip_local_port_range, 32768-60999 by default) and above the well-known
- * ones: a port the kernel hands out for `listen(0)` and gets back may be handed out again at once
- * as the local port of any outgoing connection, and the suite opens hundreds a second, so a server
- * that takes seconds to bind (a JVM) could find it taken and fail to start. The range also stays
- * clear of the servers' own fixed ports (RabbitMQ's 25672, the test cluster's 256xx, 27017).
+ * ones. A port the kernel handed out for `listen(0)` and got back is free for anyone again: the
+ * next `listen(0)` of any process of the run (every in-process service and fake of every worker
+ * listens on port 0, hundreds of times a file) or an outgoing connection may be given it before a
+ * server that takes seconds to bind (a JVM) binds it, and that server then fails to start. No
+ * `listen(0)` or outgoing connection is given a port below the range. The range also stays clear
+ * of the servers' own fixed ports (RabbitMQ's 25672, the test cluster's 256xx, 27017).
  */
 const FIRST = 10_000;
 const END = 25_000;
