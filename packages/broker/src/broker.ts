@@ -14,7 +14,7 @@ import { eventProperties, publishSpan } from './publishing';
 import { Publisher } from './publisher';
 import { QueueGauges } from './queue-gauges';
 import { deliveryOf, sendForRetry } from './retry';
-import { AMQP_SOCKET_OPTIONS, declareConsumerQueue, topologyNames } from './topology';
+import { AMQP_SOCKET_OPTIONS, consumerQueueNames, declareConsumerQueue, topologyNames } from './topology';
 
 export class Broker {
   private connection?: ChannelModel;
@@ -87,13 +87,7 @@ export class Broker {
 
   /** Every queue this broker declares (tests delete them afterwards). */
   declaredQueues(): string[] {
-    return this.consumers
-      .filter((spec) => !spec.broadcast)
-      .flatMap((spec) => [
-        this.names.queue(spec.name),
-        this.names.retryQueue(spec.name),
-        this.names.deadLetterQueue(spec.name),
-      ]);
+    return consumerQueueNames(this.names, this.consumers);
   }
 
   /** Calls `listener` each time the broker becomes ready (the outbox relay drains then). */

@@ -27,6 +27,17 @@ export function topologyNames(namespace: string) {
 
 type Names = ReturnType<typeof topologyNames>;
 
+/** The queues declared for these consumers: each shared one's queue, retry queue and dead-letter queue. */
+export function consumerQueueNames(names: Names, consumers: readonly ConsumerSpec[]): string[] {
+  return consumers
+    .filter((spec) => !spec.broadcast)
+    .flatMap((spec) => [
+      names.queue(spec.name),
+      names.retryQueue(spec.name),
+      names.deadLetterQueue(spec.name),
+    ]);
+}
+
 /**
  * A shared consumer's quorum queue, its delayed-retry queue and its dead-letter queue, all three
  * quorum queues: on a cluster each has a replica on every node (no `x-quorum-initial-group-size`,
