@@ -29,6 +29,7 @@ import { ItemRuns } from './item-runs';
 import { RememberedPipelines } from './remembered-pipelines';
 import { record, SUMMARY, WITHOUT_OUTBOX } from './pipeline-documents';
 import { WATCHED_FIELD } from './sweep-repository';
+import { ensurePipelineIndexes } from './pipeline-indexes';
 
 export const PIPELINES_COLLECTION = 'pipelines';
 export const PACK_DATA_COLLECTION = 'pack_data';
@@ -54,19 +55,8 @@ export class PipelineRepository implements PipelineStore {
     this.cancelledRuns = new CancelledRuns(this.pipelines);
   }
 
-  async ensureIndexes(): Promise<void> {
-    await this.pipelines.createIndex({ origin: 1 }, { name: 'origin', unique: true });
-    await this.pipelines.createIndex({ service_item_id: 1, run: -1 }, { name: 'item_run' });
-    await this.pipelines.createIndex({ [OUTBOX_PENDING_FIELD]: 1 }, { name: 'outbox_pending' });
-    // The list of latest pipelines, newest first: all, by status, and an owner's Services
-    // (top-level equalities FerretDB pushes down, docs/decisions/0033 and 0042).
-    await this.pipelines.createIndex({ latest: 1, _id: -1 }, { name: 'latest_by_id' });
-    await this.pipelines.createIndex({ latest: 1, status: 1, _id: -1 }, { name: 'latest_status_by_id' });
-    await this.pipelines.createIndex(
-      { service_id: 1, latest: 1, status: 1, _id: -1 },
-      { name: 'service_latest_status_by_id' },
-    );
-    await this.packData.createIndex({ service_item_id: 1, stage: 1 }, { name: 'item_stage' });
+  ensureIndexes(): Promise<void> {
+    return ensurePipelineIndexes(this.pipelines, this.packData);
   }
 
   /**
