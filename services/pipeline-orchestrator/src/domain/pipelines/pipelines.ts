@@ -19,6 +19,7 @@ import { KIND_OF } from '../records/stage-kinds';
 import { progressEvents, withStages } from '../stage-moves/progress';
 import { StageMoves } from '../stage-moves/stage-moves';
 import { cancelRuns, requireNotCancelled } from './cancellation';
+import { mayAccess, visibleItem } from './visibility';
 
 /**
  * Pipelines (spec 2.5, 3.1; DESIGN section 7): approvals, triggers and new runs start stages,
@@ -87,7 +88,7 @@ export class Pipelines {
   /** Endpoint 7. */
   async get(principal: Principal, id: number): Promise<PipelineRecord> {
     const found = await this.deps.store.find(id);
-    if (!found || !(await this.mayAccess(principal, found.service_id)))
+    if (!found || !(await mayAccess(this.deps, principal, found.service_id)))
       throw new NotFoundError(`No pipeline ${id}`);
     return found;
   }
@@ -288,18 +289,7 @@ export class Pipelines {
   }
 
   /** The item with its latest approved declaration, if the caller may see it (404 otherwise). */
-  async visibleItem(principal: Principal, serviceItemId: number): Promise<ServiceItemRecord> {
-    const item = await this.deps.items.find(serviceItemId);
-    if (!item || !(await this.mayAccess(principal, item.service_id)))
-      throw new NotFoundError(
-        `No Service Item ${serviceItemId} with an approved declaration among your Services`,
-      );
-    return item;
-  }
-
-  private async mayAccess(principal: Principal, serviceId: number): Promise<boolean> {
-    if (principal.role === 'admin') return true;
-    const service = await this.deps.directory.service(serviceId);
-    return service !== null && service.owner_id === principal.id;
+  visibleItem(principal: Principal, serviceItemId: number): Promise<ServiceItemRecord> {
+    return visibleItem(this.deps, principal, serviceItemId);
   }
 }
