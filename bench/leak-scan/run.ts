@@ -13,14 +13,13 @@
  *
  *   pnpm bench:leak-scan   (LINES=n, RESPONSES=n)
  */
-import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { createLogger, LOG_COPY_DIR_ENV } from '@pack/logging';
 import { randomBytes } from 'node:crypto';
-import { readFileSync, readdirSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { LEAK_SCAN_DIR_ENV, LeakScan, scanSuite, seededSecret } from '@pack/testkit';
 
 const LINES = Number(process.env.LINES ?? 20_000);
