@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import type { Role } from '@pack/contracts';
 import type { RunningService } from '@pack/runtime';
-import { isDeepStrictEqual } from 'node:util';
 import {
   budgetsSettled,
   call,
+  changedDocuments,
   type CallOptions,
   type CallResult,
   CEILINGS,
@@ -18,6 +18,7 @@ import {
   startHarness,
   storedCollection,
   storedDocuments,
+  sweepsSettled,
   testEnv,
   uniqueName,
   waitFor,
@@ -320,8 +321,9 @@ export async function modelOnFakeProvider(
 
 /**
  * Runs `request` and expects it refused with a problem+json `status` naming exactly `fields`
- * (when given), with nothing stored in `running`'s database (its outbox drained and its budget
- * counts settled first, so only the request can change it).
+ * (when given), with nothing stored in `running`'s database (its outbox drained, its budget
+ * counts and the sweeper's pending work settled first, so only the request can change it); a
+ * failure shows each changed document before and after.
  */
 export async function expectRefused(
   running: RunningService<never>,
@@ -331,19 +333,13 @@ export async function expectRefused(
 ): Promise<CallResult> {
   if (running.definition.usesBroker !== false) await outboxDrained(running);
   await budgetsSettled(running);
+  await sweepsSettled(running);
   const before = await storedDocuments(running);
   const answer = await request();
   expect(answer.status).toBe(status);
   expect(answer.headers.get('content-type')).toMatch(/^application\/problem\+json/);
   if (fields) expect(Object.keys(answer.body.errors ?? {})).toEqual(fields);
-  const after = await storedDocuments(running);
-  const changed = [...new Set([...Object.keys(before), ...Object.keys(after)])].filter(
-    (name) => !isDeepStrictEqual(before[name], after[name]),
-  );
-  expect({ changed, after: Object.fromEntries(changed.map((name) => [name, after[name]])) }).toEqual({
-    changed: [],
-    after: {},
-  });
+  expect(changedDocuments(before, await storedDocuments(running))).toEqual({});
   return answer;
 }
 

@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import type { Connection } from 'mongoose';
 import { OUTBOX_COLLECTION, OUTBOX_FIELD, OUTBOX_PENDING_FIELD } from '@pack/db';
 import { waitFor } from './waiting';
@@ -67,6 +68,26 @@ export async function budgetsSettled(service: {
   );
 }
 
+/**
+ * Waits until the pipeline sweeper has nothing left to let go of: no pipeline is watched while
+ * none of its stages runs. A run's end unwatches its pipeline in the update that clears its
+ * events, but when the outbox relay published and cleared them first the sweeper unwatches it on
+ * its next round (every few seconds), in the background. Services without pipelines have
+ * nothing to wait for.
+ */
+export async function sweepsSettled(service: StoredOwner): Promise<void> {
+  const pipelines = service.context.mongo.connection.collection('pipelines');
+  const running = (stage: unknown) =>
+    ['SCHEDULED', 'WAITING_FOR_RESPONSE'].includes((stage as { state?: string } | undefined)?.state ?? '');
+  await waitFor(
+    async () =>
+      (await pipelines.find({ watched: true }, { projection: { stages: 1 } }).toArray()).every((pipeline) =>
+        Object.values((pipeline.stages as Record<string, unknown> | undefined) ?? {}).some(running),
+      ),
+    { what: 'the sweeper to let go of every idle pipeline' },
+  );
+}
+
 /** What the stored-document readers need of a running service. */
 interface StoredOwner {
   context: { mongo: { connection: Connection } };
@@ -97,4 +118,24 @@ export async function storedCollection(
   name: string,
 ): Promise<Record<string, unknown>[]> {
   return byId(await service.context.mongo.connection.db!.collection(name).find({}).toArray());
+}
+
+type Dump = Record<string, Record<string, unknown>[]>;
+
+/**
+ * The documents that differ between two `storedDocuments` dumps, by collection and id, each with
+ * what it was and what it became (`null` where it did not exist): empty when nothing changed.
+ */
+export function changedDocuments(before: Dump, after: Dump): Record<string, unknown[]> {
+  const changed: Record<string, unknown[]> = {};
+  for (const name of new Set([...Object.keys(before), ...Object.keys(after)])) {
+    const was = new Map((before[name] ?? []).map((document) => [String(document._id), document]));
+    const now = new Map((after[name] ?? []).map((document) => [String(document._id), document]));
+    const ids = [...new Set([...was.keys(), ...now.keys()])];
+    const differing = ids
+      .filter((id) => !isDeepStrictEqual(was.get(id), now.get(id)))
+      .map((id) => ({ _id: id, before: was.get(id) ?? null, after: now.get(id) ?? null }));
+    if (differing.length > 0) changed[name] = differing;
+  }
+  return changed;
 }
