@@ -211,8 +211,11 @@ describe('tracing: one trace from the gateway to the webhook', () => {
         },
         { what: 'the second llm-gateway ready' },
       );
-      // Each call takes 1.5 s: the killed replica is in the middle of some when it dies.
-      fake.always({ latencyMs: 1500 });
+      // Every call is held open until the kill: the killed replica is in the middle of some when it
+      // dies, however fast or slow the machine (calls taking 1.5 s all ended, on a loaded machine,
+      // before both replicas held one at once).
+      let release!: () => void;
+      fake.always({ until: new Promise<void>((resolve) => (release = resolve)) });
       const claims = stack.service('llm-gateway').context.mongo.connection.collection('llm_call_claims');
       const calls = stack.service('llm-gateway').context.mongo.connection.collection('llm_calls');
       const before = new Set((await claims.find({}, { projection: { _id: 1 } }).toArray()).map((c) => c._id));
@@ -233,6 +236,7 @@ describe('tracing: one trace from the gateway to the webhook', () => {
       );
       replica.kill('SIGKILL');
       expect((await replica.exited).signal).toBe('SIGKILL');
+      release();
       for (const { item } of await submitted) await allOk(item);
 
       const ids = new Set(traces.map((trace) => trace.traceId));
