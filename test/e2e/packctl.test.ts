@@ -37,13 +37,13 @@ describe('packctl', () => {
   });
   const serviceArgs = () =>
     stack.services.flatMap((service) => ['--service', `${service.definition.name}=${service.metricsUrl}`]);
-  /** The command line as its own process, as an operator runs it. */
   /** A run's status, and its standard error when it failed: a failure then says why. */
   const outcome = (run: { status: number | null; stderr: string }) => ({
     status: run.status,
     stderr: run.status === 0 ? '' : run.stderr,
   });
   const SUCCEEDED = { status: 0, stderr: '' };
+  /** The command line as its own process, as an operator runs it. */
   const packctlProcess = (args: string[], extra?: Record<string, string>) =>
     spawnEntryPoint(CLI, args, env(extra));
   /** The same command line run by main() in this process, with exactly the environment the process would get. */
