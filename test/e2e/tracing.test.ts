@@ -249,12 +249,20 @@ describe('tracing: one trace from the gateway to the webhook', () => {
         },
         { what: 'a taken-over LLM call among the traces of the submissions' },
       );
-      for (const call of takenOver) {
-        const spans = stack.traces.trace(call.traceId);
-        // Its ancestors are all there, up to the gateway's span of the submission.
-        const byId = new Map(spans.map((span) => [span.spanId, span]));
+      const ancestry = (call: ReceivedSpan) => {
+        const byId = new Map(stack.traces.trace(call.traceId).map((span) => [span.spanId, span]));
         const chain: ReceivedSpan[] = [];
         for (let at: ReceivedSpan | undefined = call; at; at = byId.get(at.parentSpanId)) chain.push(at);
+        return chain;
+      };
+      // A call's span ends before its consumer span does (that one ends once the result is
+      // published, and the pipeline may end meanwhile): the ancestors may come in a later export.
+      await waitFor(() => takenOver.every((call) => ancestry(call).at(-1)?.service === 'e2e-test'), {
+        what: 'the ancestors of every taken-over call exported, up to the submission',
+      }).catch(() => undefined);
+      for (const call of takenOver) {
+        // Its ancestors are all there, up to the gateway's span of the submission.
+        const chain = ancestry(call);
         expect(chain.at(-1)).toMatchObject({ service: 'e2e-test', kind: SPAN_KIND.client });
         expect(chain.some((span) => span.service === 'gateway' && span.kind === SPAN_KIND.server)).toBe(true);
         expect(call.service).toBe('llm-gateway');
