@@ -1,4 +1,4 @@
-import { connectAny, resetWhenSilent } from '@pack/broker';
+import { connectAny } from '@pack/broker';
 import { metricsText, type RabbitNode } from '@pack/testkit';
 import { latestStages } from '../pipeline-actors';
 import type { Stack } from '../stack';
@@ -42,9 +42,6 @@ export async function stageResends(stack: Stack): Promise<number> {
  */
 export async function heartbeatProbe(node: RabbitNode, heartbeatSeconds: number) {
   const connection = await connectAny(`${node.url}?heartbeat=${heartbeatSeconds}`);
-  // As the services do: a heartbeat's half-close would keep the socket to the silent node (and the
-  // test process) alive for minutes after the run.
-  resetWhenSilent(connection);
   connection.on('error', () => undefined);
   let closedAt: number | undefined;
   connection.on('close', () => (closedAt = Date.now()));

@@ -1,6 +1,7 @@
 import amqp, { type ChannelModel, type ConfirmChannel, type ConsumeMessage, type Options } from 'amqplib';
 import type { Logger } from '@pack/logging';
 import type { topologyNames } from './topology';
+import { resetWhenSilent } from './silent-node';
 
 /**
  * The broker's address: one URL, or several separated by commas (the nodes of a RabbitMQ
@@ -44,7 +45,9 @@ export class UrlRotation {
 
 /**
  * A connection to the first of the URLs (one, or several separated by commas) that answers, for
- * short-lived tools and tests; throws the last error when none does.
+ * short-lived tools and tests; throws the last error when none does. Like the services' own, it
+ * resets its socket when its heartbeat fails (silent-node.ts), so a node cut off keeps no socket,
+ * and no process, alive after the connection is given up.
  */
 export async function connectAny(
   url: string,
@@ -53,7 +56,9 @@ export async function connectAny(
   let lastError: unknown;
   for (const candidate of brokerUrls(url)) {
     try {
-      return await amqp.connect(candidate, socketOptions);
+      const connection = await amqp.connect(candidate, socketOptions);
+      resetWhenSilent(connection);
+      return connection;
     } catch (error) {
       lastError = error;
     }

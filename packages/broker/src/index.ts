@@ -5,4 +5,3 @@ export { BrokerUnavailableError, PublishNackedError } from './confirm';
 export * from './consumer';
 export * from './topology';
 export { brokerUrls, connectAny } from './failover';
-export { resetWhenSilent } from './silent-node';
