@@ -257,6 +257,7 @@ describe('tracing: one trace from the gateway to the webhook', () => {
       };
       // A call's span ends before its consumer span does (that one ends once the result is
       // published, and the pipeline may end meanwhile): the ancestors may come in a later export.
+      // Only a hang ends the wait; the assertions below then say where a chain stopped.
       await waitFor(() => takenOver.every((call) => ancestry(call).at(-1)?.service === 'e2e-test'), {
         what: 'the ancestors of every taken-over call exported, up to the submission',
       }).catch(() => undefined);
