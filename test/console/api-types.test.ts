@@ -17,8 +17,9 @@ describe('the console client types', () => {
     const committed = readFileSync(API_TYPES_FILE, 'utf8');
     const current = await apiTypesOf(stack);
     // A stale file fails with the first line that differs, not a diff of thousands of lines.
-    const first = current.split('\n').findIndex((line, index) => line !== committed.split('\n')[index]);
-    expect({ stale: first !== -1, line: first + 1, expected: current.split('\n')[first] }).toEqual({
+    const [currentLines, committedLines] = [current.split('\n'), committed.split('\n')];
+    const first = currentLines.findIndex((line, index) => line !== committedLines[index]);
+    expect({ stale: first !== -1, line: first + 1, expected: currentLines[first] }).toEqual({
       stale: false,
       line: 0,
       expected: undefined,
