@@ -123,3 +123,24 @@ describe("a secret's id-like piece inside an id (a trace, envelope or correlatio
     expect(scanOf(hexSecret).scan('log', '{"trace_id":"0d41e7b2c3f9a0c58e21d4b6a7f90e3c"}')).toHaveLength(1);
   });
 });
+
+describe("a secret's piece inside a random token the platform issued", () => {
+  const secret = 'Rk4wPz9QmT2xLc7VbN1s';
+  const scanOf = () => new LeakScan().seed('the password', secret);
+  // A 43-character API token that holds "pz9qmt" (the secret's, in another case) by chance.
+  const token = 'pack_h3Jd-Uq8yPZ9QMTe_0aLw5KvXr2GtNbSc4iFoYm';
+
+  it('is chance, not a leak, when token characters surround it and neither continues the secret', () => {
+    expect(scanOf().scan('response', `{"id":2,"token":"${token}"}`)).toEqual([]);
+  });
+
+  it('is a leak when the token continues it with the next or the previous character of the secret', () => {
+    expect(scanOf().scan('response', `{"token":"pack_h3Jd-Uq8yPZ9QMT2e_0aLw5Kv"}`)).toHaveLength(1);
+    expect(scanOf().scan('response', `{"token":"pack_h3Jd-Uq8wPZ9QMTe_0aLw5Kv"}`)).toHaveLength(1);
+  });
+
+  it('is a leak at the edge of a token, and the whole secret inside one always is', () => {
+    expect(scanOf().scan('response', `{"token":"pack_h3Jd-Uq8yPZ9QMT"}`)).toHaveLength(1);
+    expect(scanOf().scan('response', `{"key":"sk_${secret}_live"}`)).toHaveLength(1);
+  });
+});
