@@ -60,6 +60,30 @@ export class FragmentIndex<T> {
   }
 }
 
+/**
+ * Whether the piece of `secret` at `at` of `lower` (a lower-cased reading) is chance inside a
+ * random token, not a leak. The platform issues long random base64url strings (API tokens,
+ * webhook secrets), and a run of the suite answers thousands of them: a 6-character piece of one
+ * of the ~170 random secrets the tests seed turns up inside one, in any case, now and then (once
+ * in some twenty runs: `pack_VZc[******]`). A secret leaked shows more of itself than one piece:
+ * a piece with token characters on both sides, neither of them the secret's own next or previous
+ * character, is such chance. A piece at a token's edge, or continued by the secret, is a leak.
+ */
+export function chanceInToken(secret: string, lower: string, at: number): boolean {
+  const size = LEAK_FRAGMENT_LENGTH;
+  const [before, after] = [lower[at - 1], lower[at + size]];
+  const piece = lower.slice(at, at + size);
+  if (!isTokenChar(before) || !isTokenChar(after) || !TOKEN_LIKE.test(piece)) return false;
+  const own = secret.toLowerCase();
+  for (let from = own.indexOf(piece); from !== -1; from = own.indexOf(piece, from + 1))
+    if (own[from - 1] === before || own[from + size] === after) return false;
+  return true;
+}
+
+/** The characters of a base64url token (lower case). */
+const TOKEN_LIKE = /^[0-9a-z_-]+$/;
+const isTokenChar = (char: string | undefined) => char !== undefined && /[0-9a-z_-]/.test(char);
+
 /** The text as it reads raw, with percent-escapes decoded and with JSON escapes decoded. */
 export function readings(text: string): string[] {
   const forms = [text];

@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { isSecretFieldName } from '@pack/contracts';
-import { FragmentIndex, LEAK_FRAGMENT_LENGTH } from './fragment-index';
+import { chanceInToken, FragmentIndex, LEAK_FRAGMENT_LENGTH } from './fragment-index';
 
 export { LEAK_FRAGMENT_LENGTH, readings } from './fragment-index';
 
@@ -81,7 +81,8 @@ export class LeakScan {
     const found = this.pieces
       .find(
         text,
-        (label, lower, at) => !this.chanceInIds(lower, at, label) && !this.chanceInToken(lower, at, label),
+        (label, lower, at) =>
+          !this.chanceInIds(lower, at, label) && !chanceInToken(this.seeded.get(label)!, lower, at),
       )
       .map(({ value, at, form }) => ({
         where,
@@ -107,27 +108,6 @@ export class LeakScan {
       ID_LIKE.test(lower.slice(at, at + size)) &&
       idRunAround(lower, at, size) > size
     );
-  }
-
-  /**
-   * Whether the piece at `at` is chance inside a random token, not a leak. The platform issues
-   * long random base64url strings (API tokens, webhook secrets), and a run of the suite answers
-   * thousands of them: a 6-character piece of one of the ~170 random secrets the tests seed turns
-   * up inside one, in any case, now and then (once in some twenty runs: `pack_VZc[******]`). A
-   * secret leaked shows more of itself than one piece: a piece with token characters on both sides,
-   * neither of them the secret's own next or previous character, is such chance. A piece at a
-   * token's edge, or continued by the secret, is still a leak.
-   */
-  private chanceInToken(lower: string, at: number, label: string): boolean {
-    const size = LEAK_FRAGMENT_LENGTH;
-    const [before, after] = [lower[at - 1], lower[at + size]];
-    if (!isTokenChar(before) || !isTokenChar(after) || !TOKEN_LIKE.test(lower.slice(at, at + size)))
-      return false;
-    const secret = this.seeded.get(label)!.toLowerCase();
-    const piece = lower.slice(at, at + size);
-    for (let from = secret.indexOf(piece); from !== -1; from = secret.indexOf(piece, from + 1))
-      if (secret[from - 1] === before || secret[from + size] === after) return false;
-    return true;
   }
 
   /** A pino destination: every line written to it is scanned (and kept, for a failure message). */
@@ -181,10 +161,6 @@ export class LeakScan {
 /** The characters of the ids log lines carry (lower case): hex, and a UUID's dashes. */
 const ID_LIKE = /^[0-9a-f-]+$/;
 const isIdChar = (char: string | undefined) => char !== undefined && /[0-9a-f-]/.test(char);
-
-/** The characters of a base64url token (lower case). */
-const TOKEN_LIKE = /^[0-9a-z_-]+$/;
-const isTokenChar = (char: string | undefined) => char !== undefined && /[0-9a-z_-]/.test(char);
 
 /** The length of the run of id characters that holds text[at, at + length). */
 function idRunAround(text: string, at: number, length: number): number {

@@ -103,6 +103,20 @@ describe('the suite-wide leak scan ("a leak scan of every response and log line 
     expect(scanSuite(dir).leaks).toEqual([]);
   });
 
+  it("takes a piece inside an issued token, neither side continuing the secret, for chance; at the token's edge, a leak", () => {
+    // "wm3xt9" is SECRET's, in another case, inside a 43-character API token.
+    const inside = 'pack_h3Jd-Uq8yWM3XT9e_0aLw5KvXr2GtNbSc4iFoYm';
+    const atEdge = 'pack_h3Jd-Uq8yWM3XT9';
+    const dir = runDirectory(
+      [response(`{"id":2,"token":"${inside}"}`), response(`{"id":3,"token":"${atEdge}"}`)],
+      [],
+    );
+    dirs.push(dir);
+    const { leaks } = scanSuite(dir);
+    expect(leaks).toHaveLength(1);
+    expect(leaks[0]).toContain('at 31: ...{"id":3,"token":"pack_h3Jd-Uq8y[******]');
+  });
+
   it('the global teardown fails the run with the report, and passes a clean one', async () => {
     const before = process.env[LEAK_SCAN_DIR_ENV];
     // The clean scan's one line ("leak scan: nothing found") is not this run's.
