@@ -14,7 +14,8 @@ export const llmGatewayEnvSchema = withEncryptionEnv(
   /**
    * How long a replica's claim on a generate request lasts without renewal; renewed every third of
    * it while the call runs, so a crashed replica's request is taken over this long after its last
-   * renewal (docs/decisions/0018, "Crashes").
+   * renewal (docs/decisions/0018, "Crashes"). A replica cut from the database this long is taken
+   * for crashed too, and its call may be made again: set it above the database outages you expect.
    */
   LLM_CALL_LEASE_MS: z.coerce.number().int().min(300).max(600_000).default(15_000),
   /**
