@@ -12,20 +12,22 @@ export interface Fragment<T> {
 /**
  * Every 6-character piece of the secrets added, lower-cased, looked up at each position of a
  * text: a scan costs the length of the text, however many secrets were added. A rolling hash
- * rules most positions out with one array read.
+ * rules most positions out with one array read. A piece found by chance inside a random token
+ * (chanceInToken) is no find.
  */
 export class FragmentIndex<T> {
-  private readonly windows = new Map<string, T>();
+  /** Each piece, with the value it stands for and its secret (lower-cased). */
+  private readonly windows = new Map<string, { value: T; secret: string }>();
   /** Which rolling hashes (low 20 bits) a window has. */
   private readonly hashes = new Uint8Array(HASH_SLOTS);
 
   /** Adds the pieces of `secret` that `only` keeps, each standing for `value`. */
   add(secret: string, value: T, only: (piece: string) => boolean = () => true): void {
+    const lower = secret.toLowerCase();
     for (let at = 0; at + LEAK_FRAGMENT_LENGTH <= secret.length; at += 1) {
-      const piece = secret.slice(at, at + LEAK_FRAGMENT_LENGTH);
-      if (!only(piece)) continue;
-      const window = piece.toLowerCase();
-      this.windows.set(window, value);
+      if (!only(secret.slice(at, at + LEAK_FRAGMENT_LENGTH))) continue;
+      const window = lower.slice(at, at + LEAK_FRAGMENT_LENGTH);
+      this.windows.set(window, { value, secret: lower });
       this.hashes[hashOf(window, 0) & SLOT_MASK] = 1;
     }
   }
@@ -47,9 +49,14 @@ export class FragmentIndex<T> {
       let hash = hashOf(lower, 0);
       for (let at = 0; at <= last; at += 1) {
         if (hashes[hash & SLOT_MASK] === 1) {
-          const value = this.windows.get(lower.slice(at, at + LEAK_FRAGMENT_LENGTH));
-          if (value !== undefined && !found.has(value) && accept(value, lower, at))
-            found.set(value, { value, at, form });
+          const piece = this.windows.get(lower.slice(at, at + LEAK_FRAGMENT_LENGTH));
+          if (
+            piece !== undefined &&
+            !found.has(piece.value) &&
+            !chanceInToken(piece.secret, lower, at) &&
+            accept(piece.value, lower, at)
+          )
+            found.set(piece.value, { value: piece.value, at, form });
         }
         if (at === last) break;
         const out = Math.imul(lower.charCodeAt(at), TOP);
@@ -61,22 +68,21 @@ export class FragmentIndex<T> {
 }
 
 /**
- * Whether the piece of `secret` at `at` of `lower` (a lower-cased reading) is chance inside a
- * random token, not a leak. The platform issues long random base64url strings (API tokens,
- * webhook secrets), and a run of the suite answers thousands of them: a 6-character piece of one
+ * Whether the piece of `secret` (lower-cased) at `at` of `lower` (a lower-cased reading) is
+ * chance inside a random token, not a leak. The platform issues long random base64url strings (API
+ * tokens, webhook secrets), and a run of the suite answers thousands of them: a 6-character piece of one
  * of the ~170 random secrets the tests seed turns up inside one, in any case, now and then (once
  * in some twenty runs: `pack_VZc[******]`). A secret leaked shows more of itself than one piece:
  * a piece with token characters on both sides, neither of them the secret's own next or previous
  * character, is such chance. A piece at a token's edge, or continued by the secret, is a leak.
  */
-export function chanceInToken(secret: string, lower: string, at: number): boolean {
+function chanceInToken(secret: string, lower: string, at: number): boolean {
   const size = LEAK_FRAGMENT_LENGTH;
   const [before, after] = [lower[at - 1], lower[at + size]];
   const piece = lower.slice(at, at + size);
   if (!isTokenChar(before) || !isTokenChar(after) || !TOKEN_LIKE.test(piece)) return false;
-  const own = secret.toLowerCase();
-  for (let from = own.indexOf(piece); from !== -1; from = own.indexOf(piece, from + 1))
-    if (own[from - 1] === before || own[from + size] === after) return false;
+  for (let from = secret.indexOf(piece); from !== -1; from = secret.indexOf(piece, from + 1))
+    if (secret[from - 1] === before || secret[from + size] === after) return false;
   return true;
 }
 

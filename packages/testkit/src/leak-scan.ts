@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { isSecretFieldName } from '@pack/contracts';
-import { chanceInToken, FragmentIndex, LEAK_FRAGMENT_LENGTH } from './fragment-index';
+import { FragmentIndex, LEAK_FRAGMENT_LENGTH } from './fragment-index';
 
 export { LEAK_FRAGMENT_LENGTH, readings } from './fragment-index';
 
@@ -79,11 +79,7 @@ export class LeakScan {
   /** The leaks in `text` (also recorded in `leaks`). */
   scan(where: string, text: string): Leak[] {
     const found = this.pieces
-      .find(
-        text,
-        (label, lower, at) =>
-          !this.chanceInIds(lower, at, label) && !chanceInToken(this.seeded.get(label)!, lower, at),
-      )
+      .find(text, (label, lower, at) => !this.chanceInIds(lower, at, label))
       .map(({ value, at, form }) => ({
         where,
         secret: value,

@@ -1,7 +1,7 @@
 import { randomInt } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { chanceInToken, FragmentIndex, LEAK_FRAGMENT_LENGTH, type Fragment } from './fragment-index';
+import { FragmentIndex, LEAK_FRAGMENT_LENGTH, type Fragment } from './fragment-index';
 import { currentTest, recordForScan, type ResponseRecord, type SeededRecord } from './scan-record';
 
 export * from './scan-record';
@@ -74,8 +74,6 @@ export function scanSuite(dir: string): SuiteScan {
     .map((line) => JSON.parse(line) as SeededRecord);
   const matcher = new FragmentIndex<SeededRecord>();
   for (const seed of seeds) matcher.add(seed.secret, seed);
-  const find = (text: string) =>
-    matcher.find(text, (seed, lower, at) => !chanceInToken(seed.secret, lower, at));
   const leaks: string[] = [];
   let responses = 0;
   let logLines = 0;
@@ -83,7 +81,7 @@ export function scanSuite(dir: string): SuiteScan {
     for (const line of lines(name)) {
       responses += 1;
       const response = JSON.parse(line) as ResponseRecord;
-      for (const found of find(response.body))
+      for (const found of matcher.find(response.body))
         leaks.push(
           describe(
             found,
@@ -95,7 +93,7 @@ export function scanSuite(dir: string): SuiteScan {
   for (const name of files.filter((file) => file.startsWith('log-'))) {
     lines(name).forEach((line, index) => {
       logLines += 1;
-      for (const found of find(line))
+      for (const found of matcher.find(line))
         leaks.push(describe(found, `the log of ${serviceOf(line)}, ${name} line ${index + 1}`));
     });
   }
@@ -104,7 +102,7 @@ export function scanSuite(dir: string): SuiteScan {
     lines(name).forEach((line, index) => {
       const { body } = JSON.parse(line) as { body: string };
       spans += (body.match(/"spanId"/g) ?? []).length;
-      for (const found of find(body))
+      for (const found of matcher.find(body))
         leaks.push(describe(found, `a span exported to the stack's collector, ${name} export ${index + 1}`));
     });
   }
