@@ -44,7 +44,11 @@
 # likewise AMQP_URL and RabbitMQ.
 #
 # Settings (environment): PACK_INFRA_DIR (default <repo>/.local/infra), PACK_PG_PORT (54329),
-# PACK_MONGO_PORT (27017), PACK_MONGO_LISTEN (127.0.0.1), PACK_AMQP_PORT (5672).
+# PACK_MONGO_PORT (27017), PACK_MONGO_LISTEN (127.0.0.1), PACK_AMQP_PORT (5672),
+# PACK_PG_FSYNC (on): `off` for a throwaway cluster, a test run's. PostgreSQL then leaves its
+# writes to the operating system instead of flushing each commit to disk: a crash of any process
+# (PostgreSQL's own, kill -9 included) still loses nothing, only a crash of the machine may. Every
+# `up` of this checkout's cluster sets it, a running one's too (a reload; no restart).
 #
 # Progress goes to stderr; stdout carries only the `export` lines (from `up` and `env`).
 set -euo pipefail
@@ -58,6 +62,7 @@ PACK_INFRA_DIR="${PACK_INFRA_DIR:-$REPO_ROOT/.local/infra}"
 PACK_PG_PORT="${PACK_PG_PORT:-54329}"
 PACK_MONGO_PORT="${PACK_MONGO_PORT:-27017}"
 PACK_MONGO_LISTEN="${PACK_MONGO_LISTEN:-127.0.0.1}"
+PACK_PG_FSYNC="${PACK_PG_FSYNC:-on}"
 PACK_AMQP_PORT="${PACK_AMQP_PORT:-5672}"
 
 # Go is usually in /usr/local/go/bin, which a non-login shell (CI) may not have on PATH.
@@ -83,6 +88,7 @@ RABBIT_MARKER="$RUN_DIR/rabbitmq.started-by-infra"
 
 log() { printf '[infra] %s\n' "$*" >&2; }
 die() { printf '[infra] ERROR: %s\n' "$*" >&2; exit 1; }
+case "$PACK_PG_FSYNC" in on | off) ;; *) die "PACK_PG_FSYNC must be on or off, not '$PACK_PG_FSYNC'" ;; esac
 
 is_root() { [[ "$(id -u)" == 0 ]]; }
 
@@ -229,12 +235,23 @@ pg_up() {
     fi
   fi
 
+  pg_flush_setting
   # Role and database (idempotent).
   pg_psql <<'SQL'
 SET password_encryption = 'scram-sha-256';
 SELECT 'CREATE ROLE pack LOGIN SUPERUSER' WHERE NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'pack') \gexec
 ALTER ROLE pack WITH LOGIN SUPERUSER PASSWORD 'pack';
 SELECT 'CREATE DATABASE ferretdb OWNER pack' WHERE NOT EXISTS (SELECT 1 FROM pg_database WHERE datname = 'ferretdb') \gexec
+SQL
+}
+
+# fsync and full_page_writes take a reload: the cluster follows the last `up`, running or not.
+# Torn pages, which full_page_writes guards against, come only from a machine crash as well.
+pg_flush_setting() {
+  pg_psql >/dev/null <<SQL
+ALTER SYSTEM SET fsync = $PACK_PG_FSYNC;
+ALTER SYSTEM SET full_page_writes = $PACK_PG_FSYNC;
+SELECT pg_reload_conf();
 SQL
 }
 

@@ -19,7 +19,7 @@ export default async function globalSetup(): Promise<void> {
   ensureTools();
   const built = await buildServiceBundles();
   if (built.length > 0) process.stderr.write(`\nservice bundles built: ${built.join(', ')}\n`);
-  const infra = await resolveInfra();
+  const infra = await resolveInfra({ throwaway: true });
   process.env.MONGO_URL = infra.mongoUrl;
   process.env.AMQP_URL = infra.amqpUrl;
   (globalThis as { __packInfraStop?: () => Promise<void> }).__packInfraStop = infra.stop;

@@ -9,6 +9,14 @@ export interface InfraUrls {
 }
 
 /**
+ * What the test kit adds to the environment of scripts/infra.sh: the PostgreSQL clusters of a test
+ * run are throwaway, so they leave their writes to the operating system instead of flushing each
+ * commit (PACK_PG_FSYNC=off). A crash of any process, PostgreSQL's included, still loses nothing;
+ * only a crash of the machine could. PACK_PG_FSYNC=on runs the suite on a flushing cluster.
+ */
+export const TEST_INFRA_ENV = { PACK_PG_FSYNC: process.env.PACK_PG_FSYNC ?? 'off' };
+
+/**
  * The system tools the suite runs (Chromium, slapd, Prometheus, hadolint, kustomize, ...; the
  * list is scripts/deps.sh's): when one is missing, root installs it here, anyone else gets the
  * one command to run. A test never skips because a tool is missing: it would turn into a green run.
@@ -52,9 +60,10 @@ async function startContainers(): Promise<InfraUrls> {
   };
 }
 
-function startLocal(): InfraUrls {
+function startLocal(throwaway: boolean): InfraUrls {
   const output = execFileSync('bash', [repoScript('infra.sh'), 'up'], {
     encoding: 'utf8',
+    env: { ...process.env, ...(throwaway ? TEST_INFRA_ENV : {}) },
     stdio: ['ignore', 'pipe', 'inherit'],
     timeout: 10 * 60_000,
   });
@@ -67,10 +76,11 @@ function startLocal(): InfraUrls {
 
 /**
  * MONGO_URL / AMQP_URL when set; otherwise containers where a Docker engine answers; otherwise
- * the local servers of scripts/infra.sh (RabbitMQ from Debian, FerretDB on PostgreSQL).
+ * the local servers of scripts/infra.sh (RabbitMQ from Debian, FerretDB on PostgreSQL), with
+ * TEST_INFRA_ENV when `throwaway` (a test run's; a bench measures a flushing cluster).
  */
-export async function resolveInfra(env = process.env): Promise<InfraUrls> {
+export async function resolveInfra({ throwaway = false } = {}, env = process.env): Promise<InfraUrls> {
   if (env.MONGO_URL && env.AMQP_URL) return { mongoUrl: env.MONGO_URL, amqpUrl: env.AMQP_URL };
   if (dockerAnswers()) return startContainers();
-  return startLocal();
+  return startLocal(throwaway);
 }

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { REPO_ROOT, repoScript } from './repo';
 import { isAlive } from './owner';
+import { TEST_INFRA_ENV } from './infra';
 import { exported } from './private-ferret';
 import { freePort } from './ports';
 import { waitFor } from './waiting';
@@ -33,7 +34,7 @@ function infra(args: string[], env: Record<string, string>): Promise<string> {
     const child = execFile(
       'bash',
       [repoScript('infra.sh'), ...args],
-      { encoding: 'utf8', env: { ...process.env, ...env }, timeout: 10 * 60_000 },
+      { encoding: 'utf8', env: { ...process.env, ...TEST_INFRA_ENV, ...env }, timeout: 10 * 60_000 },
       (error, stdout, stderr) =>
         error ? reject(new Error(`infra.sh ${args.join(' ')} failed: ${stderr}`)) : resolve(stdout),
     );

@@ -1,5 +1,6 @@
 import { chmodSync, rmSync } from 'node:fs';
 import { ownedTempDir } from '../leftover-files';
+import { TEST_INFRA_ENV } from '../infra';
 import { sharedFerretBinary } from '../private-db-pair';
 import { repoScript } from '../repo';
 import { removeNamespace } from './leftover-networks';
@@ -33,6 +34,7 @@ export class NamespacedDatabase {
       PACK_MONGO_PORT: String(MONGO_PORT),
       PACK_MONGO_LISTEN: '0.0.0.0',
       PACK_FERRETDB_BIN: sharedFerretBinary(),
+      ...TEST_INFRA_ENV,
     });
     const result = await started.exited;
     if (result.status !== 0) {
