@@ -22,9 +22,7 @@ export interface ApiDocumentOptions {
   routes: () => readonly AnyRoute[];
   upstreams: Record<Upstream, string>;
   logger: Logger;
-  /** How long one upstream may take to answer its document. */
-  timeoutMs?: number;
-  /** What ends the wait for an upstream's document (default: `timeoutMs` passing). */
+  /** What ends the wait for an upstream's document (default: 2 s passing). */
   timeout?: (upstream: Upstream) => AbortSignal;
   /** How long a merged document is served before it is built again... */
   ttlMs?: number;
@@ -108,7 +106,7 @@ export class ApiDocument {
   private async fetchUpstream(upstream: Upstream, url: string): Promise<OpenApiDocument | undefined> {
     try {
       const response = await fetch(new URL('/openapi.json', url), {
-        signal: this.options.timeout?.(upstream) ?? AbortSignal.timeout(this.options.timeoutMs ?? 2_000),
+        signal: this.options.timeout?.(upstream) ?? AbortSignal.timeout(2_000),
       });
       const body: unknown = response.ok ? await response.json() : undefined;
       if (isOpenApi31(body)) return body;
