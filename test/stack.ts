@@ -157,6 +157,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const gateway = gatewayHarness.service;
   harnesses.unshift(gatewayHarness as unknown as PlainHarness<never>);
   services.unshift(gateway as unknown as RunningService<never>);
+  await everyServiceReady(services);
 
   let openApi: Promise<OpenApiCheck> | undefined;
   // The gateway leaves out a service that did not answer within 2 s (x-missing-services), as a
@@ -231,6 +232,23 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     },
   };
   return stack;
+}
+
+/**
+ * Waits until every service answers /readyz with 200: its broker connected and its queues bound.
+ * An event published before its consumer's queue is bound is routed nowhere (the broker's
+ * warning, decision 0011), and a service's queues are declared in the background after it
+ * listens: on a three-node cluster, under load, slower than the llm-gateway's first event.
+ */
+async function everyServiceReady(services: readonly RunningService<never>[]): Promise<void> {
+  const ready = async (service: RunningService<never>) => {
+    const answer = await fetch(`${service.metricsUrl}/readyz`).catch(() => null);
+    await answer?.text();
+    return answer?.status === 200;
+  };
+  await waitFor(async () => (await Promise.all(services.map(ready))).every(Boolean), {
+    what: 'every service of the stack to answer /readyz with 200',
+  });
 }
 
 /**
