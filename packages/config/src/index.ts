@@ -115,6 +115,12 @@ export function serviceEnvSchema(defaults: { port: number; database: string; met
       .min(1024)
       .default(1024 * 1024),
     /**
+     * On a stop, how long connections idle at that moment stay open: a client may be sending a
+     * request on one just then (it cannot know), which is answered, and its connection closed
+     * after it. 0 closes them at once.
+     */
+    SHUTDOWN_IDLE_GRACE_MS: z.coerce.number().int().min(0).max(10_000).default(1000),
+    /**
      * How long a consumer remembers that it handled an event (idempotency markers). It must
      * outlast every redelivery: retries, a broker outage, an outbox relayed late.
      */

@@ -6,10 +6,16 @@ type Handler = (req: IncomingMessage, res: ServerResponse) => void;
  * Graceful close of an HTTP server with keep-alive clients. `server.close()` alone waits for
  * every kept-alive connection to be closed by its client (up to the keep-alive timeout), so a
  * service under load missed its shutdown deadline. While draining, every response still to be
- * written says `Connection: close` (the socket ends after it), idle connections are closed at
- * once and again until none is left; responses in flight are written in full.
+ * written says `Connection: close` (the socket ends after it). A connection idle when the drain
+ * begins is left open for `idleGraceMs`: a client may be sending its next request on it at that
+ * moment (it cannot know), and closing it at once drops that request ("other side closed"). Then
+ * the server stops listening and closes the idle connections, and again until none is left;
+ * responses in flight are written in full.
  */
-export function drainable(handler: Handler): { handler: Handler; drain: (server: Server) => Promise<void> } {
+export function drainable(
+  handler: Handler,
+  idleGraceMs: number,
+): { handler: Handler; drain: (server: Server) => Promise<void> } {
   const inFlight = new Set<ServerResponse>();
   let draining = false;
   const closeAfter = (res: ServerResponse) => {
@@ -26,13 +32,15 @@ export function drainable(handler: Handler): { handler: Handler; drain: (server:
       draining = true;
       for (const res of inFlight) closeAfter(res);
       return new Promise<void>((resolve) => {
-        // A response whose headers were already out keeps its connection: closed once idle.
-        const sweep = setInterval(() => server.closeIdleConnections(), 100);
-        server.close(() => {
-          clearInterval(sweep);
-          resolve();
-        });
-        server.closeIdleConnections();
+        // Not closed at once: server.close() closes the idle connections too (Node 19 and later).
+        setTimeout(() => {
+          // A response whose headers were already out keeps its connection: closed once idle.
+          const sweep = setInterval(() => server.closeIdleConnections(), 100);
+          server.close(() => {
+            clearInterval(sweep);
+            resolve();
+          });
+        }, idleGraceMs);
       });
     },
   };

@@ -130,6 +130,7 @@ async function startInScope<C extends ServiceEnv>(
           if (!front(req, res, next)) next();
         }
       : app,
+    config.SHUTDOWN_IDLE_GRACE_MS,
   );
   const server: Server = createServer(
     traced(http.handler, { service: definition.name, answerTraceparent: definition.public === true }),

@@ -40,6 +40,9 @@ export function testEnv(service: string, overrides: Record<string, string> = {})
     PACK_INTERNAL_SECRET: TEST_INTERNAL_SECRET,
     PACK_ENCRYPTION_KEYS: `test:${TEST_ENCRYPTION_KEY}`,
     PACK_ENCRYPTION_KEY_ID: 'test',
+    // Stops at once: a test sends nothing to a service it stops, but keeps connections to it
+    // alive, and the grace would add a second to every stop (graceful-shutdown.test.ts has it).
+    SHUTDOWN_IDLE_GRACE_MS: '0',
     // A service a test starts as a child process copies its log lines for the suite-wide leak scan too.
     ...(process.env.PACK_LOG_COPY_DIR ? { PACK_LOG_COPY_DIR: process.env.PACK_LOG_COPY_DIR } : {}),
     ...overrides,
