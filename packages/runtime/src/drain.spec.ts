@@ -5,10 +5,10 @@ import { Client } from 'undici';
 import { drainable } from './drain';
 
 /** A server whose handler answers `ok`, drainable, on a loopback port; and a keep-alive client of it. */
-async function served() {
+async function served(idleGraceMs = 1000) {
   const http = drainable((_req, res) => {
     res.end('ok');
-  }, 1000);
+  }, idleGraceMs);
   const server: Server = createServer(http.handler);
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
@@ -40,6 +40,16 @@ describe('drainable', () => {
       await client.destroy();
       server.closeAllConnections();
     }
+  });
+
+  it('ends the grace as soon as every client has closed its connection', async () => {
+    // A grace past jest's time-out: the drain ends only because the client went.
+    const { http, server, client, get } = await served(3_600_000);
+    expect((await get()).status).toBe(200);
+    const drained = http.drain(server);
+    await client.close();
+    await drained;
+    expect(server.listening).toBe(false);
   });
 
   it('closes a connection that stays idle once the drain has begun, so the stop ends', async () => {
