@@ -5,6 +5,7 @@
  * start relays or consumes what was left. Nothing is lost, nothing is handled twice.
  */
 import amqp from 'amqplib';
+import { Agent } from 'undici';
 import { events } from '@pack/contracts';
 import type { Principal } from '@pack/contracts';
 import {
@@ -48,9 +49,10 @@ describe('SIGTERM while requests and events flow through a service', () => {
       PORT: String(await freePort()),
       METRICS_PORT: String(await freePort()),
       LOG_LEVEL: 'info',
-      // The default, which the kit's services go without: a request a worker sent as the signal
-      // came, on a connection idle just then, is answered rather than dropped.
-      SHUTDOWN_IDLE_GRACE_MS: '1000',
+      // A request a worker sent as the signal came, on a connection idle just then, is answered
+      // rather than dropped. The longest grace allowed, a ceiling rather than a margin: the
+      // workers' client closes its connections once their load is done, which ends the grace.
+      SHUTDOWN_IDLE_GRACE_MS: '10000',
     });
     tap = await EventTap.start(process.env.AMQP_URL!, env.BROKER_NAMESPACE!, [events.settingsChanged.type]);
   });
@@ -64,6 +66,7 @@ describe('SIGTERM while requests and events flow through a service', () => {
 
   it('fails no request that was in flight, loses no accepted change event, and exits 0', async () => {
     const first = await start();
+    const connections = new Agent();
     const outcomes: Outcome[] = [];
     let stopping = false;
     const worker = async (id: number) => {
@@ -74,6 +77,7 @@ describe('SIGTERM while requests and events flow through a service', () => {
           const reply = await call(url(), 'PATCH', PATH, {
             principal: admin,
             body: { global_banner: { message: `worker ${id} change ${i}` } },
+            dispatcher: connections,
           });
           outcome.status = reply.status;
           outcome.version = Number(reply.headers.get('x-settings-version'));
@@ -91,6 +95,7 @@ describe('SIGTERM while requests and events flow through a service', () => {
     stopping = true;
     first.kill();
     await load;
+    await connections.close();
     const exit = await first.exited;
 
     expect({ status: exit.status, signal: exit.signal }).toEqual({ status: 0, signal: null });

@@ -1,3 +1,4 @@
+import type { Dispatcher } from 'undici';
 import type { Principal } from '@pack/contracts';
 import { principalHeaders } from '@pack/http-kit';
 import { TEST_INTERNAL_SECRET } from './env';
@@ -21,6 +22,8 @@ export interface CallOptions {
   /** Sent as it is (malformed JSON, other encodings), as application/json unless headers say otherwise. */
   raw?: string | Uint8Array;
   headers?: Record<string, string>;
+  /** The connections to use (an undici Agent the test closes itself); the process's shared ones by default. */
+  dispatcher?: Dispatcher;
 }
 
 /**
@@ -33,7 +36,7 @@ export async function call(
   path: string,
   options: CallOptions = {},
 ): Promise<CallResult> {
-  const { principal, token, body, raw, headers = {} } = options;
+  const { principal, token, body, raw, headers = {}, dispatcher } = options;
   const payload = raw ?? (body === undefined ? undefined : JSON.stringify(body));
   const response = await fetch(`${baseUrl}${path}`, {
     method,
@@ -44,6 +47,8 @@ export async function call(
       ...headers,
     },
     body: payload,
+    // Node's fetch is undici's: it takes the package's dispatchers, typed apart from its own.
+    dispatcher: dispatcher as RequestInit['dispatcher'],
   });
   const text = await response.text();
   let parsed: unknown = text;

@@ -64,14 +64,19 @@ export async function spawnService(
     lifetimeMs,
   );
   const url = `http://127.0.0.1:${port}`;
+  const metricsUrl = `http://127.0.0.1:${metricsPort}`;
   let ended: EntryPointResult | undefined;
   void exited.then((result) => (ended = result));
+  const ready = async () => {
+    const answer = await fetch(`${metricsUrl}/readyz`).catch(() => null);
+    await answer?.text();
+    return answer?.status === 200;
+  };
   try {
-    // Polled until it answers, or until it ended (no use waiting for it then).
-    await waitFor(async () => ended ?? (await fetch(`${url}/readyz`).catch(() => null))?.status === 200, {
-      timeoutMs: readyTimeoutMs,
-      what,
-    });
+    // Polled until it answers, or until it ended (no use waiting for it then). On the internal
+    // listener: a connection the kit keeps alive to the service's own port would hold its stop
+    // for the whole idle grace (SHUTDOWN_IDLE_GRACE_MS).
+    await waitFor(async () => ended ?? (await ready()), { timeoutMs: readyTimeoutMs, what });
   } catch (error) {
     child.kill('SIGKILL');
     throw error;
@@ -82,7 +87,7 @@ export async function spawnService(
     );
   return {
     url,
-    metricsUrl: `http://127.0.0.1:${metricsPort}`,
+    metricsUrl,
     env: ownEnv,
     child,
     kill: (signal = 'SIGTERM') => child.kill(signal),
