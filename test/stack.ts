@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Role } from '@pack/contracts';
 import type { RunningService } from '@pack/runtime';
 import {
+  answersReady,
   budgetsSettled,
   call,
   changedDocuments,
@@ -241,11 +242,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
  * listens: on a three-node cluster, under load, slower than the llm-gateway's first event.
  */
 async function everyServiceReady(services: readonly RunningService<never>[]): Promise<void> {
-  const ready = async (service: RunningService<never>) => {
-    const answer = await fetch(`${service.metricsUrl}/readyz`).catch(() => null);
-    await answer?.text();
-    return answer?.status === 200;
-  };
+  const ready = (service: RunningService<never>) => answersReady(service.metricsUrl);
   await waitFor(async () => (await Promise.all(services.map(ready))).every(Boolean), {
     what: 'every service of the stack to answer /readyz with 200',
   });

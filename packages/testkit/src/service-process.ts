@@ -67,16 +67,11 @@ export async function spawnService(
   const metricsUrl = `http://127.0.0.1:${metricsPort}`;
   let ended: EntryPointResult | undefined;
   void exited.then((result) => (ended = result));
-  const ready = async () => {
-    const answer = await fetch(`${metricsUrl}/readyz`).catch(() => null);
-    await answer?.text();
-    return answer?.status === 200;
-  };
   try {
     // Polled until it answers, or until it ended (no use waiting for it then). On the internal
     // listener: a connection the kit keeps alive to the service's own port would hold its stop
     // for the whole idle grace (SHUTDOWN_IDLE_GRACE_MS).
-    await waitFor(async () => ended ?? (await ready()), { timeoutMs: readyTimeoutMs, what });
+    await waitFor(async () => ended ?? (await answersReady(metricsUrl)), { timeoutMs: readyTimeoutMs, what });
   } catch (error) {
     child.kill('SIGKILL');
     throw error;
@@ -94,6 +89,16 @@ export async function spawnService(
     exited,
     output,
   };
+}
+
+/**
+ * Whether a service's internal listener answers /readyz with 200 (its database, broker and
+ * start-up steps ready). The body is read, so the connection goes back to the pool.
+ */
+export async function answersReady(metricsUrl: string): Promise<boolean> {
+  const answer = await fetch(`${metricsUrl}/readyz`).catch(() => null);
+  await answer?.text();
+  return answer?.status === 200;
 }
 
 async function portOf(given: string | undefined): Promise<number> {
