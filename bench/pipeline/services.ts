@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { events } from '@pack/contracts';
 import { principalHeaders } from '@pack/http-kit';
-import { publishEvent, waitFor } from '@pack/testkit';
+import { answersReady, publishEvent, waitFor } from '@pack/testkit';
 import { profileFlags } from './profile';
 import { prepareRuntime, runtimeEnv, runtimeFromEnv, serviceCommand } from '../crash-scenario/runtime';
 
@@ -77,7 +77,7 @@ export class BenchServices {
       profileDir,
     };
     this.started.push(service);
-    await waitFor(async () => (await fetch(`${service.url}/readyz`).catch(() => null))?.status === 200, {
+    await waitFor(() => answersReady(service.url), {
       timeoutMs: 60_000,
       what: `${name} ready`,
     });

@@ -2,6 +2,7 @@ import { CEILINGS } from '../ceilings';
 import { startProcess, type StartedProcess } from '../process';
 import { freePort } from '../ports';
 import { serviceBundleCommand } from '../service-bundles';
+import { answersReady } from '../service-process';
 import { waitFor } from '../waiting';
 import { ip, ipQuiet, loseOnLink, namespacesUnavailable, run } from './commands';
 import { removeLink, removeNamespace } from './leftover-networks';
@@ -191,10 +192,10 @@ export class PartitionNet {
     let ended = false;
     void started.exited.then(() => (ended = true));
     const metricsUrl = `http://${host.address}:${metricsPort}`;
-    await waitFor(
-      async () => ended || (await fetch(`${metricsUrl}/readyz`).catch(() => null))?.status === 200,
-      { timeoutMs: CEILINGS.start, what: `${name} in ${host.name} to be ready` },
-    ).catch((error: Error) => {
+    await waitFor(async () => ended || (await answersReady(metricsUrl)), {
+      timeoutMs: CEILINGS.start,
+      what: `${name} in ${host.name} to be ready`,
+    }).catch((error: Error) => {
       started.child.kill('SIGKILL');
       throw error;
     });
